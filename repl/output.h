@@ -1,0 +1,29 @@
+// Result formatting for the shell: box / table / markdown (column-aligned), csv, json, line.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tlsql {
+
+enum class OutputMode { box, table, markdown, csv, json, line };
+std::optional<OutputMode> parse_mode(const std::string& name);
+const char* mode_name(OutputMode m);
+
+// One result set: column names and rows of (text or NULL) cells.
+struct ResultSet {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  std::vector<bool> numeric;  // per column: every non-NULL cell was INTEGER or REAL
+};
+
+// Steps `stmt` to the end, collecting rows. Returns SQLite's final code (SQLITE_DONE or error).
+int collect_rows(sqlite3_stmt* stmt, ResultSet& out);
+
+void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers);
+
+}  // namespace tlsql

@@ -1,0 +1,12 @@
+# Writes OUT: a C++ file holding every sql/*.sql as a named string, so reports ship in the binary.
+file(GLOB files ${SQL_DIR}/*.sql)
+list(SORT files)
+set(body "// Generated from sql/*.sql by scripts/embed_sql.cmake. Do not edit.\n#include \"sql_assets.h\"\nnamespace tlsql {\nconst std::vector<SqlAsset>& sql_assets() {\n  static const std::vector<SqlAsset> assets = {\n")
+foreach(f ${files})
+  get_filename_component(name ${f} NAME_WE)
+  file(READ ${f} text)
+  string(APPEND body "    {\"${name}\", R\"tlsql_sql(${text})tlsql_sql\"},\n")
+endforeach()
+string(APPEND body "  };\n  return assets;\n}\n}  // namespace tlsql\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

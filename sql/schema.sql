@@ -1,0 +1,70 @@
+-- tlsql schema: the tables every loaded trace fills. Column meanings: docs/schema.md.
+CREATE TABLE IF NOT EXISTS trace(
+  id INTEGER PRIMARY KEY,      -- 0 for the first file loaded, then 1, 2, ...
+  path TEXT,                   -- the file as given on the command line
+  uid_base INTEGER,            -- added to each event's position in traceEvents to make its uid
+  rank INTEGER,                -- distributedInfo.rank
+  world_size INTEGER,          -- distributedInfo.world_size
+  events INTEGER,              -- elements in traceEvents (= rows in event for this trace)
+  bytes INTEGER,               -- JSON text size (uncompressed)
+  load_ms REAL,                -- wall time to load this file
+  schema_version INTEGER,      -- top-level schemaVersion
+  base_time_ns INTEGER,        -- top-level baseTimeNanoseconds
+  metadata TEXT                -- every top-level key except traceEvents, as JSON
+);
+CREATE TABLE IF NOT EXISTS device(
+  trace INTEGER,
+  id INTEGER,
+  name TEXT,
+  vendor TEXT,                 -- 'NVIDIA' or 'AMD' (from the name / warp size), NULL if unknown
+  total_memory INTEGER,        -- bytes
+  sm_count INTEGER,            -- SMs (NVIDIA) or compute units (AMD)
+  compute_capability TEXT,     -- 'major.minor' (AMD: the gfx major.minor, e.g. 9.4 = gfx94x)
+  warp_size INTEGER,
+  max_threads_per_block INTEGER,
+  shared_mem_per_block INTEGER,
+  regs_per_block INTEGER,
+  properties TEXT,             -- the device's whole deviceProperties object, as JSON
+  PRIMARY KEY(trace, id)
+);
+CREATE TABLE IF NOT EXISTS event(
+  uid INTEGER PRIMARY KEY,     -- trace.uid_base + position in traceEvents
+  trace INTEGER NOT NULL,
+  kind TEXT NOT NULL,          -- normalised category, see docs/schema.md
+  cat TEXT,                    -- the category as written in the trace
+  name TEXT,
+  ph TEXT,                     -- phase: X, B, E, i, s, f, M, C, ...
+  pid,                         -- integer, or text where the trace writes a label ("Spans")
+  tid,
+  ts INTEGER,                  -- ns, exact from the decimal µs text
+  dur INTEGER,                 -- ns
+  end INTEGER,                 -- ts + dur, ns
+  parent INTEGER,              -- uid of the parent in the call tree
+  depth INTEGER,               -- 0 for roots
+  step INTEGER,                -- N of the enclosing ProfilerStep#N (GPU work: its launch's)
+  stream INTEGER,
+  device INTEGER,
+  correlation INTEGER,
+  external_id INTEGER,
+  seq INTEGER,                 -- args "Sequence number"
+  fwd INTEGER,                 -- for backward ops: uid of the forward op
+  flow_id,                     -- flow events: their "id"
+  args TEXT,                   -- the args object, as JSON text
+  input_dims TEXT GENERATED ALWAYS AS (args -> '$."Input Dims"') VIRTUAL,
+  input_types TEXT GENERATED ALWAYS AS (args -> '$."Input type"') VIRTUAL,
+  input_strides TEXT GENERATED ALWAYS AS (args -> '$."Input Strides"') VIRTUAL,
+  concrete_inputs TEXT GENERATED ALWAYS AS (args -> '$."Concrete Inputs"') VIRTUAL
+);
+CREATE TABLE IF NOT EXISTS health(
+  trace INTEGER,
+  "check" TEXT,
+  count INTEGER,
+  example_uid INTEGER,
+  detail TEXT
+);
+-- GPU event -> its launch call and TraceLens's kernel launcher, filled by the loader.
+CREATE TABLE IF NOT EXISTS launch_link(
+  gpu INTEGER PRIMARY KEY,
+  runtime INTEGER NOT NULL,
+  launcher INTEGER NOT NULL
+);

@@ -1,0 +1,37 @@
+// Everything the loader repairs, skips or cannot link is counted here and lands in the
+// `health` table (check, count, example uid, detail): import problems are data, not log lines.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace tlsql {
+
+class Health {
+ public:
+  struct Row {
+    int64_t count = 0;
+    int64_t example = -1;  // index of one affected event, -1 if none
+    std::string detail;
+  };
+  void add(const std::string& check, int64_t example_index, const std::string& detail, int64_t n = 1) {
+    Row& r = rows_[check];
+    if (r.count == 0) {
+      r.example = example_index;
+      r.detail = detail;
+    }
+    r.count += n;
+  }
+  void set_detail(const std::string& check, const std::string& detail) { rows_[check].detail = detail; }
+  const std::map<std::string, Row>& rows() const { return rows_; }
+  int64_t count(const std::string& check) const {
+    auto it = rows_.find(check);
+    return it == rows_.end() ? 0 : it->second.count;
+  }
+
+ private:
+  std::map<std::string, Row> rows_;
+};
+
+}  // namespace tlsql

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string_view>
+
+#include "trace_model.h"
+
+namespace tlsql {
+
+// The one place that maps a trace's (phase, category) to tlsql's `kind`, so 2021-era names
+// (Operator, Runtime, Kernel, ...), today's (cpu_op, cuda_runtime, kernel, gpu_memcpy, ...) and
+// ROCm traces (hip* calls under cuda_runtime) query the same way.
+Kind normalise_kind(char ph, std::string_view cat);
+
+// Events that run on a GPU stream and hang under their launching runtime call.
+inline bool is_gpu_side(Kind k) {
+  return k == Kind::kernel || k == Kind::memcpy || k == Kind::memset || k == Kind::gpu_annotation ||
+         k == Kind::sync;
+}
+// Events that take part in the host call tree built from time containment.
+inline bool is_host_node(Kind k) {
+  return k == Kind::cpu_op || k == Kind::python || k == Kind::annotation || k == Kind::runtime ||
+         k == Kind::driver || k == Kind::instant || k == Kind::other;
+}
+
+}  // namespace tlsql

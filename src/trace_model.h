@@ -1,0 +1,56 @@
+// The in-memory form of one loaded trace: what the reader produces, the tree builder links,
+// and the database writer stores. Strings are views into the input buffer or the JSON parser's
+// string arena, both of which outlive the load.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "health.h"
+
+namespace tlsql {
+
+enum class Kind : uint8_t {
+  cpu_op, python, annotation, runtime, driver, kernel, memcpy, memset, sync, gpu_annotation,
+  instant, counter, flow, meta, other
+};
+std::string_view kind_name(Kind k);
+
+// A JSON scalar the trace may write as a number or as a string (pid, tid, flow id).
+struct Scalar {
+  enum Type : uint8_t { null, integer, text } type = null;
+  int64_t i = 0;
+  std::string_view s;
+  bool operator==(const Scalar& o) const {
+    return type == o.type && (type == integer ? i == o.i : type == text ? s == o.s : true);
+  }
+};
+
+constexpr int64_t kNull = INT64_MIN;  // marks an absent integer column
+
+struct Event {
+  int64_t ts = kNull, dur = kNull;  // nanoseconds
+  int64_t correlation = kNull, external_id = kNull, seq = kNull, stream = kNull, device = kNull;
+  int64_t parent = -1, step = kNull, fwd = -1;  // indexes into the trace's events (-1: none)
+  int32_t depth = 0;
+  Kind kind = Kind::other;
+  char ph = 0;
+  bool backward = false;  // carries "Fwd thread id": recorded by the autograd engine
+  Scalar pid, tid, flow_id;
+  std::string_view name, cat, args;  // args: the raw JSON text of the args object
+  bool has_name = false, has_cat = false, has_args = false;
+
+  int64_t end() const { return ts == kNull || dur == kNull ? kNull : ts + dur; }
+};
+
+struct ParsedTrace {
+  std::vector<Event> events;
+  std::string metadata;  // every top-level key except traceEvents, as one JSON object
+  bool bare_array = false;
+  std::deque<std::string> arena;  // strings that had escapes, unescaped (stable addresses)
+};
+
+}  // namespace tlsql

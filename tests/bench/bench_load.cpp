@@ -1,0 +1,83 @@
+// Load benchmark: MB/s and peak RSS per stage (read, parse, tree, insert, index) for each trace,
+// then the query latencies SPEC.md sets targets for. Not a test: it prints figures.
+//   bench_load TRACE [TRACE...]
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "tlsql.h"
+
+namespace {
+
+// Peak resident set since the last reset, in MB (VmHWM; reset by writing 5 to clear_refs).
+double peak_rss_mb() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+double time_query(sqlite3* db, const std::string& sql) {
+  auto t0 = std::chrono::steady_clock::now();
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
+  while (sqlite3_step(s) == SQLITE_ROW) {
+  }
+  sqlite3_finalize(s);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fmt::print(stderr, "usage: bench_load TRACE [TRACE...]\n");
+    return 2;
+  }
+  for (int a = 1; a < argc; ++a) {
+    sqlite3* db = nullptr;
+    sqlite3_open(":memory:", &db);
+    reset_peak();
+    double stage_peak[4] = {};
+    int k = 0;
+    tlsql::LoadStats st;
+    try {
+      st = tlsql::load_trace_file(db, argv[a], [&](const char*) {
+        stage_peak[k++] = peak_rss_mb();
+        reset_peak();
+      });
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "{}\n", e.what());
+      return 1;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    tlsql::finish_load(db);
+    double index_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double index_peak = peak_rss_mb();
+    double mb = st.json_bytes / 1e6, total = st.total_s + index_s;
+    fmt::print("{}: {:.1f} MB JSON ({:.1f} MB on disk), {} events\n", st.path, mb, st.file_bytes / 1e6, st.events);
+    fmt::print("  {:<8} {:>8} {:>10} {:>14}\n", "stage", "s", "MB/s", "peak RSS MB");
+    const char* names[] = {"read", "parse", "tree", "insert"};
+    double secs[] = {st.read_s, st.parse_s, st.tree_s, st.insert_s};
+    for (int i = 0; i < 4; ++i)
+      fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}\n", names[i], secs[i], mb / secs[i], stage_peak[i]);
+    fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}\n", "index", index_s, mb / index_s, index_peak);
+    double peak = std::max({stage_peak[0], stage_peak[1], stage_peak[2], stage_peak[3], index_peak});
+    fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}   ({:.2f}x the JSON size)\n", "total", total, mb / total, peak,
+               peak / mb);
+    int64_t mid = st.events / 2;
+    fmt::print("  query ms: count(*) FROM kernel {:.2f}; children(parent=x) {:.3f}\n",
+               time_query(db, "SELECT count(*) FROM kernel"),
+               time_query(db, fmt::format("SELECT uid FROM event WHERE parent = (SELECT parent FROM event WHERE uid = {})", mid)));
+    sqlite3_close(db);
+  }
+  return 0;
+}

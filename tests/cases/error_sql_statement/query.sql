@@ -1,0 +1,6 @@
+SELECT count(*) FROM event;
+SELECT 1;
+
+SELECT nope
+  FROM event;
+SELECT 2;

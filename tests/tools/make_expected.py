@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Computes the expected.csv of the generated diff tests straight from the trace JSON (and from
+TraceLens's reference CSVs), by a route independent of tlsql: Python's json with Decimal numbers.
+
+    python3 tests/tools/make_expected.py [--shared ../shared]
+
+Each case folder it writes holds traces, query.sql and expected.csv. Run it only to add or
+change a case, and read the diff: the numbers must agree with the trace, not with tlsql.
+"""
+import argparse, csv, gzip, io, json, os
+from decimal import Decimal
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "..", "cases")
+DATA = os.path.join(HERE, "..", "data")
+
+
+def load(path):
+    raw = open(path, "rb").read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    d = json.loads(raw, parse_float=Decimal)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def ns(v):
+    return int((Decimal(str(v)) * 1000).to_integral_value()) if v is not None else None
+
+
+def csv_text(header, rows):
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        w.writerow(["" if x is None else x for x in r])
+    return out.getvalue()
+
+
+def write_case(name, trace_ref, query, header, rows):
+    d = os.path.join(CASES, name)
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "traces"), "w").write(trace_ref + "\n")
+    open(os.path.join(d, "query.sql"), "w").write(query.strip() + "\n")
+    open(os.path.join(d, "expected.csv"), "w").write(csv_text(header, rows))
+
+
+def resolve(ref, shared):
+    kind, rel = ref.split(":", 1)
+    return os.path.join(shared, "traces", rel) if kind == "shared" else os.path.join(DATA, rel)
+
+
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}
+LAUNCH_CATS = {"cuda_runtime", "cuda_driver", "runtime", "driver"}
+
+
+def sort_key(v):  # SQLite orders NULL first, then text by bytes
+    return (0, b"") if v is None else (1, v.encode())
+
+
+def event_counts(name, ref, shared):
+    ev = load(resolve(ref, shared))
+    counts = {}
+    for e in ev:
+        k = (e.get("ph"), e.get("cat")) if isinstance(e, dict) else (None, None)
+        counts[k] = counts.get(k, 0) + 1
+    rows = [(ph, cat, n) for (ph, cat), n in sorted(counts.items(), key=lambda kv: (sort_key(kv[0][0]), sort_key(kv[0][1])))]
+    rows.append(("ph", "cat", "count(*)"))  # the second statement's header
+    rows.append(("TOTAL", "max uid + 1", len(ev)))
+    write_case(name, ref, """
+-- One row per element of traceEvents, uid = position: counts per (ph, cat) from Python's json.
+SELECT ph, cat, count(*) FROM event GROUP BY ph, cat ORDER BY ph, cat;
+SELECT 'TOTAL' AS ph, 'max uid + 1' AS cat, max(uid) + 1 AS "count(*)" FROM event HAVING count(*) = max(uid) + 1;
+""", ["ph", "cat", "count(*)"], rows)
+
+
+def gpu_linking(name, ref, shared):
+    ev = load(resolve(ref, shared))
+    corr = {e["args"]["correlation"] for e in ev if isinstance(e, dict) and (e.get("cat") or "").lower() in LAUNCH_CATS
+            and "correlation" in e.get("args", {})}
+    stats = {}
+    kind = {"kernel": "kernel", "gpu_memcpy": "memcpy", "memcpy": "memcpy", "gpu_memset": "memset", "memset": "memset"}
+    for e in ev:
+        c = (e.get("cat") or "").lower() if isinstance(e, dict) else ""
+        if c in GPU_CATS and e.get("ph") == "X":
+            k = kind[c]
+            s = stats.setdefault(k, [0, 0])
+            s[0] += 1
+            s[1] += e.get("args", {}).get("correlation") in corr
+    rows = [(k, v[0], v[1]) for k, v in sorted(stats.items())]
+    write_case(name, ref, """
+-- Every GPU event whose correlation id is on a runtime/driver call of the trace is linked to it.
+SELECT kind, count(*) AS events, count(parent) AS linked FROM gpu GROUP BY kind ORDER BY kind;
+""", ["kind", "events", "linked"], rows)
+
+
+def steps(name, ref, shared):
+    """HTA's iteration rule: host events by the ProfilerStep#N span holding their ts; GPU events
+    take the step of the runtime call with their correlation id."""
+    ev = load(resolve(ref, shared))
+    spans = []
+    for e in ev:
+        if isinstance(e, dict) and e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#") \
+                and (e.get("cat") or "").lower() in ("user_annotation", "operator", "cpu_op"):
+            spans.append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), int(e["name"].split("#")[1])))
+    spans.sort()
+
+    def step_of(ts):
+        best = None
+        for s, t, n in spans:
+            if s <= ts:
+                best = (t, n)
+        return best[1] if best and ts < best[0] else None
+
+    host_cats = {"cpu_op", "operator", "python_function", "user_annotation", "cuda_runtime", "cuda_driver",
+                 "runtime", "cpu_instant_event"}
+    counts, by_corr = {}, {}
+    for e in ev:
+        if not isinstance(e, dict) or e.get("ph") not in ("X", "i", "I") or "ts" not in e:
+            continue
+        c = (e.get("cat") or "").lower()
+        if c in host_cats or (e.get("ph") in ("i", "I")):
+            s = step_of(ns(e["ts"]))
+            if c in LAUNCH_CATS and "correlation" in e.get("args", {}):
+                by_corr.setdefault(e["args"]["correlation"], s)
+            if s is not None:
+                counts[("host", s)] = counts.get(("host", s), 0) + 1
+    for e in ev:
+        if isinstance(e, dict) and (e.get("cat") or "").lower() in GPU_CATS:
+            s = by_corr.get(e.get("args", {}).get("correlation"))
+            if s is not None:
+                counts[("gpu", s)] = counts.get(("gpu", s), 0) + 1
+    rows = [(side, s, n) for (side, s), n in sorted(counts.items())]
+    write_case(name, ref, """
+-- step = N of the ProfilerStep#N holding a host event's ts; GPU work takes its launch's step (HTA).
+SELECT CASE WHEN kind IN ('kernel', 'memcpy', 'memset') THEN 'gpu' ELSE 'host' END AS side, step, count(*)
+FROM event WHERE step IS NOT NULL AND kind NOT IN ('sync', 'gpu_annotation', 'other')
+GROUP BY side, step ORDER BY side, step;
+""", ["side", "step", "count(*)"], rows)
+
+
+def exact_ns(name, ref, shared, uids):
+    ev = load(resolve(ref, shared))
+    rows = []
+    for u in uids:
+        e = ev[u]
+        ts, dur = ns(e.get("ts")), ns(e.get("dur"))
+        rows.append((u, ts, dur, ts + dur if dur is not None else None))
+    write_case(name, ref, f"""
+-- ts/dur/end are exact integer ns from the decimal µs text (Python Decimal x 1000).
+SELECT uid, ts, dur, end FROM event WHERE uid IN ({", ".join(map(str, uids))}) ORDER BY uid;
+""", ["uid", "ts", "dur", "end"], rows)
+
+
+def forward_links(name, ref, shared):
+    """PyTorch's own fwd/bwd rule: a backward op (Fwd thread id > 0) links to the last forward op
+    (by start time) carrying the same Sequence number."""
+    ev = load(resolve(ref, shared))
+    last = {}
+    order = sorted((ns(e["ts"]), i) for i, e in enumerate(ev) if isinstance(e, dict) and e.get("cat") == "cpu_op")
+    for ts, i in order:
+        a = ev[i].get("args", {})
+        if "Sequence number" in a and not a.get("Fwd thread id"):
+            last[a["Sequence number"]] = i
+    rows = []
+    for i, e in enumerate(ev):
+        a = e.get("args", {}) if isinstance(e, dict) else {}
+        if e.get("cat") == "cpu_op" and a.get("Fwd thread id") and "Sequence number" in a:
+            rows.append((i, e["name"], last.get(a["Sequence number"])))
+    write_case(name, ref, """
+-- Backward ops point at their forward op (fwd); checked against PyTorch's rule in Python.
+SELECT uid, name, fwd FROM op WHERE args ->> '$."Fwd thread id"' > 0 ORDER BY uid;
+""", ["uid", "name", "fwd"], rows)
+
+
+def tracelens_launchers(name, ref, shared, csv_path):
+    """TraceLens's ops_unique_args: each row's ex_UID is a kernel launcher of that name, and
+    operation_count summed per name is the number of launchers of that name."""
+    rows = list(csv.DictReader(open(csv_path, encoding="utf-8")))
+    per_name = {}
+    for r in rows:
+        per_name[r["name"]] = per_name.get(r["name"], 0) + int(r["operation_count"])
+    ex = sorted(int(r["ex_UID"]) for r in rows)
+    out = [(n, c) for n, c in sorted(per_name.items(), key=lambda kv: kv[0].encode())]
+    out.append(("name", "count(DISTINCT l.launcher)"))  # the second statement's header
+    out.append(("ex_UID launchers", len(ex)))
+    write_case(name, ref, f"""
+-- Kernel launchers (TraceLens's rule) per op name, against TraceLens's ops_unique_args.csv.
+SELECT e.name, count(DISTINCT l.launcher) FROM launch_link l
+  JOIN event e ON e.uid = l.launcher JOIN event g ON g.uid = l.gpu
+  WHERE g.name NOT LIKE '%nccl%' AND e.kind = 'cpu_op'
+  GROUP BY e.name ORDER BY e.name;
+SELECT 'ex_UID launchers' AS name, count(*) AS "count(DISTINCT l.launcher)" FROM event
+  WHERE uid IN ({", ".join(map(str, ex))}) AND uid IN (SELECT launcher FROM kernel UNION SELECT launcher FROM launch_link);
+""", ["name", "count(DISTINCT l.launcher)"], out)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--shared", default=os.path.join(HERE, "..", "..", "..", "shared"))
+    a = p.parse_args()
+    s = a.shared
+    event_counts("counts_bert", "data:tracelens_h100_bert_small_uncased.json.gz", s)
+    event_counts("counts_legacy_v100", "shared:v100_resnet50_2021_legacy.pt.trace.json.gz", s)
+    event_counts("counts_mi300_resnet", "shared:tracelens/mi300/resnet_act_checkpoint.json.gz", s)
+    event_counts("counts_vllm_cudagraph", "shared:h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz", s)
+    event_counts("counts_cpu_only_2022", "shared:cpu_only_seq2seq_2022.json", s)
+    event_counts("counts_kineto_2021", "shared:kineto_gpu_metrics_input_2021.json", s)
+    exact_ns("exact_ns_bert", "data:tracelens_h100_bert_small_uncased.json.gz", s, [0, 1, 716, 2103, 2135, 2547])
+    exact_ns("exact_ns_float_ns", "shared:hta/ns_resolution_rank0.json.gz", s, [0, 5, 1000, 40000, 68000])
+    gpu_linking("link_bert", "data:tracelens_h100_bert_small_uncased.json.gz", s)
+    gpu_linking("link_mi300_resnet", "shared:tracelens/mi300/resnet_act_checkpoint.json.gz", s)
+    gpu_linking("link_vllm_cudagraph", "shared:h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz", s)
+    gpu_linking("link_mi300_hipgraph", "shared:tracelens/mi300/vllm_decode_graph_execution.json.gz", s)
+    gpu_linking("link_legacy_v100", "shared:v100_resnet50_2021_legacy.pt.trace.json.gz", s)
+    gpu_linking("link_trace_diff_test", "shared:hta/trace_diff/test.json.gz", s)
+    steps("steps_trace_diff_control", "shared:hta/trace_diff/control.json.gz", s)
+    steps("steps_legacy_v100", "shared:v100_resnet50_2021_legacy.pt.trace.json.gz", s)
+    forward_links("fwd_mi250_minitoy", "data:hta_amd_mi250_minitoy.json.gz", s)
+    forward_links("fwd_t4_amp", "shared:t4_train_amp.pt.trace.json", s)
+    tracelens_launchers("launchers_tracelens_bert", "data:tracelens_h100_bert_small_uncased.json.gz", s,
+                        os.path.join(s, "expected/tracelens/h100_gaunernst_bert-small-uncased/ops_unique_args.csv"))
+    tracelens_launchers("launchers_tracelens_falconsai", "shared:tracelens/h100/Falconsai_nsfw_image_detection.json.gz", s,
+                        os.path.join(s, "expected/tracelens/h100_Falconsai_nsfw_image_detection/ops_unique_args.csv"))
+
+
+if __name__ == "__main__":
+    main()
