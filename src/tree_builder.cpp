@@ -116,6 +116,7 @@ void ProfileTreeBuilder::nest_host_events() {
       Event& e = ev[i];
       int64_t end = e.ts + dur0(i);
       int64_t parent = -1;
+      int rounded_start = 0;  // counted once per event, however many open events it closes
       while (!stack.empty()) {
         const Event& top = ev[stack.back()];
         int64_t top_end = top.ts + dur0(stack.back());
@@ -129,7 +130,8 @@ void ProfileTreeBuilder::nest_host_events() {
           h_.add("nested_rounded_end", i, "events overrunning their parent's end by < 1 µs, nested (rounded timestamps)");
           parent = stack.back();
         } else if (top_end - e.ts < kRoundingNs) {
-          h_.add("sibling_rounded_start", i, "events starting < 1 µs before the open event's end, made its sibling (rounded timestamps)");
+          if (!rounded_start++)
+            h_.add("sibling_rounded_start", i, "events starting < 1 µs before the open event's end, made its sibling (rounded timestamps)");
           stack.pop_back();
           continue;
         } else {
