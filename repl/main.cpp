@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -27,28 +26,6 @@ std::string human_count(int64_t n) {
   std::string s = std::to_string(n);
   for (int i = (int)s.size() - 3; i > 0; i -= 3) s.insert(i, ",");
   return s;
-}
-
-// Writes the database to `path` atomically: a temporary file beside it, renamed when complete.
-void save_database(sqlite3* db, const std::string& path) {
-  std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  std::filesystem::remove(tmp);
-  sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db, "VACUUM INTO ?", -1, &s, nullptr);
-  sqlite3_bind_text(s, 1, tmp.c_str(), -1, SQLITE_TRANSIENT);
-  int rc = sqlite3_step(s);
-  sqlite3_finalize(s);
-  if (rc != SQLITE_DONE) {
-    std::string msg = sqlite3_errmsg(db);
-    std::filesystem::remove(tmp);
-    throw tlsql::LoadError(fmt::format("{}: cannot write the database: {}", path, msg));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw tlsql::LoadError(fmt::format("{}: cannot write the database: {}", path, ec.message()));
-  }
 }
 
 }  // namespace
@@ -76,6 +53,7 @@ int main(int argc, char** argv) {
 
   const bool tty_in = isatty(STDIN_FILENO), tty_out = isatty(STDOUT_FILENO), tty_err = isatty(STDERR_FILENO);
 
+  tlsql::EventStore store;  // outlives the connection, which reads it through the event table
   sqlite3* db = nullptr;
   bool open_saved = traces.size() == 1 && is_sqlite_file(traces[0]);
   for (size_t i = 0; i < traces.size() && !open_saved; ++i)
@@ -88,10 +66,11 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "tlsql: error: {}: {}\n", open_saved ? traces[0] : ":memory:", sqlite3_errmsg(db));
     return 1;
   }
+  tlsql::register_sql(db, &store);
   try {
     if (!open_saved) {
       for (const std::string& path : traces) {
-        tlsql::LoadStats st = tlsql::load_trace_file(db, path);
+        tlsql::LoadStats st = tlsql::load_trace_file(db, store, path);
         if (!quiet && tty_err) {
           fmt::print(stderr, "loaded {}: {} events in {:.2f} s ({:.0f} MB/s)\n", path, human_count(st.events),
                      st.total_s, st.json_bytes / 1e6 / std::max(st.total_s, 1e-9));
@@ -103,8 +82,8 @@ int main(int argc, char** argv) {
         }
       }
     }
-    tlsql::register_sql(db);
-    if (!out_db.empty()) save_database(db, out_db);
+    tlsql::finish_load(db, store);
+    if (!out_db.empty()) tlsql::save_database(db, out_db);
   } catch (const std::exception& e) {
     fmt::print(stderr, "tlsql: error: {}\n", e.what());
     sqlite3_close(db);

@@ -1,4 +1,5 @@
--- tlsql schema: the tables every loaded trace fills. Column meanings: docs/schema.md.
+-- tlsql schema: the tables every loaded trace fills (event: see event_table.sql). Column meanings:
+-- docs/schema.md.
 CREATE TABLE IF NOT EXISTS trace(
   id INTEGER PRIMARY KEY,      -- 0 for the first file loaded, then 1, 2, ...
   path TEXT,                   -- the file as given on the command line
@@ -26,34 +27,6 @@ CREATE TABLE IF NOT EXISTS device(
   regs_per_block INTEGER,
   properties TEXT,             -- the device's whole deviceProperties object, as JSON
   PRIMARY KEY(trace, id)
-);
-CREATE TABLE IF NOT EXISTS event(
-  uid INTEGER PRIMARY KEY,     -- trace.uid_base + position in traceEvents
-  trace INTEGER NOT NULL,
-  kind TEXT NOT NULL,          -- normalised category, see docs/schema.md
-  cat TEXT,                    -- the category as written in the trace
-  name TEXT,
-  ph TEXT,                     -- phase: X, B, E, i, s, f, M, C, ...
-  pid,                         -- integer, or text where the trace writes a label ("Spans")
-  tid,
-  ts INTEGER,                  -- ns, exact from the decimal µs text
-  dur INTEGER,                 -- ns
-  end INTEGER,                 -- ts + dur, ns
-  parent INTEGER,              -- uid of the parent in the call tree
-  depth INTEGER,               -- 0 for roots
-  step INTEGER,                -- N of the enclosing ProfilerStep#N (GPU work: its launch's)
-  stream INTEGER,
-  device INTEGER,
-  correlation INTEGER,
-  external_id INTEGER,
-  seq INTEGER,                 -- args "Sequence number"
-  fwd INTEGER,                 -- for backward ops: uid of the forward op
-  flow_id,                     -- flow events: their "id"
-  args TEXT,                   -- the args object, as JSON text
-  input_dims TEXT GENERATED ALWAYS AS (args -> '$."Input Dims"') VIRTUAL,
-  input_types TEXT GENERATED ALWAYS AS (args -> '$."Input type"') VIRTUAL,
-  input_strides TEXT GENERATED ALWAYS AS (args -> '$."Input Strides"') VIRTUAL,
-  concrete_inputs TEXT GENERATED ALWAYS AS (args -> '$."Concrete Inputs"') VIRTUAL
 );
 CREATE TABLE IF NOT EXISTS health(
   trace INTEGER,

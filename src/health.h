@@ -17,7 +17,7 @@ class Health {
   };
   void add(const std::string& check, int64_t example_index, const std::string& detail, int64_t n = 1) {
     Row& r = rows_[check];
-    if (r.count == 0) {
+    if (r.count == 0 || (example_index >= 0 && example_index < r.example)) {
       r.example = example_index;
       r.detail = detail;
     }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <libdeflate.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,7 +14,7 @@ namespace tlsql {
 
 void TextBuffer::resize(size_t size) {
   if (size + kPadding > capacity_) {
-    size_t cap = size + kPadding;
+    size_t cap = size + kPadding + size / 8;  // chunk sizes vary a little: leave room to reuse
     std::unique_ptr<char[]> d(new char[cap]);
     if (size_) std::memcpy(d.get(), data_.get(), std::min(size_, size));
     data_ = std::move(d);
@@ -25,81 +26,100 @@ void TextBuffer::resize(size_t size) {
 
 namespace {
 
-TextBuffer read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw LoadError(fmt::format("{}: cannot read: {}", path, S_ISDIR(st.st_mode) ? "is a directory" : std::strerror(errno)));
-  }
-  TextBuffer buf((size_t)st.st_size);
-  size_t got = 0;
-  while (got < buf.size()) {
-    ssize_t r = ::read(fd, buf.data() + got, buf.size() - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      int e = errno;
-      ::close(fd);
-      throw LoadError(fmt::format("{}: read failed after {} bytes: {}", path, got, r == 0 ? "file shrank" : std::strerror(e)));
-    }
-    got += (size_t)r;
-  }
-  ::close(fd);
-  return buf;
+constexpr size_t kPage = 4096;
+
+char* map_anonymous(size_t len) {
+  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
 }
 
-// gzip members are decompressed whole with libdeflate (about twice zlib's speed). The trailer's
-// ISIZE is the size mod 2^32, so larger outputs are found by trying ISIZE + k * 4 GiB.
-TextBuffer gunzip(const std::string& path, const TextBuffer& in) {
-  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
-      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
-  TextBuffer out;
-  size_t in_pos = 0, out_size = 0;
-  while (in_pos < in.size()) {
-    const unsigned char* src = (const unsigned char*)in.data() + in_pos;
-    size_t avail = in.size() - in_pos;
-    if (avail < 18) throw LoadError(fmt::format("{}: corrupt gzip: truncated member at byte {}", path, in_pos));
-    uint32_t isize;
-    std::memcpy(&isize, in.data() + in.size() - 4, 4);  // exact for the last (usually only) member
-    for (uint64_t guess = isize;; guess += (uint64_t)1 << 32) {
-      out.resize(out_size + std::max<uint64_t>(guess, 1));
-      size_t in_used = 0, produced = 0;
-      auto r = libdeflate_gzip_decompress_ex(d.get(), src, avail, out.data() + out_size,
-                                             out.size() - out_size, &in_used, &produced);
-      if (r == LIBDEFLATE_SUCCESS) {
-        out_size += produced;
-        in_pos += in_used;
-        break;
-      }
-      if (r != LIBDEFLATE_INSUFFICIENT_SPACE || guess > ((uint64_t)1 << 40))
-        throw LoadError(fmt::format("{}: corrupt gzip data (member at byte {}): {}", path, in_pos,
-                                    r == LIBDEFLATE_BAD_DATA ? "bad data or checksum" : "cannot decompress"));
-    }
-    // Trailing zero bytes after the last member are tolerated (some writers pad).
-    while (in_pos < in.size() && in.data()[in_pos] == 0) ++in_pos;
-  }
-  out.resize(out_size);
-  return out;
-}
+struct Fd {
+  int fd;
+  ~Fd() { ::close(fd); }
+};
 
 }  // namespace
 
-InputText read_input(const std::string& path, Health& health) {
-  InputText r;
-  TextBuffer raw = read_file(path);
-  r.file_bytes = raw.size();
-  if (raw.size() >= 2 && (unsigned char)raw.data()[0] == 0x1f && (unsigned char)raw.data()[1] == 0x8b) {
-    r.gzip = true;
-    r.text = gunzip(path, raw);
-  } else {
-    r.text = std::move(raw);
+InputSource::InputSource(const std::string& path) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) throw LoadError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) throw LoadError(fmt::format("{}: cannot read: is a directory", path));
+  file_bytes_ = (size_t)st.st_size;
+  if (file_bytes_ == 0) return;
+  // The file is mapped with one spare page so reads a little past the end (SIMD loops) are safe.
+  map_len_ = (file_bytes_ + 2 * kPage) & ~(kPage - 1);
+  map_ = map_anonymous(map_len_);
+  if (!map_) throw LoadError(fmt::format("{}: out of memory mapping {} bytes", path, file_bytes_));
+  if (::mmap(map_, file_bytes_, PROT_READ, MAP_PRIVATE | MAP_FIXED, f.fd, 0) == MAP_FAILED)
+    throw LoadError(fmt::format("{}: cannot map: {}", path, std::strerror(errno)));
+  ::madvise(map_, file_bytes_, MADV_SEQUENTIAL);
+  data_ = map_;
+  size_ = file_bytes_;
+  if (size_ < 2 || (unsigned char)data_[0] != 0x1f || (unsigned char)data_[1] != 0x8b) return;
+
+  // gzip: inflate every member with libdeflate (about twice zlib's speed). The trailer's ISIZE is
+  // the size mod 2^32, so larger outputs are found by trying ISIZE + k * 4 GiB.
+  gzip_ = true;
+  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
+      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  const unsigned char* in = (const unsigned char*)map_;
+  size_t in_size = file_bytes_, in_pos = 0, out_size = 0, out_cap = 0;
+  char* out = nullptr;
+  auto grow = [&](size_t cap) {
+    size_t len = (cap + 2 * kPage) & ~(kPage - 1);
+    char* n = map_anonymous(len);
+    if (!n) throw LoadError(fmt::format("{}: out of memory inflating to {} bytes", path, cap));
+    if (out) {
+      std::memcpy(n, out, out_size);
+      ::munmap(out, (out_cap + 2 * kPage) & ~(kPage - 1));
+    }
+    out = n;
+    out_cap = cap;
+  };
+  try {
+    while (in_pos < in_size) {
+      if (in_size - in_pos < 18) throw LoadError(fmt::format("{}: corrupt gzip: truncated member at byte {}", path, in_pos));
+      uint32_t isize;
+      std::memcpy(&isize, in + in_size - 4, 4);  // exact for the last (usually only) member
+      for (uint64_t guess = isize;; guess += (uint64_t)1 << 32) {
+        if (out_cap < out_size + std::max<uint64_t>(guess, 1)) grow(out_size + std::max<uint64_t>(guess, 1));
+        size_t used = 0, produced = 0;
+        auto r = libdeflate_gzip_decompress_ex(d.get(), in + in_pos, in_size - in_pos, out + out_size,
+                                               out_cap - out_size, &used, &produced);
+        if (r == LIBDEFLATE_SUCCESS) {
+          out_size += produced;
+          in_pos += used;
+          break;
+        }
+        if (r != LIBDEFLATE_INSUFFICIENT_SPACE || guess > ((uint64_t)1 << 40))
+          throw LoadError(fmt::format("{}: corrupt gzip data (member at byte {}): {}", path, in_pos,
+                                      r == LIBDEFLATE_BAD_DATA ? "bad data or checksum" : "cannot decompress"));
+      }
+      while (in_pos < in_size && in[in_pos] == 0) ++in_pos;  // zero padding after the last member
+    }
+  } catch (...) {
+    if (out) ::munmap(out, (out_cap + 2 * kPage) & ~(kPage - 1));
+    throw;
   }
-  if (r.text.size() >= 3 && std::memcmp(r.text.data(), "\xEF\xBB\xBF", 3) == 0) {
-    r.offset = 3;
-    health.add("utf8_bom", -1, "UTF-8 byte order mark at the start of the file skipped");
+  ::munmap(map_, map_len_);
+  map_ = out;
+  map_len_ = (out_cap + 2 * kPage) & ~(kPage - 1);
+  data_ = out;
+  size_ = out_size;
+}
+
+InputSource::~InputSource() {
+  if (map_) ::munmap(map_, map_len_);
+}
+
+void InputSource::release_before(size_t offset) {
+  size_t end = std::min(offset, size_) & ~(kPage - 1);
+  if (end > released_) {
+    ::madvise(map_ + released_, end - released_, MADV_DONTNEED);
+    released_ = end;
   }
-  return r;
 }
 
 TextBuffer repair_strings(const char* p, size_t n, Health& health) {

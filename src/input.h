@@ -1,5 +1,7 @@
-// Reading a trace file into memory: plain or gzip'd JSON (detected by magic, not by name),
-// with the zero padding simdjson needs past the end of the text.
+// Reading a trace file: plain JSON is memory-mapped, gzip (detected by magic, not by name) is
+// inflated whole with libdeflate into anonymous memory. Either way the loader walks the text once,
+// front to back, and hands back pages it has passed (release_before), so peak memory stays near
+// the size of what is kept rather than the size of the file.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +18,7 @@ struct LoadError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A heap buffer with the zero padding simdjson needs past the end of the text.
 class TextBuffer {
  public:
   static constexpr size_t kPadding = 64;  // >= SIMDJSON_PADDING
@@ -32,15 +35,28 @@ class TextBuffer {
   size_t size_ = 0, capacity_ = 0;
 };
 
-struct InputText {
-  TextBuffer text;
-  size_t file_bytes = 0;  // size on disk
-  bool gzip = false;
-  size_t offset = 0;      // bytes skipped at the start (a UTF-8 byte order mark)
-};
+class InputSource {
+ public:
+  // Opens `path`; throws LoadError.
+  explicit InputSource(const std::string& path);
+  ~InputSource();
+  InputSource(const InputSource&) = delete;
+  InputSource& operator=(const InputSource&) = delete;
 
-// Reads `path`, gunzips if needed. Throws LoadError.
-InputText read_input(const std::string& path, Health& health);
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }        // JSON text bytes
+  size_t file_bytes() const { return file_bytes_; }
+  bool gzip() const { return gzip_; }
+  // Drops the pages wholly before `offset` from memory; the loader never reads them again.
+  void release_before(size_t offset);
+
+ private:
+  char* map_ = nullptr;
+  size_t map_len_ = 0, released_ = 0;
+  const char* data_ = nullptr;
+  size_t size_ = 0, file_bytes_ = 0;
+  bool gzip_ = false;
+};
 
 // Rewrites the text so that every JSON string holds valid UTF-8 and no raw control characters:
 // invalid bytes become U+FFFD and control characters \u00XX. Counts both in `health`.

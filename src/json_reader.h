@@ -1,30 +1,42 @@
-// Turning Kineto JSON text into Events with simdjson's on-demand API: one pass over the buffer,
-// names and args kept as views into it (no copies unless a string has escapes).
+// Parses one chunk of events (a JSON array cut out by TraceScanner) with simdjson's on-demand API
+// into EventRec rows: names interned, args text copied once into the store's arena.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
+#include "event_store.h"
 #include "health.h"
-#include "trace_model.h"
 
 namespace tlsql {
 
 struct ReadStatus {
   enum Code { ok, needs_repair, error } code = ok;
   std::string message;  // what was expected / found (for `error`)
-  size_t offset = 0;    // byte offset of the problem in the text
+  size_t offset = 0;    // byte offset of the problem in the chunk text
 };
 
-// `text` must stay alive (and unmodified) as long as `out` is used, and have `capacity` >=
-// size + 64 readable bytes. Compiled once per CPU target; see reader_dispatch.cpp.
+// One parser thread's destination: rows go to rows[first_row ...] (the scanner counted them);
+// on error the caller discards the whole trace.
+struct ChunkSink {
+  RowArray& rows;
+  StringPool::Cache& strings;
+  TextArena::Writer& args;
+  Health& health;
+  const StringPool& pool;
+  std::vector<int8_t> kind_of_cat = {};  // category string id -> Kind for X/B/E events (-1: unknown)
+  size_t first_row = 0, events = 0;     // set per chunk
+};
+
+// `text` must have `capacity` >= size + 64 readable bytes. Compiled once per CPU target
+// (see CMakeLists.txt); read_event_chunk() picks the fastest this CPU runs.
 #define TLSQL_DECLARE_READER(ns) \
-  namespace ns { ReadStatus read_trace_json(const char* text, size_t size, size_t capacity, ParsedTrace& out, Health& health); }
+  namespace ns { ReadStatus read_event_chunk(const char* text, size_t size, size_t capacity, ChunkSink& sink); }
 TLSQL_DECLARE_READER(reader_generic)
 TLSQL_DECLARE_READER(reader_avx2)
 #undef TLSQL_DECLARE_READER
 
-// Picks the fastest build of the reader this CPU can run.
-ReadStatus read_trace_json(const char* text, size_t size, size_t capacity, ParsedTrace& out, Health& health);
+ReadStatus read_event_chunk(const char* text, size_t size, size_t capacity, ChunkSink& sink);
 
 }  // namespace tlsql

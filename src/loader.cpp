@@ -1,88 +1,226 @@
 #include "loader.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
 #include <fmt/format.h>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
 
 #include "db_writer.h"
 #include "input.h"
 #include "json_reader.h"
 #include "sqlite_util.h"
+#include "trace_scanner.h"
 #include "tree_builder.h"
 
 namespace tlsql {
 
 namespace {
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// A bounded hand-off from the scanner thread to the parser: a few chunks in flight keep both
+// cores busy without holding much of the file twice.
+class ChunkQueue {
+ public:
+  // Parsed chunks' buffers come back here and are reused: fresh 8 MB buffers would cost a page
+  // fault and a kernel page clear for every 4 KB of the file.
+  TextBuffer spare() {
+    std::lock_guard<std::mutex> l(m_);
+    if (spares_.empty()) return {};
+    TextBuffer b = std::move(spares_.back());
+    spares_.pop_back();
+    return b;
+  }
+  void recycle(TextBuffer&& b) {
+    std::lock_guard<std::mutex> l(m_);
+    spares_.push_back(std::move(b));
+  }
+  bool push(EventChunk&& c) {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return q_.size() < 3 || cancelled_; });
+    if (cancelled_) return false;
+    q_.push_back(std::move(c));
+    cv_.notify_all();
+    return true;
+  }
+  size_t pending() {
+    std::lock_guard<std::mutex> l(m_);
+    return q_.size();
+  }
+  bool pop(EventChunk& c) {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !q_.empty() || closed_; });
+    if (q_.empty()) return false;
+    c = std::move(q_.front());
+    q_.pop_front();
+    cv_.notify_all();
+    return true;
+  }
+  void close() {
+    std::lock_guard<std::mutex> l(m_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  void cancel() {
+    std::lock_guard<std::mutex> l(m_);
+    cancelled_ = closed_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<EventChunk> q_;
+  std::vector<TextBuffer> spares_;
+  bool closed_ = false, cancelled_ = false;
+};
+
+// Parses one chunk, repairing its strings first if simdjson rejects their bytes.
+void parse_chunk(EventChunk& chunk, ChunkSink& sink, const std::string& path) {
+  const char* text = chunk.text.data();
+  size_t size = chunk.text.size(), capacity = chunk.text.capacity();
+  ReadStatus rs = read_event_chunk(text, size, capacity, sink);
+  TextBuffer repaired;
+  if (rs.code == ReadStatus::needs_repair) {
+    repaired = repair_strings(text, size, sink.health);
+    rs = read_event_chunk(repaired.data(), repaired.size(), repaired.capacity(), sink);
+    // Offsets below refer to the repaired text; they stay close to the original's.
+  }
+  if (rs.code != ReadStatus::ok) {
+    size_t at = chunk.source_offset + (rs.offset > 0 ? rs.offset - 1 : 0);
+    throw LoadError(fmt::format("{}: at byte {}: {}", path, at, rs.message));
+  }
+}
+
 }  // namespace
 
-LoadStats load_trace_file(sqlite3* db, const std::string& path, const std::function<void(const char*)>& stage_done) {
+LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& path,
+                          const std::function<void(const char*)>& stage_done) {
+  using clock = std::chrono::steady_clock;
   auto done = [&](const char* stage) {
     if (stage_done) stage_done(stage);
   };
-  using clock = std::chrono::steady_clock;
   LoadStats st;
   st.path = path;
   auto t0 = clock::now(), t = t0;
   Health health;
-  InputText in = read_input(path, health);
-  st.file_bytes = in.file_bytes;
+  InputSource in(path);
+  st.file_bytes = in.file_bytes();
+  st.json_bytes = in.size();
   st.read_s = seconds_since(t);
   done("read");
 
   t = clock::now();
-  ParsedTrace trace;
-  const char* text = in.text.data() + in.offset;
-  size_t size = in.text.size() - in.offset, capacity = in.text.capacity() - in.offset;
-  ReadStatus rs = read_trace_json(text, size, capacity, trace, health);
-  TextBuffer repaired;
-  if (rs.code == ReadStatus::needs_repair) {
-    repaired = repair_strings(text, size, health);
-    trace = ParsedTrace{};
-    text = repaired.data(), size = repaired.size(), capacity = repaired.capacity();
-    rs = read_trace_json(text, size, capacity, trace, health);
+  auto trace = std::make_unique<LoadedTrace>();
+  trace->id = (int64_t)store.traces.size();
+  trace->uid_base = store.first_uid + store.total_rows;
+  // Reserved for small events (~100 bytes of JSON each); pages never written are never resident.
+  trace->rows.reserve(in.size() / 100 + 16);
+
+  // Two threads: the scanner cuts chunks and, whenever two are already waiting, parses one
+  // itself; the main thread parses. Each has its own health counts, string cache and arena
+  // blocks; rows go to disjoint ranges of one array.
+  TraceScanner scanner(in, path);
+  ChunkQueue queue;
+  std::shared_mutex rows_mu;  // held shared while parsing; exclusively to grow the row array
+  struct Worker {
+    Health health;
+    StringPool::Cache strings;
+    TextArena::Writer args;
+    ChunkSink sink;
+    std::exception_ptr error;
+    Worker(LoadedTrace& t, EventStore& s)
+        : strings(s.strings), args(s.args), sink{t.rows, strings, args, health, s.strings} {}
+    void parse(EventChunk& c, const std::string& path, std::shared_mutex& mu) {
+      std::shared_lock<std::shared_mutex> l(mu);
+      sink.first_row = c.first_row;
+      sink.events = c.events;
+      parse_chunk(c, sink, path);
+    }
+  };
+  Worker scan_worker(*trace, store), main_worker(*trace, store);
+  Health scan_health;
+  std::thread scan_thread([&] {
+    try {
+      scanner.run(
+          [&](EventChunk&& c) {
+            if (c.first_row + c.events > trace->rows.capacity()) {
+              std::unique_lock<std::shared_mutex> l(rows_mu);
+              trace->rows.reserve(std::max(trace->rows.capacity() * 2, c.first_row + c.events));
+            }
+            if (queue.pending() >= 2) {  // the parser is behind: help
+              scan_worker.parse(c, path, rows_mu);
+              queue.recycle(std::move(c.text));
+              return true;
+            }
+            return queue.push(std::move(c));
+          },
+          [&] { return queue.spare(); }, scan_health);
+      // Then help drain what is left.
+      EventChunk c;
+      queue.close();
+      while (queue.pop(c)) {
+        scan_worker.parse(c, path, rows_mu);
+        queue.recycle(std::move(c.text));
+      }
+    } catch (...) {
+      scan_worker.error = std::current_exception();
+      queue.cancel();
+    }
+    queue.close();
+  });
+  try {
+    EventChunk chunk;
+    while (queue.pop(chunk)) {
+      main_worker.parse(chunk, path, rows_mu);
+      queue.recycle(std::move(chunk.text));
+    }
+  } catch (...) {
+    main_worker.error = std::current_exception();
+    queue.cancel();
   }
-  if (rs.code != ReadStatus::ok) {
-    std::string where = rs.offset >= size && size > 0 ? fmt::format("at byte {} (end of file)", rs.offset)
-                                                      : fmt::format("at byte {}", rs.offset + in.offset);
-    throw LoadError(fmt::format("{}: {}: {}", path, where, rs.message));
-  }
-  if (trace.events.empty()) health.add("no_events", -1, "traceEvents is empty");
-  st.json_bytes = size;
+  scan_thread.join();
+  // A scanner error (e.g. truncation) explains a parse error at the cut, so it wins.
+  if (scan_worker.error) std::rethrow_exception(scan_worker.error);
+  if (main_worker.error) std::rethrow_exception(main_worker.error);
+  trace->rows.set_size(scanner.events());
+  for (const Health* h : {&scan_health, &main_worker.health, &scan_worker.health})
+    for (const auto& [check, row] : h->rows()) health.add(check, row.example, row.detail, row.count);
+  trace->metadata = scanner.bare_array() ? std::string() : scanner.metadata();
+  if (trace->rows.empty()) health.add("no_events", -1, "traceEvents is empty");
   st.parse_s = seconds_since(t);
   done("parse");
 
   t = clock::now();
-  ProfileTreeBuilder tree(trace, health);
+  ProfileTreeBuilder tree(*trace, store.strings, health);
   tree.build();
   st.tree_s = seconds_since(t);
   done("tree");
 
   t = clock::now();
-  create_schema(db);
-  TraceRecord rec;
-  next_ids(db, rec.id, rec.uid_base);
-  rec.path = path;
-  rec.bytes = size;
   try {
-    write_trace(db, rec, trace, tree.launches(), health);
+    create_schema(db);
+    write_trace(db, *trace, path, in.size(), tree.launches(), health);
   } catch (const SqlError& e) {
     throw LoadError(fmt::format("{}: cannot store the trace: {}", path, e.what()));
   }
+  st.trace_id = trace->id;
+  st.events = (int64_t)trace->rows.size();
+  store.total_rows += st.events;
+  store.traces.push_back(std::move(trace));
+  store.rebuild_kind_index();
   st.insert_s = seconds_since(t);
   done("insert");
-  st.trace_id = rec.id;
-  st.events = (int64_t)trace.events.size();
   st.total_s = seconds_since(t0);
-  set_load_ms(db, rec.id, st.total_s * 1e3);
+  set_load_ms(db, st.trace_id, st.total_s * 1e3);
   for (const auto& [check, row] : health.rows()) st.health.emplace_back(check, row.count);
   return st;
-}
-
-void finish_load(sqlite3* db) {
-  create_schema(db);
-  finish_schema(db);
 }
 
 }  // namespace tlsql

@@ -1,4 +1,5 @@
-// The load pipeline for one file: read (+gunzip) -> parse -> build the tree -> insert.
+// The load pipeline for one file: map (or gunzip) -> scan into chunks || parse chunks (two
+// threads) -> build the tree -> register with SQLite.
 #pragma once
 
 #include <sqlite3.h>
@@ -6,6 +7,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "event_store.h"
 
 namespace tlsql {
 
@@ -17,13 +20,10 @@ struct LoadStats {
   std::vector<std::pair<std::string, int64_t>> health;  // check, count
 };
 
-// Loads `path` into `db` (tables created if missing). Throws LoadError with a one-line message
-// naming the file; the database is left as it was before the call.
+// Loads `path` into `store` and `db`'s small tables. Throws LoadError with a one-line message
+// naming the file; on error neither the store nor the database changes.
 // `stage_done`, if set, is called after each stage ("read", "parse", "tree", "insert").
-LoadStats load_trace_file(sqlite3* db, const std::string& path,
+LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& path,
                           const std::function<void(const char*)>& stage_done = {});
-
-// Builds indexes and views; call once after the last load_trace_file.
-void finish_load(sqlite3* db);
 
 }  // namespace tlsql

@@ -16,51 +16,36 @@ namespace {
 // are rounding, not real partial overlaps.
 constexpr int64_t kRoundingNs = 1000;
 
-struct ScalarHash {
-  size_t operator()(const Scalar& s) const {
-    return s.type == Scalar::integer ? std::hash<int64_t>()(s.i) * 31 + 1
-                                     : std::hash<std::string_view>()(s.s) * 31 + s.type;
-  }
-};
-struct ThreadKey {
-  Scalar pid, tid;
-  bool operator==(const ThreadKey& o) const { return pid == o.pid && tid == o.tid; }
-};
-struct ThreadKeyHash {
-  size_t operator()(const ThreadKey& k) const { return ScalarHash()(k.pid) * 1000003 ^ ScalarHash()(k.tid); }
-};
-// Where a flow event binds: the event on the same thread starting at the same time.
-struct PlaceKey {
-  ThreadKey thread;
-  int64_t ts;
-  bool operator==(const PlaceKey& o) const { return ts == o.ts && thread == o.thread; }
-};
-struct PlaceKeyHash {
-  size_t operator()(const PlaceKey& k) const { return ThreadKeyHash()(k.thread) ^ std::hash<int64_t>()(k.ts) * 7; }
-};
-
-bool is_launch_flow(const Event& e) {
-  return e.kind == Kind::flow && (e.cat == "ac2g" || e.cat == "async" || e.cat == "async_cpu_to_gpu");
-}
-
 std::optional<int64_t> profiler_step_number(std::string_view name) {
   constexpr std::string_view prefix = "ProfilerStep#";
   if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
   int64_t n = 0;
   auto digits = name.substr(prefix.size());
   auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (ec != std::errc() || p != digits.data() + digits.size()) return std::nullopt;
+  if (ec != std::errc() || p != digits.data() + digits.size() || n < INT32_MIN + 1 || n > INT32_MAX) return std::nullopt;
   return n;
 }
 
-// ProfilerStep#N marks a step: a user_annotation today, an Operator in 2021-era traces.
-bool is_step_marker(const Event& e) {
-  return (e.kind == Kind::annotation || e.kind == Kind::cpu_op) && profiler_step_number(e.name).has_value();
-}
+struct PairHash {
+  size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+    return std::hash<int64_t>()(p.first * 0x9E3779B97F4A7C15ull ^ p.second);
+  }
+};
+
+// Where a flow event binds: (thread, ts).
+struct Place {
+  int32_t thread;
+  int64_t ts;
+  bool operator==(const Place& o) const { return thread == o.thread && ts == o.ts; }
+};
+struct PlaceHash {
+  size_t operator()(const Place& p) const { return std::hash<int64_t>()(p.ts * 31 + p.thread); }
+};
 
 }  // namespace
 
 void ProfileTreeBuilder::build() {
+  group_threads();
   join_begin_end();
   nest_host_events();
   link_gpu_events();
@@ -69,56 +54,89 @@ void ProfileTreeBuilder::build() {
   assign_steps();
   link_backward_to_forward();
   find_launchers();
+  build_children();
+}
+
+// Every event with a (pid, tid) gets a thread index; host tree members are listed per thread.
+void ProfileTreeBuilder::group_threads() {
+  const int32_t n = (int32_t)ev_.size();
+  thread_of_.assign(n, -1);
+  std::unordered_map<std::pair<int64_t, int64_t>, int32_t, PairHash> index[4];
+  int64_t last_pid = kNull, last_tid = kNull;
+  uint8_t last_text = 255;
+  int32_t last = -1;
+  for (int32_t i = 0; i < n; ++i) {
+    const EventRec& e = ev_[i];
+    if (e.kind == Kind::meta || e.kind == Kind::counter) continue;
+    uint8_t text = e.flags & (EventRec::pid_text | EventRec::tid_text);
+    if (e.pid != last_pid || e.tid != last_tid || text != last_text) {
+      auto [it, fresh] = index[text].emplace(std::make_pair(e.pid, e.tid), (int32_t)threads_.size());
+      if (fresh) threads_.push_back({e.pid, e.tid, text, {}});
+      last = it->second, last_pid = e.pid, last_tid = e.tid, last_text = text;
+    }
+    thread_of_[i] = last;
+    if (is_host_node(e.kind) && e.ts != kNull && e.ph != 'E') threads_[last].events.push_back(i);
+  }
 }
 
 // B/E pairs become one complete event on the B row; the E row stays (every element of
 // traceEvents is a row) as kind 'other' under its B.
 void ProfileTreeBuilder::join_begin_end() {
-  std::unordered_map<ThreadKey, std::vector<int64_t>, ThreadKeyHash> open;
-  auto& ev = t_.events;
-  for (int64_t i = 0; i < (int64_t)ev.size(); ++i) {
-    if (ev[i].ph == 'B') {
-      open[{ev[i].pid, ev[i].tid}].push_back(i);
-    } else if (ev[i].ph == 'E') {
-      auto& stack = open[{ev[i].pid, ev[i].tid}];
-      ev[i].kind = Kind::other;
-      if (stack.empty()) {
-        h_.add("end_without_begin", i, "'E' events with no open 'B' on their thread");
-        continue;
-      }
-      Event& b = ev[stack.back()];
-      stack.pop_back();
-      if (b.ts != kNull && ev[i].ts != kNull) b.dur = std::max<int64_t>(0, ev[i].ts - b.ts);
-      ev[i].parent = &b - ev.data();
+  std::vector<std::vector<int32_t>> open(threads_.size());
+  bool any = false;
+  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
+    EventRec& e = ev_[i];
+    if (e.ph != 'B' && e.ph != 'E') continue;
+    any = true;
+    auto& stack = open[thread_of_[i]];
+    if (e.ph == 'B') {
+      stack.push_back(i);
+      continue;
     }
+    e.kind = Kind::other;
+    if (stack.empty()) {
+      h_.add("end_without_begin", i, "'E' events with no open 'B' on their thread");
+      continue;
+    }
+    EventRec& b = ev_[stack.back()];
+    if (b.ts != kNull && e.ts != kNull) b.dur = std::max<int64_t>(0, e.ts - b.ts);
+    e.parent = stack.back();
+    stack.pop_back();
   }
-  for (auto& [thread, stack] : open)
-    for (int64_t b : stack) h_.add("begin_without_end", b, "'B' events never closed by an 'E': dur is NULL");
+  if (!any) return;
+  for (auto& stack : open)
+    for (int32_t b : stack) h_.add("begin_without_end", b, "'B' events never closed by an 'E': dur is NULL");
 }
 
 void ProfileTreeBuilder::nest_host_events() {
-  auto& ev = t_.events;
-  std::unordered_map<ThreadKey, std::vector<int64_t>, ThreadKeyHash> threads;
-  for (int64_t i = 0; i < (int64_t)ev.size(); ++i) {
-    const Event& e = ev[i];
-    if (is_host_node(e.kind) && e.ts != kNull && e.ph != 'E') threads[{e.pid, e.tid}].push_back(i);
-  }
-  auto dur0 = [&](int64_t i) { return ev[i].dur == kNull ? 0 : ev[i].dur; };
-  std::vector<int64_t> stack;
-  for (auto& [thread, idx] : threads) {
-    std::sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) {
-      if (ev[a].ts != ev[b].ts) return ev[a].ts < ev[b].ts;
-      if (dur0(a) != dur0(b)) return dur0(a) > dur0(b);
-      return a < b;
-    });
+  auto dur0 = [&](int32_t i) { return ev_[i].dur == kNull ? 0 : ev_[i].dur; };
+  struct Key {
+    int64_t ts, neg_dur;
+    int32_t idx;
+    bool operator<(const Key& o) const {
+      return ts != o.ts ? ts < o.ts : neg_dur != o.neg_dur ? neg_dur < o.neg_dur : idx < o.idx;
+    }
+  };
+  std::vector<Key> keys;
+  std::vector<int32_t> stack;
+  for (Thread& th : threads_) {
+    auto& idx = th.events;
+    keys.clear();
+    bool sorted = true;
+    for (int32_t i : idx) {
+      keys.push_back({ev_[i].ts, -dur0(i), i});
+      if (keys.size() > 1 && keys.back() < keys[keys.size() - 2]) sorted = false;
+    }
+    if (!sorted) std::sort(keys.begin(), keys.end());  // traces are mostly in order already
+    for (size_t k = 0; k < keys.size(); ++k) idx[k] = keys[k].idx;
     stack.clear();
-    for (int64_t i : idx) {
-      Event& e = ev[i];
+    for (int32_t i : idx) {
+      EventRec& e = ev_[i];
       int64_t end = e.ts + dur0(i);
-      int64_t parent = -1;
+      int32_t parent = -1;
       int rounded_start = 0;  // counted once per event, however many open events it closes
       while (!stack.empty()) {
-        const Event& top = ev[stack.back()];
+        const EventRec& top = ev_[stack.back()];
         int64_t top_end = top.ts + dur0(stack.back());
         if (e.ts >= top_end) {  // half-open: an event at the top's exact end is not inside it
           stack.pop_back();
@@ -136,7 +154,7 @@ void ProfileTreeBuilder::nest_host_events() {
           continue;
         } else {
           h_.add("overlap_not_nested", i, "events partially overlapping the open event on their thread: made its sibling, not its child");
-          parent = ev[stack.back()].parent;
+          parent = top.parent;
         }
         break;
       }
@@ -147,73 +165,79 @@ void ProfileTreeBuilder::nest_host_events() {
 }
 
 void ProfileTreeBuilder::link_gpu_events() {
-  auto& ev = t_.events;
-  std::unordered_map<int64_t, int64_t> by_correlation;
-  for (int64_t i = 0; i < (int64_t)ev.size(); ++i) {
-    const Event& e = ev[i];
-    if ((e.kind == Kind::runtime || e.kind == Kind::driver) && e.correlation != kNull) {
-      auto [it, fresh] = by_correlation.emplace(e.correlation, i);
-      if (!fresh) h_.add("duplicate_correlation", i, "runtime calls sharing a correlation id with an earlier one (GPU work goes to the first)");
-    }
-  }
-  std::vector<int64_t> unlinked;
+  // Runtime calls by correlation id: a sorted vector beats a hash map at millions of entries.
+  std::vector<std::pair<int64_t, int32_t>> by_corr;
+  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i)
+    if ((ev_[i].kind == Kind::runtime || ev_[i].kind == Kind::driver) && ev_[i].correlation != kNull)
+      by_corr.emplace_back(ev_[i].correlation, i);
+  std::sort(by_corr.begin(), by_corr.end());
+  for (size_t k = 1; k < by_corr.size(); ++k)
+    if (by_corr[k].first == by_corr[k - 1].first)
+      h_.add("duplicate_correlation", by_corr[k].second, "runtime calls sharing a correlation id with an earlier one (GPU work goes to the first)");
+
+  std::vector<int32_t> unlinked;
   int64_t gpu_work = 0;
-  for (int64_t i = 0; i < (int64_t)ev.size(); ++i) {
-    Event& e = ev[i];
+  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
+    EventRec& e = ev_[i];
     if (!is_gpu_side(e.kind)) continue;
     bool counts = e.kind == Kind::kernel || e.kind == Kind::memcpy || e.kind == Kind::memset;
     gpu_work += counts;
-    if (e.correlation != kNull)
-      if (auto it = by_correlation.find(e.correlation); it != by_correlation.end()) {
+    if (e.correlation != kNull) {
+      auto it = std::lower_bound(by_corr.begin(), by_corr.end(), std::make_pair(e.correlation, INT32_MIN));
+      if (it != by_corr.end() && it->first == e.correlation) {
         e.parent = it->second;
         continue;
       }
+    }
     if (counts) unlinked.push_back(i);
   }
 
-  // Flow events ('s' at the launch, 'f' at the GPU event, same id) link what correlation did not,
-  // and are checked for a partner either way.
-  std::unordered_map<PlaceKey, int64_t, PlaceKeyHash> place;  // (thread, ts) -> outermost event
-  bool need_places = !unlinked.empty();
-  struct FlowEnds { int64_t s = -1, f = -1; };
-  std::unordered_map<int64_t, FlowEnds> flows;
-  for (int64_t i = 0; i < (int64_t)ev.size(); ++i) {
-    const Event& e = ev[i];
-    if (is_launch_flow(e) && e.flow_id.type == Scalar::integer) {
-      FlowEnds& f = flows[e.flow_id.i];
-      (e.ph == 's' ? f.s : f.f) = i;
-    } else if (need_places && e.ts != kNull && (e.kind == Kind::runtime || e.kind == Kind::driver || is_gpu_side(e.kind))) {
-      place.emplace(PlaceKey{{e.pid, e.tid}, e.ts}, i);
-    }
-  }
+  // Launch flows ('s' at the launch, 'f' at the GPU event, same id) link what correlation did
+  // not, and are checked for a partner either way.
+  auto launch_flow = [&](const EventRec& e) {
+    if (e.kind != Kind::flow || e.is(EventRec::flow_text) || e.flow_id == kNull) return false;
+    std::string_view c = cat(e);
+    return c == "ac2g" || c == "async" || c == "async_cpu_to_gpu";
+  };
+  std::vector<std::pair<int64_t, int32_t>> flows;  // (id, row), 's' and 'f' together
+  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i)
+    if (launch_flow(ev_[i])) flows.emplace_back(ev_[i].flow_id, i);
+  std::sort(flows.begin(), flows.end());
+  std::vector<std::pair<int32_t, int32_t>> pairs;  // (s row, f row)
   int64_t unmatched = 0, example = -1;
-  for (auto& [id, f] : flows)
-    if (f.s < 0 || f.f < 0) {
+  for (size_t k = 0; k < flows.size();) {
+    size_t j = k;
+    int32_t s = -1, f = -1;
+    for (; j < flows.size() && flows[j].first == flows[k].first; ++j)
+      (ev_[flows[j].second].ph == 's' ? s : f) = flows[j].second;
+    if (s < 0 || f < 0) {
       ++unmatched;
-      example = example < 0 ? std::max(f.s, f.f) : example;
+      if (example < 0) example = std::max(s, f);
+    } else {
+      pairs.emplace_back(s, f);
     }
+    k = j;
+  }
   if (unmatched) h_.add("flow_unmatched", example, "launch flows ('s'/'f') whose other end is missing", unmatched);
 
-  if (need_places) {
-    std::unordered_map<int64_t, int64_t> flow_of_gpu;  // gpu event -> flow id
-    for (auto& [id, f] : flows)
-      if (f.s >= 0 && f.f >= 0)
-        if (auto it = place.find({{ev[f.f].pid, ev[f.f].tid}, ev[f.f].ts}); it != place.end()) flow_of_gpu[it->second] = id;
-    std::vector<int64_t> still;
-    for (int64_t g : unlinked) {
-      auto fi = flow_of_gpu.find(g);
-      if (fi != flow_of_gpu.end()) {
-        const Event& s = ev[flows[fi->second].s];
-        auto it = place.find({{s.pid, s.tid}, s.ts});
-        if (it != place.end() && (ev[it->second].kind == Kind::runtime || ev[it->second].kind == Kind::driver)) {
-          ev[g].parent = it->second;
-          h_.add("gpu_linked_by_flow", g, "GPU events linked to their launch by an ac2g flow (no matching correlation)");
-          continue;
-        }
+  if (!unlinked.empty() && !pairs.empty()) {
+    std::unordered_map<Place, int32_t, PlaceHash> gpu_at;  // unlinked GPU events by place
+    for (int32_t g : unlinked) gpu_at.emplace(Place{thread_of_[g], ev_[g].ts}, g);
+    std::unordered_map<Place, int32_t, PlaceHash> want;  // launch place -> GPU event
+    for (auto [s, f] : pairs)
+      if (auto it = gpu_at.find({thread_of_[f], ev_[f].ts}); it != gpu_at.end())
+        want.emplace(Place{thread_of_[s], ev_[s].ts}, it->second);
+    for (int32_t i = 0; i < (int32_t)ev_.size() && !want.empty(); ++i) {
+      const EventRec& e = ev_[i];
+      if (e.kind != Kind::runtime && e.kind != Kind::driver) continue;
+      if (auto it = want.find({thread_of_[i], e.ts}); it != want.end()) {
+        ev_[it->second].parent = i;
+        h_.add("gpu_linked_by_flow", it->second, "GPU events linked to their launch by an ac2g flow (no matching correlation)");
+        want.erase(it);
       }
-      still.push_back(g);
     }
-    unlinked.swap(still);
+    unlinked.erase(std::remove_if(unlinked.begin(), unlinked.end(), [&](int32_t g) { return ev_[g].parent >= 0; }),
+                   unlinked.end());
   }
   if (!unlinked.empty())
     h_.add("gpu_without_launch", unlinked.front(),
@@ -228,46 +252,48 @@ void ProfileTreeBuilder::link_gpu_events() {
 // a data-loader thread) belongs under the innermost annotation of the main thread that is open
 // when it starts, so that a step's subtree holds all its work.
 void ProfileTreeBuilder::attach_thread_roots() {
-  auto& ev = t_.events;
+  auto step_marker = [&](const EventRec& e) {
+    // ProfilerStep#N marks a step: a user_annotation today, an Operator in 2021-era traces.
+    return (e.kind == Kind::annotation || e.kind == Kind::cpu_op) && profiler_step_number(name(e)).has_value();
+  };
   // Main thread of each process: the one holding ProfilerStep annotations, else tid == pid.
-  std::unordered_map<Scalar, Scalar, ScalarHash> main_thread;
-  for (const Event& e : ev)
-    if (is_step_marker(e)) main_thread.emplace(e.pid, e.tid);
-  for (const Event& e : ev)
-    if (is_host_node(e.kind) && e.pid == e.tid && e.pid.type == Scalar::integer) main_thread.emplace(e.pid, e.tid);
+  std::unordered_map<int64_t, int32_t> main_thread;  // integer pid -> thread index
+  for (const Thread& th : threads_)
+    for (int32_t i : th.events)
+      if (!(th.text & EventRec::pid_text) && step_marker(ev_[i])) {
+        main_thread.emplace(th.pid, thread_of_[i]);
+        break;
+      }
+  for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
+    if (!threads_[t].text && threads_[t].pid == threads_[t].tid && !threads_[t].events.empty())
+      main_thread.emplace(threads_[t].pid, t);
   if (main_thread.empty()) return;
 
-  std::unordered_map<Scalar, std::vector<int64_t>, ScalarHash> annotations, roots;
-  for (int64_t i = 0; i < (int64_t)ev.size(); ++i) {
-    const Event& e = ev[i];
-    if (e.ts == kNull || !is_host_node(e.kind) || e.ph == 'E') continue;
-    auto m = main_thread.find(e.pid);
-    if (m == main_thread.end()) continue;
-    if (e.tid == m->second) {
-      if ((e.kind == Kind::annotation || is_step_marker(e)) && e.dur != kNull) annotations[e.pid].push_back(i);
-    } else if (e.parent < 0) {
-      roots[e.pid].push_back(i);
-    }
-  }
-  auto by_start = [&](int64_t a, int64_t b) {
-    return ev[a].ts != ev[b].ts ? ev[a].ts < ev[b].ts : ev[a].dur != ev[b].dur ? ev[a].dur > ev[b].dur : a < b;
+  auto by_start = [&](int32_t a, int32_t b) {
+    return ev_[a].ts != ev_[b].ts ? ev_[a].ts < ev_[b].ts : ev_[a].dur != ev_[b].dur ? ev_[a].dur > ev_[b].dur : a < b;
   };
   int64_t orphans = 0, example = -1;
-  for (auto& [pid, rs] : roots) {
-    auto& anns = annotations[pid];
+  for (auto [pid, main] : main_thread) {
+    std::vector<int32_t> anns, roots;
+    for (int32_t i : threads_[main].events)
+      if ((ev_[i].kind == Kind::annotation || step_marker(ev_[i])) && ev_[i].dur != kNull) anns.push_back(i);
     if (anns.empty()) continue;  // nothing to attach to: these roots are simply roots
+    for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
+      if (t != main && threads_[t].pid == pid && !(threads_[t].text & EventRec::pid_text))
+        for (int32_t i : threads_[t].events)
+          if (ev_[i].parent < 0) roots.push_back(i);
     std::sort(anns.begin(), anns.end(), by_start);
-    std::sort(rs.begin(), rs.end(), by_start);
-    std::vector<int64_t> open;  // annotations containing the current time, outermost first
+    std::sort(roots.begin(), roots.end(), by_start);
+    std::vector<int32_t> open;  // annotations containing the current time, outermost first
     size_t a = 0;
-    for (int64_t r : rs) {
-      while (a < anns.size() && ev[anns[a]].ts <= ev[r].ts) {
-        while (!open.empty() && ev[open.back()].end() <= ev[anns[a]].ts) open.pop_back();
+    for (int32_t r : roots) {
+      while (a < anns.size() && ev_[anns[a]].ts <= ev_[r].ts) {
+        while (!open.empty() && ev_[open.back()].end() <= ev_[anns[a]].ts) open.pop_back();
         open.push_back(anns[a++]);
       }
-      while (!open.empty() && ev[open.back()].end() <= ev[r].ts) open.pop_back();
+      while (!open.empty() && ev_[open.back()].end() <= ev_[r].ts) open.pop_back();
       if (!open.empty()) {
-        ev[r].parent = open.back();
+        ev_[r].parent = open.back();
       } else {
         ++orphans;
         if (example < 0) example = r;
@@ -280,41 +306,39 @@ void ProfileTreeBuilder::attach_thread_roots() {
 }
 
 void ProfileTreeBuilder::compute_depths() {
-  auto& ev = t_.events;
-  const int64_t n = (int64_t)ev.size();
-  std::vector<int32_t> depth(n, -1);
-  std::vector<int64_t> chain;
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t j = i;
+  const int32_t n = (int32_t)ev_.size();
+  std::vector<int32_t> depth(n, -1), chain;
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t j = i;
     chain.clear();
-    // Parents always come from an earlier stage (host stack, launch, annotation), so chains
-    // end at a root; the length bound only guards against a builder bug.
-    while (depth[j] < 0 && ev[j].parent >= 0 && (int64_t)chain.size() < n) {
+    // Parents always come from an earlier stage (host stack, launch, annotation), so chains end
+    // at a root; the length bound only guards against a builder bug.
+    while (depth[j] < 0 && ev_[j].parent >= 0 && (int32_t)chain.size() < n) {
       chain.push_back(j);
-      j = ev[j].parent;
+      j = ev_[j].parent;
     }
     if (depth[j] < 0) depth[j] = 0;
     int32_t d = depth[j];
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) depth[*it] = ++d;
   }
-  for (int64_t i = 0; i < n; ++i) ev[i].depth = depth[i];
+  for (int32_t i = 0; i < n; ++i) ev_[i].depth = depth[i];
 }
 
 void ProfileTreeBuilder::assign_steps() {
-  auto& ev = t_.events;
-  struct Step { int64_t ts, end, n; };
+  struct Step { int64_t ts, end; int32_t n; };
   std::vector<Step> steps;
-  for (const Event& e : ev)
-    if (is_step_marker(e) && e.dur != kNull && e.ts != kNull) steps.push_back({e.ts, e.ts + e.dur, *profiler_step_number(e.name)});
+  for (const EventRec& e : ev_)
+    if ((e.kind == Kind::annotation || e.kind == Kind::cpu_op) && e.dur != kNull && e.ts != kNull)
+      if (auto n = profiler_step_number(name(e))) steps.push_back({e.ts, e.ts + e.dur, (int32_t)*n});
   if (steps.empty()) return;
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
-  for (Event& e : ev) {
+  for (EventRec& e : ev_) {
     if (!is_host_node(e.kind) || e.ts == kNull || e.ph == 'E') continue;
     auto it = std::upper_bound(steps.begin(), steps.end(), e.ts, [](int64_t ts, const Step& s) { return ts < s.ts; });
     if (it != steps.begin() && e.ts < std::prev(it)->end) e.step = std::prev(it)->n;
   }
-  for (Event& e : ev)
-    if (is_gpu_side(e.kind) && e.parent >= 0) e.step = ev[e.parent].step;
+  for (EventRec& e : ev_)
+    if (is_gpu_side(e.kind) && e.parent >= 0) e.step = ev_[e.parent].step;
 }
 
 // A backward op's forward op: by the fwdbwd flow when the trace has one, else as PyTorch's
@@ -322,67 +346,88 @@ void ProfileTreeBuilder::assign_steps() {
 // Ops that create no autograd node only peek the counter, so several share a number and the
 // one that created the node is the last of them (aten::to, _to_copy, ..., aten::gather).
 void ProfileTreeBuilder::link_backward_to_forward() {
-  auto& ev = t_.events;
   bool any_backward = false;
-  for (const Event& e : ev) any_backward |= e.backward;
+  for (const EventRec& e : ev_) any_backward |= e.is(EventRec::backward);
   if (!any_backward) return;
 
-  std::unordered_map<PlaceKey, std::vector<int64_t>, PlaceKeyHash> ops_at;
-  std::unordered_map<int64_t, int64_t> forward_of_seq;
-  std::unordered_map<int64_t, std::pair<int64_t, int64_t>> fwdbwd;  // id -> (s, f)
-  for (int64_t i = 0; i < (int64_t)ev.size(); ++i) {
-    const Event& e = ev[i];
-    if (e.kind == Kind::cpu_op && e.ts != kNull) {
-      ops_at[{{e.pid, e.tid}, e.ts}].push_back(i);
-      if (e.seq != kNull && !e.backward) {
-        auto [it, fresh] = forward_of_seq.emplace(e.seq, i);
-        const Event& prev = ev[it->second];
-        if (!fresh && (e.ts > prev.ts || (e.ts == prev.ts && e.depth > prev.depth))) it->second = i;
-      }
-    } else if (e.kind == Kind::flow && e.cat == "fwdbwd" && e.flow_id.type == Scalar::integer) {
-      auto& p = fwdbwd.emplace(e.flow_id.i, std::pair<int64_t, int64_t>{-1, -1}).first->second;
-      (e.ph == 's' ? p.first : p.second) = i;
+  struct Fwd { int64_t seq, ts; int32_t depth, idx; };
+  std::vector<Fwd> forward;
+  std::vector<std::pair<int64_t, int32_t>> fwdbwd;  // (flow id, row)
+  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
+    const EventRec& e = ev_[i];
+    if (e.kind == Kind::cpu_op && e.seq != kNull && !e.is(EventRec::backward) && e.ts != kNull)
+      forward.push_back({e.seq, e.ts, e.depth, i});
+    else if (e.kind == Kind::flow && !e.is(EventRec::flow_text) && e.flow_id != kNull && cat(e) == "fwdbwd")
+      fwdbwd.emplace_back(e.flow_id, i);
+  }
+  // Sorted by (seq, ts, depth): the last entry of each seq is the op that made the node.
+  std::sort(forward.begin(), forward.end(), [](const Fwd& a, const Fwd& b) {
+    return a.seq != b.seq ? a.seq < b.seq : a.ts != b.ts ? a.ts < b.ts : a.depth < b.depth;
+  });
+
+  if (!fwdbwd.empty()) {
+    std::sort(fwdbwd.begin(), fwdbwd.end());
+    // cpu_ops by place, only for the places the flows name.
+    std::unordered_map<Place, std::vector<int32_t>, PlaceHash> at;
+    for (auto [id, i] : fwdbwd) at.emplace(Place{thread_of_[i], ev_[i].ts}, std::vector<int32_t>{});
+    for (const Thread& th : threads_)
+      for (int32_t i : th.events)
+        if (ev_[i].kind == Kind::cpu_op)
+          if (auto it = at.find({thread_of_[i], ev_[i].ts}); it != at.end()) it->second.push_back(i);
+    auto outermost_at = [&](int32_t flow, bool want_backward) {
+      int32_t best = -1;
+      if (auto it = at.find({thread_of_[flow], ev_[flow].ts}); it != at.end())
+        for (int32_t i : it->second)
+          if ((!want_backward || ev_[i].is(EventRec::backward)) && (best < 0 || ev_[i].depth < ev_[best].depth)) best = i;
+      return best;
+    };
+    for (size_t k = 0; k + 1 < fwdbwd.size(); ++k) {
+      if (fwdbwd[k].first != fwdbwd[k + 1].first) continue;
+      int32_t a = fwdbwd[k].second, b = fwdbwd[k + 1].second;
+      if (ev_[a].ph != 's') std::swap(a, b);
+      int32_t f = outermost_at(a, false), bw = outermost_at(b, true);
+      if (f >= 0 && bw >= 0) ev_[bw].fwd = f;
     }
   }
-  auto outermost_at = [&](const Event& flow, bool want_backward) -> int64_t {
-    auto it = ops_at.find({{flow.pid, flow.tid}, flow.ts});
-    if (it == ops_at.end()) return -1;
-    int64_t best = -1;
-    for (int64_t i : it->second)
-      if ((!want_backward || ev[i].backward) && (best < 0 || ev[i].depth < ev[best].depth)) best = i;
-    return best;
-  };
-  for (auto& [id, sf] : fwdbwd) {
-    if (sf.first < 0 || sf.second < 0) continue;
-    int64_t f = outermost_at(ev[sf.first], false), b = outermost_at(ev[sf.second], true);
-    if (f >= 0 && b >= 0) ev[b].fwd = f;
-  }
-  for (int64_t i = 0; i < (int64_t)ev.size(); ++i) {
-    Event& e = ev[i];
-    if (!e.backward || e.fwd >= 0 || e.kind != Kind::cpu_op || e.seq == kNull) continue;
-    if (auto it = forward_of_seq.find(e.seq); it != forward_of_seq.end())
-      e.fwd = it->second;
+  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
+    EventRec& e = ev_[i];
+    if (!e.is(EventRec::backward) || e.fwd >= 0 || e.kind != Kind::cpu_op || e.seq == kNull) continue;
+    auto it = std::upper_bound(forward.begin(), forward.end(), e.seq, [](int64_t s, const Fwd& f) { return s < f.seq; });
+    if (it != forward.begin() && std::prev(it)->seq == e.seq)
+      e.fwd = std::prev(it)->idx;
     else
       h_.add("backward_without_forward", i, "backward ops whose forward op (same Sequence number) is not in the trace");
   }
 }
 
 void ProfileTreeBuilder::find_launchers() {
-  auto& ev = t_.events;
-  for (int64_t i = 0; i < (int64_t)ev.size(); ++i) {
-    const Event& g = ev[i];
+  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
+    const EventRec& g = ev_[i];
     if (!(g.kind == Kind::kernel || g.kind == Kind::memcpy || g.kind == Kind::memset) || g.parent < 0) continue;
-    int64_t runtime = g.parent, launcher = runtime;
-    for (int64_t p = ev[runtime].parent; p >= 0; p = ev[p].parent) {
-      if (ev[p].kind == Kind::cpu_op) {
-        if (ev[p].name == "execute") continue;  // pass-through op (conv_bn_fused -> execute -> launch)
+    int32_t runtime = g.parent, launcher = runtime;
+    for (int32_t p = ev_[runtime].parent; p >= 0; p = ev_[p].parent) {
+      if (ev_[p].kind == Kind::cpu_op) {
+        if (name(ev_[p]) == "execute") continue;  // pass-through op (conv_bn_fused -> execute -> launch)
         launcher = p;
         break;
       }
-      if (ev[p].kind != Kind::python) break;
+      if (ev_[p].kind != Kind::python) break;
     }
     launches_.push_back({i, runtime, launcher});
   }
+}
+
+// Children of every event as CSR, in row order: children(uid) and descendants cost O(answer).
+void ProfileTreeBuilder::build_children() {
+  const size_t n = ev_.size();
+  t_.child_start.assign(n + 1, 0);
+  for (const EventRec& e : ev_)
+    if (e.parent >= 0) ++t_.child_start[e.parent + 1];
+  for (size_t i = 0; i < n; ++i) t_.child_start[i + 1] += t_.child_start[i];
+  t_.children.resize(t_.child_start[n]);
+  std::vector<uint32_t> fill(t_.child_start.begin(), t_.child_start.end() - 1);
+  for (size_t i = 0; i < n; ++i)
+    if (ev_[i].parent >= 0) t_.children[fill[ev_[i].parent]++] = (uint32_t)i;
 }
 
 }  // namespace tlsql

@@ -3,25 +3,27 @@
 // annotations, and every event gets its step and (for backward ops) its forward op.
 #pragma once
 
+#include "event_store.h"
 #include "health.h"
-#include "trace_model.h"
 
 namespace tlsql {
 
 // For each GPU event launched by a runtime call: the launch and TraceLens's "kernel launcher"
 // (the nearest cpu_op above the launch, skipping python frames and a pass-through `execute`
-// op, else the launch itself). Indexes into the trace's events.
+// op, else the launch itself). Row indexes in the trace.
 struct LaunchLink {
   int64_t gpu, runtime, launcher;
 };
 
 class ProfileTreeBuilder {
  public:
-  ProfileTreeBuilder(ParsedTrace& trace, Health& health) : t_(trace), h_(health) {}
+  ProfileTreeBuilder(LoadedTrace& trace, const StringPool& strings, Health& health)
+      : t_(trace), ev_(trace.rows), strings_(strings), h_(health) {}
   void build();
   const std::vector<LaunchLink>& launches() const { return launches_; }
 
  private:
+  void group_threads();
   void join_begin_end();
   void nest_host_events();
   void link_gpu_events();
@@ -30,10 +32,27 @@ class ProfileTreeBuilder {
   void assign_steps();
   void link_backward_to_forward();
   void find_launchers();
+  void build_children();
+  std::string_view name(const EventRec& e) const {
+    return e.name == StringPool::kNone ? std::string_view() : strings_.get(e.name);
+  }
+  std::string_view cat(const EventRec& e) const {
+    return e.cat == StringPool::kNone ? std::string_view() : strings_.get(e.cat);
+  }
 
-  ParsedTrace& t_;
+  LoadedTrace& t_;
+  RowArray& ev_;
+  const StringPool& strings_;
   Health& h_;
   std::vector<LaunchLink> launches_;
+  // Host thread of each event (index into threads_), -1 for events outside the host tree.
+  std::vector<int32_t> thread_of_;
+  struct Thread {
+    int64_t pid, tid;
+    uint8_t text;
+    std::vector<int32_t> events;  // sorted by (ts, longer first, file order) after nesting
+  };
+  std::vector<Thread> threads_;
 };
 
 }  // namespace tlsql

@@ -43,14 +43,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (int a = 1; a < argc; ++a) {
+    tlsql::EventStore store;
     sqlite3* db = nullptr;
     sqlite3_open(":memory:", &db);
+    tlsql::register_sql(db, &store);
     reset_peak();
     double stage_peak[4] = {};
     int k = 0;
     tlsql::LoadStats st;
     try {
-      st = tlsql::load_trace_file(db, argv[a], [&](const char*) {
+      st = tlsql::load_trace_file(db, store, argv[a], [&](const char*) {
         stage_peak[k++] = peak_rss_mb();
         reset_peak();
       });
@@ -59,7 +61,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     auto t0 = std::chrono::steady_clock::now();
-    tlsql::finish_load(db);
+    tlsql::finish_load(db, store);
     double index_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double index_peak = peak_rss_mb();
     double mb = st.json_bytes / 1e6, total = st.total_s + index_s;

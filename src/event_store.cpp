@@ -1,0 +1,84 @@
+#include "event_store.h"
+
+#include <algorithm>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <new>
+
+namespace tlsql {
+
+uint32_t StringPool::intern(std::string_view s) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = ids_.find(s);
+  if (it != ids_.end()) return it->second;
+  const std::string& stored = strings_.emplace_back(s);
+  uint32_t id = (uint32_t)strings_.size() - 1;
+  ids_.emplace(stored, id);
+  return id;
+}
+
+uint32_t StringPool::Cache::intern(std::string_view s) {
+  auto it = ids_.find(s);
+  if (it != ids_.end()) return it->second;
+  uint32_t id = pool_.intern(s);
+  std::lock_guard<std::mutex> l(pool_.mu_);  // the deque may be growing in another thread
+  ids_.emplace(pool_.strings_[id], id);
+  return id;
+}
+
+uint64_t TextArena::Writer::add(std::string_view s) {
+  constexpr size_t kBlock = 16u << 20;
+  if (!data_ || used_ + s.size() + kSlack > size_) {
+    size_ = std::max(kBlock, s.size() + kSlack);
+    std::lock_guard<std::mutex> l(arena_.mu_);
+    arena_.blocks_.emplace_back(new char[size_]);
+    data_ = arena_.blocks_.back().get();
+    block_ = arena_.blocks_.size() - 1;
+    used_ = 0;
+  }
+  uint64_t handle = (block_ << 32) | used_;
+  std::memcpy(data_ + used_, s.data(), s.size());
+  used_ += s.size();
+  std::memset(data_ + used_, ' ', std::min(kSlack, size_ - used_));  // readable slack for in-place parsing
+  return handle;
+}
+
+RowArray::~RowArray() {
+  if (data_) ::munmap(data_, bytes_);
+}
+
+void RowArray::reserve(size_t n) {
+  if (n <= capacity_) return;
+  size_t bytes = (n * sizeof(EventRec) + 4095) & ~(size_t)4095;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  if (data_) {
+    std::memcpy(p, data_, size_ * sizeof(EventRec));
+    ::munmap(data_, bytes_);
+  }
+  data_ = static_cast<EventRec*>(p);
+  capacity_ = n;
+  bytes_ = bytes;
+}
+
+const LoadedTrace& EventStore::trace_at(int64_t pos, int64_t& local) const {
+  // Few traces: a linear walk from the back is as fast as a binary search.
+  int64_t uid = first_uid + pos;
+  for (size_t t = traces.size(); t-- > 0;)
+    if (uid >= traces[t]->uid_base) {
+      local = uid - traces[t]->uid_base;
+      return *traces[t];
+    }
+  local = pos;
+  return *traces.front();
+}
+
+void EventStore::rebuild_kind_index() {
+  rows_of_kind.assign(16, {});
+  for (const auto& t : traces)
+    for (size_t i = 0; i < t->rows.size(); ++i)
+      rows_of_kind[(size_t)t->rows[i].kind].push_back((uint32_t)(t->uid_base - first_uid + (int64_t)i));
+}
+
+}  // namespace tlsql

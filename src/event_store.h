@@ -1,0 +1,141 @@
+// The columnar home of loaded traces (Perfetto's design): compact rows, interned strings and an
+// arena holding each event's args text. The `event` virtual table reads it; nothing is copied into
+// SQLite until a database is saved.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "trace_model.h"
+
+namespace tlsql {
+
+// Interned strings: names, categories and text pids repeat millions of times but take a few
+// thousand distinct values.
+// Safe to intern from several threads (the parser threads); get() is for after loading.
+class StringPool {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  uint32_t intern(std::string_view s);
+  std::string_view get(uint32_t id) const { return strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+  // A parser thread's view of the pool: lookups hit a private map, the shared one only on a miss.
+  class Cache {
+   public:
+    explicit Cache(StringPool& pool) : pool_(pool) {}
+    uint32_t intern(std::string_view s);
+
+   private:
+    StringPool& pool_;
+    std::unordered_map<std::string_view, uint32_t> ids_;  // views into the pool's strings
+  };
+
+ private:
+  std::mutex mu_;
+  std::deque<std::string> strings_;
+  std::unordered_map<std::string_view, uint32_t> ids_;
+};
+
+// Append-only text storage; views stay valid (blocks never move). Each block keeps 64 spare
+// bytes past its end so simdjson can read an args text in place.
+class TextArena {
+ public:
+  static constexpr size_t kSlack = 64;
+  // Each writing thread appends into blocks of its own; only taking a new block is shared.
+  class Writer {
+   public:
+    explicit Writer(TextArena& arena) : arena_(arena) {}
+    uint64_t add(std::string_view s);  // returns a handle for get()
+
+   private:
+    TextArena& arena_;
+    char* data_ = nullptr;
+    size_t size_ = 0, used_ = 0;
+    uint64_t block_ = 0;
+  };
+  std::string_view get(uint64_t handle, uint32_t len) const {
+    return {blocks_[handle >> 32].get() + (handle & 0xffffffffu), len};
+  }
+
+ private:
+  std::mutex mu_;
+  std::deque<std::unique_ptr<char[]>> blocks_;
+};
+
+// One event, 120 bytes. Integers that may be absent hold kNull (int64) or kNull32 (int32).
+struct EventRec {
+  static constexpr int32_t kNull32 = INT32_MIN;
+  enum Flags : uint8_t { pid_text = 1, tid_text = 2, flow_text = 4, backward = 8, has_args = 16 };
+  int64_t ts = kNull, dur = kNull;
+  int64_t correlation = kNull, external_id = kNull, seq = kNull, stream = kNull;
+  int64_t pid = kNull, tid = kNull, flow_id = kNull;  // string ids when the text flag is set
+  uint64_t args = 0;                                  // TextArena handle
+  uint32_t args_len = 0;
+  uint32_t name = StringPool::kNone, cat = StringPool::kNone;
+  int32_t parent = -1, fwd = -1, depth = 0;           // parent / fwd: index in the same trace
+  int32_t device = kNull32, step = kNull32;
+  Kind kind = Kind::other;
+  char ph = 0;
+  uint8_t flags = 0;
+
+  int64_t end() const { return ts == kNull || dur == kNull ? kNull : ts + dur; }
+  bool is(Flags f) const { return flags & f; }
+};
+
+// Rows of one trace in one anonymous mapping reserved up front: pages never written are never
+// resident, rows never move, and parser threads fill disjoint ranges at once.
+class RowArray {
+ public:
+  RowArray() = default;
+  ~RowArray();
+  RowArray(const RowArray&) = delete;
+  RowArray& operator=(const RowArray&) = delete;
+  void reserve(size_t n);           // once, before filling
+  EventRec* slot(size_t i) { return data_ + i; }  // i < capacity: construct with placement new
+  void set_size(size_t n) { size_ = n; }
+  EventRec& operator[](size_t i) { return data_[i]; }
+  const EventRec& operator[](size_t i) const { return data_[i]; }
+  size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
+  bool empty() const { return size_ == 0; }
+  EventRec* begin() { return data_; }
+  EventRec* end() { return data_ + size_; }
+  const EventRec* begin() const { return data_; }
+  const EventRec* end() const { return data_ + size_; }
+
+ private:
+  EventRec* data_ = nullptr;
+  size_t size_ = 0, capacity_ = 0, bytes_ = 0;
+};
+
+// One loaded file.
+struct LoadedTrace {
+  int64_t id = 0, uid_base = 0;
+  RowArray rows;
+  std::string metadata;  // top-level keys except traceEvents, as a JSON object ("" for a bare array)
+  // Filled after the tree is built: children of each row, as CSR over row indexes.
+  std::vector<uint32_t> child_start, children;
+};
+
+// All traces loaded into one schema. Strings and args are shared across its traces.
+struct EventStore {
+  StringPool strings;
+  TextArena args;
+  std::vector<std::unique_ptr<LoadedTrace>> traces;
+  // Rows of each kind, as global positions (uid - first uid), ascending: the views' fast path.
+  std::vector<std::vector<uint32_t>> rows_of_kind;
+  int64_t first_uid = 0, total_rows = 0;
+
+  // The trace holding global row position `pos` (0 <= pos < total_rows).
+  const LoadedTrace& trace_at(int64_t pos, int64_t& local) const;
+  void rebuild_kind_index();
+};
+
+}  // namespace tlsql

@@ -1,0 +1,384 @@
+#include "event_table.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "json_scan.h"
+#include "kind.h"
+#include "sql_assets.h"
+#include "sqlite_util.h"
+
+namespace tlsql {
+
+enum Col {
+  kUid, kTrace, kKind, kCat, kName, kPh, kPid, kTid, kTs, kDur, kEnd, kParent, kDepth, kStep, kStream,
+  kDevice, kCorrelation, kExternalId, kSeq, kFwd, kFlowId, kArgs, kInputDims, kInputTypes, kInputStrides,
+  kConcreteInputs
+};
+
+const EventColumn kEventColumns[] = {
+    {"uid", "INTEGER"}, {"trace", "INTEGER"}, {"kind", "TEXT"}, {"cat", "TEXT"}, {"name", "TEXT"},
+    {"ph", "TEXT"}, {"pid", ""}, {"tid", ""}, {"ts", "INTEGER"}, {"dur", "INTEGER"}, {"end", "INTEGER"},
+    {"parent", "INTEGER"}, {"depth", "INTEGER"}, {"step", "INTEGER"}, {"stream", "INTEGER"},
+    {"device", "INTEGER"}, {"correlation", "INTEGER"}, {"external_id", "INTEGER"}, {"seq", "INTEGER"},
+    {"fwd", "INTEGER"}, {"flow_id", ""}, {"args", "TEXT"}, {"input_dims", "TEXT"}, {"input_types", "TEXT"},
+    {"input_strides", "TEXT"}, {"concrete_inputs", "TEXT"}};
+const int kEventColumnCount = sizeof(kEventColumns) / sizeof(kEventColumns[0]);
+
+namespace {
+
+// args members exposed as columns, with the key they come from.
+const char* const kArgsMember[] = {"Input Dims", "Input type", "Input Strides", "Concrete Inputs"};
+
+struct Table {
+  sqlite3_vtab base{};
+  EventStore* store;
+};
+
+// A cursor walks either a contiguous range of positions or a list of them (kind or children
+// index), optionally bounded by uid; positions are uid - store.first_uid, ascending.
+struct Cursor {
+  sqlite3_vtab_cursor base{};
+  const EventStore* store;
+  const uint32_t* list = nullptr;
+  std::vector<uint32_t> owned;  // children converted to positions
+  size_t list_size = 0, at = 0;
+  int64_t pos = 0, hi = 0;      // range mode: [pos, hi)
+  int64_t lo_bound = 0, hi_bound = INT64_MAX;  // list mode bounds on position
+  bool use_list = false, eof = true;
+  // current row
+  const LoadedTrace* trace = nullptr;
+  const EventRec* rec = nullptr;
+  std::string scratch;
+
+  void settle() {
+    if (use_list) {
+      while (at < list_size && (int64_t)list[at] < lo_bound) ++at;
+      eof = at >= list_size || (int64_t)list[at] >= hi_bound;
+      if (!eof) pos = list[at];
+    } else {
+      eof = pos >= hi;
+    }
+    if (!eof) {
+      int64_t local;
+      trace = &store->trace_at(pos, local);
+      rec = &trace->rows[local];
+    }
+  }
+};
+
+// idxNum bits: which constraints xFilter receives, in this order.
+enum Plan { kByUid = 1, kByParent = 2, kByKind = 4, kUidLow = 8, kUidHigh = 16, kByTrace = 32 };
+
+int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
+  std::string decl = "CREATE TABLE x(";
+  for (int i = 0; i < kEventColumnCount; ++i)
+    decl += fmt::format("{}\"{}\" {}", i ? ", " : "", kEventColumns[i].name, kEventColumns[i].type);
+  decl += ")";
+  if (int rc = sqlite3_declare_vtab(db, decl.c_str()); rc != SQLITE_OK) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  auto* t = new Table;
+  t->store = static_cast<EventStore*>(aux);
+  *out = &t->base;
+  return SQLITE_OK;
+}
+
+int x_disconnect(sqlite3_vtab* v) {
+  delete reinterpret_cast<Table*>(v);
+  return SQLITE_OK;
+}
+
+int x_best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
+  const EventStore* store = reinterpret_cast<Table*>(v)->store;
+  double n = std::max<double>(1, (double)store->total_rows);
+  int eq_uid = -1, eq_parent = -1, eq_kind = -1, eq_trace = -1, low = -1, high = -1;
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (!c.usable) continue;
+    int col = c.iColumn == -1 ? kUid : c.iColumn;
+    if (c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
+      if (col == kUid) eq_uid = i;
+      else if (col == kParent) eq_parent = i;
+      else if (col == kKind) eq_kind = i;
+      else if (col == kTrace) eq_trace = i;
+    } else if (col == kUid && (c.op == SQLITE_INDEX_CONSTRAINT_GT || c.op == SQLITE_INDEX_CONSTRAINT_GE)) {
+      low = i;
+    } else if (col == kUid && (c.op == SQLITE_INDEX_CONSTRAINT_LT || c.op == SQLITE_INDEX_CONSTRAINT_LE)) {
+      high = i;
+    }
+  }
+  int plan = 0, arg = 0;
+  double cost = n, rows = n;
+  auto use = [&](int i, int bit, bool omit) {
+    plan |= bit;
+    info->aConstraintUsage[i].argvIndex = ++arg;
+    info->aConstraintUsage[i].omit = omit;
+  };
+  if (eq_uid >= 0) {
+    use(eq_uid, kByUid, true);
+    cost = rows = 1;
+    info->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
+  } else if (eq_parent >= 0) {
+    use(eq_parent, kByParent, true);
+    cost = rows = 10;
+  } else if (eq_kind >= 0) {
+    use(eq_kind, kByKind, true);
+    cost = rows = n / 8;
+  }
+  if (eq_uid < 0) {
+    // uid bounds narrow any plan (lists are in uid order). The boundary value itself is
+    // re-checked by SQLite (omit = false), so GT vs GE need not be told apart here.
+    if (low >= 0) use(low, kUidLow, false), cost /= 4, rows /= 4;
+    if (high >= 0) use(high, kUidHigh, false), cost /= 4, rows /= 4;
+    if (eq_trace >= 0 && !(plan & (kByParent | kByKind))) use(eq_trace, kByTrace, true), cost /= 2, rows /= 2;
+  }
+  info->idxNum = plan;
+  info->estimatedCost = cost;
+  info->estimatedRows = (sqlite3_int64)std::max(1.0, rows);
+  if (info->nOrderBy == 1 && (info->aOrderBy[0].iColumn == kUid || info->aOrderBy[0].iColumn == -1) &&
+      !info->aOrderBy[0].desc)
+    info->orderByConsumed = 1;  // every plan yields rows in uid order
+  return SQLITE_OK;
+}
+
+int x_open(sqlite3_vtab* v, sqlite3_vtab_cursor** out) {
+  auto* c = new Cursor;
+  c->store = reinterpret_cast<Table*>(v)->store;
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+int x_close(sqlite3_vtab_cursor* c) {
+  delete reinterpret_cast<Cursor*>(c);
+  return SQLITE_OK;
+}
+
+bool int_arg(sqlite3_value* v, int64_t& out) {
+  int t = sqlite3_value_numeric_type(v);
+  if (t == SQLITE_INTEGER) {
+    out = sqlite3_value_int64(v);
+    return true;
+  }
+  if (t == SQLITE_FLOAT) {
+    double d = sqlite3_value_double(v);
+    out = (int64_t)d;
+    return (double)out == d;
+  }
+  return false;
+}
+
+int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_value** argv) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  const EventStore& s = *c->store;
+  c->use_list = false;
+  c->owned.clear();
+  c->at = 0;
+  c->pos = 0;
+  c->hi = s.total_rows;
+  c->lo_bound = 0;
+  c->hi_bound = INT64_MAX;
+  int a = 0;
+  int64_t v;
+  bool none = false;
+  if (plan & kByUid) {
+    if (int_arg(argv[a++], v) && v >= s.first_uid && v < s.first_uid + s.total_rows)
+      c->pos = v - s.first_uid, c->hi = c->pos + 1;
+    else
+      none = true;
+  }
+  if (plan & kByParent) {
+    c->use_list = true;
+    if (int_arg(argv[a++], v) && v >= s.first_uid && v < s.first_uid + s.total_rows) {
+      int64_t local;
+      const LoadedTrace& t = s.trace_at(v - s.first_uid, local);
+      int64_t base = t.uid_base - s.first_uid;
+      for (uint32_t k = t.child_start[local]; k < t.child_start[local + 1]; ++k)
+        c->owned.push_back((uint32_t)(base + t.children[k]));
+    }
+    c->list = c->owned.data();
+    c->list_size = c->owned.size();
+  }
+  if (plan & kByKind) {
+    c->use_list = true;
+    const char* k = (const char*)sqlite3_value_text(argv[a++]);
+    c->list_size = 0;
+    for (int i = 0; k && i < 15; ++i)
+      if (kind_name((Kind)i) == k && (size_t)i < s.rows_of_kind.size()) {
+        c->list = s.rows_of_kind[i].data();
+        c->list_size = s.rows_of_kind[i].size();
+      }
+  }
+  if (plan & kUidLow) {
+    if (int_arg(argv[a], v)) c->lo_bound = std::max<int64_t>(0, v - s.first_uid);
+    else if (sqlite3_value_type(argv[a]) == SQLITE_NULL) none = true;
+    ++a;
+  }
+  if (plan & kUidHigh) {
+    if (int_arg(argv[a], v)) c->hi_bound = std::max<int64_t>(0, v - s.first_uid + 1);
+    else if (sqlite3_value_type(argv[a]) == SQLITE_NULL) none = true;
+    ++a;
+  }
+  if (plan & kByTrace) {
+    none = true;
+    if (int_arg(argv[a++], v))
+      for (const auto& t : s.traces)
+        if (t->id == v) {
+          c->lo_bound = std::max(c->lo_bound, t->uid_base - s.first_uid);
+          c->hi_bound = std::min<int64_t>(c->hi_bound, t->uid_base - s.first_uid + (int64_t)t->rows.size());
+          none = false;
+        }
+  }
+  (void)argc;
+  if (!c->use_list) {
+    c->pos = std::max(c->pos, c->lo_bound);
+    c->hi = std::min(c->hi, c->hi_bound);
+  }
+  if (none || s.total_rows == 0) {
+    c->eof = true;
+    return SQLITE_OK;
+  }
+  c->settle();
+  return SQLITE_OK;
+}
+
+int x_next(sqlite3_vtab_cursor* cur) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  if (c->use_list) ++c->at;
+  else ++c->pos;
+  c->settle();
+  return SQLITE_OK;
+}
+
+int x_eof(sqlite3_vtab_cursor* cur) { return reinterpret_cast<Cursor*>(cur)->eof; }
+
+void result_int(sqlite3_context* ctx, int64_t v) {
+  if (v == kNull) sqlite3_result_null(ctx);
+  else sqlite3_result_int64(ctx, v);
+}
+void result_string(sqlite3_context* ctx, const StringPool& pool, uint32_t id) {
+  if (id == StringPool::kNone) return sqlite3_result_null(ctx);
+  std::string_view s = pool.get(id);
+  sqlite3_result_text(ctx, s.data(), (int)s.size(), SQLITE_STATIC);
+}
+void result_scalar(sqlite3_context* ctx, const StringPool& pool, int64_t v, bool text) {
+  if (text) result_string(ctx, pool, (uint32_t)v);
+  else result_int(ctx, v);
+}
+
+int x_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  const EventRec& e = *c->rec;
+  const LoadedTrace& t = *c->trace;
+  const EventStore& s = *c->store;
+  switch (col) {
+    case kUid: sqlite3_result_int64(ctx, s.first_uid + c->pos); break;
+    case kTrace: sqlite3_result_int64(ctx, t.id); break;
+    case kKind: {
+      std::string_view k = kind_name(e.kind);
+      sqlite3_result_text(ctx, k.data(), (int)k.size(), SQLITE_STATIC);
+      break;
+    }
+    case kCat: result_string(ctx, s.strings, e.cat); break;
+    case kName: result_string(ctx, s.strings, e.name); break;
+    case kPh:
+      if (e.ph) sqlite3_result_text(ctx, &e.ph, 1, SQLITE_TRANSIENT);
+      else sqlite3_result_null(ctx);
+      break;
+    case kPid: result_scalar(ctx, s.strings, e.pid, e.is(EventRec::pid_text)); break;
+    case kTid: result_scalar(ctx, s.strings, e.tid, e.is(EventRec::tid_text)); break;
+    case kTs: result_int(ctx, e.ts); break;
+    case kDur: result_int(ctx, e.dur); break;
+    case kEnd: result_int(ctx, e.end()); break;
+    case kParent: result_int(ctx, e.parent < 0 ? kNull : t.uid_base + e.parent); break;
+    case kDepth: sqlite3_result_int(ctx, e.depth); break;
+    case kStep: result_int(ctx, e.step == EventRec::kNull32 ? kNull : e.step); break;
+    case kStream: result_int(ctx, e.stream); break;
+    case kDevice: result_int(ctx, e.device == EventRec::kNull32 ? kNull : e.device); break;
+    case kCorrelation: result_int(ctx, e.correlation); break;
+    case kExternalId: result_int(ctx, e.external_id); break;
+    case kSeq: result_int(ctx, e.seq); break;
+    case kFwd: result_int(ctx, e.fwd < 0 ? kNull : t.uid_base + e.fwd); break;
+    case kFlowId: result_scalar(ctx, s.strings, e.flow_id, e.is(EventRec::flow_text)); break;
+    case kArgs:
+      if (e.is(EventRec::has_args)) {
+        std::string_view a = s.args.get(e.args, e.args_len);
+        sqlite3_result_text(ctx, a.data(), (int)a.size(), SQLITE_STATIC);
+      } else {
+        sqlite3_result_null(ctx);
+      }
+      break;
+    default: {  // args members, minified as SQLite's -> operator returns them
+      std::string_view m;
+      if (e.is(EventRec::has_args)) m = json_scan::find_member(s.args.get(e.args, e.args_len), kArgsMember[col - kInputDims]);
+      if (m.empty()) return sqlite3_result_null(ctx), SQLITE_OK;
+      c->scratch = json_scan::minify(m);
+      sqlite3_result_text(ctx, c->scratch.data(), (int)c->scratch.size(), SQLITE_TRANSIENT);
+    }
+  }
+  return SQLITE_OK;
+}
+
+int x_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  *rowid = c->store->first_uid + c->pos;
+  return SQLITE_OK;
+}
+
+const sqlite3_module kModule = {
+    /* iVersion */ 0, x_connect, x_connect, x_best_index, x_disconnect, x_disconnect, x_open, x_close,
+    x_filter, x_next, x_eof, x_column, x_rowid,
+    /* xUpdate .. xShadowName */ nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+    nullptr, nullptr};
+
+}  // namespace
+
+void register_event_module(sqlite3* db, EventStore* store) {
+  sqlite3_create_module_v2(db, "tlsql_event", &kModule, store, nullptr);
+}
+
+void save_database(sqlite3* db, const std::string& path) {
+  std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  std::filesystem::remove(tmp);
+  auto qualify = [](std::string_view sql) {
+    std::string s(sql);
+    for (size_t p = 0; (p = s.find("IF NOT EXISTS ", p)) != std::string::npos; p += 19) s.insert(p + 14, "save.");
+    return s;
+  };
+  try {
+    {
+      Statement attach(db, "ATTACH ? AS save");
+      sqlite3_bind_text(attach.get(), 1, tmp.c_str(), -1, SQLITE_TRANSIENT);
+      attach.step();
+    }
+    exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF; PRAGMA save.page_size=16384;");
+    exec_sql(db, qualify(sql_asset("schema")));
+    exec_sql(db, qualify(sql_asset("event_table")));
+    exec_sql(db, "BEGIN");
+    std::string cols;
+    for (int i = 0; i < kEventColumnCount && i <= kArgs; ++i) cols += fmt::format("{}\"{}\"", i ? ", " : "", kEventColumns[i].name);
+    exec_sql(db, fmt::format("INSERT INTO save.event({0}) SELECT {0} FROM main.event ORDER BY uid", cols));
+    for (const char* t : {"trace", "device", "health", "launch_link"})
+      exec_sql(db, fmt::format("INSERT INTO save.{0} SELECT * FROM main.{0}", t));
+    exec_sql(db, "COMMIT");
+    exec_sql(db, qualify(sql_asset("indexes")));
+    exec_sql(db, qualify(sql_asset("views")));
+    exec_sql(db, "ANALYZE save");
+    exec_sql(db, "DETACH save");
+  } catch (const SqlError& e) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "DETACH save", nullptr, nullptr, nullptr);
+    std::filesystem::remove(tmp);
+    throw SqlError(fmt::format("{}: cannot write the database: {}", path, e.what()));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw SqlError(fmt::format("{}: cannot write the database: {}", path, ec.message()));
+  }
+}
+
+}  // namespace tlsql

@@ -1,0 +1,29 @@
+// The `event` table of a freshly loaded database: an SQLite virtual table over EventStore's rows
+// (one generic module, like osquery's; constraint push-down on uid, parent, kind and trace).
+// Saved databases hold a real `event` table with the same columns instead.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <string>
+
+#include "event_store.h"
+
+namespace tlsql {
+
+// Registers the module "tlsql_event" on `db`; `store` must outlive the connection.
+void register_event_module(sqlite3* db, EventStore* store);
+
+// Column names and declared types, in order: shared by the virtual table and the saved table.
+struct EventColumn {
+  const char* name;
+  const char* type;
+};
+extern const EventColumn kEventColumns[];
+extern const int kEventColumnCount;
+
+// Writes the database (virtual `event` materialised as a real table) to `path`, atomically: a
+// temporary file beside it, renamed when complete. Throws SqlError.
+void save_database(sqlite3* db, const std::string& path);
+
+}  // namespace tlsql

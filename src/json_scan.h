@@ -1,0 +1,134 @@
+// Minimal string-aware JSON skipping over trusted-enough text: used to split traceEvents into
+// chunks (so the parser's memory stays bounded) and to pull one member out of an args object.
+// Validation is simdjson's job; these only need to find where values start and end.
+#pragma once
+
+#include <emmintrin.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace tlsql::json_scan {
+
+constexpr size_t npos = std::string_view::npos;
+
+inline bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+inline size_t skip_ws(const char* d, size_t n, size_t p) {
+  while (p < n && is_ws(d[p])) ++p;
+  return p;
+}
+
+// p at the opening quote; returns the index after the closing quote, or npos if the text ends.
+inline size_t skip_string(const char* d, size_t n, size_t p) {
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+  ++p;
+  for (;;) {
+    while (p + 16 <= n) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+      int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+      if (m) {
+        p += __builtin_ctz(m);
+        goto found;
+      }
+      p += 16;
+    }
+    while (p < n && d[p] != '"' && d[p] != '\\') ++p;
+    if (p >= n) return npos;
+  found:
+    if (d[p] == '\\') {
+      p += 2;
+      if (p > n) return npos;
+      continue;
+    }
+    return p + 1;
+  }
+}
+
+// p at the first byte of a value; returns the index just past it, or npos if the text ends
+// inside it. Brackets are matched by count only: simdjson checks their kinds later.
+inline size_t skip_value(const char* d, size_t n, size_t p) {
+  if (p >= n) return npos;
+  char c = d[p];
+  if (c == '"') return skip_string(d, n, p);
+  if (c == '{' || c == '[') {
+    // '[' | 0x20 == '{' and ']' | 0x20 == '}', so two compares find all four brackets.
+    const __m128i quote = _mm_set1_epi8('"'), open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'),
+                  low = _mm_set1_epi8(0x20);
+    long depth = 0;
+    while (p < n) {
+      while (p + 16 <= n) {
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+        __m128i f = _mm_or_si128(v, low);
+        int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                                               _mm_or_si128(_mm_cmpeq_epi8(f, open), _mm_cmpeq_epi8(f, close))));
+        if (m) {
+          p += __builtin_ctz(m);
+          break;
+        }
+        p += 16;
+      }
+      if (p >= n) break;
+      c = d[p];
+      if (c == '"') {
+        p = skip_string(d, n, p);
+        if (p == npos) return npos;
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      else if (c == '}' || c == ']') {
+        if (--depth == 0) return p + 1;
+      }
+      ++p;
+    }
+    return npos;
+  }
+  while (p < n && !is_ws(d[p]) && d[p] != ',' && d[p] != '}' && d[p] != ']') ++p;
+  return p;
+}
+
+// The raw text of member `key` of the JSON object `obj` (top level only), or empty if absent.
+inline std::string_view find_member(std::string_view obj, std::string_view key) {
+  const char* d = obj.data();
+  size_t n = obj.size(), p = skip_ws(d, n, 0);
+  if (p >= n || d[p] != '{') return {};
+  ++p;
+  for (;;) {
+    p = skip_ws(d, n, p);
+    if (p >= n || d[p] != '"') return {};
+    size_t kend = skip_string(d, n, p);
+    if (kend == npos) return {};
+    std::string_view k(d + p + 1, kend - p - 2);
+    p = skip_ws(d, n, kend);
+    if (p >= n || d[p] != ':') return {};
+    p = skip_ws(d, n, p + 1);
+    size_t vend = skip_value(d, n, p);
+    if (vend == npos) return {};
+    if (k == key) return {d + p, vend - p};
+    p = skip_ws(d, n, vend);
+    if (p >= n || d[p] != ',') return {};
+    ++p;
+  }
+}
+
+// Drops whitespace outside strings: the form SQLite's json functions return.
+inline std::string minify(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (size_t p = 0; p < v.size();) {
+    char c = v[p];
+    if (c == '"') {
+      size_t e = skip_string(v.data(), v.size(), p);
+      if (e == npos) e = v.size();
+      out.append(v.substr(p, e - p));
+      p = e;
+    } else {
+      if (!is_ws(c)) out += c;
+      ++p;
+    }
+  }
+  return out;
+}
+
+}  // namespace tlsql::json_scan

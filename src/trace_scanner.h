@@ -1,0 +1,47 @@
+// Splits a trace's JSON text into chunks of whole events (the "tokenizer" half of the importer,
+// as in Perfetto's JSON importer): it walks the top-level object, keeps every key but
+// traceEvents as metadata, and cuts the traceEvents array into ~8 MB runs of elements, each
+// copied into its own padded buffer as a small JSON array that simdjson can parse on its own.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "health.h"
+#include "input.h"
+
+namespace tlsql {
+
+struct EventChunk {
+  TextBuffer text;        // "[" + elements + "]"
+  size_t source_offset;   // where text[1] was in the input
+  size_t first_row = 0;   // position in traceEvents of the first element
+  size_t events = 0;      // elements in the chunk
+};
+
+class TraceScanner {
+ public:
+  TraceScanner(InputSource& in, std::string path) : in_(in), path_(std::move(path)) {}
+  // Calls `emit` for each chunk, in order; `emit` returns false to stop early. Throws LoadError on
+  // a structural error (truncated file, not a trace, trailing content).
+  // `spare` supplies a buffer to reuse for the next chunk (or an empty one).
+  void run(const std::function<bool(EventChunk&&)>& emit, const std::function<TextBuffer()>& spare, Health& health);
+  const std::string& metadata() const { return metadata_; }
+  bool bare_array() const { return bare_array_; }
+  size_t chunk_bytes = 8u << 20;
+
+ private:
+  [[noreturn]] void fail(size_t offset, const std::string& what) const;
+  size_t scan_events(size_t p, const std::function<bool(EventChunk&&)>& emit, const std::function<TextBuffer()>& spare);
+  size_t value_end(size_t p) const;
+
+  InputSource& in_;
+  std::string path_, metadata_;
+  bool bare_array_ = false, stopped_ = false;
+  size_t events_ = 0;  // elements of traceEvents seen so far
+
+ public:
+  size_t events() const { return events_; }
+};
+
+}  // namespace tlsql
