@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(g++ cmake ninja-build pkg-config libsqlite3-dev libsimdjson-dev libfmt-dev doctest-dev
-          libcli11-dev libedit-dev libdeflate-dev)
+          libcli11-dev libedit-dev libisal-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -56,7 +57,8 @@ struct Cursor {
 
   void settle() {
     if (use_list) {
-      while (at < list_size && (int64_t)list[at] < lo_bound) ++at;
+      if (at < list_size && (int64_t)list[at] < lo_bound)
+        at = std::lower_bound(list + at, list + list_size, (uint32_t)std::min<int64_t>(lo_bound, UINT32_MAX)) - list;
       eof = at >= list_size || (int64_t)list[at] >= hi_bound;
       if (!eof) pos = list[at];
     } else {

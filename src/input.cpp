@@ -1,11 +1,12 @@
 #include "input.h"
 
 #include <fcntl.h>
-#include <libdeflate.h>
+#include <isa-l/igzip_lib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
@@ -27,11 +28,7 @@ void TextBuffer::resize(size_t size) {
 namespace {
 
 constexpr size_t kPage = 4096;
-
-char* map_anonymous(size_t len) {
-  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
-}
+constexpr size_t kWindow = 64u << 20;
 
 struct Fd {
   int fd;
@@ -40,7 +37,12 @@ struct Fd {
 
 }  // namespace
 
-InputSource::InputSource(const std::string& path) {
+struct InputSource::Inflater {
+  inflate_state state;
+  size_t in_pos = 0;  // compressed bytes consumed
+};
+
+InputSource::InputSource(const std::string& path) : path_(path) {
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
@@ -48,74 +50,80 @@ InputSource::InputSource(const std::string& path) {
   if (S_ISDIR(st.st_mode)) throw LoadError(fmt::format("{}: cannot read: is a directory", path));
   file_bytes_ = (size_t)st.st_size;
   if (file_bytes_ == 0) return;
-  // The file is mapped with one spare page so reads a little past the end (SIMD loops) are safe.
+  // Mapped with a spare zero page after the end, so reads a little past it (SIMD loops) are safe.
   map_len_ = (file_bytes_ + 2 * kPage) & ~(kPage - 1);
-  map_ = map_anonymous(map_len_);
-  if (!map_) throw LoadError(fmt::format("{}: out of memory mapping {} bytes", path, file_bytes_));
-  if (::mmap(map_, file_bytes_, PROT_READ, MAP_PRIVATE | MAP_FIXED, f.fd, 0) == MAP_FAILED)
+  void* anon = ::mmap(nullptr, map_len_, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (anon == MAP_FAILED) throw LoadError(fmt::format("{}: out of memory mapping {} bytes", path, file_bytes_));
+  map_ = static_cast<char*>(anon);
+  if (::mmap(map_, file_bytes_, PROT_READ, MAP_PRIVATE | MAP_FIXED, f.fd, 0) == MAP_FAILED) {
+    ::munmap(map_, map_len_);
+    map_ = nullptr;
     throw LoadError(fmt::format("{}: cannot map: {}", path, std::strerror(errno)));
-  ::madvise(map_, file_bytes_, MADV_SEQUENTIAL);
-  data_ = map_;
-  size_ = file_bytes_;
-  if (size_ < 2 || (unsigned char)data_[0] != 0x1f || (unsigned char)data_[1] != 0x8b) return;
-
-  // gzip: inflate every member with libdeflate (about twice zlib's speed). The trailer's ISIZE is
-  // the size mod 2^32, so larger outputs are found by trying ISIZE + k * 4 GiB.
-  gzip_ = true;
-  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
-      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
-  const unsigned char* in = (const unsigned char*)map_;
-  size_t in_size = file_bytes_, in_pos = 0, out_size = 0, out_cap = 0;
-  char* out = nullptr;
-  auto grow = [&](size_t cap) {
-    size_t len = (cap + 2 * kPage) & ~(kPage - 1);
-    char* n = map_anonymous(len);
-    if (!n) throw LoadError(fmt::format("{}: out of memory inflating to {} bytes", path, cap));
-    if (out) {
-      std::memcpy(n, out, out_size);
-      ::munmap(out, (out_cap + 2 * kPage) & ~(kPage - 1));
-    }
-    out = n;
-    out_cap = cap;
-  };
-  try {
-    while (in_pos < in_size) {
-      if (in_size - in_pos < 18) throw LoadError(fmt::format("{}: corrupt gzip: truncated member at byte {}", path, in_pos));
-      uint32_t isize;
-      std::memcpy(&isize, in + in_size - 4, 4);  // exact for the last (usually only) member
-      for (uint64_t guess = isize;; guess += (uint64_t)1 << 32) {
-        if (out_cap < out_size + std::max<uint64_t>(guess, 1)) grow(out_size + std::max<uint64_t>(guess, 1));
-        size_t used = 0, produced = 0;
-        auto r = libdeflate_gzip_decompress_ex(d.get(), in + in_pos, in_size - in_pos, out + out_size,
-                                               out_cap - out_size, &used, &produced);
-        if (r == LIBDEFLATE_SUCCESS) {
-          out_size += produced;
-          in_pos += used;
-          break;
-        }
-        if (r != LIBDEFLATE_INSUFFICIENT_SPACE || guess > ((uint64_t)1 << 40))
-          throw LoadError(fmt::format("{}: corrupt gzip data (member at byte {}): {}", path, in_pos,
-                                      r == LIBDEFLATE_BAD_DATA ? "bad data or checksum" : "cannot decompress"));
-      }
-      while (in_pos < in_size && in[in_pos] == 0) ++in_pos;  // zero padding after the last member
-    }
-  } catch (...) {
-    if (out) ::munmap(out, (out_cap + 2 * kPage) & ~(kPage - 1));
-    throw;
   }
-  ::munmap(map_, map_len_);
-  map_ = out;
-  map_len_ = (out_cap + 2 * kPage) & ~(kPage - 1);
-  data_ = out;
-  size_ = out_size;
+  ::madvise(map_, file_bytes_, MADV_SEQUENTIAL);
+  if (file_bytes_ >= 2 && (unsigned char)map_[0] == 0x1f && (unsigned char)map_[1] == 0x8b) {
+    gzip_ = true;
+    eof_ = false;
+    inflater_ = std::make_unique<Inflater>();
+    isal_inflate_init(&inflater_->state);
+    inflater_->state.crc_flag = ISAL_GZIP;
+    buffer_.resize(kWindow);
+    window_ = buffer_.data();
+    refill(0);
+    return;
+  }
+  window_ = map_;
+  avail_ = file_bytes_;
 }
 
 InputSource::~InputSource() {
   if (map_) ::munmap(map_, map_len_);
 }
 
+bool InputSource::refill(size_t keep) {
+  if (!gzip_ || eof_) return false;
+  // Slide what must be kept to the front; grow the window only if it is all still needed.
+  size_t kept = base_ + avail_ - std::clamp(keep, base_, base_ + avail_);
+  if (kept) std::memmove(buffer_.data(), buffer_.data() + (avail_ - kept), kept);
+  base_ += avail_ - kept;
+  avail_ = kept;
+  if (buffer_.size() - avail_ < kWindow / 4) buffer_.resize(buffer_.size() * 2);
+  window_ = buffer_.data();
+  inflate_state& z = inflater_->state;
+  size_t before = avail_;
+  while (avail_ < buffer_.size()) {
+    if (z.block_state == ISAL_BLOCK_FINISH) {
+      // Next gzip member, if any (zero padding after the last one is tolerated).
+      while (inflater_->in_pos < file_bytes_ && map_[inflater_->in_pos] == 0) ++inflater_->in_pos;
+      if (inflater_->in_pos >= file_bytes_) {
+        eof_ = true;
+        break;
+      }
+      isal_inflate_reset(&z);
+      z.crc_flag = ISAL_GZIP;
+    }
+    size_t in_left = file_bytes_ - inflater_->in_pos;
+    z.next_in = reinterpret_cast<uint8_t*>(map_ + inflater_->in_pos);
+    z.avail_in = (uint32_t)std::min<size_t>(in_left, 1u << 30);
+    z.next_out = reinterpret_cast<uint8_t*>(buffer_.data() + avail_);
+    z.avail_out = (uint32_t)std::min<size_t>(buffer_.size() - avail_, 1u << 30);
+    uint32_t out_before = z.avail_out, in_before = z.avail_in;
+    int rc = isal_inflate(&z);
+    inflater_->in_pos += in_before - z.avail_in;
+    avail_ += out_before - z.avail_out;
+    if (rc < 0)
+      throw LoadError(fmt::format("{}: corrupt gzip data near compressed byte {}: {}", path_, inflater_->in_pos,
+                                  rc == ISAL_INCORRECT_CHECKSUM ? "checksum mismatch" : "invalid deflate stream"));
+    if (z.block_state != ISAL_BLOCK_FINISH && z.avail_in == 0 && inflater_->in_pos >= file_bytes_)
+      throw LoadError(fmt::format("{}: corrupt gzip data: the compressed stream ends early (truncated file?)", path_));
+  }
+  std::memset(buffer_.data() + avail_, 0, std::min<size_t>(TextBuffer::kPadding, buffer_.capacity() - avail_));
+  return avail_ > before;
+}
+
 void InputSource::release_before(size_t offset) {
-  size_t end = std::min(offset, size_) & ~(kPage - 1);
+  if (gzip_ || !map_) return;
+  size_t end = std::min(offset, file_bytes_) & ~(kPage - 1);
   if (end > released_) {
     ::madvise(map_ + released_, end - released_, MADV_DONTNEED);
     released_ = end;

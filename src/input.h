@@ -35,6 +35,10 @@ class TextBuffer {
   size_t size_ = 0, capacity_ = 0;
 };
 
+// The JSON text of a trace file, seen through a window that moves forward. A plain file is
+// memory-mapped whole (the window is the file); a gzip file (detected by magic, not by name) is
+// inflated as a stream with ISA-L into a reused window, so a multi-GB .json.gz never needs its
+// inflated size in memory (and a gzip bomb cannot exhaust it).
 class InputSource {
  public:
   // Opens `path`; throws LoadError.
@@ -43,19 +47,31 @@ class InputSource {
   InputSource(const InputSource&) = delete;
   InputSource& operator=(const InputSource&) = delete;
 
-  const char* data() const { return data_; }
-  size_t size() const { return size_; }        // JSON text bytes
-  size_t file_bytes() const { return file_bytes_; }
-  bool gzip() const { return gzip_; }
+  // Bytes [base(), base() + avail()) of the text are at window(); SIMD reads may run 64 bytes on.
+  const char* window() const { return window_; }
+  size_t base() const { return base_; }
+  size_t avail() const { return avail_; }
+  bool at_end() const { return eof_; }
+  // Keeps the text from offset `keep` on and appends more. Returns false at the end of the text.
+  // Throws LoadError for corrupt gzip data.
+  bool refill(size_t keep);
   // Drops the pages wholly before `offset` from memory; the loader never reads them again.
   void release_before(size_t offset);
 
+  size_t file_bytes() const { return file_bytes_; }
+  bool gzip() const { return gzip_; }
+
  private:
-  char* map_ = nullptr;
-  size_t map_len_ = 0, released_ = 0;
-  const char* data_ = nullptr;
-  size_t size_ = 0, file_bytes_ = 0;
-  bool gzip_ = false;
+  std::string path_;
+  char* map_ = nullptr;  // the mapped file
+  size_t map_len_ = 0, released_ = 0, file_bytes_ = 0;
+  bool gzip_ = false, eof_ = true;
+  const char* window_ = nullptr;
+  size_t base_ = 0, avail_ = 0;
+  // gzip streaming state
+  struct Inflater;
+  std::unique_ptr<Inflater> inflater_;
+  TextBuffer buffer_;
 };
 
 // Rewrites the text so that every JSON string holds valid UTF-8 and no raw control characters:

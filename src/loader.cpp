@@ -112,7 +112,6 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
   Health health;
   InputSource in(path);
   st.file_bytes = in.file_bytes();
-  st.json_bytes = in.size();
   st.read_s = seconds_since(t);
   done("read");
 
@@ -121,7 +120,7 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
   trace->id = (int64_t)store.traces.size();
   trace->uid_base = store.first_uid + store.total_rows;
   // Reserved for small events (~100 bytes of JSON each); pages never written are never resident.
-  trace->rows.reserve(in.size() / 100 + 16);
+  trace->rows.reserve((in.gzip() ? in.file_bytes() * 8 : in.file_bytes()) / 100 + 16);
 
   // Two threads: the scanner cuts chunks and, whenever two are already waiting, parses one
   // itself; the main thread parses. Each has its own health counts, string cache and arena
@@ -193,6 +192,7 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
   for (const Health* h : {&scan_health, &main_worker.health, &scan_worker.health})
     for (const auto& [check, row] : h->rows()) health.add(check, row.example, row.detail, row.count);
   trace->metadata = scanner.bare_array() ? std::string() : scanner.metadata();
+  st.json_bytes = in.base() + in.avail();
   if (trace->rows.empty()) health.add("no_events", -1, "traceEvents is empty");
   st.parse_s = seconds_since(t);
   done("parse");
@@ -206,7 +206,7 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
   t = clock::now();
   try {
     create_schema(db);
-    write_trace(db, *trace, path, in.size(), tree.launches(), health);
+    write_trace(db, *trace, path, st.json_bytes, tree.launches(), health);
   } catch (const SqlError& e) {
     throw LoadError(fmt::format("{}: cannot store the trace: {}", path, e.what()));
   }

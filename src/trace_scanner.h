@@ -22,26 +22,31 @@ struct EventChunk {
 class TraceScanner {
  public:
   TraceScanner(InputSource& in, std::string path) : in_(in), path_(std::move(path)) {}
-  // Calls `emit` for each chunk, in order; `emit` returns false to stop early. Throws LoadError on
-  // a structural error (truncated file, not a trace, trailing content).
-  // `spare` supplies a buffer to reuse for the next chunk (or an empty one).
+  // Calls `emit` for each chunk, in order (`emit` returns false to stop early); `spare` supplies a
+  // buffer to reuse for the next chunk. Throws LoadError on a structural error (truncated file,
+  // not a trace, trailing content).
   void run(const std::function<bool(EventChunk&&)>& emit, const std::function<TextBuffer()>& spare, Health& health);
   const std::string& metadata() const { return metadata_; }
   bool bare_array() const { return bare_array_; }
+  size_t events() const { return events_; }
   size_t chunk_bytes = 8u << 20;
 
  private:
   [[noreturn]] void fail(size_t offset, const std::string& what) const;
+  // Offsets are into the whole text; the input shows a window of it.
+  char at(size_t p);               // the byte at p, or 0 at the end of the text
+  size_t skip_ws(size_t p);
+  size_t value_end(size_t p);      // just past the value starting at p
+  std::string_view text(size_t from, size_t to) const {
+    return {in_.window() + (from - in_.base()), to - from};
+  }
   size_t scan_events(size_t p, const std::function<bool(EventChunk&&)>& emit, const std::function<TextBuffer()>& spare);
-  size_t value_end(size_t p) const;
 
   InputSource& in_;
   std::string path_, metadata_;
   bool bare_array_ = false, stopped_ = false;
   size_t events_ = 0;  // elements of traceEvents seen so far
-
- public:
-  size_t events() const { return events_; }
+  size_t keep_ = SIZE_MAX;  // earliest offset the window must keep (start of a pending chunk)
 };
 
 }  // namespace tlsql

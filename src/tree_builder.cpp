@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
+#include <exception>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include "kind.h"
@@ -39,22 +41,37 @@ struct Place {
   bool operator==(const Place& o) const { return thread == o.thread && ts == o.ts; }
 };
 struct PlaceHash {
-  size_t operator()(const Place& p) const { return std::hash<int64_t>()(p.ts * 31 + p.thread); }
+  size_t operator()(const Place& p) const { return std::hash<uint64_t>()((uint64_t)p.ts * 31u + (uint64_t)p.thread); }
 };
 
 }  // namespace
 
+// Stages that touch disjoint events or fields run in pairs on the two cores: host nesting
+// writes host parents while GPU linking writes GPU parents, and so on.
 void ProfileTreeBuilder::build() {
+  auto both = [](auto&& a, auto&& b) {
+    std::exception_ptr error;
+    std::thread t([&] {
+      try {
+        a();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    b();
+    t.join();
+    if (error) std::rethrow_exception(error);
+  };
   group_threads();
   join_begin_end();
-  nest_host_events();
-  link_gpu_events();
-  attach_thread_roots();
+  Health gpu_health;  // Health is not thread-safe: the GPU stage counts into its own
+  both([&] { nest_host_events(); attach_thread_roots(); }, [&] { link_gpu_events(gpu_health); });
+  for (const auto& [check, row] : gpu_health.rows()) h_.add(check, row.example, row.detail, row.count);
   compute_depths();
-  assign_steps();
-  link_backward_to_forward();
-  find_launchers();
-  build_children();
+  Health fwd_health;
+  both([&] { assign_steps(); }, [&] { link_backward_to_forward(fwd_health); });
+  for (const auto& [check, row] : fwd_health.rows()) h_.add(check, row.example, row.detail, row.count);
+  both([&] { find_launchers(); }, [&] { build_children(); });
 }
 
 // Every event with a (pid, tid) gets a thread index; host tree members are listed per thread.
@@ -164,7 +181,7 @@ void ProfileTreeBuilder::nest_host_events() {
   }
 }
 
-void ProfileTreeBuilder::link_gpu_events() {
+void ProfileTreeBuilder::link_gpu_events(Health& h) {
   // Runtime calls by correlation id: a sorted vector beats a hash map at millions of entries.
   std::vector<std::pair<int64_t, int32_t>> by_corr;
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i)
@@ -173,7 +190,7 @@ void ProfileTreeBuilder::link_gpu_events() {
   std::sort(by_corr.begin(), by_corr.end());
   for (size_t k = 1; k < by_corr.size(); ++k)
     if (by_corr[k].first == by_corr[k - 1].first)
-      h_.add("duplicate_correlation", by_corr[k].second, "runtime calls sharing a correlation id with an earlier one (GPU work goes to the first)");
+      h.add("duplicate_correlation", by_corr[k].second, "runtime calls sharing a correlation id with an earlier one (GPU work goes to the first)");
 
   std::vector<int32_t> unlinked;
   int64_t gpu_work = 0;
@@ -218,7 +235,7 @@ void ProfileTreeBuilder::link_gpu_events() {
     }
     k = j;
   }
-  if (unmatched) h_.add("flow_unmatched", example, "launch flows ('s'/'f') whose other end is missing", unmatched);
+  if (unmatched) h.add("flow_unmatched", example, "launch flows ('s'/'f') whose other end is missing", unmatched);
 
   if (!unlinked.empty() && !pairs.empty()) {
     std::unordered_map<Place, int32_t, PlaceHash> gpu_at;  // unlinked GPU events by place
@@ -232,7 +249,7 @@ void ProfileTreeBuilder::link_gpu_events() {
       if (e.kind != Kind::runtime && e.kind != Kind::driver) continue;
       if (auto it = want.find({thread_of_[i], e.ts}); it != want.end()) {
         ev_[it->second].parent = i;
-        h_.add("gpu_linked_by_flow", it->second, "GPU events linked to their launch by an ac2g flow (no matching correlation)");
+        h.add("gpu_linked_by_flow", it->second, "GPU events linked to their launch by an ac2g flow (no matching correlation)");
         want.erase(it);
       }
     }
@@ -240,7 +257,7 @@ void ProfileTreeBuilder::link_gpu_events() {
                    unlinked.end());
   }
   if (!unlinked.empty())
-    h_.add("gpu_without_launch", unlinked.front(),
+    h.add("gpu_without_launch", unlinked.front(),
            fmt::format("GPU events (kernel/memcpy/memset) with no runtime call of their correlation id in the trace, "
                        "e.g. launched before profiling started: {} of {} linked ({:.2f}%)",
                        gpu_work - (int64_t)unlinked.size(), gpu_work,
@@ -345,7 +362,7 @@ void ProfileTreeBuilder::assign_steps() {
 // profiler draws those flows: the last forward op (by start) with the same "Sequence number".
 // Ops that create no autograd node only peek the counter, so several share a number and the
 // one that created the node is the last of them (aten::to, _to_copy, ..., aten::gather).
-void ProfileTreeBuilder::link_backward_to_forward() {
+void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
   bool any_backward = false;
   for (const EventRec& e : ev_) any_backward |= e.is(EventRec::backward);
   if (!any_backward) return;
@@ -396,7 +413,7 @@ void ProfileTreeBuilder::link_backward_to_forward() {
     if (it != forward.begin() && std::prev(it)->seq == e.seq)
       e.fwd = std::prev(it)->idx;
     else
-      h_.add("backward_without_forward", i, "backward ops whose forward op (same Sequence number) is not in the trace");
+      h.add("backward_without_forward", i, "backward ops whose forward op (same Sequence number) is not in the trace");
   }
 }
 

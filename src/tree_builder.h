@@ -26,11 +26,11 @@ class ProfileTreeBuilder {
   void group_threads();
   void join_begin_end();
   void nest_host_events();
-  void link_gpu_events();
+  void link_gpu_events(Health& h);
   void attach_thread_roots();
   void compute_depths();
   void assign_steps();
-  void link_backward_to_forward();
+  void link_backward_to_forward(Health& h);
   void find_launchers();
   void build_children();
   std::string_view name(const EventRec& e) const {

@@ -35,6 +35,14 @@ double time_query(sqlite3* db, const std::string& sql) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+std::string scalar(sqlite3* db, const std::string& sql) {
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
+  std::string v = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) ? (const char*)sqlite3_column_text(s, 0) : "NULL";
+  sqlite3_finalize(s);
+  return v;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,10 +83,21 @@ int main(int argc, char** argv) {
     double peak = std::max({stage_peak[0], stage_peak[1], stage_peak[2], stage_peak[3], index_peak});
     fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}   ({:.2f}x the JSON size)\n", "total", total, mb / total, peak,
                peak / mb);
+    // Tree walks of one uid in the middle of the trace (until issue 4's table-valued functions
+    // land, the same walks as recursive CTEs): each must cost O(answer), not O(trace).
     int64_t mid = st.events / 2;
-    fmt::print("  query ms: count(*) FROM kernel {:.2f}; children(parent=x) {:.3f}\n",
-               time_query(db, "SELECT count(*) FROM kernel"),
-               time_query(db, fmt::format("SELECT uid FROM event WHERE parent = (SELECT parent FROM event WHERE uid = {})", mid)));
+    std::string kern = scalar(db, fmt::format("SELECT min(uid) FROM kernel WHERE uid >= {}", mid));
+    std::string op = scalar(db, fmt::format("SELECT launcher FROM kernel WHERE uid = {}", kern));
+    fmt::print("  query ms: count(*) FROM kernel {:.2f}\n", time_query(db, "SELECT count(*) FROM kernel"));
+    fmt::print("  query ms: children {:.3f}, ancestors {:.3f}, descendants {:.3f}, launched {:.3f}\n",
+               time_query(db, fmt::format("SELECT uid FROM event WHERE parent = (SELECT parent FROM event WHERE uid = {})", op)),
+               time_query(db, fmt::format("WITH RECURSIVE a(u) AS (SELECT parent FROM event WHERE uid = {} UNION ALL "
+                                          "SELECT e.parent FROM event e JOIN a ON e.uid = a.u) SELECT count(*) FROM a", kern)),
+               time_query(db, fmt::format("WITH RECURSIVE d(u) AS (SELECT {} UNION ALL SELECT e.uid FROM event e "
+                                          "JOIN d ON e.parent = d.u) SELECT count(*) FROM d", op)),
+               time_query(db, fmt::format("WITH RECURSIVE d(u) AS (SELECT {} UNION ALL SELECT e.uid FROM event e "
+                                          "JOIN d ON e.parent = d.u) SELECT count(*) FROM d JOIN event g ON g.uid = d.u "
+                                          "WHERE g.kind IN ('kernel', 'memcpy', 'memset')", op)));
     sqlite3_close(db);
   }
   return 0;
