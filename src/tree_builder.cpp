@@ -170,8 +170,15 @@ void ProfileTreeBuilder::nest_host_events() {
           stack.pop_back();
           continue;
         } else {
-          h_.add("overlap_not_nested", i, "events partially overlapping the open event on their thread: made its sibling, not its child");
-          parent = top.parent;
+          // A real partial overlap (e.g. ProfilerStep#N opened inside the python call that
+          // records it and outliving it): not the overlapped event's child, but the child of the
+          // innermost open event that does contain it.
+          h_.add("overlap_not_nested", i, "events partially overlapping an open event on their thread: nested under the innermost open event that contains them");
+          for (size_t k = stack.size(); k-- > 0;)
+            if (ev_[stack[k]].ts + dur0(stack[k]) >= end) {
+              parent = stack[k];
+              break;
+            }
         }
         break;
       }

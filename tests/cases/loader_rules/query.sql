@@ -6,7 +6,8 @@
 --  3 rounded_end [40,100.5)   overruns outer by 0.5 µs < 1 µs: nested (rounded end)
 --  4 rounded_start [99.6,109.6) starts 0.9 µs before 3's end and 0.4 µs before outer's:
 --                             closes both (rounded start) -> a root, counted once
---  5 partial [200,250), 6 overlapper [220,320): a real partial overlap -> 6 is 5's sibling (root)
+--  5 partial [200,250), 6 overlapper [220,320): a real partial overlap -> 6 is not 5's child but
+--                             the child of the innermost open event containing it: 18 container
 --  7 [260,270) inside 6       -> 6
 --  8 B at 400 / 9 E at 450    joined: dur 50 µs on the B row; the E row hangs under its B
 -- 10 another thread of pid 1 at 410: attached under the main thread's (tid == pid) open annotation 8
@@ -16,5 +17,6 @@
 -- 14 invalid UTF-8 byte -> U+FFFD; 15 raw control character: the JSON is repaired, the name keeps the byte
 -- 16 correlation 2^64-1 -> two's complement -1
 -- 17 B never closed: dur NULL
+-- 18 container [190,390)      holds 5 and 6 (last in the file: sorting by time, not file order)
 SELECT uid, kind, ph, name, ts, dur, parent, depth, correlation FROM event ORDER BY uid;
 SELECT "check", count, example_uid FROM health ORDER BY "check";
