@@ -1,9 +1,9 @@
 // tlsql: load PyTorch profiler traces into SQLite and answer SQL about them.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -22,30 +22,34 @@ bool is_sqlite_file(const std::string& path) {
   return f.read(magic, 16) && std::string_view(magic, 16) == std::string_view("SQLite format 3\0", 16);
 }
 
-std::string human_count(int64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = (int)s.size() - 3; i > 0; i -= 3) s.insert(i, ",");
-  return s;
+std::string human_count(int64_t n) {  // 412331 -> "412,331"
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && digits[i - 1] != '-' && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
-  app.set_version_flag("--version", std::string("tlsql ") + "0.1.0");
+  app.set_version_flag("--version", "tlsql 0.1.0");
   std::vector<std::string> traces, commands;
   std::string script, out_db;
   bool bail = false, quiet = false;
   std::string mode_flag;
   app.add_option("TRACE", traces, "trace files (.json, .json.gz) or one saved .db");
-  app.add_option("-c", commands, "run SQL (statements and dot-commands) and exit; may be repeated")->allow_extra_args(false);
+  app.add_option("-c", commands, "run SQL (statements and dot-commands) and exit; may be repeated")
+      ->allow_extra_args(false);
   app.add_option("-f", script, "run a script file and exit")->check(CLI::ExistingFile);
   app.add_option("-o", out_db, "save the loaded database to FILE.db (reopen it later with `tlsql FILE.db`)");
   app.add_flag("--bail", bail, "stop at the first error");
   app.add_flag("-q", quiet, "no banner or load summary");
   for (const char* m : {"csv", "json", "box", "markdown", "table", "line"})
-    app.add_flag_callback(std::string("--") + m, [&mode_flag, m] { mode_flag = m; },
-                          std::string("output mode ") + m);
+    app.add_flag_callback(
+        fmt::format("--{}", m), [&mode_flag, m] { mode_flag = m; }, fmt::format("output mode {}", m));
   app.footer(
       "Default output: box on a terminal, csv when piped. With no -c/-f, SQL is read from stdin when it\n"
       "is not a terminal, else an interactive prompt opens. Exit code 1 if loading or any statement failed.");
@@ -58,11 +62,12 @@ int main(int argc, char** argv) {
   bool open_saved = traces.size() == 1 && is_sqlite_file(traces[0]);
   for (size_t i = 0; i < traces.size() && !open_saved; ++i)
     if (is_sqlite_file(traces[i])) {
-      fmt::print(stderr, "tlsql: error: {}: a saved database can only be opened on its own, not with traces\n", traces[i]);
+      fmt::print(stderr, "tlsql: error: {}: a saved database can only be opened on its own, not with traces\n",
+                 traces[i]);
       return 1;
     }
-  if (sqlite3_open_v2(open_saved ? traces[0].c_str() : ":memory:", &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(open_saved ? traces[0].c_str() : ":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      nullptr) != SQLITE_OK) {
     fmt::print(stderr, "tlsql: error: {}: {}\n", open_saved ? traces[0] : ":memory:", sqlite3_errmsg(db));
     return 1;
   }
@@ -76,7 +81,8 @@ int main(int argc, char** argv) {
                      st.total_s, st.json_bytes / 1e6 / std::max(st.total_s, 1e-9));
           if (!st.health.empty()) {
             std::string h;
-            for (auto& [check, n] : st.health) h += fmt::format("{}{} {}", h.empty() ? "" : ", ", check, human_count(n));
+            for (auto& [check, n] : st.health)
+              h += fmt::format("{}{} {}", h.empty() ? "" : ", ", check, human_count(n));
             fmt::print(stderr, "  health: {} (SELECT * FROM health)\n", h);
           }
         }

@@ -60,8 +60,12 @@ size_t display_width(const std::string& s) {
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
+  for (char c : s) {
+    q += c;
+    if (c == '"') q += '"';
+  }
+  q += '"';
+  return q;
 }
 
 std::string json_string(const std::string& s) {
@@ -74,8 +78,10 @@ std::string json_string(const std::string& s) {
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += (char)c;
+        if (c < 0x20)
+          out += fmt::format("\\u{:04x}", c);
+        else
+          out += (char)c;
     }
   }
   return out + "\"";
@@ -129,18 +135,30 @@ void print_aligned(FILE* out, const ResultSet& rs, OutputMode mode, bool headers
   if (mode == OutputMode::markdown) {
     line(rs.columns, true);
     std::string s = "|";
-    for (size_t i = 0; i < n; ++i) s += std::string(width[i] + 1, '-') + (rs.numeric[i] ? ":|" : "-|");
+    for (size_t i = 0; i < n; ++i) {
+      s.append(width[i] + 1, '-');
+      s.append(rs.numeric[i] ? ":|" : "-|");
+    }
     fmt::print(out, "{}\n", s);
     for (const auto& c : cells) line(c, false);
     return;
   }
-  if (box) rule("┌", "┬", "┐", "─"); else rule("+", "+", "+", "-");
+  if (box)
+    rule("┌", "┬", "┐", "─");
+  else
+    rule("+", "+", "+", "-");
   if (headers) {
     line(rs.columns, true);
-    if (box) rule("├", "┼", "┤", "─"); else rule("+", "+", "+", "-");
+    if (box)
+      rule("├", "┼", "┤", "─");
+    else
+      rule("+", "+", "+", "-");
   }
   for (const auto& c : cells) line(c, false);
-  if (box) rule("└", "┴", "┘", "─"); else rule("+", "+", "+", "-");
+  if (box)
+    rule("└", "┴", "┘", "─");
+  else
+    rule("+", "+", "+", "-");
 }
 
 }  // namespace
@@ -156,7 +174,10 @@ void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers)
     case OutputMode::csv: {
       auto emit = [&](auto get) {
         std::string s;
-        for (size_t i = 0; i < rs.columns.size(); ++i) s += (i ? "," : "") + get(i);
+        for (size_t i = 0; i < rs.columns.size(); ++i) {
+          if (i) s += ',';
+          s.append(get(i));
+        }
         s += "\n";  // LF, not RFC 4180 CRLF: friendlier to Unix pipelines; csv readers take both
         fwrite(s.data(), 1, s.size(), out);
       };
@@ -170,7 +191,9 @@ void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers)
         s += r ? ",\n{" : "{";
         for (size_t i = 0; i < rs.columns.size(); ++i) {
           const auto& v = rs.rows[r][i];
-          s += (i ? "," : "") + json_string(rs.columns[i]) + ":";
+          if (i) s += ',';
+          s.append(json_string(rs.columns[i]));
+          s += ':';
           s += !v ? "null" : rs.numeric[i] ? *v : json_string(*v);
         }
         s += "}";

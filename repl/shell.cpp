@@ -20,8 +20,10 @@ std::vector<std::string> split_words(const std::string& line) {
   char q = 0;
   for (char c : line) {
     if (quoted) {
-      if (c == q) quoted = false;
-      else cur += c;
+      if (c == q)
+        quoted = false;
+      else
+        cur += c;
     } else if (c == '"' || c == '\'') {
       quoted = true, q = c, any = true;
     } else if (c == ' ' || c == '\t') {
@@ -52,8 +54,10 @@ constexpr const char* kHelp = R"(.exit / .quit          leave tlsql
 
 void Shell::error(const std::string& source, int lineno, const std::string& msg) {
   ++errors_;
-  if (source.empty()) fmt::print(stderr, "error: {}\n", msg);
-  else fmt::print(stderr, "error: {}near line {}: {}\n", source == "-" ? "" : source + ": ", lineno, msg);
+  if (source.empty())
+    fmt::print(stderr, "error: {}\n", msg);
+  else
+    fmt::print(stderr, "error: {}near line {}: {}\n", source == "-" ? "" : source + ": ", lineno, msg);
 }
 
 void Shell::run_sql(const std::string& sql, const std::string& source, int first_line) {
@@ -124,7 +128,8 @@ void Shell::print_tables() {
   sqlite3_stmt* s = nullptr;
   sqlite3_prepare_v2(db_,
                      "SELECT name FROM sqlite_schema WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' "
-                     "ORDER BY name", -1, &s, nullptr);
+                     "ORDER BY name",
+                     -1, &s, nullptr);
   std::vector<std::string> names;
   while (sqlite3_step(s) == SQLITE_ROW) names.emplace_back((const char*)sqlite3_column_text(s, 0));
   sqlite3_finalize(s);
@@ -139,7 +144,8 @@ void Shell::print_schema(const std::string& like) {
   sqlite3_stmt* s = nullptr;
   sqlite3_prepare_v2(db_,
                      "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
-                     "AND (?1 IS NULL OR name LIKE ?1) ORDER BY type DESC, name", -1, &s, nullptr);
+                     "AND (?1 IS NULL OR name LIKE ?1) ORDER BY type DESC, name",
+                     -1, &s, nullptr);
   if (!like.empty()) sqlite3_bind_text(s, 1, like.c_str(), -1, SQLITE_TRANSIENT);
   while (sqlite3_step(s) == SQLITE_ROW) fmt::print(out(), "{};\n", (const char*)sqlite3_column_text(s, 0));
   sqlite3_finalize(s);
@@ -160,23 +166,33 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
     print_schema(arg(1));
   } else if (cmd == ".mode") {
     auto m = parse_mode(arg(1));
-    if (!m) error(source, lineno, fmt::format("unknown mode '{}': use box, table, markdown, csv, json or line", arg(1)));
-    else mode = *m;
+    if (!m)
+      error(source, lineno, fmt::format("unknown mode '{}': use box, table, markdown, csv, json or line", arg(1)));
+    else
+      mode = *m;
   } else if (cmd == ".headers") {
-    if (arg(1) == "on") headers = true;
-    else if (arg(1) == "off") headers = false;
-    else error(source, lineno, ".headers takes on or off");
+    if (arg(1) == "on")
+      headers = true;
+    else if (arg(1) == "off")
+      headers = false;
+    else
+      error(source, lineno, ".headers takes on or off");
   } else if (cmd == ".timer") {
-    if (arg(1) == "on") timer = true;
-    else if (arg(1) == "off") timer = false;
-    else error(source, lineno, ".timer takes on or off");
+    if (arg(1) == "on")
+      timer = true;
+    else if (arg(1) == "off")
+      timer = false;
+    else
+      error(source, lineno, ".timer takes on or off");
   } else if (cmd == ".output" || cmd == ".once") {
     if (out_) fclose(out_), out_ = nullptr;
     once_ = false;
     if (!arg(1).empty() && arg(1) != "stdout") {
       out_ = fopen(arg(1).c_str(), "w");
-      if (!out_) error(source, lineno, fmt::format("cannot write {}: {}", arg(1), strerror(errno)));
-      else once_ = cmd == ".once";
+      if (!out_)
+        error(source, lineno, fmt::format("cannot write {}: {}", arg(1), strerror(errno)));
+      else
+        once_ = cmd == ".once";
     }
   } else if (cmd == ".read") {
     std::ifstream f(arg(1), std::ios::binary);
@@ -209,7 +225,8 @@ void Shell::interactive() {
     free(raw);
     ++lineno;
     if (!only_space(line)) add_history(line.c_str());
-    if (buf.empty() && !line.empty() && line[line.find_first_not_of(" \t") == std::string::npos ? 0 : line.find_first_not_of(" \t")] == '.') {
+    if (buf.empty() && !line.empty() &&
+        line[line.find_first_not_of(" \t") == std::string::npos ? 0 : line.find_first_not_of(" \t")] == '.') {
       if (!dot_command(line.substr(line.find_first_not_of(" \t")), "", lineno)) break;
       continue;
     }

@@ -32,8 +32,10 @@ void create_schema(sqlite3* db) { exec_sql(db, sql_asset("schema")); }
 
 namespace {
 void bind_int(sqlite3_stmt* s, int col, int64_t v) {
-  if (v == kNull) sqlite3_bind_null(s, col);
-  else sqlite3_bind_int64(s, col, v);
+  if (v == kNull)
+    sqlite3_bind_null(s, col);
+  else
+    sqlite3_bind_int64(s, col, v);
 }
 void bind_text(sqlite3_stmt* s, int col, std::string_view v) {
   sqlite3_bind_text(s, col, v.data(), (int)v.size(), SQLITE_STATIC);
@@ -61,8 +63,10 @@ void write_trace(sqlite3* db, const LoadedTrace& trace, const std::string& path,
       sqlite3_bind_int64(ins.get(), 3, trace.uid_base);
       sqlite3_bind_int64(ins.get(), 4, (int64_t)trace.rows.size());
       sqlite3_bind_int64(ins.get(), 5, (int64_t)json_bytes);
-      if (trace.metadata.empty()) sqlite3_bind_null(ins.get(), 6);
-      else bind_text(ins.get(), 6, trace.metadata);
+      if (trace.metadata.empty())
+        sqlite3_bind_null(ins.get(), 6);
+      else
+        bind_text(ins.get(), 6, trace.metadata);
       ins.step();
     }
     {
@@ -97,8 +101,10 @@ void set_load_ms(sqlite3* db, int64_t trace_id, double ms) {
 
 void finish_schema(sqlite3* db, bool loaded_traces) {
   create_schema(db);
-  if (loaded_traces) exec_sql(db, "CREATE VIRTUAL TABLE IF NOT EXISTS event USING tlsql_event");
-  else exec_sql(db, sql_asset("event_table"));
+  if (loaded_traces)
+    exec_sql(db, "CREATE VIRTUAL TABLE IF NOT EXISTS event USING tlsql_event");
+  else
+    exec_sql(db, sql_asset("event_table"));
   exec_sql(db, sql_asset("views"));
 }
 

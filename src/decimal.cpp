@@ -64,7 +64,10 @@ std::optional<int64_t> parse_int64(std::string_view t, bool* wrapped) {
     if (n > 18) return std::nullopt;
     for (i = 2; i < n; ++i) {
       char c = t[i];
-      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
       if (d < 0) return std::nullopt;
       v = v * 16 + (uint64_t)d;
     }

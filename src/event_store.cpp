@@ -1,8 +1,8 @@
 #include "event_store.h"
 
-#include <algorithm>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 

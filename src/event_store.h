@@ -79,7 +79,7 @@ struct EventRec {
   uint64_t args = 0;                                  // TextArena handle
   uint32_t args_len = 0;
   uint32_t name = StringPool::kNone, cat = StringPool::kNone;
-  int32_t parent = -1, fwd = -1, depth = 0;           // parent / fwd: index in the same trace
+  int32_t parent = -1, fwd = -1, depth = 0;  // parent / fwd: index in the same trace
   int32_t device = kNull32, step = kNull32;
   Kind kind = Kind::other;
   char ph = 0;
@@ -97,7 +97,7 @@ class RowArray {
   ~RowArray();
   RowArray(const RowArray&) = delete;
   RowArray& operator=(const RowArray&) = delete;
-  void reserve(size_t n);           // once, before filling
+  void reserve(size_t n);                         // once, before filling
   EventRec* slot(size_t i) { return data_ + i; }  // i < capacity: construct with placement new
   void set_size(size_t n) { size_ = n; }
   EventRec& operator[](size_t i) { return data_[i]; }

@@ -1,11 +1,11 @@
 #include "event_table.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "json_scan.h"
 #include "kind.h"
@@ -15,18 +15,60 @@
 namespace tlsql {
 
 enum Col {
-  kUid, kTrace, kKind, kCat, kName, kPh, kPid, kTid, kTs, kDur, kEnd, kParent, kDepth, kStep, kStream,
-  kDevice, kCorrelation, kExternalId, kSeq, kFwd, kFlowId, kArgs, kInputDims, kInputTypes, kInputStrides,
+  kUid,
+  kTrace,
+  kKind,
+  kCat,
+  kName,
+  kPh,
+  kPid,
+  kTid,
+  kTs,
+  kDur,
+  kEnd,
+  kParent,
+  kDepth,
+  kStep,
+  kStream,
+  kDevice,
+  kCorrelation,
+  kExternalId,
+  kSeq,
+  kFwd,
+  kFlowId,
+  kArgs,
+  kInputDims,
+  kInputTypes,
+  kInputStrides,
   kConcreteInputs
 };
 
-const EventColumn kEventColumns[] = {
-    {"uid", "INTEGER"}, {"trace", "INTEGER"}, {"kind", "TEXT"}, {"cat", "TEXT"}, {"name", "TEXT"},
-    {"ph", "TEXT"}, {"pid", ""}, {"tid", ""}, {"ts", "INTEGER"}, {"dur", "INTEGER"}, {"end", "INTEGER"},
-    {"parent", "INTEGER"}, {"depth", "INTEGER"}, {"step", "INTEGER"}, {"stream", "INTEGER"},
-    {"device", "INTEGER"}, {"correlation", "INTEGER"}, {"external_id", "INTEGER"}, {"seq", "INTEGER"},
-    {"fwd", "INTEGER"}, {"flow_id", ""}, {"args", "TEXT"}, {"input_dims", "TEXT"}, {"input_types", "TEXT"},
-    {"input_strides", "TEXT"}, {"concrete_inputs", "TEXT"}};
+const EventColumn kEventColumns[] = {{"uid", "INTEGER"},
+                                     {"trace", "INTEGER"},
+                                     {"kind", "TEXT"},
+                                     {"cat", "TEXT"},
+                                     {"name", "TEXT"},
+                                     {"ph", "TEXT"},
+                                     {"pid", ""},
+                                     {"tid", ""},
+                                     {"ts", "INTEGER"},
+                                     {"dur", "INTEGER"},
+                                     {"end", "INTEGER"},
+                                     {"parent", "INTEGER"},
+                                     {"depth", "INTEGER"},
+                                     {"step", "INTEGER"},
+                                     {"stream", "INTEGER"},
+                                     {"device", "INTEGER"},
+                                     {"correlation", "INTEGER"},
+                                     {"external_id", "INTEGER"},
+                                     {"seq", "INTEGER"},
+                                     {"fwd", "INTEGER"},
+                                     {"flow_id", ""},
+                                     {"args", "TEXT"},
+                                     {"input_dims", "TEXT"},
+                                     {"input_types", "TEXT"},
+                                     {"input_strides", "TEXT"},
+                                     {"concrete_inputs", "TEXT"}};
 const int kEventColumnCount = sizeof(kEventColumns) / sizeof(kEventColumns[0]);
 
 namespace {
@@ -47,7 +89,7 @@ struct Cursor {
   const uint32_t* list = nullptr;
   std::vector<uint32_t> owned;  // children converted to positions
   size_t list_size = 0, at = 0;
-  int64_t pos = 0, hi = 0;      // range mode: [pos, hi)
+  int64_t pos = 0, hi = 0;                     // range mode: [pos, hi)
   int64_t lo_bound = 0, hi_bound = INT64_MAX;  // list mode bounds on position
   bool use_list = false, eof = true;
   // current row
@@ -102,10 +144,14 @@ int x_best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
     if (!c.usable) continue;
     int col = c.iColumn == -1 ? kUid : c.iColumn;
     if (c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
-      if (col == kUid) eq_uid = i;
-      else if (col == kParent) eq_parent = i;
-      else if (col == kKind) eq_kind = i;
-      else if (col == kTrace) eq_trace = i;
+      if (col == kUid)
+        eq_uid = i;
+      else if (col == kParent)
+        eq_parent = i;
+      else if (col == kKind)
+        eq_kind = i;
+      else if (col == kTrace)
+        eq_trace = i;
     } else if (col == kUid && (c.op == SQLITE_INDEX_CONSTRAINT_GT || c.op == SQLITE_INDEX_CONSTRAINT_GE)) {
       low = i;
     } else if (col == kUid && (c.op == SQLITE_INDEX_CONSTRAINT_LT || c.op == SQLITE_INDEX_CONSTRAINT_LE)) {
@@ -214,13 +260,17 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
       }
   }
   if (plan & kUidLow) {
-    if (int_arg(argv[a], v)) c->lo_bound = std::max<int64_t>(0, v - s.first_uid);
-    else if (sqlite3_value_type(argv[a]) == SQLITE_NULL) none = true;
+    if (int_arg(argv[a], v))
+      c->lo_bound = std::max<int64_t>(0, v - s.first_uid);
+    else if (sqlite3_value_type(argv[a]) == SQLITE_NULL)
+      none = true;
     ++a;
   }
   if (plan & kUidHigh) {
-    if (int_arg(argv[a], v)) c->hi_bound = std::max<int64_t>(0, v - s.first_uid + 1);
-    else if (sqlite3_value_type(argv[a]) == SQLITE_NULL) none = true;
+    if (int_arg(argv[a], v))
+      c->hi_bound = std::max<int64_t>(0, v - s.first_uid + 1);
+    else if (sqlite3_value_type(argv[a]) == SQLITE_NULL)
+      none = true;
     ++a;
   }
   if (plan & kByTrace) {
@@ -248,8 +298,10 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
 
 int x_next(sqlite3_vtab_cursor* cur) {
   auto* c = reinterpret_cast<Cursor*>(cur);
-  if (c->use_list) ++c->at;
-  else ++c->pos;
+  if (c->use_list)
+    ++c->at;
+  else
+    ++c->pos;
   c->settle();
   return SQLITE_OK;
 }
@@ -257,8 +309,10 @@ int x_next(sqlite3_vtab_cursor* cur) {
 int x_eof(sqlite3_vtab_cursor* cur) { return reinterpret_cast<Cursor*>(cur)->eof; }
 
 void result_int(sqlite3_context* ctx, int64_t v) {
-  if (v == kNull) sqlite3_result_null(ctx);
-  else sqlite3_result_int64(ctx, v);
+  if (v == kNull)
+    sqlite3_result_null(ctx);
+  else
+    sqlite3_result_int64(ctx, v);
 }
 void result_string(sqlite3_context* ctx, const StringPool& pool, uint32_t id) {
   if (id == StringPool::kNone) return sqlite3_result_null(ctx);
@@ -266,8 +320,10 @@ void result_string(sqlite3_context* ctx, const StringPool& pool, uint32_t id) {
   sqlite3_result_text(ctx, s.data(), (int)s.size(), SQLITE_STATIC);
 }
 void result_scalar(sqlite3_context* ctx, const StringPool& pool, int64_t v, bool text) {
-  if (text) result_string(ctx, pool, (uint32_t)v);
-  else result_int(ctx, v);
+  if (text)
+    result_string(ctx, pool, (uint32_t)v);
+  else
+    result_int(ctx, v);
 }
 
 int x_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
@@ -286,8 +342,10 @@ int x_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
     case kCat: result_string(ctx, s.strings, e.cat); break;
     case kName: result_string(ctx, s.strings, e.name); break;
     case kPh:
-      if (e.ph) sqlite3_result_text(ctx, &e.ph, 1, SQLITE_TRANSIENT);
-      else sqlite3_result_null(ctx);
+      if (e.ph)
+        sqlite3_result_text(ctx, &e.ph, 1, SQLITE_TRANSIENT);
+      else
+        sqlite3_result_null(ctx);
       break;
     case kPid: result_scalar(ctx, s.strings, e.pid, e.is(EventRec::pid_text)); break;
     case kTid: result_scalar(ctx, s.strings, e.tid, e.is(EventRec::tid_text)); break;
@@ -314,7 +372,8 @@ int x_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
       break;
     default: {  // args members, minified as SQLite's -> operator returns them
       std::string_view m;
-      if (e.is(EventRec::has_args)) m = json_scan::find_member(s.args.get(e.args, e.args_len), kArgsMember[col - kInputDims]);
+      if (e.is(EventRec::has_args))
+        m = json_scan::find_member(s.args.get(e.args, e.args_len), kArgsMember[col - kInputDims]);
       if (m.empty()) return sqlite3_result_null(ctx), SQLITE_OK;
       c->scratch = json_scan::minify(m);
       sqlite3_result_text(ctx, c->scratch.data(), (int)c->scratch.size(), SQLITE_TRANSIENT);
@@ -330,10 +389,30 @@ int x_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
 }
 
 const sqlite3_module kModule = {
-    /* iVersion */ 0, x_connect, x_connect, x_best_index, x_disconnect, x_disconnect, x_open, x_close,
-    x_filter, x_next, x_eof, x_column, x_rowid,
-    /* xUpdate .. xShadowName */ nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-    nullptr, nullptr};
+    /* iVersion */ 0,
+    x_connect,
+    x_connect,
+    x_best_index,
+    x_disconnect,
+    x_disconnect,
+    x_open,
+    x_close,
+    x_filter,
+    x_next,
+    x_eof,
+    x_column,
+    x_rowid,
+    /* xUpdate .. xShadowName */ nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr};
 
 }  // namespace
 
@@ -360,7 +439,8 @@ void save_database(sqlite3* db, const std::string& path) {
     exec_sql(db, qualify(sql_asset("event_table")));
     exec_sql(db, "BEGIN");
     std::string cols;
-    for (int i = 0; i < kEventColumnCount && i <= kArgs; ++i) cols += fmt::format("{}\"{}\"", i ? ", " : "", kEventColumns[i].name);
+    for (int i = 0; i < kEventColumnCount && i <= kArgs; ++i)
+      cols += fmt::format("{}\"{}\"", i ? ", " : "", kEventColumns[i].name);
     exec_sql(db, fmt::format("INSERT INTO save.event({0}) SELECT {0} FROM main.event ORDER BY uid", cols));
     for (const char* t : {"trace", "device", "health", "launch_link"})
       exec_sql(db, fmt::format("INSERT INTO save.{0} SELECT * FROM main.{0}", t));

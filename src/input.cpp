@@ -1,6 +1,7 @@
 #include "input.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <isa-l/igzip_lib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -9,7 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 
 namespace tlsql {
 
@@ -175,7 +175,8 @@ TextBuffer repair_strings(const char* p, size_t n, Health& health) {
     }
   }
   if (bad_utf8) health.add("invalid_utf8", -1, "bytes that are not valid UTF-8 replaced by U+FFFD", bad_utf8);
-  if (controls) health.add("control_characters", -1, "raw control characters inside strings escaped as \\u00XX", controls);
+  if (controls)
+    health.add("control_characters", -1, "raw control characters inside strings escaped as \\u00XX", controls);
   TextBuffer b(out.size());
   std::memcpy(b.data(), out.data(), out.size());
   return b;

@@ -1,12 +1,13 @@
 // Built twice (see CMakeLists.txt) with TLSQL_READER_NS naming the CPU target.
+#include "json_reader.h"
+
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <cstring>
 #include <new>
-#include <fmt/format.h>
 
 #include "decimal.h"
-#include "json_reader.h"
 #include "json_scan.h"
 #include "kind.h"
 
@@ -23,7 +24,9 @@ std::string describe(error_code e) {
     case INCOMPLETE_ARRAY_OR_OBJECT: return "malformed JSON: unbalanced brackets";
     case UNCLOSED_STRING: return "unclosed string";
     case NUMBER_ERROR: return "malformed number";
-    case T_ATOM_ERROR: case F_ATOM_ERROR: case N_ATOM_ERROR: return "invalid literal: expected a value";
+    case T_ATOM_ERROR:
+    case F_ATOM_ERROR:
+    case N_ATOM_ERROR: return "invalid literal: expected a value";
     case INCORRECT_TYPE: return "unexpected value type";
     case DEPTH_ERROR: return "nesting too deep";
     default: return error_message(e);
@@ -37,8 +40,7 @@ std::string_view trim_right(std::string_view t) {
 
 class Reader {
  public:
-  Reader(const char* text, size_t size, ChunkSink& sink)
-      : text_(text), size_(size), sink_(sink), h_(sink.health) {}
+  Reader(const char* text, size_t size, ChunkSink& sink) : text_(text), size_(size), sink_(sink), h_(sink.health) {}
 
   ReadStatus run(ondemand::document& doc) {
     doc_ = &doc;
@@ -57,7 +59,8 @@ class Reader {
         std::string_view raw;
         if (auto st = span_of(el, raw); st.code != ReadStatus::ok) return st;
         set_args(ev, raw);  // kept verbatim so nothing is lost
-        h_.add("element_not_object", idx - 1, "traceEvents elements that are not objects: kept as kind 'other', text in args");
+        h_.add("element_not_object", idx - 1,
+               "traceEvents elements that are not objects: kept as kind 'other', text in args");
         continue;
       }
       if (auto st = read_event(obj, ev, idx - 1); st.code != ReadStatus::ok) return st;
@@ -136,7 +139,8 @@ class Reader {
     if (!tok.empty() && (tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9'))) {
       if (auto r = parse_int64(tok, &wrapped)) {
         out = *r;
-        if (wrapped) h_.add("id_over_int64", idx, "integer ids in [2^63, 2^64) stored as their two's-complement int64 value");
+        if (wrapped)
+          h_.add("id_over_int64", idx, "integer ids in [2^63, 2^64) stored as their two's-complement int64 value");
         return true;
       }
       if (auto r = micros_to_ns(tok); r && *r % 1000 == 0) {  // an integral value written as 7.0
@@ -154,7 +158,8 @@ class Reader {
         return true;
       }
     }
-    if (tok != "null") h_.add("number_not_integer", idx, "a field that should be an integer is not one; stored as NULL");
+    if (tok != "null")
+      h_.add("number_not_integer", idx, "a field that should be an integer is not one; stored as NULL");
     return false;
   }
 
@@ -172,7 +177,8 @@ class Reader {
         return true;
       }
     }
-    if (tok != "null") h_.add("bad_time", idx, "ts or dur is not a number of microseconds within range; stored as NULL");
+    if (tok != "null")
+      h_.add("bad_time", idx, "ts or dur is not a number of microseconds within range; stored as NULL");
     return false;
   }
 
@@ -208,13 +214,24 @@ class Reader {
       const char* k = key.raw();
       int64_t i = kNull;
       switch (k[0]) {
-        case 'c': if (key.unsafe_is_equal("correlation")) int_of(a, ev.correlation, idx); break;
-        case 'E': if (key.unsafe_is_equal("External id")) int_of(a, ev.external_id, idx); break;
-        case 'e': if (key.unsafe_is_equal("external id")) int_of(a, ev.external_id, idx); break;
-        case 'S': if (key.unsafe_is_equal("Sequence number")) int_of(a, ev.seq, idx); break;
-        case 's': if (key.unsafe_is_equal("stream")) int_of(a, ev.stream, idx); break;
+        case 'c':
+          if (key.unsafe_is_equal("correlation")) int_of(a, ev.correlation, idx);
+          break;
+        case 'E':
+          if (key.unsafe_is_equal("External id")) int_of(a, ev.external_id, idx);
+          break;
+        case 'e':
+          if (key.unsafe_is_equal("external id")) int_of(a, ev.external_id, idx);
+          break;
+        case 'S':
+          if (key.unsafe_is_equal("Sequence number")) int_of(a, ev.seq, idx);
+          break;
+        case 's':
+          if (key.unsafe_is_equal("stream")) int_of(a, ev.stream, idx);
+          break;
         case 'd':
-          if (key.unsafe_is_equal("device") && int_of(a, i, idx) && i >= INT32_MIN + 1 && i <= INT32_MAX) ev.device = (int32_t)i;
+          if (key.unsafe_is_equal("device") && int_of(a, i, idx) && i >= INT32_MIN + 1 && i <= INT32_MAX)
+            ev.device = (int32_t)i;
           break;
         case 'F':
           // The autograd engine records the forward thread's id (> 0) on backward ops; forward
@@ -259,8 +276,10 @@ class Reader {
           }
           break;
         case 't':
-          if (key.unsafe_is_equal("ts")) time_of(v, ev.ts, idx);
-          else if (key.unsafe_is_equal("tid")) scalar_of(v, ev.tid, ev.flags, EventRec::tid_text, idx);
+          if (key.unsafe_is_equal("ts"))
+            time_of(v, ev.ts, idx);
+          else if (key.unsafe_is_equal("tid"))
+            scalar_of(v, ev.tid, ev.flags, EventRec::tid_text, idx);
           break;
         case 'd':
           if (key.unsafe_is_equal("dur")) time_of(v, ev.dur, idx);

@@ -26,13 +26,15 @@ struct ChunkSink {
   Health& health;
   const StringPool& pool;
   std::vector<int8_t> kind_of_cat = {};  // category string id -> Kind for X/B/E events (-1: unknown)
-  size_t first_row = 0, events = 0;     // set per chunk
+  size_t first_row = 0, events = 0;      // set per chunk
 };
 
 // `text` must have `capacity` >= size + 64 readable bytes. Compiled once per CPU target
 // (see CMakeLists.txt); read_event_chunk() picks the fastest this CPU runs.
-#define TLSQL_DECLARE_READER(ns) \
-  namespace ns { ReadStatus read_event_chunk(const char* text, size_t size, size_t capacity, ChunkSink& sink); }
+#define TLSQL_DECLARE_READER(ns)                                                                \
+  namespace ns {                                                                                \
+  ReadStatus read_event_chunk(const char* text, size_t size, size_t capacity, ChunkSink& sink); \
+  }
 TLSQL_DECLARE_READER(reader_generic)
 TLSQL_DECLARE_READER(reader_avx2)
 #undef TLSQL_DECLARE_READER

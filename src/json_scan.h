@@ -61,8 +61,8 @@ inline size_t skip_value(const char* d, size_t n, size_t p) {
       while (p + 16 <= n) {
         __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
         __m128i f = _mm_or_si128(v, low);
-        int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
-                                               _mm_or_si128(_mm_cmpeq_epi8(f, open), _mm_cmpeq_epi8(f, close))));
+        int m = _mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_or_si128(_mm_cmpeq_epi8(f, open), _mm_cmpeq_epi8(f, close))));
         if (m) {
           p += __builtin_ctz(m);
           break;
@@ -76,7 +76,8 @@ inline size_t skip_value(const char* d, size_t n, size_t p) {
         if (p == npos) return npos;
         continue;
       }
-      if (c == '{' || c == '[') ++depth;
+      if (c == '{' || c == '[')
+        ++depth;
       else if (c == '}' || c == ']') {
         if (--depth == 0) return p + 1;
       }

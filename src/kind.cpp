@@ -9,8 +9,8 @@ namespace tlsql {
 
 std::string_view kind_name(Kind k) {
   static constexpr std::array<std::string_view, 15> names = {
-      "cpu_op", "python", "annotation", "runtime", "driver", "kernel", "memcpy", "memset",
-      "sync", "gpu_annotation", "instant", "counter", "flow", "meta", "other"};
+      "cpu_op", "python",         "annotation", "runtime", "driver", "kernel", "memcpy", "memset",
+      "sync",   "gpu_annotation", "instant",    "counter", "flow",   "meta",   "other"};
   return names[static_cast<size_t>(k)];
 }
 
@@ -18,22 +18,34 @@ Kind normalise_kind(char ph, std::string_view cat) {
   switch (ph) {
     case 'M': return Kind::meta;
     case 'C': return Kind::counter;
-    case 's': case 't': case 'f': return Kind::flow;
-    case 'i': case 'I': return Kind::instant;
+    case 's':
+    case 't':
+    case 'f': return Kind::flow;
+    case 'i':
+    case 'I': return Kind::instant;
     default: break;
   }
   // Category names are matched case-insensitively: Kineto wrote "Kernel" in 2021, "kernel" now.
-  struct Entry { std::string_view cat; Kind kind; };
+  struct Entry {
+    std::string_view cat;
+    Kind kind;
+  };
   static constexpr Entry table[] = {
-      {"cpu_op", Kind::cpu_op},           {"operator", Kind::cpu_op},
-      {"python_function", Kind::python},  {"python", Kind::python},
+      {"cpu_op", Kind::cpu_op},
+      {"operator", Kind::cpu_op},
+      {"python_function", Kind::python},
+      {"python", Kind::python},
       {"user_annotation", Kind::annotation},
-      {"cuda_runtime", Kind::runtime},    {"runtime", Kind::runtime},
+      {"cuda_runtime", Kind::runtime},
+      {"runtime", Kind::runtime},
       {"hip_runtime", Kind::runtime},
-      {"cuda_driver", Kind::driver},      {"driver", Kind::driver},
+      {"cuda_driver", Kind::driver},
+      {"driver", Kind::driver},
       {"kernel", Kind::kernel},
-      {"gpu_memcpy", Kind::memcpy},       {"memcpy", Kind::memcpy},
-      {"gpu_memset", Kind::memset},       {"memset", Kind::memset},
+      {"gpu_memcpy", Kind::memcpy},
+      {"memcpy", Kind::memcpy},
+      {"gpu_memset", Kind::memset},
+      {"memset", Kind::memset},
       {"cuda_sync", Kind::sync},
       {"gpu_user_annotation", Kind::gpu_annotation},
       {"cpu_instant_event", Kind::instant},

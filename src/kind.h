@@ -13,13 +13,12 @@ Kind normalise_kind(char ph, std::string_view cat);
 
 // Events that run on a GPU stream and hang under their launching runtime call.
 inline bool is_gpu_side(Kind k) {
-  return k == Kind::kernel || k == Kind::memcpy || k == Kind::memset || k == Kind::gpu_annotation ||
-         k == Kind::sync;
+  return k == Kind::kernel || k == Kind::memcpy || k == Kind::memset || k == Kind::gpu_annotation || k == Kind::sync;
 }
 // Events that take part in the host call tree built from time containment.
 inline bool is_host_node(Kind k) {
-  return k == Kind::cpu_op || k == Kind::python || k == Kind::annotation || k == Kind::runtime ||
-         k == Kind::driver || k == Kind::instant || k == Kind::other;
+  return k == Kind::cpu_op || k == Kind::python || k == Kind::annotation || k == Kind::runtime || k == Kind::driver ||
+         k == Kind::instant || k == Kind::other;
 }
 
 }  // namespace tlsql

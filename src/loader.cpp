@@ -1,10 +1,11 @@
 #include "loader.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
-#include <fmt/format.h>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>

@@ -14,8 +14,21 @@
 namespace tlsql {
 
 enum class Kind : uint8_t {
-  cpu_op, python, annotation, runtime, driver, kernel, memcpy, memset, sync, gpu_annotation,
-  instant, counter, flow, meta, other
+  cpu_op,
+  python,
+  annotation,
+  runtime,
+  driver,
+  kernel,
+  memcpy,
+  memset,
+  sync,
+  gpu_annotation,
+  instant,
+  counter,
+  flow,
+  meta,
+  other
 };
 std::string_view kind_name(Kind k);
 

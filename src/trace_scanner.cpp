@@ -1,9 +1,9 @@
 #include "trace_scanner.h"
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <cstring>
-#include <fmt/format.h>
 
 #include "json_scan.h"
 
@@ -108,7 +108,7 @@ void TraceScanner::run(const std::function<bool(EventChunk&&)>& emit, const std:
     p = scan_events(p, emit, spare);
   } else if (c == '{') {
     bool have_events = false;
-    metadata_ = "{";
+    metadata_.assign(1, '{');  // (= "{" trips GCC 12 bug 105329, a bogus -Wrestrict)
     ++p;
     for (bool first = true;; first = false) {
       p = skip_ws(p);

@@ -13,10 +13,10 @@
 namespace tlsql {
 
 struct EventChunk {
-  TextBuffer text;        // "[" + elements + "]"
-  size_t source_offset;   // where text[1] was in the input
-  size_t first_row = 0;   // position in traceEvents of the first element
-  size_t events = 0;      // elements in the chunk
+  TextBuffer text;       // "[" + elements + "]"
+  size_t source_offset;  // where text[1] was in the input
+  size_t first_row = 0;  // position in traceEvents of the first element
+  size_t events = 0;     // elements in the chunk
 };
 
 class TraceScanner {
@@ -34,18 +34,16 @@ class TraceScanner {
  private:
   [[noreturn]] void fail(size_t offset, const std::string& what) const;
   // Offsets are into the whole text; the input shows a window of it.
-  char at(size_t p);               // the byte at p, or 0 at the end of the text
+  char at(size_t p);  // the byte at p, or 0 at the end of the text
   size_t skip_ws(size_t p);
-  size_t value_end(size_t p);      // just past the value starting at p
-  std::string_view text(size_t from, size_t to) const {
-    return {in_.window() + (from - in_.base()), to - from};
-  }
+  size_t value_end(size_t p);  // just past the value starting at p
+  std::string_view text(size_t from, size_t to) const { return {in_.window() + (from - in_.base()), to - from}; }
   size_t scan_events(size_t p, const std::function<bool(EventChunk&&)>& emit, const std::function<TextBuffer()>& spare);
 
   InputSource& in_;
   std::string path_, metadata_;
   bool bare_array_ = false, stopped_ = false;
-  size_t events_ = 0;  // elements of traceEvents seen so far
+  size_t events_ = 0;       // elements of traceEvents seen so far
   size_t keep_ = SIZE_MAX;  // earliest offset the window must keep (start of a pending chunk)
 };
 

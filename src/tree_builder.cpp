@@ -1,8 +1,9 @@
 #include "tree_builder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
-#include <fmt/format.h>
 #include <exception>
 #include <optional>
 #include <thread>
@@ -24,7 +25,8 @@ std::optional<int64_t> profiler_step_number(std::string_view name) {
   int64_t n = 0;
   auto digits = name.substr(prefix.size());
   auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (ec != std::errc() || p != digits.data() + digits.size() || n < INT32_MIN + 1 || n > INT32_MAX) return std::nullopt;
+  if (ec != std::errc() || p != digits.data() + digits.size() || n < INT32_MIN + 1 || n > INT32_MAX)
+    return std::nullopt;
   return n;
 }
 
@@ -65,7 +67,12 @@ void ProfileTreeBuilder::build() {
   group_threads();
   join_begin_end();
   Health gpu_health;  // Health is not thread-safe: the GPU stage counts into its own
-  both([&] { nest_host_events(); attach_thread_roots(); }, [&] { link_gpu_events(gpu_health); });
+  both(
+      [&] {
+        nest_host_events();
+        attach_thread_roots();
+      },
+      [&] { link_gpu_events(gpu_health); });
   for (const auto& [check, row] : gpu_health.rows()) h_.add(check, row.example, row.detail, row.count);
   compute_depths();
   Health fwd_health;
@@ -162,18 +169,22 @@ void ProfileTreeBuilder::nest_host_events() {
         if (end <= top_end) {
           parent = stack.back();
         } else if (end - top_end < kRoundingNs) {
-          h_.add("nested_rounded_end", i, "events overrunning their parent's end by < 1 µs, nested (rounded timestamps)");
+          h_.add("nested_rounded_end", i,
+                 "events overrunning their parent's end by < 1 µs, nested (rounded timestamps)");
           parent = stack.back();
         } else if (top_end - e.ts < kRoundingNs) {
           if (!rounded_start++)
-            h_.add("sibling_rounded_start", i, "events starting < 1 µs before the open event's end, made its sibling (rounded timestamps)");
+            h_.add("sibling_rounded_start", i,
+                   "events starting < 1 µs before the open event's end, made its sibling (rounded timestamps)");
           stack.pop_back();
           continue;
         } else {
           // A real partial overlap (e.g. ProfilerStep#N opened inside the python call that
           // records it and outliving it): not the overlapped event's child, but the child of the
           // innermost open event that does contain it.
-          h_.add("overlap_not_nested", i, "events partially overlapping an open event on their thread: nested under the innermost open event that contains them");
+          h_.add("overlap_not_nested", i,
+                 "events partially overlapping an open event on their thread: nested under the innermost open event "
+                 "that contains them");
           for (size_t k = stack.size(); k-- > 0;)
             if (ev_[stack[k]].ts + dur0(stack[k]) >= end) {
               parent = stack[k];
@@ -197,7 +208,8 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
   std::sort(by_corr.begin(), by_corr.end());
   for (size_t k = 1; k < by_corr.size(); ++k)
     if (by_corr[k].first == by_corr[k - 1].first)
-      h.add("duplicate_correlation", by_corr[k].second, "runtime calls sharing a correlation id with an earlier one (GPU work goes to the first)");
+      h.add("duplicate_correlation", by_corr[k].second,
+            "runtime calls sharing a correlation id with an earlier one (GPU work goes to the first)");
 
   std::vector<int32_t> unlinked;
   int64_t gpu_work = 0;
@@ -256,7 +268,8 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
       if (e.kind != Kind::runtime && e.kind != Kind::driver) continue;
       if (auto it = want.find({thread_of_[i], e.ts}); it != want.end()) {
         ev_[it->second].parent = i;
-        h.add("gpu_linked_by_flow", it->second, "GPU events linked to their launch by an ac2g flow (no matching correlation)");
+        h.add("gpu_linked_by_flow", it->second,
+              "GPU events linked to their launch by an ac2g flow (no matching correlation)");
         want.erase(it);
       }
     }
@@ -265,11 +278,11 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
   }
   if (!unlinked.empty())
     h.add("gpu_without_launch", unlinked.front(),
-           fmt::format("GPU events (kernel/memcpy/memset) with no runtime call of their correlation id in the trace, "
-                       "e.g. launched before profiling started: {} of {} linked ({:.2f}%)",
-                       gpu_work - (int64_t)unlinked.size(), gpu_work,
-                       100.0 * (gpu_work - (double)unlinked.size()) / (double)gpu_work),
-           (int64_t)unlinked.size());
+          fmt::format("GPU events (kernel/memcpy/memset) with no runtime call of their correlation id in the trace, "
+                      "e.g. launched before profiling started: {} of {} linked ({:.2f}%)",
+                      gpu_work - (int64_t)unlinked.size(), gpu_work,
+                      100.0 * (gpu_work - (double)unlinked.size()) / (double)gpu_work),
+          (int64_t)unlinked.size());
 }
 
 // HTA's rule: a root on another thread of a process (the autograd engine's backward thread,
@@ -349,7 +362,10 @@ void ProfileTreeBuilder::compute_depths() {
 }
 
 void ProfileTreeBuilder::assign_steps() {
-  struct Step { int64_t ts, end; int32_t n; };
+  struct Step {
+    int64_t ts, end;
+    int32_t n;
+  };
   std::vector<Step> steps;
   for (const EventRec& e : ev_)
     if ((e.kind == Kind::annotation || e.kind == Kind::cpu_op) && e.dur != kNull && e.ts != kNull)
@@ -374,7 +390,10 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
   for (const EventRec& e : ev_) any_backward |= e.is(EventRec::backward);
   if (!any_backward) return;
 
-  struct Fwd { int64_t seq, ts; int32_t depth, idx; };
+  struct Fwd {
+    int64_t seq, ts;
+    int32_t depth, idx;
+  };
   std::vector<Fwd> forward;
   std::vector<std::pair<int64_t, int32_t>> fwdbwd;  // (flow id, row)
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
@@ -402,7 +421,8 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
       int32_t best = -1;
       if (auto it = at.find({thread_of_[flow], ev_[flow].ts}); it != at.end())
         for (int32_t i : it->second)
-          if ((!want_backward || ev_[i].is(EventRec::backward)) && (best < 0 || ev_[i].depth < ev_[best].depth)) best = i;
+          if ((!want_backward || ev_[i].is(EventRec::backward)) && (best < 0 || ev_[i].depth < ev_[best].depth))
+            best = i;
       return best;
     };
     for (size_t k = 0; k + 1 < fwdbwd.size(); ++k) {
@@ -416,7 +436,8 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
     EventRec& e = ev_[i];
     if (!e.is(EventRec::backward) || e.fwd >= 0 || e.kind != Kind::cpu_op || e.seq == kNull) continue;
-    auto it = std::upper_bound(forward.begin(), forward.end(), e.seq, [](int64_t s, const Fwd& f) { return s < f.seq; });
+    auto it =
+        std::upper_bound(forward.begin(), forward.end(), e.seq, [](int64_t s, const Fwd& f) { return s < f.seq; });
     if (it != forward.begin() && std::prev(it)->seq == e.seq)
       e.fwd = std::prev(it)->idx;
     else

@@ -1,6 +1,7 @@
 // Load benchmark: MB/s and peak RSS per stage (read, parse, tree, insert, index) for each trace,
 // then the query latencies SPEC.md sets targets for. Not a test: it prints figures.
 //   bench_load TRACE [TRACE...]
+#include <fmt/format.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -8,8 +9,6 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "tlsql.h"
 
@@ -38,7 +37,8 @@ double time_query(sqlite3* db, const std::string& sql) {
 std::string scalar(sqlite3* db, const std::string& sql) {
   sqlite3_stmt* s = nullptr;
   sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
-  std::string v = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) ? (const char*)sqlite3_column_text(s, 0) : "NULL";
+  std::string v =
+      sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) ? (const char*)sqlite3_column_text(s, 0) : "NULL";
   sqlite3_finalize(s);
   return v;
 }
@@ -89,15 +89,20 @@ int main(int argc, char** argv) {
     std::string kern = scalar(db, fmt::format("SELECT min(uid) FROM kernel WHERE uid >= {}", mid));
     std::string op = scalar(db, fmt::format("SELECT launcher FROM kernel WHERE uid = {}", kern));
     fmt::print("  query ms: count(*) FROM kernel {:.2f}\n", time_query(db, "SELECT count(*) FROM kernel"));
-    fmt::print("  query ms: children {:.3f}, ancestors {:.3f}, descendants {:.3f}, launched {:.3f}\n",
-               time_query(db, fmt::format("SELECT uid FROM event WHERE parent = (SELECT parent FROM event WHERE uid = {})", op)),
-               time_query(db, fmt::format("WITH RECURSIVE a(u) AS (SELECT parent FROM event WHERE uid = {} UNION ALL "
-                                          "SELECT e.parent FROM event e JOIN a ON e.uid = a.u) SELECT count(*) FROM a", kern)),
-               time_query(db, fmt::format("WITH RECURSIVE d(u) AS (SELECT {} UNION ALL SELECT e.uid FROM event e "
-                                          "JOIN d ON e.parent = d.u) SELECT count(*) FROM d", op)),
-               time_query(db, fmt::format("WITH RECURSIVE d(u) AS (SELECT {} UNION ALL SELECT e.uid FROM event e "
-                                          "JOIN d ON e.parent = d.u) SELECT count(*) FROM d JOIN event g ON g.uid = d.u "
-                                          "WHERE g.kind IN ('kernel', 'memcpy', 'memset')", op)));
+    fmt::print(
+        "  query ms: children {:.3f}, ancestors {:.3f}, descendants {:.3f}, launched {:.3f}\n",
+        time_query(db,
+                   fmt::format("SELECT uid FROM event WHERE parent = (SELECT parent FROM event WHERE uid = {})", op)),
+        time_query(db, fmt::format("WITH RECURSIVE a(u) AS (SELECT parent FROM event WHERE uid = {} UNION ALL "
+                                   "SELECT e.parent FROM event e JOIN a ON e.uid = a.u) SELECT count(*) FROM a",
+                                   kern)),
+        time_query(db, fmt::format("WITH RECURSIVE d(u) AS (SELECT {} UNION ALL SELECT e.uid FROM event e "
+                                   "JOIN d ON e.parent = d.u) SELECT count(*) FROM d",
+                                   op)),
+        time_query(db, fmt::format("WITH RECURSIVE d(u) AS (SELECT {} UNION ALL SELECT e.uid FROM event e "
+                                   "JOIN d ON e.parent = d.u) SELECT count(*) FROM d JOIN event g ON g.uid = d.u "
+                                   "WHERE g.kind IN ('kernel', 'memcpy', 'memset')",
+                                   op)));
     sqlite3_close(db);
   }
   return 0;

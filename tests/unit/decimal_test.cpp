@@ -1,13 +1,13 @@
-#include <doctest/doctest.h>
-
 #include "decimal.h"
+
+#include <doctest/doctest.h>
 
 using tlsql::micros_to_ns;
 using tlsql::parse_int64;
 
 TEST_CASE("micros_to_ns keeps Kineto's 3 decimals exact") {
   CHECK(micros_to_ns("1234.567") == 1234567);
-  CHECK(micros_to_ns("1419247332972.313") == 1419247332972313);  // bert trace ts: beyond double's exact ns
+  CHECK(micros_to_ns("1419247332972.313") == 1419247332972313);    // bert trace ts: beyond double's exact ns
   CHECK(micros_to_ns("1666149715033200") == 1666149715033200000);  // integer µs
   CHECK(micros_to_ns("0") == 0);
   CHECK(micros_to_ns("-5") == -5000);
@@ -15,8 +15,8 @@ TEST_CASE("micros_to_ns keeps Kineto's 3 decimals exact") {
 }
 
 TEST_CASE("micros_to_ns rounds sub-ns digits half away from zero") {
-  CHECK(micros_to_ns("1.0004") == 1000);   // 1000.4 ns
-  CHECK(micros_to_ns("1.0005") == 1001);   // 1000.5 ns
+  CHECK(micros_to_ns("1.0004") == 1000);  // 1000.4 ns
+  CHECK(micros_to_ns("1.0005") == 1001);  // 1000.5 ns
   CHECK(micros_to_ns("-1.0005") == -1001);
   CHECK(micros_to_ns("0.0000001") == 0);
 }
