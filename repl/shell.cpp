@@ -170,20 +170,12 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       error(source, lineno, fmt::format("unknown mode '{}': use box, table, markdown, csv, json or line", arg(1)));
     else
       mode = *m;
-  } else if (cmd == ".headers") {
-    if (arg(1) == "on")
-      headers = true;
-    else if (arg(1) == "off")
-      headers = false;
+  } else if (cmd == ".headers" || cmd == ".timer") {
+    bool& flag = cmd == ".headers" ? headers : timer;
+    if (arg(1) == "on" || arg(1) == "off")
+      flag = arg(1) == "on";
     else
-      error(source, lineno, ".headers takes on or off");
-  } else if (cmd == ".timer") {
-    if (arg(1) == "on")
-      timer = true;
-    else if (arg(1) == "off")
-      timer = false;
-    else
-      error(source, lineno, ".timer takes on or off");
+      error(source, lineno, fmt::format("{} takes on or off", cmd));
   } else if (cmd == ".output" || cmd == ".once") {
     if (out_) fclose(out_), out_ = nullptr;
     once_ = false;

@@ -143,6 +143,13 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
       sink.events = c.events;
       parse_chunk(c, sink, path);
     }
+    void drain(ChunkQueue& queue, const std::string& path, std::shared_mutex& mu) {
+      EventChunk c;
+      while (queue.pop(c)) {
+        parse(c, path, mu);
+        queue.recycle(std::move(c.text));
+      }
+    }
   };
   Worker scan_worker(*trace, store), main_worker(*trace, store);
   Health scan_health;
@@ -162,13 +169,8 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
             return queue.push(std::move(c));
           },
           [&] { return queue.spare(); }, scan_health);
-      // Then help drain what is left.
-      EventChunk c;
       queue.close();
-      while (queue.pop(c)) {
-        scan_worker.parse(c, path, rows_mu);
-        queue.recycle(std::move(c.text));
-      }
+      scan_worker.drain(queue, path, rows_mu);  // then help with what is left
     } catch (...) {
       scan_worker.error = std::current_exception();
       queue.cancel();
@@ -176,11 +178,7 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
     queue.close();
   });
   try {
-    EventChunk chunk;
-    while (queue.pop(chunk)) {
-      main_worker.parse(chunk, path, rows_mu);
-      queue.recycle(std::move(chunk.text));
-    }
+    main_worker.drain(queue, path, rows_mu);
   } catch (...) {
     main_worker.error = std::current_exception();
     queue.cancel();
