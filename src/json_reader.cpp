@@ -48,7 +48,8 @@ class Reader {
     if (auto e = doc.get_array().get(arr)) return fail(e, "expected an array of events");
     size_t idx = sink_.first_row;
     for (auto element : arr) {
-      if (idx >= sink_.first_row + sink_.events) return {ReadStatus::error, "more events than the scanner counted", 0};
+      // The scanner counted the commas between elements: one more element means a missing comma.
+      if (idx >= sink_.first_row + sink_.events) return fail(TAPE_ERROR, "malformed JSON: expected ',' between events");
       EventRec& ev = *new (sink_.rows.slot(idx)) EventRec();
       ++idx;
       ondemand::value el;
@@ -65,7 +66,7 @@ class Reader {
       }
       if (auto st = read_event(obj, ev, idx - 1); st.code != ReadStatus::ok) return st;
     }
-    if (idx != sink_.first_row + sink_.events) return {ReadStatus::error, "fewer events than the scanner counted", 0};
+    if (idx != sink_.first_row + sink_.events) return fail(TAPE_ERROR, "malformed JSON: expected an event");
     return {};
   }
 
@@ -73,8 +74,9 @@ class Reader {
   ReadStatus fail(error_code e, const std::string& expected) {
     ReadStatus st{ReadStatus::error, expected, size_};
     const char* loc = nullptr;
+    bool ours = expected.rfind("malformed JSON", 0) == 0;  // a message of ours, not simdjson's
     if (doc_ && !doc_->current_location().get(loc) && loc >= text_ && loc <= text_ + size_) st.offset = loc - text_;
-    if (e != INCORRECT_TYPE) st.message = describe(e);
+    if (e != INCORRECT_TYPE && !ours) st.message = describe(e);
     if (e == INCORRECT_TYPE && st.offset < size_) st.message += fmt::format(", found '{}'", text_[st.offset]);
     return st;
   }

@@ -6,6 +6,7 @@
 #include <emmintrin.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -87,6 +88,91 @@ inline size_t skip_value(const char* d, size_t n, size_t p) {
   }
   while (p < n && !is_ws(d[p]) && d[p] != ',' && d[p] != '}' && d[p] != ']') ++p;
   return p;
+}
+
+// State of a walk through the inside of a JSON array, carried from one window of text to the next.
+struct ArrayWalk {
+  int depth = 1;  // 1: between the array's elements
+  bool in_string = false, escaped = false;
+};
+
+// Walks d[p, n) inside an array: calls on_comma(i) for each comma between elements and returns
+// the index of the array's closing bracket, or n if the window ends first. Blocks of 64 bytes are
+// classified with SSE2 masks (quotes, brackets, commas; in-string bits by prefix xor) so only
+// brackets and element commas cost a step; a block holding a backslash goes byte by byte.
+template <class OnComma>
+size_t walk_array(const char* d, size_t n, size_t p, ArrayWalk& st, OnComma&& on_comma) {
+  auto scalar_step = [&](size_t i) -> bool {  // true when i is the closing bracket
+    char c = d[i];
+    if (st.in_string) {
+      if (st.escaped)
+        st.escaped = false;
+      else if (c == '\\')
+        st.escaped = true;
+      else if (c == '"')
+        st.in_string = false;
+      return false;
+    }
+    switch (c) {
+      case '"': st.in_string = true; break;
+      case '{':
+      case '[': ++st.depth; break;
+      case '}':
+      case ']': return --st.depth == 0;
+      case ',':
+        if (st.depth == 1) on_comma(i);
+        break;
+      default: break;
+    }
+    return false;
+  };
+  auto mask64 = [&](size_t i, char c) {
+    const __m128i v = _mm_set1_epi8(c);
+    uint64_t m = 0;
+    for (int k = 0; k < 4; ++k) {
+      __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i + 16 * k));
+      m |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, v)) << (16 * k);
+    }
+    return m;
+  };
+  size_t i = p;
+  while (i + 64 <= n) {
+    if (st.escaped || mask64(i, '\\')) {
+      for (size_t e = i + 64; i < e; ++i)
+        if (scalar_step(i)) return i;
+      continue;
+    }
+    uint64_t q = mask64(i, '"');
+    uint64_t in = q;  // prefix xor: bit k = odd number of quotes at or before k
+    for (int sh = 1; sh < 64; sh <<= 1) in ^= in << sh;
+    if (st.in_string) in = ~in;
+    st.in_string = in >> 63;
+    uint64_t open = (mask64(i, '{') | mask64(i, '[')) & ~in;
+    uint64_t close = (mask64(i, '}') | mask64(i, ']')) & ~in;
+    uint64_t comma = mask64(i, ',') & ~in;
+    uint64_t brackets = open | close;
+    int from = 0;
+    auto commas_until = [&](int to) {  // element commas in bits [from, to)
+      if (st.depth != 1 || from >= 64) return;
+      uint64_t m = comma & (to >= 64 ? ~0ull : ((1ull << to) - 1)) & (~0ull << from);
+      for (; m; m &= m - 1) on_comma(i + (size_t)__builtin_ctzll(m));
+    };
+    for (; brackets; brackets &= brackets - 1) {
+      int b = __builtin_ctzll(brackets);
+      commas_until(b);
+      if (open >> b & 1) {
+        ++st.depth;
+      } else if (--st.depth == 0) {
+        return i + (size_t)b;
+      }
+      from = b + 1;
+    }
+    commas_until(64);
+    i += 64;
+  }
+  for (; i < n; ++i)
+    if (scalar_step(i)) return i;
+  return n;
 }
 
 // The raw text of member `key` of the JSON object `obj` (top level only), or empty if absent.

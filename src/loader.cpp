@@ -193,6 +193,8 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
   trace->metadata = scanner.bare_array() ? std::string() : scanner.metadata();
   st.json_bytes = in.base() + in.avail();
   if (trace->rows.empty()) health.add("no_events", -1, "traceEvents is empty");
+  if (scanner.bare_array() && !trace->rows.empty() && health.count("element_not_object") == (int64_t)trace->rows.size())
+    throw LoadError(fmt::format("{}: at byte 0: not a trace: the array holds no event objects", path));
   st.parse_s = seconds_since(t);
   done("parse");
 

@@ -50,46 +50,47 @@ size_t TraceScanner::value_end(size_t p) {
 
 size_t TraceScanner::scan_events(size_t p, const std::function<bool(EventChunk&&)>& emit,
                                  const std::function<TextBuffer()>& spare) {
-  size_t last_end = 0, chunk_first = events_;
-  auto flush = [&] {
-    if (keep_ == SIZE_MAX || stopped_) return;
-    size_t len = last_end - keep_;
+  // Elements are cut at the commas between them: a chunk runs from just after one such comma to
+  // just before another (or the closing bracket), so it is a valid array body as it stands.
+  size_t chunk_first = events_;
+  bool any_comma = false;
+  auto flush = [&](size_t end) {
+    size_t len = end - keep_;
     EventChunk c{spare(), keep_, chunk_first, events_ - chunk_first};
     c.text.resize(len + 2);
     c.text.data()[0] = '[';
-    std::memcpy(c.text.data() + 1, text(keep_, last_end).data(), len);
+    std::memcpy(c.text.data() + 1, text(keep_, end).data(), len);
     c.text.data()[len + 1] = ']';
-    in_.release_before(last_end);  // copied: those pages are not needed again
-    keep_ = SIZE_MAX;
+    in_.release_before(end);  // copied: those pages are not needed again
     stopped_ = !emit(std::move(c));
+    chunk_first = events_;
   };
-  ++p;  // past '['
-  bool after_comma = false;
+  keep_ = ++p;  // past '['
+  json_scan::ArrayWalk walk;
   for (;;) {
-    p = skip_ws(p);
-    char c = at(p);
-    if (!c) fail(SIZE_MAX, "document ends inside the traceEvents array (truncated file?)");
-    if (c == ']') {
-      if (after_comma) fail(p, "malformed JSON: expected an event after ','");
-      flush();
-      return p + 1;
+    size_t rel = json_scan::walk_array(in_.window(), in_.avail(), p - in_.base(), walk, [&](size_t comma) {
+      ++events_;
+      any_comma = true;
+      size_t at = in_.base() + comma;
+      if (at - keep_ >= chunk_bytes && !stopped_) {
+        flush(at);
+        keep_ = at + 1;
+      }
+    });
+    if (stopped_) return p;
+    if (rel < in_.avail()) {  // the closing bracket
+      size_t end = in_.base() + rel;
+      bool empty = json_scan::skip_ws(in_.window(), in_.avail(), keep_ - in_.base()) == rel;
+      if (empty && any_comma) fail(end, "malformed JSON: expected an event after ','");
+      if (!empty) {
+        ++events_;
+        flush(end);
+      }
+      keep_ = SIZE_MAX;
+      return end + 1;
     }
-    if (keep_ == SIZE_MAX) keep_ = p, chunk_first = events_;
-    size_t e = value_end(p);
-    ++events_;
-    last_end = e;
-    p = skip_ws(e);
-    c = at(p);
-    if (!c) fail(SIZE_MAX, "document ends inside the traceEvents array (truncated file?)");
-    if (c == ',') {
-      ++p;
-      after_comma = true;
-      if (last_end - keep_ >= chunk_bytes) flush();
-      if (stopped_) return p;
-      continue;
-    }
-    if (c != ']') fail(p, fmt::format("malformed JSON: expected ',' or ']' after an event, found '{}'", c));
-    after_comma = false;
+    p = in_.base() + rel;
+    if (!in_.refill(keep_)) fail(SIZE_MAX, "document ends inside the traceEvents array (truncated file?)");
   }
 }
 
@@ -102,7 +103,7 @@ void TraceScanner::run(const std::function<bool(EventChunk&&)>& emit, const std:
   }
   p = skip_ws(p);
   char c = at(p);
-  if (!c && p == 0) fail(0, "empty file: expected a JSON object or array");
+  if (!c) fail(0, "empty file: expected a JSON object or array");
   if (c == '[') {
     bare_array_ = true;
     p = scan_events(p, emit, spare);
