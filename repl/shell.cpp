@@ -2,12 +2,24 @@
 
 #include <editline/readline.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstring>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <set>
 #include <sstream>
+#include <thread>
 #include <vector>
+
+#include "sql_assets.h"
+#include "tree_access.h"
+#include "tree_functions.h"
 
 namespace tlsql {
 
@@ -36,21 +48,166 @@ std::vector<std::string> split_words(const std::string& line) {
   return words;
 }
 
-bool only_space(const std::string& s) { return s.find_first_not_of(" \t\r\n;") == std::string::npos; }
+// Blank for statement splitting: whitespace, ';' or a "--" comment line (as the sqlite3 shell).
+bool only_space(const std::string& s) {
+  size_t p = s.find_first_not_of(" \t\r\n;");
+  return p == std::string::npos || (s.compare(p, 2, "--") == 0 && s.find('\n', p) == std::string::npos);
+}
 
-constexpr const char* kHelp = R"(.exit / .quit          leave tlsql
-.headers on|off        show column names (default on)
-.help                  this text
-.mode MODE             box, table, markdown, csv, json or line
-.once FILE             send the next result to FILE
-.output [FILE]         send results to FILE (no FILE: back to stdout)
-.read FILE             run the SQL and dot-commands in FILE
-.schema [PATTERN]      CREATE statements of tables and views (matching PATTERN)
-.tables                list tables and views
-.timer on|off          print the time each statement takes
+bool parse_int(const std::string& s, int64_t& v) {
+  char* end = nullptr;
+  if (s.empty()) return false;
+  v = std::strtoll(s.c_str(), &end, 10);
+  return *end == 0;
+}
+
+std::string human_count(int64_t n) {  // 412331 -> "412,331"
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && digits[i - 1] != '-' && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// ns -> µs the way a trace writes them: 45063 -> "45.063", 101200 -> "101.2", 45000 -> "45".
+std::string micros(int64_t ns) {
+  std::string s = fmt::format("{}.{:03}", ns / 1000, std::abs(ns % 1000));
+  if (ns < 0 && ns > -1000) s = "-" + s;
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+// JSON as TraceLens prints its Python lists: ", " between items, strings unquoted.
+std::string python_list(const std::string& json) {
+  std::string out;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (in_string) {
+      if (c == '\\' && i + 1 < json.size())
+        out += json[++i];
+      else if (c == '"')
+        in_string = false;
+      else
+        out += c;
+    } else if (c == '"') {
+      in_string = true;
+    } else {
+      out += c;
+      if (c == ',') out += ' ';
+    }
+  }
+  return out;
+}
+
+constexpr const char* kHelp =
+    R"(.attach FILE AS NAME    open a saved .db, or load a trace, as schema NAME (SQL: NAME.event ...)
+.exit / .quit           leave tlsql
+.headers on|off         show column names (default on)
+.help                   this text
+.mode MODE              box, table, markdown, csv, json or line
+.once FILE              send the next result to FILE
+.open FILE              close this database; open a saved .db or load a trace instead
+.output [FILE]          send results to FILE (no FILE: back to stdout)
+.parameter set @K V     bind V to @K in later statements; .parameter list / clear
+.read FILE              run the SQL and dot-commands in FILE
+.report NAME            run a canned report (.reports lists them)
+.reports                list the canned reports
+.save FILE.db           save the main database (reopen with `tlsql FILE.db`)
+.schema [PATTERN]       CREATE statements of tables and views (matching PATTERN)
+.stack UID              the chain from UID up to its root, with op shapes (TraceLens style)
+.tables                 list tables and views
+.timer on|off           print the time each statement takes
+.tree UID [DEPTH] [all] the subtree under UID (TraceLens style); branches without GPU work are
+                        left out unless `all` is given or UID itself launches none
 )";
 
+// Ctrl-C: interrupt the statement that is running, never the session.
+std::atomic<sqlite3*> g_running{nullptr};
+void on_sigint(int) {
+  if (sqlite3* db = g_running.load()) sqlite3_interrupt(db);
+}
+
+// Tab completion candidates, refreshed from the database before each prompt.
+std::vector<std::string> g_words;
+char* complete_next(const char* text, int state) {
+  static size_t i;
+  static size_t len;
+  if (!state) i = 0, len = std::strlen(text);
+  while (i < g_words.size()) {
+    const std::string& w = g_words[i++];
+    if (w.compare(0, len, text) == 0) return strdup(w.c_str());
+  }
+  return nullptr;
+}
+char** complete(const char* text, int, int) {
+  rl_attempted_completion_over = 1;  // no file-name fallback
+  return rl_completion_matches(text, complete_next);
+}
+
+std::string history_path() {
+  const char* home = getenv("HOME");
+  return home ? std::string(home) + "/.tlsql_history" : std::string();
+}
+
 }  // namespace
+
+void Shell::load(const std::string& path, const std::string& schema) {
+  // A progress bar on a terminal for loads that last over a second.
+  const bool bar = !quiet && isatty(STDERR_FILENO);
+  std::atomic<size_t> done{0}, total{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false;
+  std::thread painter;
+  if (bar)
+    painter = std::thread([&] {
+      std::unique_lock<std::mutex> l(mu);
+      if (cv.wait_for(l, std::chrono::seconds(1), [&] { return finished; })) return;
+      bool drawn = false;
+      while (!finished) {
+        size_t t = total.load(), d = done.load();
+        if (t) {
+          int pct = (int)(100.0 * d / t), w = pct / 4;
+          fmt::print(stderr, "\rloading {} {:3}% [{}{}] {} MB", path, pct, std::string(w, '='),
+                     std::string(25 - w, ' '), d >> 20);
+          drawn = true;
+        }
+        cv.wait_for(l, std::chrono::milliseconds(100), [&] { return finished; });
+      }
+      if (drawn) fmt::print(stderr, "\r\033[K");
+    });
+  LoadOptions opt;
+  opt.schema = schema;
+  opt.progress = [&](size_t d, size_t t) { done = d, total = t; };
+  auto stop_bar = [&] {
+    if (!bar) return;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      finished = true;
+    }
+    cv.notify_all();
+    painter.join();
+  };
+  LoadStats st;
+  try {
+    st = session->load(path, opt);
+  } catch (...) {
+    stop_bar();
+    throw;
+  }
+  stop_bar();
+  if (quiet || !isatty(STDERR_FILENO)) return;
+  fmt::print(stderr, "loaded {}: {} events in {:.2f} s ({:.0f} MB/s)\n", path, human_count(st.events), st.total_s,
+             st.json_bytes / 1e6 / std::max(st.total_s, 1e-9));
+  if (!st.health.empty()) {
+    std::string h;
+    for (auto& [check, n] : st.health) h += fmt::format("{}{} {}", h.empty() ? "" : ", ", check, human_count(n));
+    fmt::print(stderr, "  health: {} (SELECT * FROM health)\n", h);
+  }
+}
 
 void Shell::error(const std::string& source, int lineno, const std::string& msg) {
   ++errors_;
@@ -58,6 +215,25 @@ void Shell::error(const std::string& source, int lineno, const std::string& msg)
     fmt::print(stderr, "error: {}\n", msg);
   else
     fmt::print(stderr, "error: {}near line {}: {}\n", source == "-" ? "" : source + ": ", lineno, msg);
+}
+
+void Shell::bind_parameters(sqlite3_stmt* stmt) {
+  for (int i = 1; i <= sqlite3_bind_parameter_count(stmt); ++i) {
+    const char* name = sqlite3_bind_parameter_name(stmt, i);
+    if (!name) continue;
+    auto it = parameters_.find(name);
+    if (it == parameters_.end()) continue;
+    const std::string& v = it->second;
+    int64_t iv;
+    char* end = nullptr;
+    double dv = std::strtod(v.c_str(), &end);
+    if (parse_int(v, iv))
+      sqlite3_bind_int64(stmt, i, iv);
+    else if (!v.empty() && *end == 0)
+      sqlite3_bind_double(stmt, i, dv);
+    else
+      sqlite3_bind_text(stmt, i, v.c_str(), -1, SQLITE_TRANSIENT);
+  }
 }
 
 void Shell::run_sql(const std::string& sql, const std::string& source, int first_line) {
@@ -70,16 +246,19 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
     sqlite3_stmt* stmt = nullptr;
     const char* tail = nullptr;
     auto t0 = std::chrono::steady_clock::now();
-    int rc = sqlite3_prepare_v2(db_, p, -1, &stmt, &tail);
+    int rc = sqlite3_prepare_v2(db(), p, -1, &stmt, &tail);
     if (rc != SQLITE_OK) {
-      error(source, line, sqlite3_errmsg(db_));
+      error(source, line, sqlite3_errmsg(db()));
       return;  // the rest of this statement group cannot be split reliably
     }
     if (stmt) {
+      bind_parameters(stmt);
       ResultSet rs;
+      g_running = db();
       rc = collect_rows(stmt, rs);
+      g_running = nullptr;
       if (rc != SQLITE_DONE) {
-        error(source, line, sqlite3_errmsg(db_));
+        error(source, line, rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(db()));
       } else {
         print_result(out(), rs, mode, headers);
         if (once_) {
@@ -104,9 +283,9 @@ bool Shell::run_script(const std::string& text, const std::string& source) {
   int lineno = 0, start = 0;
   while (!stop() && std::getline(in, line)) {
     ++lineno;
-    if (buf.empty() && !line.empty() && line.find_first_not_of(" \t") != std::string::npos &&
-        line[line.find_first_not_of(" \t")] == '.') {
-      if (!dot_command(line.substr(line.find_first_not_of(" \t")), source, lineno)) return false;
+    size_t first = line.find_first_not_of(" \t");
+    if (buf.empty() && first != std::string::npos && line[first] == '.') {
+      if (!dot_command(line.substr(first), source, lineno)) return false;
       continue;
     }
     if (buf.empty()) {
@@ -126,9 +305,11 @@ bool Shell::run_script(const std::string& text, const std::string& source) {
 
 void Shell::print_tables() {
   sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db_,
-                     "SELECT name FROM sqlite_schema WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' "
-                     "ORDER BY name",
+  sqlite3_prepare_v2(db(),
+                     "SELECT CASE WHEN d.name = 'main' THEN '' ELSE d.name || '.' END || m.name "
+                     "FROM pragma_database_list d JOIN pragma_table_list m ON m.schema = d.name "
+                     "WHERE m.type IN ('table', 'view', 'virtual') AND m.name NOT LIKE 'sqlite_%' AND d.name <> 'temp' "
+                     "ORDER BY d.seq, m.name",
                      -1, &s, nullptr);
   std::vector<std::string> names;
   while (sqlite3_step(s) == SQLITE_ROW) names.emplace_back((const char*)sqlite3_column_text(s, 0));
@@ -142,7 +323,7 @@ void Shell::print_tables() {
 
 void Shell::print_schema(const std::string& like) {
   sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db_,
+  sqlite3_prepare_v2(db(),
                      "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
                      "AND (?1 IS NULL OR name LIKE ?1) ORDER BY type DESC, name",
                      -1, &s, nullptr);
@@ -151,80 +332,248 @@ void Shell::print_schema(const std::string& like) {
   sqlite3_finalize(s);
 }
 
+void Shell::print_help() {
+  fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's):\n{}", kHelp, kTreeFunctionHelp);
+  fmt::print(out(),
+             "\nTables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python,\n"
+             "annotation, launch, thread, process. Columns and units: docs/schema.md.\n");
+}
+
+// TraceLens's traverse_subtree_and_print: box-drawing branches, "UID: n, Category: c, Name: x"
+// and the duration (µs) of GPU events; names over 64 characters are cut with "..".
+void Shell::print_tree(int64_t uid, int max_depth, bool all) {
+  TreeAccess tree(db(), "main");
+  auto root = tree.row(uid);
+  if (!root) {
+    ++errors_;
+    fmt::print(stderr, "error: .tree: no event has uid {}\n", uid);
+    return;
+  }
+  // Which events lead to GPU work: computed bottom-up over the subtree.
+  auto below = tree.descendants(uid);
+  std::set<int64_t> gpu_path;
+  for (auto [u, d] : below)
+    if (auto r = tree.row(u); r && is_gpu_work(r->kind))
+      for (auto [a, k] : tree.ancestors(u)) {
+        if (!gpu_path.insert(a).second) break;
+        if (a == uid) break;
+      }
+  bool prune = !all && gpu_path.count(uid);
+  std::function<void(const TreeRow&, const std::string&, bool, int)> show =
+      [&](const TreeRow& r, const std::string& prefix, bool last, int depth) {
+        std::string name = r.name.size() > 64 ? r.name.substr(0, 64) + ".." : r.name;
+        std::string line = fmt::format("{}{}UID: {}, Category: {}, Name: {}", prefix, last ? "└── " : "├── ", r.uid,
+                                       r.cat.empty() ? r.kind : r.cat, name);
+        if (is_gpu_work(r.kind) && r.has_time) line += ", Duration: " + micros(r.end - r.ts);
+        fmt::print(out(), "{}\n", line);
+        if (depth >= max_depth) return;
+        std::vector<TreeRow> kids;
+        for (int64_t k : tree.children(r.uid))
+          if (auto kr = tree.row(k); kr && (!prune || gpu_path.count(k) || is_gpu_work(kr->kind))) kids.push_back(*kr);
+        for (size_t i = 0; i < kids.size(); ++i)
+          show(kids[i], prefix + (last ? "    " : "│   "), i + 1 == kids.size(), depth + 1);
+      };
+  show(*root, "", true, 0);
+}
+
+// TraceLens's traverse_parents_and_print, with Input Dims / Input type for ops.
+void Shell::print_stack(int64_t uid) {
+  TreeAccess tree(db(), "main");
+  auto r = tree.row(uid);
+  if (!r) {
+    ++errors_;
+    fmt::print(stderr, "error: .stack: no event has uid {}\n", uid);
+    return;
+  }
+  for (int up = 0; r; ++up) {
+    fmt::print(out(), "{}\n", up == 0 ? std::string("Node:") : fmt::format("{}-up:", up));
+    std::string name = r->name.size() > 64 ? r->name.substr(0, 64) + ".." : r->name;
+    std::string line =
+        fmt::format("  UID: {}, Category: {}, Name: {}", r->uid, r->cat.empty() ? r->kind : r->cat, name);
+    if (is_gpu_work(r->kind) && r->has_time) line += ", Duration: " + micros(r->end - r->ts);
+    fmt::print(out(), "{}\n", line);
+    if (r->kind == "cpu_op")
+      for (const char* key : {"Input Dims", "Input type"}) {
+        std::string v = tree.arg(r->uid, key);
+        if (!v.empty()) fmt::print(out(), "  {}: {}\n", key, python_list(v));
+      }
+    if (!r->has_parent) break;
+    r = tree.row(r->parent);
+  }
+}
+
 bool Shell::dot_command(const std::string& line, const std::string& source, int lineno) {
   auto w = split_words(line);
   const std::string& cmd = w[0];
   auto arg = [&](size_t i) { return i < w.size() ? w[i] : std::string(); };
-  if (cmd == ".quit" || cmd == ".exit") {
-    quit_ = true;
-    return false;
-  } else if (cmd == ".help") {
-    fmt::print(out(), "{}", kHelp);
-  } else if (cmd == ".tables") {
-    print_tables();
-  } else if (cmd == ".schema") {
-    print_schema(arg(1));
-  } else if (cmd == ".mode") {
-    auto m = parse_mode(arg(1));
-    if (!m)
-      error(source, lineno, fmt::format("unknown mode '{}': use box, table, markdown, csv, json or line", arg(1)));
-    else
-      mode = *m;
-  } else if (cmd == ".headers" || cmd == ".timer") {
-    bool& flag = cmd == ".headers" ? headers : timer;
-    if (arg(1) == "on" || arg(1) == "off")
-      flag = arg(1) == "on";
-    else
-      error(source, lineno, fmt::format("{} takes on or off", cmd));
-  } else if (cmd == ".output" || cmd == ".once") {
-    if (out_) fclose(out_), out_ = nullptr;
-    once_ = false;
-    if (!arg(1).empty() && arg(1) != "stdout") {
-      out_ = fopen(arg(1).c_str(), "w");
-      if (!out_)
-        error(source, lineno, fmt::format("cannot write {}: {}", arg(1), strerror(errno)));
+  auto fail = [&](const std::string& msg) { error(source, lineno, msg); };
+  try {
+    if (cmd == ".quit" || cmd == ".exit") {
+      quit_ = true;
+      return false;
+    } else if (cmd == ".help") {
+      print_help();
+    } else if (cmd == ".tables") {
+      print_tables();
+    } else if (cmd == ".schema") {
+      print_schema(arg(1));
+    } else if (cmd == ".mode") {
+      auto m = parse_mode(arg(1));
+      if (!m)
+        fail(fmt::format("unknown mode '{}': use box, table, markdown, csv, json or line", arg(1)));
       else
-        once_ = cmd == ".once";
-    }
-  } else if (cmd == ".read") {
-    std::ifstream f(arg(1), std::ios::binary);
-    if (arg(1).empty() || !f) {
-      error(source, lineno, fmt::format("cannot open '{}'", arg(1)));
-    } else if (read_depth_ > 16) {
-      error(source, lineno, ".read nested too deeply");
+        mode = *m;
+    } else if (cmd == ".headers" || cmd == ".timer") {
+      bool& flag = cmd == ".headers" ? headers : timer;
+      if (arg(1) == "on" || arg(1) == "off")
+        flag = arg(1) == "on";
+      else
+        fail(fmt::format("{} takes on or off", cmd));
+    } else if (cmd == ".output" || cmd == ".once") {
+      if (out_) fclose(out_), out_ = nullptr;
+      once_ = false;
+      if (!arg(1).empty() && arg(1) != "stdout") {
+        out_ = fopen(arg(1).c_str(), "w");
+        if (!out_)
+          fail(fmt::format("cannot write {}: {}", arg(1), strerror(errno)));
+        else
+          once_ = cmd == ".once";
+      }
+    } else if (cmd == ".read") {
+      std::ifstream f(arg(1), std::ios::binary);
+      if (arg(1).empty() || !f) {
+        fail(fmt::format("cannot open '{}'", arg(1)));
+      } else if (read_depth_ > 16) {
+        fail(".read nested too deeply");
+      } else {
+        std::stringstream ss;
+        ss << f.rdbuf();
+        ++read_depth_;
+        bool go_on = run_script(ss.str(), arg(1));
+        --read_depth_;
+        return go_on;
+      }
+    } else if (cmd == ".open") {
+      if (arg(1).empty()) return fail(".open takes a file: a saved .db or a trace"), true;
+      bool saved = is_sqlite_file(arg(1));
+      auto next = std::make_unique<Session>(saved ? arg(1) : "");
+      std::swap(session, next);
+      try {
+        if (!saved) load(arg(1));
+        session->finish();
+      } catch (...) {
+        std::swap(session, next);  // keep the database we had
+        throw;
+      }
+    } else if (cmd == ".save") {
+      if (arg(1).empty())
+        fail(".save takes a file name");
+      else
+        session->save(arg(1));
+    } else if (cmd == ".attach") {
+      if (w.size() != 4 || w[2] != "AS") return fail(".attach FILE AS NAME"), true;
+      if (is_sqlite_file(w[1]))
+        session->attach(w[1], w[3]);
+      else {
+        LoadOptions opt;
+        session->attach(w[1], w[3], opt);
+      }
+    } else if (cmd == ".reports") {
+      for (const SqlAsset& a : sql_assets())
+        if (a.name.rfind("report_", 0) == 0) {
+          std::string_view doc = a.text.substr(0, a.text.find('\n'));
+          if (doc.rfind("-- ", 0) == 0) doc.remove_prefix(3);
+          fmt::print(out(), "{:<14}{}\n", a.name.substr(7), doc);
+        }
+    } else if (cmd == ".report") {
+      std::string_view text = sql_asset("report_" + arg(1));
+      if (text.empty())
+        fail(fmt::format("no report '{}': .reports lists them", arg(1)));
+      else
+        run_script(std::string(text), "report " + arg(1));
+    } else if (cmd == ".parameter") {
+      if (arg(1) == "set" && w.size() == 4)
+        parameters_[w[2]] = w[3];
+      else if (arg(1) == "list")
+        for (auto& [k, v] : parameters_) fmt::print(out(), "{} {}\n", k, v);
+      else if (arg(1) == "clear")
+        parameters_.clear();
+      else
+        fail(".parameter set @NAME VALUE | list | clear");
+    } else if (cmd == ".tree" || cmd == ".stack") {
+      int64_t uid, depth = INT32_MAX;
+      if (!parse_int(arg(1), uid)) return fail(fmt::format("{} takes an event uid", cmd)), true;
+      bool all = false;
+      for (size_t i = 2; i < w.size(); ++i) {
+        if (w[i] == "all")
+          all = true;
+        else if (!parse_int(w[i], depth))
+          return fail(fmt::format("{}: '{}' is not a depth", cmd, w[i])), true;
+      }
+      if (cmd == ".tree")
+        print_tree(uid, (int)depth, all);
+      else
+        print_stack(uid);
     } else {
-      std::stringstream ss;
-      ss << f.rdbuf();
-      ++read_depth_;
-      bool go_on = run_script(ss.str(), arg(1));
-      --read_depth_;
-      return go_on;
+      fail(fmt::format("unknown command '{}': .help lists them", cmd));
     }
-  } else {
-    error(source, lineno, fmt::format("unknown command '{}': .help lists them", cmd));
+  } catch (const std::exception& e) {
+    fail(e.what());
   }
   return true;
 }
 
 void Shell::interactive() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  const std::string hist = history_path();
+  using_history();
+  if (!hist.empty()) read_history(hist.c_str());
+  rl_attempted_completion_function = complete;
   fmt::print("tlsql — SQL over PyTorch profiler traces. \".help\" lists commands; statements end with ';'.\n");
   std::string buf;
-  int lineno = 0;
-  while (true) {
+  auto refresh_words = [&] {
+    std::set<std::string> words;
+    for (const char* c :
+         {".attach", ".exit",  ".headers",  ".help",    ".mode",    ".once",   ".open",  ".output", ".parameter",
+          ".quit",   ".read",  ".report",   ".reports", ".save",    ".schema", ".stack", ".tables", ".timer",
+          ".tree",   "SELECT", "FROM",      "WHERE",    "GROUP",    "ORDER",   "BY",     "LIMIT",   "JOIN",
+          "ON",      "WITH",   "RECURSIVE", "HAVING",   "DISTINCT", "COUNT"})
+      words.insert(c);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db(),
+                       "SELECT name FROM pragma_table_list "
+                       "UNION SELECT p.name FROM pragma_table_list m, pragma_table_xinfo(m.name, m.schema) p "
+                       "WHERE p.hidden = 0 "
+                       "UNION SELECT name FROM pragma_function_list UNION SELECT name FROM pragma_module_list",
+                       -1, &s, nullptr);
+    while (s && sqlite3_step(s) == SQLITE_ROW)
+      if (auto t = sqlite3_column_text(s, 0)) words.insert((const char*)t);
+    sqlite3_finalize(s);
+    g_words.assign(words.begin(), words.end());
+  };
+  refresh_words();
+  while (!quit_) {
     char* raw = readline(buf.empty() ? "tlsql> " : "  ...> ");
     if (!raw) break;
     std::string line = raw;
     free(raw);
-    ++lineno;
-    if (!only_space(line)) add_history(line.c_str());
-    if (buf.empty() && !line.empty() &&
-        line[line.find_first_not_of(" \t") == std::string::npos ? 0 : line.find_first_not_of(" \t")] == '.') {
-      if (!dot_command(line.substr(line.find_first_not_of(" \t")), "", lineno)) break;
+    size_t first = line.find_first_not_of(" \t");
+    if (buf.empty() && first != std::string::npos && line[first] == '.') {
+      add_history(line.c_str());
+      if (!hist.empty()) write_history(hist.c_str());
+      if (!dot_command(line.substr(first), "", 0)) break;
+      refresh_words();
       continue;
     }
     if (buf.empty() && only_space(line)) continue;
     buf += line + "\n";
     if (sqlite3_complete(buf.c_str())) {
+      std::string entry = buf.substr(0, buf.size() - 1);
+      add_history(entry.c_str());
+      if (!hist.empty()) write_history(hist.c_str());
       run_sql(buf, "", 1);
       buf.clear();
     }

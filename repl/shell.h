@@ -5,43 +5,49 @@
 #include <sqlite3.h>
 
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "output.h"
+#include "tlsql.h"
 
 namespace tlsql {
 
 class Shell {
  public:
-  explicit Shell(sqlite3* db) : db_(db) {}
+  std::unique_ptr<Session> session;
   OutputMode mode = OutputMode::box;
-  bool headers = true;
-  bool bail = false;
-  bool timer = false;
+  bool headers = true, bail = false, timer = false, quiet = false;
 
+  // Loads a trace into `schema`, with the one-line summary and, on a terminal, a progress bar.
+  void load(const std::string& path, const std::string& schema = "main");
   // Runs a script (SQL statements and dot-commands, one per line). `source` names it in errors.
   // Returns false if the script asked to quit.
   bool run_script(const std::string& text, const std::string& source);
-  // Interactive loop with line editing.
+  // Interactive loop: line editing, history in ~/.tlsql_history, tab completion, Ctrl-C
+  // interrupts the running statement.
   void interactive();
   bool failed() const { return errors_ > 0; }
   bool stop() const { return quit_ || (bail && errors_ > 0); }
 
  private:
-  // Returns false to quit.
-  bool dot_command(const std::string& line, const std::string& source, int lineno);
+  sqlite3* db() const { return session->db(); }
+  bool dot_command(const std::string& line, const std::string& source, int lineno);  // false to quit
   void run_sql(const std::string& sql, const std::string& source, int first_line);
   void error(const std::string& source, int lineno, const std::string& msg);
   FILE* out() { return out_ ? out_ : stdout; }
   void print_tables();
   void print_schema(const std::string& like);
+  void print_help();
+  void print_tree(int64_t uid, int max_depth, bool all);
+  void print_stack(int64_t uid);
+  void bind_parameters(sqlite3_stmt* stmt);
 
-  sqlite3* db_;
   FILE* out_ = nullptr;
-  bool once_ = false;
-  int errors_ = 0;
-  bool quit_ = false;
-  int read_depth_ = 0;
+  bool once_ = false, quit_ = false;
+  int errors_ = 0, read_depth_ = 0;
+  std::map<std::string, std::string> parameters_;  // .parameter set @k v
 };
 
 }  // namespace tlsql

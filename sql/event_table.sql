@@ -1,6 +1,6 @@
 -- The event table of a saved database. A freshly loaded one serves the same columns from a
 -- virtual table over the loader's memory (src/event_table.cpp); keep the two in step.
-CREATE TABLE IF NOT EXISTS event(
+CREATE TABLE IF NOT EXISTS @schema.event(
   uid INTEGER PRIMARY KEY,     -- trace.uid_base + position in traceEvents
   trace INTEGER NOT NULL,
   kind TEXT NOT NULL,          -- normalised category, see docs/schema.md

@@ -1,4 +1,4 @@
 -- Built once after the bulk insert (cheaper than maintaining them row by row).
-CREATE INDEX IF NOT EXISTS event_parent ON event(parent);
-CREATE INDEX IF NOT EXISTS event_correlation ON event(correlation) WHERE correlation IS NOT NULL;
-CREATE INDEX IF NOT EXISTS event_kind ON event(kind);
+CREATE INDEX IF NOT EXISTS @schema.event_parent ON event(parent);
+CREATE INDEX IF NOT EXISTS @schema.event_correlation ON event(correlation) WHERE correlation IS NOT NULL;
+CREATE INDEX IF NOT EXISTS @schema.event_kind ON event(kind);

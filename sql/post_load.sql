@@ -1,12 +1,12 @@
 -- Run after a trace's rows are in: derived trace/device columns, then the indexes queries need.
-UPDATE trace SET
+UPDATE @schema.trace SET
   metadata = json(metadata),
   rank = json_extract(metadata, '$.distributedInfo.rank'),
   world_size = json_extract(metadata, '$.distributedInfo.world_size'),
   schema_version = json_extract(metadata, '$.schemaVersion'),
   base_time_ns = json_extract(metadata, '$.baseTimeNanoseconds')
 WHERE id = @trace AND json_valid(metadata);
-INSERT OR REPLACE INTO device(trace, id, name, vendor, total_memory, sm_count, compute_capability,
+INSERT OR REPLACE INTO @schema.device(trace, id, name, vendor, total_memory, sm_count, compute_capability,
                               warp_size, max_threads_per_block, shared_mem_per_block, regs_per_block, properties)
 SELECT @trace,
        coalesce(d.value ->> '$.id', d.key),
@@ -24,5 +24,5 @@ SELECT @trace,
        d.value ->> '$.sharedMemPerBlock',
        d.value ->> '$.regsPerBlock',
        d.value
-FROM trace t, json_each(coalesce(t.metadata -> '$.deviceProperties', t.metadata -> '$.computeProperties')) d
+FROM @schema.trace t, json_each(coalesce(t.metadata -> '$.deviceProperties', t.metadata -> '$.computeProperties')) d
 WHERE t.id = @trace AND json_valid(t.metadata);

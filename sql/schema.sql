@@ -1,6 +1,6 @@
 -- tlsql schema: the tables every loaded trace fills (event: see event_table.sql). Column meanings:
 -- docs/schema.md.
-CREATE TABLE IF NOT EXISTS trace(
+CREATE TABLE IF NOT EXISTS @schema.trace(
   id INTEGER PRIMARY KEY,      -- 0 for the first file loaded, then 1, 2, ...
   path TEXT,                   -- the file as given on the command line
   uid_base INTEGER,            -- added to each event's position in traceEvents to make its uid
@@ -13,7 +13,7 @@ CREATE TABLE IF NOT EXISTS trace(
   base_time_ns INTEGER,        -- top-level baseTimeNanoseconds
   metadata TEXT                -- every top-level key except traceEvents, as JSON
 );
-CREATE TABLE IF NOT EXISTS device(
+CREATE TABLE IF NOT EXISTS @schema.device(
   trace INTEGER,
   id INTEGER,
   name TEXT,
@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS device(
   properties TEXT,             -- the device's whole deviceProperties object, as JSON
   PRIMARY KEY(trace, id)
 );
-CREATE TABLE IF NOT EXISTS health(
+CREATE TABLE IF NOT EXISTS @schema.health(
   trace INTEGER,
   "check" TEXT,
   count INTEGER,
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS health(
   detail TEXT
 );
 -- GPU event -> its launch call and TraceLens's kernel launcher, filled by the loader.
-CREATE TABLE IF NOT EXISTS launch_link(
+CREATE TABLE IF NOT EXISTS @schema.launch_link(
   gpu INTEGER PRIMARY KEY,
   runtime INTEGER NOT NULL,
   launcher INTEGER NOT NULL

@@ -1,10 +1,10 @@
 -- Views over event. Created after loading; they follow the schema they live in.
-CREATE VIEW IF NOT EXISTS op AS SELECT * FROM event WHERE kind = 'cpu_op';
-CREATE VIEW IF NOT EXISTS python AS SELECT * FROM event WHERE kind = 'python';
-CREATE VIEW IF NOT EXISTS annotation AS SELECT * FROM event WHERE kind IN ('annotation', 'gpu_annotation');
-CREATE VIEW IF NOT EXISTS runtime AS SELECT * FROM event WHERE kind IN ('runtime', 'driver');
-CREATE VIEW IF NOT EXISTS gpu AS SELECT * FROM event WHERE kind IN ('kernel', 'memcpy', 'memset');
-CREATE VIEW IF NOT EXISTS kernel AS
+CREATE VIEW IF NOT EXISTS @schema.op AS SELECT * FROM event WHERE kind = 'cpu_op';
+CREATE VIEW IF NOT EXISTS @schema.python AS SELECT * FROM event WHERE kind = 'python';
+CREATE VIEW IF NOT EXISTS @schema.annotation AS SELECT * FROM event WHERE kind IN ('annotation', 'gpu_annotation');
+CREATE VIEW IF NOT EXISTS @schema.runtime AS SELECT * FROM event WHERE kind IN ('runtime', 'driver');
+CREATE VIEW IF NOT EXISTS @schema.gpu AS SELECT * FROM event WHERE kind IN ('kernel', 'memcpy', 'memset');
+CREATE VIEW IF NOT EXISTS @schema.kernel AS
   SELECT e.*,
          l.runtime AS runtime,
          l.launcher AS launcher,
@@ -19,14 +19,14 @@ CREATE VIEW IF NOT EXISTS kernel AS
          e.args ->> '$.context' AS context
   FROM event e LEFT JOIN launch_link l ON l.gpu = e.uid
   WHERE e.kind = 'kernel';
-CREATE VIEW IF NOT EXISTS launch AS
+CREATE VIEW IF NOT EXISTS @schema.launch AS
   SELECT l.runtime AS runtime,
          l.gpu AS gpu,
          CASE WHEN l.launcher <> l.runtime THEN l.launcher END AS op,
          g.correlation AS correlation,
          g.ts - r.ts AS delay          -- ns from the launch call's start to the GPU work's start
   FROM launch_link l JOIN event g ON g.uid = l.gpu JOIN event r ON r.uid = l.runtime;
-CREATE VIEW IF NOT EXISTS thread AS
+CREATE VIEW IF NOT EXISTS @schema.thread AS
   SELECT trace, pid, tid, args ->> '$.name' AS name FROM event WHERE kind = 'meta' AND name = 'thread_name';
-CREATE VIEW IF NOT EXISTS process AS
+CREATE VIEW IF NOT EXISTS @schema.process AS
   SELECT trace, pid, args ->> '$.name' AS name FROM event WHERE kind = 'meta' AND name = 'process_name';

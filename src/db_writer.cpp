@@ -1,5 +1,7 @@
 #include "db_writer.h"
 
+#include <fmt/format.h>
+
 #include "kind.h"
 #include "sql_assets.h"
 #include "sqlite_util.h"
@@ -28,7 +30,7 @@ bool Statement::step() {
   throw SqlError(sqlite3_errmsg(db_));
 }
 
-void create_schema(sqlite3* db) { exec_sql(db, sql_asset("schema")); }
+void create_schema(sqlite3* db, const std::string& schema) { exec_sql(db, sql_for("schema", schema)); }
 
 namespace {
 void bind_int(sqlite3_stmt* s, int col, int64_t v) {
@@ -42,12 +44,13 @@ void bind_text(sqlite3_stmt* s, int col, std::string_view v) {
 }
 }  // namespace
 
-void write_trace(sqlite3* db, const LoadedTrace& trace, const std::string& path, size_t json_bytes,
-                 const std::vector<LaunchLink>& launches, const Health& health) {
+void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trace, const std::string& path,
+                 size_t json_bytes, const std::vector<LaunchLink>& launches, const Health& health) {
+  const std::string q = "\"" + schema + "\"";
   exec_sql(db, "BEGIN");
   try {
     {
-      Statement ins(db, "INSERT INTO launch_link(gpu, runtime, launcher) VALUES(?,?,?)");
+      Statement ins(db, fmt::format("INSERT INTO {}.launch_link(gpu, runtime, launcher) VALUES(?,?,?)", q));
       for (const LaunchLink& l : launches) {
         sqlite3_bind_int64(ins.get(), 1, trace.uid_base + l.gpu);
         sqlite3_bind_int64(ins.get(), 2, trace.uid_base + l.runtime);
@@ -57,7 +60,8 @@ void write_trace(sqlite3* db, const LoadedTrace& trace, const std::string& path,
       }
     }
     {
-      Statement ins(db, "INSERT INTO trace(id, path, uid_base, events, bytes, metadata) VALUES(?,?,?,?,?,?)");
+      Statement ins(
+          db, fmt::format("INSERT INTO {}.trace(id, path, uid_base, events, bytes, metadata) VALUES(?,?,?,?,?,?)", q));
       sqlite3_bind_int64(ins.get(), 1, trace.id);
       bind_text(ins.get(), 2, path);
       sqlite3_bind_int64(ins.get(), 3, trace.uid_base);
@@ -70,7 +74,8 @@ void write_trace(sqlite3* db, const LoadedTrace& trace, const std::string& path,
       ins.step();
     }
     {
-      Statement ins(db, "INSERT INTO health(trace, \"check\", count, example_uid, detail) VALUES(?,?,?,?,?)");
+      Statement ins(
+          db, fmt::format("INSERT INTO {}.health(trace, \"check\", count, example_uid, detail) VALUES(?,?,?,?,?)", q));
       for (const auto& [check, row] : health.rows()) {
         sqlite3_bind_int64(ins.get(), 1, trace.id);
         bind_text(ins.get(), 2, check);
@@ -81,7 +86,7 @@ void write_trace(sqlite3* db, const LoadedTrace& trace, const std::string& path,
         ins.reset();
       }
     }
-    std::string post = std::string(sql_asset("post_load"));
+    std::string post = sql_for("post_load", schema);
     // @trace is the only parameter of post_load.sql; substitute it textually (an integer).
     for (size_t p; (p = post.find("@trace")) != std::string::npos;) post.replace(p, 6, std::to_string(trace.id));
     exec_sql(db, post);
@@ -92,20 +97,20 @@ void write_trace(sqlite3* db, const LoadedTrace& trace, const std::string& path,
   }
 }
 
-void set_load_ms(sqlite3* db, int64_t trace_id, double ms) {
-  Statement s(db, "UPDATE trace SET load_ms = ? WHERE id = ?");
+void set_load_ms(sqlite3* db, const std::string& schema, int64_t trace_id, double ms) {
+  Statement s(db, fmt::format("UPDATE \"{}\".trace SET load_ms = ? WHERE id = ?", schema));
   sqlite3_bind_double(s.get(), 1, ms);
   sqlite3_bind_int64(s.get(), 2, trace_id);
   s.step();
 }
 
-void finish_schema(sqlite3* db, bool loaded_traces) {
-  create_schema(db);
+void finish_schema(sqlite3* db, const std::string& schema, bool loaded_traces) {
+  create_schema(db, schema);
   if (loaded_traces)
-    exec_sql(db, "CREATE VIRTUAL TABLE IF NOT EXISTS event USING tlsql_event");
+    exec_sql(db, fmt::format("CREATE VIRTUAL TABLE IF NOT EXISTS \"{}\".event USING tlsql_event", schema));
   else
-    exec_sql(db, sql_asset("event_table"));
-  exec_sql(db, sql_asset("views"));
+    exec_sql(db, sql_for("event_table", schema));
+  exec_sql(db, sql_for("views", schema));
 }
 
 }  // namespace tlsql

@@ -12,13 +12,14 @@
 
 namespace tlsql {
 
+// All take the schema (main, or an attached one) the trace goes to.
 // Creates the small tables if missing.
-void create_schema(sqlite3* db);
-void write_trace(sqlite3* db, const LoadedTrace& trace, const std::string& path, size_t json_bytes,
-                 const std::vector<LaunchLink>& launches, const Health& health);
+void create_schema(sqlite3* db, const std::string& schema);
+void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trace, const std::string& path,
+                 size_t json_bytes, const std::vector<LaunchLink>& launches, const Health& health);
 // Updates trace.load_ms once the whole load of that file is timed.
-void set_load_ms(sqlite3* db, int64_t trace_id, double ms);
+void set_load_ms(sqlite3* db, const std::string& schema, int64_t trace_id, double ms);
 // The event table (virtual, when traces were loaded), views and indexes; call after loading.
-void finish_schema(sqlite3* db, bool loaded_traces);
+void finish_schema(sqlite3* db, const std::string& schema, bool loaded_traces);
 
 }  // namespace tlsql

@@ -117,7 +117,14 @@ struct Cursor {
 // idxNum bits: which constraints xFilter receives, in this order.
 enum Plan { kByUid = 1, kByParent = 2, kByKind = 4, kUidLow = 8, kUidHigh = 16, kByTrace = 32 };
 
-int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
+int x_connect(sqlite3* db, void* aux, int argc, const char* const* argv, sqlite3_vtab** out, char** err) {
+  // argv[1] is the schema the table lives in: its store holds the rows.
+  auto* stores = static_cast<StoreRegistry*>(aux);
+  auto it = argc > 1 ? stores->find(argv[1]) : stores->end();
+  if (it == stores->end()) {
+    *err = sqlite3_mprintf("no trace is loaded in schema %s of this session", argc > 1 ? argv[1] : "?");
+    return SQLITE_ERROR;
+  }
   std::string decl = "CREATE TABLE x(";
   for (int i = 0; i < kEventColumnCount; ++i)
     decl += fmt::format("{}\"{}\" {}", i ? ", " : "", kEventColumns[i].name, kEventColumns[i].type);
@@ -125,7 +132,7 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
   if (int rc = sqlite3_declare_vtab(db, decl.c_str()); rc != SQLITE_OK) return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
   auto* t = new Table;
-  t->store = static_cast<EventStore*>(aux);
+  t->store = it->second.get();
   *out = &t->base;
   return SQLITE_OK;
 }
@@ -416,18 +423,13 @@ const sqlite3_module kModule = {
 
 }  // namespace
 
-void register_event_module(sqlite3* db, EventStore* store) {
-  sqlite3_create_module_v2(db, "tlsql_event", &kModule, store, nullptr);
+void register_event_module(sqlite3* db, StoreRegistry* stores) {
+  sqlite3_create_module_v2(db, "tlsql_event", &kModule, stores, nullptr);
 }
 
 void save_database(sqlite3* db, const std::string& path) {
   std::string tmp = path + ".tmp-" + std::to_string(getpid());
   std::filesystem::remove(tmp);
-  auto qualify = [](std::string_view sql) {
-    std::string s(sql);
-    for (size_t p = 0; (p = s.find("IF NOT EXISTS ", p)) != std::string::npos; p += 19) s.insert(p + 14, "save.");
-    return s;
-  };
   try {
     {
       Statement attach(db, "ATTACH ? AS save");
@@ -435,8 +437,8 @@ void save_database(sqlite3* db, const std::string& path) {
       attach.step();
     }
     exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF; PRAGMA save.page_size=16384;");
-    exec_sql(db, qualify(sql_asset("schema")));
-    exec_sql(db, qualify(sql_asset("event_table")));
+    exec_sql(db, sql_for("schema", "save"));
+    exec_sql(db, sql_for("event_table", "save"));
     exec_sql(db, "BEGIN");
     std::string cols;
     for (int i = 0; i < kEventColumnCount && i <= kArgs; ++i)
@@ -445,8 +447,8 @@ void save_database(sqlite3* db, const std::string& path) {
     for (const char* t : {"trace", "device", "health", "launch_link"})
       exec_sql(db, fmt::format("INSERT INTO save.{0} SELECT * FROM main.{0}", t));
     exec_sql(db, "COMMIT");
-    exec_sql(db, qualify(sql_asset("indexes")));
-    exec_sql(db, qualify(sql_asset("views")));
+    exec_sql(db, sql_for("indexes", "save"));
+    exec_sql(db, sql_for("views", "save"));
     exec_sql(db, "ANALYZE save");
     exec_sql(db, "DETACH save");
   } catch (const SqlError& e) {

@@ -5,14 +5,20 @@
 
 #include <sqlite3.h>
 
+#include <map>
+#include <memory>
 #include <string>
 
 #include "event_store.h"
 
 namespace tlsql {
 
-// Registers the module "tlsql_event" on `db`; `store` must outlive the connection.
-void register_event_module(sqlite3* db, EventStore* store);
+// The stores of one connection, by schema name ("main", or an attached schema).
+using StoreRegistry = std::map<std::string, std::unique_ptr<EventStore>>;
+
+// Registers the module "tlsql_event" on `db`; `stores` must outlive the connection. A table
+// created with it in schema S serves the rows of stores[S].
+void register_event_module(sqlite3* db, StoreRegistry* stores);
 
 // Column names and declared types, in order: shared by the virtual table and the saved table.
 struct EventColumn {

@@ -121,6 +121,8 @@ bool InputSource::refill(size_t keep) {
   return avail_ > before;
 }
 
+size_t InputSource::progress() const { return gzip_ ? inflater_->in_pos : std::min(released_ + kPage, file_bytes_); }
+
 void InputSource::release_before(size_t offset) {
   if (gzip_ || !map_) return;
   size_t end = std::min(offset, file_bytes_) & ~(kPage - 1);

@@ -60,6 +60,9 @@ class InputSource {
 
   size_t file_bytes() const { return file_bytes_; }
   bool gzip() const { return gzip_; }
+  // How far through the file the window has come (compressed bytes for gzip), for progress bars.
+  size_t progress() const;
+  size_t progress_total() const { return file_bytes_; }
 
  private:
   std::string path_;

@@ -101,11 +101,10 @@ void parse_chunk(EventChunk& chunk, ChunkSink& sink, const std::string& path) {
 
 }  // namespace
 
-LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& path,
-                          const std::function<void(const char*)>& stage_done) {
+LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt) {
   using clock = std::chrono::steady_clock;
   auto done = [&](const char* stage) {
-    if (stage_done) stage_done(stage);
+    if (opt.stage_done) opt.stage_done(stage);
   };
   LoadStats st;
   st.path = path;
@@ -161,6 +160,7 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
               std::unique_lock<std::shared_mutex> l(rows_mu);
               trace->rows.reserve(std::max(trace->rows.capacity() * 2, c.first_row + c.events));
             }
+            if (opt.progress) opt.progress(in.progress(), in.progress_total());
             if (queue.pending() >= 2) {  // the parser is behind: help
               scan_worker.parse(c, path, rows_mu);
               queue.recycle(std::move(c.text));
@@ -206,8 +206,8 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
 
   t = clock::now();
   try {
-    create_schema(db);
-    write_trace(db, *trace, path, st.json_bytes, tree.launches(), health);
+    create_schema(db, opt.schema);
+    write_trace(db, opt.schema, *trace, path, st.json_bytes, tree.launches(), health);
   } catch (const SqlError& e) {
     throw LoadError(fmt::format("{}: cannot store the trace: {}", path, e.what()));
   }
@@ -219,7 +219,7 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
   st.insert_s = seconds_since(t);
   done("insert");
   st.total_s = seconds_since(t0);
-  set_load_ms(db, st.trace_id, st.total_s * 1e3);
+  set_load_ms(db, opt.schema, st.trace_id, st.total_s * 1e3);
   for (const auto& [check, row] : health.rows()) st.health.emplace_back(check, row.count);
   return st;
 }

@@ -20,10 +20,14 @@ struct LoadStats {
   std::vector<std::pair<std::string, int64_t>> health;  // check, count
 };
 
-// Loads `path` into `store` and `db`'s small tables. Throws LoadError with a one-line message
-// naming the file; on error neither the store nor the database changes.
-// `stage_done`, if set, is called after each stage ("read", "parse", "tree", "insert").
-LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& path,
-                          const std::function<void(const char*)>& stage_done = {});
+struct LoadOptions {
+  std::string schema = "main";                              // where the small tables are written
+  std::function<void(const char*)> stage_done;              // after "read", "parse", "tree", "insert"
+  std::function<void(size_t done, size_t total)> progress;  // input bytes, from the scanner thread
+};
+
+// Loads `path` into `store` and the schema's small tables. Throws LoadError with a one-line
+// message naming the file; on error neither the store nor the database changes.
+LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt = {});
 
 }  // namespace tlsql

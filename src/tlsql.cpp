@@ -1,12 +1,75 @@
 #include "tlsql.h"
 
+#include <fmt/format.h>
+
+#include <fstream>
+
 #include "db_writer.h"
-#include "event_table.h"
+#include "input.h"
+#include "sqlite_util.h"
+#include "tree_functions.h"
 
 namespace tlsql {
 
-void register_sql(sqlite3* db, EventStore* store) { register_event_module(db, store); }
+void register_sql(sqlite3* db, StoreRegistry* stores) {
+  register_event_module(db, stores);
+  register_tree_functions(db);
+}
 
-void finish_load(sqlite3* db, const EventStore& store) { finish_schema(db, !store.traces.empty()); }
+bool is_sqlite_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[16] = {};
+  return f.read(magic, 16) && std::string_view(magic, 16) == std::string_view("SQLite format 3\0", 16);
+}
+
+Session::Session(const std::string& saved_db) {
+  const std::string target = saved_db.empty() ? ":memory:" : saved_db;
+  if (sqlite3_open_v2(target.c_str(), &db_, SQLITE_OPEN_READWRITE | (saved_db.empty() ? SQLITE_OPEN_CREATE : 0),
+                      nullptr) != SQLITE_OK) {
+    std::string msg = sqlite3_errmsg(db_);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw LoadError(fmt::format("{}: cannot open: {}", target, msg));
+  }
+  register_sql(db_, &stores_);
+}
+
+// The connection goes first: its virtual tables read the stores.
+Session::~Session() { sqlite3_close(db_); }
+
+LoadStats Session::load(const std::string& path, const LoadOptions& opt) {
+  auto& store = stores_[opt.schema];
+  if (!store) store = std::make_unique<EventStore>();
+  return load_trace_file(db_, *store, path, opt);
+}
+
+void Session::finish(const std::string& schema) {
+  auto it = stores_.find(schema);
+  finish_schema(db_, schema, it != stores_.end() && !it->second->traces.empty());
+}
+
+void Session::attach(const std::string& file, const std::string& name, const LoadOptions& opt) {
+  if (name.empty() || name == "main" || name == "temp" || stores_.count(name))
+    throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
+  if (is_sqlite_file(file)) {
+    Statement s(db_, "ATTACH ? AS " + std::string("\"") + name + "\"");
+    sqlite3_bind_text(s.get(), 1, file.c_str(), -1, SQLITE_TRANSIENT);
+    s.step();
+    return;
+  }
+  exec_sql(db_, fmt::format("ATTACH ':memory:' AS \"{}\"", name));
+  try {
+    LoadOptions o = opt;
+    o.schema = name;
+    load(file, o);
+    finish(name);
+  } catch (...) {
+    sqlite3_exec(db_, fmt::format("DETACH \"{}\"", name).c_str(), nullptr, nullptr, nullptr);
+    stores_.erase(name);
+    throw;
+  }
+}
+
+void Session::save(const std::string& path) const { save_database(db_, path); }
 
 }  // namespace tlsql

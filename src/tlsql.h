@@ -1,22 +1,44 @@
-// The tlsql library: everything the `tlsql` binary (and later the SQLite extension) exposes.
+// The tlsql library: a session is one SQLite connection with tlsql's SQL surface registered and
+// the traces loaded into it (the `tlsql` binary is a thin shell over this).
 #pragma once
 
 #include <sqlite3.h>
 
-#include "event_store.h"
+#include <string>
+
+#include "event_table.h"
 #include "loader.h"
 
 namespace tlsql {
 
-// Registers tlsql's SQL surface on a connection (the event table module; functions as they are
-// added). `store` holds the traces loaded into this connection and must outlive it.
-void register_sql(sqlite3* db, EventStore* store);
+class Session {
+ public:
+  // An in-memory database for loading traces, or a saved database opened read-write.
+  explicit Session(const std::string& saved_db = "");
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  sqlite3* db() const { return db_; }
 
-// Creates the tables, the event table and the views; call once after loading (or on a saved
-// database, where it only adds what is missing).
-void finish_load(sqlite3* db, const EventStore& store);
+  // Loads a trace into `opt.schema` (main, or a schema made by attach_empty). Throws LoadError.
+  LoadStats load(const std::string& path, const LoadOptions& opt = {});
+  // Creates the event table, views and indexes of `schema`; call after its last load.
+  void finish(const std::string& schema = "main");
+  // `.attach FILE AS NAME`: a saved database, or a trace loaded into a fresh in-memory schema.
+  // Throws LoadError / SqlError.
+  void attach(const std::string& file, const std::string& name, const LoadOptions& opt = {});
+  // Writes the main schema to `path` as a saved database, atomically. Throws SqlError.
+  void save(const std::string& path) const;
 
-// Writes the database to `path` atomically (a saved database opens without re-parsing).
-void save_database(sqlite3* db, const std::string& path);
+ private:
+  sqlite3* db_ = nullptr;
+  StoreRegistry stores_;  // read by the connection's virtual tables: ~Session closes db_ first
+};
+
+// Registers tlsql's functions and modules on a connection (`stores` may be empty).
+void register_sql(sqlite3* db, StoreRegistry* stores);
+
+// True if `path` starts with the SQLite file header.
+bool is_sqlite_file(const std::string& path);
 
 }  // namespace tlsql

@@ -1,6 +1,7 @@
 # Runs one diff test: tests/cases/NAME/{traces,query.sql,expected.csv} or {traces,args,expected_stderr,expected_rc}.
 #   traces        one trace path per line; "shared:" = ../shared/traces/, "data:" = tests/data/
 #   query.sql     SQL run with `tlsql TRACES -f query.sql --csv`; stdout must equal expected.csv
+#                 (@CASE@ and @DATA@ in it stand for the case folder and tests/data)
 #   args          extra command-line arguments (one per line, no ";": CMake splits lists on it)
 #   expected_stderr / expected_rc   for error cases: stderr must equal, exit code must match
 #   no_output     a path (relative to the work dir) that must NOT exist afterwards
@@ -37,7 +38,16 @@ if(EXISTS ${dir}/args)
   endforeach()
 endif()
 if(EXISTS ${dir}/query.sql)
-  list(APPEND cmd -f ${dir}/query.sql --csv)
+  # @CASE@ / @DATA@ in the SQL name this case's folder and tests/data (then it runs from a copy).
+  file(READ ${dir}/query.sql q)
+  if(q MATCHES "@CASE@|@DATA@")
+    string(REPLACE "@CASE@" "${dir}" q "${q}")
+    string(REPLACE "@DATA@" "${DATA_DIR}" q "${q}")
+    file(WRITE ${work}/query.sql "${q}")
+    list(APPEND cmd -f ${work}/query.sql --csv)
+  else()
+    list(APPEND cmd -f ${dir}/query.sql --csv)
+  endif()
 endif()
 execute_process(COMMAND ${cmd} WORKING_DIRECTORY ${work} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
                 INPUT_FILE /dev/null)

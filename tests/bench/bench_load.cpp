@@ -51,25 +51,25 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (int a = 1; a < argc; ++a) {
-    tlsql::EventStore store;
-    sqlite3* db = nullptr;
-    sqlite3_open(":memory:", &db);
-    tlsql::register_sql(db, &store);
+    tlsql::Session session;
+    sqlite3* db = session.db();
     reset_peak();
     double stage_peak[4] = {};
     int k = 0;
     tlsql::LoadStats st;
     try {
-      st = tlsql::load_trace_file(db, store, argv[a], [&](const char*) {
+      tlsql::LoadOptions opt;
+      opt.stage_done = [&](const char*) {
         stage_peak[k++] = peak_rss_mb();
         reset_peak();
-      });
+      };
+      st = session.load(argv[a], opt);
     } catch (const std::exception& e) {
       fmt::print(stderr, "{}\n", e.what());
       return 1;
     }
     auto t0 = std::chrono::steady_clock::now();
-    tlsql::finish_load(db, store);
+    session.finish();
     double index_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double index_peak = peak_rss_mb();
     double mb = st.json_bytes / 1e6, total = st.total_s + index_s;
@@ -103,7 +103,6 @@ int main(int argc, char** argv) {
                                    "JOIN d ON e.parent = d.u) SELECT count(*) FROM d JOIN event g ON g.uid = d.u "
                                    "WHERE g.kind IN ('kernel', 'memcpy', 'memset')",
                                    op)));
-    sqlite3_close(db);
   }
   return 0;
 }

@@ -1,0 +1,2 @@
+SELECT 'inner' AS here;
+SELECT nope FROM event;

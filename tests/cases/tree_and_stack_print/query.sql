@@ -1,0 +1,3 @@
+.tree 0
+.tree 0 2
+.stack 5

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Drives the interactive tlsql through a pseudo-terminal, as a person would: a multi-line
+statement, tab completion of a dot-command and of a column, Ctrl-C during a long query (the
+session must survive and answer the next one), and the history file.
+
+    repl_pty.py TLSQL TRACE
+"""
+import os, pty, select, sys, tempfile, time
+
+tlsql, trace = sys.argv[1], sys.argv[2]
+home = tempfile.mkdtemp()
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["HOME"] = home
+    os.environ["TERM"] = "xterm"
+    os.execv(tlsql, [tlsql, trace])
+
+buf = b""
+
+
+def expect(what, timeout=10):
+    global buf
+    end = time.time() + timeout
+    while what.encode() not in buf:
+        left = end - time.time()
+        if left <= 0:
+            sys.exit(f"timed out waiting for {what!r}; screen so far:\n{buf.decode(errors='replace')[-2000:]}")
+        r, _, _ = select.select([fd], [], [], left)
+        if r:
+            try:
+                buf += os.read(fd, 65536)
+            except OSError:
+                break
+    i = buf.index(what.encode()) + len(what)
+    seen, buf = buf[:i], buf[i:]
+    return seen.decode(errors="replace")
+
+
+def send(s):
+    os.write(fd, s.encode())
+
+
+expect("tlsql> ")
+send("SELECT count(*) AS n\r")
+expect("...> ")  # continuation prompt for an unfinished statement
+send("FROM event;\r")
+out = expect("tlsql> ")
+assert "│ 7 │" in out.replace("  ", " ").replace("  ", " ") or " 7 " in out, out
+
+send(".tab\t")  # completes to .tables
+send("\r")
+out = expect("tlsql> ")
+assert "launch_link" in out and "kernel" in out, out
+
+send("SELECT correla\t FROM event WHERE uid = 5;\r")  # completes to correlation
+out = expect("tlsql> ")
+assert "2131433" in out, out
+
+t0 = time.time()
+send("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) SELECT count(*) FROM c;\r")
+time.sleep(1.0)
+send("\x03")  # Ctrl-C
+out = expect("tlsql> ", timeout=20)
+assert "interrupted" in out, out
+assert time.time() - t0 < 15, "the interrupt did not stop the query"
+
+send("SELECT 6 * 7 AS answer;\r")
+out = expect("tlsql> ")
+assert "42" in out, out
+
+send(".quit\r")
+_, status = os.waitpid(pid, 0)
+# libedit's history file escapes blanks and newlines (\040, \012).
+history = open(os.path.join(home, ".tlsql_history")).read().replace("\\040", " ").replace("\\012", "\n")
+assert "SELECT 6 * 7 AS answer;" in history, history
+assert "FROM event;" in history, history
+print("repl_pty: ok")

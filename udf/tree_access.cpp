@@ -1,0 +1,84 @@
+#include "tree_access.h"
+
+#include <fmt/format.h>
+
+namespace tlsql {
+
+bool is_gpu_work(const std::string& kind) { return kind == "kernel" || kind == "memcpy" || kind == "memset"; }
+
+TreeAccess::TreeAccess(sqlite3* db, const std::string& schema) : db_(db) {
+  auto prep = [&](const std::string& sql, sqlite3_stmt** s) {
+    if (error_.empty() && sqlite3_prepare_v2(db, sql.c_str(), -1, s, nullptr) != SQLITE_OK)
+      error_ = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
+  };
+  std::string q = "\"" + schema + "\"";
+  prep(fmt::format("SELECT uid, parent, depth, ts, end, kind, name, cat FROM {}.event WHERE uid = ?", q), &row_);
+  prep(fmt::format("SELECT uid FROM {}.event WHERE parent = ? ORDER BY ts, uid", q), &children_);
+  prep(fmt::format("SELECT json_extract(args, '$.\"' || ? || '\"') FROM {}.event WHERE uid = ?", q), &arg_);
+}
+
+TreeAccess::~TreeAccess() {
+  sqlite3_finalize(row_);
+  sqlite3_finalize(children_);
+  sqlite3_finalize(arg_);
+}
+
+std::optional<TreeRow> TreeAccess::row(int64_t uid) {
+  sqlite3_reset(row_);
+  sqlite3_bind_int64(row_, 1, uid);
+  if (sqlite3_step(row_) != SQLITE_ROW) return std::nullopt;
+  TreeRow r;
+  r.uid = sqlite3_column_int64(row_, 0);
+  r.has_parent = sqlite3_column_type(row_, 1) != SQLITE_NULL;
+  r.parent = r.has_parent ? sqlite3_column_int64(row_, 1) : -1;
+  r.depth = sqlite3_column_int64(row_, 2);
+  r.has_time = sqlite3_column_type(row_, 3) != SQLITE_NULL && sqlite3_column_type(row_, 4) != SQLITE_NULL;
+  r.ts = sqlite3_column_int64(row_, 3);
+  r.end = sqlite3_column_int64(row_, 4);
+  if (auto k = sqlite3_column_text(row_, 5)) r.kind = (const char*)k;
+  if (auto n = sqlite3_column_text(row_, 6)) r.name = (const char*)n;
+  if (auto c = sqlite3_column_text(row_, 7)) r.cat = (const char*)c;
+  return r;
+}
+
+std::vector<int64_t> TreeAccess::children(int64_t uid) {
+  std::vector<int64_t> out;
+  sqlite3_reset(children_);
+  sqlite3_bind_int64(children_, 1, uid);
+  while (sqlite3_step(children_) == SQLITE_ROW) out.push_back(sqlite3_column_int64(children_, 0));
+  return out;
+}
+
+std::vector<std::pair<int64_t, int>> TreeAccess::descendants(int64_t uid, int max_distance) {
+  std::vector<std::pair<int64_t, int>> out, stack;
+  for (auto c = children(uid); !c.empty(); c.pop_back()) stack.emplace_back(c.back(), 1);
+  while (!stack.empty()) {
+    auto [u, d] = stack.back();
+    stack.pop_back();
+    out.emplace_back(u, d);
+    if (d >= max_distance) continue;
+    auto c = children(u);
+    for (auto it = c.rbegin(); it != c.rend(); ++it) stack.emplace_back(*it, d + 1);
+  }
+  return out;
+}
+
+std::vector<std::pair<int64_t, int>> TreeAccess::ancestors(int64_t uid) {
+  std::vector<std::pair<int64_t, int>> out;
+  auto r = row(uid);
+  for (int d = 1; r && r->has_parent && d < 1000000; ++d) {
+    out.emplace_back(r->parent, d);
+    r = row(r->parent);
+  }
+  return out;
+}
+
+std::string TreeAccess::arg(int64_t uid, const char* key) {
+  sqlite3_reset(arg_);
+  sqlite3_bind_text(arg_, 1, key, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(arg_, 2, uid);
+  if (sqlite3_step(arg_) != SQLITE_ROW || sqlite3_column_type(arg_, 0) == SQLITE_NULL) return {};
+  return (const char*)sqlite3_column_text(arg_, 0);
+}
+
+}  // namespace tlsql

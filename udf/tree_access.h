@@ -1,0 +1,46 @@
+// Reads the call tree through SQL on `SCHEMA.event`, so the tree functions work the same on a
+// freshly loaded trace (virtual table: parent / uid lookups are pushed down) and on a saved
+// database (real table with an index on parent). Every walk costs O(rows it returns).
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tlsql {
+
+struct TreeRow {
+  int64_t uid = 0, parent = -1, depth = 0, ts = 0, end = 0;
+  bool has_parent = false, has_time = false;
+  std::string kind, name, cat;
+};
+
+class TreeAccess {
+ public:
+  TreeAccess(sqlite3* db, const std::string& schema);
+  ~TreeAccess();
+  TreeAccess(const TreeAccess&) = delete;
+  TreeAccess& operator=(const TreeAccess&) = delete;
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  std::optional<TreeRow> row(int64_t uid);
+  std::vector<int64_t> children(int64_t uid);  // by start time, then uid
+  // Whole subtree below uid in depth-first pre-order: (uid, distance from uid).
+  std::vector<std::pair<int64_t, int>> descendants(int64_t uid, int max_distance = INT32_MAX);
+  std::vector<std::pair<int64_t, int>> ancestors(int64_t uid);  // parent first
+  // Text of args member `key` (e.g. "Input Dims"), minified JSON; empty if absent.
+  std::string arg(int64_t uid, const char* key);
+
+ private:
+  sqlite3* db_;
+  std::string error_;
+  sqlite3_stmt *row_ = nullptr, *children_ = nullptr, *arg_ = nullptr;
+};
+
+bool is_gpu_work(const std::string& kind);
+
+}  // namespace tlsql

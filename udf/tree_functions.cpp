@@ -1,0 +1,310 @@
+#include "tree_functions.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "interval_union.h"
+#include "tree_access.h"
+
+namespace tlsql {
+
+const char* const kTreeFunctionHelp =
+    R"(ancestors(uid [, schema])     table: the events above uid, parent first (rel_depth 1, 2, ...)
+descendants(uid [, schema])   table: the whole subtree below uid, depth-first (rel_depth from 1)
+children(uid [, schema])      table: the direct children of uid, by start time
+launched(uid [, schema])      table: the kernels / memcpys / memsets launched anywhere under uid
+stack(uid [, schema])         table: the python frames above uid, innermost first
+gpu_time(uid [, schema])      ns the GPU was busy with launched(uid): union of their intervals
+self_time(uid [, schema])     ns of uid's duration not covered by its host-side children
+source(uid [, schema])        nearest python frame naming a .py( location at or above uid
+)";
+
+namespace {
+
+enum class Walk { ancestors, descendants, children, launched, stack };
+const char* walk_name(Walk w) {
+  switch (w) {
+    case Walk::ancestors: return "ancestors";
+    case Walk::descendants: return "descendants";
+    case Walk::children: return "children";
+    case Walk::launched: return "launched";
+    case Walk::stack: return "stack";
+  }
+  return "?";
+}
+
+// Columns of every tree function; the last two are the (hidden) arguments.
+enum Col { kUid, kKind, kName, kTs, kDur, kParent, kDepth, kRelDepth, kArgUid, kArgSchema };
+
+struct Table {
+  sqlite3_vtab base{};
+  sqlite3* db;
+  Walk walk;
+};
+
+struct Cursor {
+  sqlite3_vtab_cursor base{};
+  std::vector<std::pair<int64_t, int>> rows;  // (uid, rel_depth)
+  size_t at = 0;
+  std::unique_ptr<TreeAccess> tree;
+  std::optional<TreeRow> current;
+  bool fetched = false;
+};
+
+int set_error(sqlite3_vtab* v, const std::string& msg) {
+  sqlite3_free(v->zErrMsg);
+  v->zErrMsg = sqlite3_mprintf("%s", msg.c_str());
+  return SQLITE_ERROR;
+}
+
+int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
+  int rc = sqlite3_declare_vtab(db,
+                                "CREATE TABLE x(uid INTEGER, kind TEXT, name TEXT, ts INTEGER, dur INTEGER, "
+                                "parent INTEGER, depth INTEGER, rel_depth INTEGER, arg_uid HIDDEN, arg_schema HIDDEN)");
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  auto* t = new Table;
+  t->db = db;
+  t->walk = static_cast<Walk>(reinterpret_cast<intptr_t>(aux));
+  *out = &t->base;
+  return SQLITE_OK;
+}
+
+int x_disconnect(sqlite3_vtab* v) {
+  delete reinterpret_cast<Table*>(v);
+  return SQLITE_OK;
+}
+
+int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+  int uid = -1, schema = -1;
+  bool uid_unusable = false;
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    if (c.iColumn == kArgUid) (c.usable ? uid = i : uid_unusable = true);
+    if (c.iColumn == kArgSchema && c.usable) schema = i;
+  }
+  // An argument that exists but is not usable yet (a join from the right): wait for a better plan.
+  if (uid < 0 && uid_unusable) return SQLITE_CONSTRAINT;
+  int plan = 0, arg = 0;
+  if (uid >= 0) {
+    plan |= 1;
+    info->aConstraintUsage[uid].argvIndex = ++arg;
+    info->aConstraintUsage[uid].omit = 1;
+  }
+  if (schema >= 0) {
+    plan |= 2;
+    info->aConstraintUsage[schema].argvIndex = ++arg;
+    info->aConstraintUsage[schema].omit = 1;
+  }
+  info->idxNum = plan;
+  info->estimatedCost = uid >= 0 ? 10 : 1e12;  // without a uid xFilter reports the mistake
+  info->estimatedRows = 10;
+  return SQLITE_OK;
+}
+
+int x_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  *out = &(new Cursor)->base;
+  return SQLITE_OK;
+}
+
+int x_close(sqlite3_vtab_cursor* c) {
+  delete reinterpret_cast<Cursor*>(c);
+  return SQLITE_OK;
+}
+
+int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value** argv) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  auto* t = reinterpret_cast<Table*>(cur->pVtab);
+  const char* fn = walk_name(t->walk);
+  c->rows.clear();
+  c->at = 0;
+  c->fetched = false;
+  if (!(plan & 1)) return set_error(cur->pVtab, fmt::format("{}(uid [, schema]): the uid argument is missing", fn));
+  sqlite3_value* u = argv[0];
+  if (sqlite3_value_numeric_type(u) != SQLITE_INTEGER)
+    return set_error(cur->pVtab, fmt::format("{}(uid): uid must be an integer event uid, got '{}'", fn,
+                                             sqlite3_value_text(u) ? (const char*)sqlite3_value_text(u) : "NULL"));
+  int64_t uid = sqlite3_value_int64(u);
+  std::string schema = (plan & 2) && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "main";
+  c->tree = std::make_unique<TreeAccess>(t->db, schema);
+  if (!c->tree->ok()) return set_error(cur->pVtab, fmt::format("{}: {}", fn, c->tree->error()));
+  auto root = c->tree->row(uid);
+  if (!root) return set_error(cur->pVtab, fmt::format("{}({}): no event has uid {}", fn, uid, uid));
+  switch (t->walk) {
+    case Walk::ancestors: c->rows = c->tree->ancestors(uid); break;
+    case Walk::descendants: c->rows = c->tree->descendants(uid); break;
+    case Walk::children:
+      for (int64_t k : c->tree->children(uid)) c->rows.emplace_back(k, 1);
+      break;
+    case Walk::launched:
+      for (auto [k, d] : c->tree->descendants(uid))
+        if (auto r = c->tree->row(k); r && is_gpu_work(r->kind)) c->rows.emplace_back(k, d);
+      break;
+    case Walk::stack:
+      for (auto [k, d] : c->tree->ancestors(uid))
+        if (auto r = c->tree->row(k); r && r->kind == "python") c->rows.emplace_back(k, d);
+      break;
+  }
+  return SQLITE_OK;
+}
+
+int x_next(sqlite3_vtab_cursor* cur) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  ++c->at;
+  c->fetched = false;
+  return SQLITE_OK;
+}
+
+int x_eof(sqlite3_vtab_cursor* cur) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  return c->at >= c->rows.size();
+}
+
+int x_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  auto [uid, rel] = c->rows[c->at];
+  if (col == kUid) return sqlite3_result_int64(ctx, uid), SQLITE_OK;
+  if (col == kRelDepth) return sqlite3_result_int(ctx, rel), SQLITE_OK;
+  if (col >= kArgUid) return sqlite3_result_null(ctx), SQLITE_OK;
+  if (!c->fetched) {
+    c->current = c->tree->row(uid);
+    c->fetched = true;
+  }
+  if (!c->current) return sqlite3_result_null(ctx), SQLITE_OK;
+  const TreeRow& r = *c->current;
+  switch (col) {
+    case kKind: sqlite3_result_text(ctx, r.kind.c_str(), -1, SQLITE_TRANSIENT); break;
+    case kName: sqlite3_result_text(ctx, r.name.c_str(), -1, SQLITE_TRANSIENT); break;
+    case kTs:
+      if (r.has_time)
+        sqlite3_result_int64(ctx, r.ts);
+      else
+        sqlite3_result_null(ctx);
+      break;
+    case kDur:
+      if (r.has_time)
+        sqlite3_result_int64(ctx, r.end - r.ts);
+      else
+        sqlite3_result_null(ctx);
+      break;
+    case kParent:
+      if (r.has_parent)
+        sqlite3_result_int64(ctx, r.parent);
+      else
+        sqlite3_result_null(ctx);
+      break;
+    case kDepth: sqlite3_result_int64(ctx, r.depth); break;
+    default: sqlite3_result_null(ctx);
+  }
+  return SQLITE_OK;
+}
+
+int x_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
+  *rowid = (sqlite3_int64) reinterpret_cast<Cursor*>(cur)->at;
+  return SQLITE_OK;
+}
+
+// Eponymous-only (no xCreate): usable as ancestors(42) in FROM, without CREATE VIRTUAL TABLE.
+const sqlite3_module kModule = {0,        nullptr, x_connect, x_best_index, x_disconnect, nullptr, x_open,  x_close,
+                                x_filter, x_next,  x_eof,     x_column,     x_rowid,      nullptr, nullptr, nullptr,
+                                nullptr,  nullptr, nullptr,   nullptr,      nullptr,      nullptr, nullptr, nullptr};
+
+// Scalar functions share the argument handling: (uid [, schema]).
+std::unique_ptr<TreeAccess> open_tree(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn,
+                                      int64_t& uid, std::optional<TreeRow>& row) {
+  if (argc < 1 || sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER) {
+    if (argc >= 1 && sqlite3_value_type(argv[0]) == SQLITE_NULL) return nullptr;  // NULL in, NULL out
+    sqlite3_result_error(ctx, fmt::format("{}(uid): uid must be an integer event uid", fn).c_str(), -1);
+    return nullptr;
+  }
+  uid = sqlite3_value_int64(argv[0]);
+  std::string schema = argc > 1 && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "main";
+  auto tree = std::make_unique<TreeAccess>(sqlite3_context_db_handle(ctx), schema);
+  if (!tree->ok()) {
+    sqlite3_result_error(ctx, fmt::format("{}: {}", fn, tree->error()).c_str(), -1);
+    return nullptr;
+  }
+  row = tree->row(uid);
+  if (!row) {
+    sqlite3_result_error(ctx, fmt::format("{}({}): no event has uid {}", fn, uid, uid).c_str(), -1);
+    return nullptr;
+  }
+  return tree;
+}
+
+void gpu_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  int64_t uid;
+  std::optional<TreeRow> row;
+  auto tree = open_tree(ctx, argc, argv, "gpu_time", uid, row);
+  if (!tree) return;
+  std::vector<std::pair<int64_t, int64_t>> iv;
+  auto add = [&](const TreeRow& r) {
+    if (is_gpu_work(r.kind) && r.has_time) iv.emplace_back(r.ts, r.end);
+  };
+  add(*row);  // gpu_time of a kernel is its own duration
+  for (auto [k, d] : tree->descendants(uid))
+    if (auto r = tree->row(k)) add(*r);
+  sqlite3_result_int64(ctx, union_length(iv));
+}
+
+void self_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  int64_t uid;
+  std::optional<TreeRow> row;
+  auto tree = open_tree(ctx, argc, argv, "self_time", uid, row);
+  if (!tree) return;
+  if (!row->has_time) return sqlite3_result_null(ctx);
+  // As torch.profiler: the event's duration less its children's, host children only (a launch
+  // call's kernels run on the GPU, not inside the call).
+  int64_t self = row->end - row->ts;
+  for (int64_t k : tree->children(uid))
+    if (auto r = tree->row(k);
+        r && r->has_time && !is_gpu_work(r->kind) && r->kind != "sync" && r->kind != "gpu_annotation")
+      self -= r->end - r->ts;
+  sqlite3_result_int64(ctx, std::max<int64_t>(0, self));
+}
+
+void source(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  int64_t uid;
+  std::optional<TreeRow> row;
+  auto tree = open_tree(ctx, argc, argv, "source", uid, row);
+  if (!tree) return;
+  // torch.profiler's source_code_location: the nearest event at or above whose name has a
+  // ".py(" location. Traces from before python frames were recorded carry "Call stack" text
+  // instead: its innermost entry.
+  static const std::regex py_location(R"(\.py\(.*\))");
+  std::vector<int64_t> chain{uid};
+  for (auto [k, d] : tree->ancestors(uid)) chain.push_back(k);
+  for (int64_t k : chain)
+    if (auto r = tree->row(k); r && std::regex_search(r->name, py_location))
+      return sqlite3_result_text(ctx, r->name.c_str(), -1, SQLITE_TRANSIENT);
+  for (int64_t k : chain) {
+    std::string stack = tree->arg(k, "Call stack");
+    if (!stack.empty()) {
+      std::string first = stack.substr(0, stack.find(';'));
+      return sqlite3_result_text(ctx, first.c_str(), -1, SQLITE_TRANSIENT);
+    }
+  }
+  sqlite3_result_null(ctx);
+}
+
+}  // namespace
+
+void register_tree_functions(sqlite3* db) {
+  for (Walk w : {Walk::ancestors, Walk::descendants, Walk::children, Walk::launched, Walk::stack})
+    sqlite3_create_module_v2(db, walk_name(w), &kModule, reinterpret_cast<void*>(static_cast<intptr_t>(w)), nullptr);
+  struct Fn {
+    const char* name;
+    void (*fn)(sqlite3_context*, int, sqlite3_value**);
+  };
+  for (Fn f : {Fn{"gpu_time", gpu_time}, Fn{"self_time", self_time}, Fn{"source", source}})
+    for (int argc : {1, 2})
+      sqlite3_create_function_v2(db, f.name, argc, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr, f.fn, nullptr, nullptr,
+                                 nullptr);
+}
+
+}  // namespace tlsql
