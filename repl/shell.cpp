@@ -158,6 +158,7 @@ void Shell::load(const std::string& path, const std::string& schema) {
   // A progress bar on a terminal for loads that last over a second.
   const bool bar = !quiet && isatty(STDERR_FILENO);
   std::atomic<size_t> done{0}, total{0};
+  std::atomic<bool> parsed{false};
   std::mutex mu;
   std::condition_variable cv;
   bool finished = false;
@@ -168,11 +169,11 @@ void Shell::load(const std::string& path, const std::string& schema) {
       if (cv.wait_for(l, std::chrono::seconds(1), [&] { return finished; })) return;
       bool drawn = false;
       while (!finished) {
-        size_t t = total.load(), d = done.load();
+        size_t t = total.load(), d = parsed ? t : done.load();
         if (t) {
           int pct = (int)(100.0 * d / t), w = pct / 4;
-          fmt::print(stderr, "\rloading {} {:3}% [{}{}] {} MB", path, pct, std::string(w, '='),
-                     std::string(25 - w, ' '), d >> 20);
+          fmt::print(stderr, "\rloading {} {:3}% [{}{}] {} of {} MB{}", path, pct, std::string(w, '='),
+                     std::string(25 - w, ' '), d >> 20, t >> 20, parsed ? ", linking the call tree" : "");
           drawn = true;
         }
         cv.wait_for(l, std::chrono::milliseconds(100), [&] { return finished; });
@@ -182,6 +183,7 @@ void Shell::load(const std::string& path, const std::string& schema) {
   LoadOptions opt;
   opt.schema = schema;
   opt.progress = [&](size_t d, size_t t) { done = d, total = t; };
+  opt.stage_done = [&](const char* stage) { parsed = parsed || std::string_view(stage) == "parse"; };
   auto stop_bar = [&] {
     if (!bar) return;
     {
