@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sql_assets.h"
+#include "perf_functions.h"
 #include "tree_access.h"
 #include "tree_functions.h"
 
@@ -335,7 +336,8 @@ void Shell::print_schema(const std::string& like) {
 }
 
 void Shell::print_help() {
-  fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's):\n{}", kHelp, kTreeFunctionHelp);
+  fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's):\n{}{}", kHelp, kTreeFunctionHelp,
+             kPerfFunctionHelp);
   fmt::print(out(),
              "\nTables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python,\n"
              "annotation, launch, thread, process. Columns and units: docs/schema.md.\n");

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(g++ cmake ninja-build pkg-config python3 libsqlite3-dev libsimdjson-dev libfmt-dev doctest-dev
+PACKAGES=(g++ cmake ninja-build pkg-config python3 libsqlite3-dev libsimdjson-dev nlohmann-json3-dev libfmt-dev doctest-dev
           libcli11-dev libedit-dev libisal-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do

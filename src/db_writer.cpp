@@ -30,7 +30,10 @@ bool Statement::step() {
   throw SqlError(sqlite3_errmsg(db_));
 }
 
-void create_schema(sqlite3* db, const std::string& schema) { exec_sql(db, sql_for("schema", schema)); }
+void create_schema(sqlite3* db, const std::string& schema) {
+  exec_sql(db, sql_for("schema", schema));
+  exec_sql(db, sql_for("gpu_spec", schema));
+}
 
 namespace {
 void bind_int(sqlite3_stmt* s, int col, int64_t v) {

@@ -444,7 +444,10 @@ void save_database(sqlite3* db, const std::string& path) {
     for (int i = 0; i < kEventColumnCount && i <= kArgs; ++i)
       cols += fmt::format("{}\"{}\"", i ? ", " : "", kEventColumns[i].name);
     exec_sql(db, fmt::format("INSERT INTO save.event({0}) SELECT {0} FROM main.event ORDER BY uid", cols));
-    for (const char* t : {"trace", "device", "health", "launch_link"})
+    // gpu_spec as the session has it (the user may have edited it), not the shipped defaults.
+    exec_sql(db, sql_for("gpu_spec", "save"));
+    exec_sql(db, "DELETE FROM save.gpu_spec; DELETE FROM save.gpu_alias;");
+    for (const char* t : {"trace", "device", "health", "launch_link", "gpu_spec", "gpu_alias"})
       exec_sql(db, fmt::format("INSERT INTO save.{0} SELECT * FROM main.{0}", t));
     exec_sql(db, "COMMIT");
     exec_sql(db, sql_for("indexes", "save"));

@@ -7,6 +7,7 @@
 #include "db_writer.h"
 #include "input.h"
 #include "sqlite_util.h"
+#include "perf_functions.h"
 #include "tree_functions.h"
 
 namespace tlsql {
@@ -14,6 +15,7 @@ namespace tlsql {
 void register_sql(sqlite3* db, StoreRegistry* stores) {
   register_event_module(db, stores);
   register_tree_functions(db);
+  register_perf_functions(db);
 }
 
 bool is_sqlite_file(const std::string& path) {

@@ -194,6 +194,64 @@ SELECT 'ex_UID launchers' AS name, count(*) AS "count(DISTINCT l.launcher)" FROM
 """, ["name", "count(DISTINCT l.launcher)"], out)
 
 
+def tracelens_perf(name, ref, shared, folder):
+    """FLOPs / bytes per UID_first against TraceLens's perf sheets (GFLOPS_first, Data Moved
+    (MB)_first, which is MiB), within 1e-6 relative; and the busy time summed over each sheet row's
+    (name, shapes, types, strides, concrete inputs) group against Kernel Time (µs)_sum (TraceLens
+    sums float32 µs, so 1e-4). Deliberate differences, each computed here from the sheet:
+      - convolution bias: TraceLens never counts it; tlsql adds N*Cout*Hout*Wout FLOPs and Cout
+        elements of bias read;
+      - wrappers (aten::layer_norm over aten::native_layer_norm): the innermost modeled op carries
+        the numbers, the wrapper is NULL, so sums over ops count the work once."""
+    rows = []
+    for sheet in ["GEMM", "CONV_fwd", "SDPA_fwd", "Normalization", "BinaryElementwise"]:
+        path = os.path.join(shared, "expected/tracelens", folder, sheet + ".csv")
+        if not os.path.exists(path):
+            continue
+        for r in csv.DictReader(open(path, encoding="utf-8")):
+            uid = int(r["UID_first"])
+            gflops = float(r["GFLOPS_first"])
+            mib = float(r["Data Moved (MB)_first"])
+            note = "same"
+            if sheet == "CONV_fwd" and r["param: bias"] == "False":
+                dims = json.loads(r["Input Dims_first"].replace("(", "[").replace(")", "]"))
+                if len(dims) > 2 and dims[2]:  # a bias tensor is there: TraceLens missed it
+                    x, w = dims[0], dims[1]
+                    stride = [int(v) for v in r["param: stride"].strip("()").split(",")]
+                    pad = [int(v) for v in r["param: padding"].strip("()").split(",")]
+                    out = [x[0], w[0]] + [(x[i] + 2 * pad[i - 2] - (w[i] - 1) - 1) // stride[i - 2] + 1 for i in (2, 3)]
+                    nout = out[0] * out[1] * out[2] * out[3]
+                    gflops += nout / 1e9
+                    mib += out[1] * 2 / 1048576  # bf16 bias
+                    note = "conv bias counted"
+            if r["name"] == "aten::layer_norm":
+                note = "wrapper"
+            rows.append((uid, r["name"], gflops, mib, float(r["Kernel Time (µs)_sum"]), note))
+    values = ",\n  ".join(f"({u}, '{n}', {g!r}, {m!r}, {k!r}, '{note}')" for u, n, g, m, k, note in rows)
+    query = f"""
+-- Perf models against TraceLens's sheets for this trace (tests/tools/make_expected.py explains
+-- the expected differences: conv bias counted, wrappers NULL).
+WITH ref(uid, name, gflops, mib, kernel_us_sum, note) AS (VALUES
+  {values}),
+mine AS (SELECT r.*, flops(r.uid) / 1e9 AS f, bytes(r.uid) / 1048576.0 AS b FROM ref r),
+groups AS (SELECT r.uid, sum(gpu_time(o.uid)) / 1e3 AS us FROM ref r JOIN op e ON e.uid = r.uid
+           JOIN op o ON o.name = e.name AND o.input_dims IS e.input_dims AND o.input_types IS e.input_types
+            AND o.input_strides IS e.input_strides AND o.concrete_inputs IS e.concrete_inputs GROUP BY r.uid)
+SELECT m.uid, m.name, m.note,
+       CASE WHEN m.note = 'wrapper' THEN m.f IS NULL ELSE abs(m.f - m.gflops) <= 1e-6 * m.gflops END AS flops_ok,
+       CASE WHEN m.note = 'wrapper' THEN m.b IS NULL ELSE abs(m.b - m.mib) <= 1e-6 * m.mib END AS bytes_ok,
+       abs(g.us - m.kernel_us_sum) <= 1e-4 * m.kernel_us_sum AS kernel_time_ok
+FROM mine m JOIN groups g ON g.uid = m.uid ORDER BY m.uid;
+"""
+    d = os.path.join(CASES, name)
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "traces"), "w").write(ref + "\n")
+    open(os.path.join(d, "query.sql"), "w").write(query.strip() + "\n")
+    out = [(u, n, note, 1, 1, 1) for u, n, g, m, k, note in sorted(rows)]
+    open(os.path.join(d, "expected.csv"), "w").write(
+        csv_text(["uid", "name", "note", "flops_ok", "bytes_ok", "kernel_time_ok"], out))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--shared", default=os.path.join(HERE, "..", "..", "..", "shared"))
@@ -217,6 +275,10 @@ def main():
     steps("steps_legacy_v100", "shared:v100_resnet50_2021_legacy.pt.trace.json.gz", s)
     forward_links("fwd_mi250_minitoy", "data:hta_amd_mi250_minitoy.json.gz", s)
     forward_links("fwd_t4_amp", "shared:t4_train_amp.pt.trace.json", s)
+    tracelens_perf("perf_tracelens_bert", "data:tracelens_h100_bert_small_uncased.json.gz", s,
+                   "h100_gaunernst_bert-small-uncased")
+    tracelens_perf("perf_tracelens_falconsai", "shared:tracelens/h100/Falconsai_nsfw_image_detection.json.gz", s,
+                   "h100_Falconsai_nsfw_image_detection")
     tracelens_launchers("launchers_tracelens_bert", "data:tracelens_h100_bert_small_uncased.json.gz", s,
                         os.path.join(s, "expected/tracelens/h100_gaunernst_bert-small-uncased/ops_unique_args.csv"))
     tracelens_launchers("launchers_tracelens_falconsai", "shared:tracelens/h100/Falconsai_nsfw_image_detection.json.gz", s,

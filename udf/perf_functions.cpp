@@ -1,0 +1,279 @@
+#include "perf_functions.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "interval_union.h"
+#include "perf_model.h"
+#include "tree_access.h"
+
+namespace tlsql {
+
+const char* const kPerfFunctionHelp =
+    R"(flops(uid [, schema])         FLOPs of the op (its model, or inductor's kernel_flop); NULL if none
+bytes(uid [, schema])         bytes the op moves to and from memory; NULL if none
+tflops(uid [, schema])        flops / gpu_time, TFLOP/s
+tbps(uid [, schema])          bytes / gpu_time, TB/s
+intensity(uid [, schema])     flops / bytes (FLOPs per byte)
+peak_tflops(uid [, schema])   gpu_spec peak for the trace's GPU and the op's dtype (matrix or vector units)
+peak_tbps(uid [, schema])     gpu_spec memory bandwidth of the trace's GPU, TB/s
+achieved_pct(uid [, schema])  % of the peak of the resource that bounds the op (see bound)
+bound(uid [, schema])         'compute' or 'memory': which side of the roofline ridge the op sits
+op_category(name)             GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, NORM_fwd, NORM_bwd,
+                              elementwise, reduce, comm, memcpy or other
+dtype_bytes(type)             bytes per element of a trace dtype ('c10::BFloat16' -> 2)
+numel(dims_json)              elements of a shape ('[2, 3]' -> 6)
+)";
+
+namespace {
+
+// Everything the perf functions need about one event.
+struct Measured {
+  std::optional<double> flops, bytes;
+  bool matrix = false;
+  std::string dtype;
+  int64_t gpu_ns = 0, trace = 0, device = -1;
+};
+
+class PerfContext {
+ public:
+  PerfContext(sqlite3* db, const std::string& schema) : db_(db), schema_(schema), tree_(db, schema) {
+    if (!tree_.ok()) return;
+    prepare(fmt::format("SELECT name, kind, args, trace, device FROM \"{}\".event WHERE uid = ?", schema), &info_);
+    prepare(fmt::format("SELECT launcher FROM \"{}\".launch_link WHERE gpu = ?", schema), &launcher_);
+    prepare(fmt::format("SELECT count(*) FROM \"{}\".launch_link WHERE launcher = ?", schema), &launched_count_);
+  }
+  ~PerfContext() {
+    for (sqlite3_stmt* s : {info_, launcher_, launched_count_}) sqlite3_finalize(s);
+  }
+  std::string error() const { return tree_.ok() ? error_ : tree_.error(); }
+
+  std::optional<Measured> measure(int64_t uid) {
+    std::string name, kind, args;
+    Measured m;
+    if (!info(uid, name, kind, args, m.trace, m.device)) return std::nullopt;
+    // Inductor-augmented traces carry the answer (profile_analysis.py --augment_trace).
+    auto j = nlohmann::json::parse(args, nullptr, false);
+    if (j.is_object() && (j.contains("kernel_flop") || j.contains("kernel_num_gb"))) {
+      if (j.contains("kernel_flop") && j["kernel_flop"].is_number()) m.flops = j["kernel_flop"].get<double>();
+      if (j.contains("kernel_num_gb") && j["kernel_num_gb"].is_number())
+        m.bytes = j["kernel_num_gb"].get<double>() * 1e9;
+    } else if (kind == "kernel") {
+      // A kernel with no numbers of its own takes its launching op's, when that op launched only it.
+      int64_t op;
+      if (single_launch(uid, op))
+        if (auto o = model_innermost(op))
+          m.flops = o->flops, m.bytes = o->bytes, m.matrix = o->matrix, m.dtype = o->dtype;
+    } else if (kind == "cpu_op") {
+      if (auto o = model_innermost(uid))
+        m.flops = o->flops, m.bytes = o->bytes, m.matrix = o->matrix, m.dtype = o->dtype;
+    }
+    m.gpu_ns = gpu_time(uid, kind);
+    return m;
+  }
+
+  // gpu_spec figures for the event's GPU and dtype: (peak TFLOP/s, TB/s).
+  std::pair<std::optional<double>, std::optional<double>> peaks(const Measured& m) {
+    std::string dt = spec_dtype(m.dtype);
+    if (dt.empty()) dt = "fp32";
+    sqlite3_stmt* s = nullptr;
+    // The device the op's work ran on; else the trace's first device.
+    std::string sql = fmt::format(
+        "SELECT s.matrix_tflops, s.vector_tflops, s.hbm_tbps, f.vector_tflops "
+        "FROM \"{0}\".device_gpu g JOIN \"{0}\".gpu_spec s ON s.gpu = g.gpu AND s.dtype = ?1 "
+        "LEFT JOIN \"{0}\".gpu_spec f ON f.gpu = g.gpu AND f.dtype = 'fp32' "
+        "WHERE g.trace = ?2 ORDER BY g.id = ?3 DESC, g.id LIMIT 1",
+        schema_);
+    std::pair<std::optional<double>, std::optional<double>> out;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) return out;
+    sqlite3_bind_text(s, 1, dt.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 2, m.trace);
+    sqlite3_bind_int64(s, 3, m.device);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+      auto col = [&](int i) -> std::optional<double> {
+        if (sqlite3_column_type(s, i) == SQLITE_NULL) return std::nullopt;
+        return sqlite3_column_double(s, i);
+      };
+      // Vector work in a dtype the datasheet gives no vector figure for: the fp32 vector peak.
+      out.first = m.matrix ? col(0) : (col(1) ? col(1) : col(3));
+      out.second = col(2);
+    }
+    sqlite3_finalize(s);
+    return out;
+  }
+
+ private:
+  void prepare(const std::string& sql, sqlite3_stmt** s) {
+    if (error_.empty() && sqlite3_prepare_v2(db_, sql.c_str(), -1, s, nullptr) != SQLITE_OK)
+      error_ = sqlite3_errmsg(db_);
+  }
+  bool info(int64_t uid, std::string& name, std::string& kind, std::string& args, int64_t& trace, int64_t& device) {
+    sqlite3_reset(info_);
+    sqlite3_bind_int64(info_, 1, uid);
+    if (sqlite3_step(info_) != SQLITE_ROW) return false;
+    auto text = [&](int i) {
+      return sqlite3_column_text(info_, i) ? std::string((const char*)sqlite3_column_text(info_, i)) : std::string();
+    };
+    name = text(0), kind = text(1), args = text(2);
+    trace = sqlite3_column_int64(info_, 3);
+    device = sqlite3_column_type(info_, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(info_, 4);
+    return true;
+  }
+  bool single_launch(int64_t gpu, int64_t& op) {
+    sqlite3_reset(launcher_);
+    sqlite3_bind_int64(launcher_, 1, gpu);
+    if (sqlite3_step(launcher_) != SQLITE_ROW) return false;
+    op = sqlite3_column_int64(launcher_, 0);
+    sqlite3_reset(launched_count_);
+    sqlite3_bind_int64(launched_count_, 1, op);
+    return sqlite3_step(launched_count_) == SQLITE_ROW && sqlite3_column_int64(launched_count_, 0) == 1;
+  }
+  // The model of `uid`, unless an op of the same family below it is modeled too: the innermost
+  // modeled op carries the numbers (aten::linear -> aten::addmm, aten::layer_norm ->
+  // aten::native_layer_norm), so summing over ops never counts the same work twice. Other
+  // families below do not count (a convolution's bias add_ is elementwise).
+  std::optional<OpPerf> model_innermost(int64_t uid) {
+    std::string name, kind, args;
+    int64_t t, d;
+    if (!info(uid, name, kind, args, t, d) || !has_perf_model(name)) return std::nullopt;
+    auto mine = model_op(name, args);
+    if (!mine) return std::nullopt;
+    const std::string family = op_category(name);
+    for (auto [k, dist] : tree_.descendants(uid)) {
+      std::string n2, k2, a2;
+      if (info(k, n2, k2, a2, t, d) && k2 == "cpu_op" && has_perf_model(n2) && op_category(n2) == family &&
+          model_op(n2, a2))
+        return std::nullopt;
+    }
+    return mine;
+  }
+  int64_t gpu_time(int64_t uid, const std::string& kind) {
+    std::vector<std::pair<int64_t, int64_t>> iv;
+    if (auto r = tree_.row(uid); r && is_gpu_work(r->kind) && r->has_time) iv.emplace_back(r->ts, r->end);
+    if (!is_gpu_work(kind))
+      for (auto [k, d] : tree_.descendants(uid))
+        if (auto r = tree_.row(k); r && is_gpu_work(r->kind) && r->has_time) iv.emplace_back(r->ts, r->end);
+    return union_length(iv);
+  }
+
+  sqlite3* db_;
+  std::string schema_, error_;
+  TreeAccess tree_;
+  sqlite3_stmt *info_ = nullptr, *launcher_ = nullptr, *launched_count_ = nullptr;
+};
+
+enum class Fn { flops, bytes, tflops, tbps, intensity, peak_tflops, peak_tbps, achieved_pct, bound };
+
+void result(sqlite3_context* ctx, std::optional<double> v) {
+  if (v && std::isfinite(*v))
+    sqlite3_result_double(ctx, *v);
+  else
+    sqlite3_result_null(ctx);
+}
+
+void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  Fn fn = static_cast<Fn>(reinterpret_cast<intptr_t>(sqlite3_user_data(ctx)));
+  static const char* names[] = {"flops",       "bytes",     "tflops",       "tbps", "intensity",
+                                "peak_tflops", "peak_tbps", "achieved_pct", "bound"};
+  const char* name = names[(int)fn];
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  if (sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER)
+    return sqlite3_result_error(ctx, fmt::format("{}(uid): uid must be an integer event uid", name).c_str(), -1);
+  int64_t uid = sqlite3_value_int64(argv[0]);
+  std::string schema = argc > 1 && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "main";
+  PerfContext pc(sqlite3_context_db_handle(ctx), schema);
+  if (!pc.error().empty()) return sqlite3_result_error(ctx, fmt::format("{}: {}", name, pc.error()).c_str(), -1);
+  auto m = pc.measure(uid);
+  if (!m) return sqlite3_result_error(ctx, fmt::format("{}({}): no event has uid {}", name, uid, uid).c_str(), -1);
+  std::optional<double> tf, tb;
+  if (m->gpu_ns > 0) {
+    if (m->flops) tf = *m->flops / (double)m->gpu_ns / 1e3;  // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s
+    if (m->bytes) tb = *m->bytes / (double)m->gpu_ns / 1e3;
+  }
+  switch (fn) {
+    case Fn::flops: return result(ctx, m->flops);
+    case Fn::bytes: return result(ctx, m->bytes);
+    case Fn::tflops: return result(ctx, tf);
+    case Fn::tbps: return result(ctx, tb);
+    case Fn::intensity:
+      return result(
+          ctx, m->flops && m->bytes && *m->bytes > 0 ? std::optional<double>(*m->flops / *m->bytes) : std::nullopt);
+    default: break;
+  }
+  if (!m->flops && !m->bytes && (fn == Fn::achieved_pct || fn == Fn::bound)) return sqlite3_result_null(ctx);
+  auto [peak_tf, peak_tb] = pc.peaks(*m);
+  switch (fn) {
+    case Fn::peak_tflops:  // no model: neither the dtype nor the units are known
+      return result(ctx, m->flops || m->bytes ? peak_tf : std::nullopt);
+    case Fn::peak_tbps: return result(ctx, peak_tb);
+    default: break;
+  }
+  // Roofline: the ridge is peak_tflops / peak_tbps FLOPs per byte; an op whose intensity is above
+  // it is compute-bound, else memory-bound. Without bytes (or flops) the known side decides.
+  bool compute;
+  if (m->flops && m->bytes && *m->bytes > 0 && peak_tf && peak_tb)
+    compute = *m->flops / *m->bytes >= *peak_tf / *peak_tb;
+  else
+    compute = m->flops && !m->bytes;
+  if (fn == Fn::bound) return sqlite3_result_text(ctx, compute ? "compute" : "memory", -1, SQLITE_STATIC);
+  if (compute) return result(ctx, tf && peak_tf ? std::optional<double>(100 * *tf / *peak_tf) : std::nullopt);
+  return result(ctx, tb && peak_tb ? std::optional<double>(100 * *tb / *peak_tb) : std::nullopt);
+}
+
+void op_category_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const unsigned char* n = sqlite3_value_text(argv[0]);
+  if (!n) return sqlite3_result_null(ctx);
+  std::string c = op_category((const char*)n);
+  sqlite3_result_text(ctx, c.c_str(), -1, SQLITE_TRANSIENT);
+}
+
+void dtype_bytes_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const unsigned char* t = sqlite3_value_text(argv[0]);
+  int b = t ? dtype_bytes((const char*)t) : 0;
+  if (b)
+    sqlite3_result_int(ctx, b);
+  else
+    sqlite3_result_null(ctx);
+}
+
+void numel_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const unsigned char* t = sqlite3_value_text(argv[0]);
+  if (!t) return sqlite3_result_null(ctx);
+  auto j = nlohmann::json::parse((const char*)t, nullptr, false);
+  if (!j.is_array())
+    return sqlite3_result_error(ctx, "numel(dims): expected a JSON array of sizes such as '[2, 3]'", -1);
+  double n = 1;
+  for (const auto& v : j) {
+    if (!v.is_number_integer()) return sqlite3_result_error(ctx, "numel(dims): expected integer sizes", -1);
+    n *= v.get<double>();
+  }
+  if (n <= 9.2e18)
+    sqlite3_result_int64(ctx, (int64_t)n);
+  else
+    sqlite3_result_double(ctx, n);
+}
+
+}  // namespace
+
+void register_perf_functions(sqlite3* db) {
+  for (int f = 0; f <= (int)Fn::bound; ++f) {
+    static const char* names[] = {"flops",       "bytes",     "tflops",       "tbps", "intensity",
+                                  "peak_tflops", "peak_tbps", "achieved_pct", "bound"};
+    for (int argc : {1, 2})
+      sqlite3_create_function_v2(db, names[f], argc, SQLITE_UTF8 | SQLITE_INNOCUOUS,
+                                 reinterpret_cast<void*>(static_cast<intptr_t>(f)), perf_fn, nullptr, nullptr, nullptr);
+  }
+  sqlite3_create_function_v2(db, "op_category", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
+                             op_category_fn, nullptr, nullptr, nullptr);
+  sqlite3_create_function_v2(db, "dtype_bytes", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
+                             dtype_bytes_fn, nullptr, nullptr, nullptr);
+  sqlite3_create_function_v2(db, "numel", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr, numel_fn,
+                             nullptr, nullptr, nullptr);
+}
+
+}  // namespace tlsql

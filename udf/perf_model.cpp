@@ -1,0 +1,616 @@
+#include "perf_model.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <vector>
+
+namespace tlsql {
+
+namespace {
+
+using json = nlohmann::json;
+using Shape = std::vector<int64_t>;
+
+// What a model reads of an op's args. dims[i] is empty both for scalars and absent tensors;
+// `tensor[i]` tells a real (possibly 0-d) tensor from "no tensor here" (an empty Input Dims
+// entry with an empty Input type).
+struct Args {
+  std::vector<Shape> dims;
+  std::vector<std::string> types, concrete;
+  bool has(size_t i) const { return i < dims.size() && !dims[i].empty(); }
+  const Shape& dim(size_t i) const {
+    static const Shape none;
+    return i < dims.size() ? dims[i] : none;
+  }
+  std::string type(size_t i) const { return i < types.size() ? types[i] : std::string(); }
+  std::string conc(size_t i) const { return i < concrete.size() ? concrete[i] : std::string(); }
+};
+
+double numel(const Shape& s) {
+  return std::accumulate(s.begin(), s.end(), 1.0, [](double a, int64_t b) { return a * (double)b; });
+}
+
+// "[16, 16]" / "16" / "" -> ints; `n` broadcasts a single value to n dims (PyTorch's int[2] args).
+std::vector<int64_t> int_list(const std::string& s, size_t n, int64_t fallback) {
+  std::vector<int64_t> v;
+  int64_t cur = 0;
+  bool in = false, neg = false;
+  for (char c : s) {
+    if (c >= '0' && c <= '9')
+      cur = cur * 10 + (c - '0'), in = true;
+    else if (c == '-')
+      neg = true;
+    else {
+      if (in) v.push_back(neg ? -cur : cur);
+      cur = 0, in = false, neg = false;
+    }
+  }
+  if (in) v.push_back(neg ? -cur : cur);
+  if (v.empty()) v.assign(n, fallback);
+  if (v.size() == 1 && n > 1) v.assign(n, v[0]);
+  return v;
+}
+bool truthy(const std::string& s) { return s == "True" || s == "true" || s == "1"; }
+// "[True, False, True]" -> {true, false, true}
+std::vector<bool> bool_list(const std::string& s) {
+  std::vector<bool> v;
+  for (size_t p = 0; (p = s.find_first_of("TF", p)) != std::string::npos; ++p) v.push_back(s[p] == 'T');
+  return v;
+}
+
+// PyTorch ScalarType codes, as `dtype` arguments appear in Concrete Inputs (aten::to, _to_copy).
+std::string scalar_type_name(const std::string& code) {
+  static const std::map<std::string, std::string> names = {{"0", "unsigned char"},
+                                                           {"1", "signed char"},
+                                                           {"2", "short int"},
+                                                           {"3", "int"},
+                                                           {"4", "long int"},
+                                                           {"5", "c10::Half"},
+                                                           {"6", "float"},
+                                                           {"7", "double"},
+                                                           {"11", "bool"},
+                                                           {"15", "c10::BFloat16"},
+                                                           {"23", "c10::Float8_e5m2"},
+                                                           {"24", "c10::Float8_e4m3fn"}};
+  auto it = names.find(code);
+  return it == names.end() ? std::string() : it->second;
+}
+
+using Model = std::function<std::optional<OpPerf>(const Args&)>;
+
+// ---- GEMM: 2·M·N·K (+M·N for a bias / beta term), bytes (MK + KN + MN (+N)) · bpe, × batch ----
+OpPerf gemm(double B, double M, double N, double K, bool bias, const std::string& dtype, int out_bpe = 0) {
+  int bpe = dtype_bytes(dtype);
+  OpPerf p;
+  p.matrix = true;
+  p.dtype = dtype;
+  p.flops = B * (2 * M * N * K + (bias ? M * N : 0));
+  if (bpe) p.bytes = B * ((M * K + K * N + (bias ? N : 0)) * bpe + M * N * (out_bpe ? out_bpe : bpe));
+  return p;
+}
+
+std::optional<OpPerf> mm(const Args& a) {  // (self [M,K], mat2 [K,N])
+  if (a.dim(0).size() != 2 || a.dim(1).size() != 2) return std::nullopt;
+  return gemm(1, a.dim(0)[0], a.dim(1)[1], a.dim(0)[1], false, a.type(0));
+}
+std::optional<OpPerf> addmm(const Args& a) {  // (self, mat1 [M,K], mat2 [K,N], beta, alpha)
+  if (a.dim(1).size() != 2 || a.dim(2).size() != 2) return std::nullopt;
+  return gemm(1, a.dim(1)[0], a.dim(2)[1], a.dim(1)[1], true, a.type(1));
+}
+std::optional<OpPerf> bmm(const Args& a) {  // (self [B,M,K], mat2 [B,K,N])
+  if (a.dim(0).size() != 3 || a.dim(1).size() != 3) return std::nullopt;
+  return gemm(a.dim(0)[0], a.dim(0)[1], a.dim(1)[2], a.dim(0)[2], false, a.type(0));
+}
+std::optional<OpPerf> baddbmm(const Args& a) {  // (self, batch1 [B,M,K], batch2 [B,K,N], beta, alpha)
+  if (a.dim(1).size() != 3 || a.dim(2).size() != 3) return std::nullopt;
+  return gemm(a.dim(1)[0], a.dim(1)[1], a.dim(2)[2], a.dim(1)[2], true, a.type(1));
+}
+std::optional<OpPerf> scaled_mm(
+    const Args& a) {  // (self, mat2, scale_a, scale_b, bias?, scale_result?, out_dtype, ...)
+  if (a.dim(0).size() != 2 || a.dim(1).size() != 2) return std::nullopt;
+  int bpe = dtype_bytes(a.type(0));
+  return gemm(1, a.dim(0)[0], a.dim(1)[1], a.dim(0)[1], a.has(4), a.type(0), bpe == 1 ? 2 : 0);
+}
+// aten::linear(input [..., K], weight [N, K], bias?) / aten::matmul: used when no GEMM op below
+// them carries the model (e.g. on CPU or through a fused path).
+std::optional<OpPerf> linear(const Args& a) {
+  const Shape &x = a.dim(0), &w = a.dim(1);
+  if (x.empty() || w.size() != 2) return std::nullopt;
+  return gemm(1, numel(x) / x.back(), w[0], x.back(), a.has(2), a.type(0));
+}
+std::optional<OpPerf> matmul(const Args& a) {
+  const Shape &x = a.dim(0), &y = a.dim(1);
+  if (x.size() < 2 || y.size() < 2) return std::nullopt;
+  double batch = numel(Shape(x.begin(), x.end() - 2));
+  return gemm(std::max(batch, numel(Shape(y.begin(), y.end() - 2))), x[x.size() - 2], y.back(), x.back(), false,
+              a.type(0));
+}
+
+// ---- Convolution (TraceLens / torch.utils.flop_counter) ----
+struct Conv {
+  Shape x, w, out;
+  bool bias, transposed;
+};
+Shape conv_out(const Conv& c, const std::vector<int64_t>& stride, const std::vector<int64_t>& pad,
+               const std::vector<int64_t>& dil, const std::vector<int64_t>& outpad, int64_t groups) {
+  Shape o{c.x[0], c.transposed ? c.w[1] * groups : c.w[0]};
+  for (size_t i = 2; i < c.x.size(); ++i) {
+    size_t k = i - 2;
+    int64_t in = c.x[i], ks = c.w[i];
+    o.push_back(c.transposed ? (in - 1) * stride[k] - 2 * pad[k] + dil[k] * (ks - 1) + outpad[k] + 1
+                             : (in + 2 * pad[k] - dil[k] * (ks - 1) - 1) / stride[k] + 1);
+  }
+  return o;
+}
+double conv_flops(const Shape& x, const Shape& w, const Shape& out, bool bias, bool transposed) {
+  double per = 2 * numel(Shape(w.begin() + 1, w.end()));  // c_in per group × kernel
+  return (transposed ? numel(x) : numel(out)) * per + (bias ? numel(out) : 0);
+}
+double conv_bytes(const Shape& x, const Shape& w, const Shape& out, bool bias, int bpe) {
+  return (numel(x) + numel(w) + (bias ? out[1] : 0) + numel(out)) * bpe;
+}
+std::optional<Conv> conv_params(const Args& a, size_t x, size_t w, bool bias, size_t first_scalar, int64_t& groups) {
+  Conv c;
+  c.x = a.dim(x), c.w = a.dim(w);
+  if (c.x.size() < 3 || c.w.size() != c.x.size()) return std::nullopt;
+  size_t nd = c.x.size() - 2, s = first_scalar;
+  auto stride = int_list(a.conc(s), nd, 1), pad = int_list(a.conc(s + 1), nd, 0), dil = int_list(a.conc(s + 2), nd, 1);
+  c.transposed = truthy(a.conc(s + 3));
+  auto outpad = int_list(a.conc(s + 4), nd, 0);
+  groups = int_list(a.conc(s + 5), 1, 1)[0];
+  if (stride.size() != nd || pad.size() != nd || dil.size() != nd || outpad.size() != nd || groups <= 0)
+    return std::nullopt;
+  c.bias = bias;
+  c.out = conv_out(c, stride, pad, dil, outpad, groups);
+  return c;
+}
+// aten::convolution(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
+// groups). The bias counts when present (TraceLens never sees it: its check is len(dims) == 3).
+std::optional<OpPerf> convolution(const Args& a) {
+  int64_t groups;
+  auto c = conv_params(a, 0, 1, a.has(2), 3, groups);
+  if (!c) return std::nullopt;
+  OpPerf p;
+  p.matrix = true;
+  p.dtype = a.type(0);
+  p.flops = conv_flops(c->x, c->w, c->out, c->bias, c->transposed);
+  if (int bpe = dtype_bytes(p.dtype)) p.bytes = conv_bytes(c->x, c->w, c->out, c->bias, bpe);
+  return p;
+}
+// aten::convolution_backward(grad_output, input, weight, bias_sizes?, stride, padding, dilation,
+// transposed, output_padding, groups, output_mask): each gradient counted only if its
+// output_mask entry asks for it.
+std::optional<OpPerf> convolution_backward(const Args& a) {
+  int64_t groups;
+  std::vector<bool> want = bool_list(a.conc(10));  // "[True, True, False]"
+  if (want.empty()) want = {true, true, true};
+  while (want.size() < 3) want.push_back(false);
+  bool bias = want[2] && (a.has(3) || !a.conc(3).empty());
+  auto c = conv_params(a, 1, 2, bias, 4, groups);
+  if (!c) return std::nullopt;
+  auto t = [](Shape s) {
+    std::swap(s[0], s[1]);
+    return s;
+  };
+  OpPerf p;
+  p.matrix = true;
+  p.dtype = a.type(1);
+  int bpe = dtype_bytes(p.dtype);
+  double f = 0, b = 0;
+  if (want[0]) {  // grad_input: a transposed conv of grad_output with the weight
+    f += conv_flops(c->out, c->w, c->x, false, !c->transposed);
+    b += conv_bytes(c->out, c->w, c->x, false, bpe);
+  }
+  if (want[1]) {  // grad_weight: input ⋆ grad_output
+    f += c->transposed ? conv_flops(t(c->out), t(c->x), t(c->w), false, false)
+                       : conv_flops(t(c->x), t(c->out), t(c->w), false, false);
+    b += conv_bytes(c->out, c->x, c->w, false, bpe);
+  }
+  if (bias) {  // grad_bias: a sum over grad_output
+    f += numel(c->out);
+    b += (numel(c->out) + c->out[1]) * bpe;
+  }
+  p.flops = f;
+  if (bpe) p.bytes = b;
+  return p;
+}
+
+// ---- Attention: B·H_Q·(2·N_Q·N_KV·d_qk + 2·N_Q·N_KV·d_v), halved when causal (N_Q = N_KV) ----
+struct Attn {
+  double B, NQ, HQ, NKV, HKV, dqk, dv;
+  bool causal;
+};
+std::optional<Attn> attn(const Args& a, size_t q, size_t k, size_t v, const std::string& causal) {
+  const Shape &Q = a.dim(q), &K = a.dim(k), &V = a.dim(v);
+  if (Q.size() != 4 || K.size() != 4 || V.size() != 4) return std::nullopt;  // [B, H, N, d]
+  return Attn{(double)Q[0], (double)Q[2], (double)Q[1], (double)K[2],
+              (double)K[1], (double)Q[3], (double)V[3], truthy(causal)};
+}
+double attn_fwd_flops(const Attn& t) {
+  double f = t.B * t.HQ * (2 * t.NQ * t.NKV * t.dqk + 2 * t.NQ * t.NKV * t.dv);
+  return t.causal && t.NQ == t.NKV ? f / 2 : f;
+}
+double attn_fwd_elems(const Attn& t) {
+  return t.B * (t.NQ * t.HQ * t.dqk + t.NKV * t.HKV * t.dqk + t.NKV * t.HKV * t.dv + t.NQ * t.HQ * t.dv);
+}
+// Backward: recomputed S = QK^T (flash), then dV, dP, dQ, dK GEMMs; GQA reduces dK/dV over
+// H_Q / H_KV heads.
+double attn_bwd_flops(const Attn& t, bool recompute) {
+  double f = recompute ? t.B * t.HQ * 2 * t.NQ * t.NKV * t.dqk : 0;
+  double g = t.HQ / std::max(1.0, t.HKV) - 1;
+  f += t.B * t.HQ * 2 * t.NKV * t.NQ * t.dv + t.B * t.NKV * t.dv * g;
+  f += t.B * t.HQ * 2 * t.NQ * t.NKV * t.dv;
+  f += t.B * t.HQ * 2 * t.NQ * t.NKV * t.dqk;
+  f += t.B * t.HQ * 2 * t.NKV * t.NQ * t.dqk + t.B * t.NKV * t.dqk * g;
+  return t.causal && t.NQ == t.NKV ? f / 2 : f;
+}
+double attn_bwd_elems(const Attn& t) {
+  return t.B * (2 * t.NQ * t.HQ * t.dqk + 2 * t.NKV * t.HKV * t.dqk + 2 * t.NKV * t.HKV * t.dv + t.NQ * t.HQ * t.dv);
+}
+Model attention(size_t q, size_t k, size_t v, size_t causal_arg, bool backward, bool recompute) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    auto t = attn(a, q, k, v, a.conc(causal_arg));
+    if (!t) return std::nullopt;
+    OpPerf p;
+    p.matrix = true;
+    p.dtype = a.type(q);
+    p.flops = backward ? attn_bwd_flops(*t, recompute) : attn_fwd_flops(*t);
+    // The real element size (TraceLens assumes 2 bytes).
+    if (int bpe = dtype_bytes(p.dtype)) p.bytes = (backward ? attn_bwd_elems(*t) : attn_fwd_elems(*t)) * bpe;
+    return p;
+  };
+}
+
+// ---- Normalization (TraceLens's Normalization: 6·C + 5·N when training, bytes for the
+// activations plus mean / var (+ weight, bias, running-stat writes)) ----
+OpPerf norm_fwd(double N, double C, bool affine, bool bias, bool training, const std::string& dtype) {
+  OpPerf p;
+  p.dtype = dtype;
+  p.flops = C * 3 + (training ? N * 3 : 0) + C * 3 + 2 * N;
+  int bpe = dtype_bytes(dtype);
+  double tensors = 2 + (affine ? 1 + (bias ? 1 : 0) : 0) + (training ? 2 : 0);
+  if (bpe) p.bytes = 2 * N * bpe + tensors * C * bpe;
+  return p;
+}
+OpPerf norm_bwd(double N, double C, bool affine, bool bias, bool training, bool grad_input, const std::string& dtype) {
+  OpPerf p;
+  p.dtype = dtype;
+  double per = (training ? 0 : 3) + 4 * (N / C);
+  if (grad_input)
+    per += training ? 5 * (N / C) : 0;
+  else
+    per += 2 * (N / C);
+  p.flops = C * per;
+  if (int bpe = dtype_bytes(dtype)) {
+    double b = N * bpe + N * bpe * (grad_input && training ? 2 : 1);
+    if (training) b += C * bpe;
+    if (affine) b += C * bpe + (training ? C * bpe * (bias ? 2 : 1) : 0);
+    p.bytes = b;
+  }
+  return p;
+}
+// layer_norm(input, normalized_shape, weight?, bias?, eps, cudnn_enable)
+std::optional<OpPerf> layer_norm(const Args& a) {
+  if (a.dim(0).empty()) return std::nullopt;
+  double C = numel(int_list(a.conc(1), 0, 1));
+  return norm_fwd(numel(a.dim(0)), C, a.has(2), a.has(3), true, a.type(0));
+}
+// native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight?, bias?, output_mask)
+std::optional<OpPerf> layer_norm_backward(const Args& a) {
+  if (a.dim(1).empty()) return std::nullopt;
+  auto mask = bool_list(a.conc(7));
+  while (mask.size() < 3) mask.push_back(true);
+  return norm_bwd(numel(a.dim(1)), numel(int_list(a.conc(2), 0, 1)), mask[1], mask[2], true, mask[0], a.type(1));
+}
+// batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps, ...)
+std::optional<OpPerf> batch_norm(const Args& a) {
+  if (a.dim(0).size() < 2) return std::nullopt;
+  return norm_fwd(numel(a.dim(0)), a.dim(0)[1], a.has(1), a.has(2), truthy(a.conc(5)), a.type(0));
+}
+// native_batch_norm_backward(grad_out, input, weight?, running_mean?, running_var?, save_mean?,
+// save_invstd?, train, eps, output_mask); cudnn/miopen variants take (input, grad_out, weight, ...)
+Model batch_norm_backward(bool cudnn) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    size_t in = cudnn ? 0 : 1;
+    if (a.dim(in).size() < 2) return std::nullopt;
+    bool training = cudnn ? false : truthy(a.conc(7));
+    return norm_bwd(numel(a.dim(in)), a.dim(in)[1], a.has(2), true, training, true, a.type(in));
+  };
+}
+// group_norm(input, num_groups, weight?, bias?, eps, ...): per-channel like the others.
+std::optional<OpPerf> group_norm(const Args& a) {
+  if (a.dim(0).size() < 2) return std::nullopt;
+  return norm_fwd(numel(a.dim(0)), a.dim(0)[1], a.has(2), a.has(3), true, a.type(0));
+}
+// RMS norm: x² summed per row, rsqrt, scale, × weight: 4 FLOPs per element; reads x (and the
+// weight), writes y.
+std::optional<OpPerf> rms_norm(const Args& a) {
+  if (a.dim(0).empty()) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  double N = numel(a.dim(0)), C = a.dim(0).back();
+  p.flops = 4 * N;
+  if (int bpe = dtype_bytes(p.dtype)) p.bytes = 2 * N * bpe + (a.has(2) ? C * bpe : 0);
+  return p;
+}
+
+// ---- Elementwise: one FLOP per output element; bytes of each tensor read and written ----
+std::optional<OpPerf> unary(const Args& a) {
+  if (a.dims.empty()) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  double n = numel(a.dim(0));
+  p.flops = n;
+  int in = dtype_bytes(p.dtype), out = a.has(1) ? dtype_bytes(a.type(1)) : in;
+  if (in && out) p.bytes = n * in + n * out;
+  return p;
+}
+// aten::to / _to_copy(self, dtype, ...): a cast reads one dtype and writes another.
+std::optional<OpPerf> cast(const Args& a) {
+  if (a.dims.empty()) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  double n = numel(a.dim(0));
+  p.flops = n;
+  std::string to = scalar_type_name(a.conc(1));
+  int in = dtype_bytes(p.dtype), out = to.empty() ? in : dtype_bytes(to);
+  if (in && out) p.bytes = n * (in + out);
+  return p;
+}
+std::optional<Shape> broadcast(Shape a, Shape b) {
+  size_t n = std::max(a.size(), b.size());
+  a.insert(a.begin(), n - a.size(), 1);
+  b.insert(b.begin(), n - b.size(), 1);
+  Shape r(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) return std::nullopt;
+    r[i] = std::max(a[i], b[i]);
+  }
+  return r;
+}
+// A scalar operand (Input Dims [], type "Scalar") costs no memory traffic (TraceLens gives up
+// on the bytes there).
+std::optional<OpPerf> binary(const Args& a) {
+  if (a.dims.size() < 2) return std::nullopt;
+  bool t1 = a.type(0) != "Scalar" && !a.type(0).empty(), t2 = a.type(1) != "Scalar" && !a.type(1).empty();
+  auto out = broadcast(a.dim(0), a.dim(1));
+  if (!out) return std::nullopt;
+  OpPerf p;
+  p.dtype = t1 ? a.type(0) : a.type(1);
+  p.flops = numel(*out);
+  int b1 = t1 ? dtype_bytes(a.type(0)) : 0, b2 = t2 ? dtype_bytes(a.type(1)) : 0;
+  int bo = a.has(2) && dtype_bytes(a.type(2)) ? dtype_bytes(a.type(2)) : std::max(b1, b2);
+  if ((b1 || !t1) && (b2 || !t2) && bo) p.bytes = numel(a.dim(0)) * b1 + numel(a.dim(1)) * b2 + numel(*out) * bo;
+  return p;
+}
+// aten::embedding(weight [V, D], indices): a gather of D values per index; no arithmetic.
+std::optional<OpPerf> embedding(const Args& a) {
+  if (a.dim(0).size() != 2 || a.dims.size() < 2) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  double idx = numel(a.dim(1)), d = a.dim(0)[1];
+  p.flops = 0;
+  int bw = dtype_bytes(a.type(0)), bi = dtype_bytes(a.type(1));
+  if (bw && bi) p.bytes = idx * bi + 2 * idx * d * bw;
+  return p;
+}
+
+// ---- Reductions: one FLOP per input element; read the input, write the reduced output ----
+Shape reduced_shape(const Shape& in, const std::string& dims, bool keepdim) {
+  if (dims.empty() || dims == "[]" || dims == "None") return keepdim ? Shape(in.size(), 1) : Shape{};
+  Shape out = in;
+  std::vector<int64_t> ds = int_list(dims, 0, 0);
+  for (auto& d : ds)
+    if (d < 0) d += (int64_t)in.size();
+  std::sort(ds.rbegin(), ds.rend());
+  for (int64_t d : ds)
+    if (d >= 0 && d < (int64_t)out.size()) {
+      if (keepdim)
+        out[d] = 1;
+      else
+        out.erase(out.begin() + d);
+    }
+  return out;
+}
+// sum/mean/amax/...(self, dim, keepdim, ...): dim and keepdim from Concrete Inputs.
+std::optional<OpPerf> reduce(const Args& a) {
+  if (a.dims.empty()) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  double n = numel(a.dim(0));
+  Shape out = a.dims.size() > 1 ? reduced_shape(a.dim(0), a.conc(1), truthy(a.conc(2))) : Shape{};
+  p.flops = n;
+  if (int bpe = dtype_bytes(p.dtype)) p.bytes = n * bpe + numel(out) * bpe;
+  return p;
+}
+// softmax / log_softmax(self, dim, ...): exp, sum and divide per element (TraceLens's Softmax).
+std::optional<OpPerf> softmax(const Args& a) {
+  if (a.dims.empty()) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  double n = numel(a.dim(0));
+  p.flops = 3 * n;
+  if (int bpe = dtype_bytes(p.dtype)) p.bytes = 2 * n * bpe;
+  return p;
+}
+
+struct Family {
+  const char* category;
+  Model model;  // empty: category only
+};
+
+const std::map<std::string, Family, std::less<>>& families() {
+  static const std::map<std::string, Family, std::less<>> table = [] {
+    std::map<std::string, Family, std::less<>> t;
+    auto add = [&](std::initializer_list<const char*> names, const char* cat, Model m) {
+      for (const char* n : names) t[n] = Family{cat, m};
+    };
+    add({"aten::mm"}, "GEMM", mm);
+    add({"aten::addmm"}, "GEMM", addmm);
+    add({"aten::bmm"}, "GEMM", bmm);
+    add({"aten::baddbmm"}, "GEMM", baddbmm);
+    add({"aten::_scaled_mm"}, "GEMM", scaled_mm);
+    add({"aten::linear"}, "GEMM", linear);
+    add({"aten::matmul"}, "GEMM", matmul);
+    add({"aten::convolution"}, "CONV_fwd", convolution);
+    add({"aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::_convolution", "aten::cudnn_convolution",
+         "aten::miopen_convolution", "aten::cudnn_convolution_transpose", "aten::conv_transpose2d"},
+        "CONV_fwd", nullptr);
+    add({"aten::convolution_backward"}, "CONV_bwd", convolution_backward);
+    add({"aten::cudnn_convolution_backward", "aten::miopen_convolution_backward"}, "CONV_bwd", nullptr);
+    // (q, k, v, ..., causal argument index)
+    add({"aten::_scaled_dot_product_flash_attention"}, "SDPA_fwd", attention(0, 1, 2, 4, false, false));
+    add({"aten::_scaled_dot_product_efficient_attention", "aten::_scaled_dot_product_cudnn_attention"}, "SDPA_fwd",
+        attention(0, 1, 2, 6, false, false));
+    add({"aten::scaled_dot_product_attention"}, "SDPA_fwd", attention(0, 1, 2, 5, false, false));
+    add({"aten::_flash_attention_forward", "aten::_efficient_attention_forward", "FlashAttnFunc",
+         "flash_attn::_flash_attn_forward"},
+        "SDPA_fwd", nullptr);
+    add({"aten::_scaled_dot_product_flash_attention_backward"}, "SDPA_bwd", attention(1, 2, 3, 11, true, true));
+    add({"aten::_scaled_dot_product_efficient_attention_backward"}, "SDPA_bwd", attention(1, 2, 3, 11, true, false));
+    add({"aten::_scaled_dot_product_cudnn_attention_backward", "aten::_flash_attention_backward",
+         "aten::_efficient_attention_backward", "FlashAttnFuncBackward", "flash_attn::_flash_attn_backward"},
+        "SDPA_bwd", nullptr);
+    add({"aten::layer_norm", "aten::native_layer_norm"}, "NORM_fwd", layer_norm);
+    add({"aten::batch_norm", "aten::native_batch_norm", "aten::_batch_norm_impl_index", "aten::cudnn_batch_norm",
+         "aten::miopen_batch_norm"},
+        "NORM_fwd", batch_norm);
+    add({"aten::group_norm", "aten::native_group_norm"}, "NORM_fwd", group_norm);
+    add({"aten::rms_norm", "aten::_fused_rms_norm"}, "NORM_fwd", rms_norm);
+    add({"aten::native_layer_norm_backward", "aten::layer_norm_backward"}, "NORM_bwd", layer_norm_backward);
+    add({"aten::native_batch_norm_backward", "aten::batch_norm_backward"}, "NORM_bwd", batch_norm_backward(false));
+    add({"aten::cudnn_batch_norm_backward", "aten::miopen_batch_norm_backward"}, "NORM_bwd", batch_norm_backward(true));
+    add({"aten::native_group_norm_backward", "aten::_fused_rms_norm_backward"}, "NORM_bwd", nullptr);
+    add({"aten::copy_",         "aten::clamp_min", "aten::clamp_min_", "aten::clamp_max",  "aten::clamp_max_",
+         "aten::clamp",         "aten::sigmoid",   "aten::sigmoid_",   "aten::rsqrt",      "aten::silu",
+         "aten::silu_",         "aten::neg",       "aten::pow",        "aten::gelu",       "aten::gelu_",
+         "aten::relu",          "aten::relu_",     "aten::tanh",       "aten::tanh_",      "aten::exp",
+         "aten::log",           "aten::sqrt",      "aten::abs",        "aten::reciprocal", "aten::sin",
+         "aten::cos",           "aten::erf",       "aten::hardtanh",   "aten::hardtanh_",  "aten::leaky_relu",
+         "aten::fill_",         "aten::zero_",     "aten::clone",      "aten::contiguous", "aten::dropout",
+         "aten::native_dropout"},
+        "elementwise", unary);
+    add({"aten::to", "aten::_to_copy"}, "elementwise", cast);
+    add({"aten::add",
+         "aten::add_",
+         "aten::sub",
+         "aten::sub_",
+         "aten::mul",
+         "aten::mul_",
+         "aten::div",
+         "aten::div_",
+         "aten::rsub",
+         "aten::sigmoid_backward",
+         "aten::threshold_backward",
+         "aten::gelu_backward",
+         "aten::silu_backward",
+         "aten::tanh_backward",
+         "aten::maximum",
+         "aten::minimum",
+         "aten::eq",
+         "aten::ne",
+         "aten::lt",
+         "aten::gt",
+         "aten::le",
+         "aten::ge",
+         "aten::masked_fill",
+         "aten::masked_fill_",
+         "aten::native_dropout_backward"},
+        "elementwise", binary);
+    add({"aten::embedding", "aten::index_select"}, "elementwise", embedding);
+    add({"aten::sum", "aten::mean", "aten::max", "aten::min", "aten::amax", "aten::amin", "aten::norm",
+         "aten::linalg_vector_norm", "aten::var", "aten::std", "aten::var_mean", "aten::prod", "aten::argmax",
+         "aten::argmin", "aten::all", "aten::any", "aten::cumsum"},
+        "reduce", reduce);
+    add({"aten::softmax", "aten::_softmax", "aten::log_softmax", "aten::_log_softmax"}, "reduce", softmax);
+    return t;
+  }();
+  return table;
+}
+
+Args parse_args(std::string_view text) {
+  Args a;
+  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (!j.is_object()) return a;
+  if (auto d = j.find("Input Dims"); d != j.end() && d->is_array())
+    for (const auto& e : *d) {
+      Shape s;
+      if (e.is_array())
+        for (const auto& v : e)
+          if (v.is_number_integer()) s.push_back(v.get<int64_t>());
+      a.dims.push_back(std::move(s));
+    }
+  auto strings = [&](const char* key, std::vector<std::string>& out) {
+    if (auto d = j.find(key); d != j.end() && d->is_array())
+      for (const auto& e : *d) out.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+  };
+  strings("Input type", a.types);
+  strings("Concrete Inputs", a.concrete);
+  return a;
+}
+
+}  // namespace
+
+int dtype_bytes(std::string_view t) {
+  static const std::map<std::string, int, std::less<>> bpe = {{"double", 8},
+                                                              {"float", 4},
+                                                              {"c10::Half", 2},
+                                                              {"c10::BFloat16", 2},
+                                                              {"c10::Float8_e4m3fn", 1},
+                                                              {"c10::Float8_e5m2", 1},
+                                                              {"c10::Float8_e4m3fnuz", 1},
+                                                              {"c10::Float8_e5m2fnuz", 1},
+                                                              {"long int", 8},
+                                                              {"long", 8},
+                                                              {"int", 4},
+                                                              {"short int", 2},
+                                                              {"short", 2},
+                                                              {"signed char", 1},
+                                                              {"unsigned char", 1},
+                                                              {"bool", 1},
+                                                              {"c10::complex<float>", 8},
+                                                              {"c10::complex<double>", 16},
+                                                              {"c10::complex<c10::Half>", 4}};
+  auto it = bpe.find(t);
+  return it == bpe.end() ? 0 : it->second;
+}
+
+std::string spec_dtype(std::string_view t) {
+  if (t == "double") return "fp64";
+  if (t == "float") return "fp32";
+  if (t == "c10::Half") return "fp16";
+  if (t == "c10::BFloat16") return "bf16";
+  if (t.find("Float8") != std::string_view::npos) return "fp8";
+  if (t == "signed char" || t == "unsigned char") return "int8";
+  return {};
+}
+
+bool has_perf_model(std::string_view name) {
+  auto it = families().find(name);
+  return it != families().end() && it->second.model;
+}
+
+std::string op_category(std::string_view name) {
+  if (auto it = families().find(name); it != families().end()) return it->second.category;
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+  auto has = [&](const char* s) { return lower.find(s) != std::string::npos; };
+  if (has("nccl") || has("rccl") || has("c10d::") || has("record_param_comms") || has("allreduce") ||
+      has("all_reduce") || has("allgather") || has("all_gather") || has("reduce_scatter") || has("reducescatter") ||
+      has("all_to_all") || has("alltoall"))
+    return "comm";
+  if (lower.rfind("memcpy", 0) == 0 || lower.rfind("memset", 0) == 0) return "memcpy";
+  return "other";
+}
+
+std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json) {
+  auto it = families().find(name);
+  if (it == families().end() || !it->second.model || args_json.empty()) return std::nullopt;
+  return it->second.model(parse_args(args_json));
+}
+
+}  // namespace tlsql

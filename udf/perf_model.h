@@ -1,0 +1,34 @@
+// FLOPs and bytes of an op from its recorded shapes, one entry per op family (TraceLens's
+// PerfModel formulas, and inductor's kernel_flop / kernel_num_gb where a trace carries them).
+// Data-shaped: the family table in perf_model.cpp maps op names to a category and a model.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tlsql {
+
+struct OpPerf {
+  std::optional<double> flops, bytes;
+  bool matrix = false;  // runs on matrix units (GEMM, conv, attention) rather than vector ALUs
+  std::string dtype;    // the op's compute dtype as the trace spells it (e.g. c10::BFloat16)
+};
+
+// The category of an op or kernel name: GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, NORM_fwd,
+// NORM_bwd, elementwise, reduce, comm, memcpy or other.
+std::string op_category(std::string_view name);
+
+// Whether `name` has a model (flops/bytes are computed for it when it is the innermost modeled op).
+bool has_perf_model(std::string_view name);
+
+// The model of one op, given its name and args JSON text. nullopt when the family has no model
+// or the args lack what it needs.
+std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json);
+
+// Bytes per element of a dtype as traces spell it ("float", "c10::BFloat16", "long int", ...); 0 if unknown.
+int dtype_bytes(std::string_view dtype);
+// The gpu_spec dtype key of a trace dtype: fp64, fp32, fp16, bf16, fp8, int8 (empty if none).
+std::string spec_dtype(std::string_view dtype);
+
+}  // namespace tlsql
