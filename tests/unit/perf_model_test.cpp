@@ -1,0 +1,142 @@
+// Each perf formula on a hand-made op, the arithmetic written next to the check.
+#include <doctest/doctest.h>
+
+#include "perf_model.h"
+
+using tlsql::model_op;
+
+namespace {
+double flops(const char* name, const char* args) { return *model_op(name, args)->flops; }
+double bytes(const char* name, const char* args) { return *model_op(name, args)->bytes; }
+}  // namespace
+
+TEST_CASE("GEMM family") {
+  const char* mm = R"({"Input Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]})";
+  CHECK(flops("aten::mm", mm) == 2.0 * 64 * 32 * 128);                     // 524288
+  CHECK(bytes("aten::mm", mm) == (64 * 128 + 128 * 32 + 64 * 32) * 4.0);  // 57344
+  CHECK(model_op("aten::mm", mm)->matrix);
+  // addmm: + M·N for the beta·C term, + N bias elements read
+  const char* addmm = R"({"Input Dims": [[32], [64, 128], [128, 32], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]})";
+  CHECK(flops("aten::addmm", addmm) == 2.0 * 64 * 32 * 128 + 64 * 32);
+  CHECK(bytes("aten::addmm", addmm) == (64 * 128 + 128 * 32 + 64 * 32 + 32) * 2.0);
+  // bmm: batch 8
+  const char* bmm = R"({"Input Dims": [[8, 16, 4], [8, 4, 2]], "Input type": ["c10::Half", "c10::Half"]})";
+  CHECK(flops("aten::bmm", bmm) == 8 * 2.0 * 16 * 2 * 4);
+  CHECK(bytes("aten::bmm", bmm) == 8 * (16 * 4 + 4 * 2 + 16 * 2) * 2.0);
+  // linear with bias: input [2, 3, 8] -> M = 6, weight [5, 8]
+  const char* lin = R"({"Input Dims": [[2, 3, 8], [5, 8], [5]], "Input type": ["float", "float", "float"]})";
+  CHECK(flops("aten::linear", lin) == 2.0 * 6 * 5 * 8 + 6 * 5);
+}
+
+TEST_CASE("convolution forward, with bias and groups") {
+  // input [2, 4, 8, 8], weight [6, 2, 3, 3] (groups 2), bias [6], stride 1, padding 1
+  // out = [2, 6, 8, 8] = 768 elements; per element 2 · (2·3·3) = 36 FLOPs -> 27648, + 768 bias
+  const char* conv = R"({"Input Dims": [[2, 4, 8, 8], [6, 2, 3, 3], [6], [], [], [], [], [], []],
+      "Input type": ["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+      "Concrete Inputs": ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "2"]})";
+  CHECK(flops("aten::convolution", conv) == 27648 + 768);
+  // bytes: input 512 + weight 108 + bias 6 + output 768 elements, × 4
+  CHECK(bytes("aten::convolution", conv) == (512 + 108 + 6 + 768) * 4.0);
+  // stride 2, no padding: out spatial (8 - 3) / 2 + 1 = 3 -> [2, 6, 3, 3] = 108 elements
+  const char* strided = R"({"Input Dims": [[2, 4, 8, 8], [6, 2, 3, 3], [], [], [], [], [], [], []],
+      "Input type": ["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+      "Concrete Inputs": ["", "", "", "[2, 2]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "2"]})";
+  CHECK(flops("aten::convolution", strided) == 108 * 36);
+}
+
+TEST_CASE("convolution backward counts what output_mask asks for") {
+  // grad_out [1, 2, 4, 4], input [1, 3, 4, 4], weight [2, 3, 1, 1]: a 1x1 conv, stride 1.
+  const char* base = R"({"Input Dims": [[1, 2, 4, 4], [1, 3, 4, 4], [2, 3, 1, 1], [], [], [], [], [], [], [], []],
+      "Input type": ["float", "float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar", ""],
+      "Concrete Inputs": ["", "", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1", "MASK"]})";
+  auto with_mask = [&](const char* mask) {
+    std::string s = base;
+    s.replace(s.find("MASK"), 4, mask);
+    return *model_op("aten::convolution_backward", s)->flops;
+  };
+  // grad_input: transposed conv, FLOPs = prod(grad_out) · 2 · prod(w[1:]) = 32 · 2 · 3 = 192
+  CHECK(with_mask("[True, False, False]") == 192);
+  // grad_weight: conv of input^T [3,1,4,4] by grad_out^T [2,1,4,4] -> out [3,2,1,1] = 6 elements · 2·16 = 192
+  CHECK(with_mask("[False, True, False]") == 192);
+  CHECK(with_mask("[True, True, False]") == 384);
+}
+
+TEST_CASE("attention: causal halves, GQA and real dtypes") {
+  // q [2, 8, 128, 64], k/v [2, 2, 128, 64] (GQA 8 -> 2 heads), bf16
+  const char* sdpa = R"({"Input Dims": [[2, 8, 128, 64], [2, 2, 128, 64], [2, 2, 128, 64], [], [], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "Scalar", "Scalar"],
+      "Concrete Inputs": ["", "", "", "0.", "CAUSAL", "False", ""]})";
+  auto run = [&](const char* causal, bool want_bytes) {
+    std::string s = sdpa;
+    s.replace(s.find("CAUSAL"), 6, causal);
+    auto p = model_op("aten::_scaled_dot_product_flash_attention", s);
+    return want_bytes ? *p->bytes : *p->flops;
+  };
+  double full = 2.0 * 8 * (2 * 128 * 128 * 64 + 2 * 128 * 128 * 64);  // B·H_Q·(2·Nq·Nkv·d + 2·Nq·Nkv·d)
+  CHECK(run("False", false) == full);
+  CHECK(run("True", false) == full / 2);
+  // bytes: q + out (2·8·128·64 each) + k + v (2·2·128·64 each) elements, × 2 bytes
+  CHECK(run("False", true) == (2.0 * 131072 + 2 * 32768) * 2);
+}
+
+TEST_CASE("norms") {
+  // layer_norm over [4, 10] with normalized_shape [10]: 6·C + 5·N = 60 + 200 FLOPs;
+  // bytes: 2·N·4 + 6 tensors (mean, var, weight, bias, 2 stat writes) · C · 4
+  const char* ln = R"({"Input Dims": [[4, 10], [], [10], [10], [], []],
+      "Input type": ["float", "ScalarList", "float", "float", "Scalar", "Scalar"],
+      "Concrete Inputs": ["", "[10]", "", "", "1e-05", "True"]})";
+  CHECK(flops("aten::native_layer_norm", ln) == 60 + 200);
+  CHECK(bytes("aten::native_layer_norm", ln) == 2 * 40 * 4 + 6 * 10 * 4);
+  // batch_norm in eval mode ([2, 3, 4, 4], C = 3, training False): 6·C + 2·N = 18 + 192
+  const char* bn = R"({"Input Dims": [[2, 3, 4, 4], [3], [3], [3], [3], [], [], [], []],
+      "Input type": ["float", "float", "float", "float", "float", "Scalar", "Scalar", "Scalar", "Scalar"],
+      "Concrete Inputs": ["", "", "", "", "", "False", "0.1", "1e-05", "True"]})";
+  CHECK(flops("aten::batch_norm", bn) == 18 + 192);
+}
+
+TEST_CASE("elementwise, broadcast, scalars, casts, embedding") {
+  // add [4, 1, 5] + [3, 1] -> broadcast [4, 3, 5] = 60; bytes 20·2 + 3·2 + 60·2
+  const char* add = R"({"Input Dims": [[4, 1, 5], [3, 1], []], "Input type": ["c10::Half", "c10::Half", "Scalar"]})";
+  CHECK(flops("aten::add", add) == 60);
+  CHECK(bytes("aten::add", add) == (20 + 3 + 60) * 2.0);
+  // mul by a scalar: the scalar moves no bytes
+  const char* mul = R"({"Input Dims": [[10], []], "Input type": ["float", "Scalar"]})";
+  CHECK(bytes("aten::mul", mul) == (10 + 10) * 4.0);
+  // _to_copy float -> bf16 (ScalarType 15): read 4 bytes, write 2 per element
+  const char* cast = R"({"Input Dims": [[100], [], [], [], [], [], []], "Input type": ["float", "", "", "", "", "", ""],
+      "Concrete Inputs": ["", "15", "", "", "", "False", ""]})";
+  CHECK(bytes("aten::_to_copy", cast) == 100 * (4 + 2));
+  // embedding: weight [1000, 16] bf16, indices [2, 5] long: 10 indices · 8 + 2 · 10 · 16 · 2
+  const char* emb = R"({"Input Dims": [[1000, 16], [2, 5], [], [], []], "Input type": ["c10::BFloat16", "long int", "Scalar", "Scalar", "Scalar"]})";
+  CHECK(flops("aten::embedding", emb) == 0);
+  CHECK(bytes("aten::embedding", emb) == 10 * 8 + 2 * 10 * 16 * 2);
+}
+
+TEST_CASE("reductions read dim and keepdim") {
+  // sum over dim -1 of [4, 6]: 24 FLOPs, output 4 elements: (24 + 4) · 4 bytes
+  const char* sum = R"({"Input Dims": [[4, 6], [], [], []], "Input type": ["float", "ScalarList", "Scalar", ""],
+      "Concrete Inputs": ["", "[-1]", "False", ""]})";
+  CHECK(flops("aten::sum", sum) == 24);
+  CHECK(bytes("aten::sum", sum) == (24 + 4) * 4.0);
+  // a full reduction (no dim): output 1 element
+  const char* all = R"({"Input Dims": [[4, 6], []], "Input type": ["float", ""], "Concrete Inputs": ["", ""]})";
+  CHECK(bytes("aten::sum", all) == (24 + 1) * 4.0);
+  // softmax: 3 FLOPs per element, read + write
+  const char* sm = R"({"Input Dims": [[8, 32], [], []], "Input type": ["float", "Scalar", "Scalar"]})";
+  CHECK(flops("aten::_softmax", sm) == 3 * 256);
+  CHECK(bytes("aten::_softmax", sm) == 2 * 256 * 4);
+}
+
+TEST_CASE("categories and unknowns") {
+  CHECK(tlsql::op_category("aten::addmm") == "GEMM");
+  CHECK(tlsql::op_category("aten::cudnn_convolution") == "CONV_fwd");
+  CHECK(tlsql::op_category("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)") == "comm");
+  CHECK(tlsql::op_category("Memcpy HtoD (Pageable -> Device)") == "memcpy");
+  CHECK(tlsql::op_category("aten::view") == "other");
+  CHECK_FALSE(model_op("aten::view", R"({"Input Dims": [[2, 3]]})"));
+  CHECK_FALSE(model_op("aten::mm", R"({"Input Dims": [[2, 3]]})"));  // missing the second matrix
+  CHECK(tlsql::dtype_bytes("c10::BFloat16") == 2);
+  CHECK(tlsql::dtype_bytes("long int") == 8);
+  CHECK(tlsql::dtype_bytes("Scalar") == 0);
+}
