@@ -30,3 +30,22 @@ CREATE VIEW IF NOT EXISTS @schema.thread AS
   SELECT trace, pid, tid, args ->> '$.name' AS name FROM event WHERE kind = 'meta' AND name = 'thread_name';
 CREATE VIEW IF NOT EXISTS @schema.process AS
   SELECT trace, pid, args ->> '$.name' AS name FROM event WHERE kind = 'meta' AND name = 'process_name';
+
+-- Per op name and category: the ops report (.report ops) as a view. Rows: ops with a perf model
+-- and kernel-launching ops, each only when no modeled op is above it, so every GPU nanosecond is
+-- counted once (a convolution's bias add_ is part of the convolution).
+CREATE VIEW IF NOT EXISTS @schema.op_summary AS
+WITH modeled AS (SELECT uid FROM op WHERE flops(uid) IS NOT NULL OR bytes(uid) IS NOT NULL),
+launchers AS (SELECT DISTINCT l.launcher AS uid FROM launch_link l JOIN op o ON o.uid = l.launcher),
+rows AS (SELECT c.uid FROM (SELECT uid FROM modeled UNION SELECT uid FROM launchers) c
+         WHERE NOT EXISTS (SELECT 1 FROM ancestors(c.uid) a JOIN modeled m ON m.uid = a.uid)),
+measured AS (SELECT o.name, op_category(o.name) AS category, gpu_time(o.uid) AS ns, flops(o.uid) AS f,
+                    bytes(o.uid) AS b, achieved_pct(o.uid) AS pct, bound(o.uid) AS bnd
+             FROM rows r JOIN op o ON o.uid = r.uid),
+total AS (SELECT sum(ns) AS ns FROM measured)
+SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
+       round(100.0 * sum(ns) / (SELECT ns FROM total), 2) AS gpu_pct,
+       round(sum(f) / 1e9, 6) AS gflops, round(sum(f) / sum(ns) / 1e3, 3) AS tflops,
+       round(sum(b) / sum(ns) / 1e3, 4) AS tbps, round(sum(f) / sum(b), 3) AS flops_per_byte,
+       round(avg(pct), 2) AS achieved_pct, max(bnd) AS bound
+FROM measured GROUP BY name, category;

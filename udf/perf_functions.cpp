@@ -46,10 +46,9 @@ class PerfContext {
     if (!tree_.ok()) return;
     prepare(fmt::format("SELECT name, kind, args, trace, device FROM \"{}\".event WHERE uid = ?", schema), &info_);
     prepare(fmt::format("SELECT launcher FROM \"{}\".launch_link WHERE gpu = ?", schema), &launcher_);
-    prepare(fmt::format("SELECT count(*) FROM \"{}\".launch_link WHERE launcher = ?", schema), &launched_count_);
   }
   ~PerfContext() {
-    for (sqlite3_stmt* s : {info_, launcher_, launched_count_}) sqlite3_finalize(s);
+    for (sqlite3_stmt* s : {info_, launcher_}) sqlite3_finalize(s);
   }
   std::string error() const { return tree_.ok() ? error_ : tree_.error(); }
 
@@ -124,14 +123,28 @@ class PerfContext {
     device = sqlite3_column_type(info_, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(info_, 4);
     return true;
   }
+  // The op whose numbers a kernel takes: the nearest op at or above its launcher that has a model
+  // and launched nothing but this kernel (aten::_flash_attention_forward launches the flash
+  // kernel; the model sits on aten::_scaled_dot_product_flash_attention above it).
   bool single_launch(int64_t gpu, int64_t& op) {
     sqlite3_reset(launcher_);
     sqlite3_bind_int64(launcher_, 1, gpu);
     if (sqlite3_step(launcher_) != SQLITE_ROW) return false;
-    op = sqlite3_column_int64(launcher_, 0);
-    sqlite3_reset(launched_count_);
-    sqlite3_bind_int64(launched_count_, 1, op);
-    return sqlite3_step(launched_count_) == SQLITE_ROW && sqlite3_column_int64(launched_count_, 0) == 1;
+    std::vector<int64_t> chain{sqlite3_column_int64(launcher_, 0)};
+    for (auto [a, d] : tree_.ancestors(chain[0])) chain.push_back(a);
+    for (int64_t c : chain) {
+      std::string name, kind, args;
+      int64_t t, dv;
+      if (!info(c, name, kind, args, t, dv) || kind != "cpu_op") return false;
+      int kernels = 0;
+      for (auto [k, dist] : tree_.descendants(c))
+        if (auto r = tree_.row(k); r && is_gpu_work(r->kind) && ++kernels > 1) return false;
+      if (has_perf_model(name)) {
+        op = c;
+        return true;
+      }
+    }
+    return false;
   }
   // The model of `uid`, unless an op of the same family below it is modeled too: the innermost
   // modeled op carries the numbers (aten::linear -> aten::addmm, aten::layer_norm ->
@@ -164,7 +177,7 @@ class PerfContext {
   sqlite3* db_;
   std::string schema_, error_;
   TreeAccess tree_;
-  sqlite3_stmt *info_ = nullptr, *launcher_ = nullptr, *launched_count_ = nullptr;
+  sqlite3_stmt *info_ = nullptr, *launcher_ = nullptr;
 };
 
 enum class Fn { flops, bytes, tflops, tbps, intensity, peak_tflops, peak_tbps, achieved_pct, bound };
@@ -219,7 +232,7 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (m->flops && m->bytes && *m->bytes > 0 && peak_tf && peak_tb)
     compute = *m->flops / *m->bytes >= *peak_tf / *peak_tb;
   else
-    compute = m->flops && !m->bytes;
+    compute = m->flops && *m->flops > 0 && !m->bytes;
   if (fn == Fn::bound) return sqlite3_result_text(ctx, compute ? "compute" : "memory", -1, SQLITE_STATIC);
   if (compute) return result(ctx, tf && peak_tf ? std::optional<double>(100 * *tf / *peak_tf) : std::nullopt);
   return result(ctx, tb && peak_tb ? std::optional<double>(100 * *tb / *peak_tb) : std::nullopt);

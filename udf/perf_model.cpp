@@ -399,6 +399,22 @@ std::optional<OpPerf> embedding(const Args& a) {
   return p;
 }
 
+// aten::index_select(self, dim, index): gathers index.numel() slices along dim; no arithmetic.
+std::optional<OpPerf> index_select(const Args& a) {
+  const Shape& x = a.dim(0);
+  if (x.empty() || a.dims.size() < 3) return std::nullopt;
+  int64_t dim = int_list(a.conc(1), 1, 0)[0];
+  if (dim < 0) dim += (int64_t)x.size();
+  if (dim < 0 || dim >= (int64_t)x.size()) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  double idx = numel(a.dim(2)), out = numel(x) / (double)x[dim] * idx;
+  p.flops = 0;
+  int bw = dtype_bytes(a.type(0)), bi = dtype_bytes(a.type(2));
+  if (bw && bi) p.bytes = idx * bi + 2 * out * bw;
+  return p;
+}
+
 // ---- Reductions: one FLOP per input element; read the input, write the reduced output ----
 Shape reduced_shape(const Shape& in, const std::string& dims, bool keepdim) {
   if (dims.empty() || dims == "[]" || dims == "None") return keepdim ? Shape(in.size(), 1) : Shape{};
@@ -491,7 +507,7 @@ const std::map<std::string, Family, std::less<>>& families() {
          "aten::relu",          "aten::relu_",     "aten::tanh",       "aten::tanh_",      "aten::exp",
          "aten::log",           "aten::sqrt",      "aten::abs",        "aten::reciprocal", "aten::sin",
          "aten::cos",           "aten::erf",       "aten::hardtanh",   "aten::hardtanh_",  "aten::leaky_relu",
-         "aten::fill_",         "aten::zero_",     "aten::clone",      "aten::contiguous", "aten::dropout",
+         "aten::fill_",         "aten::zero_",     "aten::clone",      "aten::contiguous",
          "aten::native_dropout"},
         "elementwise", unary);
     add({"aten::to", "aten::_to_copy"}, "elementwise", cast);
@@ -521,7 +537,8 @@ const std::map<std::string, Family, std::less<>>& families() {
          "aten::masked_fill_",
          "aten::native_dropout_backward"},
         "elementwise", binary);
-    add({"aten::embedding", "aten::index_select"}, "elementwise", embedding);
+    add({"aten::embedding"}, "elementwise", embedding);
+    add({"aten::index_select"}, "elementwise", index_select);
     add({"aten::sum", "aten::mean", "aten::max", "aten::min", "aten::amax", "aten::amin", "aten::norm",
          "aten::linalg_vector_norm", "aten::var", "aten::std", "aten::var_mean", "aten::prod", "aten::argmax",
          "aten::argmin", "aten::all", "aten::any", "aten::cumsum"},

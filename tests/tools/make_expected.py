@@ -252,6 +252,41 @@ FROM mine m JOIN groups g ON g.uid = m.uid ORDER BY m.uid;
         csv_text(["uid", "name", "note", "flops_ok", "bytes_ok", "kernel_time_ok"], out))
 
 
+def tracelens_ops_summary(name, ref, shared, folder):
+    """op_summary (the ops report) against TraceLens's ops_summary.csv: GPU time per op (float32
+    µs sums there, hence 1e-4 relative), count and share. TraceLens keys attention by its
+    launcher aten::_flash_attention_forward; tlsql by the op that carries the model above it."""
+    rows = list(csv.DictReader(open(os.path.join(shared, "expected/tracelens", folder, "ops_summary.csv"))))
+    rename = {"aten::_flash_attention_forward": "aten::_scaled_dot_product_flash_attention",
+              "aten::cudnn_convolution": "aten::convolution"}
+    ref_rows = [[rename.get(r["name"], r["name"]), float(r["total_direct_kernel_time_sum"]), int(r["Count"]),
+                 float(r["Percentage (%)"])] for r in rows]
+    # Falconsai: TraceLens lists the convolution's bias add (aten::add_ launched inside it) as its
+    # own op; tlsql counts it in the modeled aten::convolution (time and share, not count).
+    conv = [r for r in ref_rows if r[0] == "aten::convolution"]
+    if conv:
+        add_ = [r for r in ref_rows if r[0] == "aten::add_"]
+        for r in add_:
+            conv[0][1] += r[1]
+            conv[0][3] += r[3]
+        ref_rows = [r for r in ref_rows if r[0] != "aten::add_"]
+    values = ",\n  ".join(f"('{n}', {t!r}, {c}, {p!r})" for n, t, c, p in ref_rows)
+    query = f"""
+-- op_summary (what .report ops prints) against TraceLens's ops_summary.csv (see make_expected.py).
+WITH ref(name, us, count, pct) AS (VALUES
+  {values})
+SELECT ref.name, o.count = ref.count AS count_ok, abs(o.gpu_us - ref.us) <= 1e-4 * ref.us + 1e-3 AS time_ok,
+       abs(o.gpu_pct - ref.pct) <= 0.01 AS share_ok
+FROM ref LEFT JOIN op_summary o ON o.name = ref.name ORDER BY ref.us DESC;
+"""
+    d = os.path.join(CASES, name)
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "traces"), "w").write(ref + "\n")
+    open(os.path.join(d, "query.sql"), "w").write(query.strip() + "\n")
+    out = [(n, 1, 1, 1) for n, t, c, p in sorted(ref_rows, key=lambda r: -r[1])]
+    open(os.path.join(d, "expected.csv"), "w").write(csv_text(["name", "count_ok", "time_ok", "share_ok"], out))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--shared", default=os.path.join(HERE, "..", "..", "..", "shared"))
@@ -279,6 +314,10 @@ def main():
                    "h100_gaunernst_bert-small-uncased")
     tracelens_perf("perf_tracelens_falconsai", "shared:tracelens/h100/Falconsai_nsfw_image_detection.json.gz", s,
                    "h100_Falconsai_nsfw_image_detection")
+    tracelens_ops_summary("ops_tracelens_bert", "data:tracelens_h100_bert_small_uncased.json.gz", s,
+                          "h100_gaunernst_bert-small-uncased")
+    tracelens_ops_summary("ops_tracelens_falconsai", "shared:tracelens/h100/Falconsai_nsfw_image_detection.json.gz", s,
+                          "h100_Falconsai_nsfw_image_detection")
     tracelens_launchers("launchers_tracelens_bert", "data:tracelens_h100_bert_small_uncased.json.gz", s,
                         os.path.join(s, "expected/tracelens/h100_gaunernst_bert-small-uncased/ops_unique_args.csv"))
     tracelens_launchers("launchers_tracelens_falconsai", "shared:tracelens/h100/Falconsai_nsfw_image_detection.json.gz", s,
