@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "sql_assets.h"
 #include "perf_functions.h"
+#include "sql_assets.h"
 #include "tree_access.h"
 #include "tree_functions.h"
 

@@ -40,12 +40,16 @@ launchers AS (SELECT DISTINCT l.launcher AS uid FROM launch_link l JOIN op o ON 
 rows AS (SELECT c.uid FROM (SELECT uid FROM modeled UNION SELECT uid FROM launchers) c
          WHERE NOT EXISTS (SELECT 1 FROM ancestors(c.uid) a JOIN modeled m ON m.uid = a.uid)),
 measured AS (SELECT o.name, op_category(o.name) AS category, gpu_time(o.uid) AS ns, flops(o.uid) AS f,
-                    bytes(o.uid) AS b, achieved_pct(o.uid) AS pct, bound(o.uid) AS bnd
+                    bytes(o.uid) AS b, achieved_pct(o.uid) AS pct,
+                    peak_tflops(o.uid) / peak_tbps(o.uid) AS ridge
              FROM rows r JOIN op o ON o.uid = r.uid),
 total AS (SELECT sum(ns) AS ns FROM measured)
 SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
        round(100.0 * sum(ns) / (SELECT ns FROM total), 2) AS gpu_pct,
        round(sum(f) / 1e9, 6) AS gflops, round(sum(f) / sum(ns) / 1e3, 3) AS tflops,
        round(sum(b) / sum(ns) / 1e3, 4) AS tbps, round(sum(f) / sum(b), 3) AS flops_per_byte,
-       round(avg(pct), 2) AS achieved_pct, max(bnd) AS bound
+       round(avg(pct), 2) AS achieved_pct,
+       -- the roofline side of the op's totals: intensity against the GPU's ridge point
+       CASE WHEN sum(b) > 0 AND avg(ridge) IS NOT NULL
+            THEN CASE WHEN sum(f) / sum(b) >= avg(ridge) THEN 'compute' ELSE 'memory' END END AS bound
 FROM measured GROUP BY name, category;

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <map>
 
+#include "augment.h"
 #include "db_writer.h"
 #include "input.h"
-#include "sqlite_util.h"
 #include "perf_functions.h"
+#include "sqlite_util.h"
 #include "tree_functions.h"
 
 namespace tlsql {
@@ -73,5 +75,19 @@ void Session::attach(const std::string& file, const std::string& name, const Loa
 }
 
 void Session::save(const std::string& path) const { save_database(db_, path); }
+
+void augment_trace(Session& session, const std::string& trace_path, const std::string& out_path) {
+  std::map<int64_t, Augment> numbers;
+  Statement s(session.db(),
+              "SELECT uid, f, b FROM (SELECT uid, flops(uid) AS f, bytes(uid) AS b FROM event "
+              "WHERE trace = 0 AND kind IN ('kernel', 'cpu_op')) WHERE f IS NOT NULL OR b IS NOT NULL");
+  while (s.step()) {
+    Augment a;
+    if (sqlite3_column_type(s.get(), 1) != SQLITE_NULL) a.flops = sqlite3_column_double(s.get(), 1);
+    if (sqlite3_column_type(s.get(), 2) != SQLITE_NULL) a.bytes = sqlite3_column_double(s.get(), 2);
+    numbers[sqlite3_column_int64(s.get(), 0)] = a;  // uid_base of trace 0 is 0: uid = position
+  }
+  write_augmented(trace_path, out_path, numbers);
+}
 
 }  // namespace tlsql

@@ -35,6 +35,10 @@ class Session {
   StoreRegistry stores_;  // read by the connection's virtual tables: ~Session closes db_ first
 };
 
+// Writes `trace_path` (loaded as trace 0 of `session`) to `out_path` with kernel_flop /
+// kernel_num_gb added to the args of every kernel and op tlsql has numbers for.
+void augment_trace(Session& session, const std::string& trace_path, const std::string& out_path);
+
 // Registers tlsql's functions and modules on a connection (`stores` may be empty).
 void register_sql(sqlite3* db, StoreRegistry* stores);
 

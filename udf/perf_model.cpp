@@ -501,14 +501,13 @@ const std::map<std::string, Family, std::less<>>& families() {
     add({"aten::native_batch_norm_backward", "aten::batch_norm_backward"}, "NORM_bwd", batch_norm_backward(false));
     add({"aten::cudnn_batch_norm_backward", "aten::miopen_batch_norm_backward"}, "NORM_bwd", batch_norm_backward(true));
     add({"aten::native_group_norm_backward", "aten::_fused_rms_norm_backward"}, "NORM_bwd", nullptr);
-    add({"aten::copy_",         "aten::clamp_min", "aten::clamp_min_", "aten::clamp_max",  "aten::clamp_max_",
-         "aten::clamp",         "aten::sigmoid",   "aten::sigmoid_",   "aten::rsqrt",      "aten::silu",
-         "aten::silu_",         "aten::neg",       "aten::pow",        "aten::gelu",       "aten::gelu_",
-         "aten::relu",          "aten::relu_",     "aten::tanh",       "aten::tanh_",      "aten::exp",
-         "aten::log",           "aten::sqrt",      "aten::abs",        "aten::reciprocal", "aten::sin",
-         "aten::cos",           "aten::erf",       "aten::hardtanh",   "aten::hardtanh_",  "aten::leaky_relu",
-         "aten::fill_",         "aten::zero_",     "aten::clone",      "aten::contiguous",
-         "aten::native_dropout"},
+    add({"aten::copy_", "aten::clamp_min", "aten::clamp_min_", "aten::clamp_max",  "aten::clamp_max_",
+         "aten::clamp", "aten::sigmoid",   "aten::sigmoid_",   "aten::rsqrt",      "aten::silu",
+         "aten::silu_", "aten::neg",       "aten::pow",        "aten::gelu",       "aten::gelu_",
+         "aten::relu",  "aten::relu_",     "aten::tanh",       "aten::tanh_",      "aten::exp",
+         "aten::log",   "aten::sqrt",      "aten::abs",        "aten::reciprocal", "aten::sin",
+         "aten::cos",   "aten::erf",       "aten::hardtanh",   "aten::hardtanh_",  "aten::leaky_relu",
+         "aten::fill_", "aten::zero_",     "aten::clone",      "aten::contiguous", "aten::native_dropout"},
         "elementwise", unary);
     add({"aten::to", "aten::_to_copy"}, "elementwise", cast);
     add({"aten::add",

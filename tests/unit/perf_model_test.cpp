@@ -1,7 +1,7 @@
 // Each perf formula on a hand-made op, the arithmetic written next to the check.
-#include <doctest/doctest.h>
-
 #include "perf_model.h"
+
+#include <doctest/doctest.h>
 
 using tlsql::model_op;
 
@@ -12,7 +12,7 @@ double bytes(const char* name, const char* args) { return *model_op(name, args)-
 
 TEST_CASE("GEMM family") {
   const char* mm = R"({"Input Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]})";
-  CHECK(flops("aten::mm", mm) == 2.0 * 64 * 32 * 128);                     // 524288
+  CHECK(flops("aten::mm", mm) == 2.0 * 64 * 32 * 128);                    // 524288
   CHECK(bytes("aten::mm", mm) == (64 * 128 + 128 * 32 + 64 * 32) * 4.0);  // 57344
   CHECK(model_op("aten::mm", mm)->matrix);
   // addmm: + M·N for the beta·C term, + N bias elements read
@@ -108,7 +108,8 @@ TEST_CASE("elementwise, broadcast, scalars, casts, embedding") {
       "Concrete Inputs": ["", "15", "", "", "", "False", ""]})";
   CHECK(bytes("aten::_to_copy", cast) == 100 * (4 + 2));
   // embedding: weight [1000, 16] bf16, indices [2, 5] long: 10 indices · 8 + 2 · 10 · 16 · 2
-  const char* emb = R"({"Input Dims": [[1000, 16], [2, 5], [], [], []], "Input type": ["c10::BFloat16", "long int", "Scalar", "Scalar", "Scalar"]})";
+  const char* emb =
+      R"({"Input Dims": [[1000, 16], [2, 5], [], [], []], "Input type": ["c10::BFloat16", "long int", "Scalar", "Scalar", "Scalar"]})";
   CHECK(flops("aten::embedding", emb) == 0);
   CHECK(bytes("aten::embedding", emb) == 10 * 8 + 2 * 10 * 16 * 2);
 }

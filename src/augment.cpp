@@ -1,0 +1,119 @@
+#include "augment.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "input.h"
+#include "json_scan.h"
+
+namespace tlsql {
+
+using namespace json_scan;
+
+namespace {
+
+// The whole text: augmenting is rare, so the simple way (the file in memory) is fine.
+std::string read_all(const std::string& path) {
+  InputSource in(path);
+  while (in.refill(0)) {
+  }
+  return std::string(in.window(), in.avail());
+}
+
+std::string fields(const Augment& a) {
+  std::string s;
+  if (a.flops >= 0) s += fmt::format("\"kernel_flop\": {:.0f}", a.flops);
+  if (a.bytes >= 0) s += fmt::format("{}\"kernel_num_gb\": {}", s.empty() ? "" : ", ", a.bytes / 1e9);
+  return s;
+}
+
+}  // namespace
+
+void write_augmented(const std::string& in_path, const std::string& out_path,
+                     const std::map<int64_t, Augment>& numbers) {
+  const std::string text = read_all(in_path);
+  const char* d = text.data();
+  const size_t n = text.size();
+  auto fail = [&](const std::string& what) { throw LoadError(fmt::format("{}: cannot augment: {}", in_path, what)); };
+
+  // Find the traceEvents array (a bare array is the array itself).
+  size_t p = skip_ws(d, n, 0);
+  if (p + 3 <= n && text.compare(p, 3, "\xEF\xBB\xBF") == 0) p = skip_ws(d, n, p + 3);
+  if (p < n && d[p] == '{') {
+    ++p;
+    for (;;) {
+      p = skip_ws(d, n, p);
+      if (p >= n || d[p] != '"') fail("no traceEvents array");
+      size_t kend = skip_string(d, n, p);
+      if (kend == npos) fail("malformed JSON");
+      bool events = text.compare(p, kend - p, "\"traceEvents\"") == 0;
+      p = skip_ws(d, n, kend);
+      if (p >= n || d[p] != ':') fail("malformed JSON");
+      p = skip_ws(d, n, p + 1);
+      if (events) break;
+      p = skip_value(d, n, p);
+      if (p == npos) fail("malformed JSON");
+      p = skip_ws(d, n, p);
+      if (p >= n || d[p] != ',') fail("no traceEvents array");
+      ++p;
+    }
+  }
+  if (p >= n || d[p] != '[') fail("traceEvents is not an array");
+
+  std::string out;
+  out.reserve(n + numbers.size() * 64);
+  size_t copied = 0;
+  ++p;
+  for (int64_t i = 0;; ++i) {
+    p = skip_ws(d, n, p);
+    if (p < n && d[p] == ']') break;
+    size_t e = skip_value(d, n, p);
+    if (e == npos) fail("malformed JSON");
+    auto it = numbers.find(i);
+    if (it != numbers.end() && d[p] == '{') {
+      std::string add = fields(it->second);
+      std::string_view ev(d + p, e - p);
+      std::string_view args = find_member(ev, "args");
+      if (!add.empty() && args.find("kernel_flop") == std::string_view::npos &&
+          args.find("kernel_num_gb") == std::string_view::npos) {
+        if (!args.empty() && args[0] == '{') {
+          size_t at = (args.data() - d) + 1;  // just inside the args object
+          bool empty = skip_ws(d, n, at) < n && d[skip_ws(d, n, at)] == '}';
+          out.append(d + copied, at - copied);
+          out += add;
+          if (!empty) out += ", ";
+          copied = at;
+        } else if (args.empty()) {
+          size_t close = e - 1;  // the event's closing brace
+          bool empty = skip_ws(d, n, p + 1) == close;
+          out.append(d + copied, close - copied);
+          out += fmt::format("{}\"args\": {{{}}}", empty ? "" : ", ", add);
+          copied = close;
+        }
+      }
+    }
+    p = skip_ws(d, n, e);
+    if (p < n && d[p] == ',')
+      ++p;
+    else if (p >= n || d[p] != ']')
+      fail("malformed JSON in traceEvents");
+  }
+  out.append(d + copied, n - copied);
+
+  std::string tmp = out_path + ".tmp-" + std::to_string(getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw LoadError(fmt::format("{}: cannot write: {}", out_path, std::strerror(errno)));
+  bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  ok = std::fclose(f) == 0 && ok;
+  std::error_code ec;
+  if (ok) std::filesystem::rename(tmp, out_path, ec);
+  if (!ok || ec) {
+    std::filesystem::remove(tmp);
+    throw LoadError(fmt::format("{}: cannot write: {}", out_path, ok ? ec.message() : "write failed"));
+  }
+}
+
+}  // namespace tlsql
