@@ -251,9 +251,9 @@ double attn_bwd_flops(const Attn& t, bool recompute) {
 double attn_bwd_elems(const Attn& t) {
   return t.B * (2 * t.NQ * t.HQ * t.dqk + 2 * t.NKV * t.HKV * t.dqk + 2 * t.NKV * t.HKV * t.dv + t.NQ * t.HQ * t.dv);
 }
-Model attention(size_t q, size_t k, size_t v, size_t causal_arg, bool backward, bool recompute) {
+Model attention(size_t q, size_t k, size_t v, size_t causal_arg, bool backward, bool recompute, bool bnhd = false) {
   return [=](const Args& a) -> std::optional<OpPerf> {
-    auto t = attn(a, q, k, v, a.conc(causal_arg));
+    auto t = attn(a, q, k, v, a.conc(causal_arg), bnhd);
     if (!t) return std::nullopt;
     OpPerf p;
     p.matrix = true;
@@ -483,13 +483,16 @@ const std::map<std::string, Family, std::less<>>& families() {
     add({"aten::_scaled_dot_product_efficient_attention", "aten::_scaled_dot_product_cudnn_attention"}, "SDPA_fwd",
         attention(0, 1, 2, 6, false, false));
     add({"aten::scaled_dot_product_attention"}, "SDPA_fwd", attention(0, 1, 2, 5, false, false));
-    add({"aten::_flash_attention_forward", "aten::_efficient_attention_forward", "FlashAttnFunc",
-         "flash_attn::_flash_attn_forward"},
-        "SDPA_fwd", nullptr);
+    // flash_attn::_flash_attn_forward(q, k, v, dropout_p, softmax_scale, causal, ...), [B, N, H, d]
+    add({"flash_attn::_flash_attn_forward"}, "SDPA_fwd", attention(0, 1, 2, 5, false, false, true));
+    add({"aten::_flash_attention_forward", "aten::_efficient_attention_forward", "FlashAttnFunc"}, "SDPA_fwd", nullptr);
+    // flash_attn::_flash_attn_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv, dropout_p, softmax_scale, causal,
+    // ...)
+    add({"flash_attn::_flash_attn_backward"}, "SDPA_bwd", attention(1, 2, 3, 11, true, true, true));
     add({"aten::_scaled_dot_product_flash_attention_backward"}, "SDPA_bwd", attention(1, 2, 3, 11, true, true));
     add({"aten::_scaled_dot_product_efficient_attention_backward"}, "SDPA_bwd", attention(1, 2, 3, 11, true, false));
     add({"aten::_scaled_dot_product_cudnn_attention_backward", "aten::_flash_attention_backward",
-         "aten::_efficient_attention_backward", "FlashAttnFuncBackward", "flash_attn::_flash_attn_backward"},
+         "aten::_efficient_attention_backward", "FlashAttnFuncBackward"},
         "SDPA_bwd", nullptr);
     add({"aten::layer_norm", "aten::native_layer_norm"}, "NORM_fwd", layer_norm);
     add({"aten::batch_norm", "aten::native_batch_norm", "aten::_batch_norm_impl_index", "aten::cudnn_batch_norm",

@@ -80,6 +80,16 @@ TEST_CASE("attention: causal halves, GQA and real dtypes") {
   CHECK(run("False", true) == (2.0 * 131072 + 2 * 32768) * 2);
 }
 
+TEST_CASE("flash-attn's [B, N, H, d] layout") {
+  // q [1, 256, 16, 128], k/v [1, 256, 4, 128], causal: B·H·(2·N²·d + 2·N²·d) / 2
+  const char* fa = R"({"Input Dims": [[1, 256, 16, 128], [1, 256, 4, 128], [1, 256, 4, 128], [], [], [], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"],
+      "Concrete Inputs": ["", "", "", "0.0", "0.088", "True", "-1", "-1"]})";
+  CHECK(flops("flash_attn::_flash_attn_forward", fa) == 16.0 * (4 * 256 * 256 * 128) / 2);
+  // bytes: q + out (256·16·128 each) + k + v (256·4·128 each) elements, × 2
+  CHECK(bytes("flash_attn::_flash_attn_forward", fa) == (2.0 * 524288 + 2 * 131072) * 2);
+}
+
 TEST_CASE("norms") {
   // layer_norm over [4, 10] with normalized_shape [10]: 6·C + 5·N = 60 + 200 FLOPs;
   // bytes: 2·N·4 + 6 tensors (mean, var, weight, bias, 2 stat writes) · C · 4
