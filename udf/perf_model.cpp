@@ -224,11 +224,13 @@ struct Attn {
   double B, NQ, HQ, NKV, HKV, dqk, dv;
   bool causal;
 };
-std::optional<Attn> attn(const Args& a, size_t q, size_t k, size_t v, const std::string& causal) {
+// q, k, v are [B, H, N, d] for aten's SDPA ops and [B, N, H, d] for flash-attn's (`bnhd`).
+std::optional<Attn> attn(const Args& a, size_t q, size_t k, size_t v, const std::string& causal, bool bnhd) {
   const Shape &Q = a.dim(q), &K = a.dim(k), &V = a.dim(v);
-  if (Q.size() != 4 || K.size() != 4 || V.size() != 4) return std::nullopt;  // [B, H, N, d]
-  return Attn{(double)Q[0], (double)Q[2], (double)Q[1], (double)K[2],
-              (double)K[1], (double)Q[3], (double)V[3], truthy(causal)};
+  if (Q.size() != 4 || K.size() != 4 || V.size() != 4) return std::nullopt;
+  size_t h = bnhd ? 2 : 1, n = bnhd ? 1 : 2;
+  return Attn{(double)Q[0], (double)Q[n], (double)Q[h], (double)K[n],
+              (double)K[h], (double)Q[3], (double)V[3], truthy(causal)};
 }
 double attn_fwd_flops(const Attn& t) {
   double f = t.B * t.HQ * (2 * t.NQ * t.NKV * t.dqk + 2 * t.NQ * t.NKV * t.dv);
