@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
   app.set_version_flag("--version", "tlsql 0.1.0");
   std::vector<std::string> traces, commands;
-  std::string script, out_db, report, augment;
+  std::string script, out_db, report, augment, diff;
   bool bail = false, quiet = false;
   std::string mode_flag;
   app.add_option("TRACE", traces, "trace files (.json, .json.gz) or one saved .db");
@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   app.add_option("-f", script, "run a script file and exit")->check(CLI::ExistingFile);
   app.add_option("-o", out_db, "save the loaded database to FILE.db (reopen it later with `tlsql FILE.db`)");
   app.add_option("--report", report, "run a canned report and exit (--report list: what there is)");
+  app.add_option("--diff", diff,
+                 "load OTHER (a trace or saved .db) as schema `other` and run the diff report (or --report NAME)");
   app.add_option("--augment", augment,
                  "write the trace to FILE.json with kernel_flop / kernel_num_gb in the args of each kernel and op");
   app.add_flag("--bail", bail, "stop at the first error");
@@ -51,6 +53,12 @@ int main(int argc, char** argv) {
     if (!open_saved)
       for (const std::string& path : traces) shell.load(path);
     shell.session->finish();
+    if (!diff.empty()) {
+      if (tlsql::is_sqlite_file(diff))
+        shell.session->attach(diff, "other");
+      else
+        shell.attach_trace(diff, "other");
+    }
     if (!out_db.empty()) shell.session->save(out_db);
     if (!augment.empty()) {
       if (traces.size() != 1 || open_saved) throw std::runtime_error("--augment takes exactly one trace file");

@@ -212,6 +212,17 @@ void Shell::load(const std::string& path, const std::string& schema) {
   }
 }
 
+void Shell::attach_trace(const std::string& path, const std::string& name) {
+  session->begin_attach(name);
+  try {
+    load(path, name);
+    session->finish(name);
+  } catch (...) {
+    session->abandon_attach(name);
+    throw;
+  }
+}
+
 void Shell::error(const std::string& source, int lineno, const std::string& msg) {
   ++errors_;
   if (source.empty())

@@ -22,6 +22,8 @@ class Shell {
 
   // Loads a trace into `schema`, with the one-line summary and, on a terminal, a progress bar.
   void load(const std::string& path, const std::string& schema = "main");
+  // Loads a trace into a new in-memory schema `name` (with the same feedback as load).
+  void attach_trace(const std::string& path, const std::string& name);
   // Runs a script (SQL statements and dot-commands, one per line). `source` names it in errors.
   // Returns false if the script asked to quit.
   bool run_script(const std::string& text, const std::string& source);

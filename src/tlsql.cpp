@@ -52,24 +52,34 @@ void Session::finish(const std::string& schema) {
   finish_schema(db_, schema, it != stores_.end() && !it->second->traces.empty());
 }
 
-void Session::attach(const std::string& file, const std::string& name, const LoadOptions& opt) {
+void Session::begin_attach(const std::string& name) {
   if (name.empty() || name == "main" || name == "temp" || stores_.count(name))
     throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
+  exec_sql(db_, fmt::format("ATTACH ':memory:' AS \"{}\"", name));
+}
+
+void Session::abandon_attach(const std::string& name) {
+  sqlite3_exec(db_, fmt::format("DETACH \"{}\"", name).c_str(), nullptr, nullptr, nullptr);
+  stores_.erase(name);
+}
+
+void Session::attach(const std::string& file, const std::string& name, const LoadOptions& opt) {
   if (is_sqlite_file(file)) {
-    Statement s(db_, "ATTACH ? AS " + std::string("\"") + name + "\"");
+    if (name.empty() || name == "main" || name == "temp" || stores_.count(name))
+      throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
+    Statement s(db_, fmt::format("ATTACH ? AS \"{}\"", name));
     sqlite3_bind_text(s.get(), 1, file.c_str(), -1, SQLITE_TRANSIENT);
     s.step();
     return;
   }
-  exec_sql(db_, fmt::format("ATTACH ':memory:' AS \"{}\"", name));
+  begin_attach(name);
   try {
     LoadOptions o = opt;
     o.schema = name;
     load(file, o);
     finish(name);
   } catch (...) {
-    sqlite3_exec(db_, fmt::format("DETACH \"{}\"", name).c_str(), nullptr, nullptr, nullptr);
-    stores_.erase(name);
+    abandon_attach(name);
     throw;
   }
 }

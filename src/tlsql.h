@@ -27,6 +27,10 @@ class Session {
   // `.attach FILE AS NAME`: a saved database, or a trace loaded into a fresh in-memory schema.
   // Throws LoadError / SqlError.
   void attach(const std::string& file, const std::string& name, const LoadOptions& opt = {});
+  // The two halves of attaching a trace, for callers that load it themselves (with progress):
+  // an empty in-memory schema, and its removal if the load fails.
+  void begin_attach(const std::string& name);
+  void abandon_attach(const std::string& name);
   // Writes the main schema to `path` as a saved database, atomically. Throws SqlError.
   void save(const std::string& path) const;
 

@@ -2,7 +2,8 @@
 #   traces        one trace path per line; "shared:" = ../shared/traces/, "data:" = tests/data/
 #   query.sql     SQL run with `tlsql TRACES -f query.sql --csv`; stdout must equal expected.csv
 #                 (@CASE@ and @DATA@ in it stand for the case folder and tests/data)
-#   args          extra command-line arguments (one per line, no ";": CMake splits lists on it)
+#   args          extra command-line arguments (one per line, no ";": CMake splits lists on it;
+#                 a "shared:" / "data:" line is a trace path as in traces)
 #   expected_stderr / expected_rc   for error cases: stderr must equal, exit code must match
 #   no_output     a path (relative to the work dir) that must NOT exist afterwards
 # A case whose shared traces are absent is skipped (exit 77).
@@ -32,6 +33,15 @@ endif()
 if(EXISTS ${dir}/args)
   file(STRINGS ${dir}/args extra)
   foreach(a ${extra})
+    if(a MATCHES "^shared:(.*)")
+      set(a ${SHARED_DIR}/traces/${CMAKE_MATCH_1})
+      if(NOT EXISTS ${a})
+        message("SKIP: ${a} not present")
+        return()
+      endif()
+    elseif(a MATCHES "^data:(.*)")
+      set(a ${DATA_DIR}/${CMAKE_MATCH_1})
+    endif()
     string(REPLACE "@WORK@" "${work}" a "${a}")
     string(REPLACE "@DATA@" "${DATA_DIR}" a "${a}")
     list(APPEND cmd "${a}")

@@ -24,6 +24,7 @@ peak_tflops(uid [, schema])   gpu_spec peak for the trace's GPU and the op's dty
 peak_tbps(uid [, schema])     gpu_spec memory bandwidth of the trace's GPU, TB/s
 achieved_pct(uid [, schema])  % of the peak of the resource that bounds the op (see bound)
 bound(uid [, schema])         'compute' or 'memory': which side of the roofline ridge the op sits
+short_name(name)              name without template / argument lists (HTA's use_short_name)
 op_category(name)             GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, NORM_fwd, NORM_bwd,
                               elementwise, reduce, comm, memcpy or other
 dtype_bytes(type)             bytes per element of a trace dtype ('c10::BFloat16' -> 2)
@@ -238,6 +239,40 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   return result(ctx, tb && peak_tb ? std::optional<double>(100 * *tb / *peak_tb) : std::nullopt);
 }
 
+// HTA's shorten_name as its outputs show it: names holding template or argument lists lose
+// them (and any return type before the last space, and "->"); other names stay whole, as does
+// a name that would shorten to nothing ("Memcpy DtoH (Device -> Pinned)").
+std::string short_name(const std::string& name) {
+  if (name.find_first_of("<(") == std::string::npos) return name;
+  std::string s, out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name.compare(i, 2, "->") == 0) {
+      ++i;
+      continue;
+    }
+    s += name[i];
+  }
+  for (char c : s) {
+    if (c == '>' || c == ')') {
+      char open = c == '>' ? '<' : '(';
+      while (!out.empty() && out.back() != open) out.pop_back();
+      if (!out.empty()) out.pop_back();
+    } else {
+      out += c;
+    }
+  }
+  size_t sp = out.rfind(' ');
+  std::string last = sp == std::string::npos ? out : out.substr(sp + 1);
+  return last.empty() ? name : last;
+}
+
+void short_name_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const unsigned char* n = sqlite3_value_text(argv[0]);
+  if (!n) return sqlite3_result_null(ctx);
+  std::string s = short_name((const char*)n);
+  sqlite3_result_text(ctx, s.c_str(), -1, SQLITE_TRANSIENT);
+}
+
 void op_category_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* n = sqlite3_value_text(argv[0]);
   if (!n) return sqlite3_result_null(ctx);
@@ -283,6 +318,8 @@ void register_perf_functions(sqlite3* db) {
   }
   sqlite3_create_function_v2(db, "op_category", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
                              op_category_fn, nullptr, nullptr, nullptr);
+  sqlite3_create_function_v2(db, "short_name", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
+                             short_name_fn, nullptr, nullptr, nullptr);
   sqlite3_create_function_v2(db, "dtype_bytes", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
                              dtype_bytes_fn, nullptr, nullptr, nullptr);
   sqlite3_create_function_v2(db, "numel", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr, numel_fn,

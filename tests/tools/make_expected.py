@@ -287,6 +287,45 @@ FROM ref LEFT JOIN op_summary o ON o.name = ref.name ORDER BY ref.us DESC;
     open(os.path.join(d, "expected.csv"), "w").write(csv_text(["name", "count_ok", "time_ok", "share_ok"], out))
 
 
+def hta_compare(name, control_ref, test_ref, shared, tag):
+    """HTA TraceDiff.compare_traces / ops_diff (../shared/expected/hta, iteration 1010 on both sides) as
+    the `diff` report's rows: one block per device filter and name mode. Numbers are HTA's, printed as
+    floats (pandas writes the all-present control columns of a GPU-only frame as ints). The ops_diff
+    column is HTA's ops_diff file where HTA wrote one (full names), else HTA's category rule."""
+    ref_dir = os.path.join(shared, "expected", "hta")
+    header = ["name", "Control_counts", "Control_total_duration", "Test_counts", "Test_total_duration",
+              "diff_counts", "diff_duration", "counts_change_categories", "ops_diff"]
+    query, rows = [".parameter set @control_step 1010", ".parameter set @test_step 1010"], []
+    for device in ("ALL", "CPU", "GPU"):
+        for short in (0, 1):
+            query += [f".parameter set @device '{device}'", f".parameter set @short {short}", ".report diff"]
+            ref = list(csv.reader(open(os.path.join(ref_dir, f"compare_{tag}_{device}{'_short' if short else ''}.csv"))))
+            category = {}
+            opsdiff = os.path.join(ref_dir, f"opsdiff_{tag}_{device}.txt")
+            if not short:
+                for line in open(opsdiff):
+                    cat, _, names = line.rstrip("\n").split("\t")
+                    for n in names.split(" | ") if names else []:
+                        category[n] = cat
+            if rows:
+                rows.append(header)  # each .report prints its header
+            for r in ref[1:]:
+                cc, tc, diff = float(r[1]), float(r[3]), float(r[5])
+                rule = ("added" if cc == 0 and tc > 0 else "deleted" if cc > 0 and tc == 0 else
+                        "increased" if diff > 0 else "decreased" if diff < 0 else "unchanged")
+                cat = category.get(r[0], rule)
+                assert short or category.get(r[0]) == rule, (r[0], category.get(r[0]), rule)
+                rows.append([r[0]] + [repr(float(x)) for x in r[1:7]] + [r[7], cat])
+    d = os.path.join(CASES, name)
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "traces"), "w").write(control_ref + "\n")
+    open(os.path.join(d, "args"), "w").write("--diff\n" + test_ref + "\n")
+    open(os.path.join(d, "query.sql"), "w").write(
+        "-- HTA TraceDiff.compare_traces + ops_diff, iteration 1010 vs 1010 (../shared/expected/hta)\n" +
+        "\n".join(query) + "\n")
+    open(os.path.join(d, "expected.csv"), "w").write(csv_text(header, rows))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--shared", default=os.path.join(HERE, "..", "..", "..", "shared"))
@@ -322,6 +361,10 @@ def main():
                         os.path.join(s, "expected/tracelens/h100_gaunernst_bert-small-uncased/ops_unique_args.csv"))
     tracelens_launchers("launchers_tracelens_falconsai", "shared:tracelens/h100/Falconsai_nsfw_image_detection.json.gz", s,
                         os.path.join(s, "expected/tracelens/h100_Falconsai_nsfw_image_detection/ops_unique_args.csv"))
+    hta_compare("diff_hta_trace_compare", "data:hta_trace_compare_base.json.gz", "data:hta_trace_compare_test.json.gz",
+                s, "trace_compare")
+    hta_compare("diff_hta_trace_diff", "shared:hta/trace_diff/control.json.gz", "shared:hta/trace_diff/test.json.gz", s,
+                "trace_diff")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,42 @@
+-- main vs other per name: counts, total µs, differences, change category (HTA compare_traces + ops_diff); params @device @control_rank @test_rank @control_step @test_step @short @agg
+-- Parameters (.parameter set): @device 'CPU' | 'GPU' | 'ALL' (default); @control_rank /
+-- @test_rank a rank or 'all' (default: the first rank of each side); @control_step / @test_step
+-- a ProfilerStep number or 'all' (default: the first step of each side); @short 1 keys by
+-- short_name(name); @agg 'avg' averages over the chosen ranks (default 'sum', as HTA).
+-- CPU = ops, annotations, python frames and runtime / driver calls; GPU = kernels, memcpys,
+-- memsets (HTA: events without / with a stream). A GPU event's step is its launch's.
+WITH
+c_traces AS (SELECT id FROM main.trace
+             WHERE @control_rank = 'all' OR rank = @control_rank
+                OR (@control_rank IS NULL AND id = (SELECT id FROM main.trace ORDER BY rank, id LIMIT 1))),
+t_traces AS (SELECT id FROM other.trace
+             WHERE @test_rank = 'all' OR rank = @test_rank
+                OR (@test_rank IS NULL AND id = (SELECT id FROM other.trace ORDER BY rank, id LIMIT 1))),
+c_first AS (SELECT min(step) AS s FROM main.event WHERE step IS NOT NULL AND trace IN c_traces),
+t_first AS (SELECT min(step) AS s FROM other.event WHERE step IS NOT NULL AND trace IN t_traces),
+kinds(kind, side) AS (VALUES ('cpu_op', 'CPU'), ('annotation', 'CPU'), ('python', 'CPU'), ('runtime', 'CPU'),
+                              ('driver', 'CPU'), ('kernel', 'GPU'), ('memcpy', 'GPU'), ('memset', 'GPU')),
+c_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(e.name) ELSE e.name END AS key, e.dur
+         FROM main.event e JOIN kinds k ON k.kind = e.kind
+         WHERE e.trace IN c_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
+           AND (@control_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@control_step, (SELECT s FROM c_first)))),
+t_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(e.name) ELSE e.name END AS key, e.dur
+         FROM other.event e JOIN kinds k ON k.kind = e.kind
+         WHERE e.trace IN t_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
+           AND (@test_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@test_step, (SELECT s FROM t_first)))),
+c_div AS (SELECT CASE WHEN @agg = 'avg' THEN (SELECT count(*) FROM c_traces) ELSE 1 END AS n),
+t_div AS (SELECT CASE WHEN @agg = 'avg' THEN (SELECT count(*) FROM t_traces) ELSE 1 END AS n),
+c AS (SELECT key, count(*) * 1.0 / (SELECT n FROM c_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM c_div) AS us
+      FROM c_ev GROUP BY key),
+t AS (SELECT key, count(*) * 1.0 / (SELECT n FROM t_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM t_div) AS us
+      FROM t_ev GROUP BY key),
+keys AS (SELECT key FROM c UNION SELECT key FROM t),
+rows AS (SELECT k.key, coalesce(c.counts, 0.0) AS cc, coalesce(c.us, 0.0) AS cd, coalesce(t.counts, 0.0) AS tc,
+                coalesce(t.us, 0.0) AS td
+         FROM keys k LEFT JOIN c ON c.key = k.key LEFT JOIN t ON t.key = k.key)
+SELECT key AS name, cc AS Control_counts, cd AS Control_total_duration, tc AS Test_counts, td AS Test_total_duration,
+       tc - cc AS diff_counts, td - cd AS diff_duration,
+       CASE WHEN tc > cc THEN '+' WHEN tc < cc THEN '-' ELSE '=' END AS counts_change_categories,
+       CASE WHEN cc = 0 AND tc > 0 THEN 'added' WHEN cc > 0 AND tc = 0 THEN 'deleted'
+            WHEN tc > cc THEN 'increased' WHEN tc < cc THEN 'decreased' ELSE 'unchanged' END AS ops_diff
+FROM rows ORDER BY key;
