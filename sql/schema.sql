@@ -41,3 +41,8 @@ CREATE TABLE IF NOT EXISTS @schema.launch_link(
   runtime INTEGER NOT NULL,
   launcher INTEGER NOT NULL
 );
+
+-- A random token naming this database, whatever schema name it is attached under: tlsql's views
+-- pass 'db:' || token to the functions so that other.op_summary computes over other's events.
+CREATE TABLE IF NOT EXISTS @schema.tlsql_self(token TEXT NOT NULL);
+INSERT INTO @schema.tlsql_self SELECT lower(hex(randomblob(8))) WHERE NOT EXISTS (SELECT 1 FROM @schema.tlsql_self);

@@ -31,18 +31,27 @@ CREATE VIEW IF NOT EXISTS @schema.thread AS
 CREATE VIEW IF NOT EXISTS @schema.process AS
   SELECT trace, pid, args ->> '$.name' AS name FROM event WHERE kind = 'meta' AND name = 'process_name';
 
--- Per op name and category: the ops report (.report ops) as a view. Rows: ops with a perf model
--- and kernel-launching ops, each only when no modeled op is above it, so every GPU nanosecond is
--- counted once (a convolution's bias add_ is part of the convolution).
-CREATE VIEW IF NOT EXISTS @schema.op_summary AS
-WITH modeled AS (SELECT uid FROM op WHERE flops(uid) IS NOT NULL OR bytes(uid) IS NOT NULL),
+-- The ops whose GPU time the summaries count, each GPU nanosecond once: ops with a perf model and
+-- kernel-launching ops, each only when no modeled op is above it (a convolution's bias add_ is
+-- part of the convolution). self: this database's token, so that the functions read this
+-- schema's events whatever name it is attached under.
+CREATE VIEW IF NOT EXISTS @schema.counted_op AS
+WITH self AS (SELECT 'db:' || token AS s FROM tlsql_self),
+modeled AS (SELECT uid FROM op WHERE flops(uid, (SELECT s FROM self)) IS NOT NULL
+                                  OR bytes(uid, (SELECT s FROM self)) IS NOT NULL),
 launchers AS (SELECT DISTINCT l.launcher AS uid FROM launch_link l JOIN op o ON o.uid = l.launcher),
 rows AS (SELECT c.uid FROM (SELECT uid FROM modeled UNION SELECT uid FROM launchers) c
-         WHERE NOT EXISTS (SELECT 1 FROM ancestors(c.uid) a JOIN modeled m ON m.uid = a.uid)),
-measured AS (SELECT o.name, op_category(o.name) AS category, gpu_time(o.uid) AS ns, flops(o.uid) AS f,
-                    bytes(o.uid) AS b, achieved_pct(o.uid) AS pct,
-                    peak_tflops(o.uid) / peak_tbps(o.uid) AS ridge
-             FROM rows r JOIN op o ON o.uid = r.uid),
+         WHERE NOT EXISTS (SELECT 1 FROM ancestors(c.uid, (SELECT s FROM self)) a JOIN modeled m ON m.uid = a.uid))
+SELECT o.uid, o.name, op_category(o.name) AS category, o.input_dims, o.input_types,
+       gpu_time(o.uid, (SELECT s FROM self)) AS gpu_ns
+FROM rows r JOIN op o ON o.uid = r.uid;
+
+-- Per op name and category over counted_op: the ops report (.report ops) as a view.
+CREATE VIEW IF NOT EXISTS @schema.op_summary AS
+WITH self AS (SELECT 'db:' || token AS s FROM tlsql_self),
+perf AS (SELECT name, category, gpu_ns AS ns, perf(uid, (SELECT s FROM self)) AS p FROM counted_op),
+measured AS (SELECT name, category, ns, p ->> 'flops' AS f, p ->> 'bytes' AS b, p ->> 'achieved_pct' AS pct,
+                    (p ->> 'peak_tflops') / (p ->> 'peak_tbps') AS ridge FROM perf),
 total AS (SELECT sum(ns) AS ns FROM measured)
 SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
        round(100.0 * sum(ns) / (SELECT ns FROM total), 2) AS gpu_pct,

@@ -24,6 +24,7 @@ peak_tflops(uid [, schema])   gpu_spec peak for the trace's GPU and the op's dty
 peak_tbps(uid [, schema])     gpu_spec memory bandwidth of the trace's GPU, TB/s
 achieved_pct(uid [, schema])  % of the peak of the resource that bounds the op (see bound)
 bound(uid [, schema])         'compute' or 'memory': which side of the roofline ridge the op sits
+perf(uid [, schema])          all of the above and gpu_ns as one JSON object (one evaluation)
 short_name(name)              name without template / argument lists (HTA's use_short_name)
 op_category(name)             GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, NORM_fwd, NORM_bwd,
                               elementwise, reduce, comm, memcpy or other
@@ -181,7 +182,40 @@ class PerfContext {
   sqlite3_stmt *info_ = nullptr, *launcher_ = nullptr;
 };
 
-enum class Fn { flops, bytes, tflops, tbps, intensity, peak_tflops, peak_tbps, achieved_pct, bound };
+enum class Fn { flops, bytes, tflops, tbps, intensity, peak_tflops, peak_tbps, achieved_pct, bound, perf };
+const char* const kFnNames[] = {"flops",       "bytes",     "tflops",       "tbps",  "intensity",
+                                "peak_tflops", "peak_tbps", "achieved_pct", "bound", "perf"};
+
+// Every number the perf functions give for one event.
+struct Perf {
+  std::optional<double> flops, bytes, tflops, tbps, intensity, peak_tflops, peak_tbps, achieved_pct;
+  std::optional<std::string> bound;
+};
+
+Perf evaluate(PerfContext& pc, const Measured& m) {
+  Perf p;
+  p.flops = m.flops, p.bytes = m.bytes;
+  if (m.gpu_ns > 0) {
+    if (m.flops) p.tflops = *m.flops / (double)m.gpu_ns / 1e3;  // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s
+    if (m.bytes) p.tbps = *m.bytes / (double)m.gpu_ns / 1e3;
+  }
+  if (m.flops && m.bytes && *m.bytes > 0) p.intensity = *m.flops / *m.bytes;
+  auto [peak_tf, peak_tb] = pc.peaks(m);
+  p.peak_tbps = peak_tb;  // the GPU's, whatever the op
+  if (!m.flops && !m.bytes) return p;  // no model: neither the dtype nor the units are known
+  p.peak_tflops = peak_tf;
+  // Roofline: the ridge is peak_tflops / peak_tbps FLOPs per byte; an op whose intensity is above
+  // it is compute-bound, else memory-bound. Without bytes (or flops) the known side decides.
+  bool compute;
+  if (p.intensity && peak_tf && peak_tb)
+    compute = *p.intensity >= *peak_tf / *peak_tb;
+  else
+    compute = m.flops && *m.flops > 0 && !m.bytes;
+  p.bound = compute ? "compute" : "memory";
+  if (compute && p.tflops && peak_tf) p.achieved_pct = 100 * *p.tflops / *peak_tf;
+  if (!compute && p.tbps && peak_tb) p.achieved_pct = 100 * *p.tbps / *peak_tb;
+  return p;
+}
 
 void result(sqlite3_context* ctx, std::optional<double> v) {
   if (v && std::isfinite(*v))
@@ -190,53 +224,48 @@ void result(sqlite3_context* ctx, std::optional<double> v) {
     sqlite3_result_null(ctx);
 }
 
+std::string perf_json(const Perf& p, int64_t gpu_ns) {
+  nlohmann::json j = nlohmann::json::object();
+  auto put = [&](const char* k, std::optional<double> v) {
+    j[k] = v && std::isfinite(*v) ? nlohmann::json(*v) : nullptr;
+  };
+  put("flops", p.flops), put("bytes", p.bytes), put("gpu_ns", (double)gpu_ns), put("tflops", p.tflops);
+  put("tbps", p.tbps), put("intensity", p.intensity), put("peak_tflops", p.peak_tflops);
+  put("peak_tbps", p.peak_tbps), put("achieved_pct", p.achieved_pct);
+  j["bound"] = p.bound ? nlohmann::json(*p.bound) : nullptr;
+  return j.dump();
+}
+
 void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   Fn fn = static_cast<Fn>(reinterpret_cast<intptr_t>(sqlite3_user_data(ctx)));
-  static const char* names[] = {"flops",       "bytes",     "tflops",       "tbps", "intensity",
-                                "peak_tflops", "peak_tbps", "achieved_pct", "bound"};
-  const char* name = names[(int)fn];
+  const char* name = kFnNames[(int)fn];
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
   if (sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER)
     return sqlite3_result_error(ctx, fmt::format("{}(uid): uid must be an integer event uid", name).c_str(), -1);
   int64_t uid = sqlite3_value_int64(argv[0]);
-  std::string schema = argc > 1 && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "main";
+  std::string schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
   PerfContext pc(sqlite3_context_db_handle(ctx), schema);
   if (!pc.error().empty()) return sqlite3_result_error(ctx, fmt::format("{}: {}", name, pc.error()).c_str(), -1);
   auto m = pc.measure(uid);
   if (!m) return sqlite3_result_error(ctx, fmt::format("{}({}): no event has uid {}", name, uid, uid).c_str(), -1);
-  std::optional<double> tf, tb;
-  if (m->gpu_ns > 0) {
-    if (m->flops) tf = *m->flops / (double)m->gpu_ns / 1e3;  // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s
-    if (m->bytes) tb = *m->bytes / (double)m->gpu_ns / 1e3;
-  }
+  Perf p = evaluate(pc, *m);
   switch (fn) {
-    case Fn::flops: return result(ctx, m->flops);
-    case Fn::bytes: return result(ctx, m->bytes);
-    case Fn::tflops: return result(ctx, tf);
-    case Fn::tbps: return result(ctx, tb);
-    case Fn::intensity:
-      return result(
-          ctx, m->flops && m->bytes && *m->bytes > 0 ? std::optional<double>(*m->flops / *m->bytes) : std::nullopt);
-    default: break;
+    case Fn::flops: return result(ctx, p.flops);
+    case Fn::bytes: return result(ctx, p.bytes);
+    case Fn::tflops: return result(ctx, p.tflops);
+    case Fn::tbps: return result(ctx, p.tbps);
+    case Fn::intensity: return result(ctx, p.intensity);
+    case Fn::peak_tflops: return result(ctx, p.peak_tflops);
+    case Fn::peak_tbps: return result(ctx, p.peak_tbps);
+    case Fn::achieved_pct: return result(ctx, p.achieved_pct);
+    case Fn::bound:
+      if (!p.bound) return sqlite3_result_null(ctx);
+      return sqlite3_result_text(ctx, p.bound->c_str(), -1, SQLITE_TRANSIENT);
+    case Fn::perf: {
+      std::string j = perf_json(p, m->gpu_ns);
+      return sqlite3_result_text(ctx, j.c_str(), -1, SQLITE_TRANSIENT);
+    }
   }
-  if (!m->flops && !m->bytes && (fn == Fn::achieved_pct || fn == Fn::bound)) return sqlite3_result_null(ctx);
-  auto [peak_tf, peak_tb] = pc.peaks(*m);
-  switch (fn) {
-    case Fn::peak_tflops:  // no model: neither the dtype nor the units are known
-      return result(ctx, m->flops || m->bytes ? peak_tf : std::nullopt);
-    case Fn::peak_tbps: return result(ctx, peak_tb);
-    default: break;
-  }
-  // Roofline: the ridge is peak_tflops / peak_tbps FLOPs per byte; an op whose intensity is above
-  // it is compute-bound, else memory-bound. Without bytes (or flops) the known side decides.
-  bool compute;
-  if (m->flops && m->bytes && *m->bytes > 0 && peak_tf && peak_tb)
-    compute = *m->flops / *m->bytes >= *peak_tf / *peak_tb;
-  else
-    compute = m->flops && *m->flops > 0 && !m->bytes;
-  if (fn == Fn::bound) return sqlite3_result_text(ctx, compute ? "compute" : "memory", -1, SQLITE_STATIC);
-  if (compute) return result(ctx, tf && peak_tf ? std::optional<double>(100 * *tf / *peak_tf) : std::nullopt);
-  return result(ctx, tb && peak_tb ? std::optional<double>(100 * *tb / *peak_tb) : std::nullopt);
 }
 
 // HTA's shorten_name as its outputs show it: names holding template or argument lists lose
@@ -309,11 +338,9 @@ void numel_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 }  // namespace
 
 void register_perf_functions(sqlite3* db) {
-  for (int f = 0; f <= (int)Fn::bound; ++f) {
-    static const char* names[] = {"flops",       "bytes",     "tflops",       "tbps", "intensity",
-                                  "peak_tflops", "peak_tbps", "achieved_pct", "bound"};
+  for (int f = 0; f <= (int)Fn::perf; ++f) {
     for (int argc : {1, 2})
-      sqlite3_create_function_v2(db, names[f], argc, SQLITE_UTF8 | SQLITE_INNOCUOUS,
+      sqlite3_create_function_v2(db, kFnNames[f], argc, SQLITE_UTF8 | SQLITE_INNOCUOUS,
                                  reinterpret_cast<void*>(static_cast<intptr_t>(f)), perf_fn, nullptr, nullptr, nullptr);
   }
   sqlite3_create_function_v2(db, "op_category", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,

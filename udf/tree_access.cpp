@@ -6,6 +6,30 @@ namespace tlsql {
 
 bool is_gpu_work(const std::string& kind) { return kind == "kernel" || kind == "memcpy" || kind == "memset"; }
 
+std::string schema_arg(sqlite3* db, sqlite3_value* v) {
+  const unsigned char* t = v ? sqlite3_value_text(v) : nullptr;
+  if (!t) return "main";
+  std::string s = (const char*)t;
+  if (s.rfind("db:", 0) != 0) return s;
+  std::vector<std::string> names;
+  sqlite3_stmt* list = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &list, nullptr) == SQLITE_OK)
+    while (sqlite3_step(list) == SQLITE_ROW) names.emplace_back((const char*)sqlite3_column_text(list, 0));
+  sqlite3_finalize(list);
+  for (const std::string& n : names) {
+    sqlite3_stmt* q = nullptr;
+    bool found = false;
+    std::string sql = fmt::format("SELECT 1 FROM \"{}\".tlsql_self WHERE token = ?", n);
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK) {
+      sqlite3_bind_text(q, 1, s.c_str() + 3, -1, SQLITE_TRANSIENT);
+      found = sqlite3_step(q) == SQLITE_ROW;
+    }
+    sqlite3_finalize(q);
+    if (found) return n;
+  }
+  return s;  // no such database attached: the caller reports that the schema has no event table
+}
+
 TreeAccess::TreeAccess(sqlite3* db, const std::string& schema) : db_(db) {
   auto prep = [&](const std::string& sql, sqlite3_stmt** s) {
     if (error_.empty() && sqlite3_prepare_v2(db, sql.c_str(), -1, s, nullptr) != SQLITE_OK)

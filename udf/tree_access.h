@@ -43,4 +43,9 @@ class TreeAccess {
 
 bool is_gpu_work(const std::string& kind);
 
+// The schema a function's optional `schema` argument names: "main" when absent, else the name
+// given, except "db:TOKEN" (what tlsql's own views pass, from their schema's tlsql_self table),
+// which names whichever attached schema holds that database, so a view works under any name.
+std::string schema_arg(sqlite3* db, sqlite3_value* v);
+
 }  // namespace tlsql

@@ -130,7 +130,7 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value
     return set_error(cur->pVtab, fmt::format("{}(uid): uid must be an integer event uid, got '{}'", fn,
                                              sqlite3_value_text(u) ? (const char*)sqlite3_value_text(u) : "NULL"));
   int64_t uid = sqlite3_value_int64(u);
-  std::string schema = (plan & 2) && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "main";
+  std::string schema = schema_arg(t->db, (plan & 2) ? argv[1] : nullptr);
   c->tree = std::make_unique<TreeAccess>(t->db, schema);
   if (!c->tree->ok()) return set_error(cur->pVtab, fmt::format("{}: {}", fn, c->tree->error()));
   auto root = c->tree->row(uid);
@@ -223,7 +223,7 @@ std::unique_ptr<TreeAccess> open_tree(sqlite3_context* ctx, int argc, sqlite3_va
     return nullptr;
   }
   uid = sqlite3_value_int64(argv[0]);
-  std::string schema = argc > 1 && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "main";
+  std::string schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
   auto tree = std::make_unique<TreeAccess>(sqlite3_context_db_handle(ctx), schema);
   if (!tree->ok()) {
     sqlite3_result_error(ctx, fmt::format("{}: {}", fn, tree->error()).c_str(), -1);

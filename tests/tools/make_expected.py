@@ -326,6 +326,141 @@ def hta_compare(name, control_ref, test_ref, shared, tag):
     open(os.path.join(d, "expected.csv"), "w").write(csv_text(header, rows))
 
 
+def gemm_launches(ref, shared):
+    """aten::addmm / aten::bmm ops of a trace and the kernels each launched: kernels whose runtime
+    call (same correlation id) lies inside the op's interval on the op's thread. Times in ns."""
+    ev = [e for e in load(resolve(ref, shared)) if isinstance(e, dict) and e.get("ph") == "X"]
+    kernels = {e["args"]["correlation"]: e for e in ev if e.get("cat") == "kernel" and "correlation" in e.get("args", {})}
+    runtime = [e for e in ev if e.get("cat") == "cuda_runtime" and e.get("args", {}).get("correlation") in kernels]
+    ops = []
+    for op in ev:
+        if op.get("cat") != "cpu_op" or op.get("name") not in ("aten::addmm", "aten::bmm"):
+            continue
+        t0, t1 = ns(op["ts"]), ns(op["ts"]) + ns(op["dur"])
+        ks = [kernels[r["args"]["correlation"]] for r in runtime
+              if r["pid"] == op["pid"] and r["tid"] == op["tid"] and t0 <= ns(r["ts"]) and ns(r["ts"]) + ns(r["dur"]) <= t1]
+        ops.append((op, ks))
+    return ev, ops
+
+
+def busy_ns(ks):  # union of the kernels' intervals
+    iv = sorted((ns(k["ts"]), ns(k["ts"]) + ns(k["dur"])) for k in ks)
+    total, end = 0, None
+    for a, b in iv:
+        if end is None or a > end:
+            total, end = total + b - a, b
+        elif b > end:
+            total, end = total + b - end, b
+    return total
+
+
+def gemm_model(op):
+    """2·M·N·K (+M·N for addmm's bias) FLOPs and (MK + KN (+N) + MN)·4 bytes (fp32), × batch."""
+    d = op["args"]["Input Dims"]
+    if op["name"] == "aten::addmm":
+        (m, k), (_, n), bat, bias = d[1], d[2], 1, True
+    else:
+        (bat, m, k), (_, _, n), bias = d[0], d[1], False
+    flops = bat * (2 * m * n * k + (m * n if bias else 0))
+    nbytes = bat * ((m * k + k * n + (n if bias else 0)) * 4 + m * n * 4)
+    return flops, nbytes
+
+
+def sql_float(x):  # how tlsql prints round(x, places): a double
+    return repr(float(x))
+
+
+def diff_shapes_gemm(name, control_ref, test_ref, shared):
+    """The diff_shapes report for the GEMM ops (@name 'aten::%mm'): per (name, Input Dims, Input
+    type) counts and GPU time (union of each op's kernels) per side, from the raw JSON."""
+    sides = []
+    for ref in (control_ref, test_ref):
+        _, ops = gemm_launches(ref, shared)
+        agg = {}
+        for op, ks in ops:
+            key = (op["name"], json.dumps(op["args"]["Input Dims"], separators=(",", ":")),
+                   json.dumps(op["args"]["Input type"], separators=(",", ":"), ensure_ascii=False))
+            n, t = agg.get(key, (0, 0))
+            agg[key] = (n + 1, t + busy_ns(ks))
+        sides.append(agg)
+    a, b = sides
+    names_a, names_b = {k[0] for k in a}, {k[0] for k in b}
+    rows = []
+    for key in set(a) | set(b):
+        (na, ta), (nb, tb) = a.get(key, (0, 0)), b.get(key, (0, 0))
+        change = ("same shape" if key in a and key in b else "new shape" if key[0] in names_a and key not in a
+                  else "op added" if key not in a else "shape gone" if key[0] in names_b else "op removed")
+        rows.append((abs(tb - ta), key, na, ta, nb, tb, change))
+    rows.sort(key=lambda r: (-r[0], r[1][0].encode(), r[1][1].encode(), r[1][2].encode()))
+    out = [list(key) + [na, sql_float(round(Decimal(ta) / 1000, 3)), nb, sql_float(round(Decimal(tb) / 1000, 3)),
+                        nb - na, sql_float(round(Decimal(tb - ta) / 1000, 3)), change]
+           for _, key, na, ta, nb, tb, change in rows]
+    header = ["name", "input_dims", "input_types", "main_count", "main_gpu_us", "other_count", "other_gpu_us",
+              "diff_count", "diff_gpu_us", "change"]
+    d = os.path.join(CASES, name)
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "traces"), "w").write(control_ref + "\n")
+    open(os.path.join(d, "args"), "w").write("--diff\n" + test_ref + "\n")
+    open(os.path.join(d, "query.sql"), "w").write(
+        "-- diff_shapes over the GEMMs, against make_expected.py's own walk of the JSON\n"
+        ".parameter set @name 'aten::%mm'\n.parameter set @top 1000\n.report diff_shapes\n")
+    open(os.path.join(d, "expected.csv"), "w").write(csv_text(header, out))
+
+
+def diff_kernels_gemm(name, control_ref, test_ref, shared, peak_tflops, peak_tbps):
+    """The diff_kernels report for the GEMM kernels (@name '%gemm%'), inductor's averaging, from the
+    raw JSON: a kernel has FLOPs / bytes when the addmm / bmm that launched it launched only it."""
+    sides = []
+    for ref in (control_ref, test_ref):
+        ev, ops = gemm_launches(ref, shared)
+        model = {}
+        for op, ks in ops:
+            if len(ks) == 1:
+                model[id(ks[0])] = gemm_model(op)
+        stats = {}
+        for k in ev:
+            if k.get("cat") != "kernel" or "gemm" not in k["name"].lower():
+                continue
+            st = stats.setdefault(k["name"], {"n": 0, "dur": 0, "tf": [], "gb": [], "fp": [], "bp": []})
+            d = ns(k["dur"])
+            st["n"] += 1
+            st["dur"] += d
+            if id(k) in model and d > 0:
+                f, b = model[id(k)]
+                tf, tb = Decimal(f) / d / 1000, Decimal(b) / d / 1000  # FLOP/ns = GFLOP/s
+                st["tf"].append(tf), st["gb"].append(tb * 1000)
+                st["fp"].append(100 * tf / Decimal(peak_tflops)), st["bp"].append(100 * tb / Decimal(peak_tbps))
+        sides.append(stats)
+    a, b = sides
+
+    def cols(st, places=(3, 1, 3, 2, 2)):
+        if st is None:
+            return [""] * 6
+        mean = lambda v: sum(v) / len(v) if v else None
+        vals = [mean(st["tf"]), mean(st["gb"]), Decimal(st["dur"]) / st["n"] / 1000, mean(st["fp"]), mean(st["bp"])]
+        return [st["n"]] + ["" if v is None else sql_float(round(v, p)) for v, p in zip(vals, places)]
+
+    rows = []
+    for kname in set(a) | set(b):
+        sa, sb = a.get(kname), b.get(kname)
+        speed = ""
+        if sa and sb:
+            speed = sql_float(round((Decimal(sa["dur"]) / sa["n"]) / (Decimal(sb["dur"]) / sb["n"]), 3))
+        total = (sa["dur"] if sa else 0) + (sb["dur"] if sb else 0)
+        rows.append((-total, kname.encode(), [kname] + cols(sa) + cols(sb) + [speed]))
+    rows.sort(key=lambda r: r[:2])
+    header = ["name"] + [f"{s}_{c}" for s in ("main", "other")
+                         for c in ("count", "tflops", "gbps", "mean_us", "flops_pct", "bw_pct")] + ["speedup"]
+    d = os.path.join(CASES, name)
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "traces"), "w").write(control_ref + "\n")
+    open(os.path.join(d, "args"), "w").write("--diff\n" + test_ref + "\n")
+    open(os.path.join(d, "query.sql"), "w").write(
+        f"-- diff_kernels over the GEMM kernels; peaks: {peak_tflops} TFLOP/s fp32, {peak_tbps} TB/s HBM\n"
+        ".parameter set @name '%gemm%'\n.parameter set @top 1000\n.report diff_kernels\n")
+    open(os.path.join(d, "expected.csv"), "w").write(csv_text(header, [r[2] for r in rows]))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--shared", default=os.path.join(HERE, "..", "..", "..", "shared"))
@@ -363,6 +498,10 @@ def main():
                         os.path.join(s, "expected/tracelens/h100_Falconsai_nsfw_image_detection/ops_unique_args.csv"))
     hta_compare("diff_hta_trace_compare", "data:hta_trace_compare_base.json.gz", "data:hta_trace_compare_test.json.gz",
                 s, "trace_compare")
+    moe4, moe8 = "shared:a100_switch_moe_batch4.json.gz", "shared:a100_switch_moe_batch8.json.gz"
+    diff_shapes_gemm("diff_shapes_moe", moe4, moe8, s)
+    # NVIDIA A100 PCIe 80GB datasheet: FP32 19.5 TFLOP/s, HBM2e 1,935 GB/s (the trace's GPU).
+    diff_kernels_gemm("diff_kernels_moe", moe4, moe8, s, "19.5", "1.935")
     hta_compare("diff_hta_trace_diff", "shared:hta/trace_diff/control.json.gz", "shared:hta/trace_diff/test.json.gz", s,
                 "trace_diff")
 

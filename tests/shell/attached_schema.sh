@@ -1,0 +1,23 @@
+#!/bin/sh
+# A trace attached under another schema name (--diff, .attach of a trace or of a saved .db) answers
+# exactly as the same trace loaded alone as main: its views (op_summary calls the perf and tree
+# functions) and the functions given the schema name.
+set -eu
+tlsql=$1 trace=$2 other=$3 work=$4
+rm -f "$work/att.db"
+"$tlsql" "$trace" -o "$work/att.db" -c "SELECT 1" >/dev/null
+q() {  # $1 = schema prefix ("" or "x."), $2 = schema argument ("" or ", 'x'")
+  echo "SELECT * FROM ${1}op_summary ORDER BY name;
+        SELECT uid, flops(uid$2) AS f, bytes(uid$2) AS b, gpu_time(uid$2) AS g, achieved_pct(uid$2) AS p
+          FROM ${1}op ORDER BY uid;
+        SELECT count(*) AS n, sum(rel_depth) AS d FROM descendants(716$2);
+        SELECT uid FROM ancestors(2103$2);"
+}
+"$tlsql" "$trace" -c "$(q "" "")" > "$work/att_alone.csv"
+[ "$(wc -l < "$work/att_alone.csv")" -gt 500 ] || { echo "too few rows"; exit 1; }
+"$tlsql" "$other" --diff "$trace" -c "$(q other. ", 'other'")" > "$work/att_diff.csv"
+cmp "$work/att_alone.csv" "$work/att_diff.csv"
+"$tlsql" "$other" -c ".attach $trace AS t2" -c "$(q t2. ", 't2'")" > "$work/att_trace.csv"
+cmp "$work/att_alone.csv" "$work/att_trace.csv"
+"$tlsql" "$other" -c ".attach $work/att.db AS zz" -c "$(q zz. ", 'zz'")" > "$work/att_db.csv"
+cmp "$work/att_alone.csv" "$work/att_db.csv"
