@@ -461,6 +461,33 @@ def diff_kernels_gemm(name, control_ref, test_ref, shared, peak_tflops, peak_tbp
     open(os.path.join(d, "expected.csv"), "w").write(csv_text(header, [r[2] for r in rows]))
 
 
+def hta_compare_ranks(name, control_ref, test_ref, shared, tag):
+    """The control side loaded twice (two ranks' worth of identical traces): @agg 'sum' (HTA's way)
+    doubles HTA's control counts and durations, @agg 'avg' gives HTA's numbers back."""
+    ref = list(csv.reader(open(os.path.join(shared, "expected", "hta", f"compare_{tag}_ALL.csv"))))
+    header = ["name", "Control_counts", "Control_total_duration", "Test_counts", "Test_total_duration",
+              "diff_counts", "diff_duration", "counts_change_categories", "ops_diff"]
+    rows = []
+    for k in (2, 1):
+        if rows:
+            rows.append(header)
+        for r in ref[1:]:
+            cc, cd, tc, td = float(r[1]) * k, float(r[2]) * k, float(r[3]), float(r[4])
+            sign = "+" if tc > cc else "-" if tc < cc else "="
+            cat = ("added" if cc == 0 and tc > 0 else "deleted" if cc > 0 and tc == 0 else
+                   "increased" if tc > cc else "decreased" if tc < cc else "unchanged")
+            rows.append([r[0]] + [repr(x) for x in (cc, cd, tc, td, tc - cc, td - cd)] + [sign, cat])
+    d = os.path.join(CASES, name)
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "traces"), "w").write(control_ref + "\n" + control_ref + "\n")
+    open(os.path.join(d, "args"), "w").write("--diff\n" + test_ref + "\n")
+    open(os.path.join(d, "query.sql"), "w").write(
+        "-- two copies of the control trace: summed (HTA) then averaged over ranks\n"
+        ".parameter set @control_step 1010\n.parameter set @test_step 1010\n.parameter set @control_rank 'all'\n"
+        ".report diff\n.parameter set @agg 'avg'\n.report diff\n")
+    open(os.path.join(d, "expected.csv"), "w").write(csv_text(header, rows))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--shared", default=os.path.join(HERE, "..", "..", "..", "shared"))
@@ -498,6 +525,8 @@ def main():
                         os.path.join(s, "expected/tracelens/h100_Falconsai_nsfw_image_detection/ops_unique_args.csv"))
     hta_compare("diff_hta_trace_compare", "data:hta_trace_compare_base.json.gz", "data:hta_trace_compare_test.json.gz",
                 s, "trace_compare")
+    hta_compare_ranks("diff_ranks_sum_avg", "data:hta_trace_compare_base.json.gz",
+                      "data:hta_trace_compare_test.json.gz", s, "trace_compare")
     moe4, moe8 = "shared:a100_switch_moe_batch4.json.gz", "shared:a100_switch_moe_batch8.json.gz"
     diff_shapes_gemm("diff_shapes_moe", moe4, moe8, s)
     # NVIDIA A100 PCIe 80GB datasheet: FP32 19.5 TFLOP/s, HBM2e 1,935 GB/s (the trace's GPU).
