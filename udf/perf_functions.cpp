@@ -201,7 +201,7 @@ Perf evaluate(PerfContext& pc, const Measured& m) {
   }
   if (m.flops && m.bytes && *m.bytes > 0) p.intensity = *m.flops / *m.bytes;
   auto [peak_tf, peak_tb] = pc.peaks(m);
-  p.peak_tbps = peak_tb;  // the GPU's, whatever the op
+  p.peak_tbps = peak_tb;               // the GPU's, whatever the op
   if (!m.flops && !m.bytes) return p;  // no model: neither the dtype nor the units are known
   p.peak_tflops = peak_tf;
   // Roofline: the ridge is peak_tflops / peak_tbps FLOPs per byte; an op whose intensity is above
