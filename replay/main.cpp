@@ -1,0 +1,127 @@
+// tlsql-replay: replays exported IR (tlsql's .export-replay or TraceLens's) op by op, or, with
+// --worker, serves tlsql's replay() / replay_ir() over stdin / stdout, one JSON object per line.
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "ir.h"
+#include "runner.h"
+
+using nlohmann::json;
+using namespace tlsql::replay;
+
+namespace {
+
+// Test-only operators that crash the worker, so tests can check that a session survives.
+void maybe_crash(const std::string& name) {
+  if (name == "tlsql_test::segfault") std::raise(SIGSEGV);
+  if (name == "tlsql_test::abort") std::abort();
+}
+
+json run_json(const RunResult& r) {
+  if (!r.ok) return {{"ok", false}, {"error", r.error}};
+  return {{"ok", true},          {"mean_us", r.mean_us}, {"median_us", r.median_us}, {"min_us", r.min_us},
+          {"device", r.device}, {"timer", r.timer},     {"output_shapes", r.output_shapes}};
+}
+
+int worker() {
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    json req = json::parse(line, nullptr, false), resp;
+    if (req.is_discarded() || !req.is_object()) {
+      resp = {{"ok", false}, {"error", "bad request"}};
+    } else if (req.value("op", "") == "ir") {
+      std::string why, name = req.value("name", "");
+      maybe_crash(name);
+      auto ir = build_ir(name, req.value("args", json::object()), why);
+      resp = ir ? json{{"ok", true}, {"ir", *ir}} : json{{"ok", false}, {"error", why}};
+    } else if (req.value("op", "") == "run") {
+      const json& ir = req["ir"];
+      maybe_crash(ir.value("op_name", ""));
+      RunOptions opt{req.value("device", ""), req.value("warmup", 10), req.value("iters", 100)};
+      resp = run_json(run_ir(ir, opt));
+      if (resp["ok"]) resp["arguments"] = describe_ir(ir);
+    } else {
+      resp = {{"ok", false}, {"error", "unknown request"}};
+    }
+    std::cout << resp.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
+  }
+  return 0;
+}
+
+// The ops of an IR file: a list of {op_name, replay_ir[, count]} (tlsql, TraceLens), or an object
+// of them keyed by uid.
+std::vector<json> read_ops(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open");
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw std::runtime_error(path + ": not valid JSON");
+  std::vector<json> ops;
+  if (j.is_object() && j.contains("ops")) j = j["ops"];
+  if (j.is_array()) {
+    for (auto& e : j) ops.push_back(e);
+  } else if (j.is_object()) {
+    for (auto& [k, e] : j.items()) ops.push_back(e);
+  }
+  for (const auto& e : ops)
+    if (!e.is_object() || !e.contains("op_name") || !e.contains("replay_ir"))
+      throw std::runtime_error(path + ": expected a list of {\"op_name\", \"replay_ir\"} objects");
+  return ops;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Replay PyTorch ops from tlsql / TraceLens replay IR, each alone, and time them."};
+  std::string file, device, filter;
+  int iters = 100, warmup = 10, limit = -1;
+  bool serve = false;
+  app.add_option("FILE", file, "IR file (.export-replay output or TraceLens's event replay JSON)");
+  app.add_option("--device", device, "cuda or cpu (default: cuda when LibTorch has a GPU)")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  app.add_option("--iters", iters, "timed iterations per op")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed iterations first")->check(CLI::NonNegativeNumber);
+  app.add_option("--filter", filter, "only ops whose name matches this regular expression");
+  app.add_option("--limit", limit, "replay at most N ops");
+  app.add_flag("--worker", serve, "serve tlsql's replay requests on stdin / stdout");
+  CLI11_PARSE(app, argc, argv);
+  if (serve) return worker();
+  if (file.empty()) {
+    std::cerr << "tlsql-replay: error: FILE is required (see --help)\n";
+    return 2;
+  }
+  std::vector<json> ops;
+  std::regex re;
+  try {
+    ops = read_ops(file);
+    if (!filter.empty()) re = std::regex(filter);
+  } catch (const std::exception& e) {
+    std::cerr << "tlsql-replay: error: " << e.what() << "\n";
+    return 1;
+  }
+  int total = (int)ops.size(), attempted = 0, ok = 0;
+  for (int i = 0; i < total; ++i) {
+    std::string name = ops[i].value("op_name", "");
+    if (!filter.empty() && !std::regex_search(name, re)) continue;
+    if (limit >= 0 && attempted >= limit) break;
+    ++attempted;
+    std::cout << "[" << i + 1 << "/" << total << "] Replaying: " << name << "\n" << describe_ir(ops[i]);
+    RunResult r = run_ir(ops[i], RunOptions{device, warmup, iters});
+    if (r.ok) {
+      ++ok;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.2f", r.mean_us);
+      std::cout << "Average time taken: " << buf << " microseconds\nSuccessfully executed " << name << ".\n";
+    } else {
+      std::cout << "Error replaying " << name << ": " << r.error << "\n";
+    }
+    std::cout << std::flush;
+  }
+  std::cout << "\nSummary: total " << total << ", attempted " << attempted << ", succeeded " << ok << ", errors "
+            << attempted - ok << "\n";
+  return attempted == ok ? 0 : 1;
+}
