@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <strings.h>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -114,6 +115,10 @@ constexpr const char* kHelp =
 .output [FILE]          send results to FILE (no FILE: back to stdout)
 .parameter set @K V     bind V to @K in later statements; .parameter list / clear
 .read FILE              run the SQL and dot-commands in FILE
+.replay UID [DEV] [N]   re-run op UID alone through LibTorch (cuda / cpu, N iterations): arguments,
+                        mean / median / min µs, and the traced time of the same op
+.export-replay FILE [WHERE ...]  write the replay IR of the ops (default: counted_op) to FILE.json,
+                        identical IRs merged with a count; FILE.zip adds a README (tlsql-replay FILE)
 .report NAME            run a canned report (.reports lists them)
 .reports                list the canned reports
 .save FILE.db           save the main database (reopen with `tlsql FILE.db`)
@@ -529,6 +534,29 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
         print_tree(uid, (int)depth, all);
       else
         print_stack(uid);
+    } else if (cmd == ".replay") {
+      int64_t uid, iters = 100;
+      if (!parse_int(arg(1), uid)) return fail(".replay UID [cuda|cpu] [ITERATIONS]"), true;
+      std::string device = arg(2);
+      if (!device.empty() && device != "cuda" && device != "cpu")
+        if (parse_int(device, iters)) device.clear();
+      if (w.size() > 3 && !parse_int(arg(3), iters)) return fail(".replay UID [cuda|cpu] [ITERATIONS]"), true;
+      if (iters < 1 || (!device.empty() && device != "cuda" && device != "cpu"))
+        return fail(".replay UID [cuda|cpu] [ITERATIONS]"), true;
+      replay_command(uid, device, (int)iters);
+    } else if (cmd == ".export-replay") {
+      if (arg(1).empty()) return fail(".export-replay FILE.json|FILE.zip [WHERE condition on op]"), true;
+      // The condition is the raw text after WHERE (quotes and all).
+      std::string where;
+      size_t p = line.find(w[1]) + w[1].size();
+      std::string rest = line.substr(std::min(p, line.size()));
+      size_t k = rest.find_first_not_of(" \t");
+      if (k != std::string::npos) {
+        if (rest.size() - k < 6 || strncasecmp(rest.c_str() + k, "WHERE ", 6) != 0)
+          return fail(".export-replay FILE.json|FILE.zip [WHERE condition on op]"), true;
+        where = rest.substr(k + 6);
+      }
+      export_replay(w[1], where);
     } else {
       fail(fmt::format("unknown command '{}': .help lists them", cmd));
     }
@@ -553,7 +581,7 @@ void Shell::interactive() {
     std::set<std::string> words;
     for (const char* c :
          {".attach", ".exit",  ".headers",  ".help",    ".mode",    ".once",   ".open",  ".output", ".parameter",
-          ".quit",   ".read",  ".report",   ".reports", ".save",    ".schema", ".stack", ".tables", ".timer",
+          ".quit",   ".read",  ".replay", ".export-replay", ".report",   ".reports", ".save",    ".schema", ".stack", ".tables", ".timer",
           ".tree",   "SELECT", "FROM",      "WHERE",    "GROUP",    "ORDER",   "BY",     "LIMIT",   "JOIN",
           "ON",      "WITH",   "RECURSIVE", "HAVING",   "DISTINCT", "COUNT"})
       words.insert(c);

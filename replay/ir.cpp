@@ -84,7 +84,15 @@ json ivalue_json(const c10::IValue& v) {
   return o.str();
 }
 
-std::optional<json> parse_json_text(const std::string& s) {
+// Concrete Inputs are Python reprs: numbers may be written "0." or "1e-05", lists "[1., 2.]".
+std::optional<json> parse_json_text(const std::string& text) {
+  std::string s;
+  for (size_t i = 0; i < text.size(); ++i) {
+    s += text[i];
+    if (text[i] == '.' && i > 0 && isdigit((unsigned char)text[i - 1]) &&
+        (i + 1 == text.size() || !isdigit((unsigned char)text[i + 1])))
+      s += '0';
+  }
   auto j = json::parse(s, nullptr, false);
   if (j.is_discarded()) return std::nullopt;
   return j;

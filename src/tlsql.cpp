@@ -9,6 +9,7 @@
 #include "db_writer.h"
 #include "input.h"
 #include "perf_functions.h"
+#include "replay_functions.h"
 #include "sqlite_util.h"
 #include "tree_functions.h"
 
@@ -18,6 +19,7 @@ void register_sql(sqlite3* db, StoreRegistry* stores) {
   register_event_module(db, stores);
   register_tree_functions(db);
   register_perf_functions(db);
+  register_replay_functions(db);
 }
 
 bool is_sqlite_file(const std::string& path) {

@@ -1,0 +1,151 @@
+// .replay UID and .export-replay FILE.json|FILE.zip [WHERE ...]: the REPL side of replay (the
+// work happens in the replay worker; see src/replay_client.h).
+#include <fmt/format.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "replay_client.h"
+#include "replay_functions.h"
+#include "shell.h"
+#include "sqlite_util.h"
+
+namespace tlsql {
+
+using nlohmann::json;
+
+namespace {
+
+std::string us(double v) { return fmt::format("{:.2f} µs", v); }
+
+const char* const kBundleReadme = R"(# Replay bundle written by tlsql
+
+`replay_ir.json` holds the ops below in TraceLens's EventReplay IR: each entry is
+`{"op_name", "replay_ir": {"list_pos_args", "list_kwargs"}, "count", "uids"}`, where every argument is
+`{"arg_name", "arg_type", "value"}` and a tensor is `{"shape", "dtype", "strides", "init"}`. `count` is
+how many ops of the trace had exactly this IR; `uids` names them in the trace (tlsql's event uid).
+
+Replay every op alone, without the model:
+
+    tlsql-replay replay_ir.json                  # cuda when LibTorch has a GPU, else cpu
+    tlsql-replay replay_ir.json --device cuda --iters 200 --warmup 20 --filter 'addmm|conv'
+
+Each op's tensors are made with empty_strided(shape, strides, dtype) and filled with random normal
+values (integer tensors: random values in [0, smallest floating dimension), so indices stay valid);
+scalars, lists and flags are the recorded values. tlsql-replay prints the arguments, the mean time
+and a summary. TraceLens's own replay script reads the same file.
+
+Ops:
+)";
+
+// Writes `data` to `path` atomically; `.zip` paths get a bundle with a README.
+void write_output(const std::string& path, const std::string& ir_text, const std::string& listing) {
+  std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  bool zip_it = path.size() > 4 && path.compare(path.size() - 4, 4, ".zip") == 0;
+  if (zip_it) {
+    int err = 0;
+    zip_t* z = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+    if (!z) throw std::runtime_error(fmt::format("{}: cannot create the zip file", path));
+    const std::string readme = kBundleReadme + listing;
+    bool ok = true;
+    for (auto [name, text] : {std::pair{"replay_ir.json", &ir_text}, std::pair{"README.md", &readme}}) {
+      zip_source_t* src = zip_source_buffer(z, text->data(), text->size(), 0);
+      if (!src || zip_file_add(z, name, src, ZIP_FL_ENC_UTF_8) < 0) {
+        if (src) zip_source_free(src);
+        ok = false;
+      }
+    }
+    if (zip_close(z) != 0 || !ok) {
+      zip_discard(z);
+      std::filesystem::remove(tmp);
+      throw std::runtime_error(fmt::format("{}: cannot write the zip file", path));
+    }
+  } else {
+    std::ofstream f(tmp, std::ios::binary);
+    f << ir_text;
+    f.close();
+    if (!f) {
+      std::filesystem::remove(tmp);
+      throw std::runtime_error(fmt::format("{}: cannot write", path));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw std::runtime_error(fmt::format("{}: cannot write: {}", path, ec.message()));
+  }
+}
+
+}  // namespace
+
+void Shell::replay_command(int64_t uid, const std::string& device, int iters) {
+  std::string why;
+  auto ir = replay_ir_of(db(), "main", uid, why);
+  if (!ir) throw std::runtime_error(fmt::format(".replay {}: {}", uid, why));
+  json r = ReplayClient::instance().request(
+      {{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", 10}, {"iters", iters}});
+  if (!r.value("ok", false)) throw std::runtime_error(fmt::format(".replay {}: {}", uid, r.value("error", "")));
+  fmt::print(out(), "{} (uid {}) replayed on {} ({}), {} iterations after 10 warm-up\n{}", (*ir)["op_name"].get<std::string>(),
+             uid, r.value("device", ""), r.value("timer", ""), iters, r.value("arguments", ""));
+  std::string shapes;
+  for (const auto& s : r["output_shapes"]) shapes += (shapes.empty() ? "" : ", ") + s.dump();
+  fmt::print(out(), "Output shapes: {}\n", shapes.empty() ? "(none)" : shapes);
+  fmt::print(out(), "Replayed: mean {}, median {}, min {}\n", us(r["mean_us"].get<double>()),
+             us(r["median_us"].get<double>()), us(r["min_us"].get<double>()));
+  Statement s(db(), "SELECT gpu_time(?1), (SELECT count(*) FROM launched(?1)), dur FROM event WHERE uid = ?1");
+  sqlite3_bind_int64(s.get(), 1, uid);
+  if (s.step()) {
+    int64_t kernels = sqlite3_column_int64(s.get(), 1);
+    std::string gpu = kernels ? fmt::format("GPU time {} ({} GPU events), ", us(sqlite3_column_double(s.get(), 0) / 1e3), kernels)
+                              : std::string("no GPU work, ");
+    fmt::print(out(), "Traced:   {}CPU duration {}\n", gpu, us(sqlite3_column_double(s.get(), 2) / 1e3));
+  }
+}
+
+void Shell::export_replay(const std::string& path, const std::string& where) {
+  std::string sql = "SELECT uid FROM op WHERE " +
+                    (where.empty() ? std::string("uid IN (SELECT uid FROM counted_op)") : "(" + where + ")") +
+                    " ORDER BY uid";
+  Statement s(db(), sql);
+  std::vector<int64_t> uids;
+  while (s.step()) uids.push_back(sqlite3_column_int64(s.get(), 0));
+  std::vector<json> entries;
+  std::map<std::string, size_t> index;
+  std::map<std::string, int> skipped;  // reason -> ops
+  for (int64_t uid : uids) {
+    std::string why;
+    auto ir = replay_ir_of(db(), "main", uid, why);
+    if (!ir) {
+      ++skipped[why.substr(0, why.find(';'))];
+      continue;
+    }
+    std::string key = ir->dump();
+    auto [it, fresh] = index.emplace(key, entries.size());
+    if (fresh) {
+      (*ir)["count"] = 0;
+      (*ir)["uids"] = json::array();
+      entries.push_back(*ir);
+    }
+    json& e = entries[it->second];
+    e["count"] = e["count"].get<int>() + 1;
+    e["uids"].push_back(uid);
+  }
+  std::string listing;
+  for (const auto& e : entries)
+    listing += fmt::format("- {} ×{} (uid {})\n", e["op_name"].get<std::string>(), e["count"].get<int>(),
+                           e["uids"][0].get<int64_t>());
+  std::string text = "[\n";  // one op per line
+  for (size_t i = 0; i < entries.size(); ++i) text += entries[i].dump() + (i + 1 < entries.size() ? ",\n" : "\n");
+  write_output(path, text + "]\n", listing);
+  int n_skipped = 0;
+  for (auto& [why, n] : skipped) n_skipped += n;
+  fmt::print(stderr, "wrote {}: {} distinct ops from {} ops; {} skipped\n", path, entries.size(), uids.size(),
+             n_skipped);
+  for (auto& [why, n] : skipped) fmt::print(stderr, "  {} skipped: {}\n", n, why);
+}
+
+}  // namespace tlsql

@@ -1,0 +1,103 @@
+#include "replay_functions.h"
+
+#include <fmt/format.h>
+
+#include "replay_client.h"
+#include "tree_access.h"
+
+namespace tlsql {
+
+using nlohmann::json;
+
+const char* const kReplayFunctionHelp =
+    R"(replay_ir(uid [, schema])     the op's replay IR (TraceLens EventReplay JSON); NULL + reason if none
+replay(uid [, device [, iters]]) mean µs of the op re-run alone through LibTorch ('cuda' / 'cpu', 100)
+)";
+
+std::optional<json> replay_ir_of(sqlite3* db, const std::string& schema, int64_t uid, std::string& why) {
+  sqlite3_stmt* s = nullptr;
+  std::string sql = fmt::format("SELECT name, kind, args FROM \"{}\".event WHERE uid = ?", schema);
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+    why = fmt::format("no tlsql event table in schema '{}'", schema);
+    return std::nullopt;
+  }
+  sqlite3_bind_int64(s, 1, uid);
+  std::string name, kind, args;
+  bool found = sqlite3_step(s) == SQLITE_ROW;
+  if (found) {
+    auto text = [&](int i) { return sqlite3_column_text(s, i) ? (const char*)sqlite3_column_text(s, i) : ""; };
+    name = text(0), kind = text(1), args = text(2);
+  }
+  sqlite3_finalize(s);
+  if (!found) {
+    why = fmt::format("no event has uid {}", uid);
+    return std::nullopt;
+  }
+  if (kind != "cpu_op") {
+    why = fmt::format("event {} is a {}, not a cpu_op", uid, kind);
+    return std::nullopt;
+  }
+  json a = json::parse(args.empty() ? "{}" : args, nullptr, false);
+  json resp = ReplayClient::instance().request({{"op", "ir"}, {"name", name}, {"args", a.is_object() ? a : json::object()}});
+  if (!resp.value("ok", false)) {
+    why = resp.value("error", std::string("unknown error"));
+    return std::nullopt;
+  }
+  return resp["ir"];
+}
+
+namespace {
+
+bool uid_arg(sqlite3_context* ctx, sqlite3_value* v, const char* fn, int64_t& uid) {
+  if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) {
+    sqlite3_result_error(ctx, fmt::format("{}(uid): uid must be an integer event uid", fn).c_str(), -1);
+    return false;
+  }
+  uid = sqlite3_value_int64(v);
+  return true;
+}
+
+// NULL, and the reason on stderr (the row goes on; SQL has no warnings).
+void null_because(sqlite3_context* ctx, const char* fn, int64_t uid, const std::string& why) {
+  fmt::print(stderr, "{}({}): {}\n", fn, uid, why);
+  sqlite3_result_null(ctx);
+}
+
+void replay_ir_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  int64_t uid;
+  if (!uid_arg(ctx, argv[0], "replay_ir", uid)) return;
+  std::string why, schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
+  auto ir = replay_ir_of(sqlite3_context_db_handle(ctx), schema, uid, why);
+  if (!ir) return null_because(ctx, "replay_ir", uid, why);
+  std::string text = ir->dump();
+  sqlite3_result_text(ctx, text.c_str(), -1, SQLITE_TRANSIENT);
+}
+
+void replay_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  int64_t uid;
+  if (!uid_arg(ctx, argv[0], "replay", uid)) return;
+  std::string device = argc > 1 && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "";
+  int iters = argc > 2 ? sqlite3_value_int(argv[2]) : 100;
+  if (device != "" && device != "cuda" && device != "cpu")
+    return sqlite3_result_error(ctx, "replay(uid, device, iters): device must be 'cuda' or 'cpu'", -1);
+  if (iters < 1) return sqlite3_result_error(ctx, "replay(uid, device, iters): iters must be at least 1", -1);
+  std::string why;
+  auto ir = replay_ir_of(sqlite3_context_db_handle(ctx), "main", uid, why);
+  if (!ir) return null_because(ctx, "replay", uid, why);
+  json r = ReplayClient::instance().request({{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", 10}, {"iters", iters}});
+  if (!r.value("ok", false)) return null_because(ctx, "replay", uid, r.value("error", std::string("unknown error")));
+  sqlite3_result_double(ctx, r["mean_us"].get<double>());
+}
+
+}  // namespace
+
+void register_replay_functions(sqlite3* db) {
+  for (int argc : {1, 2})
+    sqlite3_create_function_v2(db, "replay_ir", argc, SQLITE_UTF8, nullptr, replay_ir_fn, nullptr, nullptr, nullptr);
+  for (int argc : {1, 2, 3})
+    sqlite3_create_function_v2(db, "replay", argc, SQLITE_UTF8, nullptr, replay_fn, nullptr, nullptr, nullptr);
+}
+
+}  // namespace tlsql
