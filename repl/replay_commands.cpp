@@ -82,15 +82,16 @@ void write_output(const std::string& path, const std::string& ir_text, const std
 
 }  // namespace
 
-void Shell::replay_command(int64_t uid, const std::string& device, int iters) {
+void Shell::replay_command(int64_t uid, const std::string& device, int iters, int warmup) {
   std::string why;
   auto ir = replay_ir_of(db(), "main", uid, why);
   if (!ir) throw std::runtime_error(fmt::format(".replay {}: {}", uid, why));
   json r = ReplayClient::instance().request(
-      {{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", 10}, {"iters", iters}});
+      {{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", warmup}, {"iters", iters}});
   if (!r.value("ok", false)) throw std::runtime_error(fmt::format(".replay {}: {}", uid, r.value("error", "")));
-  fmt::print(out(), "{} (uid {}) replayed on {} ({}), {} iterations after 10 warm-up\n{}", (*ir)["op_name"].get<std::string>(),
-             uid, r.value("device", ""), r.value("timer", ""), iters, r.value("arguments", ""));
+  fmt::print(out(), "{} (uid {}) replayed on {} ({}), {} iterations after {} warm-up\n{}",
+             (*ir)["op_name"].get<std::string>(), uid, r.value("device", ""), r.value("timer", ""), iters, warmup,
+             r.value("arguments", ""));
   std::string shapes;
   for (const auto& s : r["output_shapes"]) shapes += (shapes.empty() ? "" : ", ") + s.dump();
   fmt::print(out(), "Output shapes: {}\n", shapes.empty() ? "(none)" : shapes);

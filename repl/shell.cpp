@@ -115,8 +115,8 @@ constexpr const char* kHelp =
 .output [FILE]          send results to FILE (no FILE: back to stdout)
 .parameter set @K V     bind V to @K in later statements; .parameter list / clear
 .read FILE              run the SQL and dot-commands in FILE
-.replay UID [DEV] [N]   re-run op UID alone through LibTorch (cuda / cpu, N iterations): arguments,
-                        mean / median / min µs, and the traced time of the same op
+.replay UID [cuda|cpu] [N [W]]  re-run op UID alone through LibTorch (N iterations after W warm-up;
+                        100 and 10): its arguments, mean / median / min µs, the traced time of the op
 .export-replay FILE [WHERE ...]  write the replay IR of the ops (default: counted_op) to FILE.json,
                         identical IRs merged with a count; FILE.zip adds a README (tlsql-replay FILE)
 .report NAME            run a canned report (.reports lists them)
@@ -535,15 +535,17 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       else
         print_stack(uid);
     } else if (cmd == ".replay") {
-      int64_t uid, iters = 100;
-      if (!parse_int(arg(1), uid)) return fail(".replay UID [cuda|cpu] [ITERATIONS]"), true;
-      std::string device = arg(2);
-      if (!device.empty() && device != "cuda" && device != "cpu")
-        if (parse_int(device, iters)) device.clear();
-      if (w.size() > 3 && !parse_int(arg(3), iters)) return fail(".replay UID [cuda|cpu] [ITERATIONS]"), true;
-      if (iters < 1 || (!device.empty() && device != "cuda" && device != "cpu"))
-        return fail(".replay UID [cuda|cpu] [ITERATIONS]"), true;
-      replay_command(uid, device, (int)iters);
+      // .replay UID [cuda|cpu] [ITERATIONS [WARMUP]]
+      const char* usage = ".replay UID [cuda|cpu] [ITERATIONS [WARMUP]]";
+      int64_t uid, n[2] = {100, 10};
+      if (!parse_int(arg(1), uid)) return fail(usage), true;
+      size_t i = 2;
+      std::string device;
+      if (arg(i) == "cuda" || arg(i) == "cpu") device = arg(i++);
+      for (int k = 0; i < w.size(); ++i, ++k)
+        if (k > 1 || !parse_int(w[i], n[k])) return fail(usage), true;
+      if (n[0] < 1 || n[1] < 0) return fail(usage), true;
+      replay_command(uid, device, (int)n[0], (int)n[1]);
     } else if (cmd == ".export-replay") {
       if (arg(1).empty()) return fail(".export-replay FILE.json|FILE.zip [WHERE condition on op]"), true;
       // The condition is the raw text after WHERE (quotes and all).

@@ -44,7 +44,7 @@ class Shell {
   void print_help();
   void print_tree(int64_t uid, int max_depth, bool all);
   void print_stack(int64_t uid);
-  void replay_command(int64_t uid, const std::string& device, int iters);
+  void replay_command(int64_t uid, const std::string& device, int iters, int warmup);
   void export_replay(const std::string& path, const std::string& where);
   void bind_parameters(sqlite3_stmt* stmt);
 

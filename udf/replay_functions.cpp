@@ -11,7 +11,8 @@ using nlohmann::json;
 
 const char* const kReplayFunctionHelp =
     R"(replay_ir(uid [, schema])     the op's replay IR (TraceLens EventReplay JSON); NULL + reason if none
-replay(uid [, device [, iters]]) mean µs of the op re-run alone through LibTorch ('cuda' / 'cpu', 100)
+replay(uid [, device [, iters [, warmup]]])  mean µs of the op re-run alone through LibTorch
+                              (device 'cuda' / 'cpu', default cuda if LibTorch has one; 100 iters, 10 warm-up)
 )";
 
 std::optional<json> replay_ir_of(sqlite3* db, const std::string& schema, int64_t uid, std::string& why) {
@@ -79,14 +80,15 @@ void replay_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   int64_t uid;
   if (!uid_arg(ctx, argv[0], "replay", uid)) return;
   std::string device = argc > 1 && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "";
-  int iters = argc > 2 ? sqlite3_value_int(argv[2]) : 100;
+  int iters = argc > 2 ? sqlite3_value_int(argv[2]) : 100, warmup = argc > 3 ? sqlite3_value_int(argv[3]) : 10;
   if (device != "" && device != "cuda" && device != "cpu")
     return sqlite3_result_error(ctx, "replay(uid, device, iters): device must be 'cuda' or 'cpu'", -1);
-  if (iters < 1) return sqlite3_result_error(ctx, "replay(uid, device, iters): iters must be at least 1", -1);
+  if (iters < 1 || warmup < 0)
+    return sqlite3_result_error(ctx, "replay(uid, device, iters, warmup): iters >= 1 and warmup >= 0", -1);
   std::string why;
   auto ir = replay_ir_of(sqlite3_context_db_handle(ctx), "main", uid, why);
   if (!ir) return null_because(ctx, "replay", uid, why);
-  json r = ReplayClient::instance().request({{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", 10}, {"iters", iters}});
+  json r = ReplayClient::instance().request({{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", warmup}, {"iters", iters}});
   if (!r.value("ok", false)) return null_because(ctx, "replay", uid, r.value("error", std::string("unknown error")));
   sqlite3_result_double(ctx, r["mean_us"].get<double>());
 }
@@ -96,7 +98,7 @@ void replay_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 void register_replay_functions(sqlite3* db) {
   for (int argc : {1, 2})
     sqlite3_create_function_v2(db, "replay_ir", argc, SQLITE_UTF8, nullptr, replay_ir_fn, nullptr, nullptr, nullptr);
-  for (int argc : {1, 2, 3})
+  for (int argc : {1, 2, 3, 4})
     sqlite3_create_function_v2(db, "replay", argc, SQLITE_UTF8, nullptr, replay_fn, nullptr, nullptr, nullptr);
 }
 
