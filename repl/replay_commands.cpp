@@ -101,8 +101,9 @@ void Shell::replay_command(int64_t uid, const std::string& device, int iters, in
   sqlite3_bind_int64(s.get(), 1, uid);
   if (s.step()) {
     int64_t kernels = sqlite3_column_int64(s.get(), 1);
-    std::string gpu = kernels ? fmt::format("GPU time {} ({} GPU events), ", us(sqlite3_column_double(s.get(), 0) / 1e3), kernels)
-                              : std::string("no GPU work, ");
+    std::string gpu =
+        kernels ? fmt::format("GPU time {} ({} GPU events), ", us(sqlite3_column_double(s.get(), 0) / 1e3), kernels)
+                : std::string("no GPU work, ");
     fmt::print(out(), "Traced:   {}CPU duration {}\n", gpu, us(sqlite3_column_double(s.get(), 2) / 1e3));
   }
 }

@@ -3,13 +3,13 @@
 #include <editline/readline.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <strings.h>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -582,10 +582,11 @@ void Shell::interactive() {
   auto refresh_words = [&] {
     std::set<std::string> words;
     for (const char* c :
-         {".attach", ".exit",  ".headers",  ".help",    ".mode",    ".once",   ".open",  ".output", ".parameter",
-          ".quit",   ".read",  ".replay", ".export-replay", ".report",   ".reports", ".save",    ".schema", ".stack", ".tables", ".timer",
-          ".tree",   "SELECT", "FROM",      "WHERE",    "GROUP",    "ORDER",   "BY",     "LIMIT",   "JOIN",
-          "ON",      "WITH",   "RECURSIVE", "HAVING",   "DISTINCT", "COUNT"})
+         {".attach",    ".exit",    ".headers", ".help",   ".mode",          ".once",   ".open",    ".output",
+          ".parameter", ".quit",    ".read",    ".replay", ".export-replay", ".report", ".reports", ".save",
+          ".schema",    ".stack",   ".tables",  ".timer",  ".tree",          "SELECT",  "FROM",     "WHERE",
+          "GROUP",      "ORDER",    "BY",       "LIMIT",   "JOIN",           "ON",      "WITH",     "RECURSIVE",
+          "HAVING",     "DISTINCT", "COUNT"})
       words.insert(c);
     sqlite3_stmt* s = nullptr;
     sqlite3_prepare_v2(db(),

@@ -14,8 +14,7 @@ namespace {
 std::vector<c10::FunctionSchema> overloads(const std::string& name) {
   std::vector<c10::FunctionSchema> out;
   if (name.find("::") == std::string::npos) return out;
-  for (const auto& op : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name)))
-    out.push_back(op->schema());
+  for (const auto& op : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name))) out.push_back(op->schema());
   return out;
 }
 
@@ -173,8 +172,8 @@ std::optional<json> build_ir(const std::string& name, const json& args, std::str
   }
   if (!match) {
     std::ostringstream o;
-    o << "no overload of " << name << " in LibTorch " TORCH_VERSION " takes the recorded " << n
-      << " arguments " << types.dump() << "; it has:";
+    o << "no overload of " << name << " in LibTorch " TORCH_VERSION " takes the recorded " << n << " arguments "
+      << types.dump() << "; it has:";
     for (const auto& s : schemas) o << " " << s;
     why = o.str();
     return std::nullopt;
@@ -186,8 +185,9 @@ std::optional<json> build_ir(const std::string& name, const json& args, std::str
     json value;
     if (is_tensor_dtype(t)) {
       json shape = i < dims.size() && dims[i].is_array() ? dims[i] : json::array();
-      json st = i < strides.size() && strides[i].is_array() && strides[i].size() == shape.size() ? strides[i]
-                                                                                                 : contiguous_strides(shape);
+      json st = i < strides.size() && strides[i].is_array() && strides[i].size() == shape.size()
+                    ? strides[i]
+                    : contiguous_strides(shape);
       value = {{"shape", shape}, {"dtype", t}, {"strides", st}, {"init", "normal"}};
     } else if (t == "TensorList") {
       why = "argument '" + a.name() + "' is a tensor list, whose shapes the trace does not record per element";

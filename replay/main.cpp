@@ -24,7 +24,7 @@ void maybe_crash(const std::string& name) {
 
 json run_json(const RunResult& r) {
   if (!r.ok) return {{"ok", false}, {"error", r.error}};
-  return {{"ok", true},          {"mean_us", r.mean_us}, {"median_us", r.median_us}, {"min_us", r.min_us},
+  return {{"ok", true},         {"mean_us", r.mean_us}, {"median_us", r.median_us},        {"min_us", r.min_us},
           {"device", r.device}, {"timer", r.timer},     {"output_shapes", r.output_shapes}};
 }
 

@@ -24,13 +24,21 @@ using nlohmann::json;
 namespace {
 
 std::optional<at::ScalarType> scalar_type(const std::string& t) {
-  static const std::pair<const char*, at::ScalarType> names[] = {
-      {"float", at::kFloat},         {"double", at::kDouble},          {"c10::Half", at::kHalf},
-      {"c10::BFloat16", at::kBFloat16}, {"long int", at::kLong},       {"long", at::kLong},
-      {"int", at::kInt},             {"short int", at::kShort},        {"short", at::kShort},
-      {"signed char", at::kChar},    {"unsigned char", at::kByte},     {"bool", at::kBool},
-      {"c10::complex<float>", at::kComplexFloat}, {"c10::complex<double>", at::kComplexDouble},
-      {"c10::complex<c10::Half>", at::kComplexHalf}};
+  static const std::pair<const char*, at::ScalarType> names[] = {{"float", at::kFloat},
+                                                                 {"double", at::kDouble},
+                                                                 {"c10::Half", at::kHalf},
+                                                                 {"c10::BFloat16", at::kBFloat16},
+                                                                 {"long int", at::kLong},
+                                                                 {"long", at::kLong},
+                                                                 {"int", at::kInt},
+                                                                 {"short int", at::kShort},
+                                                                 {"short", at::kShort},
+                                                                 {"signed char", at::kChar},
+                                                                 {"unsigned char", at::kByte},
+                                                                 {"bool", at::kBool},
+                                                                 {"c10::complex<float>", at::kComplexFloat},
+                                                                 {"c10::complex<double>", at::kComplexDouble},
+                                                                 {"c10::complex<c10::Half>", at::kComplexHalf}};
   for (const auto& [n, st] : names)
     if (t == n) return st;
   return std::nullopt;
@@ -53,7 +61,8 @@ struct Builder {
       error = "dtype " + spec.value("dtype", "?") + " is not supported by LibTorch " + std::string(TORCH_VERSION);
       return std::nullopt;
     }
-    auto t = at::empty_strided(ints(spec["shape"]), ints(spec["strides"]), at::TensorOptions().dtype(*st).device(device));
+    auto t =
+        at::empty_strided(ints(spec["shape"]), ints(spec["strides"]), at::TensorOptions().dtype(*st).device(device));
     if (t.numel() == 0) return t;
     if (at::isFloatingType(*st) || at::isComplexType(*st))
       t.normal_();
@@ -123,8 +132,7 @@ struct Builder {
       case c10::TypeKind::StringType:
         if (v.is_string()) return c10::IValue(v.get<std::string>());
         break;
-      case c10::TypeKind::DeviceObjType:
-        return c10::IValue(device);
+      case c10::TypeKind::DeviceObjType: return c10::IValue(device);
       default: break;
     }
     error = "cannot make a " + a.type()->annotation_str() + " for argument '" + a.name() + "' from " + v.dump();

@@ -113,7 +113,8 @@ json ReplayClient::request(const json& req, int timeout_s) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       stop(true);
-      return {{"ok", false}, {"error", fmt::format("timed out after {} s while {}; the worker was stopped", timeout_s, doing)}};
+      return {{"ok", false},
+              {"error", fmt::format("timed out after {} s while {}; the worker was stopped", timeout_s, doing)}};
     }
     pollfd p{fd_, POLLIN, 0};
     int r = poll(&p, 1, (int)std::min<int64_t>(left.count(), 1000));

@@ -39,7 +39,8 @@ std::optional<json> replay_ir_of(sqlite3* db, const std::string& schema, int64_t
     return std::nullopt;
   }
   json a = json::parse(args.empty() ? "{}" : args, nullptr, false);
-  json resp = ReplayClient::instance().request({{"op", "ir"}, {"name", name}, {"args", a.is_object() ? a : json::object()}});
+  json resp =
+      ReplayClient::instance().request({{"op", "ir"}, {"name", name}, {"args", a.is_object() ? a : json::object()}});
   if (!resp.value("ok", false)) {
     why = resp.value("error", std::string("unknown error"));
     return std::nullopt;
@@ -88,7 +89,8 @@ void replay_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   std::string why;
   auto ir = replay_ir_of(sqlite3_context_db_handle(ctx), "main", uid, why);
   if (!ir) return null_because(ctx, "replay", uid, why);
-  json r = ReplayClient::instance().request({{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", warmup}, {"iters", iters}});
+  json r = ReplayClient::instance().request(
+      {{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", warmup}, {"iters", iters}});
   if (!r.value("ok", false)) return null_because(ctx, "replay", uid, r.value("error", std::string("unknown error")));
   sqlite3_result_double(ctx, r["mean_us"].get<double>());
 }
