@@ -11,9 +11,11 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<c10::FunctionSchema> overloads(const std::string& name) {
+// Some profilers record an aten op without its namespace ("detach").
+std::vector<c10::FunctionSchema> overloads(const std::string& recorded) {
   std::vector<c10::FunctionSchema> out;
-  if (name.find("::") == std::string::npos) return out;
+  std::string name = recorded.find("::") == std::string::npos ? "aten::" + recorded : recorded;
+  if (name.find(' ') != std::string::npos || name.find("::") == 0) return out;
   for (const auto& op : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name))) out.push_back(op->schema());
   return out;
 }
