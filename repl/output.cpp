@@ -164,12 +164,12 @@ void print_aligned(FILE* out, const ResultSet& rs, OutputMode mode, bool headers
 }  // namespace
 
 void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers) {
-  if (rs.columns.empty()) return;
+  if (rs.columns.empty() || rs.rows.empty()) return;  // as the sqlite3 shell: no rows, no output
   switch (mode) {
     case OutputMode::box:
     case OutputMode::table:
     case OutputMode::markdown:
-      if (!rs.rows.empty() || headers) print_aligned(out, rs, mode, headers);
+      print_aligned(out, rs, mode, headers);
       return;
     case OutputMode::csv: {
       auto emit = [&](auto get) {

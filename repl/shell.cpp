@@ -18,7 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "interval_functions.h"
 #include "perf_functions.h"
+#include "replay_functions.h"
 #include "sql_assets.h"
 #include "tree_access.h"
 #include "tree_functions.h"
@@ -352,8 +354,8 @@ void Shell::print_schema(const std::string& like) {
 }
 
 void Shell::print_help() {
-  fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's):\n{}{}", kHelp, kTreeFunctionHelp,
-             kPerfFunctionHelp);
+  fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's):\n{}{}{}{}", kHelp, kTreeFunctionHelp,
+             kPerfFunctionHelp, kIntervalFunctionHelp, kReplayFunctionHelp);
   fmt::print(out(),
              "\nTables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python,\n"
              "annotation, launch, thread, process. Columns and units: docs/schema.md.\n");

@@ -8,6 +8,7 @@
 #include "augment.h"
 #include "db_writer.h"
 #include "input.h"
+#include "interval_functions.h"
 #include "perf_functions.h"
 #include "replay_functions.h"
 #include "sqlite_util.h"
@@ -20,6 +21,7 @@ void register_sql(sqlite3* db, StoreRegistry* stores) {
   register_tree_functions(db);
   register_perf_functions(db);
   register_replay_functions(db);
+  register_interval_functions(db);
 }
 
 bool is_sqlite_file(const std::string& path) {

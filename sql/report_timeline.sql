@@ -1,0 +1,40 @@
+-- per rank: GPU busy / idle / computation / communication / memcpy time, exposed comm and memcpy (TraceLens gpu_timeline: type, time ms, percent); @steps @rank
+-- GPU events: kernels, memcpys, memsets. memcpy = gpu_memcpy events; communication = kernels named
+-- nccl / rccl; computation = the rest (memsets included, as TraceLens). Exposed communication: not
+-- overlapped by computation; exposed memcpy: overlapped by neither. total = first GPU start to last
+-- GPU end; idle = total - busy. @steps: 'all' (default, every GPU event), 'complete' (every
+-- ProfilerStep but the last, as HTA), or a step number. @rank: one rank (default all). The rank
+-- column comes first when several traces are loaded.
+DROP TABLE IF EXISTS temp.timeline_rows;
+CREATE TEMP TABLE timeline_rows AS
+WITH last_step AS (SELECT trace, max(step) AS s FROM gpu GROUP BY trace),
+sel AS (SELECT g.trace, g.ts, g.end AS e_end,
+                    CASE WHEN g.kind = 'memcpy' THEN 'memcpy'
+                         WHEN g.name LIKE '%nccl%' OR g.name LIKE '%rccl%' THEN 'comm' ELSE 'comp' END AS type
+             FROM gpu g JOIN trace t ON t.id = g.trace JOIN last_step ls ON ls.trace = g.trace
+             WHERE (@rank IS NULL OR t.rank = @rank)
+               AND CASE coalesce(@steps, 'all')
+                     WHEN 'all' THEN 1
+                     WHEN 'complete' THEN coalesce(g.step < ls.s, ls.s IS NULL)
+                     ELSE g.step = @steps END),
+m AS (SELECT trace, max(e_end) - min(ts) AS total, union_ns(ts, e_end) AS busy,
+             union_ns(ts, e_end) FILTER (WHERE type = 'comp') AS comp,
+             union_ns(ts, e_end) FILTER (WHERE type IN ('comp', 'comm')) AS comp_comm,
+             union_ns(ts, e_end) FILTER (WHERE type = 'comm') AS comm,
+             union_ns(ts, e_end) FILTER (WHERE type = 'memcpy') AS mem
+      FROM sel GROUP BY trace),
+rows AS (SELECT trace, 1 AS i, 'computation_time' AS type, comp AS ns, total FROM m
+         UNION ALL SELECT trace, 2, 'exposed_comm_time', comp_comm - comp, total FROM m
+         UNION ALL SELECT trace, 3, 'exposed_memcpy_time', busy - comp_comm, total FROM m
+         UNION ALL SELECT trace, 4, 'busy_time', busy, total FROM m
+         UNION ALL SELECT trace, 5, 'idle_time', total - busy, total FROM m
+         UNION ALL SELECT trace, 6, 'total_time', total, total FROM m
+         UNION ALL SELECT trace, 7, 'total_comm_time', comm, total FROM m
+         UNION ALL SELECT trace, 8, 'total_memcpy_time', mem, total FROM m)
+SELECT * FROM rows;
+SELECT type, ns / 1e6 AS "time ms", 100.0 * ns / total AS percent FROM temp.timeline_rows
+WHERE (SELECT count(DISTINCT trace) FROM temp.timeline_rows) = 1 ORDER BY i;
+SELECT t.rank, r.type, r.ns / 1e6 AS "time ms", 100.0 * r.ns / r.total AS percent
+FROM temp.timeline_rows r JOIN trace t ON t.id = r.trace
+WHERE (SELECT count(DISTINCT trace) FROM temp.timeline_rows) > 1 ORDER BY t.rank, t.id, r.i;
+DROP TABLE temp.timeline_rows;
