@@ -3,9 +3,10 @@
 - timeline vs TraceLens gpu_timeline.csv (bert shipped, Falconsai from ../shared): every row within 5 ns
   / 1e-4 % (TraceLens sums float microseconds, so its figures carry sub-ns noise);
 - temporal and idle vs HTA's temporal / idle breakdown of hta/trace_diff/control.json.gz: exact
-  (HTA rows come out per stream in order of appearance; tlsql orders streams by number).
+  (HTA rows come out per stream in order of appearance; tlsql orders streams by number);
+- collectives on the 8 DLRM ranks: the first AllReduce against numbers read by hand from the JSON.
 usage: check_reports.py TLSQL DATA_DIR SHARED_DIR"""
-import csv, io, os, subprocess, sys
+import csv, io, json, os, subprocess, sys
 
 tlsql, data, shared = sys.argv[1:4]
 failures = []
@@ -56,6 +57,25 @@ if os.path.exists(control):
     check(all(r[2] != "other" or float(r[3]) == 0 for r in got[1:]), "idle: a huge threshold leaves no 'other' time")
 else:
     print("skip HTA comparisons: ../shared absent")
+
+# collectives on the 8 DLRM ranks: the first AllReduce, read by hand from each rankN.pt.trace.json
+# (ts, dur in µs): 0 (...436304, 246) 1 (...436240, 307) 2 (...436347, 198) 3 (...436255, 291)
+# 4 (...436454, 95) 5 (...436451, 96) 6 (...436336, 213) 7 (...436463, 86), ts prefix 1694128201.
+# latency = min dur = 86; skew = 436463 - 436240 = 223; straggler = rank 7 (started last).
+dlrm = [os.path.join(shared, "traces", "dlrm_8xv100", f"rank{r}.pt.trace.json") for r in range(8)]
+if all(os.path.exists(p) for p in dlrm):
+    r = subprocess.run([tlsql] + dlrm + ["--csv", "-c", ".report collectives"], capture_output=True, text=True, timeout=600)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    ar = [x for x in rows if x["collective"] == "AllReduce" and x["seq"] == "1"]
+    check(len(ar) == 1, "collectives: one first AllReduce instance")
+    if ar:
+        x = ar[0]
+        want = {"0": 246, "1": 307, "2": 198, "3": 291, "4": 95, "5": 96, "6": 213, "7": 86}
+        check(x["ranks"] == "8" and {k: float(v) for k, v in json.loads(x["durations_us"]).items()} == want,
+              "collectives: per-rank durations " + x["durations_us"])
+        check(float(x["latency_us"]) == 86 and float(x["skew_us"]) == 223 and x["straggler_rank"] == "7",
+              f"collectives: latency {x['latency_us']}, skew {x['skew_us']}, straggler {x['straggler_rank']}")
+        check(x["size_bytes"] == "" and x["algbw_gbps"] == "", "collectives: no size recorded -> no bandwidth")
 
 print(f"{len(failures)} failures")
 sys.exit(1 if failures else 0)
