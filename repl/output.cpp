@@ -168,9 +168,7 @@ void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers)
   switch (mode) {
     case OutputMode::box:
     case OutputMode::table:
-    case OutputMode::markdown:
-      print_aligned(out, rs, mode, headers);
-      return;
+    case OutputMode::markdown: print_aligned(out, rs, mode, headers); return;
     case OutputMode::csv: {
       auto emit = [&](auto get) {
         std::string s;

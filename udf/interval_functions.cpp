@@ -33,8 +33,8 @@ void union_final(sqlite3_context* ctx) {
 }  // namespace
 
 void register_interval_functions(sqlite3* db) {
-  sqlite3_create_function_v2(db, "union_ns", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
-                             nullptr, union_step, union_final, nullptr);
+  sqlite3_create_function_v2(db, "union_ns", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr, nullptr,
+                             union_step, union_final, nullptr);
 }
 
 }  // namespace tlsql
