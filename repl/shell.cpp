@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "interval_functions.h"
+#include "optimizable.h"
 #include "perf_functions.h"
 #include "replay_functions.h"
 #include "sql_assets.h"
@@ -354,8 +355,8 @@ void Shell::print_schema(const std::string& like) {
 }
 
 void Shell::print_help() {
-  fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's):\n{}{}{}{}", kHelp, kTreeFunctionHelp,
-             kPerfFunctionHelp, kIntervalFunctionHelp, kReplayFunctionHelp);
+  fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's):\n{}{}{}{}{}", kHelp, kTreeFunctionHelp,
+             kPerfFunctionHelp, kIntervalFunctionHelp, kReplayFunctionHelp, kOptimizableFunctionHelp);
   fmt::print(out(),
              "\nTables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python,\n"
              "annotation, launch, thread, process. Columns and units: docs/schema.md.\n");

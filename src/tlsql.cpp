@@ -9,6 +9,7 @@
 #include "db_writer.h"
 #include "input.h"
 #include "interval_functions.h"
+#include "optimizable.h"
 #include "perf_functions.h"
 #include "replay_functions.h"
 #include "sqlite_util.h"
@@ -22,6 +23,7 @@ void register_sql(sqlite3* db, StoreRegistry* stores) {
   register_perf_functions(db);
   register_replay_functions(db);
   register_interval_functions(db);
+  register_optimizable_function(db);
 }
 
 bool is_sqlite_file(const std::string& path) {

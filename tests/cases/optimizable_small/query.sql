@@ -1,0 +1,12 @@
+-- tests/data/queue_depth.json (µs): aten::a [0,100) launches k1..k5 at 10,12,14,16,18 (1 µs calls); the kernels run
+-- back to back [20,40) .. [100,120); aten::b [100,200) launches nothing; aten::c [200,210) launches k6 at 201 -> [205,208).
+-- Queue depth (launched - started): launches 1,2,3,4,5; kernel starts 4,3,2,1,0; launch 6: 1; k6: 0.
+--   Host events at start: a 0, L5 5, b 0 (k5 has started at 100), c 0, L6 1.
+-- GPU idle: before the first point [0,10) and from the end of depth 0 at k5 (120) to the next depth > 0 (201).
+--   idle fraction: a 10/100, b 80/100 ([120,200)), c 1/10 ([200,201)), launches 0.
+-- Falling phases (back from each depth-0 point to the peak 5 at 18): [18,205) and [18,100): events overlapping
+--   them: a, L5 [18,19), b, c, L6. Self time: a 100 - 5 x 1 = 95, L5 1, b 100, c 10 - 1 = 9, L6 1.
+-- z(idle) over (0.1, 0, 0.8, 0.1, 0): mean 0.2, sd sqrt(0.46/4) = 0.33912; z(self) over (95, 1, 100, 9, 1): mean 41.2,
+--   sd sqrt(10620.8/4) = 51.5286. score = z(idle) + 0.6 z(self): b 1.76930 + 0.6 x 1.14111 = 2.454;
+--   a -0.29488 + 0.6 x 1.04408 = 0.332; c -0.29488 + 0.6 x -0.62490 = -0.670; L5 = L6 = -0.58977 + 0.6 x -0.78015 = -1.058
+.report optimizable
