@@ -3,20 +3,17 @@
 -- GB/s and its % of HBM bandwidth over those that have bytes, mean duration over all. A side
 -- without the kernel shows NULL. FLOPs and bytes: the kernel's own (inductor's kernel_flop /
 -- kernel_num_gb) or its launching op's model (see perf). speedup = main mean / other mean.
-WITH m AS (SELECT name, dur, perf(uid) AS p FROM main.kernel WHERE @name IS NULL OR name LIKE @name),
-o AS (SELECT name, dur, perf(uid, 'other') AS p FROM other.kernel WHERE @name IS NULL OR name LIKE @name),
-ms AS (SELECT name, count(*) AS n, sum(dur) AS total, avg(dur) / 1e3 AS mean_us,
-              avg(CASE WHEN p ->> 'flops' > 0 THEN p ->> 'tflops' END) AS tflops,
-              avg(CASE WHEN p ->> 'bytes' > 0 THEN (p ->> 'tbps') * 1e3 END) AS gbps,
-              avg(CASE WHEN p ->> 'flops' > 0 THEN 100 * (p ->> 'tflops') / (p ->> 'peak_tflops') END) AS flops_pct,
-              avg(CASE WHEN p ->> 'bytes' > 0 THEN 100 * (p ->> 'tbps') / (p ->> 'peak_tbps') END) AS bw_pct
-       FROM m GROUP BY name),
-os AS (SELECT name, count(*) AS n, sum(dur) AS total, avg(dur) / 1e3 AS mean_us,
-              avg(CASE WHEN p ->> 'flops' > 0 THEN p ->> 'tflops' END) AS tflops,
-              avg(CASE WHEN p ->> 'bytes' > 0 THEN (p ->> 'tbps') * 1e3 END) AS gbps,
-              avg(CASE WHEN p ->> 'flops' > 0 THEN 100 * (p ->> 'tflops') / (p ->> 'peak_tflops') END) AS flops_pct,
-              avg(CASE WHEN p ->> 'bytes' > 0 THEN 100 * (p ->> 'tbps') / (p ->> 'peak_tbps') END) AS bw_pct
-       FROM o GROUP BY name),
+WITH k AS (SELECT 'main' AS side, name, dur, perf(uid) AS p FROM main.kernel WHERE @name IS NULL OR name LIKE @name
+           UNION ALL
+           SELECT 'other', name, dur, perf(uid, 'other') FROM other.kernel WHERE @name IS NULL OR name LIKE @name),
+s AS (SELECT side, name, count(*) AS n, sum(dur) AS total, avg(dur) / 1e3 AS mean_us,
+             avg(CASE WHEN p ->> 'flops' > 0 THEN p ->> 'tflops' END) AS tflops,
+             avg(CASE WHEN p ->> 'bytes' > 0 THEN (p ->> 'tbps') * 1e3 END) AS gbps,
+             avg(CASE WHEN p ->> 'flops' > 0 THEN 100 * (p ->> 'tflops') / (p ->> 'peak_tflops') END) AS flops_pct,
+             avg(CASE WHEN p ->> 'bytes' > 0 THEN 100 * (p ->> 'tbps') / (p ->> 'peak_tbps') END) AS bw_pct
+      FROM k GROUP BY side, name),
+ms AS (SELECT * FROM s WHERE side = 'main'),
+os AS (SELECT * FROM s WHERE side = 'other'),
 names AS (SELECT name FROM ms UNION SELECT name FROM os)
 SELECT k.name,
        a.n AS main_count, round(a.tflops, 3) AS main_tflops, round(a.gbps, 1) AS main_gbps,

@@ -4,14 +4,13 @@
 -- ended (the CPU was late), else kernel wait when shorter than @threshold_us (default 30, HTA's),
 -- else other. @steps: 'complete' (default: every ProfilerStep but the last, as HTA), 'all', or a
 -- step number. Streams are listed by number (HTA lists them in order of appearance).
-WITH last_step AS (SELECT trace, max(step) AS s FROM gpu GROUP BY trace),
-sel AS (SELECT g.uid, g.trace, g.stream AS strm, g.ts AS g_ts, g.end AS g_end, r.ts AS launch_ts
-             FROM gpu g JOIN trace t ON t.id = g.trace JOIN last_step ls ON ls.trace = g.trace
+WITH sel AS (SELECT g.uid, g.trace, g.stream AS strm, g.ts AS g_ts, g.end AS g_end, r.ts AS launch_ts
+             FROM gpu_steps g
              LEFT JOIN launch_link l ON l.gpu = g.uid LEFT JOIN event r ON r.uid = l.runtime
-             WHERE (@rank IS NULL OR t.rank = @rank)
+             WHERE (@rank IS NULL OR g.rank = @rank)
                AND CASE coalesce(@steps, 'complete')
                      WHEN 'all' THEN 1
-                     WHEN 'complete' THEN coalesce(g.step < ls.s, ls.s IS NULL)
+                     WHEN 'complete' THEN g.complete
                      ELSE g.step = @steps END),
 gaps AS (SELECT trace, strm, g_ts - prev_end AS gap,
                 CASE WHEN launch_ts > prev_end THEN 'host_wait'

@@ -3,14 +3,13 @@
 -- last end; idle = kernel_time - their union; compute = union of computation kernels (not nccl,
 -- not memcpy / memset); non_compute = the rest. @steps: 'complete' (default: every ProfilerStep
 -- but the last, as HTA's TraceAnalysis reads traces), 'all', or a step number. @rank: one rank.
-WITH last_step AS (SELECT trace, max(step) AS s FROM gpu GROUP BY trace),
-sel AS (SELECT g.trace, g.ts, g.end AS e_end,
+WITH sel AS (SELECT g.trace, g.ts, g.end AS e_end,
                     g.kind = 'kernel' AND g.name NOT LIKE '%nccl%' AS compute
-             FROM gpu g JOIN trace t ON t.id = g.trace JOIN last_step ls ON ls.trace = g.trace
-             WHERE (@rank IS NULL OR t.rank = @rank)
+             FROM gpu_steps g
+             WHERE (@rank IS NULL OR g.rank = @rank)
                AND CASE coalesce(@steps, 'complete')
                      WHEN 'all' THEN 1
-                     WHEN 'complete' THEN coalesce(g.step < ls.s, ls.s IS NULL)
+                     WHEN 'complete' THEN g.complete
                      ELSE g.step = @steps END),
 m AS (SELECT trace, max(e_end) - min(ts) AS span, union_ns(ts, e_end) AS busy,
              union_ns(ts, e_end) FILTER (WHERE compute) AS comp

@@ -7,15 +7,14 @@
 -- column comes first when several traces are loaded.
 DROP TABLE IF EXISTS temp.timeline_rows;
 CREATE TEMP TABLE timeline_rows AS
-WITH last_step AS (SELECT trace, max(step) AS s FROM gpu GROUP BY trace),
-sel AS (SELECT g.trace, g.ts, g.end AS e_end,
+WITH sel AS (SELECT g.trace, g.ts, g.end AS e_end,
                     CASE WHEN g.kind = 'memcpy' THEN 'memcpy'
                          WHEN g.name LIKE '%nccl%' OR g.name LIKE '%rccl%' THEN 'comm' ELSE 'comp' END AS type
-             FROM gpu g JOIN trace t ON t.id = g.trace JOIN last_step ls ON ls.trace = g.trace
-             WHERE (@rank IS NULL OR t.rank = @rank)
+             FROM gpu_steps g
+             WHERE (@rank IS NULL OR g.rank = @rank)
                AND CASE coalesce(@steps, 'all')
                      WHEN 'all' THEN 1
-                     WHEN 'complete' THEN coalesce(g.step < ls.s, ls.s IS NULL)
+                     WHEN 'complete' THEN g.complete
                      ELSE g.step = @steps END),
 m AS (SELECT trace, max(e_end) - min(ts) AS total, union_ns(ts, e_end) AS busy,
              union_ns(ts, e_end) FILTER (WHERE type = 'comp') AS comp,

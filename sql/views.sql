@@ -31,6 +31,13 @@ CREATE VIEW IF NOT EXISTS @schema.thread AS
 CREATE VIEW IF NOT EXISTS @schema.process AS
   SELECT trace, pid, args ->> '$.name' AS name FROM event WHERE kind = 'meta' AND name = 'process_name';
 
+-- GPU events with their trace's rank and `complete`: in a ProfilerStep other than the trace's last
+-- (HTA's TraceAnalysis drops the last, possibly truncated, step), or the trace has no steps.
+CREATE VIEW IF NOT EXISTS @schema.gpu_steps AS
+  SELECT g.*, t.rank, coalesce(g.step < ls.last_step, ls.last_step IS NULL) AS complete
+  FROM gpu g JOIN trace t ON t.id = g.trace
+  JOIN (SELECT trace, max(step) AS last_step FROM gpu GROUP BY trace) ls ON ls.trace = g.trace;
+
 -- The ops whose GPU time the summaries count, each GPU nanosecond once: ops with a perf model and
 -- kernel-launching ops, each only when no modeled op is above it (a convolution's bias add_ is
 -- part of the convolution). self: this database's token, so that the functions read this
