@@ -29,6 +29,7 @@ namespace {
 
 constexpr size_t kPage = 4096;
 constexpr size_t kWindow = 64u << 20;
+constexpr size_t kMaxKept = 256u << 20;  // the most of a .gz kept in memory for one value
 
 struct Fd {
   int fd;
@@ -87,6 +88,13 @@ bool InputSource::refill(size_t keep) {
   if (kept) std::memmove(buffer_.data(), buffer_.data() + (avail_ - kept), kept);
   base_ += avail_ - kept;
   avail_ = kept;
+  // A single value that the scanner must keep whole (one event, one top-level member) bounds
+  // memory: past kMaxKept of decompressed text it is a corrupt or hostile file (a gzip bomb).
+  if (kept > kMaxKept)
+    throw LoadError(
+        fmt::format("{}: at byte {}: one JSON value runs over {} MiB of decompressed text from byte {} "
+                    "(corrupt or hostile .gz?)",
+                    path_, base_ + avail_, kMaxKept >> 20, base_));
   if (buffer_.size() - avail_ < kWindow / 4) buffer_.resize(buffer_.size() * 2);
   window_ = buffer_.data();
   inflate_state& z = inflater_->state;

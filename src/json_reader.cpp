@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -59,7 +60,7 @@ class Reader {
         if (e != INCORRECT_TYPE) return fail(e, "expected an event object");
         std::string_view raw;
         if (auto st = span_of(el, raw); st.code != ReadStatus::ok) return st;
-        set_args(ev, raw);  // kept verbatim so nothing is lost
+        set_args(ev, raw, idx - 1);  // kept verbatim so nothing is lost
         h_.add("element_not_object", idx - 1,
                "traceEvents elements that are not objects: kept as kind 'other', text in args");
         continue;
@@ -81,7 +82,43 @@ class Reader {
     return st;
   }
 
-  void set_args(EventRec& ev, std::string_view raw) {
+  // SQLite's JSON functions refuse nesting deeper than 1000 levels (and would fail every query
+  // touching such a row's args): such args are stored as a JSON string of their original text.
+  static bool too_deep(std::string_view raw) {
+    if (std::count_if(raw.begin(), raw.end(), [](char c) { return c == '[' || c == '{'; }) <= 1000) return false;
+    int depth = 0, max_depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      char c = raw[i];
+      if (in_string) {
+        if (c == '\\')
+          ++i;
+        else if (c == '"')
+          in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '[' || c == '{') {
+        max_depth = std::max(max_depth, ++depth);
+      } else if (c == ']' || c == '}') {
+        --depth;
+      }
+    }
+    return max_depth > 1000;
+  }
+
+  void set_args(EventRec& ev, std::string_view raw, size_t idx) {
+    std::string quoted;
+    if (too_deep(raw)) {
+      h_.add("args_too_deep", idx, "args nested deeper than 1000 levels (SQLite's JSON limit): kept as a JSON string");
+      quoted.reserve(raw.size() + raw.size() / 8 + 2);
+      quoted.push_back('"');
+      for (char c : raw) {
+        if (c == '"' || c == '\\') quoted.push_back('\\');
+        quoted.push_back(c);
+      }
+      quoted.push_back('"');
+      raw = quoted;
+    }
     ev.args = sink_.args.add(raw);
     ev.args_len = (uint32_t)raw.size();
     ev.flags |= EventRec::has_args;
@@ -205,7 +242,7 @@ class Reader {
     const char* start = v.raw_json_token().data();
     ondemand::object o;
     if (v.get_object().get(o)) {
-      set_args(ev, trim_right(v.raw_json_token()));  // not an object: keep whatever JSON it is
+      set_args(ev, trim_right(v.raw_json_token()), idx);  // not an object: keep whatever JSON it is
       return {};
     }
     for (auto field : o) {
@@ -245,7 +282,7 @@ class Reader {
     }
     std::string_view span;
     if (auto st = end_span(start, '}', span); st.code != ReadStatus::ok) return st;
-    set_args(ev, span);
+    set_args(ev, span, idx);
     return {};
   }
 
@@ -259,7 +296,14 @@ class Reader {
   }
 
   ReadStatus read_event(ondemand::object& obj, EventRec& ev, size_t idx) {
-    bool has_ph = false;
+    // Known keys seen so far: a repeated one is counted (the last value is kept, as JSON parsers do).
+    enum : unsigned { kPh = 1, kPid = 2, kTid = 4, kTs = 8, kDur = 16, kName = 32, kCat = 64, kId = 128, kArgs = 256 };
+    unsigned seen = 0;
+    auto mark = [&](unsigned bit) {
+      if (seen & bit)
+        h_.add("duplicate_key", idx, "events repeating a key (\"ts\", \"name\", ...): the last value is kept");
+      seen |= bit;
+    };
     std::string_view cat_text;
     StringPool::Cache& strings = sink_.strings;
     for (auto field : obj) {
@@ -272,40 +316,53 @@ class Reader {
       switch (k[0]) {
         case 'p':
           if (key.unsafe_is_equal("ph")) {
-            if (string_of(v, s) && !s.empty()) ev.ph = s[0], has_ph = true;
+            mark(kPh);
+            if (string_of(v, s) && !s.empty()) ev.ph = s[0];
           } else if (key.unsafe_is_equal("pid")) {
+            mark(kPid);
             scalar_of(v, ev.pid, ev.flags, EventRec::pid_text, idx);
           }
           break;
         case 't':
-          if (key.unsafe_is_equal("ts"))
+          if (key.unsafe_is_equal("ts")) {
+            mark(kTs);
             time_of(v, ev.ts, idx);
-          else if (key.unsafe_is_equal("tid"))
+          } else if (key.unsafe_is_equal("tid")) {
+            mark(kTid);
             scalar_of(v, ev.tid, ev.flags, EventRec::tid_text, idx);
+          }
           break;
         case 'd':
-          if (key.unsafe_is_equal("dur")) time_of(v, ev.dur, idx);
+          if (key.unsafe_is_equal("dur")) mark(kDur), time_of(v, ev.dur, idx);
           break;
         case 'n':
-          if (key.unsafe_is_equal("name") && string_of(v, s)) ev.name = strings.intern(s);
+          if (key.unsafe_is_equal("name")) {
+            mark(kName);
+            if (string_of(v, s)) ev.name = strings.intern(s);
+          }
           break;
         case 'c':
-          if (key.unsafe_is_equal("cat") && string_of(v, s)) {
-            ev.cat = strings.intern(s);
-            cat_text = s;
+          if (key.unsafe_is_equal("cat")) {
+            mark(kCat);
+            if (string_of(v, s)) ev.cat = strings.intern(s), cat_text = s;
           }
           break;
         case 'i':
-          if (key.unsafe_is_equal("id")) scalar_of(v, ev.flow_id, ev.flags, EventRec::flow_text, idx);
+          if (key.unsafe_is_equal("id")) mark(kId), scalar_of(v, ev.flow_id, ev.flags, EventRec::flow_text, idx);
           break;
         case 'a':
-          if (key.unsafe_is_equal("args"))
+          if (key.unsafe_is_equal("args") && (mark(kArgs), true))
             if (auto st = read_args(v, ev, idx); st.code != ReadStatus::ok) return st;
           break;
         default: break;
       }
     }
-    if (!has_ph) h_.add("missing_ph", idx, "events without a \"ph\" phase: kind taken from \"cat\" alone");
+    if (!(seen & kPh)) h_.add("missing_ph", idx, "events without a \"ph\" phase: kind taken from \"cat\" alone");
+    if (!(seen & kName)) h_.add("missing_name", idx, "events without a \"name\": name is NULL");
+    if (!(seen & kTs) && ev.ph != 'M')
+      h_.add("missing_ts", idx, "events (other than 'M' metadata) without a \"ts\": ts is NULL, not in the tree");
+    if (ev.dur != kNull && ev.dur < 0)
+      h_.add("negative_dur", idx, "events with dur < 0: kept as recorded; they nest as zero-length");
     ev.kind = kind_for(ev.ph, ev.cat, cat_text);
     return {};
   }

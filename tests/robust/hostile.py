@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Hostile inputs through the real binary. Each either loads with the anomaly counted in `health`,
+or fails with its one-line error and exit 1, leaving no -o file; never a crash, a hang or a
+partial output. usage: hostile.py TLSQL DATA_DIR WORK_DIR"""
+import gzip, json, os, resource, subprocess, sys, zlib
+
+tlsql, data, work = sys.argv[1:4]
+work = os.path.join(work, "hostile")
+os.makedirs(work, exist_ok=True)
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def write(name, content):
+    path = os.path.join(work, name)
+    with open(path, "wb") as f:
+        f.write(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+def run(path, *sql, out_db=None):
+    args = [tlsql, path, "--csv"] + [a for q in sql for a in ("-c", q)]
+    if out_db:
+        args += ["-o", out_db]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    check(r.returncode in (0, 1), f"{os.path.basename(path)}: exit {r.returncode} is 0 or 1")
+    return r
+
+
+def fails_with(name, content, message):
+    path = write(name, content) if content is not None else name
+    db = os.path.join(work, "out.db")
+    if os.path.exists(db):
+        os.remove(db)
+    r = run(path, "SELECT 1", out_db=db)
+    expect = f"tlsql: error: {path}: {message}\n"
+    check(r.returncode == 1 and r.stderr == expect, f"{os.path.basename(path)}: {r.stderr.strip()!r} == {expect.strip()!r}")
+    check(not os.path.exists(db) and not any(f.startswith("out.db") for f in os.listdir(work)),
+          f"{os.path.basename(path)}: no -o file left behind")
+
+
+def health(name, content, expect_checks, query=None, expect_rows=None):
+    path = write(name, content)
+    r = run(path, 'SELECT "check", count FROM health ORDER BY "check"', *( [query] if query else []))
+    lines = r.stdout.split("\n")
+    got = dict(l.split(",") for l in lines[1:] if l and "," in l and not l.startswith(("check", "uid", "name")))
+    ok = r.returncode == 0 and all(got.get(k) == str(v) for k, v in expect_checks.items())
+    check(ok, f"{name}: loads, health {expect_checks} (got {got}) {r.stderr.strip()}")
+    if expect_rows is not None:
+        check(expect_rows in r.stdout, f"{name}: {expect_rows!r} in {r.stdout!r}")
+
+
+def ev(**k):
+    return json.dumps(dict({"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 1, "dur": 2}, **k))
+
+
+# Not a trace at all.
+fails_with("empty.json", "", "at byte 0 (end of file): empty file: expected a JSON object or array")
+fails_with("obj.json", "{}", 'at byte 0: not a trace: no "traceEvents" array in the top-level object')
+fails_with("te5.json", '{"traceEvents": 5}', "at byte 16: not a trace: \"traceEvents\" is not an array, found '5'")
+fails_with(work, None, "cannot read: is a directory")
+health("arr.json", "[]", {"no_events": 1})
+
+# A real trace cut at every tenth of its length, and with bytes flipped in its middle.
+trace = gzip.open(os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz")).read()
+for tenth in range(1, 10):
+    cut = len(trace) * tenth // 10
+    path = write(f"cut{tenth}.json", trace[:cut])
+    r = run(path, "SELECT count(*) FROM event")
+    check(r.returncode == 1 and r.stderr.startswith(f"tlsql: error: {path}: at byte ") and r.stderr.count("\n") == 1,
+          f"cut at {tenth}/10 ({cut} bytes): one-line error with the offset: {r.stderr.strip()[:160]}")
+for k, pos in enumerate(range(len(trace) // 2, len(trace) // 2 + 400, 40)):
+    flipped = bytearray(trace)
+    flipped[pos] ^= 0xFF
+    path = write(f"flip{k}.json", bytes(flipped))
+    r = run(path, "SELECT count(*) FROM event")
+    check(r.returncode == 0 or (r.stderr.count("\n") == 1 and f"{path}: at byte" in r.stderr),
+          f"byte {pos} flipped: loads or one-line error ({r.stderr.strip()[:120]})")
+
+# Compressed: bad CRC, and a bomb of 2 GiB of whitespace inside traceEvents (refused, bounded memory).
+fails_with(os.path.join(data, "bad_crc.json.gz"), None, "corrupt gzip data near compressed byte 785: checksum mismatch")
+c = zlib.compressobj(9, zlib.DEFLATED, 31)
+bomb = c.compress(b'{"traceEvents":[') + b"".join(c.compress(b" " * (1 << 20)) for _ in range(2048))
+bomb += c.compress(b"]}") + c.flush()
+before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+fails_with("bomb.json.gz", bomb,
+           "at byte 536870928: one JSON value runs over 256 MiB of decompressed text from byte 16 (corrupt or hostile .gz?)")
+peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+check(peak_mb < 1024, f"gzip bomb: peak RSS {peak_mb:.0f} MB < 1 GB (2 GiB inflated)")
+
+# Loads, anomalies counted.
+health("strings.json", b'{"traceEvents":[{"ph":"X","name":"a\x01\x1f\xff\xfe b","pid":1,"tid":1,"ts":1,"dur":1}]}',
+       {"control_characters": 2, "invalid_utf8": 2})
+health("ts_str.json", '{"traceEvents":[%s]}' % ev(ts="12.5", dur="3"), {}, "SELECT ts, dur FROM event", "12500,3000")
+health("ts_neg.json", '{"traceEvents":[%s]}' % ev(ts=-5, dur=-3), {"negative_dur": 1}, "SELECT ts, dur FROM event",
+       "-5000,-3000")
+health("ts_nan.json", '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":NaN,"dur":"inf"}]}', {"bad_time": 2},
+       "SELECT count(*) FROM event WHERE ts IS NULL AND dur IS NULL", "\n1\n")
+health("ts_huge.json", '{"traceEvents":[%s]}' % ev(ts=1e300, dur=1e300), {"bad_time": 2})
+health("dupkey.json", '{"traceEvents":[{"ph":"X","name":"a","name":"b","pid":1,"tid":1,"ts":1,"ts":2,"dur":1}]}',
+       {"duplicate_key": 2}, "SELECT name, ts FROM event", "b,2000")
+health("deep.json", '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"x":%s}}]}'
+       % ("[" * 10000 + "]" * 10000), {"args_too_deep": 1}, "SELECT json_valid(args), length(args) FROM event", "1,20010")  # the args text quoted: 2 quotes + 2 escaped quotes
+health("bigids.json", '{"traceEvents":[{"ph":"X","name":"a","pid":18446744073709551616,"tid":1,"ts":1,"dur":1,'
+       '"id":9223372036854775808,"args":{"correlation":18446744073709551615}}]}', {"id_over_int64": 2, "number_not_integer": 1})  # id 2^63 and correlation 2^64-1; pid 2^64
+health("missing.json", '{"traceEvents":[{"name":"a","ts":1},{"ph":"X","ts":1,"dur":1},{"ph":"X","name":"b","dur":1},{}]}',
+       {"missing_ph": 2, "missing_name": 2, "missing_ts": 2}, "SELECT count(*) FROM event", "\n4\n")
+health("b_no_e.json", '{"traceEvents":[{"ph":"B","name":"a","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":2,"ts":5}]}',
+       {"begin_without_end": 1, "end_without_begin": 1})
+
+# The session survives errors: a bad statement, .read of a missing file, .output to an unwritable
+# path, .attach of a bad file, then an ordinary query still answers.
+path = write("ok.json", '{"traceEvents":[%s]}' % ev())
+r = subprocess.run([tlsql, path, "--csv", "-c", "SELEC 1", "-c", ".read /nonexistent/x.sql", "-c", ".output /nonexistent/x.csv",
+                    "-c", f".attach {os.path.join(work, 'empty.json')} AS x", "-c", "SELECT 42 AS answer"],
+                   capture_output=True, text=True, timeout=60)
+check(r.returncode == 1 and r.stdout == "answer\n42\n", f"session survives errors: {r.stdout!r}")
+check(r.stderr.splitlines() == [
+    'error: -c: near line 1: near "SELEC": syntax error',
+    "error: -c: near line 1: cannot open '/nonexistent/x.sql'",
+    "error: -c: near line 1: cannot write /nonexistent/x.csv: No such file or directory",
+    f"error: -c: near line 1: {os.path.join(work, 'empty.json')}: at byte 0 (end of file): empty file: expected a JSON object or array"],
+    f"clear errors: {r.stderr!r}")
+
+print(f"{len(failures)} failures")
+sys.exit(1 if failures else 0)
