@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(g++ cmake ninja-build pkg-config python3 libsqlite3-dev libsimdjson-dev nlohmann-json3-dev libfmt-dev doctest-dev
-          libcli11-dev libedit-dev libisal-dev libtorch-dev libzip-dev)
+          libcli11-dev libedit-dev libisal-dev libtorch-dev libzip-dev python3-pandas sqlite3)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

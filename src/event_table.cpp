@@ -423,8 +423,8 @@ const sqlite3_module kModule = {
 
 }  // namespace
 
-void register_event_module(sqlite3* db, StoreRegistry* stores) {
-  sqlite3_create_module_v2(db, "tlsql_event", &kModule, stores, nullptr);
+void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(void*)) {
+  sqlite3_create_module_v2(db, "tlsql_event", &kModule, stores, destroy);
 }
 
 void save_database(sqlite3* db, const std::string& path) {

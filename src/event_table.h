@@ -18,7 +18,8 @@ using StoreRegistry = std::map<std::string, std::unique_ptr<EventStore>>;
 
 // Registers the module "tlsql_event" on `db`; `stores` must outlive the connection. A table
 // created with it in schema S serves the rows of stores[S].
-void register_event_module(sqlite3* db, StoreRegistry* stores);
+// `destroy` (may be null) is called with `stores` when the connection closes.
+void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(void*) = nullptr);
 
 // Column names and declared types, in order: shared by the virtual table and the saved table.
 struct EventColumn {

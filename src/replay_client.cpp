@@ -1,5 +1,6 @@
 #include "replay_client.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <vector>
 
 extern char** environ;
 
@@ -27,9 +29,21 @@ ReplayClient::~ReplayClient() { stop(false); }
 
 std::string replay_worker_path() {
   if (const char* p = getenv("TLSQL_REPLAY_WORKER")) return p;
+  // Beside the tlsql executable; else (libtlsql loaded into python or sqlite3) beside libtlsql.so
+  // (a build folder) or in ../bin from it (an install).
+  std::vector<std::filesystem::path> candidates;
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ((ec ? std::filesystem::path(".") : exe.parent_path()) / "tlsql-replay").string();
+  if (!ec) candidates.push_back(exe.parent_path() / "tlsql-replay");
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&replay_worker_path), &info) && info.dli_fname) {
+    auto lib = std::filesystem::absolute(info.dli_fname, ec).parent_path();
+    candidates.push_back(lib / "tlsql-replay");
+    candidates.push_back(lib.parent_path() / "bin" / "tlsql-replay");
+  }
+  for (const auto& c : candidates)
+    if (access(c.c_str(), X_OK) == 0) return c.string();
+  return candidates.empty() ? "tlsql-replay" : candidates.front().string();
 }
 
 bool ReplayClient::start(std::string& why) {

@@ -17,8 +17,8 @@
 
 namespace tlsql {
 
-void register_sql(sqlite3* db, StoreRegistry* stores) {
-  register_event_module(db, stores);
+void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(void*)) {
+  register_event_module(db, stores, destroy_stores);
   register_tree_functions(db);
   register_perf_functions(db);
   register_replay_functions(db);

@@ -44,7 +44,7 @@ class Session {
 void augment_trace(Session& session, const std::string& trace_path, const std::string& out_path);
 
 // Registers tlsql's functions and modules on a connection (`stores` may be empty).
-void register_sql(sqlite3* db, StoreRegistry* stores);
+void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(void*) = nullptr);
 
 // True if `path` starts with the SQLite file header.
 bool is_sqlite_file(const std::string& path);

@@ -71,6 +71,8 @@ void replay_ir_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!uid_arg(ctx, argv[0], "replay_ir", uid)) return;
   std::string why, schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
   auto ir = replay_ir_of(sqlite3_context_db_handle(ctx), schema, uid, why);
+  if (!ir && why.rfind("no tlsql event table", 0) == 0)
+    return sqlite3_result_error(ctx, ("replay_ir: " + why).c_str(), -1);
   if (!ir) return null_because(ctx, "replay_ir", uid, why);
   std::string text = ir->dump();
   sqlite3_result_text(ctx, text.c_str(), -1, SQLITE_TRANSIENT);
@@ -88,6 +90,8 @@ void replay_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     return sqlite3_result_error(ctx, "replay(uid, device, iters, warmup): iters >= 1 and warmup >= 0", -1);
   std::string why;
   auto ir = replay_ir_of(sqlite3_context_db_handle(ctx), "main", uid, why);
+  if (!ir && why.rfind("no tlsql event table", 0) == 0)
+    return sqlite3_result_error(ctx, ("replay: " + why).c_str(), -1);
   if (!ir) return null_because(ctx, "replay", uid, why);
   json r = ReplayClient::instance().request(
       {{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", warmup}, {"iters", iters}});

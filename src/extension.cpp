@@ -1,0 +1,72 @@
+// The SQLite loadable extension: `.load libtlsql` (sqlite3 shell), `con.load_extension("libtlsql")`
+// (Python) register every tlsql function and table-valued function on the host's connection, plus
+// tlsql_load(path [, schema]) to load a trace into it. libtlsql.so is also the library the tlsql
+// binary links: one implementation.
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "db_writer.h"
+#include "input.h"
+#include "loader.h"
+#include "sqlite_util.h"
+#include "tlsql.h"
+
+namespace tlsql {
+namespace {
+
+void delete_stores(void* p) { delete static_cast<StoreRegistry*>(p); }
+
+bool schema_has_event_table(sqlite3* db, const std::string& schema) {
+  sqlite3_stmt* s = nullptr;
+  std::string sql = fmt::format("SELECT 1 FROM \"{}\".sqlite_schema WHERE name = 'event'", schema);
+  bool found = sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW;
+  sqlite3_finalize(s);
+  return found;
+}
+
+// tlsql_load(path [, schema]): loads the trace into `schema` (default main; another name is
+// attached as a new in-memory database) and returns the number of events loaded.
+void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  auto* stores = static_cast<StoreRegistry*>(sqlite3_user_data(ctx));
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  const unsigned char* p = sqlite3_value_text(argv[0]);
+  if (!p) return sqlite3_result_error(ctx, "tlsql_load(path [, schema]): path is NULL", -1);
+  std::string path = (const char*)p;
+  std::string schema = argc > 1 && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "main";
+  bool attached = false;
+  try {
+    if (stores->count(schema) || schema_has_event_table(db, schema))
+      throw LoadError(fmt::format("schema '{}' already holds a trace: tlsql_load(path, 'other_name')", schema));
+    if (schema != "main") {
+      exec_sql(db, fmt::format("ATTACH ':memory:' AS \"{}\"", schema));
+      attached = true;
+    }
+    auto& store = (*stores)[schema];
+    store = std::make_unique<EventStore>();
+    LoadOptions opt;
+    opt.schema = schema;
+    LoadStats stats = load_trace_file(db, *store, path, opt);
+    finish_schema(db, schema, true);
+    sqlite3_result_int64(ctx, (int64_t)stats.events);
+  } catch (const std::exception& e) {
+    stores->erase(schema);
+    if (attached) sqlite3_exec(db, fmt::format("DETACH \"{}\"", schema).c_str(), nullptr, nullptr, nullptr);
+    sqlite3_result_error(ctx, fmt::format("tlsql_load: {}", e.what()).c_str(), -1);
+  }
+}
+
+}  // namespace
+}  // namespace tlsql
+
+extern "C" __attribute__((visibility("default"))) int sqlite3_tlsql_init(sqlite3* db, char** err, const void* /*api*/) {
+  // The host and libtlsql share the process's libsqlite3, so the API is called directly.
+  auto* stores = new tlsql::StoreRegistry();
+  tlsql::register_sql(db, stores, tlsql::delete_stores);
+  for (int argc : {1, 2})
+    if (sqlite3_create_function_v2(db, "tlsql_load", argc, SQLITE_UTF8 | SQLITE_DIRECTONLY, stores, tlsql::load_fn,
+                                   nullptr, nullptr, nullptr) != SQLITE_OK) {
+      if (err) *err = sqlite3_mprintf("tlsql: cannot register tlsql_load");
+      return SQLITE_ERROR;
+    }
+  return SQLITE_OK;
+}
