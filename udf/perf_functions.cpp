@@ -239,10 +239,8 @@ std::string perf_json(const Perf& p, int64_t gpu_ns) {
 void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   Fn fn = static_cast<Fn>(reinterpret_cast<intptr_t>(sqlite3_user_data(ctx)));
   const char* name = kFnNames[(int)fn];
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
-  if (sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER)
-    return sqlite3_result_error(ctx, fmt::format("{}(uid): uid must be an integer event uid", name).c_str(), -1);
-  int64_t uid = sqlite3_value_int64(argv[0]);
+  int64_t uid;
+  if (!uid_arg(ctx, argv[0], name, uid)) return;
   std::string schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
   PerfContext pc(sqlite3_context_db_handle(ctx), schema);
   if (!pc.error().empty()) return sqlite3_result_error(ctx, fmt::format("{}: {}", name, pc.error()).c_str(), -1);

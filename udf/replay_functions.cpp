@@ -50,15 +50,6 @@ std::optional<json> replay_ir_of(sqlite3* db, const std::string& schema, int64_t
 
 namespace {
 
-bool uid_arg(sqlite3_context* ctx, sqlite3_value* v, const char* fn, int64_t& uid) {
-  if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) {
-    sqlite3_result_error(ctx, fmt::format("{}(uid): uid must be an integer event uid", fn).c_str(), -1);
-    return false;
-  }
-  uid = sqlite3_value_int64(v);
-  return true;
-}
-
 // NULL, and the reason on stderr (the row goes on; SQL has no warnings).
 void null_because(sqlite3_context* ctx, const char* fn, int64_t uid, const std::string& why) {
   fmt::print(stderr, "{}({}): {}\n", fn, uid, why);
@@ -66,7 +57,6 @@ void null_because(sqlite3_context* ctx, const char* fn, int64_t uid, const std::
 }
 
 void replay_ir_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
   int64_t uid;
   if (!uid_arg(ctx, argv[0], "replay_ir", uid)) return;
   std::string why, schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
@@ -79,7 +69,6 @@ void replay_ir_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 }
 
 void replay_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
   int64_t uid;
   if (!uid_arg(ctx, argv[0], "replay", uid)) return;
   std::string device = argc > 1 && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "";

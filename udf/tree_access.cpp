@@ -6,6 +6,19 @@ namespace tlsql {
 
 bool is_gpu_work(const std::string& kind) { return kind == "kernel" || kind == "memcpy" || kind == "memset"; }
 
+bool uid_arg(sqlite3_context* ctx, sqlite3_value* v, const char* fn, int64_t& uid) {
+  if (sqlite3_value_type(v) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return false;
+  }
+  if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) {
+    sqlite3_result_error(ctx, fmt::format("{}(uid): uid must be an integer event uid", fn).c_str(), -1);
+    return false;
+  }
+  uid = sqlite3_value_int64(v);
+  return true;
+}
+
 std::string schema_arg(sqlite3* db, sqlite3_value* v) {
   const unsigned char* t = v ? sqlite3_value_text(v) : nullptr;
   if (!t) return "main";

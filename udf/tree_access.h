@@ -48,4 +48,8 @@ bool is_gpu_work(const std::string& kind);
 // which names whichever attached schema holds that database, so a view works under any name.
 std::string schema_arg(sqlite3* db, sqlite3_value* v);
 
+// The uid argument of a tlsql scalar function. False when the result is already set: NULL for a
+// NULL uid (NULL in, NULL out), an error naming `fn` for anything but an integer.
+bool uid_arg(sqlite3_context* ctx, sqlite3_value* v, const char* fn, int64_t& uid);
+
 }  // namespace tlsql

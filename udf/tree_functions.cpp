@@ -217,12 +217,7 @@ const sqlite3_module kModule = {0,        nullptr, x_connect, x_best_index, x_di
 // Scalar functions share the argument handling: (uid [, schema]).
 std::unique_ptr<TreeAccess> open_tree(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn,
                                       int64_t& uid, std::optional<TreeRow>& row) {
-  if (argc < 1 || sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER) {
-    if (argc >= 1 && sqlite3_value_type(argv[0]) == SQLITE_NULL) return nullptr;  // NULL in, NULL out
-    sqlite3_result_error(ctx, fmt::format("{}(uid): uid must be an integer event uid", fn).c_str(), -1);
-    return nullptr;
-  }
-  uid = sqlite3_value_int64(argv[0]);
+  if (!uid_arg(ctx, argv[0], fn, uid)) return nullptr;
   std::string schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
   auto tree = std::make_unique<TreeAccess>(sqlite3_context_db_handle(ctx), schema);
   if (!tree->ok()) {
