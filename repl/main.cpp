@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
   app.set_version_flag("--version", "tlsql 0.1.0");
   std::vector<std::string> traces, commands;
-  std::string script, out_db, report, augment, diff;
+  std::string script, out_db, report, augment, diff, html;
   bool bail = false, quiet = false;
   std::string mode_flag;
   app.add_option("TRACE", traces, "trace files (.json, .json.gz) or one saved .db");
@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
                  "load OTHER (a trace or saved .db) as schema `other` and run the diff report (or --report NAME)");
   app.add_option("--augment", augment,
                  "write the trace to FILE.json with kernel_flop / kernel_num_gb in the args of each kernel and op");
+  app.add_option("--html", html,
+                 "write a self-contained HTML report (summary, timeline, ops, kernels, roofline and timeline "
+                 "pictures; with --diff the diff) to FILE and exit");
   app.add_flag("--bail", bail, "stop at the first error");
   app.add_flag("-q", quiet, "no banner or load summary");
   for (const char* m : {"csv", "json", "box", "markdown", "table", "line"})
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
     commands.insert(commands.begin(), ".reports");
   else if (!report.empty())
     commands.push_back(".report " + report);
+  if (!html.empty()) commands.push_back(".html \"" + html + "\"");
   bool batch = !commands.empty() || !script.empty();
   for (const std::string& c : commands)
     if (shell.stop() || !shell.run_script(c, "-c")) break;

@@ -112,11 +112,17 @@ constexpr const char* kHelp =
 .exit / .quit           leave tlsql
 .headers on|off         show column names (default on)
 .help                   this text
+.html FILE.html         write a self-contained HTML report: summary, timeline, ops, kernels, roofline
+                        and GPU timeline pictures (and the diff when a trace is attached as other)
 .mode MODE              box, table, markdown, csv, json or line
 .once FILE              send the next result to FILE
 .open FILE              close this database; open a saved .db or load a trace instead
 .output [FILE]          send results to FILE (no FILE: back to stdout)
 .parameter set @K V     bind V to @K in later statements; .parameter list / clear
+.plot roofline FILE [kernels] [WHERE ...]  ops (or kernels) against the GPU's roofline
+.plot timeline FILE [STEP | START..END]     GPU streams over time (END, START: ms from the first GPU event)
+.plot diff FILE [counts|duration] [TOP]     control vs test per name (needs a trace attached as other)
+                        FILE: .svg or .png picture, or .csv with the numbers behind it
 .read FILE              run the SQL and dot-commands in FILE
 .replay UID [cuda|cpu] [N [W]]  re-run op UID alone through LibTorch (N iterations after W warm-up;
                         100 and 10): its arguments, mean / median / min µs, the traced time of the op
@@ -154,6 +160,23 @@ char* complete_next(const char* text, int state) {
 char** complete(const char* text, int, int) {
   rl_attempted_completion_over = 1;  // no file-name fallback
   return rl_completion_matches(text, complete_next);
+}
+
+// The SQL condition after the first `words` words of a dot-command line: "" when there is
+// nothing more, nullopt when what follows is not "WHERE ...".
+std::optional<std::string> where_after(const std::string& line, size_t words) {
+  size_t p = 0;
+  for (size_t i = 0; i < words; ++i) {
+    p = line.find_first_not_of(" \t", p);
+    if (p == std::string::npos) return "";
+    p = line.find_first_of(" \t", p);
+    if (p == std::string::npos) return "";
+  }
+  p = line.find_first_not_of(" \t", p);
+  if (p == std::string::npos) return "";
+  if (line.size() - p < 6 || strncasecmp(line.c_str() + p, "WHERE", 5) != 0 || !isspace((unsigned char)line[p + 5]))
+    return std::nullopt;
+  return line.substr(p + 6);
 }
 
 std::string history_path() {
@@ -550,18 +573,26 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       if (n[0] < 1 || n[1] < 0) return fail(usage), true;
       replay_command(uid, device, (int)n[0], (int)n[1]);
     } else if (cmd == ".export-replay") {
-      if (arg(1).empty()) return fail(".export-replay FILE.json|FILE.zip [WHERE condition on op]"), true;
-      // The condition is the raw text after WHERE (quotes and all).
-      std::string where;
-      size_t p = line.find(w[1]) + w[1].size();
-      std::string rest = line.substr(std::min(p, line.size()));
-      size_t k = rest.find_first_not_of(" \t");
-      if (k != std::string::npos) {
-        if (rest.size() - k < 6 || strncasecmp(rest.c_str() + k, "WHERE ", 6) != 0)
-          return fail(".export-replay FILE.json|FILE.zip [WHERE condition on op]"), true;
-        where = rest.substr(k + 6);
+      const char* usage = ".export-replay FILE.json|FILE.zip [WHERE condition on op]";
+      if (arg(1).empty()) return fail(usage), true;
+      auto where = where_after(line, 2);
+      if (!where) return fail(usage), true;
+      export_replay(w[1], *where);
+    } else if (cmd == ".plot") {
+      const char* usage =
+          ".plot roofline FILE [kernels] [WHERE ...] | timeline FILE [STEP | START..END] | diff FILE [counts|duration] "
+          "[TOP]   (FILE: .svg, .png or .csv)";
+      std::optional<std::string> where = "";
+      if (arg(1) == "roofline") where = where_after(line, arg(3) == "kernels" ? 4 : 3);
+      if (w.size() < 3 || !where) return fail(usage), true;
+      try {
+        plot_command(w, *where);
+      } catch (const std::invalid_argument&) {
+        fail(usage);
       }
-      export_replay(w[1], where);
+    } else if (cmd == ".html") {
+      if (w.size() != 2) return fail(".html FILE.html"), true;
+      html_command(w[1]);
     } else {
       fail(fmt::format("unknown command '{}': .help lists them", cmd));
     }
@@ -586,7 +617,7 @@ void Shell::interactive() {
     std::set<std::string> words;
     for (const char* c :
          {".attach",    ".exit",    ".headers", ".help",   ".mode",          ".once",   ".open",    ".output",
-          ".parameter", ".quit",    ".read",    ".replay", ".export-replay", ".report", ".reports", ".save",
+          ".parameter", ".plot", ".html", ".quit",    ".read",    ".replay", ".export-replay", ".report", ".reports", ".save",
           ".schema",    ".stack",   ".tables",  ".timer",  ".tree",          "SELECT",  "FROM",     "WHERE",
           "GROUP",      "ORDER",    "BY",       "LIMIT",   "JOIN",           "ON",      "WITH",     "RECURSIVE",
           "HAVING",     "DISTINCT", "COUNT"})

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "output.h"
 #include "tlsql.h"
@@ -47,6 +48,10 @@ class Shell {
   void replay_command(int64_t uid, const std::string& device, int iters, int warmup);
   void export_replay(const std::string& path, const std::string& where);
   void bind_parameters(sqlite3_stmt* stmt);
+  // Runs every statement of `sql` with the .parameter values; throws on an error.
+  std::vector<ResultSet> query_all(const std::string& sql);
+  void plot_command(const std::vector<std::string>& w, const std::string& where);
+  void html_command(const std::string& path);
 
   FILE* out_ = nullptr;
   bool once_ = false, quit_ = false;

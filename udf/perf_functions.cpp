@@ -224,15 +224,20 @@ void result(sqlite3_context* ctx, std::optional<double> v) {
     sqlite3_result_null(ctx);
 }
 
-std::string perf_json(const Perf& p, int64_t gpu_ns) {
+std::string perf_json(const Perf& p, const Measured& m) {
   nlohmann::json j = nlohmann::json::object();
   auto put = [&](const char* k, std::optional<double> v) {
     j[k] = v && std::isfinite(*v) ? nlohmann::json(*v) : nullptr;
   };
-  put("flops", p.flops), put("bytes", p.bytes), put("gpu_ns", (double)gpu_ns), put("tflops", p.tflops);
+  put("flops", p.flops), put("bytes", p.bytes), put("gpu_ns", (double)m.gpu_ns), put("tflops", p.tflops);
   put("tbps", p.tbps), put("intensity", p.intensity), put("peak_tflops", p.peak_tflops);
   put("peak_tbps", p.peak_tbps), put("achieved_pct", p.achieved_pct);
   j["bound"] = p.bound ? nlohmann::json(*p.bound) : nullptr;
+  // Which gpu_spec row the peak came from (the roofline draws one ceiling per dtype and units).
+  const bool modeled = p.flops || p.bytes;
+  std::string dt = spec_dtype(m.dtype);
+  j["dtype"] = modeled ? nlohmann::json(dt.empty() ? "fp32" : dt) : nullptr;
+  j["units"] = modeled ? nlohmann::json(m.matrix ? "matrix" : "vector") : nullptr;
   return j.dump();
 }
 
@@ -260,7 +265,7 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
       if (!p.bound) return sqlite3_result_null(ctx);
       return sqlite3_result_text(ctx, p.bound->c_str(), -1, SQLITE_TRANSIENT);
     case Fn::perf: {
-      std::string j = perf_json(p, m->gpu_ns);
+      std::string j = perf_json(p, *m);
       return sqlite3_result_text(ctx, j.c_str(), -1, SQLITE_TRANSIENT);
     }
   }

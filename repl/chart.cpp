@@ -1,0 +1,924 @@
+#include "chart.h"
+
+#include <cairo-svg.h>
+#include <cairo.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+namespace tlsql {
+
+std::optional<ChartFormat> chart_format(const std::string& path) {
+  auto ends = [&](const char* ext) {
+    std::string e = ext;
+    if (path.size() <= e.size()) return false;
+    std::string tail = path.substr(path.size() - e.size());
+    std::transform(tail.begin(), tail.end(), tail.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+    return tail == e;
+  };
+  if (ends(".svg")) return ChartFormat::svg;
+  if (ends(".png")) return ChartFormat::png;
+  if (ends(".csv")) return ChartFormat::csv;
+  return std::nullopt;
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = mkstemp(tmp.data());
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", path, strerror(errno)));
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);  // as an ordinary new file, not mkstemp's 0600
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) break;
+    done += (size_t)n;
+  }
+  bool ok = done == bytes.size() && ::close(fd) == 0;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path, strerror(err)));
+  }
+}
+
+namespace {
+
+struct Rgb {
+  double r, g, b;
+};
+constexpr Rgb hex(uint32_t v) { return {((v >> 16) & 255) / 255.0, ((v >> 8) & 255) / 255.0, (v & 255) / 255.0}; }
+constexpr Rgb kInk = hex(0x222222), kGrey = hex(0x666666), kGrid = hex(0xdddddd), kMinorGrid = hex(0xf0f0f0);
+
+// One colour per op_category (and memcpy / memset for the timeline), in a fixed order.
+struct Category {
+  const char* name;
+  Rgb colour;
+};
+constexpr Category kCategories[] = {
+    {"GEMM", hex(0x4e79a7)},     {"CONV_fwd", hex(0xf28e2b)},    {"CONV_bwd", hex(0xffbe7d)},
+    {"SDPA_fwd", hex(0xb07aa1)}, {"SDPA_bwd", hex(0xd4a6c8)},    {"NORM_fwd", hex(0x59a14f)},
+    {"NORM_bwd", hex(0x8cd17d)}, {"elementwise", hex(0x76b7b2)}, {"reduce", hex(0xedc948)},
+    {"comm", hex(0xe15759)},     {"memcpy", hex(0x9c755f)},      {"memset", hex(0xd7b5a6)},
+    {"other", hex(0xbab0ac)}};
+constexpr int kNumCategories = sizeof(kCategories) / sizeof(kCategories[0]);
+int category_index(const std::string& name) {
+  for (int i = 0; i < kNumCategories; ++i)
+    if (name == kCategories[i].name) return i;
+  return kNumCategories - 1;  // other
+}
+
+// A cairo surface (SVG into memory, or a 2x PNG) with the few drawing calls the charts use.
+class Canvas {
+ public:
+  Canvas(ChartFormat f, double w, double h) : format_(f) {
+    if (f == ChartFormat::svg) {
+      surface_ = cairo_svg_surface_create_for_stream(append, &bytes_, w, h);
+    } else {
+      surface_ = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)std::ceil(w * 2), (int)std::ceil(h * 2));
+      cairo_surface_set_device_scale(surface_, 2, 2);
+    }
+    cr_ = cairo_create(surface_);
+    cairo_set_source_rgb(cr_, 1, 1, 1);
+    cairo_paint(cr_);
+  }
+  ~Canvas() {
+    if (cr_) cairo_destroy(cr_);
+    if (surface_) cairo_surface_destroy(surface_);
+  }
+  Canvas(const Canvas&) = delete;
+  Canvas& operator=(const Canvas&) = delete;
+
+  std::string finish() {
+    cairo_status_t st = cairo_status(cr_);
+    cairo_destroy(cr_);
+    cr_ = nullptr;
+    if (st == CAIRO_STATUS_SUCCESS && format_ == ChartFormat::png)
+      st = cairo_surface_write_to_png_stream(surface_, append, &bytes_);
+    cairo_surface_finish(surface_);
+    if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(surface_);
+    if (st != CAIRO_STATUS_SUCCESS) throw std::runtime_error(fmt::format("cairo: {}", cairo_status_to_string(st)));
+    return std::move(bytes_);
+  }
+
+  double text_width(const std::string& s, double size, bool bold = false) {
+    font(size, bold);
+    cairo_text_extents_t e;
+    cairo_text_extents(cr_, s.c_str(), &e);
+    return e.x_advance;
+  }
+  // `anchor` 0 = starts at x, 0.5 = centred, 1 = ends at x; y is the baseline.
+  void text(double x, double y, const std::string& s, double size, Rgb c, double anchor = 0, bool bold = false,
+            double angle = 0) {
+    double w = text_width(s, size, bold);
+    cairo_save(cr_);
+    cairo_translate(cr_, x, y);
+    cairo_rotate(cr_, angle);
+    cairo_move_to(cr_, -anchor * w, 0);
+    colour(c);
+    cairo_show_text(cr_, s.c_str());
+    cairo_restore(cr_);
+  }
+  void rect(double x, double y, double w, double h, Rgb c, double alpha = 1) {
+    cairo_rectangle(cr_, x, y, w, h);
+    colour(c, alpha);
+    cairo_fill(cr_);
+  }
+  void frame(double x, double y, double w, double h, Rgb c, double width = 1) {
+    cairo_rectangle(cr_, x, y, w, h);
+    colour(c);
+    cairo_set_line_width(cr_, width);
+    cairo_stroke(cr_);
+  }
+  void line(double x0, double y0, double x1, double y1, Rgb c, double width = 1, bool dashed = false) {
+    std::vector<std::pair<double, double>> p{{x0, y0}, {x1, y1}};
+    polyline(p, c, width, dashed);
+  }
+  void polyline(const std::vector<std::pair<double, double>>& p, Rgb c, double width, bool dashed = false) {
+    if (p.empty()) return;
+    cairo_move_to(cr_, p[0].first, p[0].second);
+    for (size_t i = 1; i < p.size(); ++i) cairo_line_to(cr_, p[i].first, p[i].second);
+    colour(c);
+    cairo_set_line_width(cr_, width);
+    double dash[] = {5, 4};
+    cairo_set_dash(cr_, dash, dashed ? 2 : 0, 0);
+    cairo_stroke(cr_);
+    cairo_set_dash(cr_, dash, 0, 0);
+  }
+  void circle(double x, double y, double r, Rgb fill, double alpha) {
+    cairo_new_sub_path(cr_);
+    cairo_arc(cr_, x, y, r, 0, 2 * M_PI);
+    colour(fill, alpha);
+    cairo_fill_preserve(cr_);
+    cairo_set_source_rgba(cr_, 0.15, 0.15, 0.15, 0.55);
+    cairo_set_line_width(cr_, 0.6);
+    cairo_stroke(cr_);
+  }
+  void clip(double x, double y, double w, double h) {
+    cairo_save(cr_);
+    cairo_rectangle(cr_, x, y, w, h);
+    cairo_clip(cr_);
+  }
+  void unclip() { cairo_restore(cr_); }
+
+ private:
+  static cairo_status_t append(void* closure, const unsigned char* data, unsigned int n) {
+    static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), n);
+    return CAIRO_STATUS_SUCCESS;
+  }
+  void font(double size, bool bold) {
+    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr_, size);
+  }
+  void colour(Rgb c, double alpha = 1) { cairo_set_source_rgba(cr_, c.r, c.g, c.b, alpha); }
+
+  ChartFormat format_;
+  std::string bytes_;
+  cairo_surface_t* surface_ = nullptr;
+  cairo_t* cr_ = nullptr;
+};
+
+// Marks the charts' tests count in the SVG: every roofline point and every diff bar is filled
+// with exactly this opacity, and nothing else is.
+constexpr double kMarkAlpha = 0.72;
+
+struct Box {
+  double x0, y0, x1, y1;
+  bool hits(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+  bool inside(const Box& o) const { return x0 >= o.x0 && x1 <= o.x1 && y0 >= o.y0 && y1 <= o.y1; }
+};
+struct Disc {
+  double x, y, r;
+};
+bool hits(const Box& b, const Disc& d) {
+  double cx = std::clamp(d.x, b.x0, b.x1), cy = std::clamp(d.y, b.y0, b.y1);
+  return (cx - d.x) * (cx - d.x) + (cy - d.y) * (cy - d.y) < d.r * d.r;
+}
+
+// A place for a w x h label near the disc `at`, inside `area`, clear of the labels already
+// placed; first also clear of every other point, then of labels only. Spirals outwards.
+std::optional<Box> place_label(const Disc& at, double w, double h, const Box& area, const std::vector<Box>& taken,
+                               const std::vector<Disc>& points) {
+  for (int pass = 0; pass < 2; ++pass)
+    for (double gap : {3.0, 10.0, 22.0, 40.0, 65.0, 95.0, 135.0, 185.0, 250.0})
+      for (int k = 0; k < 16; ++k) {
+        double a = k * M_PI / 8, c = std::cos(a), s = std::sin(a), d = at.r + gap;
+        double px = at.x + c * d, py = at.y - s * d;
+        double x0 = c > 0.3 ? px : c < -0.3 ? px - w : px - w / 2;
+        double y0 = s > 0.3 ? py - h : s < -0.3 ? py : py - h / 2;
+        Box b{x0, y0, x0 + w, y0 + h};
+        if (!b.inside(area)) continue;
+        if (std::any_of(taken.begin(), taken.end(), [&](const Box& t) { return t.hits(b); })) continue;
+        if (pass == 0 && std::any_of(points.begin(), points.end(), [&](const Disc& p) { return hits(b, p); }))
+          continue;
+        return b;
+      }
+  return std::nullopt;
+}
+
+struct LogScale {
+  double lo, hi, a, b;
+  double operator()(double v) const {
+    return a + (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) * (b - a);
+  }
+};
+struct LinScale {
+  double lo, hi, a, b;
+  double operator()(double v) const { return a + (v - lo) / (hi - lo) * (b - a); }
+};
+double nice_step(double span, int target) {
+  double raw = span / target, p = std::pow(10, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * p >= raw * 0.999) return m * p;
+  return 10 * p;
+}
+std::string number(double v) {
+  if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3)) return fmt::format("{:.0e}", v);
+  return fmt::format("{:.6g}", v);
+}
+std::string duration(double ns) {
+  if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (ns < 1e6) return fmt::format("{:.1f} µs", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+// Cuts `s` to `width` pixels with an ellipsis.
+std::string fit(Canvas& cv, std::string s, double size, double width) {
+  if (cv.text_width(s, size) <= width) return s;
+  while (!s.empty() && cv.text_width(s + "…", size) > width) {
+    s.pop_back();
+    while (!s.empty() && (s.back() & 0xC0) == 0x80) s.pop_back();  // whole UTF-8 characters
+    if (!s.empty() && (s.back() & 0xC0) == 0xC0) s.pop_back();
+  }
+  return s + "…";
+}
+
+// Runs `sql`, calling `row` for each result row; errors become exceptions.
+void for_each_row(sqlite3* db, const std::string& sql, const Binder& bind,
+                  const std::function<void(sqlite3_stmt*)>& row) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+    throw std::runtime_error(sqlite3_errmsg(db));
+  if (bind) bind(s);
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) row(s);
+  std::string err = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db);
+  sqlite3_finalize(s);
+  if (!err.empty()) throw std::runtime_error(err);
+}
+std::string column_text(sqlite3_stmt* s, int i) {
+  const unsigned char* t = sqlite3_column_text(s, i);
+  return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+}
+
+std::string to_csv(const ResultSet& rs) {
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* f = open_memstream(&buf, &len);
+  if (!f) throw std::runtime_error("out of memory");
+  print_result(f, rs, OutputMode::csv, true);
+  fclose(f);
+  std::string out(buf, len);
+  free(buf);
+  return out;
+}
+std::optional<std::string> cell(double v) {
+  if (!std::isfinite(v)) return std::nullopt;
+  return fmt::format("{}", v);
+}
+
+// Legend swatches in a column from (x, y); returns the y below it.
+double legend(Canvas& cv, double x, double y, const std::vector<std::pair<std::string, Rgb>>& items) {
+  for (auto& [label, c] : items) {
+    cv.rect(x, y - 9, 12, 12, c);
+    cv.text(x + 18, y + 1, label, 12, kInk);
+    y += 19;
+  }
+  return y;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Roofline
+
+struct Point {
+  int64_t uid, trace;
+  std::string name, label, category, dtype, units;
+  double flops, bytes, ns, peak_tflops = NAN, peak_tbps = NAN;
+  double x() const { return flops / bytes; }          // FLOP/byte
+  double y() const { return flops / ns / 1e3; }       // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s
+};
+
+struct Ceiling {
+  std::string dtype, units;
+  double tflops, tbps;
+  double knee() const { return tflops / tbps; }
+  std::string name() const { return dtype + " " + units; }
+};
+
+}  // namespace
+
+Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f) {
+  const char* what = kernels ? "kernels" : "ops";
+  std::string sql =
+      kernels ? "SELECT uid, trace, name, short_name(name), op_category(coalesce((SELECT p.name FROM event p "
+                "WHERE p.uid = kernel.launcher AND p.kind = 'cpu_op'), name)), perf(uid) FROM kernel"
+              : "SELECT uid, trace, name, short_name(name), op_category(name), perf(uid) FROM op";
+  if (!where.empty()) sql += " WHERE " + where;
+  std::vector<Point> pts;
+  int zero_flops = 0, no_bytes = 0, no_time = 0;
+  for_each_row(db, sql, bind, [&](sqlite3_stmt* s) {
+    auto j = nlohmann::json::parse(column_text(s, 5), nullptr, false);
+    if (!j.is_object() || !j["flops"].is_number()) return;  // no FLOPs model
+    auto num = [&](const char* k) { return j[k].is_number() ? j[k].get<double>() : NAN; };
+    Point p{sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), column_text(s, 2), column_text(s, 3),
+            column_text(s, 4), j["dtype"].is_string() ? j["dtype"].get<std::string>() : "fp32",
+            j["units"].is_string() ? j["units"].get<std::string>() : "vector", num("flops"), num("bytes"),
+            num("gpu_ns"), num("peak_tflops"), num("peak_tbps")};
+    if (!(p.ns > 0))
+      ++no_time;
+    else if (!(p.flops > 0))
+      ++zero_flops;
+    else if (!(p.bytes > 0))
+      ++no_bytes;
+    else
+      pts.push_back(std::move(p));
+  });
+
+  // One compute ceiling per (dtype, units, peak) and the memory roof of each bandwidth.
+  std::vector<Ceiling> ceilings;
+  for (const Point& p : pts)
+    if (std::isfinite(p.peak_tflops) && std::isfinite(p.peak_tbps) &&
+        std::none_of(ceilings.begin(), ceilings.end(), [&](const Ceiling& c) {
+          return c.dtype == p.dtype && c.units == p.units && c.tflops == p.peak_tflops && c.tbps == p.peak_tbps;
+        }))
+      ceilings.push_back({p.dtype, p.units, p.peak_tflops, p.peak_tbps});
+  std::sort(ceilings.begin(), ceilings.end(), [](auto& a, auto& b) { return a.tflops > b.tflops; });
+
+  // Title: the trace and its GPU (of the first point, else of the first trace).
+  std::string trace_name, device = "unknown GPU";
+  std::set<int64_t> traces;
+  for (const Point& p : pts) traces.insert(p.trace);
+  int64_t trace_id = pts.empty() ? 0 : pts[0].trace;
+  for_each_row(db,
+               fmt::format("SELECT t.path, (SELECT coalesce(d.name, '') || coalesce(' (' || d.gpu || ')', '') FROM "
+                           "device_gpu d WHERE d.trace = t.id ORDER BY d.id LIMIT 1) FROM trace t "
+                           "ORDER BY t.id = {} DESC, t.id LIMIT 1",
+                           trace_id),
+               nullptr, [&](sqlite3_stmt* s) {
+                 trace_name = column_text(s, 0);
+                 if (!column_text(s, 1).empty()) device = column_text(s, 1);
+               });
+  trace_name = trace_name.substr(trace_name.find_last_of('/') + 1);
+  if (traces.size() > 1) trace_name += fmt::format(" and {} more traces", traces.size() - 1);
+
+  std::vector<size_t> by_time(pts.size());
+  for (size_t i = 0; i < pts.size(); ++i) by_time[i] = i;
+  std::sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return pts[a].ns > pts[b].ns; });
+  const size_t labelled = std::min<size_t>(10, pts.size());
+
+  std::string summary = fmt::format("roofline: {} {} with FLOPs > 0, bytes and GPU time", pts.size(), what);
+  if (zero_flops + no_bytes + no_time)
+    summary += fmt::format(" ({} with 0 FLOPs, {} without bytes, {} without GPU time left out)", zero_flops, no_bytes,
+                           no_time);
+  summary += "; " + device;
+  for (const Ceiling& c : ceilings)
+    summary += fmt::format("; {} {:g} TFLOP/s, {:g} TB/s, ridge {:.4g} FLOP/byte", c.name(), c.tflops, c.tbps, c.knee());
+
+  if (f == ChartFormat::csv) {
+    ResultSet rs;
+    rs.columns = {"kind", "uid", "name", "category", "dtype", "units", "x", "y", "gpu_us", "labelled"};
+    for (size_t r = 0; r < by_time.size(); ++r) {
+      const Point& p = pts[by_time[r]];
+      rs.rows.push_back({"point", std::to_string(p.uid), p.name, p.category, p.dtype, p.units, cell(p.x()), cell(p.y()),
+                         cell(p.ns / 1e3), r < labelled ? "1" : "0"});
+    }
+    for (const Ceiling& c : ceilings)
+      rs.rows.push_back({"ceiling", std::nullopt, c.name(), std::nullopt, c.dtype, c.units, cell(c.knee()),
+                         cell(c.tflops), std::nullopt, std::nullopt});
+    std::set<double> roofs;
+    for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
+    for (double tb : roofs)
+      rs.rows.push_back({"memory", std::nullopt, "HBM", std::nullopt, std::nullopt, std::nullopt, std::nullopt, cell(tb),
+                         std::nullopt, std::nullopt});
+    return {to_csv(rs), summary};
+  }
+
+  const double W = 1100, H = 720, L = 90, R = 850, T = 72, B = 640;
+  Canvas cv(f, W, H);
+  cv.text(L, 30, fit(cv, fmt::format("Roofline: {} on {}", trace_name, device), 17, W - L - 20), 17, kInk, 0, true);
+  cv.text(L, 52,
+          fit(cv,
+              fmt::format("{} {} with FLOPs and GPU time · point area ∝ GPU time{}", pts.size(), what,
+                          where.empty() ? "" : " · WHERE " + where),
+              12, W - L - 20),
+          12, kGrey);
+  if (pts.empty()) {
+    cv.frame(L, T, R - L, B - T, kGrid);
+    cv.text((L + R) / 2, (T + B) / 2, fmt::format("no {} with FLOPs, bytes and GPU time", what), 14, kGrey, 0.5);
+    return {cv.finish(), summary};
+  }
+
+  // Axes: whole decades around the points and the ridges (knees).
+  double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
+  for (const Point& p : pts)
+    xlo = std::min(xlo, p.x()), xhi = std::max(xhi, p.x()), ylo = std::min(ylo, p.y()), yhi = std::max(yhi, p.y());
+  for (const Ceiling& c : ceilings)
+    xlo = std::min(xlo, c.knee()), xhi = std::max(xhi, c.knee()), yhi = std::max(yhi, c.tflops);
+  auto decade_down = [](double v) { return std::pow(10, std::floor(std::log10(v / 1.5))); };
+  auto decade_up = [](double v) { return std::pow(10, std::ceil(std::log10(v * 1.5))); };
+  LogScale sx{decade_down(xlo), decade_up(xhi), L, R}, sy{decade_down(ylo), decade_up(yhi), B, T};
+
+  for (double d = sx.lo; d <= sx.hi * 1.0001; d *= 10) {
+    for (int m = 2; m < 10 && d * m < sx.hi; ++m) cv.line(sx(d * m), T, sx(d * m), B, kMinorGrid);
+    cv.line(sx(d), T, sx(d), B, kGrid);
+    cv.text(sx(d), B + 18, number(d), 12, kInk, 0.5);
+  }
+  for (double d = sy.lo; d <= sy.hi * 1.0001; d *= 10) {
+    for (int m = 2; m < 10 && d * m < sy.hi; ++m) cv.line(L, sy(d * m), R, sy(d * m), kMinorGrid);
+    cv.line(L, sy(d), R, sy(d), kGrid);
+    cv.text(L - 6, sy(d) + 4, number(d), 12, kInk, 1);
+  }
+  cv.frame(L, T, R - L, B - T, kGrey);
+  cv.text((L + R) / 2, B + 42, "Arithmetic intensity (FLOP/byte)", 13, kInk, 0.5);
+  cv.text(L - 52, (T + B) / 2, "Achieved TFLOP/s", 13, kInk, 0.5, false, -M_PI / 2);
+
+  // Roofs: the memory diagonal (TB/s x FLOP/byte = TFLOP/s) up to each ceiling's ridge.
+  std::vector<Box> taken;
+  cv.clip(L, T, R - L, B - T);
+  for (const Ceiling& c : ceilings)
+    cv.polyline({{sx(sx.lo), sy(c.tbps * sx.lo)}, {sx(c.knee()), sy(c.tflops)}, {sx(sx.hi), sy(c.tflops)}},
+                hex(0x333333), 1.6);
+  cv.unclip();
+  std::set<double> roofs;
+  for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
+  for (double tb : roofs) {
+    // Along the diagonal, a little right of where it enters the plot.
+    double x_enter = std::max(sx.lo, sy.lo / tb), x_at = x_enter * 2.2;
+    double angle = std::atan2(sy(tb * x_at * 10) - sy(tb * x_at), sx(x_at * 10) - sx(x_at));
+    double px = sx(x_at), py = sy(tb * x_at) - 6;
+    if (px < R - 60 && py > T + 10) {
+      std::string label = fmt::format("memory {:g} TB/s", tb);
+      cv.text(px, py, label, 11, kInk, 0, false, angle);
+      double w = cv.text_width(label, 11);
+      taken.push_back({px, std::min(py, py + std::sin(angle) * w) - 12, px + std::cos(angle) * w + 4, py + 2});
+    }
+  }
+
+  // Points, largest first so small ones stay visible; area proportional to GPU time.
+  const double max_ns = pts[by_time[0]].ns, r_max = 20;
+  std::vector<Disc> discs(pts.size());
+  for (size_t i : by_time) {
+    const Point& p = pts[i];
+    discs[i] = {sx(p.x()), sy(p.y()), std::max(2.5, r_max * std::sqrt(p.ns / max_ns))};
+    cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[category_index(p.category)].colour, kMarkAlpha);
+  }
+  // Ceiling labels along their line (right end first, then leftwards; above, then below), clear
+  // of the points where possible, on a white backing; ceilings with the same peak share one.
+  std::vector<std::pair<std::string, const Ceiling*>> ceiling_labels;
+  for (const Ceiling& c : ceilings) {
+    auto same = std::find_if(ceiling_labels.begin(), ceiling_labels.end(), [&](auto& l) {
+      return l.second->tflops == c.tflops && l.second->tbps == c.tbps;
+    });
+    if (same != ceiling_labels.end())
+      same->first += ", " + c.name();
+    else
+      ceiling_labels.push_back({c.name(), &c});
+  }
+  for (auto& [names, c] : ceiling_labels) {
+    std::string label = fmt::format("{}: peak {:g} TFLOP/s · ridge {:.3g} FLOP/byte", names, c->tflops, c->knee());
+    double w = cv.text_width(label, 11) + 6, y = sy(c->tflops);
+    std::optional<Box> best;
+    for (int pass = 0; pass < 3 && !best; ++pass)
+      for (double x1 = R - 2; x1 - w >= (pass == 0 ? std::max(L, sx(c->knee())) : L) && !best; x1 -= 20)
+        for (double y0 : {y - 16, y + 2}) {
+          Box b{x1 - w, y0, x1, y0 + 14};
+          if (!b.inside({L, T, R, B}) || std::any_of(taken.begin(), taken.end(), [&](auto& t) { return t.hits(b); }))
+            continue;
+          if (pass < 2 && std::any_of(discs.begin(), discs.end(), [&](auto& d) { return hits(b, d); })) continue;
+          best = b;
+          break;
+        }
+    if (!best) continue;
+    taken.push_back(*best);
+    cv.rect(best->x0, best->y0, w, 14, hex(0xffffff), 0.85);
+    cv.text(best->x0 + 3, best->y1 - 3, label, 11, kInk);
+  }
+  // Labels of the top 10 by GPU time, never overlapping each other or the roof labels.
+  const Box area{L + 2, T + 2, R - 2, B - 2};
+  for (size_t r = 0; r < labelled; ++r) {
+    size_t i = by_time[r];
+    std::string label = fmt::format("{}. {} {}", r + 1, pts[i].label, duration(pts[i].ns));
+    double w = cv.text_width(label, 11) + 6, h = 15;
+    std::vector<Disc> others;
+    for (size_t k = 0; k < discs.size(); ++k)
+      if (k != i) others.push_back(discs[k]);
+    auto b = place_label(discs[i], w, h, area, taken, others);
+    if (!b) continue;
+    taken.push_back(*b);
+    double cx = std::clamp(discs[i].x, b->x0, b->x1), cy = std::clamp(discs[i].y, b->y0, b->y1);
+    double dx = cx - discs[i].x, dy = cy - discs[i].y, dist = std::hypot(dx, dy);
+    if (dist > discs[i].r + 5)
+      cv.line(discs[i].x + dx / dist * discs[i].r, discs[i].y + dy / dist * discs[i].r, cx, cy, kGrey, 0.8);
+    cv.rect(b->x0, b->y0, b->x1 - b->x0, b->y1 - b->y0, hex(0xffffff), 0.85);
+    cv.text(b->x0 + 3, b->y1 - 4, label, 11, kInk);
+  }
+
+  // Legend: categories present, with counts, and the size scale.
+  std::map<int, int> counts;
+  for (const Point& p : pts) ++counts[category_index(p.category)];
+  std::vector<std::pair<std::string, Rgb>> items;
+  for (auto [c, n] : counts) items.push_back({fmt::format("{} ({})", kCategories[c].name, n), kCategories[c].colour});
+  cv.text(R + 20, T + 4, "op_category", 12, kInk, 0, true);
+  double y = legend(cv, R + 20, T + 26, items) + 14;
+  cv.text(R + 20, y, "point area ∝ GPU time", 12, kInk);
+  cv.circle(R + 20 + r_max, y + 12 + r_max, r_max, kGrey, 0.25);
+  cv.text(R + 28 + 2 * r_max, y + 16 + r_max, duration(max_ns) + " (largest)", 11, kGrey);
+  return {cv.finish(), summary};
+}
+
+// -------------------------------------------------------------------------------------------------
+// Timeline
+
+namespace {
+struct GpuEvent {
+  int64_t ts, end;
+  int category;
+};
+struct Lane {
+  int64_t trace, device, stream;
+  std::vector<GpuEvent> events;
+};
+// Union length of sorted-by-start intervals, clipped to [t0, t1], added per pixel into `px`.
+int64_t busy_per_pixel(std::vector<std::pair<int64_t, int64_t>> iv, int64_t t0, int64_t t1, std::vector<double>& px) {
+  std::sort(iv.begin(), iv.end());
+  const double ns_per_px = (double)(t1 - t0) / (double)px.size();
+  int64_t total = 0, cur_a = 0, cur_b = -1;
+  auto flush = [&] {
+    if (cur_b <= cur_a) return;
+    total += cur_b - cur_a;
+    for (int64_t p = (int64_t)((cur_a - t0) / ns_per_px); p < (int64_t)px.size(); ++p) {
+      double lo = t0 + p * ns_per_px, hi = lo + ns_per_px;
+      if (lo >= cur_b) break;
+      px[p] += std::min<double>(hi, cur_b) - std::max<double>(lo, cur_a);
+    }
+  };
+  for (auto [a, b] : iv) {
+    a = std::max(a, t0), b = std::min(b, t1);
+    if (b <= a) continue;
+    if (a > cur_b) {
+      flush();
+      cur_a = a, cur_b = b;
+    } else {
+      cur_b = std::max(cur_b, b);
+    }
+  }
+  flush();
+  return total;
+}
+}  // namespace
+
+Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
+  struct Row {
+    int64_t trace, device, stream, ts, end, step;
+    bool has_step;
+    int category;
+  };
+  std::vector<Row> rows;
+  for_each_row(db,
+               "SELECT g.trace, coalesce(g.device, -1), coalesce(g.stream, -1), g.ts, g.end, g.step, "
+               "CASE WHEN g.kind <> 'kernel' THEN g.kind "
+               "ELSE coalesce(nullif(op_category(o.name), 'other'), op_category(g.name)) END "
+               "FROM gpu g LEFT JOIN launch_link l ON l.gpu = g.uid "
+               "LEFT JOIN event o ON o.uid = l.launcher AND o.kind = 'cpu_op' "
+               "WHERE g.ts IS NOT NULL AND g.end IS NOT NULL",
+               nullptr, [&](sqlite3_stmt* s) {
+                 rows.push_back({sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+                                 sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5),
+                                 sqlite3_column_type(s, 5) != SQLITE_NULL, category_index(column_text(s, 6))});
+               });
+  if (rows.empty()) throw std::runtime_error("timeline: the trace has no GPU events");
+
+  // The window: everything, one step (its GPU work's span), or A..B ms from the first GPU event.
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const Row& r : rows) first = std::min(first, r.ts), last = std::max(last, r.end);
+  int64_t t0 = first, t1 = last;
+  std::string window = "whole trace";
+  if (!range.empty()) {
+    int64_t step;
+    size_t dots = range.find("..");
+    char* end = nullptr;
+    if (dots != std::string::npos) {
+      double a = std::strtod(range.c_str(), &end), b = std::strtod(range.c_str() + dots + 2, nullptr);
+      if (end != range.c_str() + dots || !(b > a)) throw std::runtime_error("timeline: range is START..END in ms");
+      t0 = first + (int64_t)std::llround(a * 1e6), t1 = first + (int64_t)std::llround(b * 1e6);
+      window = fmt::format("{:g}..{:g} ms", a, b);
+    } else if (step = std::strtoll(range.c_str(), &end, 10); end && *end == 0 && end != range.c_str()) {
+      t0 = INT64_MAX, t1 = INT64_MIN;
+      for (const Row& r : rows)
+        if (r.has_step && r.step == step) t0 = std::min(t0, r.ts), t1 = std::max(t1, r.end);
+      if (t0 > t1) {
+        std::set<int64_t> steps;
+        for (const Row& r : rows)
+          if (r.has_step) steps.insert(r.step);
+        throw std::runtime_error(fmt::format("timeline: no GPU work in step {} ({})", step,
+                                             steps.empty() ? "the trace has no steps"
+                                                           : fmt::format("steps with GPU work: {}..{}", *steps.begin(),
+                                                                         *steps.rbegin())));
+      }
+      window = fmt::format("step {}", step);
+    } else {
+      throw std::runtime_error(fmt::format("timeline: '{}' is neither a step number nor START..END (ms)", range));
+    }
+  }
+  if (t1 <= t0) t1 = t0 + 1;
+
+  // Lanes per (trace, device, stream), of the events that overlap the window; step starts.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Lane> lanes;
+  std::map<std::pair<int64_t, int64_t>, int64_t> step_start;  // (trace, step) -> first GPU start
+  for (const Row& r : rows) {
+    if (r.has_step) {
+      auto [it, fresh] = step_start.try_emplace({r.trace, r.step}, r.ts);
+      if (!fresh) it->second = std::min(it->second, r.ts);
+    }
+    if (r.end < t0 || r.ts > t1) continue;
+    Lane& lane = lanes[{r.trace, r.device, r.stream}];
+    lane.trace = r.trace, lane.device = r.device, lane.stream = r.stream;
+    lane.events.push_back({r.ts, r.end, r.category});
+  }
+  std::set<int64_t> trace_ids;
+  for (auto& [k, lane] : lanes) trace_ids.insert(lane.trace);
+  const bool many_traces = trace_ids.size() > 1;
+  std::map<int64_t, std::string> rank_of;
+  for_each_row(db, "SELECT id, coalesce(rank, id) FROM trace", nullptr,
+               [&](sqlite3_stmt* s) { rank_of[sqlite3_column_int64(s, 0)] = column_text(s, 1); });
+
+  // Layout: per GPU a utilisation strip and then its stream lanes.
+  const double W = 1400, L = 200, R = W - 24, PW = R - L, strip_h = 30, lane_h = 20, lane_gap = 5;
+  const int npx = (int)PW;
+  std::vector<std::pair<int64_t, int64_t>> gpus;
+  for (auto& [k, lane] : lanes)
+    if (gpus.empty() || gpus.back() != std::pair{lane.trace, lane.device}) gpus.push_back({lane.trace, lane.device});
+  const double top = 104;
+  double H = top;
+  for (auto& g : gpus) {
+    H += strip_h + 10 + 12;
+    for (auto& [k, lane] : lanes)
+      if (std::pair{lane.trace, lane.device} == g) H += lane_h + lane_gap;
+  }
+  H += 56;
+
+  // Busy time per GPU (union over its streams) and per lane, for the strip and the CSV.
+  std::map<std::pair<int64_t, int64_t>, std::vector<double>> busy_px;
+  std::map<std::pair<int64_t, int64_t>, int64_t> busy_ns;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> lane_busy;
+  for (auto& g : gpus) {
+    std::vector<std::pair<int64_t, int64_t>> iv;
+    for (auto& [k, lane] : lanes)
+      if (std::pair{lane.trace, lane.device} == g) {
+        std::vector<std::pair<int64_t, int64_t>> own;
+        for (const GpuEvent& e : lane.events) iv.push_back({e.ts, e.end}), own.push_back({e.ts, e.end});
+        std::vector<double> scratch(npx);
+        lane_busy[k] = busy_per_pixel(own, t0, t1, scratch);
+      }
+    busy_px[g].assign(npx, 0);
+    busy_ns[g] = busy_per_pixel(iv, t0, t1, busy_px[g]);
+  }
+  size_t n_events = 0;
+  for (auto& [k, lane] : lanes) n_events += lane.events.size();
+  int64_t all_busy = 0;
+  for (auto& [g, ns] : busy_ns) all_busy += ns;
+  const double window_ns = (double)(t1 - t0);
+  std::string summary = fmt::format("timeline: {}, {} GPU events, {} streams, {} GPUs, {}, busy {:.1f} %", window,
+                                    n_events, lanes.size(), gpus.size(), duration(window_ns),
+                                    100.0 * (double)all_busy / window_ns / (double)std::max<size_t>(1, gpus.size()));
+
+  if (f == ChartFormat::csv) {
+    ResultSet rs;
+    rs.columns = {"row", "trace", "device", "stream", "step", "events", "busy_ns", "start_ns", "end_ns"};
+    auto i = [](int64_t v) { return std::optional<std::string>(std::to_string(v)); };
+    rs.rows.push_back({"window", {}, {}, {}, {}, i((int64_t)n_events), i(all_busy), i(t0), i(t1)});
+    for (auto& g : gpus) rs.rows.push_back({"gpu", i(g.first), i(g.second), {}, {}, {}, i(busy_ns[g]), {}, {}});
+    for (auto& [k, lane] : lanes)
+      rs.rows.push_back({"lane", i(lane.trace), i(lane.device), i(lane.stream), {}, i((int64_t)lane.events.size()),
+                         i(lane_busy[k]), {}, {}});
+    for (auto& [k, ts] : step_start)
+      if (ts >= t0 && ts <= t1) rs.rows.push_back({"step", i(k.first), {}, {}, i(k.second), {}, {}, i(ts), {}});
+    return {to_csv(rs), summary};
+  }
+
+  std::string trace_name;
+  for_each_row(db, "SELECT path FROM trace ORDER BY id LIMIT 1", nullptr,
+               [&](sqlite3_stmt* s) { trace_name = column_text(s, 0); });
+  trace_name = trace_name.substr(trace_name.find_last_of('/') + 1);
+  if (rank_of.size() > 1) trace_name += fmt::format(" and {} more traces", rank_of.size() - 1);
+
+  Canvas cv(f, W, H);
+  cv.text(24, 30, fit(cv, fmt::format("GPU timeline: {} ({})", trace_name, window), 17, W - 48), 17, kInk, 0, true);
+  cv.text(24, 52,
+          fmt::format("{} kernels / memcpys / memsets · {} streams · {} · work narrower than a pixel is drawn as "
+                      "its share of the pixel",
+                      n_events, lanes.size(), duration(window_ns)),
+          12, kGrey);
+  // Legend: the categories that occur.
+  std::set<int> present;
+  for (auto& [k, lane] : lanes)
+    for (const GpuEvent& e : lane.events) present.insert(e.category);
+  double lx = 24;
+  for (int c : present) {
+    cv.rect(lx, 66, 12, 12, kCategories[c].colour);
+    cv.text(lx + 17, 77, kCategories[c].name, 12, kInk);
+    lx += 30 + cv.text_width(kCategories[c].name, 12);
+  }
+
+  const double ns_per_px = window_ns / npx;
+  auto xpos = [&](double ts) { return L + (ts - (double)t0) / ns_per_px; };
+  double y = top;
+  const double lanes_top = y;
+  for (auto& g : gpus) {
+    // Utilisation strip: busy share of each pixel's time, as a filled profile.
+    std::string who = many_traces ? fmt::format("rank {} · GPU {}", rank_of[g.first], g.second)
+                                  : fmt::format("GPU {}", g.second);
+    cv.text(L - 10, y + 13, who, 12, kInk, 1, true);
+    cv.text(L - 10, y + 27, fmt::format("busy {:.1f} %", 100.0 * (double)busy_ns[g] / window_ns), 11, kGrey, 1);
+    cv.rect(L, y, PW, strip_h, hex(0xf4f4f4));
+    const std::vector<double>& px = busy_px[g];
+    for (int p = 0; p < npx;) {
+      int q = p + 1;
+      auto level = [&](int i) { return std::lround(std::min(1.0, px[i] / ns_per_px) * strip_h); };
+      while (q < npx && level(q) == level(p)) ++q;
+      if (level(p) > 0) {
+        double h = (double)level(p);
+        cv.rect(L + p, y + strip_h - h, q - p, h, hex(0x4e79a7), 0.85);
+      }
+      p = q;
+    }
+    y += strip_h + 10;
+    for (auto& [k, lane] : lanes) {
+      if (std::pair{lane.trace, lane.device} != g) continue;
+      cv.text(L - 10, y + 13, fmt::format("stream {}", lane.stream), 11, kInk, 1);
+      cv.rect(L, y, PW, lane_h, hex(0xfafafa));
+      // Work at least a pixel wide is a bar of its own; narrower work adds its time to its
+      // pixel(s), drawn in the pixel's dominant category with opacity = the busy share.
+      std::vector<std::array<double, kNumCategories>> cov(npx);
+      for (auto& c : cov) c.fill(0);
+      for (const GpuEvent& e : lane.events) {
+        double a = std::max<double>(e.ts, t0), b = std::min<double>(e.end, t1);
+        double x0 = (a - t0) / ns_per_px, x1 = (b - t0) / ns_per_px;
+        if (x1 - x0 >= 1.0) {
+          cv.rect(L + x0, y, x1 - x0, lane_h, kCategories[e.category].colour);
+          continue;
+        }
+        for (int p = std::max(0, (int)x0); p <= std::min(npx - 1, (int)x1); ++p) {
+          double lo = std::max(x0, (double)p), hi = std::min(x1, (double)p + 1);
+          if (hi > lo) cov[p][e.category] += (hi - lo) * ns_per_px;
+        }
+      }
+      for (int p = 0; p < npx;) {
+        auto key = [&](int i) {
+          double total = 0;
+          int best = 0;
+          for (int c = 0; c < kNumCategories; ++c) {
+            total += cov[i][c];
+            if (cov[i][c] > cov[i][best]) best = c;
+          }
+          long alpha = total > 0 ? std::lround(std::clamp(total / ns_per_px, 0.3, 1.0) * 20) : 0;
+          return std::pair{best, alpha};
+        };
+        auto k0 = key(p);
+        int q = p + 1;
+        while (q < npx && key(q) == k0) ++q;
+        if (k0.second > 0) cv.rect(L + p, y, q - p, lane_h, kCategories[k0.first].colour, k0.second / 20.0);
+        p = q;
+      }
+      y += lane_h + lane_gap;
+    }
+    y += 12;
+  }
+  const double lanes_bottom = y - 12;
+  // Step boundaries: where each step's GPU work starts.
+  double last_label_end = -1e9;
+  for (auto& [k, ts] : step_start) {
+    if (ts < t0 || ts > t1 || (many_traces && k.first != *trace_ids.begin())) continue;
+    double x = xpos((double)ts);
+    cv.line(x, lanes_top - 6, x, lanes_bottom, hex(0xc03030), 1, true);
+    std::string label = fmt::format("step {}", k.second);
+    if (x - 2 > last_label_end) {
+      cv.text(x + 3, lanes_top - 8, label, 11, hex(0xc03030));
+      last_label_end = x + 3 + cv.text_width(label, 11);
+    }
+  }
+  // Time axis, ms from the window's start.
+  double span_ms = window_ns / 1e6, step_ms = nice_step(span_ms, 10);
+  cv.line(L, lanes_bottom + 4, R, lanes_bottom + 4, kGrey);
+  for (double t = 0; t <= span_ms * 1.0001; t += step_ms) {
+    double x = L + t * 1e6 / ns_per_px;
+    cv.line(x, lanes_bottom + 4, x, lanes_bottom + 9, kGrey);
+    cv.text(x, lanes_bottom + 22, number(t), 11, kInk, 0.5);
+  }
+  cv.text((L + R) / 2, lanes_bottom + 42, "Time (ms) from the start of the window", 12, kInk, 0.5);
+  return {cv.finish(), summary};
+}
+
+// -------------------------------------------------------------------------------------------------
+// Diff
+
+Chart diff_chart(const ResultSet& diff_rows, bool duration_chart, int top, ChartFormat f) {
+  auto col = [&](const char* name) {
+    for (size_t i = 0; i < diff_rows.columns.size(); ++i)
+      if (diff_rows.columns[i] == name) return i;
+    throw std::runtime_error(fmt::format("diff chart: the diff report has no column {}", name));
+  };
+  const char* metric = duration_chart ? "duration" : "counts";
+  size_t ci = col("name"), cc = col(duration_chart ? "Control_total_duration" : "Control_counts"),
+         ct = col(duration_chart ? "Test_total_duration" : "Test_counts"),
+         cd = col(duration_chart ? "diff_duration" : "diff_counts");
+  struct Bar {
+    std::string name;
+    double control, test, diff;
+  };
+  std::vector<Bar> bars;
+  auto num = [](const std::optional<std::string>& s) { return s ? std::strtod(s->c_str(), nullptr) : 0.0; };
+  int skipped_steps = 0;
+  for (const auto& r : diff_rows.rows) {
+    Bar b{r[ci].value_or(""), num(r[cc]), num(r[ct]), num(r[cd])};
+    if (duration_chart && b.name.rfind("ProfilerStep", 0) == 0) {
+      ++skipped_steps;
+      continue;
+    }
+    if (b.diff != 0) bars.push_back(b);
+  }
+  std::stable_sort(bars.begin(), bars.end(), [](const Bar& a, const Bar& b) {
+    return std::fabs(a.diff) != std::fabs(b.diff) ? std::fabs(a.diff) > std::fabs(b.diff) : a.name < b.name;
+  });
+  const size_t changed = bars.size();
+  if ((int)bars.size() > top) bars.resize(top);
+  std::string summary = fmt::format("diff {}: top {} of {} names whose {} changed{}", metric, bars.size(), changed,
+                                    metric, skipped_steps ? ", ProfilerStep* left out" : "");
+  if (f == ChartFormat::csv) {
+    ResultSet rs;
+    rs.columns = {"name", "control", "test", "difference"};
+    for (const Bar& b : bars) rs.rows.push_back({b.name, cell(b.control), cell(b.test), cell(b.diff)});
+    return {to_csv(rs), summary};
+  }
+
+  const double W = 1100, group_h = 3 * 10 + 12, T = 100;
+  const double H = T + std::max<size_t>(1, bars.size()) * group_h + 70;
+  Canvas cv(f, W, H);
+  double label_w = 0;
+  for (const Bar& b : bars) label_w = std::max(label_w, cv.text_width(b.name, 11));
+  const double L = std::clamp(label_w + 24, 120.0, 420.0), R = W - 30;
+  cv.text(24, 30, duration_chart ? "Ops Duration Comparison" : "Ops Count Comparison", 17, kInk, 0, true);
+  cv.text(24, 52,
+          fmt::format("top {} of {} changed names by |test − control|{}", bars.size(), changed,
+                      skipped_steps ? " · ProfilerStep* left out" : ""),
+          12, kGrey);
+  const std::pair<const char*, Rgb> series[] = {
+      {"Control", hex(0x636efa)}, {"Test", hex(0xef553b)}, {"Difference", hex(0x00cc96)}};
+  double lx = 24;
+  for (auto& [name, c] : series) {
+    cv.rect(lx, 66, 12, 12, c);
+    cv.text(lx + 17, 77, name, 12, kInk);
+    lx += 34 + cv.text_width(name, 12);
+  }
+  if (bars.empty()) {
+    cv.text(W / 2, T + 30, "no differences", 14, kGrey, 0.5);
+    return {cv.finish(), summary};
+  }
+  double lo = 0, hi = 0;
+  for (const Bar& b : bars)
+    for (double v : {b.control, b.test, b.diff}) lo = std::min(lo, v), hi = std::max(hi, v);
+  double step = nice_step(hi - lo, 8);
+  lo = std::floor(lo / step) * step, hi = std::ceil(hi / step) * step;
+  if (hi == lo) hi = lo + 1;
+  LinScale sx{lo, hi, L, R};
+  const double B = T + bars.size() * group_h;
+  for (double v = lo; v <= hi + step * 0.001; v += step) {
+    cv.line(sx(v), T - 4, sx(v), B, std::fabs(v) < step * 1e-6 ? kGrey : kGrid);
+    cv.text(sx(v), B + 16, number(std::fabs(v) < step * 1e-6 ? 0 : v), 11, kInk, 0.5);
+  }
+  cv.text((L + R) / 2, B + 40, duration_chart ? "Total duration (µs)" : "Count", 13, kInk, 0.5);
+  for (size_t i = 0; i < bars.size(); ++i) {
+    double y = T + i * group_h + 6;
+    cv.text(L - 8, y + 19, fit(cv, bars[i].name, 11, L - 16), 11, kInk, 1);
+    double v[3] = {bars[i].control, bars[i].test, bars[i].diff};
+    for (int s = 0; s < 3; ++s) {
+      if (v[s] == 0) continue;
+      double x0 = sx(std::min(0.0, v[s])), x1 = sx(std::max(0.0, v[s]));
+      cv.rect(x0, y + s * 10, std::max(x1 - x0, 0.5), 9, series[s].second, kMarkAlpha);
+    }
+  }
+  return {cv.finish(), summary};
+}
+
+}  // namespace tlsql

@@ -1,0 +1,44 @@
+// Pictures of a loaded trace, drawn with cairo: the roofline, the GPU timeline and the diff
+// charts. Each chart is built from SQL over the session's database into a small model, then
+// rendered as SVG or PNG, or written as CSV (the numbers behind the chart).
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "output.h"
+
+namespace tlsql {
+
+enum class ChartFormat { svg, png, csv };
+// From the file name's extension (.svg, .png, .csv); nullopt for anything else.
+std::optional<ChartFormat> chart_format(const std::string& path);
+
+// Binds the shell's .parameter values to a statement.
+using Binder = std::function<void(sqlite3_stmt*)>;
+
+struct Chart {
+  std::string bytes;    // the file's content
+  std::string summary;  // one line: what was drawn
+};
+
+// Ops (or kernels) at (FLOPs/byte, TFLOP/s) against the memory roof and one compute ceiling per
+// dtype and units; `where` is an SQL condition on the op (or kernel) view.
+Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f);
+
+// GPU activity per stream. `range`: empty (everything), a step number, or "A..B" (ms from the
+// first GPU event).
+Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f);
+
+// HTA's visualize_counts_diff / visualize_duration_diff over the rows of the diff report: the
+// `top` names with the largest |difference| (ProfilerStep* left out of the duration chart).
+Chart diff_chart(const ResultSet& diff_rows, bool duration, int top, ChartFormat f);
+
+// Writes `bytes` to `path` through a temporary file and a rename: never a half-written file.
+void write_file_atomic(const std::string& path, const std::string& bytes);
+
+}  // namespace tlsql

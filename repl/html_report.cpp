@@ -1,0 +1,226 @@
+#include "html_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "sql_assets.h"
+
+namespace tlsql {
+
+namespace {
+
+std::string escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  return out;
+}
+
+std::string base64(const std::string& in) {
+  static const char* abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = (uint8_t)in[i] << 16 | (uint8_t)in[i + 1] << 8 | (uint8_t)in[i + 2];
+    for (int k = 18; k >= 0; k -= 6) out += abc[(v >> k) & 63];
+  }
+  if (size_t rest = in.size() - i) {
+    uint32_t v = (uint8_t)in[i] << 16 | (rest == 2 ? (uint8_t)in[i + 1] << 8 : 0);
+    out += abc[(v >> 18) & 63];
+    out += abc[(v >> 12) & 63];
+    out += rest == 2 ? abc[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+constexpr const char* kStyle = R"(
+body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; margin: 0 auto; padding: 0 24px 48px;
+       max-width: 1440px; color: #222; background: #fff; }
+h1 { font-size: 24px; margin: 24px 0 4px; }
+h2 { font-size: 19px; margin: 36px 0 8px; padding-bottom: 4px; border-bottom: 1px solid #ddd; }
+h3 { font-size: 15px; margin: 20px 0 6px; }
+p, li { font-size: 14px; line-height: 1.45; }
+.meta { color: #555; margin: 2px 0; }
+nav a { margin-right: 14px; font-size: 14px; color: #2a5db0; }
+.scroll { overflow-x: auto; max-height: 640px; overflow-y: auto; border: 1px solid #e2e2e2; }
+table { border-collapse: collapse; font-size: 12.5px; }
+th, td { padding: 3px 8px; border-bottom: 1px solid #eee; vertical-align: top; text-align: left; }
+th { position: sticky; top: 0; background: #f3f5f8; border-bottom: 1px solid #ccc; white-space: nowrap; }
+td { max-width: 44em; overflow-wrap: anywhere; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.null { color: #aaa; }
+tr:nth-child(even) td { background: #fafbfc; }
+figure { margin: 12px 0 24px; }
+figure img { max-width: 100%; height: auto; border: 1px solid #e2e2e2; }
+figcaption, .note { font-size: 13px; color: #555; }
+.problem { color: #a02020; font-size: 14px; }
+code { font-size: 13px; background: #f3f3f3; padding: 1px 4px; }
+)";
+
+class Page {
+ public:
+  void raw(const std::string& s) { body_ += s; }
+  void heading(int level, const std::string& text, const std::string& id = "") {
+    body_ += fmt::format("<h{0}{1}>{2}</h{0}>\n", level, id.empty() ? "" : " id=\"" + id + "\"", escape(text));
+  }
+  void para(const std::string& text, const char* cls = nullptr) {
+    body_ += fmt::format("<p{}>{}</p>\n", cls ? fmt::format(" class=\"{}\"", cls) : "", escape(text));
+  }
+  void problem(const std::string& what, const std::string& why) {
+    ++problems;
+    para(fmt::format("{} could not be produced: {}", what, why), "problem");
+  }
+  void table(const ResultSet& rs, size_t max_rows) {
+    if (rs.rows.empty()) return para("(no rows)", "note");
+    body_ += "<div class=\"scroll\"><table>\n<tr>";
+    for (const std::string& c : rs.columns) body_ += "<th>" + escape(c) + "</th>";
+    body_ += "</tr>\n";
+    for (size_t r = 0; r < rs.rows.size() && r < max_rows; ++r) {
+      body_ += "<tr>";
+      for (size_t i = 0; i < rs.columns.size(); ++i) {
+        const auto& v = rs.rows[r][i];
+        if (!v)
+          body_ += "<td class=\"null\">NULL</td>";
+        else
+          body_ += fmt::format("<td{}>{}</td>", rs.numeric[i] ? " class=\"num\"" : "", escape(*v));
+      }
+      body_ += "</tr>\n";
+    }
+    body_ += "</table></div>\n";
+    if (rs.rows.size() > max_rows)
+      para(fmt::format("{} of {} rows shown.", max_rows, rs.rows.size()), "note");
+  }
+  void image(const Chart& c, const std::string& alt) {
+    body_ += fmt::format("<figure><img alt=\"{}\" src=\"data:image/svg+xml;base64,{}\"><figcaption>{}</figcaption></figure>\n",
+                         escape(alt), base64(c.bytes), escape(c.summary));
+  }
+  std::string finish(const std::string& title) const {
+    return fmt::format(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
+        "<style>{}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
+        escape(title), kStyle, body_);
+  }
+  int problems = 0;
+
+ private:
+  std::string body_;
+};
+
+bool has_schema(sqlite3* db, const char* name) {
+  sqlite3_stmt* s = nullptr;
+  bool found = false;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_database_list WHERE name = ?", -1, &s, nullptr) == SQLITE_OK) {
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(s) == SQLITE_ROW;
+  }
+  sqlite3_finalize(s);
+  return found;
+}
+
+}  // namespace
+
+HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
+  Page page;
+  const bool diff = has_schema(db, "other");
+  std::vector<ResultSet> traces;
+  try {
+    traces = query("SELECT id, path, rank, world_size FROM main.trace ORDER BY id");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("html: {}", e.what()));
+  }
+  std::string name = traces.empty() || traces[0].rows.empty() ? "trace" : traces[0].rows[0][1].value_or("trace");
+  name = name.substr(name.find_last_of('/') + 1);
+  size_t n_traces = traces.empty() ? 0 : traces[0].rows.size();
+  if (n_traces > 1) name += fmt::format(" and {} more", n_traces - 1);
+
+  page.heading(1, "tlsql report: " + name);
+  for (const auto& row : traces.empty() ? std::vector<std::vector<std::optional<std::string>>>{} : traces[0].rows)
+    page.para(fmt::format("trace {}: {}{}", row[0].value_or(""), row[1].value_or(""),
+                          row[2] ? fmt::format(" (rank {} of {})", *row[2], row[3].value_or("?")) : ""),
+              "meta");
+  if (diff) page.para("compared with the trace attached as `other` (test) — see Diff", "meta");
+  page.raw(
+      "<nav><a href=\"#summary\">Summary</a><a href=\"#pictures\">Roofline and timeline</a>"
+      "<a href=\"#timeline\">GPU time breakdown</a><a href=\"#ops\">Ops</a><a href=\"#kernels\">Kernels</a>");
+  if (diff) page.raw("<a href=\"#diff\">Diff</a>");
+  page.raw("</nav>\n");
+
+  // A canned report's result sets, each under its caption.
+  auto report = [&](const std::string& report_name, const std::vector<std::string>& captions, size_t max_rows) {
+    try {
+      auto sets = query(std::string(sql_asset("report_" + report_name)));
+      for (size_t i = 0; i < sets.size(); ++i) {
+        if (i < captions.size() && !captions[i].empty()) page.heading(3, captions[i]);
+        page.table(sets[i], max_rows);
+      }
+    } catch (const std::exception& e) {
+      page.problem("The " + report_name + " report", e.what());
+    }
+  };
+  auto picture = [&](const char* what, const std::function<Chart()>& make) {
+    try {
+      page.image(make(), what);
+    } catch (const std::exception& e) {
+      page.problem(what, e.what());
+    }
+  };
+
+  page.heading(2, "Summary", "summary");
+  report("summary", {"Traces", "Top 10 kernels by GPU time", "Top 10 ops by GPU time", "Health"}, 200);
+
+  page.heading(2, "Roofline and GPU timeline", "pictures");
+  picture("Roofline", [&] { return roofline_chart(db, false, "", bind, ChartFormat::svg); });
+  picture("GPU timeline", [&] { return timeline_chart(db, "", ChartFormat::svg); });
+  page.para("Other windows: .plot timeline FILE.svg STEP (or START..END in ms); roofline of a subset: "
+            ".plot roofline FILE.svg WHERE op_category(name) = 'GEMM'.",
+            "note");
+
+  page.heading(2, "GPU time breakdown", "timeline");
+  report("timeline", {}, 200);
+  page.heading(2, "Ops", "ops");
+  page.para("Per op name and category over counted_op (each GPU nanosecond counted once).", "note");
+  report("ops", {}, 200);
+  page.heading(2, "Kernels", "kernels");
+  report("kernels", {}, 200);
+
+  if (diff) {
+    page.heading(2, "Diff (main = control, other = test)", "diff");
+    try {
+      auto rows = query(std::string(sql_asset("report_diff")));
+      if (rows.empty()) throw std::runtime_error("the diff report returned nothing");
+      picture("Ops duration comparison", [&] { return diff_chart(rows[0], true, 15, ChartFormat::svg); });
+      picture("Ops count comparison", [&] { return diff_chart(rows[0], false, 15, ChartFormat::svg); });
+      // The rows that changed most first (the report itself is ordered by name).
+      ResultSet& rs = rows[0];
+      size_t dcol = std::find(rs.columns.begin(), rs.columns.end(), "diff_duration") - rs.columns.begin();
+      if (dcol < rs.columns.size())
+        std::stable_sort(rs.rows.begin(), rs.rows.end(), [&](const auto& a, const auto& b) {
+          auto v = [&](const auto& r) { return r[dcol] ? std::fabs(std::strtod(r[dcol]->c_str(), nullptr)) : 0.0; };
+          return v(a) > v(b);
+        });
+      page.heading(3, "Per name, largest |diff_duration| first (.report diff)");
+      page.table(rs, 100);
+    } catch (const std::exception& e) {
+      page.problem("The diff", e.what());
+    }
+    page.heading(3, "Kernels (.report diff_kernels)");
+    report("diff_kernels", {}, 100);
+  }
+  page.raw("<p class=\"note\">Made by tlsql 0.1.0. Every table is a canned report: "
+           "<code>tlsql TRACE --report NAME</code> prints it.</p>\n");
+  return {page.finish("tlsql report: " + name), page.problems};
+}
+
+}  // namespace tlsql

@@ -1,0 +1,81 @@
+// .plot and .html: the pictures and the HTML report, written atomically.
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "chart.h"
+#include "html_report.h"
+#include "shell.h"
+#include "sql_assets.h"
+
+namespace tlsql {
+
+std::vector<ResultSet> Shell::query_all(const std::string& sql) {
+  std::vector<ResultSet> out;
+  const char* p = sql.c_str();
+  while (*p) {
+    sqlite3_stmt* stmt = nullptr;
+    const char* tail = nullptr;
+    if (sqlite3_prepare_v2(db(), p, -1, &stmt, &tail) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db()));
+    p = tail;
+    if (!stmt) continue;  // whitespace or a comment
+    bind_parameters(stmt);
+    ResultSet rs;
+    int rc = collect_rows(stmt, rs);
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db()));
+    out.push_back(std::move(rs));
+  }
+  return out;
+}
+
+// .plot roofline FILE [kernels] [WHERE ...] | timeline FILE [STEP | A..B] | diff FILE [counts|duration] [TOP]
+void Shell::plot_command(const std::vector<std::string>& w, const std::string& where) {
+  const std::string& kind = w[1];
+  const std::string& path = w[2];
+  auto format = chart_format(path);
+  if (!format) throw std::runtime_error(fmt::format(".plot: {}: the file name must end in .svg, .png or .csv", path));
+  Binder bind = [this](sqlite3_stmt* s) { bind_parameters(s); };
+  Chart chart;
+  if (kind == "roofline") {
+    chart = roofline_chart(db(), w.size() > 3 && w[3] == "kernels", where, bind, *format);
+  } else if (kind == "timeline") {
+    if (w.size() > 4) throw std::invalid_argument("usage");
+    chart = timeline_chart(db(), w.size() > 3 ? w[3] : "", *format);
+  } else if (kind == "diff") {
+    bool duration = true;
+    int64_t top = 15;
+    for (size_t i = 3; i < w.size(); ++i) {
+      if (w[i] == "counts" || w[i] == "duration")
+        duration = w[i] == "duration";
+      else if (char* end; (top = std::strtoll(w[i].c_str(), &end, 10)) < 1 || *end)
+        throw std::invalid_argument("usage");
+    }
+    sqlite3_stmt* s = nullptr;
+    bool attached = sqlite3_prepare_v2(db(), "SELECT 1 FROM pragma_database_list WHERE name = 'other'", -1, &s,
+                                       nullptr) == SQLITE_OK &&
+                    sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_finalize(s);
+    if (!attached)
+      throw std::runtime_error(".plot diff: no trace to compare with: start with --diff TEST or .attach TEST AS other");
+    auto rows = query_all(std::string(sql_asset("report_diff")));
+    chart = diff_chart(rows.at(0), duration, (int)top, *format);
+  } else {
+    throw std::invalid_argument("usage");
+  }
+  write_file_atomic(path, chart.bytes);
+  if (!quiet) fmt::print(stderr, "{}: {}\n", path, chart.summary);
+}
+
+void Shell::html_command(const std::string& path) {
+  HtmlReport r = html_report(
+      db(), [this](const std::string& sql) { return query_all(sql); },
+      [this](sqlite3_stmt* s) { bind_parameters(s); });
+  write_file_atomic(path, r.html);
+  if (r.problems) ++errors_;  // the page says what is missing; the exit code says so too
+  if (!quiet || r.problems)
+    fmt::print(stderr, "{}: HTML report, {} KB{}\n", path, (r.html.size() + 1023) / 1024,
+               r.problems ? fmt::format(", {} section(s) could not be produced (see the page)", r.problems) : "");
+}
+
+}  // namespace tlsql
