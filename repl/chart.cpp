@@ -337,7 +337,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   if (!where.empty()) sql += " WHERE " + where;
   std::vector<Point> pts;
   int zero_flops = 0, no_bytes = 0, no_time = 0;
-  for_each_row(db, sql, bind, [&](sqlite3_stmt* s) {
+  auto point = [&](sqlite3_stmt* s) {
     auto j = nlohmann::json::parse(column_text(s, 5), nullptr, false);
     if (!j.is_object() || !j["flops"].is_number()) return;  // no FLOPs model
     auto num = [&](const char* k) { return j[k].is_number() ? j[k].get<double>() : NAN; };
@@ -353,7 +353,12 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
       ++no_bytes;
     else
       pts.push_back(std::move(p));
-  });
+  };
+  try {
+    for_each_row(db, sql, bind, point);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("roofline: {}{}", e.what(), where.empty() ? "" : " (in WHERE " + where + ")"));
+  }
 
   // One compute ceiling per (dtype, units, peak) and the memory roof of each bandwidth.
   std::vector<Ceiling> ceilings;
@@ -414,7 +419,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     return {to_csv(rs), summary};
   }
 
-  const double W = 1100, H = 720, L = 90, R = 850, T = 72, B = 640;
+  const double W = 1100, H = pts.empty() ? 130 : 720, L = 90, R = 850, T = 72, B = pts.empty() ? 110 : 640;
   Canvas cv(f, W, H);
   cv.text(L, 30, fit(cv, fmt::format("Roofline: {} on {}", trace_name, device), 17, W - L - 20), 17, kInk, 0, true);
   cv.text(L, 52,
@@ -425,7 +430,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
           12, kGrey);
   if (pts.empty()) {
     cv.frame(L, T, R - L, B - T, kGrid);
-    cv.text((L + R) / 2, (T + B) / 2, fmt::format("no {} with FLOPs, bytes and GPU time", what), 14, kGrey, 0.5);
+    cv.text((L + R) / 2, (T + B) / 2 + 5, fmt::format("no {} with FLOPs, bytes and GPU time", what), 14, kGrey, 0.5);
     return {cv.finish(), summary};
   }
 
@@ -619,8 +624,11 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
     size_t dots = range.find("..");
     char* end = nullptr;
     if (dots != std::string::npos) {
-      double a = std::strtod(range.c_str(), &end), b = std::strtod(range.c_str() + dots + 2, nullptr);
-      if (end != range.c_str() + dots || !(b > a)) throw std::runtime_error("timeline: range is START..END in ms");
+      std::string from = range.substr(0, dots), to = range.substr(dots + 2);
+      char* end2 = nullptr;
+      double a = std::strtod(from.c_str(), &end), b = std::strtod(to.c_str(), &end2);
+      if (from.empty() || to.empty() || *end || *end2 || !(b > a))
+        throw std::runtime_error("timeline: the range is START..END in ms from the first GPU event, START < END");
       t0 = first + (int64_t)std::llround(a * 1e6), t1 = first + (int64_t)std::llround(b * 1e6);
       window = fmt::format("{:g}..{:g} ms", a, b);
     } else if (step = std::strtoll(range.c_str(), &end, 10); end && *end == 0 && end != range.c_str()) {
@@ -813,9 +821,10 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
     double x = xpos((double)ts);
     cv.line(x, lanes_top - 6, x, lanes_bottom, hex(0xc03030), 1, true);
     std::string label = fmt::format("step {}", k.second);
-    if (x - 2 > last_label_end) {
-      cv.text(x + 3, lanes_top - 8, label, 11, hex(0xc03030));
-      last_label_end = x + 3 + cv.text_width(label, 11);
+    double w = cv.text_width(label, 11), x0 = x + 3 + w <= W - 4 ? x + 3 : x - 3 - w;  // inside the picture
+    if (x0 - 2 > last_label_end) {
+      cv.text(x0, lanes_top - 8, label, 11, hex(0xc03030));
+      last_label_end = x0 + w;
     }
   }
   // Time axis, ms from the window's start.

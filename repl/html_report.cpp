@@ -162,7 +162,9 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
     try {
       auto sets = query(std::string(sql_asset("report_" + report_name)));
       for (size_t i = 0; i < sets.size(); ++i) {
-        if (i < captions.size() && !captions[i].empty()) page.heading(3, captions[i]);
+        bool captioned = i < captions.size() && !captions[i].empty();
+        if (!captioned && sets[i].rows.empty() && sets.size() > 1) continue;  // an empty extra result
+        if (captioned) page.heading(3, captions[i]);
         page.table(sets[i], max_rows);
       }
     } catch (const std::exception& e) {

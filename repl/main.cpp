@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
     commands.insert(commands.begin(), ".reports");
   else if (!report.empty())
     commands.push_back(".report " + report);
-  if (!html.empty()) commands.push_back(".html \"" + html + "\"");
-  bool batch = !commands.empty() || !script.empty();
+
+  bool batch = !commands.empty() || !script.empty() || !html.empty();
   for (const std::string& c : commands)
     if (shell.stop() || !shell.run_script(c, "-c")) break;
   if (!script.empty() && !shell.stop()) {
@@ -89,6 +89,14 @@ int main(int argc, char** argv) {
     std::stringstream ss;
     ss << f.rdbuf();
     shell.run_script(ss.str(), script);
+  }
+  if (!html.empty() && !shell.stop()) {
+    try {
+      shell.html_command(html);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tlsql: error: {}\n", e.what());
+      return 1;
+    }
   }
   if (!batch) {
     if (tty_in) {

@@ -24,7 +24,7 @@ std::vector<ResultSet> Shell::query_all(const std::string& sql) {
     int rc = collect_rows(stmt, rs);
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db()));
-    out.push_back(std::move(rs));
+    if (!rs.columns.empty()) out.push_back(std::move(rs));  // not CREATE / DROP / INSERT
   }
   return out;
 }

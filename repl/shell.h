@@ -31,6 +31,8 @@ class Shell {
   // Interactive loop: line editing, history in ~/.tlsql_history, tab completion, Ctrl-C
   // interrupts the running statement.
   void interactive();
+  // .html FILE / --html FILE: the self-contained HTML report. Throws if it cannot be written.
+  void html_command(const std::string& path);
   bool failed() const { return errors_ > 0; }
   bool stop() const { return quit_ || (bail && errors_ > 0); }
 
@@ -48,10 +50,10 @@ class Shell {
   void replay_command(int64_t uid, const std::string& device, int iters, int warmup);
   void export_replay(const std::string& path, const std::string& where);
   void bind_parameters(sqlite3_stmt* stmt);
-  // Runs every statement of `sql` with the .parameter values; throws on an error.
+  // Runs every statement of `sql` with the .parameter values: the result of each one that returns
+  // columns. Throws on an error.
   std::vector<ResultSet> query_all(const std::string& sql);
   void plot_command(const std::vector<std::string>& w, const std::string& where);
-  void html_command(const std::string& path);
 
   FILE* out_ = nullptr;
   bool once_ = false, quit_ = false;

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""The .plot charts through the real binary, checked against what they must show.
+
+Each chart is written three ways: SVG (must parse as XML), PNG (must decode: chunk CRCs, IHDR, the
+inflated pixel rows) and CSV (the numbers the picture was drawn from). The CSV and the SVG are
+then compared with the same quantities computed another way:
+- roofline: the points are exactly the ops with FLOPs > 0 and GPU time (SQL over flops() and
+  gpu_time()); each point sits at (intensity(uid), tflops(uid)); the SVG has one filled mark per
+  point; each ceiling's knee = peak TFLOP/s / peak TB/s read from gpu_spec directly (H100 SXM
+  bf16 by hand: 989.4 / 3.35 = 295.343...); the 10 labelled points are the 10 largest by GPU time.
+- timeline: events per stream = SQL counts; each GPU's busy time = the union of its GPU
+  intervals computed here in Python; step lines at each step's first GPU start; a step window
+  spans that step's GPU work; the SVG stays small (sub-pixel work is aggregated).
+- diff: the bars are the top N rows of `.report diff` by |difference| (ProfilerStep* left out of
+  the duration chart), computed here from the report's CSV; one SVG mark per non-zero bar.
+usage: check_charts.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
+import csv, io, os, struct, subprocess, sys, zlib
+import xml.etree.ElementTree as ET
+
+tlsql, data, shared, work = sys.argv[1:5]
+os.makedirs(work, exist_ok=True)
+failures = []
+MARK = "fill-opacity:0.72"
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(args):
+    return subprocess.run([tlsql] + args, capture_output=True, text=True, timeout=900)
+
+
+def query(trace_args, sql):
+    r = run(trace_args + ["-q", "--csv", "-c", sql])
+    assert r.returncode == 0, r.stderr
+    return list(csv.DictReader(io.StringIO(r.stdout)))
+
+
+def plot(trace_args, spec, name):
+    """Writes the chart as .svg, .png and .csv; returns (svg path, png path, csv rows)."""
+    out = {}
+    for ext in ("svg", "png", "csv"):
+        path = os.path.join(work, f"{name}.{ext}")
+        if os.path.exists(path):
+            os.remove(path)
+        kind, rest = spec.split(" ", 1) if " " in spec else (spec, "")
+        r = run(trace_args + ["-q", "-c", f".plot {kind} {path} {rest}"])
+        check(r.returncode == 0 and os.path.exists(path), f"{name}.{ext} written ({r.stderr.strip()[:200]})")
+        out[ext] = path
+    with open(out["csv"]) as f:
+        rows = list(csv.DictReader(f))
+    return out["svg"], out["png"], rows
+
+
+def svg_marks(path):
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        check(False, f"{path} parses as XML: {e}")
+        return None, 0
+    check(root.tag.endswith("svg"), f"{os.path.basename(path)} is an SVG document")
+    elements = list(root.iter())
+    return sum(MARK in (e.get("style") or "") for e in elements), len(elements)
+
+
+def png_decodes(path):
+    """A strict PNG read: signature, every chunk's CRC, IHDR, and the inflated IDAT size."""
+    with open(path, "rb") as f:
+        b = f.read()
+    if b[:8] != b"\x89PNG\r\n\x1a\n":
+        return False
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(b):
+        n, kind = struct.unpack(">I4s", b[pos:pos + 8])
+        body = b[pos + 8:pos + 8 + n]
+        (crc,) = struct.unpack(">I", b[pos + 8 + n:pos + 12 + n])
+        if zlib.crc32(kind + body) != crc:
+            return False
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        elif kind == b"IEND":
+            break
+        pos += 12 + n
+    if not ihdr:
+        return False
+    w, h, depth, colour = ihdr[:4]
+    channels = {6: 4, 2: 3}.get(colour)
+    raw = zlib.decompress(idat)
+    return depth == 8 and channels and len(raw) == h * (1 + w * channels) and all(
+        raw[y * (1 + w * channels)] <= 4 for y in range(h))
+
+
+def close(a, b, rel=1e-9):
+    return abs(float(a) - float(b)) <= rel * max(1.0, abs(float(b)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Roofline: NVIDIA (H100) and AMD (MI210 by CU count; MI300X from ../shared).
+roofline_traces = [("bert_h100", os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz")),
+                   ("minitoy_mi210", os.path.join(data, "hta_amd_mi250_minitoy.json.gz")),
+                   ("resnet_mi300x", os.path.join(shared, "traces", "tracelens", "mi300", "resnet_act_checkpoint.json.gz"))]
+for name, trace in roofline_traces:
+    if not os.path.exists(trace):
+        print(f"skip {trace}: not present")
+        continue
+    svg, png, rows = plot([trace], "roofline", f"roofline_{name}")
+    expected = query([trace], "SELECT uid, intensity(uid) AS x, tflops(uid) AS y, gpu_time(uid) AS ns FROM op "
+                              "WHERE flops(uid) > 0 AND gpu_time(uid) > 0")
+    points = [r for r in rows if r["kind"] == "point"]
+    check(len(points) == len(expected) > 0, f"{name}: {len(points)} points = {len(expected)} ops with FLOPs and GPU time")
+    by_uid = {r["uid"]: r for r in expected}
+    check(all(p["uid"] in by_uid and close(p["x"], by_uid[p["uid"]]["x"]) and close(p["y"], by_uid[p["uid"]]["y"])
+              for p in points), f"{name}: every point at (intensity(uid), tflops(uid))")
+    top = sorted(expected, key=lambda r: -int(r["ns"]))[:10]
+    labelled = [p for p in points if p["labelled"] == "1"]
+    check(len(labelled) == min(10, len(expected)) and
+          sorted(int(p["uid"]) for p in labelled) == sorted(int(r["uid"]) for r in top) or
+          sorted(float(by_uid[p["uid"]]["ns"]) for p in labelled) == sorted(float(r["ns"]) for r in top),
+          f"{name}: the labelled points are the top 10 by GPU time")
+    marks, _ = svg_marks(svg)
+    check(marks == len(points), f"{name}: SVG has {marks} point marks for {len(points)} points")
+    check(png_decodes(png), f"{name}: PNG decodes")
+    # Ceilings: knee = peak TFLOP/s / peak TB/s from gpu_spec for the trace's first GPU.
+    spec = {(r["dtype"], "matrix"): r for r in query([trace], "SELECT s.* FROM device_gpu g JOIN gpu_spec s ON s.gpu = g.gpu "
+                                                             "WHERE g.id = (SELECT min(id) FROM device_gpu)")}
+    ceilings = [r for r in rows if r["kind"] == "ceiling"]
+    check(len(ceilings) > 0, f"{name}: at least one compute ceiling")
+    for c in ceilings:
+        s = spec[(c["dtype"], "matrix")]
+        fp32 = spec[("fp32", "matrix")]
+        peak = float(s["matrix_tflops"]) if c["units"] == "matrix" else float(s["vector_tflops"] or fp32["vector_tflops"])
+        check(close(c["y"], peak) and close(c["x"], peak / float(s["hbm_tbps"])),
+              f"{name}: {c['name']} ceiling {c['y']} TFLOP/s, knee {c['x']} = {peak} / {s['hbm_tbps']}")
+    memory = [r for r in rows if r["kind"] == "memory"]
+    check(len(memory) == 1 and close(memory[0]["y"], next(iter(spec.values()))["hbm_tbps"]), f"{name}: memory roof")
+    if name == "bert_h100":
+        bf16 = [c for c in ceilings if c["name"] == "bf16 matrix"]
+        check(len(bf16) == 1 and abs(float(bf16[0]["x"]) - 295.3432835820896) < 1e-9,
+              "bert_h100: bf16 matrix knee 989.4 / 3.35 = 295.343 FLOP/byte")
+
+# WHERE and kernels variants.
+bert = os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz")
+_, _, rows = plot([bert], "roofline WHERE op_category(name) = 'GEMM'", "roofline_gemm")
+gemm = query([bert], "SELECT count(*) AS n FROM op WHERE op_category(name) = 'GEMM' AND flops(uid) > 0 AND gpu_time(uid) > 0")
+check(len([r for r in rows if r["kind"] == "point"]) == int(gemm[0]["n"]) and
+      all(r["category"] == "GEMM" for r in rows if r["kind"] == "point"), "roofline WHERE: GEMM ops only")
+_, _, rows = plot([bert], "roofline kernels", "roofline_kernels")
+kern = query([bert], "SELECT count(*) AS n FROM kernel WHERE flops(uid) > 0 AND gpu_time(uid) > 0")
+check(len([r for r in rows if r["kind"] == "point"]) == int(kern[0]["n"]) > 0, "roofline kernels: one point per kernel with FLOPs")
+
+
+# ---------------------------------------------------------------------------------------------
+# Timeline: NVIDIA, AMD, and a multi-stream trace with steps.
+def union(iv):
+    total, cur = 0, None
+    for a, b in sorted(iv):
+        if cur and a <= cur[1]:
+            cur[1] = max(cur[1], b)
+        else:
+            if cur:
+                total += cur[1] - cur[0]
+            cur = [a, b]
+    return total + (cur[1] - cur[0] if cur else 0)
+
+
+timeline_traces = [("bert_h100", bert), ("minitoy_mi210", os.path.join(data, "hta_amd_mi250_minitoy.json.gz")),
+                   ("control", os.path.join(shared, "traces", "hta", "trace_diff", "control.json.gz"))]
+for name, trace in timeline_traces:
+    if not os.path.exists(trace):
+        print(f"skip {trace}: not present")
+        continue
+    svg, png, rows = plot([trace], "timeline", f"timeline_{name}")
+    gpu = query([trace], "SELECT trace, coalesce(device, -1) AS device, coalesce(stream, -1) AS stream, ts, end, step "
+                         "FROM gpu WHERE ts IS NOT NULL")
+    lanes = {}
+    for g in gpu:
+        lanes.setdefault((g["trace"], g["device"], g["stream"]), []).append(g)
+    got = {(r["trace"], r["device"], r["stream"]): int(r["events"]) for r in rows if r["row"] == "lane"}
+    check(got == {k: len(v) for k, v in lanes.items()}, f"{name}: events per stream = SQL ({len(got)} streams)")
+    devices = {}
+    for g in gpu:
+        devices.setdefault((g["trace"], g["device"]), []).append((int(g["ts"]), int(g["end"])))
+    busy = {(r["trace"], r["device"]): int(r["busy_ns"]) for r in rows if r["row"] == "gpu"}
+    check(busy == {k: union(v) for k, v in devices.items()}, f"{name}: busy ns per GPU = union of its intervals")
+    starts = {}
+    for g in gpu:
+        if g["step"]:
+            starts[g["step"]] = min(starts.get(g["step"], 1 << 62), int(g["ts"]))
+    got_steps = {r["step"]: int(r["start_ns"]) for r in rows if r["row"] == "step"}
+    check(got_steps == starts, f"{name}: step lines at each step's first GPU start ({len(starts)} steps)")
+    _, n = svg_marks(svg)
+    check(n < 40 * 1200, f"{name}: SVG has {n} elements (sub-pixel work aggregated)")
+    check(png_decodes(png), f"{name}: PNG decodes")
+    if starts:
+        step = sorted(starts, key=int)[1 if len(starts) > 1 else 0]
+        _, _, rows = plot([trace], f"timeline {step}", f"timeline_{name}_step")
+        window = [r for r in rows if r["row"] == "window"][0]
+        in_step = [g for g in gpu if g["step"] == step]
+        check(int(window["start_ns"]) == min(int(g["ts"]) for g in in_step) and
+              int(window["end_ns"]) == max(int(g["end"]) for g in in_step), f"{name}: step {step} window = its GPU span")
+
+# A millisecond range on the example: events that overlap [first + 1 ms, first + 2 ms].
+_, _, rows = plot([bert], "timeline 1..2", "timeline_range")
+first = int(query([bert], "SELECT min(ts) AS t FROM gpu")[0]["t"])
+n = int(query([bert], f"SELECT count(*) AS n FROM gpu WHERE end >= {first + 1000000} AND ts <= {first + 2000000}")[0]["n"])
+window = [r for r in rows if r["row"] == "window"][0]
+check(int(window["start_ns"]) == first + 1000000 and int(window["end_ns"]) == first + 2000000 and int(window["events"]) == n,
+      f"timeline 1..2 ms: window and its {n} events")
+
+
+# ---------------------------------------------------------------------------------------------
+# Diff: bars = the diff report's top rows.
+# The compare pair's first steps are identical: all steps (.parameter) give additions and decreases.
+all_steps = ["-c", ".parameter set @control_step all", "-c", ".parameter set @test_step all"]
+diff_pairs = [("compare", os.path.join(data, "hta_trace_compare_base.json.gz"), os.path.join(data, "hta_trace_compare_test.json.gz"),
+               all_steps),
+              ("trace_diff", os.path.join(shared, "traces", "hta", "trace_diff", "control.json.gz"),
+               os.path.join(shared, "traces", "hta", "trace_diff", "test.json.gz"), [])]
+for name, control, test, params in diff_pairs:
+    if not os.path.exists(control):
+        print(f"skip {control}: not present")
+        continue
+    args = [control, "--diff", test] + params
+    report = query(args, ".report diff")
+    for metric, top in (("duration", 15), ("counts", 8)):
+        svg, png, rows = plot(args, f"diff {metric} {top}", f"diff_{name}_{metric}")
+        c, t, d = (("Control_total_duration", "Test_total_duration", "diff_duration") if metric == "duration"
+                   else ("Control_counts", "Test_counts", "diff_counts"))
+        want = [r for r in report if float(r[d]) != 0 and not (metric == "duration" and r["name"].startswith("ProfilerStep"))]
+        want.sort(key=lambda r: (-abs(float(r[d])), r["name"]))
+        want = want[:top]
+        check(len(rows) > 0 and [r["name"] for r in rows] == [r["name"] for r in want] and
+              all(close(a["control"], b[c]) and close(a["test"], b[t]) and close(a["difference"], b[d])
+                  for a, b in zip(rows, want)), f"{name} {metric}: {len(rows)} bars = the diff report's top rows")
+        check(not any(r["name"].startswith("ProfilerStep") for r in rows) or metric == "counts",
+              f"{name} {metric}: no ProfilerStep bars")
+        marks, _ = svg_marks(svg)
+        nonzero = sum(float(r[k]) != 0 for r in rows for k in ("control", "test", "difference"))
+        check(marks == nonzero, f"{name} {metric}: SVG has {marks} bars for {nonzero} non-zero values")
+        check(png_decodes(png), f"{name} {metric}: PNG decodes")
+
+# ---------------------------------------------------------------------------------------------
+# Errors: one line, exit 1, no file.
+for args, msg in [([bert, "-c", ".plot diff /tmp/x.svg"], "no trace to compare with"),
+                  ([bert, "-c", f".plot roofline {work}/x.gif"], "must end in .svg, .png or .csv"),
+                  ([bert, "-c", f".plot timeline {work}/x.svg 99"], "no GPU work in step 99"),
+                  ([bert, "-c", f".plot timeline {work}/x.svg soon"], "neither a step number"),
+                  ([bert, "-c", f".plot sankey {work}/x.svg"], ".plot roofline FILE"),
+                  ([bert, "-c", f".plot roofline {work}/x.svg WHERE nonsense("], "error")]:
+    r = run(["-q"] + args)
+    check(r.returncode == 1 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1 and
+          not os.path.exists(f"{work}/x.svg"), f"error: {' '.join(args[1:])}: {r.stderr.strip()}")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""`tlsql TRACE --html FILE` (and with --diff) through the real binary:
+- the page is self-contained: no script, no stylesheet link, no http(s) or protocol-relative
+  reference; every picture is an inline SVG data: URI that parses as SVG;
+- it holds the sections and tables it promises, and the ops / timeline tables carry exactly the
+  rows `--report ops` / `--report timeline` print;
+- with --diff: the two diff charts and the diff table, largest |diff_duration| first;
+- headless Chromium (scripts/screenshot_html.sh) opens it with no console message and writes a
+  screenshot that decodes (skipped, saying so, when chromium is not installed);
+- a bad output path: one error line, exit 1, no file.
+usage: check_html.py TLSQL DATA_DIR SCRIPTS_DIR WORK_DIR"""
+import base64, csv, html.parser, io, os, shutil, subprocess, sys
+import xml.etree.ElementTree as ET
+
+tlsql, data, scripts, work = sys.argv[1:5]
+os.makedirs(work, exist_ok=True)
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.refs, self.images, self.ids, self.tables = [], [], [], [], []
+        self._cell = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        for k in ("src", "href", "action", "data"):
+            if k in a:
+                self.refs.append(a[k])
+        if tag == "img":
+            self.images.append(a.get("src", ""))
+        if "id" in a:
+            self.ids.append(a["id"])
+        if tag == "table":
+            self.tables.append([])
+        if tag == "tr":
+            self.tables[-1].append([])
+        if tag in ("td", "th"):
+            self._cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][-1].append(self._cell)
+            self._cell = None
+
+    def handle_data(self, d):
+        if self._cell is not None:
+            self._cell += d
+
+
+def render(args, name):
+    out = os.path.join(work, name)
+    if os.path.exists(out):
+        os.remove(out)
+    r = subprocess.run([tlsql] + args + ["-q", "--html", out], capture_output=True, text=True, timeout=900)
+    check(r.returncode == 0 and os.path.exists(out), f"{name}: written, exit 0 {r.stderr.strip()}")
+    p = Page()
+    with open(out, encoding="utf-8") as f:
+        p.feed(f.read())
+    check("script" not in p.tags and "link" not in p.tags and "iframe" not in p.tags, f"{name}: no script, link or iframe")
+    external = [r for r in p.refs if r.startswith(("http:", "https:", "//", "file:", "ftp:"))]
+    check(not external, f"{name}: no external references {external[:3]}")
+    ok_images = 0
+    for src in p.images:
+        prefix = "data:image/svg+xml;base64,"
+        if src.startswith(prefix):
+            root = ET.fromstring(base64.b64decode(src[len(prefix):]))
+            ok_images += root.tag.endswith("svg")
+    check(ok_images == len(p.images), f"{name}: {ok_images} inline SVG pictures parse")
+    return out, p
+
+
+def report_rows(args, name):
+    r = subprocess.run([tlsql] + args + ["-q", "--csv", "--report", name], capture_output=True, text=True, timeout=900)
+    return list(csv.reader(io.StringIO(r.stdout)))
+
+
+def same_table(table, rows):
+    """The HTML table's cells equal the report's CSV (NULL shows as 'NULL', an empty CSV field)."""
+    return len(table) == len(rows) and all(
+        [("" if c == "NULL" else c) for c in t] == r for t, r in zip(table, rows))
+
+
+bert = os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz")
+page_path, p = render([bert], "bert.html")
+check(len(p.images) == 2, f"bert.html: roofline and timeline pictures ({len(p.images)})")
+check(all(s in p.ids for s in ("summary", "pictures", "timeline", "ops", "kernels")) and "diff" not in p.ids,
+      "bert.html: summary, pictures, timeline, ops, kernels sections; no diff")
+ops = report_rows([bert], "ops")
+check(any(same_table(t, ops) for t in p.tables), f"bert.html: the ops table = --report ops ({len(ops) - 1} rows)")
+timeline = report_rows([bert], "timeline")
+check(any(same_table(t, timeline) for t in p.tables), "bert.html: the GPU time breakdown = --report timeline")
+check(len(p.tables) == 7, f"bert.html: 7 tables (summary 4, timeline, ops, kernels): {len(p.tables)}")
+
+base, test = (os.path.join(data, f"hta_trace_compare_{s}.json.gz") for s in ("base", "test"))
+params = ["-c", ".parameter set @control_step all", "-c", ".parameter set @test_step all"]
+diff_path, d = render([base, "--diff", test] + params, "diff.html")
+check(len(d.images) == 4 and "diff" in d.ids, f"diff.html: roofline, timeline and the two diff charts ({len(d.images)})")
+diff = report_rows([base, "--diff", test] + params, "diff")
+header, rows = diff[0], diff[1:]
+k = header.index("diff_duration")
+rows.sort(key=lambda r: -abs(float(r[k])))
+check(any(t and t[0] == header and [x[0] for x in t[1:]] == [r[0] for r in rows] for t in d.tables),
+      "diff.html: the diff table, largest |diff_duration| first")
+
+# Bad output path: one line, exit 1, nothing written.
+r = subprocess.run([tlsql, bert, "-q", "--html", "/nonexistent/dir/r.html"], capture_output=True, text=True)
+check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "cannot write" in r.stderr,
+      f"--html to a missing folder: {r.stderr.strip()}")
+
+# The browser: no console messages, a screenshot that decodes.
+if not shutil.which("chromium") and not shutil.which("chromium-browser"):
+    print("SKIP: chromium is not installed (scripts/test.sh installs it); the page was not opened in a browser")
+else:
+    for page in (page_path, diff_path):
+        png = page + ".png"
+        r = subprocess.run([os.path.join(scripts, "screenshot_html.sh"), page, png, "1440", "3000"],
+                           capture_output=True, text=True, timeout=300)
+        check(r.returncode == 0, f"{os.path.basename(page)}: opens in headless chromium, no console messages "
+                                 f"{r.stderr.strip()[-300:]}")
+        with open(png, "rb") as f:
+            head = f.read(24)
+        check(head[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(head[16:20], "big") == 1440,
+              f"{os.path.basename(page)}: screenshot {png}")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
