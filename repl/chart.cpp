@@ -220,8 +220,7 @@ std::optional<Box> place_label(const Disc& at, double w, double h, const Box& ar
         Box b{x0, y0, x0 + w, y0 + h};
         if (!b.inside(area)) continue;
         if (std::any_of(taken.begin(), taken.end(), [&](const Box& t) { return t.hits(b); })) continue;
-        if (pass == 0 && std::any_of(points.begin(), points.end(), [&](const Disc& p) { return hits(b, p); }))
-          continue;
+        if (pass == 0 && std::any_of(points.begin(), points.end(), [&](const Disc& p) { return hits(b, p); })) continue;
         return b;
       }
   return std::nullopt;
@@ -268,8 +267,7 @@ std::string fit(Canvas& cv, std::string s, double size, double width) {
 void for_each_row(sqlite3* db, const std::string& sql, const Binder& bind,
                   const std::function<void(sqlite3_stmt*)>& row) {
   sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
-    throw std::runtime_error(sqlite3_errmsg(db));
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
   if (bind) bind(s);
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) row(s);
@@ -315,8 +313,8 @@ struct Point {
   int64_t uid, trace;
   std::string name, label, category, dtype, units;
   double flops, bytes, ns, peak_tflops = NAN, peak_tbps = NAN;
-  double x() const { return flops / bytes; }          // FLOP/byte
-  double y() const { return flops / ns / 1e3; }       // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s
+  double x() const { return flops / bytes; }     // FLOP/byte
+  double y() const { return flops / ns / 1e3; }  // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s
 };
 
 struct Ceiling {
@@ -330,21 +328,31 @@ struct Ceiling {
 
 Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f) {
   const char* what = kernels ? "kernels" : "ops";
-  std::string sql =
-      kernels ? "SELECT uid, trace, name, short_name(name), op_category(coalesce((SELECT p.name FROM event p "
-                "WHERE p.uid = kernel.launcher AND p.kind = 'cpu_op'), name)), perf(uid) FROM kernel"
-              : "SELECT uid, trace, name, short_name(name), op_category(name), perf(uid) FROM op";
-  if (!where.empty()) sql += " WHERE " + where;
+  std::string sql = kernels
+                        ? "SELECT uid, trace, name, short_name(name), op_category(coalesce((SELECT p.name FROM event p "
+                          "WHERE p.uid = kernel.launcher AND p.kind = 'cpu_op'), name)), perf(uid) FROM kernel"
+                        : "SELECT uid, trace, name, short_name(name), op_category(name), perf(uid) FROM op";
+  // flops() first: perf() also walks each op's subtree for its GPU time, wasted on ops without FLOPs.
+  sql += " WHERE flops(uid) IS NOT NULL";
+  if (!where.empty()) sql += " AND (" + where + ")";
   std::vector<Point> pts;
   int zero_flops = 0, no_bytes = 0, no_time = 0;
   auto point = [&](sqlite3_stmt* s) {
     auto j = nlohmann::json::parse(column_text(s, 5), nullptr, false);
     if (!j.is_object() || !j["flops"].is_number()) return;  // no FLOPs model
     auto num = [&](const char* k) { return j[k].is_number() ? j[k].get<double>() : NAN; };
-    Point p{sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), column_text(s, 2), column_text(s, 3),
-            column_text(s, 4), j["dtype"].is_string() ? j["dtype"].get<std::string>() : "fp32",
-            j["units"].is_string() ? j["units"].get<std::string>() : "vector", num("flops"), num("bytes"),
-            num("gpu_ns"), num("peak_tflops"), num("peak_tbps")};
+    Point p{sqlite3_column_int64(s, 0),
+            sqlite3_column_int64(s, 1),
+            column_text(s, 2),
+            column_text(s, 3),
+            column_text(s, 4),
+            j["dtype"].is_string() ? j["dtype"].get<std::string>() : "fp32",
+            j["units"].is_string() ? j["units"].get<std::string>() : "vector",
+            num("flops"),
+            num("bytes"),
+            num("gpu_ns"),
+            num("peak_tflops"),
+            num("peak_tbps")};
     if (!(p.ns > 0))
       ++no_time;
     else if (!(p.flops > 0))
@@ -398,7 +406,8 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
                            no_time);
   summary += "; " + device;
   for (const Ceiling& c : ceilings)
-    summary += fmt::format("; {} {:g} TFLOP/s, {:g} TB/s, ridge {:.4g} FLOP/byte", c.name(), c.tflops, c.tbps, c.knee());
+    summary +=
+        fmt::format("; {} {:g} TFLOP/s, {:g} TB/s, ridge {:.4g} FLOP/byte", c.name(), c.tflops, c.tbps, c.knee());
 
   if (f == ChartFormat::csv) {
     ResultSet rs;
@@ -414,8 +423,8 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     std::set<double> roofs;
     for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
     for (double tb : roofs)
-      rs.rows.push_back({"memory", std::nullopt, "HBM", std::nullopt, std::nullopt, std::nullopt, std::nullopt, cell(tb),
-                         std::nullopt, std::nullopt});
+      rs.rows.push_back({"memory", std::nullopt, "HBM", std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                         cell(tb), std::nullopt, std::nullopt});
     return {to_csv(rs), summary};
   }
 
@@ -492,9 +501,8 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   // of the points where possible, on a white backing; ceilings with the same peak share one.
   std::vector<std::pair<std::string, const Ceiling*>> ceiling_labels;
   for (const Ceiling& c : ceilings) {
-    auto same = std::find_if(ceiling_labels.begin(), ceiling_labels.end(), [&](auto& l) {
-      return l.second->tflops == c.tflops && l.second->tbps == c.tbps;
-    });
+    auto same = std::find_if(ceiling_labels.begin(), ceiling_labels.end(),
+                             [&](auto& l) { return l.second->tflops == c.tflops && l.second->tbps == c.tbps; });
     if (same != ceiling_labels.end())
       same->first += ", " + c.name();
     else
@@ -639,10 +647,10 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
         std::set<int64_t> steps;
         for (const Row& r : rows)
           if (r.has_step) steps.insert(r.step);
-        throw std::runtime_error(fmt::format("timeline: no GPU work in step {} ({})", step,
-                                             steps.empty() ? "the trace has no steps"
-                                                           : fmt::format("steps with GPU work: {}..{}", *steps.begin(),
-                                                                         *steps.rbegin())));
+        throw std::runtime_error(
+            fmt::format("timeline: no GPU work in step {} ({})", step,
+                        steps.empty() ? "the trace has no steps"
+                                      : fmt::format("steps with GPU work: {}..{}", *steps.begin(), *steps.rbegin())));
       }
       window = fmt::format("step {}", step);
     } else {
@@ -718,8 +726,15 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
     rs.rows.push_back({"window", {}, {}, {}, {}, i((int64_t)n_events), i(all_busy), i(t0), i(t1)});
     for (auto& g : gpus) rs.rows.push_back({"gpu", i(g.first), i(g.second), {}, {}, {}, i(busy_ns[g]), {}, {}});
     for (auto& [k, lane] : lanes)
-      rs.rows.push_back({"lane", i(lane.trace), i(lane.device), i(lane.stream), {}, i((int64_t)lane.events.size()),
-                         i(lane_busy[k]), {}, {}});
+      rs.rows.push_back({"lane",
+                         i(lane.trace),
+                         i(lane.device),
+                         i(lane.stream),
+                         {},
+                         i((int64_t)lane.events.size()),
+                         i(lane_busy[k]),
+                         {},
+                         {}});
     for (auto& [k, ts] : step_start)
       if (ts >= t0 && ts <= t1) rs.rows.push_back({"step", i(k.first), {}, {}, i(k.second), {}, {}, i(ts), {}});
     return {to_csv(rs), summary};
@@ -755,8 +770,8 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
   const double lanes_top = y;
   for (auto& g : gpus) {
     // Utilisation strip: busy share of each pixel's time, as a filled profile.
-    std::string who = many_traces ? fmt::format("rank {} · GPU {}", rank_of[g.first], g.second)
-                                  : fmt::format("GPU {}", g.second);
+    std::string who =
+        many_traces ? fmt::format("rank {} · GPU {}", rank_of[g.first], g.second) : fmt::format("GPU {}", g.second);
     cv.text(L - 10, y + 13, who, 12, kInk, 1, true);
     cv.text(L - 10, y + 27, fmt::format("busy {:.1f} %", 100.0 * (double)busy_ns[g] / window_ns), 11, kGrey, 1);
     cv.rect(L, y, PW, strip_h, hex(0xf4f4f4));

@@ -99,12 +99,12 @@ class Page {
       body_ += "</tr>\n";
     }
     body_ += "</table></div>\n";
-    if (rs.rows.size() > max_rows)
-      para(fmt::format("{} of {} rows shown.", max_rows, rs.rows.size()), "note");
+    if (rs.rows.size() > max_rows) para(fmt::format("{} of {} rows shown.", max_rows, rs.rows.size()), "note");
   }
   void image(const Chart& c, const std::string& alt) {
-    body_ += fmt::format("<figure><img alt=\"{}\" src=\"data:image/svg+xml;base64,{}\"><figcaption>{}</figcaption></figure>\n",
-                         escape(alt), base64(c.bytes), escape(c.summary));
+    body_ += fmt::format(
+        "<figure><img alt=\"{}\" src=\"data:image/svg+xml;base64,{}\"><figcaption>{}</figcaption></figure>\n",
+        escape(alt), base64(c.bytes), escape(c.summary));
   }
   std::string finish(const std::string& title) const {
     return fmt::format(
@@ -185,9 +185,10 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   page.heading(2, "Roofline and GPU timeline", "pictures");
   picture("Roofline", [&] { return roofline_chart(db, false, "", bind, ChartFormat::svg); });
   picture("GPU timeline", [&] { return timeline_chart(db, "", ChartFormat::svg); });
-  page.para("Other windows: .plot timeline FILE.svg STEP (or START..END in ms); roofline of a subset: "
-            ".plot roofline FILE.svg WHERE op_category(name) = 'GEMM'.",
-            "note");
+  page.para(
+      "Other windows: .plot timeline FILE.svg STEP (or START..END in ms); roofline of a subset: "
+      ".plot roofline FILE.svg WHERE op_category(name) = 'GEMM'.",
+      "note");
 
   page.heading(2, "GPU time breakdown", "timeline");
   report("timeline", {}, 200);
@@ -220,8 +221,9 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
     page.heading(3, "Kernels (.report diff_kernels)");
     report("diff_kernels", {}, 100);
   }
-  page.raw("<p class=\"note\">Made by tlsql 0.1.0. Every table is a canned report: "
-           "<code>tlsql TRACE --report NAME</code> prints it.</p>\n");
+  page.raw(
+      "<p class=\"note\">Made by tlsql 0.1.0. Every table is a canned report: "
+      "<code>tlsql TRACE --report NAME</code> prints it.</p>\n");
   return {page.finish("tlsql report: " + name), page.problems};
 }
 

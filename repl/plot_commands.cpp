@@ -69,8 +69,7 @@ void Shell::plot_command(const std::vector<std::string>& w, const std::string& w
 
 void Shell::html_command(const std::string& path) {
   HtmlReport r = html_report(
-      db(), [this](const std::string& sql) { return query_all(sql); },
-      [this](sqlite3_stmt* s) { bind_parameters(s); });
+      db(), [this](const std::string& sql) { return query_all(sql); }, [this](sqlite3_stmt* s) { bind_parameters(s); });
   write_file_atomic(path, r.html);
   if (r.problems) ++errors_;  // the page says what is missing; the exit code says so too
   if (!quiet || r.problems)

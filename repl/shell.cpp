@@ -616,11 +616,11 @@ void Shell::interactive() {
   auto refresh_words = [&] {
     std::set<std::string> words;
     for (const char* c :
-         {".attach",    ".exit",    ".headers", ".help",   ".mode",          ".once",   ".open",    ".output",
-          ".parameter", ".plot", ".html", ".quit",    ".read",    ".replay", ".export-replay", ".report", ".reports", ".save",
-          ".schema",    ".stack",   ".tables",  ".timer",  ".tree",          "SELECT",  "FROM",     "WHERE",
-          "GROUP",      "ORDER",    "BY",       "LIMIT",   "JOIN",           "ON",      "WITH",     "RECURSIVE",
-          "HAVING",     "DISTINCT", "COUNT"})
+         {".attach",    ".exit",     ".headers", ".help",    ".mode",   ".once",   ".open",          ".output",
+          ".parameter", ".plot",     ".html",    ".quit",    ".read",   ".replay", ".export-replay", ".report",
+          ".reports",   ".save",     ".schema",  ".stack",   ".tables", ".timer",  ".tree",          "SELECT",
+          "FROM",       "WHERE",     "GROUP",    "ORDER",    "BY",      "LIMIT",   "JOIN",           "ON",
+          "WITH",       "RECURSIVE", "HAVING",   "DISTINCT", "COUNT"})
       words.insert(c);
     sqlite3_stmt* s = nullptr;
     sqlite3_prepare_v2(db(),

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "augment.h"
+#include "connection_cache.h"
 #include "db_writer.h"
 #include "input.h"
 #include "interval_functions.h"
@@ -42,10 +43,15 @@ Session::Session(const std::string& saved_db) {
     throw LoadError(fmt::format("{}: cannot open: {}", target, msg));
   }
   register_sql(db_, &stores_);
+  enable_connection_cache(db_);
 }
 
 // The connection goes first: its virtual tables read the stores.
-Session::~Session() { sqlite3_close(db_); }
+// The functions' cached statements go before it.
+Session::~Session() {
+  drop_connection_cache(db_);
+  sqlite3_close(db_);
+}
 
 LoadStats Session::load(const std::string& path, const LoadOptions& opt) {
   auto& store = stores_[opt.schema];

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "connection_cache.h"
 #include "interval_union.h"
 #include "perf_model.h"
 #include "tree_access.h"
@@ -48,10 +49,23 @@ class PerfContext {
     if (!tree_.ok()) return;
     prepare(fmt::format("SELECT name, kind, args, trace, device FROM \"{}\".event WHERE uid = ?", schema), &info_);
     prepare(fmt::format("SELECT launcher FROM \"{}\".launch_link WHERE gpu = ?", schema), &launcher_);
+    // The device the op's work ran on; else the trace's first device.
+    // Optional: a database without gpu_spec still has FLOPs and bytes.
+    sqlite3_prepare_v2(
+        db_,
+        fmt::format("SELECT s.matrix_tflops, s.vector_tflops, s.hbm_tbps, f.vector_tflops "
+                    "FROM \"{0}\".device_gpu g JOIN \"{0}\".gpu_spec s ON s.gpu = g.gpu AND s.dtype = ?1 "
+                    "LEFT JOIN \"{0}\".gpu_spec f ON f.gpu = g.gpu AND f.dtype = 'fp32' "
+                    "WHERE g.trace = ?2 ORDER BY g.id = ?3 DESC, g.id LIMIT 1",
+                    schema)
+            .c_str(),
+        -1, &peaks_, nullptr);
   }
   ~PerfContext() {
-    for (sqlite3_stmt* s : {info_, launcher_}) sqlite3_finalize(s);
+    for (sqlite3_stmt* s : {info_, launcher_, peaks_}) sqlite3_finalize(s);
   }
+  PerfContext(const PerfContext&) = delete;
+  PerfContext& operator=(const PerfContext&) = delete;
   std::string error() const { return tree_.ok() ? error_ : tree_.error(); }
 
   std::optional<Measured> measure(int64_t uid) {
@@ -82,16 +96,9 @@ class PerfContext {
   std::pair<std::optional<double>, std::optional<double>> peaks(const Measured& m) {
     std::string dt = spec_dtype(m.dtype);
     if (dt.empty()) dt = "fp32";
-    sqlite3_stmt* s = nullptr;
-    // The device the op's work ran on; else the trace's first device.
-    std::string sql = fmt::format(
-        "SELECT s.matrix_tflops, s.vector_tflops, s.hbm_tbps, f.vector_tflops "
-        "FROM \"{0}\".device_gpu g JOIN \"{0}\".gpu_spec s ON s.gpu = g.gpu AND s.dtype = ?1 "
-        "LEFT JOIN \"{0}\".gpu_spec f ON f.gpu = g.gpu AND f.dtype = 'fp32' "
-        "WHERE g.trace = ?2 ORDER BY g.id = ?3 DESC, g.id LIMIT 1",
-        schema_);
     std::pair<std::optional<double>, std::optional<double>> out;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) return out;
+    sqlite3_stmt* s = peaks_;
+    if (!s) return out;
     sqlite3_bind_text(s, 1, dt.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 2, m.trace);
     sqlite3_bind_int64(s, 3, m.device);
@@ -104,7 +111,7 @@ class PerfContext {
       out.first = m.matrix ? col(0) : (col(1) ? col(1) : col(3));
       out.second = col(2);
     }
-    sqlite3_finalize(s);
+    sqlite3_reset(s);  // no statement stays active between calls (it would block DETACH)
     return out;
   }
 
@@ -114,33 +121,34 @@ class PerfContext {
       error_ = sqlite3_errmsg(db_);
   }
   bool info(int64_t uid, std::string& name, std::string& kind, std::string& args, int64_t& trace, int64_t& device) {
-    sqlite3_reset(info_);
     sqlite3_bind_int64(info_, 1, uid);
-    if (sqlite3_step(info_) != SQLITE_ROW) return false;
+    if (sqlite3_step(info_) != SQLITE_ROW) return sqlite3_reset(info_), false;
     auto text = [&](int i) {
       return sqlite3_column_text(info_, i) ? std::string((const char*)sqlite3_column_text(info_, i)) : std::string();
     };
     name = text(0), kind = text(1), args = text(2);
     trace = sqlite3_column_int64(info_, 3);
     device = sqlite3_column_type(info_, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(info_, 4);
+    sqlite3_reset(info_);
     return true;
   }
   // The op whose numbers a kernel takes: the nearest op at or above its launcher that has a model
   // and launched nothing but this kernel (aten::_flash_attention_forward launches the flash
   // kernel; the model sits on aten::_scaled_dot_product_flash_attention above it).
   bool single_launch(int64_t gpu, int64_t& op) {
-    sqlite3_reset(launcher_);
     sqlite3_bind_int64(launcher_, 1, gpu);
-    if (sqlite3_step(launcher_) != SQLITE_ROW) return false;
-    std::vector<int64_t> chain{sqlite3_column_int64(launcher_, 0)};
+    bool linked = sqlite3_step(launcher_) == SQLITE_ROW;
+    std::vector<int64_t> chain{linked ? sqlite3_column_int64(launcher_, 0) : 0};
+    sqlite3_reset(launcher_);
+    if (!linked) return false;
     for (auto [a, d] : tree_.ancestors(chain[0])) chain.push_back(a);
     for (int64_t c : chain) {
       std::string name, kind, args;
       int64_t t, dv;
       if (!info(c, name, kind, args, t, dv) || kind != "cpu_op") return false;
-      int kernels = 0;
-      for (auto [k, dist] : tree_.descendants(c))
-        if (auto r = tree_.row(k); r && is_gpu_work(r->kind) && ++kernels > 1) return false;
+      int kernels = 0;  // stop at the second: an op high up the tree has a large subtree
+      tree_.visit_descendants(c, [&](const TreeRow& r) { return !(is_gpu_work(r.kind) && ++kernels > 1); });
+      if (kernels > 1) return false;
       if (has_perf_model(name)) {
         op = c;
         return true;
@@ -179,7 +187,7 @@ class PerfContext {
   sqlite3* db_;
   std::string schema_, error_;
   TreeAccess tree_;
-  sqlite3_stmt *info_ = nullptr, *launcher_ = nullptr;
+  sqlite3_stmt *info_ = nullptr, *launcher_ = nullptr, *peaks_ = nullptr;
 };
 
 enum class Fn { flops, bytes, tflops, tbps, intensity, peak_tflops, peak_tbps, achieved_pct, bound, perf };
@@ -192,7 +200,8 @@ struct Perf {
   std::optional<std::string> bound;
 };
 
-Perf evaluate(PerfContext& pc, const Measured& m) {
+// `peaks`: also the gpu_spec figures and what follows from them (bound, achieved_pct).
+Perf evaluate(PerfContext& pc, const Measured& m, bool peaks) {
   Perf p;
   p.flops = m.flops, p.bytes = m.bytes;
   if (m.gpu_ns > 0) {
@@ -200,6 +209,7 @@ Perf evaluate(PerfContext& pc, const Measured& m) {
     if (m.bytes) p.tbps = *m.bytes / (double)m.gpu_ns / 1e3;
   }
   if (m.flops && m.bytes && *m.bytes > 0) p.intensity = *m.flops / *m.bytes;
+  if (!peaks) return p;
   auto [peak_tf, peak_tb] = pc.peaks(m);
   p.peak_tbps = peak_tb;               // the GPU's, whatever the op
   if (!m.flops && !m.bytes) return p;  // no model: neither the dtype nor the units are known
@@ -247,11 +257,19 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   int64_t uid;
   if (!uid_arg(ctx, argv[0], name, uid)) return;
   std::string schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
-  PerfContext pc(sqlite3_context_db_handle(ctx), schema);
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  std::unique_ptr<PerfContext> own;
+  PerfContext* cached = connection_cached<PerfContext>(db, "perf:" + schema, [&]() -> std::unique_ptr<PerfContext> {
+    auto c = std::make_unique<PerfContext>(db, schema);
+    if (!c->error().empty()) return nullptr;
+    return c;
+  });
+  if (!cached) own = std::make_unique<PerfContext>(db, schema);
+  PerfContext& pc = cached ? *cached : *own;
   if (!pc.error().empty()) return sqlite3_result_error(ctx, fmt::format("{}: {}", name, pc.error()).c_str(), -1);
   auto m = pc.measure(uid);
   if (!m) return sqlite3_result_error(ctx, fmt::format("{}({}): no event has uid {}", name, uid, uid).c_str(), -1);
-  Perf p = evaluate(pc, *m);
+  Perf p = evaluate(pc, *m, fn >= Fn::peak_tflops);
   switch (fn) {
     case Fn::flops: return result(ctx, p.flops);
     case Fn::bytes: return result(ctx, p.bytes);

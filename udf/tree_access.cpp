@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
+#include "connection_cache.h"
+
 namespace tlsql {
 
 bool is_gpu_work(const std::string& kind) { return kind == "kernel" || kind == "memcpy" || kind == "memset"; }
@@ -19,28 +24,73 @@ bool uid_arg(sqlite3_context* ctx, sqlite3_value* v, const char* fn, int64_t& ui
   return true;
 }
 
+namespace {
+
+// A prepared statement owned by the connection cache.
+struct CachedStatement {
+  sqlite3_stmt* stmt = nullptr;
+  ~CachedStatement() { sqlite3_finalize(stmt); }
+};
+
+// Whether schema `name` holds the database whose tlsql_self token is `token`.
+bool holds_token(sqlite3* db, const std::string& name, const std::string& token) {
+  const std::string sql = fmt::format("SELECT 1 FROM \"{}\".tlsql_self WHERE token = ?", name);
+  sqlite3_stmt* own = nullptr;
+  auto* cached = connection_cached<CachedStatement>(db, "self:" + name, [&]() -> std::unique_ptr<CachedStatement> {
+    auto c = std::make_unique<CachedStatement>();
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &c->stmt, nullptr) != SQLITE_OK) return nullptr;
+    return c;
+  });
+  sqlite3_stmt* q = cached ? cached->stmt : nullptr;
+  if (!q && sqlite3_prepare_v2(db, sql.c_str(), -1, &own, nullptr) == SQLITE_OK) q = own;
+  bool found = false;
+  if (q) {
+    sqlite3_bind_text(q, 1, token.c_str(), -1, SQLITE_TRANSIENT);
+    found = sqlite3_step(q) == SQLITE_ROW;
+    sqlite3_reset(q);
+  }
+  sqlite3_finalize(own);
+  return found;
+}
+
+struct TokenNames {
+  std::map<std::string, std::string> schema;  // token -> the schema it was last found in
+};
+
+}  // namespace
+
 std::string schema_arg(sqlite3* db, sqlite3_value* v) {
   const unsigned char* t = v ? sqlite3_value_text(v) : nullptr;
   if (!t) return "main";
   std::string s = (const char*)t;
   if (s.rfind("db:", 0) != 0) return s;
+  const std::string token = s.substr(3);
+  auto* known = connection_cached<TokenNames>(db, "tokens", [] { return std::make_unique<TokenNames>(); });
+  if (known)
+    if (auto it = known->schema.find(token); it != known->schema.end() && holds_token(db, it->second, token))
+      return it->second;
   std::vector<std::string> names;
   sqlite3_stmt* list = nullptr;
   if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &list, nullptr) == SQLITE_OK)
     while (sqlite3_step(list) == SQLITE_ROW) names.emplace_back((const char*)sqlite3_column_text(list, 0));
   sqlite3_finalize(list);
-  for (const std::string& n : names) {
-    sqlite3_stmt* q = nullptr;
-    bool found = false;
-    std::string sql = fmt::format("SELECT 1 FROM \"{}\".tlsql_self WHERE token = ?", n);
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK) {
-      sqlite3_bind_text(q, 1, s.c_str() + 3, -1, SQLITE_TRANSIENT);
-      found = sqlite3_step(q) == SQLITE_ROW;
+  for (const std::string& n : names)
+    if (holds_token(db, n, token)) {
+      if (known) known->schema[token] = n;
+      return n;
     }
-    sqlite3_finalize(q);
-    if (found) return n;
-  }
   return s;  // no such database attached: the caller reports that the schema has no event table
+}
+
+TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own) {
+  if (auto* t = connection_cached<TreeAccess>(db, "tree:" + schema, [&]() -> std::unique_ptr<TreeAccess> {
+        auto t = std::make_unique<TreeAccess>(db, schema);
+        if (!t->ok()) return nullptr;
+        return t;
+      }))
+    return t;
+  own = std::make_unique<TreeAccess>(db, schema);
+  return own.get();
 }
 
 TreeAccess::TreeAccess(sqlite3* db, const std::string& schema) : db_(db) {
@@ -75,6 +125,7 @@ std::optional<TreeRow> TreeAccess::row(int64_t uid) {
   if (auto k = sqlite3_column_text(row_, 5)) r.kind = (const char*)k;
   if (auto n = sqlite3_column_text(row_, 6)) r.name = (const char*)n;
   if (auto c = sqlite3_column_text(row_, 7)) r.cat = (const char*)c;
+  sqlite3_reset(row_);  // no statement stays active between calls (it would block DETACH)
   return r;
 }
 
@@ -83,6 +134,7 @@ std::vector<int64_t> TreeAccess::children(int64_t uid) {
   sqlite3_reset(children_);
   sqlite3_bind_int64(children_, 1, uid);
   while (sqlite3_step(children_) == SQLITE_ROW) out.push_back(sqlite3_column_int64(children_, 0));
+  sqlite3_reset(children_);
   return out;
 }
 
@@ -100,6 +152,19 @@ std::vector<std::pair<int64_t, int>> TreeAccess::descendants(int64_t uid, int ma
   return out;
 }
 
+void TreeAccess::visit_descendants(int64_t uid, const std::function<bool(const TreeRow&)>& fn) {
+  std::vector<int64_t> stack = children(uid);
+  std::reverse(stack.begin(), stack.end());
+  while (!stack.empty()) {
+    int64_t u = stack.back();
+    stack.pop_back();
+    auto r = row(u);
+    if (r && !fn(*r)) return;
+    auto c = children(u);
+    stack.insert(stack.end(), c.rbegin(), c.rend());
+  }
+}
+
 std::vector<std::pair<int64_t, int>> TreeAccess::ancestors(int64_t uid) {
   std::vector<std::pair<int64_t, int>> out;
   auto r = row(uid);
@@ -114,8 +179,11 @@ std::string TreeAccess::arg(int64_t uid, const char* key) {
   sqlite3_reset(arg_);
   sqlite3_bind_text(arg_, 1, key, -1, SQLITE_STATIC);
   sqlite3_bind_int64(arg_, 2, uid);
-  if (sqlite3_step(arg_) != SQLITE_ROW || sqlite3_column_type(arg_, 0) == SQLITE_NULL) return {};
-  return (const char*)sqlite3_column_text(arg_, 0);
+  std::string v;
+  if (sqlite3_step(arg_) == SQLITE_ROW && sqlite3_column_type(arg_, 0) != SQLITE_NULL)
+    v = (const char*)sqlite3_column_text(arg_, 0);
+  sqlite3_reset(arg_);
+  return v;
 }
 
 }  // namespace tlsql

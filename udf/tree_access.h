@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +34,8 @@ class TreeAccess {
   // Whole subtree below uid in depth-first pre-order: (uid, distance from uid).
   std::vector<std::pair<int64_t, int>> descendants(int64_t uid, int max_distance = INT32_MAX);
   std::vector<std::pair<int64_t, int>> ancestors(int64_t uid);  // parent first
+  // Calls fn(row) for each event below uid, depth-first, until fn returns false.
+  void visit_descendants(int64_t uid, const std::function<bool(const TreeRow&)>& fn);
   // Text of args member `key` (e.g. "Input Dims"), minified JSON; empty if absent.
   std::string arg(int64_t uid, const char* key);
 
@@ -42,6 +46,10 @@ class TreeAccess {
 };
 
 bool is_gpu_work(const std::string& kind);
+
+// The TreeAccess for `schema`: the connection's cached one (connection_cache.h) when it has a
+// cache, else one made into `own`. Check ok() either way.
+TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own);
 
 // The schema a function's optional `schema` argument names: "main" when absent, else the name
 // given, except "db:TOKEN" (what tlsql's own views pass, from their schema's tlsql_self table),

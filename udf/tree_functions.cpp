@@ -50,7 +50,8 @@ struct Cursor {
   sqlite3_vtab_cursor base{};
   std::vector<std::pair<int64_t, int>> rows;  // (uid, rel_depth)
   size_t at = 0;
-  std::unique_ptr<TreeAccess> tree;
+  std::unique_ptr<TreeAccess> own;  // when the connection has no cache
+  TreeAccess* tree = nullptr;
   std::optional<TreeRow> current;
   bool fetched = false;
 };
@@ -131,7 +132,7 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value
                                              sqlite3_value_text(u) ? (const char*)sqlite3_value_text(u) : "NULL"));
   int64_t uid = sqlite3_value_int64(u);
   std::string schema = schema_arg(t->db, (plan & 2) ? argv[1] : nullptr);
-  c->tree = std::make_unique<TreeAccess>(t->db, schema);
+  c->tree = tree_for(t->db, schema, c->own);
   if (!c->tree->ok()) return set_error(cur->pVtab, fmt::format("{}: {}", fn, c->tree->error()));
   auto root = c->tree->row(uid);
   if (!root) return set_error(cur->pVtab, fmt::format("{}({}): no event has uid {}", fn, uid, uid));
@@ -215,11 +216,11 @@ const sqlite3_module kModule = {0,        nullptr, x_connect, x_best_index, x_di
                                 nullptr,  nullptr, nullptr,   nullptr,      nullptr,      nullptr, nullptr, nullptr};
 
 // Scalar functions share the argument handling: (uid [, schema]).
-std::unique_ptr<TreeAccess> open_tree(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn,
-                                      int64_t& uid, std::optional<TreeRow>& row) {
+TreeAccess* open_tree(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn, int64_t& uid,
+                      std::optional<TreeRow>& row, std::unique_ptr<TreeAccess>& own) {
   if (!uid_arg(ctx, argv[0], fn, uid)) return nullptr;
   std::string schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
-  auto tree = std::make_unique<TreeAccess>(sqlite3_context_db_handle(ctx), schema);
+  TreeAccess* tree = tree_for(sqlite3_context_db_handle(ctx), schema, own);
   if (!tree->ok()) {
     sqlite3_result_error(ctx, fmt::format("{}: {}", fn, tree->error()).c_str(), -1);
     return nullptr;
@@ -235,7 +236,8 @@ std::unique_ptr<TreeAccess> open_tree(sqlite3_context* ctx, int argc, sqlite3_va
 void gpu_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   int64_t uid;
   std::optional<TreeRow> row;
-  auto tree = open_tree(ctx, argc, argv, "gpu_time", uid, row);
+  std::unique_ptr<TreeAccess> own;
+  TreeAccess* tree = open_tree(ctx, argc, argv, "gpu_time", uid, row, own);
   if (!tree) return;
   std::vector<std::pair<int64_t, int64_t>> iv;
   auto add = [&](const TreeRow& r) {
@@ -250,7 +252,8 @@ void gpu_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 void self_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   int64_t uid;
   std::optional<TreeRow> row;
-  auto tree = open_tree(ctx, argc, argv, "self_time", uid, row);
+  std::unique_ptr<TreeAccess> own;
+  TreeAccess* tree = open_tree(ctx, argc, argv, "self_time", uid, row, own);
   if (!tree) return;
   if (!row->has_time) return sqlite3_result_null(ctx);
   // As torch.profiler: the event's duration less its children's, host children only (a launch
@@ -266,7 +269,8 @@ void self_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 void source(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   int64_t uid;
   std::optional<TreeRow> row;
-  auto tree = open_tree(ctx, argc, argv, "source", uid, row);
+  std::unique_ptr<TreeAccess> own;
+  TreeAccess* tree = open_tree(ctx, argc, argv, "source", uid, row, own);
   if (!tree) return;
   // torch.profiler's source_code_location: the nearest event at or above whose name has a
   // ".py(" location. Traces from before python frames were recorded carry "Call stack" text

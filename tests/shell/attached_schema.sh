@@ -21,3 +21,14 @@ cmp "$work/att_alone.csv" "$work/att_diff.csv"
 cmp "$work/att_alone.csv" "$work/att_trace.csv"
 "$tlsql" "$other" -c ".attach $work/att.db AS zz" -c "$(q zz. ", 'zz'")" > "$work/att_db.csv"
 cmp "$work/att_alone.csv" "$work/att_db.csv"
+# The functions keep prepared statements per schema between calls (udf/connection_cache.h): a
+# schema they used can still be detached, and a different database attached under the same name
+# answers for itself. Here `zz` is first the other trace (saved), then the trace: the second
+# answer must be the trace's alone.
+rm -f "$work/att_other.db"
+"$tlsql" "$other" -o "$work/att_other.db" -c "SELECT 1" >/dev/null
+"$tlsql" "$other" -c ".attach $work/att_other.db AS zz" \
+  -c "SELECT count(*), sum(flops(uid, 'zz')), sum(gpu_time(uid, 'zz')) FROM zz.op; SELECT * FROM zz.op_summary" \
+  -c "DETACH zz" \
+  -c ".attach $work/att.db AS zz" -c ".output $work/att_reattached.csv" -c "$(q zz. ", 'zz'")" >/dev/null
+cmp "$work/att_alone.csv" "$work/att_reattached.csv"
