@@ -38,6 +38,9 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f);
 // `top` names with the largest |difference| (ProfilerStep* left out of the duration chart).
 Chart diff_chart(const ResultSet& diff_rows, bool duration, int top, ChartFormat f);
 
+// Whether a schema of that name is attached (`other`: the diff's test trace).
+bool schema_attached(sqlite3* db, const char* name);
+
 // Writes `bytes` to `path` through a temporary file and a rename: never a half-written file.
 void write_file_atomic(const std::string& path, const std::string& bytes);
 

@@ -118,22 +118,11 @@ class Page {
   std::string body_;
 };
 
-bool has_schema(sqlite3* db, const char* name) {
-  sqlite3_stmt* s = nullptr;
-  bool found = false;
-  if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_database_list WHERE name = ?", -1, &s, nullptr) == SQLITE_OK) {
-    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-    found = sqlite3_step(s) == SQLITE_ROW;
-  }
-  sqlite3_finalize(s);
-  return found;
-}
-
 }  // namespace
 
 HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   Page page;
-  const bool diff = has_schema(db, "other");
+  const bool diff = schema_attached(db, "other");
   std::vector<ResultSet> traces;
   try {
     traces = query("SELECT id, path, rank, world_size FROM main.trace ORDER BY id");
@@ -161,12 +150,15 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   auto report = [&](const std::string& report_name, const std::vector<std::string>& captions, size_t max_rows) {
     try {
       auto sets = query(std::string(sql_asset("report_" + report_name)));
+      int shown = 0;
       for (size_t i = 0; i < sets.size(); ++i) {
         bool captioned = i < captions.size() && !captions[i].empty();
-        if (!captioned && sets[i].rows.empty() && sets.size() > 1) continue;  // an empty extra result
+        if (!captioned && sets[i].rows.empty()) continue;  // e.g. the per-rank table of one trace
         if (captioned) page.heading(3, captions[i]);
         page.table(sets[i], max_rows);
+        ++shown;
       }
+      if (!shown) page.para("(no rows)", "note");
     } catch (const std::exception& e) {
       page.problem("The " + report_name + " report", e.what());
     }
@@ -184,7 +176,11 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
 
   page.heading(2, "Roofline and GPU timeline", "pictures");
   picture("Roofline", [&] { return roofline_chart(db, false, "", bind, ChartFormat::svg); });
-  picture("GPU timeline", [&] { return timeline_chart(db, "", ChartFormat::svg); });
+  auto gpu_events = query("SELECT count(*) FROM gpu");
+  if (gpu_events.empty() || gpu_events[0].rows.empty() || gpu_events[0].rows[0][0] == "0")
+    page.para("No GPU events (kernels, memcpys, memsets) in this trace: no GPU timeline.", "note");
+  else
+    picture("GPU timeline", [&] { return timeline_chart(db, "", ChartFormat::svg); });
   page.para(
       "Other windows: .plot timeline FILE.svg STEP (or START..END in ms); roofline of a subset: "
       ".plot roofline FILE.svg WHERE op_category(name) = 'GEMM'.",

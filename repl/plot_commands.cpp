@@ -51,12 +51,7 @@ void Shell::plot_command(const std::vector<std::string>& w, const std::string& w
       else if (char* end; (top = std::strtoll(w[i].c_str(), &end, 10)) < 1 || *end)
         throw std::invalid_argument("usage");
     }
-    sqlite3_stmt* s = nullptr;
-    bool attached = sqlite3_prepare_v2(db(), "SELECT 1 FROM pragma_database_list WHERE name = 'other'", -1, &s,
-                                       nullptr) == SQLITE_OK &&
-                    sqlite3_step(s) == SQLITE_ROW;
-    sqlite3_finalize(s);
-    if (!attached)
+    if (!schema_attached(db(), "other"))
       throw std::runtime_error(".plot diff: no trace to compare with: start with --diff TEST or .attach TEST AS other");
     auto rows = query_all(std::string(sql_asset("report_diff")));
     chart = diff_chart(rows.at(0), duration, (int)top, *format);

@@ -7,12 +7,13 @@
 - with --diff: the two diff charts and the diff table, largest |diff_duration| first;
 - headless Chromium (scripts/screenshot_html.sh) opens it with no console message and writes a
   screenshot that decodes (skipped, saying so, when chromium is not installed);
+- a CPU-only trace: a note instead of the timeline, exit 0;
 - a bad output path: one error line, exit 1, no file.
-usage: check_html.py TLSQL DATA_DIR SCRIPTS_DIR WORK_DIR"""
+usage: check_html.py TLSQL DATA_DIR SHARED_DIR SCRIPTS_DIR WORK_DIR"""
 import base64, csv, html.parser, io, os, shutil, subprocess, sys
 import xml.etree.ElementTree as ET
 
-tlsql, data, scripts, work = sys.argv[1:5]
+tlsql, data, shared, scripts, work = sys.argv[1:6]
 os.makedirs(work, exist_ok=True)
 failures = []
 
@@ -110,6 +111,15 @@ k = header.index("diff_duration")
 rows.sort(key=lambda r: -abs(float(r[k])))
 check(any(t and t[0] == header and [x[0] for x in t[1:]] == [r[0] for r in rows] for t in d.tables),
       "diff.html: the diff table, largest |diff_duration| first")
+
+# A CPU-only trace: no timeline picture (a note says why), an empty roofline, exit 0.
+cpu = os.path.join(shared, "traces", "hta", "cpu_only_rank34.json.gz")
+if os.path.exists(cpu):
+    cpu_path, c = render([cpu], "cpu_only.html")
+    with open(cpu_path, encoding="utf-8") as f:
+        check("No GPU events" in f.read() and len(c.images) == 1, "cpu_only.html: no timeline, says why")
+else:
+    print(f"skip {cpu}: not present")
 
 # Bad output path: one line, exit 1, nothing written.
 r = subprocess.run([tlsql, bert, "-q", "--html", "/nonexistent/dir/r.html"], capture_output=True, text=True)
