@@ -10,6 +10,13 @@
 #include "shell.h"
 #include "tlsql.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+// LeakSanitizer (the sanitizer build): fontconfig, which cairo's text goes through, keeps its
+// font cache for the life of the process and never frees it. Nothing of tlsql's is suppressed.
+extern "C" const char* __lsan_default_suppressions() { return "leak:libfontconfig.so\n"; }
+extern "C" const char* __lsan_default_options() { return "print_suppressions=0"; }
+#endif
+
 int main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
   app.set_version_flag("--version", "tlsql 0.1.0");
