@@ -934,6 +934,7 @@ Chart diff_chart(const ResultSet& diff_rows, bool duration_chart, int top, Chart
   for (const Bar& b : bars)
     for (double v : {b.control, b.test, b.diff}) lo = std::min(lo, v), hi = std::max(hi, v);
   double step = nice_step(hi - lo, 8);
+  if (!duration_chart) step = std::max(1.0, step);  // counts are whole numbers
   lo = std::floor(lo / step) * step, hi = std::ceil(hi / step) * step;
   if (hi == lo) hi = lo + 1;
   LinScale sx{lo, hi, L, R};

@@ -95,6 +95,15 @@ def png_decodes(path):
         raw[y * (1 + w * channels)] <= 4 for y in range(h))
 
 
+def present(cases):
+    """The cases whose first file exists; the others are named as skipped (../shared absent)."""
+    for case in cases:
+        if os.path.exists(case[1]):
+            yield case
+        else:
+            print(f"skip {case[1]}: not present")
+
+
 def close(a, b, rel=1e-9):
     return abs(float(a) - float(b)) <= rel * max(1.0, abs(float(b)))
 
@@ -104,10 +113,7 @@ def close(a, b, rel=1e-9):
 roofline_traces = [("bert_h100", os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz")),
                    ("minitoy_mi210", os.path.join(data, "hta_amd_mi250_minitoy.json.gz")),
                    ("resnet_mi300x", os.path.join(shared, "traces", "tracelens", "mi300", "resnet_act_checkpoint.json.gz"))]
-for name, trace in roofline_traces:
-    if not os.path.exists(trace):
-        print(f"skip {trace}: not present")
-        continue
+for name, trace in present(roofline_traces):
     svg, png, rows = plot([trace], "roofline", f"roofline_{name}")
     expected = query([trace], "SELECT uid, intensity(uid) AS x, tflops(uid) AS y, gpu_time(uid) AS ns FROM op "
                               "WHERE flops(uid) > 0 AND gpu_time(uid) > 0")
@@ -170,10 +176,7 @@ def union(iv):
 
 timeline_traces = [("bert_h100", bert), ("minitoy_mi210", os.path.join(data, "hta_amd_mi250_minitoy.json.gz")),
                    ("control", os.path.join(shared, "traces", "hta", "trace_diff", "control.json.gz"))]
-for name, trace in timeline_traces:
-    if not os.path.exists(trace):
-        print(f"skip {trace}: not present")
-        continue
+for name, trace in present(timeline_traces):
     svg, png, rows = plot([trace], "timeline", f"timeline_{name}")
     gpu = query([trace], "SELECT trace, coalesce(device, -1) AS device, coalesce(stream, -1) AS stream, ts, end, step "
                          "FROM gpu WHERE ts IS NOT NULL")
@@ -221,10 +224,7 @@ diff_pairs = [("compare", os.path.join(data, "hta_trace_compare_base.json.gz"), 
                all_steps),
               ("trace_diff", os.path.join(shared, "traces", "hta", "trace_diff", "control.json.gz"),
                os.path.join(shared, "traces", "hta", "trace_diff", "test.json.gz"), [])]
-for name, control, test, params in diff_pairs:
-    if not os.path.exists(control):
-        print(f"skip {control}: not present")
-        continue
+for name, control, test, params in present(diff_pairs):
     args = [control, "--diff", test] + params
     report = query(args, ".report diff")
     for metric, top in (("duration", 15), ("counts", 8)):
