@@ -335,6 +335,16 @@ struct Ceiling {
   std::string name() const { return dtype + " " + units; }
 };
 
+// An SVG is drawn into the HTML report as is, unless it passes kInlineSvgLimit (a roofline of
+// 250k ops is ~100 MB of SVG): then as a PNG, whose size does not grow with the marks.
+constexpr size_t kInlineSvgLimit = 4 << 20;
+Chart render(const std::function<std::string(ChartFormat)>& draw, ChartFormat f, const std::string& summary) {
+  if (f != ChartFormat::inline_image) return {draw(f), summary, f};
+  std::string svg = draw(ChartFormat::svg);
+  if (svg.size() <= kInlineSvgLimit) return {std::move(svg), summary, ChartFormat::svg};
+  return {draw(ChartFormat::png), summary, ChartFormat::png};
+}
+
 }  // namespace
 
 Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f) {
@@ -436,139 +446,142 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     for (double tb : roofs)
       rs.rows.push_back({"memory", std::nullopt, "HBM", std::nullopt, std::nullopt, std::nullopt, std::nullopt,
                          cell(tb), std::nullopt, std::nullopt});
-    return {to_csv(rs), summary};
+    return {to_csv(rs), summary, ChartFormat::csv};
   }
 
   const double W = 1100, H = pts.empty() ? 130 : 720, L = 90, R = 850, T = 72, B = pts.empty() ? 110 : 640;
-  Canvas cv(f, W, H);
-  cv.text(L, 30, fit(cv, fmt::format("Roofline: {} on {}", trace_name, device), 17, W - L - 20), 17, kInk, 0, true);
-  cv.text(L, 52,
-          fit(cv,
-              fmt::format("{} {} with FLOPs and GPU time · point area ∝ GPU time{}", pts.size(), what,
-                          where.empty() ? "" : " · WHERE " + where),
-              12, W - L - 20),
-          12, kGrey);
-  if (pts.empty()) {
-    cv.frame(L, T, R - L, B - T, kGrid);
-    cv.text((L + R) / 2, (T + B) / 2 + 5, fmt::format("no {} with FLOPs, bytes and GPU time", what), 14, kGrey, 0.5);
-    return {cv.finish(), summary};
-  }
-
-  // Axes: whole decades around the points and the ridges (knees).
-  double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
-  for (const Point& p : pts)
-    xlo = std::min(xlo, p.x()), xhi = std::max(xhi, p.x()), ylo = std::min(ylo, p.y()), yhi = std::max(yhi, p.y());
-  for (const Ceiling& c : ceilings)
-    xlo = std::min(xlo, c.knee()), xhi = std::max(xhi, c.knee()), yhi = std::max(yhi, c.tflops);
-  auto decade_down = [](double v) { return std::pow(10, std::floor(std::log10(v / 1.5))); };
-  auto decade_up = [](double v) { return std::pow(10, std::ceil(std::log10(v * 1.5))); };
-  LogScale sx{decade_down(xlo), decade_up(xhi), L, R}, sy{decade_down(ylo), decade_up(yhi), B, T};
-
-  for (double d = sx.lo; d <= sx.hi * 1.0001; d *= 10) {
-    for (int m = 2; m < 10 && d * m < sx.hi; ++m) cv.line(sx(d * m), T, sx(d * m), B, kMinorGrid);
-    cv.line(sx(d), T, sx(d), B, kGrid);
-    cv.text(sx(d), B + 18, number(d), 12, kInk, 0.5);
-  }
-  for (double d = sy.lo; d <= sy.hi * 1.0001; d *= 10) {
-    for (int m = 2; m < 10 && d * m < sy.hi; ++m) cv.line(L, sy(d * m), R, sy(d * m), kMinorGrid);
-    cv.line(L, sy(d), R, sy(d), kGrid);
-    cv.text(L - 6, sy(d) + 4, number(d), 12, kInk, 1);
-  }
-  cv.frame(L, T, R - L, B - T, kGrey);
-  cv.text((L + R) / 2, B + 42, "Arithmetic intensity (FLOP/byte)", 13, kInk, 0.5);
-  cv.text(L - 52, (T + B) / 2, "Achieved TFLOP/s", 13, kInk, 0.5, false, -M_PI / 2);
-
-  // Roofs: the memory diagonal (TB/s x FLOP/byte = TFLOP/s) up to each ceiling's ridge.
-  std::vector<Box> taken;
-  cv.clip(L, T, R - L, B - T);
-  for (const Ceiling& c : ceilings)
-    cv.polyline({{sx(sx.lo), sy(c.tbps * sx.lo)}, {sx(c.knee()), sy(c.tflops)}, {sx(sx.hi), sy(c.tflops)}},
-                hex(0x333333), 1.6);
-  cv.unclip();
-  std::set<double> roofs;
-  for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
-  for (double tb : roofs) {
-    // Along the diagonal, a little right of where it enters the plot.
-    double x_enter = std::max(sx.lo, sy.lo / tb), x_at = x_enter * 2.2;
-    double angle = std::atan2(sy(tb * x_at * 10) - sy(tb * x_at), sx(x_at * 10) - sx(x_at));
-    double px = sx(x_at), py = sy(tb * x_at) - 6;
-    if (px < R - 60 && py > T + 10) {
-      std::string label = fmt::format("memory {:g} TB/s", tb);
-      cv.text(px, py, label, 11, kInk, 0, false, angle);
-      double w = cv.text_width(label, 11);
-      taken.push_back({px, std::min(py, py + std::sin(angle) * w) - 12, px + std::cos(angle) * w + 4, py + 2});
+  auto draw = [&](ChartFormat format) {
+    Canvas cv(format, W, H);
+    cv.text(L, 30, fit(cv, fmt::format("Roofline: {} on {}", trace_name, device), 17, W - L - 20), 17, kInk, 0, true);
+    cv.text(L, 52,
+            fit(cv,
+                fmt::format("{} {} with FLOPs and GPU time · point area ∝ GPU time{}", pts.size(), what,
+                            where.empty() ? "" : " · WHERE " + where),
+                12, W - L - 20),
+            12, kGrey);
+    if (pts.empty()) {
+      cv.frame(L, T, R - L, B - T, kGrid);
+      cv.text((L + R) / 2, (T + B) / 2 + 5, fmt::format("no {} with FLOPs, bytes and GPU time", what), 14, kGrey, 0.5);
+      return cv.finish();
     }
-  }
 
-  // Points, largest first so small ones stay visible; area proportional to GPU time.
-  const double max_ns = pts[by_time[0]].ns, r_max = 20;
-  std::vector<Disc> discs(pts.size());
-  for (size_t i : by_time) {
-    const Point& p = pts[i];
-    discs[i] = {sx(p.x()), sy(p.y()), std::max(2.5, r_max * std::sqrt(p.ns / max_ns))};
-    cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[category_index(p.category)].colour, kMarkAlpha);
-  }
-  // Ceiling labels along their line (right end first, then leftwards; above, then below), clear
-  // of the points where possible, on a white backing; ceilings with the same peak share one.
-  std::vector<std::pair<std::string, const Ceiling*>> ceiling_labels;
-  for (const Ceiling& c : ceilings) {
-    auto same = std::find_if(ceiling_labels.begin(), ceiling_labels.end(),
-                             [&](auto& l) { return l.second->tflops == c.tflops && l.second->tbps == c.tbps; });
-    if (same != ceiling_labels.end())
-      same->first += ", " + c.name();
-    else
-      ceiling_labels.push_back({c.name(), &c});
-  }
-  for (auto& [names, c] : ceiling_labels) {
-    std::string label = fmt::format("{}: peak {:g} TFLOP/s · ridge {:.3g} FLOP/byte", names, c->tflops, c->knee());
-    double w = cv.text_width(label, 11) + 6, y = sy(c->tflops);
-    std::optional<Box> best;
-    for (int pass = 0; pass < 3 && !best; ++pass)
-      for (double x1 = R - 2; x1 - w >= (pass == 0 ? std::max(L, sx(c->knee())) : L) && !best; x1 -= 20)
-        for (double y0 : {y - 16, y + 2}) {
-          Box b{x1 - w, y0, x1, y0 + 14};
-          if (!b.inside({L, T, R, B}) || std::any_of(taken.begin(), taken.end(), [&](auto& t) { return t.hits(b); }))
-            continue;
-          if (pass < 2 && std::any_of(discs.begin(), discs.end(), [&](auto& d) { return hits(b, d); })) continue;
-          best = b;
-          break;
-        }
-    if (!best) continue;
-    taken.push_back(*best);
-    cv.rect(best->x0, best->y0, w, 14, hex(0xffffff), 0.85);
-    cv.text(best->x0 + 3, best->y1 - 3, label, 11, kInk);
-  }
-  // Labels of the top 10 by GPU time, never overlapping each other or the roof labels.
-  const Box area{L + 2, T + 2, R - 2, B - 2};
-  for (size_t r = 0; r < labelled; ++r) {
-    size_t i = by_time[r];
-    std::string label = fmt::format("{}. {} {}", r + 1, pts[i].label, duration(pts[i].ns));
-    double w = cv.text_width(label, 11) + 6, h = 15;
-    std::vector<Disc> others;
-    for (size_t k = 0; k < discs.size(); ++k)
-      if (k != i) others.push_back(discs[k]);
-    auto b = place_label(discs[i], w, h, area, taken, others);
-    if (!b) continue;
-    taken.push_back(*b);
-    double cx = std::clamp(discs[i].x, b->x0, b->x1), cy = std::clamp(discs[i].y, b->y0, b->y1);
-    double dx = cx - discs[i].x, dy = cy - discs[i].y, dist = std::hypot(dx, dy);
-    if (dist > discs[i].r + 5)
-      cv.line(discs[i].x + dx / dist * discs[i].r, discs[i].y + dy / dist * discs[i].r, cx, cy, kGrey, 0.8);
-    cv.rect(b->x0, b->y0, b->x1 - b->x0, b->y1 - b->y0, hex(0xffffff), 0.85);
-    cv.text(b->x0 + 3, b->y1 - 4, label, 11, kInk);
-  }
+    // Axes: whole decades around the points and the ridges (knees).
+    double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
+    for (const Point& p : pts)
+      xlo = std::min(xlo, p.x()), xhi = std::max(xhi, p.x()), ylo = std::min(ylo, p.y()), yhi = std::max(yhi, p.y());
+    for (const Ceiling& c : ceilings)
+      xlo = std::min(xlo, c.knee()), xhi = std::max(xhi, c.knee()), yhi = std::max(yhi, c.tflops);
+    auto decade_down = [](double v) { return std::pow(10, std::floor(std::log10(v / 1.5))); };
+    auto decade_up = [](double v) { return std::pow(10, std::ceil(std::log10(v * 1.5))); };
+    LogScale sx{decade_down(xlo), decade_up(xhi), L, R}, sy{decade_down(ylo), decade_up(yhi), B, T};
 
-  // Legend: categories present, with counts, and the size scale.
-  std::map<int, int> counts;
-  for (const Point& p : pts) ++counts[category_index(p.category)];
-  std::vector<std::pair<std::string, Rgb>> items;
-  for (auto [c, n] : counts) items.push_back({fmt::format("{} ({})", kCategories[c].name, n), kCategories[c].colour});
-  cv.text(R + 20, T + 4, "op_category", 12, kInk, 0, true);
-  double y = legend(cv, R + 20, T + 26, items) + 14;
-  cv.text(R + 20, y, "point area ∝ GPU time", 12, kInk);
-  cv.circle(R + 20 + r_max, y + 12 + r_max, r_max, kGrey, 0.25);
-  cv.text(R + 28 + 2 * r_max, y + 16 + r_max, duration(max_ns) + " (largest)", 11, kGrey);
-  return {cv.finish(), summary};
+    for (double d = sx.lo; d <= sx.hi * 1.0001; d *= 10) {
+      for (int m = 2; m < 10 && d * m < sx.hi; ++m) cv.line(sx(d * m), T, sx(d * m), B, kMinorGrid);
+      cv.line(sx(d), T, sx(d), B, kGrid);
+      cv.text(sx(d), B + 18, number(d), 12, kInk, 0.5);
+    }
+    for (double d = sy.lo; d <= sy.hi * 1.0001; d *= 10) {
+      for (int m = 2; m < 10 && d * m < sy.hi; ++m) cv.line(L, sy(d * m), R, sy(d * m), kMinorGrid);
+      cv.line(L, sy(d), R, sy(d), kGrid);
+      cv.text(L - 6, sy(d) + 4, number(d), 12, kInk, 1);
+    }
+    cv.frame(L, T, R - L, B - T, kGrey);
+    cv.text((L + R) / 2, B + 42, "Arithmetic intensity (FLOP/byte)", 13, kInk, 0.5);
+    cv.text(L - 52, (T + B) / 2, "Achieved TFLOP/s", 13, kInk, 0.5, false, -M_PI / 2);
+
+    // Roofs: the memory diagonal (TB/s x FLOP/byte = TFLOP/s) up to each ceiling's ridge.
+    std::vector<Box> taken;
+    cv.clip(L, T, R - L, B - T);
+    for (const Ceiling& c : ceilings)
+      cv.polyline({{sx(sx.lo), sy(c.tbps * sx.lo)}, {sx(c.knee()), sy(c.tflops)}, {sx(sx.hi), sy(c.tflops)}},
+                  hex(0x333333), 1.6);
+    cv.unclip();
+    std::set<double> roofs;
+    for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
+    for (double tb : roofs) {
+      // Along the diagonal, a little right of where it enters the plot.
+      double x_enter = std::max(sx.lo, sy.lo / tb), x_at = x_enter * 2.2;
+      double angle = std::atan2(sy(tb * x_at * 10) - sy(tb * x_at), sx(x_at * 10) - sx(x_at));
+      double px = sx(x_at), py = sy(tb * x_at) - 6;
+      if (px < R - 60 && py > T + 10) {
+        std::string label = fmt::format("memory {:g} TB/s", tb);
+        cv.text(px, py, label, 11, kInk, 0, false, angle);
+        double w = cv.text_width(label, 11);
+        taken.push_back({px, std::min(py, py + std::sin(angle) * w) - 12, px + std::cos(angle) * w + 4, py + 2});
+      }
+    }
+
+    // Points, largest first so small ones stay visible; area proportional to GPU time.
+    const double max_ns = pts[by_time[0]].ns, r_max = 20;
+    std::vector<Disc> discs(pts.size());
+    for (size_t i : by_time) {
+      const Point& p = pts[i];
+      discs[i] = {sx(p.x()), sy(p.y()), std::max(2.5, r_max * std::sqrt(p.ns / max_ns))};
+      cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[category_index(p.category)].colour, kMarkAlpha);
+    }
+    // Ceiling labels along their line (right end first, then leftwards; above, then below), clear
+    // of the points where possible, on a white backing; ceilings with the same peak share one.
+    std::vector<std::pair<std::string, const Ceiling*>> ceiling_labels;
+    for (const Ceiling& c : ceilings) {
+      auto same = std::find_if(ceiling_labels.begin(), ceiling_labels.end(),
+                               [&](auto& l) { return l.second->tflops == c.tflops && l.second->tbps == c.tbps; });
+      if (same != ceiling_labels.end())
+        same->first += ", " + c.name();
+      else
+        ceiling_labels.push_back({c.name(), &c});
+    }
+    for (auto& [names, c] : ceiling_labels) {
+      std::string label = fmt::format("{}: peak {:g} TFLOP/s · ridge {:.3g} FLOP/byte", names, c->tflops, c->knee());
+      double w = cv.text_width(label, 11) + 6, y = sy(c->tflops);
+      std::optional<Box> best;
+      for (int pass = 0; pass < 3 && !best; ++pass)
+        for (double x1 = R - 2; x1 - w >= (pass == 0 ? std::max(L, sx(c->knee())) : L) && !best; x1 -= 20)
+          for (double y0 : {y - 16, y + 2}) {
+            Box b{x1 - w, y0, x1, y0 + 14};
+            if (!b.inside({L, T, R, B}) || std::any_of(taken.begin(), taken.end(), [&](auto& t) { return t.hits(b); }))
+              continue;
+            if (pass < 2 && std::any_of(discs.begin(), discs.end(), [&](auto& d) { return hits(b, d); })) continue;
+            best = b;
+            break;
+          }
+      if (!best) continue;
+      taken.push_back(*best);
+      cv.rect(best->x0, best->y0, w, 14, hex(0xffffff), 0.85);
+      cv.text(best->x0 + 3, best->y1 - 3, label, 11, kInk);
+    }
+    // Labels of the top 10 by GPU time, never overlapping each other or the roof labels.
+    const Box area{L + 2, T + 2, R - 2, B - 2};
+    for (size_t r = 0; r < labelled; ++r) {
+      size_t i = by_time[r];
+      std::string label = fmt::format("{}. {} {}", r + 1, pts[i].label, duration(pts[i].ns));
+      double w = cv.text_width(label, 11) + 6, h = 15;
+      std::vector<Disc> others;
+      for (size_t k = 0; k < discs.size(); ++k)
+        if (k != i) others.push_back(discs[k]);
+      auto b = place_label(discs[i], w, h, area, taken, others);
+      if (!b) continue;
+      taken.push_back(*b);
+      double cx = std::clamp(discs[i].x, b->x0, b->x1), cy = std::clamp(discs[i].y, b->y0, b->y1);
+      double dx = cx - discs[i].x, dy = cy - discs[i].y, dist = std::hypot(dx, dy);
+      if (dist > discs[i].r + 5)
+        cv.line(discs[i].x + dx / dist * discs[i].r, discs[i].y + dy / dist * discs[i].r, cx, cy, kGrey, 0.8);
+      cv.rect(b->x0, b->y0, b->x1 - b->x0, b->y1 - b->y0, hex(0xffffff), 0.85);
+      cv.text(b->x0 + 3, b->y1 - 4, label, 11, kInk);
+    }
+
+    // Legend: categories present, with counts, and the size scale.
+    std::map<int, int> counts;
+    for (const Point& p : pts) ++counts[category_index(p.category)];
+    std::vector<std::pair<std::string, Rgb>> items;
+    for (auto [c, n] : counts) items.push_back({fmt::format("{} ({})", kCategories[c].name, n), kCategories[c].colour});
+    cv.text(R + 20, T + 4, "op_category", 12, kInk, 0, true);
+    double y = legend(cv, R + 20, T + 26, items) + 14;
+    cv.text(R + 20, y, "point area ∝ GPU time", 12, kInk);
+    cv.circle(R + 20 + r_max, y + 12 + r_max, r_max, kGrey, 0.25);
+    cv.text(R + 28 + 2 * r_max, y + 16 + r_max, duration(max_ns) + " (largest)", 11, kGrey);
+    return cv.finish();
+  };
+  return render(draw, f, summary);
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -748,7 +761,7 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
                          {}});
     for (auto& [k, ts] : step_start)
       if (ts >= t0 && ts <= t1) rs.rows.push_back({"step", i(k.first), {}, {}, i(k.second), {}, {}, i(ts), {}});
-    return {to_csv(rs), summary};
+    return {to_csv(rs), summary, ChartFormat::csv};
   }
 
   std::string trace_name;
@@ -757,112 +770,115 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
   trace_name = trace_name.substr(trace_name.find_last_of('/') + 1);
   if (rank_of.size() > 1) trace_name += fmt::format(" and {} more traces", rank_of.size() - 1);
 
-  Canvas cv(f, W, H);
-  cv.text(24, 30, fit(cv, fmt::format("GPU timeline: {} ({})", trace_name, window), 17, W - 48), 17, kInk, 0, true);
-  cv.text(24, 52,
-          fmt::format("{} kernels / memcpys / memsets · {} streams · {} · work narrower than a pixel is drawn as "
-                      "its share of the pixel",
-                      n_events, lanes.size(), duration(window_ns)),
-          12, kGrey);
-  // Legend: the categories that occur.
-  std::set<int> present;
-  for (auto& [k, lane] : lanes)
-    for (const GpuEvent& e : lane.events) present.insert(e.category);
-  double lx = 24;
-  for (int c : present) {
-    cv.rect(lx, 66, 12, 12, kCategories[c].colour);
-    cv.text(lx + 17, 77, kCategories[c].name, 12, kInk);
-    lx += 30 + cv.text_width(kCategories[c].name, 12);
-  }
-
-  const double ns_per_px = window_ns / npx;
-  auto xpos = [&](double ts) { return L + (ts - (double)t0) / ns_per_px; };
-  double y = top;
-  const double lanes_top = y;
-  for (auto& g : gpus) {
-    // Utilisation strip: busy share of each pixel's time, as a filled profile.
-    std::string who =
-        many_traces ? fmt::format("rank {} · GPU {}", rank_of[g.first], g.second) : fmt::format("GPU {}", g.second);
-    cv.text(L - 10, y + 13, who, 12, kInk, 1, true);
-    cv.text(L - 10, y + 27, fmt::format("busy {:.1f} %", 100.0 * (double)busy_ns[g] / window_ns), 11, kGrey, 1);
-    cv.rect(L, y, PW, strip_h, hex(0xf4f4f4));
-    const std::vector<double>& px = busy_px[g];
-    for (int p = 0; p < npx;) {
-      int q = p + 1;
-      auto level = [&](int i) { return std::lround(std::min(1.0, px[i] / ns_per_px) * strip_h); };
-      while (q < npx && level(q) == level(p)) ++q;
-      if (level(p) > 0) {
-        double h = (double)level(p);
-        cv.rect(L + p, y + strip_h - h, q - p, h, hex(0x4e79a7), 0.85);
-      }
-      p = q;
+  auto draw = [&](ChartFormat format) {
+    Canvas cv(format, W, H);
+    cv.text(24, 30, fit(cv, fmt::format("GPU timeline: {} ({})", trace_name, window), 17, W - 48), 17, kInk, 0, true);
+    cv.text(24, 52,
+            fmt::format("{} kernels / memcpys / memsets · {} streams · {} · work narrower than a pixel is drawn as "
+                        "its share of the pixel",
+                        n_events, lanes.size(), duration(window_ns)),
+            12, kGrey);
+    // Legend: the categories that occur.
+    std::set<int> present;
+    for (auto& [k, lane] : lanes)
+      for (const GpuEvent& e : lane.events) present.insert(e.category);
+    double lx = 24;
+    for (int c : present) {
+      cv.rect(lx, 66, 12, 12, kCategories[c].colour);
+      cv.text(lx + 17, 77, kCategories[c].name, 12, kInk);
+      lx += 30 + cv.text_width(kCategories[c].name, 12);
     }
-    y += strip_h + 10;
-    for (auto& [k, lane] : lanes) {
-      if (std::pair{lane.trace, lane.device} != g) continue;
-      cv.text(L - 10, y + 13, fmt::format("stream {}", lane.stream), 11, kInk, 1);
-      cv.rect(L, y, PW, lane_h, hex(0xfafafa));
-      // Work at least a pixel wide is a bar of its own; narrower work adds its time to its
-      // pixel(s), drawn in the pixel's dominant category with opacity = the busy share.
-      std::vector<std::array<double, kNumCategories>> cov(npx);
-      for (auto& c : cov) c.fill(0);
-      for (const GpuEvent& e : lane.events) {
-        double a = std::max<double>(e.ts, t0), b = std::min<double>(e.end, t1);
-        double x0 = (a - t0) / ns_per_px, x1 = (b - t0) / ns_per_px;
-        if (x1 - x0 >= 1.0) {
-          cv.rect(L + x0, y, x1 - x0, lane_h, kCategories[e.category].colour);
-          continue;
-        }
-        for (int p = std::max(0, (int)x0); p <= std::min(npx - 1, (int)x1); ++p) {
-          double lo = std::max(x0, (double)p), hi = std::min(x1, (double)p + 1);
-          if (hi > lo) cov[p][e.category] += (hi - lo) * ns_per_px;
-        }
-      }
+
+    const double ns_per_px = window_ns / npx;
+    auto xpos = [&](double ts) { return L + (ts - (double)t0) / ns_per_px; };
+    double y = top;
+    const double lanes_top = y;
+    for (auto& g : gpus) {
+      // Utilisation strip: busy share of each pixel's time, as a filled profile.
+      std::string who =
+          many_traces ? fmt::format("rank {} · GPU {}", rank_of[g.first], g.second) : fmt::format("GPU {}", g.second);
+      cv.text(L - 10, y + 13, who, 12, kInk, 1, true);
+      cv.text(L - 10, y + 27, fmt::format("busy {:.1f} %", 100.0 * (double)busy_ns[g] / window_ns), 11, kGrey, 1);
+      cv.rect(L, y, PW, strip_h, hex(0xf4f4f4));
+      const std::vector<double>& px = busy_px[g];
       for (int p = 0; p < npx;) {
-        auto key = [&](int i) {
-          double total = 0;
-          int best = 0;
-          for (int c = 0; c < kNumCategories; ++c) {
-            total += cov[i][c];
-            if (cov[i][c] > cov[i][best]) best = c;
-          }
-          long alpha = total > 0 ? std::lround(std::clamp(total / ns_per_px, 0.3, 1.0) * 20) : 0;
-          return std::pair{best, alpha};
-        };
-        auto k0 = key(p);
         int q = p + 1;
-        while (q < npx && key(q) == k0) ++q;
-        if (k0.second > 0) cv.rect(L + p, y, q - p, lane_h, kCategories[k0.first].colour, k0.second / 20.0);
+        auto level = [&](int i) { return std::lround(std::min(1.0, px[i] / ns_per_px) * strip_h); };
+        while (q < npx && level(q) == level(p)) ++q;
+        if (level(p) > 0) {
+          double h = (double)level(p);
+          cv.rect(L + p, y + strip_h - h, q - p, h, hex(0x4e79a7), 0.85);
+        }
         p = q;
       }
-      y += lane_h + lane_gap;
+      y += strip_h + 10;
+      for (auto& [k, lane] : lanes) {
+        if (std::pair{lane.trace, lane.device} != g) continue;
+        cv.text(L - 10, y + 13, fmt::format("stream {}", lane.stream), 11, kInk, 1);
+        cv.rect(L, y, PW, lane_h, hex(0xfafafa));
+        // Work at least a pixel wide is a bar of its own; narrower work adds its time to its
+        // pixel(s), drawn in the pixel's dominant category with opacity = the busy share.
+        std::vector<std::array<double, kNumCategories>> cov(npx);
+        for (auto& c : cov) c.fill(0);
+        for (const GpuEvent& e : lane.events) {
+          double a = std::max<double>(e.ts, t0), b = std::min<double>(e.end, t1);
+          double x0 = (a - t0) / ns_per_px, x1 = (b - t0) / ns_per_px;
+          if (x1 - x0 >= 1.0) {
+            cv.rect(L + x0, y, x1 - x0, lane_h, kCategories[e.category].colour);
+            continue;
+          }
+          for (int p = std::max(0, (int)x0); p <= std::min(npx - 1, (int)x1); ++p) {
+            double lo = std::max(x0, (double)p), hi = std::min(x1, (double)p + 1);
+            if (hi > lo) cov[p][e.category] += (hi - lo) * ns_per_px;
+          }
+        }
+        for (int p = 0; p < npx;) {
+          auto key = [&](int i) {
+            double total = 0;
+            int best = 0;
+            for (int c = 0; c < kNumCategories; ++c) {
+              total += cov[i][c];
+              if (cov[i][c] > cov[i][best]) best = c;
+            }
+            long alpha = total > 0 ? std::lround(std::clamp(total / ns_per_px, 0.3, 1.0) * 20) : 0;
+            return std::pair{best, alpha};
+          };
+          auto k0 = key(p);
+          int q = p + 1;
+          while (q < npx && key(q) == k0) ++q;
+          if (k0.second > 0) cv.rect(L + p, y, q - p, lane_h, kCategories[k0.first].colour, k0.second / 20.0);
+          p = q;
+        }
+        y += lane_h + lane_gap;
+      }
+      y += 12;
     }
-    y += 12;
-  }
-  const double lanes_bottom = y - 12;
-  // Step boundaries: where each step's GPU work starts.
-  double last_label_end = -1e9;
-  for (auto& [k, ts] : step_start) {
-    if (ts < t0 || ts > t1 || (many_traces && k.first != *trace_ids.begin())) continue;
-    double x = xpos((double)ts);
-    cv.line(x, lanes_top - 6, x, lanes_bottom, hex(0xc03030), 1, true);
-    std::string label = fmt::format("step {}", k.second);
-    double w = cv.text_width(label, 11), x0 = x + 3 + w <= W - 4 ? x + 3 : x - 3 - w;  // inside the picture
-    if (x0 - 2 > last_label_end) {
-      cv.text(x0, lanes_top - 8, label, 11, hex(0xc03030));
-      last_label_end = x0 + w;
+    const double lanes_bottom = y - 12;
+    // Step boundaries: where each step's GPU work starts.
+    double last_label_end = -1e9;
+    for (auto& [k, ts] : step_start) {
+      if (ts < t0 || ts > t1 || (many_traces && k.first != *trace_ids.begin())) continue;
+      double x = xpos((double)ts);
+      cv.line(x, lanes_top - 6, x, lanes_bottom, hex(0xc03030), 1, true);
+      std::string label = fmt::format("step {}", k.second);
+      double w = cv.text_width(label, 11), x0 = x + 3 + w <= W - 4 ? x + 3 : x - 3 - w;  // inside the picture
+      if (x0 - 2 > last_label_end) {
+        cv.text(x0, lanes_top - 8, label, 11, hex(0xc03030));
+        last_label_end = x0 + w;
+      }
     }
-  }
-  // Time axis, ms from the window's start.
-  double span_ms = window_ns / 1e6, step_ms = nice_step(span_ms, 10);
-  cv.line(L, lanes_bottom + 4, R, lanes_bottom + 4, kGrey);
-  for (double t = 0; t <= span_ms * 1.0001; t += step_ms) {
-    double x = L + t * 1e6 / ns_per_px;
-    cv.line(x, lanes_bottom + 4, x, lanes_bottom + 9, kGrey);
-    cv.text(x, lanes_bottom + 22, number(t), 11, kInk, 0.5);
-  }
-  cv.text((L + R) / 2, lanes_bottom + 42, "Time (ms) from the start of the window", 12, kInk, 0.5);
-  return {cv.finish(), summary};
+    // Time axis, ms from the window's start.
+    double span_ms = window_ns / 1e6, step_ms = nice_step(span_ms, 10);
+    cv.line(L, lanes_bottom + 4, R, lanes_bottom + 4, kGrey);
+    for (double t = 0; t <= span_ms * 1.0001; t += step_ms) {
+      double x = L + t * 1e6 / ns_per_px;
+      cv.line(x, lanes_bottom + 4, x, lanes_bottom + 9, kGrey);
+      cv.text(x, lanes_bottom + 22, number(t), 11, kInk, 0.5);
+    }
+    cv.text((L + R) / 2, lanes_bottom + 42, "Time (ms) from the start of the window", 12, kInk, 0.5);
+    return cv.finish();
+  };
+  return render(draw, f, summary);
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -904,57 +920,60 @@ Chart diff_chart(const ResultSet& diff_rows, bool duration_chart, int top, Chart
     ResultSet rs;
     rs.columns = {"name", "control", "test", "difference"};
     for (const Bar& b : bars) rs.rows.push_back({b.name, cell(b.control), cell(b.test), cell(b.diff)});
-    return {to_csv(rs), summary};
+    return {to_csv(rs), summary, ChartFormat::csv};
   }
 
   const double W = 1100, group_h = 3 * 10 + 12, T = 100;
   const double H = T + std::max<size_t>(1, bars.size()) * group_h + 70;
-  Canvas cv(f, W, H);
-  double label_w = 0;
-  for (const Bar& b : bars) label_w = std::max(label_w, cv.text_width(b.name, 11));
-  const double L = std::clamp(label_w + 24, 120.0, 420.0), R = W - 30;
-  cv.text(24, 30, duration_chart ? "Ops Duration Comparison" : "Ops Count Comparison", 17, kInk, 0, true);
-  cv.text(24, 52,
-          fmt::format("top {} of {} changed names by |test − control|{}", bars.size(), changed,
-                      skipped_steps ? " · ProfilerStep* left out" : ""),
-          12, kGrey);
-  const std::pair<const char*, Rgb> series[] = {
-      {"Control", hex(0x636efa)}, {"Test", hex(0xef553b)}, {"Difference", hex(0x00cc96)}};
-  double lx = 24;
-  for (auto& [name, c] : series) {
-    cv.rect(lx, 66, 12, 12, c);
-    cv.text(lx + 17, 77, name, 12, kInk);
-    lx += 34 + cv.text_width(name, 12);
-  }
-  if (bars.empty()) {
-    cv.text(W / 2, T + 30, "no differences", 14, kGrey, 0.5);
-    return {cv.finish(), summary};
-  }
-  double lo = 0, hi = 0;
-  for (const Bar& b : bars)
-    for (double v : {b.control, b.test, b.diff}) lo = std::min(lo, v), hi = std::max(hi, v);
-  double step = nice_step(hi - lo, 8);
-  if (!duration_chart) step = std::max(1.0, step);  // counts are whole numbers
-  lo = std::floor(lo / step) * step, hi = std::ceil(hi / step) * step;
-  if (hi == lo) hi = lo + 1;
-  LinScale sx{lo, hi, L, R};
-  const double B = T + bars.size() * group_h;
-  for (double v = lo; v <= hi + step * 0.001; v += step) {
-    cv.line(sx(v), T - 4, sx(v), B, std::fabs(v) < step * 1e-6 ? kGrey : kGrid);
-    cv.text(sx(v), B + 16, number(std::fabs(v) < step * 1e-6 ? 0 : v), 11, kInk, 0.5);
-  }
-  cv.text((L + R) / 2, B + 40, duration_chart ? "Total duration (µs)" : "Count", 13, kInk, 0.5);
-  for (size_t i = 0; i < bars.size(); ++i) {
-    double y = T + i * group_h + 6;
-    cv.text(L - 8, y + 19, fit(cv, bars[i].name, 11, L - 16), 11, kInk, 1);
-    double v[3] = {bars[i].control, bars[i].test, bars[i].diff};
-    for (int s = 0; s < 3; ++s) {
-      if (v[s] == 0) continue;
-      double x0 = sx(std::min(0.0, v[s])), x1 = sx(std::max(0.0, v[s]));
-      cv.rect(x0, y + s * 10, std::max(x1 - x0, 0.5), 9, series[s].second, kMarkAlpha);
+  auto draw = [&](ChartFormat format) {
+    Canvas cv(format, W, H);
+    double label_w = 0;
+    for (const Bar& b : bars) label_w = std::max(label_w, cv.text_width(b.name, 11));
+    const double L = std::clamp(label_w + 24, 120.0, 420.0), R = W - 30;
+    cv.text(24, 30, duration_chart ? "Ops Duration Comparison" : "Ops Count Comparison", 17, kInk, 0, true);
+    cv.text(24, 52,
+            fmt::format("top {} of {} changed names by |test − control|{}", bars.size(), changed,
+                        skipped_steps ? " · ProfilerStep* left out" : ""),
+            12, kGrey);
+    const std::pair<const char*, Rgb> series[] = {
+        {"Control", hex(0x636efa)}, {"Test", hex(0xef553b)}, {"Difference", hex(0x00cc96)}};
+    double lx = 24;
+    for (auto& [name, c] : series) {
+      cv.rect(lx, 66, 12, 12, c);
+      cv.text(lx + 17, 77, name, 12, kInk);
+      lx += 34 + cv.text_width(name, 12);
     }
-  }
-  return {cv.finish(), summary};
+    if (bars.empty()) {
+      cv.text(W / 2, T + 30, "no differences", 14, kGrey, 0.5);
+      return cv.finish();
+    }
+    double lo = 0, hi = 0;
+    for (const Bar& b : bars)
+      for (double v : {b.control, b.test, b.diff}) lo = std::min(lo, v), hi = std::max(hi, v);
+    double step = nice_step(hi - lo, 8);
+    if (!duration_chart) step = std::max(1.0, step);  // counts are whole numbers
+    lo = std::floor(lo / step) * step, hi = std::ceil(hi / step) * step;
+    if (hi == lo) hi = lo + 1;
+    LinScale sx{lo, hi, L, R};
+    const double B = T + bars.size() * group_h;
+    for (double v = lo; v <= hi + step * 0.001; v += step) {
+      cv.line(sx(v), T - 4, sx(v), B, std::fabs(v) < step * 1e-6 ? kGrey : kGrid);
+      cv.text(sx(v), B + 16, number(std::fabs(v) < step * 1e-6 ? 0 : v), 11, kInk, 0.5);
+    }
+    cv.text((L + R) / 2, B + 40, duration_chart ? "Total duration (µs)" : "Count", 13, kInk, 0.5);
+    for (size_t i = 0; i < bars.size(); ++i) {
+      double y = T + i * group_h + 6;
+      cv.text(L - 8, y + 19, fit(cv, bars[i].name, 11, L - 16), 11, kInk, 1);
+      double v[3] = {bars[i].control, bars[i].test, bars[i].diff};
+      for (int s = 0; s < 3; ++s) {
+        if (v[s] == 0) continue;
+        double x0 = sx(std::min(0.0, v[s])), x1 = sx(std::max(0.0, v[s]));
+        cv.rect(x0, y + s * 10, std::max(x1 - x0, 0.5), 9, series[s].second, kMarkAlpha);
+      }
+    }
+    return cv.finish();
+  };
+  return render(draw, f, summary);
 }
 
 }  // namespace tlsql

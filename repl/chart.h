@@ -14,7 +14,8 @@
 
 namespace tlsql {
 
-enum class ChartFormat { svg, png, csv };
+// inline_image: SVG, or PNG when the SVG would be very large (the HTML report's pictures).
+enum class ChartFormat { svg, png, csv, inline_image };
 // From the file name's extension (.svg, .png, .csv); nullopt for anything else.
 std::optional<ChartFormat> chart_format(const std::string& path);
 
@@ -24,6 +25,7 @@ using Binder = std::function<void(sqlite3_stmt*)>;
 struct Chart {
   std::string bytes;    // the file's content
   std::string summary;  // one line: what was drawn
+  ChartFormat format;   // of the bytes: svg, png or csv
 };
 
 // Ops (or kernels) at (FLOPs/byte, TFLOP/s) against the memory roof and one compute ceiling per

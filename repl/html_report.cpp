@@ -102,9 +102,9 @@ class Page {
     if (rs.rows.size() > max_rows) para(fmt::format("{} of {} rows shown.", max_rows, rs.rows.size()), "note");
   }
   void image(const Chart& c, const std::string& alt) {
-    body_ += fmt::format(
-        "<figure><img alt=\"{}\" src=\"data:image/svg+xml;base64,{}\"><figcaption>{}</figcaption></figure>\n",
-        escape(alt), base64(c.bytes), escape(c.summary));
+    body_ +=
+        fmt::format("<figure><img alt=\"{}\" src=\"data:image/{};base64,{}\"><figcaption>{}</figcaption></figure>\n",
+                    escape(alt), c.format == ChartFormat::png ? "png" : "svg+xml", base64(c.bytes), escape(c.summary));
   }
   std::string finish(const std::string& title) const {
     return fmt::format(
@@ -175,12 +175,12 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   report("summary", {"Traces", "Top 10 kernels by GPU time", "Top 10 ops by GPU time", "Health"}, 200);
 
   page.heading(2, "Roofline and GPU timeline", "pictures");
-  picture("Roofline", [&] { return roofline_chart(db, false, "", bind, ChartFormat::svg); });
+  picture("Roofline", [&] { return roofline_chart(db, false, "", bind, ChartFormat::inline_image); });
   auto gpu_events = query("SELECT count(*) FROM gpu");
   if (gpu_events.empty() || gpu_events[0].rows.empty() || gpu_events[0].rows[0][0] == "0")
     page.para("No GPU events (kernels, memcpys, memsets) in this trace: no GPU timeline.", "note");
   else
-    picture("GPU timeline", [&] { return timeline_chart(db, "", ChartFormat::svg); });
+    picture("GPU timeline", [&] { return timeline_chart(db, "", ChartFormat::inline_image); });
   page.para(
       "Other windows: .plot timeline FILE.svg STEP (or START..END in ms); roofline of a subset: "
       ".plot roofline FILE.svg WHERE op_category(name) = 'GEMM'.",
@@ -199,8 +199,8 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
     try {
       auto rows = query(std::string(sql_asset("report_diff")));
       if (rows.empty()) throw std::runtime_error("the diff report returned nothing");
-      picture("Ops duration comparison", [&] { return diff_chart(rows[0], true, 15, ChartFormat::svg); });
-      picture("Ops count comparison", [&] { return diff_chart(rows[0], false, 15, ChartFormat::svg); });
+      picture("Ops duration comparison", [&] { return diff_chart(rows[0], true, 15, ChartFormat::inline_image); });
+      picture("Ops count comparison", [&] { return diff_chart(rows[0], false, 15, ChartFormat::inline_image); });
       // The rows that changed most first (the report itself is ordered by name).
       ResultSet& rs = rows[0];
       size_t dcol = std::find(rs.columns.begin(), rs.columns.end(), "diff_duration") - rs.columns.begin();
