@@ -307,6 +307,15 @@ std::optional<std::string> cell(double v) {
   return fmt::format("{}", v);
 }
 
+// Legend swatches in a row from (x, y) (the swatches' top).
+void legend_row(Canvas& cv, double x, double y, const std::vector<std::pair<std::string, Rgb>>& items) {
+  for (auto& [label, c] : items) {
+    cv.rect(x, y, 12, 12, c);
+    cv.text(x + 17, y + 11, label, 12, kInk);
+    x += 32 + cv.text_width(label, 12);
+  }
+}
+
 // Legend swatches in a column from (x, y); returns the y below it.
 double legend(Canvas& cv, double x, double y, const std::vector<std::pair<std::string, Rgb>>& items) {
   for (auto& [label, c] : items) {
@@ -782,12 +791,9 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
     std::set<int> present;
     for (auto& [k, lane] : lanes)
       for (const GpuEvent& e : lane.events) present.insert(e.category);
-    double lx = 24;
-    for (int c : present) {
-      cv.rect(lx, 66, 12, 12, kCategories[c].colour);
-      cv.text(lx + 17, 77, kCategories[c].name, 12, kInk);
-      lx += 30 + cv.text_width(kCategories[c].name, 12);
-    }
+    std::vector<std::pair<std::string, Rgb>> items;
+    for (int c : present) items.push_back({kCategories[c].name, kCategories[c].colour});
+    legend_row(cv, 24, 66, items);
 
     const double ns_per_px = window_ns / npx;
     auto xpos = [&](double ts) { return L + (ts - (double)t0) / ns_per_px; };
@@ -935,14 +941,9 @@ Chart diff_chart(const ResultSet& diff_rows, bool duration_chart, int top, Chart
             fmt::format("top {} of {} changed names by |test − control|{}", bars.size(), changed,
                         skipped_steps ? " · ProfilerStep* left out" : ""),
             12, kGrey);
-    const std::pair<const char*, Rgb> series[] = {
+    const std::pair<std::string, Rgb> series[] = {
         {"Control", hex(0x636efa)}, {"Test", hex(0xef553b)}, {"Difference", hex(0x00cc96)}};
-    double lx = 24;
-    for (auto& [name, c] : series) {
-      cv.rect(lx, 66, 12, 12, c);
-      cv.text(lx + 17, 77, name, 12, kInk);
-      lx += 34 + cv.text_width(name, 12);
-    }
+    legend_row(cv, 24, 66, {series, series + 3});
     if (bars.empty()) {
       cv.text(W / 2, T + 30, "no differences", 14, kGrey, 0.5);
       return cv.finish();
