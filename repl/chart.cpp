@@ -439,25 +439,9 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     summary +=
         fmt::format("; {} {:g} TFLOP/s, {:g} TB/s, ridge {:.4g} FLOP/byte", c.name(), c.tflops, c.tbps, c.knee());
 
-  if (f == ChartFormat::csv) {
-    ResultSet rs;
-    rs.columns = {"kind", "uid", "name", "category", "dtype", "units", "x", "y", "gpu_us", "labelled"};
-    for (size_t r = 0; r < by_time.size(); ++r) {
-      const Point& p = pts[by_time[r]];
-      rs.rows.push_back({"point", std::to_string(p.uid), p.name, p.category, p.dtype, p.units, cell(p.x()), cell(p.y()),
-                         cell(p.ns / 1e3), r < labelled ? "1" : "0"});
-    }
-    for (const Ceiling& c : ceilings)
-      rs.rows.push_back({"ceiling", std::nullopt, c.name(), std::nullopt, c.dtype, c.units, cell(c.knee()),
-                         cell(c.tflops), std::nullopt, std::nullopt});
-    std::set<double> roofs;
-    for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
-    for (double tb : roofs)
-      rs.rows.push_back({"memory", std::nullopt, "HBM", std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                         cell(tb), std::nullopt, std::nullopt});
-    return {to_csv(rs), summary, ChartFormat::csv};
-  }
-
+  // Where draw() put each label (pixels of the 1100 x 720 picture): the CSV reports them.
+  std::vector<std::optional<Box>> point_label(pts.size()), ceiling_label(ceilings.size());
+  std::map<double, Box> memory_label;
   const double W = 1100, H = pts.empty() ? 130 : 720, L = 90, R = 850, T = 72, B = pts.empty() ? 110 : 640;
   auto draw = [&](ChartFormat format) {
     Canvas cv(format, W, H);
@@ -517,6 +501,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
         cv.text(px, py, label, 11, kInk, 0, false, angle);
         double w = cv.text_width(label, 11);
         taken.push_back({px, std::min(py, py + std::sin(angle) * w) - 12, px + std::cos(angle) * w + 4, py + 2});
+        memory_label[tb] = taken.back();  // the rotated text's bounding box
       }
     }
 
@@ -555,6 +540,8 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
           }
       if (!best) continue;
       taken.push_back(*best);
+      for (size_t k = 0; k < ceilings.size(); ++k)
+        if (ceilings[k].tflops == c->tflops && ceilings[k].tbps == c->tbps) ceiling_label[k] = best;
       cv.rect(best->x0, best->y0, w, 14, hex(0xffffff), 0.85);
       cv.text(best->x0 + 3, best->y1 - 3, label, 11, kInk);
     }
@@ -570,6 +557,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
       auto b = place_label(discs[i], w, h, area, taken, others);
       if (!b) continue;
       taken.push_back(*b);
+      point_label[i] = b;
       double cx = std::clamp(discs[i].x, b->x0, b->x1), cy = std::clamp(discs[i].y, b->y0, b->y1);
       double dx = cx - discs[i].x, dy = cy - discs[i].y, dist = std::hypot(dx, dy);
       if (dist > discs[i].r + 5)
@@ -590,6 +578,35 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     cv.text(R + 28 + 2 * r_max, y + 16 + r_max, duration(max_ns) + " (largest)", 11, kGrey);
     return cv.finish();
   };
+  if (f == ChartFormat::csv) {
+    draw(ChartFormat::svg);  // lays the labels out
+    ResultSet rs;
+    rs.columns = {"kind", "uid",    "name",     "category", "dtype",    "units",    "x",
+                  "y",    "gpu_us", "labelled", "label_x0", "label_y0", "label_x1", "label_y1"};
+    auto put = [&](std::vector<std::optional<std::string>> row, const std::optional<Box>& b) {
+      for (double v : {b ? b->x0 : NAN, b ? b->y0 : NAN, b ? b->x1 : NAN, b ? b->y1 : NAN}) row.push_back(cell(v));
+      rs.rows.push_back(std::move(row));
+    };
+    for (size_t r = 0; r < by_time.size(); ++r) {
+      const Point& p = pts[by_time[r]];
+      put({"point", std::to_string(p.uid), p.name, p.category, p.dtype, p.units, cell(p.x()), cell(p.y()),
+           cell(p.ns / 1e3), r < labelled ? "1" : "0"},
+          point_label[by_time[r]]);
+    }
+    for (size_t k = 0; k < ceilings.size(); ++k) {
+      const Ceiling& c = ceilings[k];
+      put({"ceiling", std::nullopt, c.name(), std::nullopt, c.dtype, c.units, cell(c.knee()), cell(c.tflops),
+           std::nullopt, std::nullopt},
+          ceiling_label[k]);
+    }
+    std::set<double> roofs;
+    for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
+    for (double tb : roofs)
+      put({"memory", std::nullopt, "HBM", std::nullopt, std::nullopt, std::nullopt, std::nullopt, cell(tb),
+           std::nullopt, std::nullopt},
+          memory_label.count(tb) ? std::optional<Box>(memory_label[tb]) : std::nullopt);
+    return {to_csv(rs), summary, ChartFormat::csv};
+  }
   return render(draw, f, summary);
 }
 

@@ -4,7 +4,7 @@
 Each chart is written three ways: SVG (must parse as XML), PNG (must decode: chunk CRCs, IHDR, the
 inflated pixel rows) and CSV (the numbers the picture was drawn from). The CSV and the SVG are
 then compared with the same quantities computed another way:
-- roofline: the points are exactly the ops with FLOPs > 0 and GPU time (SQL over flops() and
+- roofline: the labels (boxes in the CSV) lie in the plot and never overlap; the points are exactly the ops with FLOPs > 0 and GPU time (SQL over flops() and
   gpu_time()); each point sits at (intensity(uid), tflops(uid)); the SVG has one filled mark per
   point; each ceiling's knee = peak TFLOP/s / peak TB/s read from gpu_spec directly (H100 SXM
   bf16 by hand: 989.4 / 3.35 = 295.343...); the 10 labelled points are the 10 largest by GPU time.
@@ -104,6 +104,10 @@ def present(cases):
             print(f"skip {case[1]}: not present")
 
 
+def ceilings_rows(rows):
+    return [r for r in rows if r["kind"] == "ceiling"]
+
+
 def close(a, b, rel=1e-9):
     return abs(float(a) - float(b)) <= rel * max(1.0, abs(float(b)))
 
@@ -128,13 +132,23 @@ for name, trace in present(roofline_traces):
           sorted(int(p["uid"]) for p in labelled) == sorted(int(r["uid"]) for r in top) or
           sorted(float(by_uid[p["uid"]]["ns"]) for p in labelled) == sorted(float(r["ns"]) for r in top),
           f"{name}: the labelled points are the top 10 by GPU time")
+    # Labels (boxes in the picture's pixels, from the CSV): every labelled point and ceiling has
+    # one, inside the plot area (x 90..850, y 72..640), and no two overlap.
+    boxes = [(r["kind"] + " " + (r["uid"] or r["name"]), [float(r[k]) for k in ("label_x0", "label_y0", "label_x1", "label_y1")])
+             for r in rows if r["label_x0"]]
+    check(len([b for b in boxes if b[0].startswith("point")]) == len(labelled) and
+          all(r["label_x0"] for r in ceilings_rows(rows)), f"{name}: every labelled point and ceiling has its label")
+    overlaps = [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+                if a[1] != b[1] and a[1][0] < b[1][2] and b[1][0] < a[1][2] and a[1][1] < b[1][3] and b[1][1] < a[1][3]]
+    check(not overlaps and all(90 <= x0 and x1 <= 850 and 72 <= y0 and y1 <= 640 for _, (x0, y0, x1, y1) in boxes),
+          f"{name}: {len(boxes)} labels inside the plot, none overlapping {overlaps[:3]}")
     marks, _ = svg_marks(svg)
     check(marks == len(points), f"{name}: SVG has {marks} point marks for {len(points)} points")
     check(png_decodes(png), f"{name}: PNG decodes")
     # Ceilings: knee = peak TFLOP/s / peak TB/s from gpu_spec for the trace's first GPU.
     spec = {(r["dtype"], "matrix"): r for r in query([trace], "SELECT s.* FROM device_gpu g JOIN gpu_spec s ON s.gpu = g.gpu "
                                                              "WHERE g.id = (SELECT min(id) FROM device_gpu)")}
-    ceilings = [r for r in rows if r["kind"] == "ceiling"]
+    ceilings = ceilings_rows(rows)
     check(len(ceilings) > 0, f"{name}: at least one compute ceiling")
     for c in ceilings:
         s = spec[(c["dtype"], "matrix")]
