@@ -70,12 +70,17 @@ class PerfContext {
   PerfContext& operator=(const PerfContext&) = delete;
   std::string error() const { return tree_.ok() ? error_ : tree_.error(); }
 
-  std::optional<Measured> measure(int64_t uid) {
+  // `timed`: also the GPU time (a walk of the event's subtree), which flops(), bytes(),
+  // intensity(), the peaks and bound() do without.
+  std::optional<Measured> measure(int64_t uid, bool timed) {
     std::string name, kind, args;
     Measured m;
     if (!info(uid, name, kind, args, m.trace, m.device)) return std::nullopt;
     // Inductor-augmented traces carry the answer (profile_analysis.py --augment_trace).
-    auto j = nlohmann::json::parse(args, nullptr, false);
+    // (Parsed only when the text names them: most events' args never do.)
+    const bool augmented =
+        args.find("\"kernel_flop\"") != std::string::npos || args.find("\"kernel_num_gb\"") != std::string::npos;
+    auto j = augmented ? nlohmann::json::parse(args, nullptr, false) : nlohmann::json();
     if (j.is_object() && (j.contains("kernel_flop") || j.contains("kernel_num_gb"))) {
       if (j.contains("kernel_flop") && j["kernel_flop"].is_number()) m.flops = j["kernel_flop"].get<double>();
       if (j.contains("kernel_num_gb") && j["kernel_num_gb"].is_number())
@@ -90,7 +95,7 @@ class PerfContext {
       if (auto o = model_innermost(uid))
         m.flops = o->flops, m.bytes = o->bytes, m.matrix = o->matrix, m.dtype = o->dtype;
     }
-    m.gpu_ns = gpu_time(uid, kind);
+    if (timed) m.gpu_ns = gpu_time(uid, kind);
     return m;
   }
 
@@ -280,7 +285,7 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!cached) own = std::make_unique<PerfContext>(db, schema);
   PerfContext& pc = cached ? *cached : *own;
   if (!pc.error().empty()) return sqlite3_result_error(ctx, fmt::format("{}: {}", name, pc.error()).c_str(), -1);
-  auto m = pc.measure(uid);
+  auto m = pc.measure(uid, fn == Fn::tflops || fn == Fn::tbps || fn == Fn::achieved_pct || fn == Fn::perf);
   if (!m) return sqlite3_result_error(ctx, fmt::format("{}({}): no event has uid {}", name, uid, uid).c_str(), -1);
   Perf p = evaluate(pc, *m, fn >= Fn::peak_tflops);
   switch (fn) {
