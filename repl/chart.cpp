@@ -3,8 +3,6 @@
 #include <cairo-svg.h>
 #include <cairo.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -40,27 +38,6 @@ bool schema_attached(sqlite3* db, const char* name) {
   }
   sqlite3_finalize(s);
   return found;
-}
-
-void write_file_atomic(const std::string& path, const std::string& bytes) {
-  std::string tmp = path + ".tmp.XXXXXX";
-  int fd = mkstemp(tmp.data());
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", path, strerror(errno)));
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);  // as an ordinary new file, not mkstemp's 0600
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) break;
-    done += (size_t)n;
-  }
-  bool ok = done == bytes.size() && ::close(fd) == 0;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path, strerror(err)));
-  }
 }
 
 namespace {

@@ -43,7 +43,4 @@ Chart diff_chart(const ResultSet& diff_rows, bool duration, int top, ChartFormat
 // Whether a schema of that name is attached (`other`: the diff's test trace).
 bool schema_attached(sqlite3* db, const char* name);
 
-// Writes `bytes` to `path` through a temporary file and a rename: never a half-written file.
-void write_file_atomic(const std::string& path, const std::string& bytes);
-
 }  // namespace tlsql

@@ -5,6 +5,7 @@
 
 #include "chart.h"
 #include "html_report.h"
+#include "output_file.h"
 #include "shell.h"
 #include "sql_assets.h"
 

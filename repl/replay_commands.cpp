@@ -1,13 +1,12 @@
 // .replay UID and .export-replay FILE.json|FILE.zip [WHERE ...]: the REPL side of replay (the
 // work happens in the replay worker; see src/replay_client.h).
 #include <fmt/format.h>
-#include <unistd.h>
 #include <zip.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 
+#include "output_file.h"
 #include "replay_client.h"
 #include "replay_functions.h"
 #include "shell.h"
@@ -43,41 +42,27 @@ Ops:
 
 // Writes `data` to `path` atomically; `.zip` paths get a bundle with a README.
 void write_output(const std::string& path, const std::string& ir_text, const std::string& listing) {
-  std::string tmp = path + ".tmp-" + std::to_string(getpid());
   bool zip_it = path.size() > 4 && path.compare(path.size() - 4, 4, ".zip") == 0;
-  if (zip_it) {
-    int err = 0;
-    zip_t* z = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-    if (!z) throw std::runtime_error(fmt::format("{}: cannot create the zip file", path));
-    const std::string readme = kBundleReadme + listing;
-    bool ok = true;
-    for (auto [name, text] : {std::pair{"replay_ir.json", &ir_text}, std::pair{"README.md", &readme}}) {
-      zip_source_t* src = zip_source_buffer(z, text->data(), text->size(), 0);
-      if (!src || zip_file_add(z, name, src, ZIP_FL_ENC_UTF_8) < 0) {
-        if (src) zip_source_free(src);
-        ok = false;
-      }
-    }
-    if (zip_close(z) != 0 || !ok) {
-      zip_discard(z);
-      std::filesystem::remove(tmp);
-      throw std::runtime_error(fmt::format("{}: cannot write the zip file", path));
-    }
-  } else {
-    std::ofstream f(tmp, std::ios::binary);
-    f << ir_text;
-    f.close();
-    if (!f) {
-      std::filesystem::remove(tmp);
-      throw std::runtime_error(fmt::format("{}: cannot write", path));
+  if (!zip_it) return write_file_atomic(path, ir_text);
+  const std::string tmp = temp_path_for(path);
+  int err = 0;
+  zip_t* z = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  if (!z) throw std::runtime_error(fmt::format("{}: cannot create the zip file", path));
+  const std::string readme = kBundleReadme + listing;
+  bool ok = true;
+  for (auto [name, text] : {std::pair{"replay_ir.json", &ir_text}, std::pair{"README.md", &readme}}) {
+    zip_source_t* src = zip_source_buffer(z, text->data(), text->size(), 0);
+    if (!src || zip_file_add(z, name, src, ZIP_FL_ENC_UTF_8) < 0) {
+      if (src) zip_source_free(src);
+      ok = false;
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
+  if (zip_close(z) != 0 || !ok) {
+    zip_discard(z);
     std::filesystem::remove(tmp);
-    throw std::runtime_error(fmt::format("{}: cannot write: {}", path, ec.message()));
+    throw std::runtime_error(fmt::format("{}: cannot write the zip file", path));
   }
+  replace_with(tmp, path);
 }
 
 }  // namespace

@@ -1,13 +1,12 @@
 #include "augment.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 
 #include "input.h"
 #include "json_scan.h"
+#include "output_file.h"
 
 namespace tlsql {
 
@@ -103,17 +102,7 @@ void write_augmented(const std::string& in_path, const std::string& out_path,
   }
   out.append(d + copied, n - copied);
 
-  std::string tmp = out_path + ".tmp-" + std::to_string(getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw LoadError(fmt::format("{}: cannot write: {}", out_path, std::strerror(errno)));
-  bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  ok = std::fclose(f) == 0 && ok;
-  std::error_code ec;
-  if (ok) std::filesystem::rename(tmp, out_path, ec);
-  if (!ok || ec) {
-    std::filesystem::remove(tmp);
-    throw LoadError(fmt::format("{}: cannot write: {}", out_path, ok ? ec.message() : "write failed"));
-  }
+  write_file_atomic(out_path, out);
 }
 
 }  // namespace tlsql

@@ -1,7 +1,6 @@
 #include "event_table.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +8,7 @@
 
 #include "json_scan.h"
 #include "kind.h"
+#include "output_file.h"
 #include "sql_assets.h"
 #include "sqlite_util.h"
 
@@ -428,7 +428,7 @@ void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(v
 }
 
 void save_database(sqlite3* db, const std::string& path) {
-  std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  const std::string tmp = temp_path_for(path);
   std::filesystem::remove(tmp);
   try {
     {
@@ -460,12 +460,7 @@ void save_database(sqlite3* db, const std::string& path) {
     std::filesystem::remove(tmp);
     throw SqlError(fmt::format("{}: cannot write the database: {}", path, e.what()));
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw SqlError(fmt::format("{}: cannot write the database: {}", path, ec.message()));
-  }
+  replace_with(tmp, path);
 }
 
 }  // namespace tlsql
