@@ -16,17 +16,12 @@ then compared with the same quantities computed another way:
 usage: check_charts.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
 import csv, io, os, struct, subprocess, sys, zlib
 import xml.etree.ElementTree as ET
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
 
 tlsql, data, shared, work = sys.argv[1:5]
 os.makedirs(work, exist_ok=True)
-failures = []
 MARK = "fill-opacity:0.72"
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def run(args):
@@ -270,5 +265,4 @@ for args, msg in [([bert, "-c", ".plot diff /tmp/x.svg"], "no trace to compare w
     check(r.returncode == 1 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1 and
           not os.path.exists(f"{work}/x.svg"), f"error: {' '.join(args[1:])}: {r.stderr.strip()}")
 
-print(f"{len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+finish()

@@ -12,16 +12,11 @@
 usage: check_html.py TLSQL DATA_DIR SHARED_DIR SCRIPTS_DIR WORK_DIR"""
 import base64, csv, html.parser, io, os, shutil, subprocess, sys
 import xml.etree.ElementTree as ET
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
 
 tlsql, data, shared, scripts, work = sys.argv[1:6]
 os.makedirs(work, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 class Page(html.parser.HTMLParser):
@@ -142,5 +137,4 @@ else:
         check(head[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(head[16:20], "big") == 1440,
               f"{os.path.basename(page)}: screenshot {png}")
 
-print(f"{len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+finish()

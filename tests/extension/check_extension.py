@@ -4,16 +4,11 @@ Debian's python3 (sqlite3 module, pandas via examples/notebook.py) and the sqlit
 on a connection without tlsql tables the functions give clear errors, not crashes.
 usage: check_extension.py TLSQL LIBTLSQL_SO DATA_DIR EXAMPLES_DIR WORK_DIR"""
 import csv, io, os, sqlite3, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
 
 tlsql, lib, data, examples, work = sys.argv[1:6]
 lib = os.path.splitext(lib)[0]  # load_extension takes the path without .so too
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 trace = os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz")
@@ -95,5 +90,4 @@ r = subprocess.run([sys.executable, os.path.join(examples, "notebook.py"), lib],
 check(r.returncode == 0 and r.stdout == open(os.path.join(examples, "notebook.expected.txt")).read(),
       f"examples/notebook.py output {r.stderr.strip()[-300:]}")
 
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+finish()

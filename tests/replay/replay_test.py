@@ -8,16 +8,11 @@
 - .export-replay FILE.json / FILE.zip -> tlsql-replay FILE round trip; tlsql-replay reads TraceLens's IR.
 usage: replay_test.py TLSQL TLSQL_REPLAY DATA_DIR SHARED_DIR WORK_DIR"""
 import json, os, re, subprocess, sys, zipfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
 
 tlsql, replay_bin, data, shared, work = sys.argv[1:6]
 here = os.path.dirname(os.path.abspath(__file__))
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def path_of(ref):
@@ -102,5 +97,4 @@ if os.path.exists(tl):
 r = run([replay_bin, os.path.join(data, "bad_not_json.txt")])
 check(r.returncode == 1 and "not valid JSON" in r.stderr, "tlsql-replay: bad file -> one-line error, exit 1")
 
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+finish()

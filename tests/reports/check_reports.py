@@ -7,15 +7,10 @@
 - collectives on the 8 DLRM ranks: the first AllReduce against numbers read by hand from the JSON.
 usage: check_reports.py TLSQL DATA_DIR SHARED_DIR"""
 import csv, io, json, os, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
 
 tlsql, data, shared = sys.argv[1:4]
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def report(trace, name, *params):
@@ -77,5 +72,4 @@ if all(os.path.exists(p) for p in dlrm):
               f"collectives: latency {x['latency_us']}, skew {x['skew_us']}, straggler {x['straggler_rank']}")
         check(x["size_bytes"] == "" and x["algbw_gbps"] == "", "collectives: no size recorded -> no bandwidth")
 
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+finish()

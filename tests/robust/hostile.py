@@ -3,17 +3,12 @@
 or fails with its one-line error and exit 1, leaving no -o file; never a crash, a hang or a
 partial output. usage: hostile.py TLSQL DATA_DIR WORK_DIR"""
 import gzip, json, os, resource, subprocess, sys, zlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
 
 tlsql, data, work = sys.argv[1:4]
 work = os.path.join(work, "hostile")
 os.makedirs(work, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def write(name, content):
@@ -127,5 +122,4 @@ check(r.stderr.splitlines() == [
     f"error: -c: near line 1: {os.path.join(work, 'empty.json')}: at byte 0 (end of file): empty file: expected a JSON object or array"],
     f"clear errors: {r.stderr!r}")
 
-print(f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+finish()
