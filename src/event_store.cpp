@@ -51,12 +51,11 @@ RowArray::~RowArray() {
 void RowArray::reserve(size_t n) {
   if (n <= capacity_) return;
   size_t bytes = (n * sizeof(EventRec) + 4095) & ~(size_t)4095;
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  // Parser threads fill slots out of order and size_ is set only at the end, so growth must keep
+  // every page of the old mapping, not the first size_ rows: mremap moves the pages themselves.
+  void* p = data_ ? ::mremap(data_, bytes_, bytes, MREMAP_MAYMOVE)
+                  : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
-  if (data_) {
-    std::memcpy(p, data_, size_ * sizeof(EventRec));
-    ::munmap(data_, bytes_);
-  }
   data_ = static_cast<EventRec*>(p);
   capacity_ = n;
   bytes_ = bytes;

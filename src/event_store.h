@@ -89,15 +89,15 @@ struct EventRec {
   bool is(Flags f) const { return flags & f; }
 };
 
-// Rows of one trace in one anonymous mapping reserved up front: pages never written are never
-// resident, rows never move, and parser threads fill disjoint ranges at once.
+// Rows of one trace in one anonymous mapping: pages never written are never resident, and parser
+// threads fill disjoint ranges at once. Growth (mremap) happens only while no parser holds a row.
 class RowArray {
  public:
   RowArray() = default;
   ~RowArray();
   RowArray(const RowArray&) = delete;
   RowArray& operator=(const RowArray&) = delete;
-  void reserve(size_t n);                         // once, before filling
+  void reserve(size_t n);                         // keeps every slot below the old capacity
   EventRec* slot(size_t i) { return data_ + i; }  // i < capacity: construct with placement new
   void set_size(size_t n) { size_ = n; }
   EventRec& operator[](size_t i) { return data_[i]; }

@@ -53,6 +53,18 @@ check(n == 2551, f"python: tlsql_load returned {n} events (the trace has 2551)")
 for q in queries:
     got, want = con.execute(q).fetchall(), via_tlsql(trace, q)
     check(len(want) > 0 and same(got, want), f"python == tlsql ({len(want)} rows): {q[:70]}")
+# A second tlsql_load into the same schema is refused and the loaded trace stays intact (it used
+# to be freed while the event table still read it: wrong counts, then a crash).
+for schema_args in [(trace,), (trace, "main")]:
+    try:
+        con.execute("SELECT tlsql_load(" + ", ".join("?" * len(schema_args)) + ")", schema_args).fetchone()
+        check(False, "second tlsql_load into main: expected an error")
+    except sqlite3.Error as e:
+        check("already holds a trace" in str(e), f"second tlsql_load refused: {e}")
+q = "SELECT count(*), sum(dur), sum(ts) FROM event"
+check(same(con.execute(q).fetchall(), via_tlsql(trace, q)) and con.execute(q).fetchone()[0] == 2551,
+      "after the refused load: every row still there")
+check(same(con.execute(queries[1]).fetchall(), via_tlsql(trace, queries[1])), "after the refused load: tree functions agree")
 
 # A saved database opened by Python, and by the sqlite3 shell with .load.
 db = os.path.join(work, "ext.db")

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Every column of every row equals an independent parse (Python's json with Decimal), on traces
+large enough to cross every growth and chunk boundary of the loader: many small events (more rows
+than the loader reserves up front, so its row array must grow while parser threads are filling
+it), events larger than a chunk, and both .json and .json.gz. usage: exact_rows.py TLSQL WORK_DIR"""
+import csv, gzip, io, json, os, random, subprocess, sys
+csv.field_size_limit(1 << 30)
+from decimal import Decimal
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
+
+tlsql, work = sys.argv[1:3]
+work = os.path.join(work, "exact_rows")
+os.makedirs(work, exist_ok=True)
+rng = random.Random(15)
+
+
+def small_events(n):
+    # ~45 bytes each: the loader reserves rows for ~100 bytes of JSON per event (x8 for gzip),
+    # so these force the row array to grow several times mid-load.
+    out = []
+    for i in range(n):
+        e = {"ph": "X", "name": f"n{i % 97}", "pid": i % 7, "tid": i % 5, "ts": f"{i}.{i % 1000:03d}", "dur": i % 13}
+        if i % 11 == 0:
+            e["args"] = {"correlation": i}
+        if i % 17 == 0:
+            e = {"ph": "i", "name": "m", "ts": i, "pid": "P", "tid": 3}
+        out.append(e)
+    return out
+
+
+def big_events(n, size):
+    # Each event larger than a scanner chunk boundary step, so events straddle chunks.
+    return [{"ph": "X", "cat": "cpu_op", "name": f"big{i}", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5,
+             "args": {"External id": i, "blob": "x" * (size + rng.randrange(1000)), "n": [i, i + 0.5]}}
+            for i in range(n)]
+
+
+def write(name, events, gz):
+    text = json.dumps({"traceEvents": events}, separators=(",", ":")).replace('"ts":"', '"ts":').replace('","dur"', ',"dur"')
+    path = os.path.join(work, name + (".json.gz" if gz else ".json"))
+    data = text.encode()
+    with open(path, "wb") as f:
+        f.write(gzip.compress(data, 1) if gz else data)
+    return path, len(data)
+
+
+def ns(v):
+    return None if v is None else int((Decimal(str(v)) * 1000).to_integral_value())
+
+
+def expected_rows(path):
+    raw = open(path, "rb").read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    rows = []
+    for uid, e in enumerate(json.loads(raw, parse_float=Decimal)["traceEvents"]):
+        a = e.get("args", {})
+        ts, dur = ns(e.get("ts")), ns(e.get("dur"))
+        rows.append([uid, e.get("ph"), e.get("name"), e.get("pid"), e.get("tid"), ts, dur,
+                     ts + dur if ts is not None and dur is not None else None,
+                     a.get("correlation"), a.get("External id"), e.get("args")])
+    return rows
+
+
+def as_value(text):
+    if text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def loaded_rows(path):
+    q = ("SELECT uid, ph, name, pid, tid, ts, dur, end, correlation, external_id, args FROM event ORDER BY uid")
+    r = subprocess.run([tlsql, path, "--csv", "-c", q], capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0, f"{os.path.basename(path)}: loads ({r.stderr.strip()})")
+    rows = []
+    for rec in list(csv.reader(io.StringIO(r.stdout)))[1:]:
+        row = [as_value(x) for x in rec[:-1]]
+        row.append(json.loads(rec[-1], parse_float=Decimal) if rec[-1] else None)
+        rows.append(row)
+    return rows
+
+
+def compare(path, json_bytes):
+    want, got = expected_rows(path), loaded_rows(path)
+    check(len(got) == len(want), f"{os.path.basename(path)} ({json_bytes >> 20} MiB JSON): {len(got)} rows == {len(want)}")
+    bad = [(w, g) for w, g in zip(want, got) if w != g]
+    check(not bad, f"{os.path.basename(path)}: every column of every row matches the independent parse"
+          + (f" ({len(bad)} differ, first: want {bad[0][0]!r:.300} got {bad[0][1]!r:.300})" if bad else ""))
+
+
+small = small_events(int(os.environ.get("TLSQL_EXACT_EVENTS", "450000")))
+big = big_events(40, 600_000)
+for gz in (False, True):
+    compare(*write("small", small, gz))
+    compare(*write("big", big, gz))
+    compare(*write("mixed", small[:100000] + big[:12] + small[100000:200000], gz))
+finish()
