@@ -25,4 +25,13 @@ SELECT @trace,
        d.value ->> '$.regsPerBlock',
        d.value
 FROM @schema.trace t, json_each(coalesce(t.metadata -> '$.deviceProperties', t.metadata -> '$.computeProperties')) d
-WHERE t.id = @trace AND json_valid(t.metadata);
+WHERE t.id = @trace AND json_valid(t.metadata) AND d.type = 'object';
+-- Metadata that is JSON but not of the shape Kineto writes is kept in trace.metadata and noted.
+INSERT INTO @schema.health(trace, "check", count, example_uid, detail)
+SELECT @trace, 'odd_metadata', n, NULL,
+       'deviceProperties / computeProperties entries or distributedInfo that are not objects: kept in trace.metadata, not read'
+FROM (SELECT (SELECT count(*) FROM json_each(t.metadata, '$.deviceProperties') d WHERE d.type <> 'object')
+           + (SELECT count(*) FROM json_each(t.metadata, '$.computeProperties') d WHERE d.type <> 'object')
+           + coalesce(json_type(t.metadata, '$.distributedInfo') <> 'object', 0) AS n
+      FROM @schema.trace t WHERE t.id = @trace AND json_valid(t.metadata))
+WHERE n > 0;

@@ -85,7 +85,10 @@ struct EventRec {
   char ph = 0;
   uint8_t flags = 0;
 
-  int64_t end() const { return ts == kNull || dur == kNull ? kNull : ts + dur; }
+  int64_t end() const {
+    int64_t e;
+    return ts == kNull || dur == kNull || __builtin_add_overflow(ts, dur, &e) ? kNull : e;
+  }
   bool is(Flags f) const { return flags & f; }
 };
 

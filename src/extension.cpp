@@ -37,7 +37,8 @@ void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   // the trace already loaded into the schema (the virtual table still reads it).
   if (stores->count(schema) || schema_has_event_table(db, schema))
     return sqlite3_result_error(
-        ctx, fmt::format("tlsql_load: schema '{}' already holds a trace: tlsql_load(path, 'other_name')", schema).c_str(),
+        ctx,
+        fmt::format("tlsql_load: schema '{}' already holds a trace: tlsql_load(path, 'other_name')", schema).c_str(),
         -1);
   bool attached = false;
   try {

@@ -77,9 +77,4 @@ class InputSource {
   TextBuffer buffer_;
 };
 
-// Rewrites the text so that every JSON string holds valid UTF-8 and no raw control characters:
-// invalid bytes become U+FFFD and control characters \u00XX. Counts both in `health`.
-// Real traces carry both (pytorch issue 130622); JSON parsers reject them.
-TextBuffer repair_strings(const char* data, size_t size, Health& health);
-
 }  // namespace tlsql

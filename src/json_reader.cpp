@@ -171,12 +171,23 @@ class Reader {
     return !v.get_string().get(out);
   }
 
+  // A field that should be a string: true for a string; anything else is counted and `out` is its
+  // JSON text (empty for null), so the value is kept rather than lost.
+  bool text_of(ondemand::value& v, std::string_view& out, size_t idx) {
+    if (string_of(v, out)) return true;
+    out = {};
+    if (span_of(v, out).code != ReadStatus::ok || out == "null") out = {};
+    h_.add("not_a_string", idx, "name, cat or ph that is not a string: kept as its JSON text (null as NULL)");
+    return false;
+  }
+
   // A number or numeric string as int64; counts repairs. Returns false when absent / not numeric.
   bool int_of(ondemand::value& v, int64_t& out, size_t idx) {
     std::string_view tok = trim_right(v.raw_json_token());
     bool wrapped = false;
     if (!tok.empty() && (tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9'))) {
       if (auto r = parse_int64(tok, &wrapped)) {
+        if (*r == kNull) return at_null_marker(idx);
         out = *r;
         if (wrapped)
           h_.add("id_over_int64", idx, "integer ids in [2^63, 2^64) stored as their two's-complement int64 value");
@@ -192,6 +203,7 @@ class Reader {
     std::string_view s;
     if (string_of(v, s)) {
       if (auto r = parse_int64(s, &wrapped)) {
+        if (*r == kNull) return at_null_marker(idx);
         out = *r;
         h_.add("number_as_string", idx, "numbers written as strings, converted");
         return true;
@@ -202,15 +214,22 @@ class Reader {
     return false;
   }
 
+  // -2^63 is the store's NULL marker (and 2^63 wraps onto it): such a value cannot be kept.
+  bool at_null_marker(size_t idx) {
+    h_.add("int64_min", idx, "integers equal to -2^63 (or 2^63, which wraps onto it) stored as NULL");
+    return false;
+  }
+
   bool time_of(ondemand::value& v, int64_t& out, size_t idx) {
     std::string_view tok = trim_right(v.raw_json_token());
     if (!tok.empty() && tok[0] != '"') {
       if (auto r = micros_to_ns(tok)) {
+        if (*r == kNull) return at_null_marker(idx);
         out = *r;
         return true;
       }
     } else if (std::string_view s; string_of(v, s)) {
-      if (auto r = micros_to_ns(s)) {
+      if (auto r = micros_to_ns(s); r && *r != kNull) {
         out = *r;
         h_.add("number_as_string", idx, "numbers written as strings, converted");
         return true;
@@ -240,11 +259,19 @@ class Reader {
 
   ReadStatus read_args(ondemand::value& v, EventRec& ev, size_t idx) {
     const char* start = v.raw_json_token().data();
-    ondemand::object o;
-    if (v.get_object().get(o)) {
-      set_args(ev, trim_right(v.raw_json_token()), idx);  // not an object: keep whatever JSON it is
+    ondemand::json_type type;
+    if (auto e = v.type().get(type)) return fail(e, "expected a value in \"args\"");
+    if (type != ondemand::json_type::object) {  // keep whatever JSON it is, whole
+      std::string_view raw;
+      if (auto st = span_of(v, raw); st.code != ReadStatus::ok) return st;
+      if (raw != "null") {
+        set_args(ev, raw, idx);
+        h_.add("args_not_object", idx, "\"args\" that is not an object: kept as its JSON text, no fields read from it");
+      }
       return {};
     }
+    ondemand::object o;
+    if (auto e = v.get_object().get(o)) return fail(e, "expected an object");
     for (auto field : o) {
       raw_json_string key;
       if (auto e = field.key().get(key)) return fail(e, "expected a key in \"args\"");
@@ -317,7 +344,9 @@ class Reader {
         case 'p':
           if (key.unsafe_is_equal("ph")) {
             mark(kPh);
-            if (string_of(v, s) && !s.empty()) ev.ph = s[0];
+            if (!text_of(v, s, idx) || s.size() != 1)
+              h_.add("bad_ph", idx, "\"ph\" that is not a one-character string: its first character kept");
+            if (!s.empty()) ev.ph = s[0];
           } else if (key.unsafe_is_equal("pid")) {
             mark(kPid);
             scalar_of(v, ev.pid, ev.flags, EventRec::pid_text, idx);
@@ -338,13 +367,13 @@ class Reader {
         case 'n':
           if (key.unsafe_is_equal("name")) {
             mark(kName);
-            if (string_of(v, s)) ev.name = strings.intern(s);
+            if (text_of(v, s, idx) || !s.empty()) ev.name = strings.intern(s);
           }
           break;
         case 'c':
           if (key.unsafe_is_equal("cat")) {
             mark(kCat);
-            if (string_of(v, s)) ev.cat = strings.intern(s), cat_text = s;
+            if (text_of(v, s, idx) || !s.empty()) ev.cat = strings.intern(s), cat_text = s;
           }
           break;
         case 'i':
@@ -363,6 +392,8 @@ class Reader {
       h_.add("missing_ts", idx, "events (other than 'M' metadata) without a \"ts\": ts is NULL, not in the tree");
     if (ev.dur != kNull && ev.dur < 0)
       h_.add("negative_dur", idx, "events with dur < 0: kept as recorded; they nest as zero-length");
+    if (int64_t end; ev.ts != kNull && ev.dur != kNull && __builtin_add_overflow(ev.ts, ev.dur, &end))
+      h_.add("end_overflow", idx, "ts + dur beyond the int64 range of nanoseconds: end is NULL, not in the tree");
     ev.kind = kind_for(ev.ph, ev.cat, cat_text);
     return {};
   }

@@ -12,6 +12,7 @@
 
 #include "db_writer.h"
 #include "input.h"
+#include "json_check.h"
 #include "json_reader.h"
 #include "sqlite_util.h"
 #include "trace_scanner.h"
@@ -82,21 +83,23 @@ class ChunkQueue {
   bool closed_ = false, cancelled_ = false;
 };
 
-// Parses one chunk, repairing its strings first if simdjson rejects their bytes.
+// Checks one chunk whole (the on-demand parser skips what it does not read), repairs its strings
+// if they need it, then parses it. Offsets in errors are the file's: chunk text = "[" + file bytes.
 void parse_chunk(EventChunk& chunk, ChunkSink& sink, const std::string& path) {
   const char* text = chunk.text.data();
   size_t size = chunk.text.size(), capacity = chunk.text.capacity();
-  ReadStatus rs = read_event_chunk(text, size, capacity, sink);
+  auto file_offset = [&](size_t at) { return chunk.source_offset + (at > 0 ? at - 1 : 0); };
+  JsonCheck check = check_json(text, size);
+  if (check.result == JsonCheck::invalid)
+    throw LoadError(fmt::format("{}: at byte {}: {}", path, file_offset(check.offset), check.message));
   TextBuffer repaired;
-  if (rs.code == ReadStatus::needs_repair) {
-    repaired = repair_strings(text, size, sink.health);
-    rs = read_event_chunk(repaired.data(), repaired.size(), repaired.capacity(), sink);
-    // Offsets below refer to the repaired text; they stay close to the original's.
+  if (check.result == JsonCheck::repairable) {
+    repaired = repair_json(text, size, sink.health);
+    text = repaired.data(), size = repaired.size(), capacity = repaired.capacity();
   }
-  if (rs.code != ReadStatus::ok) {
-    size_t at = chunk.source_offset + (rs.offset > 0 ? rs.offset - 1 : 0);
-    throw LoadError(fmt::format("{}: at byte {}: {}", path, at, rs.message));
-  }
+  ReadStatus rs = read_event_chunk(text, size, capacity, sink);
+  if (rs.code != ReadStatus::ok)  // offsets of a repaired chunk stay close to the original's
+    throw LoadError(fmt::format("{}: at byte {}: {}", path, file_offset(rs.offset), rs.message));
 }
 
 }  // namespace

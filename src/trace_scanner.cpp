@@ -1,10 +1,10 @@
 #include "trace_scanner.h"
 
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include <cstring>
 
+#include "json_check.h"
 #include "json_scan.h"
 
 namespace tlsql {
@@ -45,6 +45,18 @@ size_t TraceScanner::value_end(size_t p) {
       fail(SIZE_MAX, at(p) == '"' ? "unclosed string (truncated file?)"
                                   : "document ends inside an array or object (truncated file?)");
     }
+  }
+}
+
+void TraceScanner::append_checked(size_t from, size_t to, Health& health) {
+  std::string_view t = text(from, to);
+  JsonCheck check = check_json(t.data(), t.size());
+  if (check.result == JsonCheck::invalid) fail(from + check.offset, check.message);
+  if (check.result == JsonCheck::ok) {
+    metadata_.append(t);
+  } else {
+    TextBuffer repaired = repair_json(t.data(), t.size(), health);
+    metadata_.append(repaired.data(), repaired.size());
   }
 }
 
@@ -120,7 +132,7 @@ void TraceScanner::run(const std::function<bool(EventChunk&&)>& emit, const std:
         break;
       }
       if (c != '"') fail(p, fmt::format("malformed JSON: expected a key, found '{}'", c));
-      size_t kend = value_end(p);
+      size_t kstart = p, kend = value_end(p);
       std::string key(text(p + 1, kend - 1));
       p = skip_ws(kend);
       if (at(p) != ':') fail(p, "malformed JSON: expected ':' after a key");
@@ -135,10 +147,9 @@ void TraceScanner::run(const std::function<bool(EventChunk&&)>& emit, const std:
       } else {
         size_t vend = value_end(p);
         if (metadata_.size() > 1) metadata_ += ',';
-        metadata_ += '"';
-        metadata_ += key;
-        metadata_ += "\":";
-        metadata_.append(text(p, vend));
+        append_checked(kstart, kend, health);
+        metadata_ += ':';
+        append_checked(p, vend, health);
         p = vend;
       }
       p = skip_ws(p);
@@ -154,12 +165,6 @@ void TraceScanner::run(const std::function<bool(EventChunk&&)>& emit, const std:
     }
     metadata_ += '}';
     if (!have_events) fail(0, "not a trace: no \"traceEvents\" array in the top-level object");
-    // The metadata was only skipped over; make sure it is JSON before it is stored.
-    simdjson::dom::parser parser;
-    simdjson::padded_string ps(metadata_);
-    simdjson::dom::element el;
-    if (auto e = parser.parse(ps).get(el))
-      fail(0, fmt::format("malformed JSON in the top-level keys: {}", simdjson::error_message(e)));
   } else {
     fail(p, fmt::format("not JSON: expected '{{' or '[', found '{}'", c));
   }

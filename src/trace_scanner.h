@@ -38,6 +38,8 @@ class TraceScanner {
   size_t skip_ws(size_t p);
   size_t value_end(size_t p);  // just past the value starting at p
   std::string_view text(size_t from, size_t to) const { return {in_.window() + (from - in_.base()), to - from}; }
+  // Appends the top-level value text [from, to) to the metadata, checked as JSON (repaired if needed).
+  void append_checked(size_t from, size_t to, Health& health);
   size_t scan_events(size_t p, const std::function<bool(EventChunk&&)>& emit, const std::function<TextBuffer()>& spare);
 
   InputSource& in_;

@@ -1,0 +1,38 @@
+// What the loader accepts as JSON, in one place. simdjson's on-demand parser reads only the members
+// tlsql uses and skips the rest unchecked, so every piece of text is checked whole here first:
+// anything that is not JSON (RFC 8259) is an error with its offset; the string defects real
+// traces carry are repaired by repair_json() and counted in health, never dropped silently.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "health.h"
+#include "input.h"
+
+namespace tlsql {
+
+struct JsonCheck {
+  enum Result {
+    ok,
+    repairable,  // valid structure, but repair_json() must rewrite some strings or NaN / Infinity first
+    invalid      // not JSON: `offset` is the first byte that cannot be, `message` what was expected
+  } result = ok;
+  size_t offset = 0;
+  std::string message;
+};
+
+// Checks that d[0, n) is exactly one JSON value (surrounding whitespace allowed). Never recurses:
+// nesting depth costs one byte of heap per level. Repairable defects:
+//   - invalid UTF-8 and raw control characters inside strings,
+//   - escapes JSON does not have (\x, \u12), lone UTF-16 surrogates and \u0000 (SQLite's text
+//     functions stop at NUL),
+//   - NaN, Infinity, -Infinity (Python's json writes them; SQLite's JSON functions refuse them).
+JsonCheck check_json(const char* d, size_t n);
+
+// Rewrites text that check_json() called repairable: invalid UTF-8 bytes and lone surrogates become
+// U+FFFD, raw control characters \u00XX, \u0000 becomes \ufffd, an unknown escape keeps its
+// backslash as a character (\x -> \\x), NaN / Infinity become null. Counts each kind in `health`.
+TextBuffer repair_json(const char* d, size_t n, Health& health);
+
+}  // namespace tlsql
