@@ -16,7 +16,7 @@ namespace {
 
 // The whole text: augmenting is rare, so the simple way (the file in memory) is fine.
 std::string read_all(const std::string& path) {
-  InputSource in(path);
+  InputSource in(path, SIZE_MAX);
   while (in.refill(0)) {
   }
   return std::string(in.window(), in.avail());

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <isa-l/igzip_lib.h>
-#include <sys/mman.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,116 +27,148 @@ void TextBuffer::resize(size_t size) {
 
 namespace {
 
-constexpr size_t kPage = 4096;
-constexpr size_t kWindow = 64u << 20;
-constexpr size_t kMaxKept = 256u << 20;  // the most of a .gz kept in memory for one value
+constexpr size_t kWindow = 64u << 20;  // text window
+constexpr size_t kInBlock = 4u << 20;  // compressed bytes read at a time
 
-struct Fd {
-  int fd;
-  ~Fd() { ::close(fd); }
-};
+// A FIFO opened for reading blocks open(2) until a writer appears, forever if none does: it is
+// opened non-blocking instead and waited for here (Ctrl-C interrupts the wait, 60 s end it).
+void wait_for_writer(int fd, const std::string& path) {
+  for (int waited_ms = 0;; waited_ms += 100) {
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, 100);
+    if (r < 0 && errno == EINTR) throw LoadError(fmt::format("{}: interrupted while waiting for a writer", path));
+    if (r > 0) break;  // data, or a writer that came and went (POLLHUP): read() tells which
+    if (waited_ms >= 60000) throw LoadError(fmt::format("{}: nothing wrote to this FIFO within 60 s", path));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+}
 
 }  // namespace
 
 struct InputSource::Inflater {
   inflate_state state;
-  size_t in_pos = 0;  // compressed bytes consumed
 };
 
-InputSource::InputSource(const std::string& path) : path_(path) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+InputSource::InputSource(const std::string& path, size_t max_kept) : path_(path), max_kept_(max_kept) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(f.fd, &st) != 0) throw LoadError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (::fstat(fd_, &st) != 0) throw LoadError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) throw LoadError(fmt::format("{}: cannot read: is a directory", path));
-  file_bytes_ = (size_t)st.st_size;
-  if (file_bytes_ == 0) return;
-  // Mapped with a spare zero page after the end, so reads a little past it (SIMD loops) are safe.
-  map_len_ = (file_bytes_ + 2 * kPage) & ~(kPage - 1);
-  void* anon = ::mmap(nullptr, map_len_, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (anon == MAP_FAILED) throw LoadError(fmt::format("{}: out of memory mapping {} bytes", path, file_bytes_));
-  map_ = static_cast<char*>(anon);
-  if (::mmap(map_, file_bytes_, PROT_READ, MAP_PRIVATE | MAP_FIXED, f.fd, 0) == MAP_FAILED) {
-    ::munmap(map_, map_len_);
-    map_ = nullptr;
-    throw LoadError(fmt::format("{}: cannot map: {}", path, std::strerror(errno)));
+  if (S_ISFIFO(st.st_mode))
+    wait_for_writer(fd_, path);
+  else
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+  if (S_ISREG(st.st_mode)) {
+    file_bytes_ = (size_t)st.st_size;
+    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
-  ::madvise(map_, file_bytes_, MADV_SEQUENTIAL);
-  if (file_bytes_ >= 2 && (unsigned char)map_[0] == 0x1f && (unsigned char)map_[1] == 0x8b) {
+  // The first bytes tell gzip from text.
+  in_.reset(new char[kInBlock]);
+  while (in_len_ < 2) {
+    size_t n = read_some(in_.get() + in_len_, kInBlock - in_len_);
+    if (n == 0) break;
+    in_len_ += n;
+  }
+  buffer_.resize(kWindow);
+  window_ = buffer_.data();
+  if (in_len_ >= 2 && (unsigned char)in_[0] == 0x1f && (unsigned char)in_[1] == 0x8b) {
     gzip_ = true;
-    eof_ = false;
     inflater_ = std::make_unique<Inflater>();
     isal_inflate_init(&inflater_->state);
     inflater_->state.crc_flag = ISAL_GZIP;
-    buffer_.resize(kWindow);
-    window_ = buffer_.data();
-    refill(0);
-    return;
+  } else {
+    std::memcpy(buffer_.data(), in_.get(), in_len_);
+    avail_ = in_len_;
+    in_.reset();
+    in_len_ = 0;
   }
-  window_ = map_;
-  avail_ = file_bytes_;
+  refill(0);
 }
 
 InputSource::~InputSource() {
-  if (map_) ::munmap(map_, map_len_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+size_t InputSource::read_some(char* to, size_t n) {
+  for (;;) {
+    ssize_t r = ::read(fd_, to, n);
+    if (r >= 0) {
+      read_ += (size_t)r;
+      return (size_t)r;
+    }
+    if (errno != EINTR) throw LoadError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
+  }
 }
 
 bool InputSource::refill(size_t keep) {
-  if (!gzip_ || eof_) return false;
+  if (eof_) return false;
   // Slide what must be kept to the front; grow the window only if it is all still needed.
   size_t kept = base_ + avail_ - std::clamp(keep, base_, base_ + avail_);
-  if (kept) std::memmove(buffer_.data(), buffer_.data() + (avail_ - kept), kept);
+  if (kept && kept != avail_) std::memmove(buffer_.data(), buffer_.data() + (avail_ - kept), kept);
   base_ += avail_ - kept;
   avail_ = kept;
   // A single value that the scanner must keep whole (one event, one top-level member) bounds
-  // memory: past kMaxKept of decompressed text it is a corrupt or hostile file (a gzip bomb).
-  if (kept > kMaxKept)
-    throw LoadError(
-        fmt::format("{}: at byte {}: one JSON value runs over {} MiB of decompressed text from byte {} "
-                    "(corrupt or hostile .gz?)",
-                    path_, base_ + avail_, kMaxKept >> 20, base_));
+  // memory: past max_kept_ of text it is a corrupt or hostile file (a gzip bomb).
+  if (kept > max_kept_)
+    throw LoadError(fmt::format("{}: at byte {}: one JSON value runs over {} MiB of {}text from byte {} "
+                                "(corrupt or hostile {}?)",
+                                path_, base_ + avail_, max_kept_ >> 20, gzip_ ? "decompressed " : "", base_,
+                                gzip_ ? ".gz" : "file"));
   if (buffer_.size() - avail_ < kWindow / 4) buffer_.resize(buffer_.size() * 2);
   window_ = buffer_.data();
-  inflate_state& z = inflater_->state;
   size_t before = avail_;
-  while (avail_ < buffer_.size()) {
-    if (z.block_state == ISAL_BLOCK_FINISH) {
-      // Next gzip member, if any (zero padding after the last one is tolerated).
-      while (inflater_->in_pos < file_bytes_ && map_[inflater_->in_pos] == 0) ++inflater_->in_pos;
-      if (inflater_->in_pos >= file_bytes_) {
+  if (gzip_) {
+    inflate_more();
+  } else {
+    while (avail_ < buffer_.size()) {
+      size_t n = read_some(buffer_.data() + avail_, buffer_.size() - avail_);
+      if (n == 0) {
         eof_ = true;
         break;
       }
-      isal_inflate_reset(&z);
-      z.crc_flag = ISAL_GZIP;
+      avail_ += n;
     }
-    size_t in_left = file_bytes_ - inflater_->in_pos;
-    z.next_in = reinterpret_cast<uint8_t*>(map_ + inflater_->in_pos);
-    z.avail_in = (uint32_t)std::min<size_t>(in_left, 1u << 30);
-    z.next_out = reinterpret_cast<uint8_t*>(buffer_.data() + avail_);
-    z.avail_out = (uint32_t)std::min<size_t>(buffer_.size() - avail_, 1u << 30);
-    uint32_t out_before = z.avail_out, in_before = z.avail_in;
-    int rc = isal_inflate(&z);
-    inflater_->in_pos += in_before - z.avail_in;
-    avail_ += out_before - z.avail_out;
-    if (rc < 0)
-      throw LoadError(fmt::format("{}: corrupt gzip data near compressed byte {}: {}", path_, inflater_->in_pos,
-                                  rc == ISAL_INCORRECT_CHECKSUM ? "checksum mismatch" : "invalid deflate stream"));
-    if (z.block_state != ISAL_BLOCK_FINISH && z.avail_in == 0 && inflater_->in_pos >= file_bytes_)
-      throw LoadError(fmt::format("{}: corrupt gzip data: the compressed stream ends early (truncated file?)", path_));
   }
   std::memset(buffer_.data() + avail_, 0, std::min<size_t>(TextBuffer::kPadding, buffer_.capacity() - avail_));
   return avail_ > before;
 }
 
-size_t InputSource::progress() const { return gzip_ ? inflater_->in_pos : std::min(released_ + kPage, file_bytes_); }
-
-void InputSource::release_before(size_t offset) {
-  if (gzip_ || !map_) return;
-  size_t end = std::min(offset, file_bytes_) & ~(kPage - 1);
-  if (end > released_) {
-    ::madvise(map_ + released_, end - released_, MADV_DONTNEED);
-    released_ = end;
+void InputSource::inflate_more() {
+  inflate_state& z = inflater_->state;
+  auto fill_in = [&] {
+    in_pos_ = 0;
+    in_len_ = read_some(in_.get(), kInBlock);
+    return in_len_ > 0;
+  };
+  while (avail_ < buffer_.size()) {
+    if (z.block_state == ISAL_BLOCK_FINISH) {
+      // Next gzip member, if any (zero padding after the last one is tolerated).
+      for (;;) {
+        while (in_pos_ < in_len_ && in_[in_pos_] == 0) ++in_pos_;
+        if (in_pos_ < in_len_) break;
+        if (!fill_in()) {
+          eof_ = true;
+          return;
+        }
+      }
+      isal_inflate_reset(&z);
+      z.crc_flag = ISAL_GZIP;
+    }
+    if (in_pos_ == in_len_ && !fill_in())
+      throw LoadError(fmt::format("{}: corrupt gzip data: the compressed stream ends early (truncated file?)", path_));
+    z.next_in = reinterpret_cast<uint8_t*>(in_.get() + in_pos_);
+    z.avail_in = (uint32_t)(in_len_ - in_pos_);
+    z.next_out = reinterpret_cast<uint8_t*>(buffer_.data() + avail_);
+    z.avail_out = (uint32_t)std::min<size_t>(buffer_.size() - avail_, 1u << 30);
+    uint32_t out_before = z.avail_out, in_before = z.avail_in;
+    int rc = isal_inflate(&z);
+    in_pos_ += in_before - z.avail_in;
+    avail_ += out_before - z.avail_out;
+    if (rc < 0)
+      throw LoadError(fmt::format("{}: corrupt gzip data near compressed byte {}: {}", path_,
+                                  read_ - (in_len_ - in_pos_),
+                                  rc == ISAL_INCORRECT_CHECKSUM ? "checksum mismatch" : "invalid deflate stream"));
   }
 }
 

@@ -35,14 +35,17 @@ class TextBuffer {
   size_t size_ = 0, capacity_ = 0;
 };
 
-// The JSON text of a trace file, seen through a window that moves forward. A plain file is
-// memory-mapped whole (the window is the file); a gzip file (detected by magic, not by name) is
-// inflated as a stream with ISA-L into a reused window, so a multi-GB .json.gz never needs its
-// inflated size in memory (and a gzip bomb cannot exhaust it).
+// The JSON text of a trace file, seen through a window that moves forward. The file is read as a
+// stream with read(2), never mapped: a file truncated or rewritten while loading (torch.profiler
+// rewrites in place) ends the text early instead of raising SIGBUS, and pipes and FIFOs
+// (`<(zcat ...)`) read like files. Gzip (detected by magic, not by name) is inflated with ISA-L into
+// the same window, so a multi-GB .json.gz never needs its inflated size in memory (and a gzip bomb
+// cannot exhaust it).
 class InputSource {
  public:
-  // Opens `path`; throws LoadError.
-  explicit InputSource(const std::string& path);
+  // Opens `path`; throws LoadError. A single value the reader must keep whole past `max_kept`
+  // bytes of text is refused (a gzip bomb, or a file that is not a trace).
+  explicit InputSource(const std::string& path, size_t max_kept = 256u << 20);
   ~InputSource();
   InputSource(const InputSource&) = delete;
   InputSource& operator=(const InputSource&) = delete;
@@ -53,28 +56,33 @@ class InputSource {
   size_t avail() const { return avail_; }
   bool at_end() const { return eof_; }
   // Keeps the text from offset `keep` on and appends more. Returns false at the end of the text.
-  // Throws LoadError for corrupt gzip data.
+  // Throws LoadError for read errors and corrupt gzip data.
   bool refill(size_t keep);
-  // Drops the pages wholly before `offset` from memory; the loader never reads them again.
-  void release_before(size_t offset);
+  // The loader never reads the text before `offset` again (the window may drop it).
+  void release_before(size_t) {}
 
-  size_t file_bytes() const { return file_bytes_; }
+  size_t file_bytes() const { return file_bytes_; }  // 0 for a pipe
   bool gzip() const { return gzip_; }
-  // How far through the file the window has come (compressed bytes for gzip), for progress bars.
-  size_t progress() const;
+  // How far through the file reading has come (compressed bytes for gzip), for progress bars.
+  size_t progress() const { return read_; }
   size_t progress_total() const { return file_bytes_; }
 
  private:
+  size_t read_some(char* to, size_t n);  // read(2) with EINTR retried; 0 at the end of the file
+  void inflate_more();
+
   std::string path_;
-  char* map_ = nullptr;  // the mapped file
-  size_t map_len_ = 0, released_ = 0, file_bytes_ = 0;
-  bool gzip_ = false, eof_ = true;
+  int fd_ = -1;
+  size_t file_bytes_ = 0, read_ = 0, max_kept_;
+  bool gzip_ = false, eof_ = false, in_eof_ = false;
   const char* window_ = nullptr;
   size_t base_ = 0, avail_ = 0;
-  // gzip streaming state
+  TextBuffer buffer_;
+  // gzip streaming state: compressed bytes [in_pos_, in_len_) of in_ are not inflated yet
   struct Inflater;
   std::unique_ptr<Inflater> inflater_;
-  TextBuffer buffer_;
+  std::unique_ptr<char[]> in_;
+  size_t in_pos_ = 0, in_len_ = 0;
 };
 
 }  // namespace tlsql

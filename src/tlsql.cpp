@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -28,6 +29,10 @@ void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(voi
 }
 
 bool is_sqlite_file(const std::string& path) {
+  // Only a regular file can be a database; peeking into a pipe or FIFO would eat the trace's first
+  // bytes (or block until a writer comes).
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   std::ifstream f(path, std::ios::binary);
   char magic[16] = {};
   return f.read(magic, 16) && std::string_view(magic, 16) == std::string_view("SQLite format 3\0", 16);

@@ -99,7 +99,9 @@ void ProfileTreeBuilder::group_threads() {
       last = it->second, last_pid = e.pid, last_tid = e.tid, last_text = text;
     }
     thread_of_[i] = last;
-    if (is_host_node(e.kind) && e.ts != kNull && e.ph != 'E') threads_[last].events.push_back(i);
+    // Events whose ts + dur overflows (counted as end_overflow) stay out of the tree.
+    if (is_host_node(e.kind) && e.ts != kNull && e.ph != 'E' && (e.dur == kNull || e.end() != kNull))
+      threads_[last].events.push_back(i);
   }
 }
 
@@ -182,14 +184,14 @@ void ProfileTreeBuilder::nest_host_events() {
           // A real partial overlap (e.g. ProfilerStep#N opened inside the python call that
           // records it and outliving it): not the overlapped event's child, but the child of the
           // innermost open event that does contain it.
+          // Open events that end before this one can never be a parent again (anything later
+          // that they could contain is contained by this one first): dropping them keeps a run of
+          // overlapping events linear instead of a scan of an ever-deeper stack.
           h_.add("overlap_not_nested", i,
                  "events partially overlapping an open event on their thread: nested under the innermost open event "
                  "that contains them");
-          for (size_t k = stack.size(); k-- > 0;)
-            if (ev_[stack[k]].ts + dur0(stack[k]) >= end) {
-              parent = stack[k];
-              break;
-            }
+          while (!stack.empty() && ev_[stack.back()].ts + dur0(stack.back()) < end) stack.pop_back();
+          if (!stack.empty()) parent = stack.back();
         }
         break;
       }
@@ -309,14 +311,17 @@ void ProfileTreeBuilder::attach_thread_roots() {
   auto by_start = [&](int32_t a, int32_t b) {
     return ev_[a].ts != ev_[b].ts ? ev_[a].ts < ev_[b].ts : ev_[a].dur != ev_[b].dur ? ev_[a].dur > ev_[b].dur : a < b;
   };
+  std::unordered_map<int64_t, std::vector<int32_t>> threads_of;  // integer pid -> its threads
+  for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
+    if (!(threads_[t].text & EventRec::pid_text)) threads_of[threads_[t].pid].push_back(t);
   int64_t orphans = 0, example = -1;
   for (auto [pid, main] : main_thread) {
     std::vector<int32_t> anns, roots;
     for (int32_t i : threads_[main].events)
       if ((ev_[i].kind == Kind::annotation || step_marker(ev_[i])) && ev_[i].dur != kNull) anns.push_back(i);
     if (anns.empty()) continue;  // nothing to attach to: these roots are simply roots
-    for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
-      if (t != main && threads_[t].pid == pid && !(threads_[t].text & EventRec::pid_text))
+    for (int32_t t : threads_of[pid])
+      if (t != main)
         for (int32_t i : threads_[t].events)
           if (ev_[i].parent < 0) roots.push_back(i);
     std::sort(anns.begin(), anns.end(), by_start);
@@ -410,20 +415,25 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
 
   if (!fwdbwd.empty()) {
     std::sort(fwdbwd.begin(), fwdbwd.end());
-    // cpu_ops by place, only for the places the flows name.
-    std::unordered_map<Place, std::vector<int32_t>, PlaceHash> at;
-    for (auto [id, i] : fwdbwd) at.emplace(Place{thread_of_[i], ev_[i].ts}, std::vector<int32_t>{});
+    // The outermost cpu_op (and the outermost backward one) at each place the flows name.
+    struct Outermost {
+      int32_t any = -1, backward = -1;
+    };
+    std::unordered_map<Place, Outermost, PlaceHash> at;
+    for (auto [id, i] : fwdbwd) at.emplace(Place{thread_of_[i], ev_[i].ts}, Outermost{});
+    auto outer = [&](int32_t& best, int32_t i) {
+      if (best < 0 || ev_[i].depth < ev_[best].depth) best = i;
+    };
     for (const Thread& th : threads_)
       for (int32_t i : th.events)
         if (ev_[i].kind == Kind::cpu_op)
-          if (auto it = at.find({thread_of_[i], ev_[i].ts}); it != at.end()) it->second.push_back(i);
+          if (auto it = at.find({thread_of_[i], ev_[i].ts}); it != at.end()) {
+            outer(it->second.any, i);
+            if (ev_[i].is(EventRec::backward)) outer(it->second.backward, i);
+          }
     auto outermost_at = [&](int32_t flow, bool want_backward) {
-      int32_t best = -1;
-      if (auto it = at.find({thread_of_[flow], ev_[flow].ts}); it != at.end())
-        for (int32_t i : it->second)
-          if ((!want_backward || ev_[i].is(EventRec::backward)) && (best < 0 || ev_[i].depth < ev_[best].depth))
-            best = i;
-      return best;
+      auto it = at.find({thread_of_[flow], ev_[flow].ts});
+      return it == at.end() ? -1 : want_backward ? it->second.backward : it->second.any;
     };
     for (size_t k = 0; k + 1 < fwdbwd.size(); ++k) {
       if (fwdbwd[k].first != fwdbwd[k + 1].first) continue;
@@ -446,19 +456,35 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
 }
 
 void ProfileTreeBuilder::find_launchers() {
+  // The launcher above a node depends only on that node, and graph replays put thousands of
+  // kernels on one runtime call under deep python stacks: each node's answer is remembered
+  // (kUnknown until walked), so the walks together visit every node once.
+  constexpr int32_t kUnknown = -2;
+  std::vector<int32_t> above(ev_.size(), kUnknown), path;
+  auto launcher_above = [&](int32_t p) {
+    int32_t found = -1;  // -1: none (the runtime call launches itself)
+    path.clear();
+    for (; p >= 0; p = ev_[p].parent) {
+      if (above[p] != kUnknown) {
+        found = above[p];
+        break;
+      }
+      const EventRec& e = ev_[p];
+      if (e.kind == Kind::cpu_op && name(e) != "execute") {  // pass-through op (conv_bn_fused -> execute -> launch)
+        found = p;
+        break;
+      }
+      if (e.kind != Kind::cpu_op && e.kind != Kind::python) break;
+      path.push_back(p);
+    }
+    for (int32_t q : path) above[q] = found;
+    return found;
+  };
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
     const EventRec& g = ev_[i];
     if (!(g.kind == Kind::kernel || g.kind == Kind::memcpy || g.kind == Kind::memset) || g.parent < 0) continue;
-    int32_t runtime = g.parent, launcher = runtime;
-    for (int32_t p = ev_[runtime].parent; p >= 0; p = ev_[p].parent) {
-      if (ev_[p].kind == Kind::cpu_op) {
-        if (name(ev_[p]) == "execute") continue;  // pass-through op (conv_bn_fused -> execute -> launch)
-        launcher = p;
-        break;
-      }
-      if (ev_[p].kind != Kind::python) break;
-    }
-    launches_.push_back({i, runtime, launcher});
+    int32_t runtime = g.parent, launcher = launcher_above(ev_[runtime].parent);
+    launches_.push_back({i, runtime, launcher >= 0 ? launcher : runtime});
   }
 }
 

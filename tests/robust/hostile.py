@@ -152,6 +152,40 @@ health("odd_meta.json", '{"deviceProperties":["abc",{"id":0,"name":"NVIDIA H100"
        "\n1,1,abc\n")
 health("nan_meta.json", '{"deviceProperties":[{"id":0,"x":NaN}],"traceEvents":[%s]}' % ev(), {"non_finite_number": 1})
 
+# Pipes and FIFOs read as streams; a file cut while it loads ends early, never SIGBUS (items 6, 10).
+import threading, time  # noqa: E402
+small_trace = open(os.path.join(data, "hta_backward_thread.json"), "rb").read()
+rfd, wfd = os.pipe()
+threading.Thread(target=lambda: (os.write(wfd, small_trace), os.close(wfd)), daemon=True).start()
+r = subprocess.run([tlsql, f"/dev/fd/{rfd}", "--csv", "-c", "SELECT count(*) FROM event"], capture_output=True,
+                   text=True, timeout=60, pass_fds=(rfd,))
+os.close(rfd)
+check(r.returncode == 0 and r.stdout == "count(*)\n7\n", f"a pipe (<(zcat ...)) loads: {r.stdout!r} {r.stderr.strip()}")
+fifo = os.path.join(work, "trace.fifo")
+if os.path.exists(fifo):
+    os.remove(fifo)
+os.mkfifo(fifo)
+def feed():
+    time.sleep(0.5)
+    with open(fifo, "wb") as f:
+        f.write(gzip.compress(small_trace))
+threading.Thread(target=feed, daemon=True).start()
+r = subprocess.run([tlsql, fifo, "--csv", "-c", "SELECT count(*) FROM event"], capture_output=True, text=True, timeout=60)
+check(r.returncode == 0 and r.stdout == "count(*)\n7\n", f"a FIFO with a late gzip writer loads: {r.stdout!r} {r.stderr.strip()}")
+big = write("shrinking.json", trace * 1)  # rewritten below while it loads
+with open(big, "wb") as f:
+    f.write(b'{"traceEvents":[' + b",".join([ev(ts=i).encode() for i in range(600000)]) + b"]}")
+for delay in (0.05, 0.2):
+    p = subprocess.Popen([tlsql, big, "--csv", "-c", "SELECT count(*) FROM event"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    os.truncate(big, 1000)
+    out, err = p.communicate(timeout=120)
+    check(p.returncode in (0, 1) and err.count("\n") <= 1, f"file cut to 1000 bytes {delay} s into its load: exit {p.returncode}, "
+          f"{err.strip()[:150]!r}")
+    with open(big, "wb") as f:
+        f.write(b'{"traceEvents":[' + b",".join([ev(ts=i).encode() for i in range(600000)]) + b"]}")
+
 # The session survives errors: a bad statement, .read of a missing file, .output to an unwritable
 # path, .attach of a bad file, then an ordinary query still answers.
 path = write("ok.json", '{"traceEvents":[%s]}' % ev())
