@@ -603,7 +603,7 @@ struct Lane {
 int64_t busy_per_pixel(std::vector<std::pair<int64_t, int64_t>> iv, int64_t t0, int64_t t1, std::vector<double>& px) {
   std::sort(iv.begin(), iv.end());
   const double ns_per_px = (double)(t1 - t0) / (double)px.size();
-  int64_t total = 0, cur_a = 0, cur_b = -1;
+  int64_t total = 0, cur_a = 0, cur_b = 0;  // the open interval [cur_a, cur_b) (none while equal)
   auto flush = [&] {
     if (cur_b <= cur_a) return;
     total += cur_b - cur_a;
@@ -616,7 +616,7 @@ int64_t busy_per_pixel(std::vector<std::pair<int64_t, int64_t>> iv, int64_t t0, 
   for (auto [a, b] : iv) {
     a = std::max(a, t0), b = std::min(b, t1);
     if (b <= a) continue;
-    if (a > cur_b) {
+    if (cur_b <= cur_a || a > cur_b) {
       flush();
       cur_a = a, cur_b = b;
     } else {
@@ -664,7 +664,13 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
       double a = std::strtod(from.c_str(), &end), b = std::strtod(to.c_str(), &end2);
       if (from.empty() || to.empty() || *end || *end2 || !(b > a))
         throw std::runtime_error("timeline: the range is START..END in ms from the first GPU event, START < END");
-      t0 = first + (int64_t)std::llround(a * 1e6), t1 = first + (int64_t)std::llround(b * 1e6);
+      // Saturating: a range far past the trace must not wrap around int64 ns.
+      auto at = [&](double ms) {
+        double off = std::clamp(ms * 1e6, -9e18, 9e18);
+        int64_t t;
+        return __builtin_add_overflow(first, (int64_t)std::llround(off), &t) ? (off > 0 ? INT64_MAX : INT64_MIN) : t;
+      };
+      t0 = at(a), t1 = at(b);
       window = fmt::format("{:g}..{:g} ms", a, b);
     } else if (step = std::strtoll(range.c_str(), &end, 10); end && *end == 0 && end != range.c_str()) {
       t0 = INT64_MAX, t1 = INT64_MIN;
@@ -684,7 +690,10 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
       throw std::runtime_error(fmt::format("timeline: '{}' is neither a step number nor START..END (ms)", range));
     }
   }
-  if (t1 <= t0) t1 = t0 + 1;
+  if (t1 <= t0) (t0 < INT64_MAX ? t1 = t0 + 1 : t0 = t1 - 1);
+  // Every event is clipped to [t0, t1], so with a window whose length fits in int64 no difference
+  // below can overflow (a trace may hold timestamps from -2^63 to 2^63 ns).
+  if (int64_t span; __builtin_sub_overflow(t1, t0, &span)) t0 = t1 - INT64_MAX;
 
   // Lanes per (trace, device, stream), of the events that overlap the window; step starts.
   std::map<std::tuple<int64_t, int64_t, int64_t>, Lane> lanes;

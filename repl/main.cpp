@@ -116,5 +116,6 @@ int main(int argc, char** argv) {
       shell.run_script(ss.str(), "-");
     }
   }
+  shell.close_output();
   return shell.failed() ? 1 : 0;
 }

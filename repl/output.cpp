@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace tlsql {
 
@@ -211,6 +212,75 @@ void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers)
       return;
     }
   }
+}
+
+int print_statement(FILE* out, sqlite3_stmt* stmt, OutputMode mode, bool headers) {
+  if (mode == OutputMode::box || mode == OutputMode::table || mode == OutputMode::markdown) {
+    ResultSet rs;
+    int rc = collect_rows(stmt, rs);
+    if (rc == SQLITE_DONE) print_result(out, rs, mode, headers);
+    return rc;
+  }
+  const int n = sqlite3_column_count(stmt);
+  std::vector<std::string> names;
+  size_t name_width = 0;
+  for (int i = 0; i < n; ++i) {
+    names.emplace_back(sqlite3_column_name(stmt, i));
+    name_width = std::max(name_width, display_width(names.back()));
+  }
+  auto text = [&](int i) {
+    return std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, i)), sqlite3_column_bytes(stmt, i));
+  };
+  std::string s;
+  int64_t rows = 0;
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    s.clear();
+    switch (mode) {
+      case OutputMode::csv:
+        if (rows == 0 && headers) {
+          for (int i = 0; i < n; ++i) {
+            if (i) s += ',';
+            s += csv_field(names[i]);
+          }
+          s += '\n';
+        }
+        for (int i = 0; i < n; ++i) {
+          if (i) s += ',';
+          if (sqlite3_column_type(stmt, i) != SQLITE_NULL) s += csv_field(text(i));
+        }
+        s += '\n';  // LF, not RFC 4180 CRLF: friendlier to Unix pipelines; csv readers take both
+        break;
+      case OutputMode::json:
+        s += rows ? ",\n{" : "[{";
+        for (int i = 0; i < n; ++i) {
+          int type = sqlite3_column_type(stmt, i);
+          if (i) s += ',';
+          s += json_string(names[i]);
+          s += ':';
+          // Numbers as numbers, cell by cell (a column may mix types); non-finite REALs as null.
+          if (type == SQLITE_NULL)
+            s += "null";
+          else if (type == SQLITE_INTEGER)
+            s += text(i);
+          else if (type == SQLITE_FLOAT)
+            s += std::isfinite(sqlite3_column_double(stmt, i)) ? text(i) : "null";
+          else
+            s += json_string(text(i));
+        }
+        s += '}';
+        break;
+      default:  // line
+        if (rows) s += '\n';
+        for (int i = 0; i < n; ++i)
+          s += fmt::format("{:>{}} = {}\n", names[i], name_width,
+                           sqlite3_column_type(stmt, i) == SQLITE_NULL ? std::string() : text(i));
+    }
+    ++rows;
+    fwrite(s.data(), 1, s.size(), out);
+  }
+  if (mode == OutputMode::json && rows) fputs("]\n", out);  // closed even after an error: still JSON
+  return rc;
 }
 
 }  // namespace tlsql

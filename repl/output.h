@@ -26,4 +26,9 @@ int collect_rows(sqlite3_stmt* stmt, ResultSet& out);
 
 void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers);
 
+// Steps `stmt` to the end and prints its rows: csv, json and line as each row comes (memory stays
+// flat however large the result), the aligned modes once all rows are in (column widths need
+// them). No rows, no output, as the sqlite3 shell. Returns SQLite's final code.
+int print_statement(FILE* out, sqlite3_stmt* stmt, OutputMode mode, bool headers);
+
 }  // namespace tlsql

@@ -44,9 +44,9 @@ Ops:
 void write_output(const std::string& path, const std::string& ir_text, const std::string& listing) {
   bool zip_it = path.size() > 4 && path.compare(path.size() - 4, 4, ".zip") == 0;
   if (!zip_it) return write_file_atomic(path, ir_text);
-  const std::string tmp = temp_path_for(path);
+  TempFile tmp(path);
   int err = 0;
-  zip_t* z = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  zip_t* z = zip_open(tmp.path().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
   if (!z) throw std::runtime_error(fmt::format("{}: cannot create the zip file", path));
   const std::string readme = kBundleReadme + listing;
   bool ok = true;
@@ -57,12 +57,11 @@ void write_output(const std::string& path, const std::string& ir_text, const std
       ok = false;
     }
   }
-  if (zip_close(z) != 0 || !ok) {
-    zip_discard(z);
-    std::filesystem::remove(tmp);
+  if (!ok || zip_close(z) != 0) {
+    zip_discard(z);  // z is still open when zip_close fails
     throw std::runtime_error(fmt::format("{}: cannot write the zip file", path));
   }
-  replace_with(tmp, path);
+  tmp.commit();
 }
 
 }  // namespace

@@ -139,11 +139,22 @@ constexpr const char* kHelp =
                         left out unless `all` is given or UID itself launches none
 )";
 
-// Ctrl-C: interrupt the statement that is running, never the session.
+// Ctrl-C: interrupt the statement or dot-command that is running, never the session. Loops of
+// our own (.tree) poll interrupted(); SQLite statements stop through sqlite3_interrupt.
 std::atomic<sqlite3*> g_running{nullptr};
+std::atomic<bool> g_interrupted{false};
 void on_sigint(int) {
+  g_interrupted = true;
   if (sqlite3* db = g_running.load()) sqlite3_interrupt(db);
 }
+bool interrupted() { return g_interrupted; }
+
+// While a dot-command runs, Ctrl-C reaches it (and the statements it runs).
+struct DotCommandScope {
+  sqlite3* before;
+  explicit DotCommandScope(sqlite3* db) : before(g_running.exchange(db)) { g_interrupted = false; }
+  ~DotCommandScope() { g_running = before; }
+};
 
 // Tab completion candidates, refreshed from the database before each prompt.
 std::vector<std::string> g_words;
@@ -298,19 +309,19 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
     }
     if (stmt) {
       bind_parameters(stmt);
-      ResultSet rs;
       g_running = db();
-      rc = collect_rows(stmt, rs);
+      rc = print_statement(out(), stmt, mode, headers);
       g_running = nullptr;
-      if (rc != SQLITE_DONE) {
-        error(source, line, rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(db()));
-      } else {
-        print_result(out(), rs, mode, headers);
-        if (once_) {
-          fclose(out_);
-          out_ = nullptr;
-          once_ = false;
-        }
+      if (rc != SQLITE_DONE) error(source, line, rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(db()));
+      // A full disk or a closed pipe is an error like any other, not a silent exit 0.
+      if (fflush(out()) != 0 || ferror(out())) {
+        error(source, line, fmt::format("{}: cannot write: {}", out_ ? out_name_ : "stdout", std::strerror(errno)));
+        clearerr(out());
+      }
+      if (once_) {
+        fclose(out_);
+        out_ = nullptr;
+        once_ = false;
       }
       sqlite3_finalize(stmt);
       if (timer)
@@ -405,21 +416,40 @@ void Shell::print_tree(int64_t uid, int max_depth, bool all) {
         if (a == uid) break;
       }
   bool prune = !all && gpu_path.count(uid);
-  std::function<void(const TreeRow&, const std::string&, bool, int)> show =
-      [&](const TreeRow& r, const std::string& prefix, bool last, int depth) {
-        std::string name = r.name.size() > 64 ? r.name.substr(0, 64) + ".." : r.name;
-        std::string line = fmt::format("{}{}UID: {}, Category: {}, Name: {}", prefix, last ? "└── " : "├── ", r.uid,
-                                       r.cat.empty() ? r.kind : r.cat, name);
-        if (is_gpu_work(r.kind) && r.has_time) line += ", Duration: " + micros(r.end - r.ts);
-        fmt::print(out(), "{}\n", line);
-        if (depth >= max_depth) return;
-        std::vector<TreeRow> kids;
-        for (int64_t k : tree.children(r.uid))
-          if (auto kr = tree.row(k); kr && (!prune || gpu_path.count(k) || is_gpu_work(kr->kind))) kids.push_back(*kr);
-        for (size_t i = 0; i < kids.size(); ++i)
-          show(kids[i], prefix + (last ? "    " : "│   "), i + 1 == kids.size(), depth + 1);
-      };
-  show(*root, "", true, 0);
+  // Depth-first with an explicit stack: the input decides how deep the tree goes (a chain of
+  // 20,000 nested events is a 3 MB file), so no recursion.
+  struct Item {
+    TreeRow row;
+    std::string prefix;
+    bool last;
+    int depth;
+  };
+  std::vector<Item> stack{{*root, "", true, 0}};
+  while (!stack.empty() && !interrupted()) {
+    Item it = std::move(stack.back());
+    stack.pop_back();
+    const TreeRow& r = it.row;
+    std::string name = r.name.size() > 64 ? r.name.substr(0, 64) + ".." : r.name;
+    std::string line = fmt::format("{}{}UID: {}, Category: {}, Name: {}", it.prefix, it.last ? "└── " : "├── ", r.uid,
+                                   r.cat.empty() ? r.kind : r.cat, name);
+    if (is_gpu_work(r.kind) && r.has_time) line += ", Duration: " + micros(r.end - r.ts);
+    fmt::print(out(), "{}\n", line);
+    if (it.depth >= max_depth) continue;
+    std::vector<TreeRow> kids;
+    for (int64_t k : tree.children(r.uid))
+      if (k == uid) {  // a parent loop (a database tlsql did not write): it must pass through uid
+        ++errors_;
+        fmt::print(stderr, "error: .tree: the parent links loop through uid {}\n", uid);
+        return;
+      } else if (auto kr = tree.row(k); kr && (!prune || gpu_path.count(k) || is_gpu_work(kr->kind)))
+        kids.push_back(*kr);
+    std::string prefix = it.prefix + (it.last ? "    " : "│   ");
+    for (size_t i = kids.size(); i-- > 0;) stack.push_back({kids[i], prefix, i + 1 == kids.size(), it.depth + 1});
+  }
+  if (std::string e = tree.take_walk_error(); !e.empty()) {
+    ++errors_;
+    fmt::print(stderr, "error: .tree: {}\n", e);
+  }
 }
 
 // TraceLens's traverse_parents_and_print, with Input Dims / Input type for ops.
@@ -431,7 +461,16 @@ void Shell::print_stack(int64_t uid) {
     fmt::print(stderr, "error: .stack: no event has uid {}\n", uid);
     return;
   }
-  for (int up = 0; r; ++up) {
+  std::vector<int64_t> chain{uid};
+  for (auto [a, d] : tree.ancestors(uid)) chain.push_back(a);  // stops at a parent loop
+  if (std::string e = tree.take_walk_error(); !e.empty()) {
+    ++errors_;
+    fmt::print(stderr, "error: .stack: {}\n", e);
+    return;
+  }
+  for (size_t up = 0; up < chain.size() && !interrupted(); ++up) {
+    if (up > 0) r = tree.row(chain[up]);
+    if (!r) break;
     fmt::print(out(), "{}\n", up == 0 ? std::string("Node:") : fmt::format("{}-up:", up));
     std::string name = r->name.size() > 64 ? r->name.substr(0, 64) + ".." : r->name;
     std::string line =
@@ -443,8 +482,6 @@ void Shell::print_stack(int64_t uid) {
         std::string v = tree.arg(r->uid, key);
         if (!v.empty()) fmt::print(out(), "  {}: {}\n", key, python_list(v));
       }
-    if (!r->has_parent) break;
-    r = tree.row(r->parent);
   }
 }
 
@@ -453,6 +490,7 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
   const std::string& cmd = w[0];
   auto arg = [&](size_t i) { return i < w.size() ? w[i] : std::string(); };
   auto fail = [&](const std::string& msg) { error(source, lineno, msg); };
+  DotCommandScope scope(db());
   try {
     if (cmd == ".quit" || cmd == ".exit") {
       quit_ = true;
@@ -476,10 +514,12 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       else
         fail(fmt::format("{} takes on or off", cmd));
     } else if (cmd == ".output" || cmd == ".once") {
-      if (out_) fclose(out_), out_ = nullptr;
+      if (out_ && fclose(out_) != 0) fail(fmt::format("{}: cannot write: {}", out_name_, strerror(errno)));
+      out_ = nullptr;
       once_ = false;
       if (!arg(1).empty() && arg(1) != "stdout") {
         out_ = fopen(arg(1).c_str(), "w");
+        out_name_ = arg(1);
         if (!out_)
           fail(fmt::format("cannot write {}: {}", arg(1), strerror(errno)));
         else
@@ -659,6 +699,18 @@ void Shell::interactive() {
     }
   }
   if (out_) fclose(out_), out_ = nullptr;
+}
+
+void Shell::close_output() {
+  if (out_ && fclose(out_) != 0) {
+    ++errors_;
+    fmt::print(stderr, "tlsql: error: {}: cannot write: {}\n", out_name_, strerror(errno));
+  }
+  out_ = nullptr;
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    ++errors_;
+    fmt::print(stderr, "tlsql: error: stdout: cannot write: {}\n", strerror(errno ? errno : EIO));
+  }
 }
 
 }  // namespace tlsql

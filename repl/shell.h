@@ -34,6 +34,9 @@ class Shell {
   // .html FILE / --html FILE: the self-contained HTML report. Throws if it cannot be written.
   void html_command(const std::string& path);
   bool failed() const { return errors_ > 0; }
+  // Closes the .output file and flushes stdout; a write error there (full disk) is reported and
+  // counts as a failure.
+  void close_output();
   bool stop() const { return quit_ || (bail && errors_ > 0); }
 
  private:
@@ -56,6 +59,7 @@ class Shell {
   void plot_command(const std::vector<std::string>& w, const std::string& where);
 
   FILE* out_ = nullptr;
+  std::string out_name_;  // the .output / .once file, for error messages
   bool once_ = false, quit_ = false;
   int errors_ = 0, read_depth_ = 0;
   std::map<std::string, std::string> parameters_;  // .parameter set @k v

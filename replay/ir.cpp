@@ -212,6 +212,54 @@ std::optional<json> build_ir(const std::string& name, const json& args, std::str
   return json{{"op_name", name}, {"replay_ir", {{"list_pos_args", pos}, {"list_kwargs", kw}}}};
 }
 
+namespace {
+std::string fmt_part(const char* part, const std::string& what) { return std::string("\"") + part + "\" " + what; }
+bool int_list(const json& j) {
+  if (!j.is_array()) return false;
+  for (const auto& x : j)
+    if (!x.is_number_integer()) return false;
+  return true;
+}
+// A tensor spec, or a value that holds no tensor spec (numbers, lists of numbers, ...).
+std::string check_value(const json& v) {
+  auto tensor = [](const json& t) -> std::string {
+    if (!t.is_object() || !t.contains("shape")) return "";  // not a tensor spec
+    if (!int_list(t["shape"])) return "a tensor \"shape\" that is not a list of integers";
+    if (!t.value("dtype", json()).is_string()) return "a tensor without a \"dtype\" string";
+    if (t.contains("strides") && (!int_list(t["strides"]) || t["strides"].size() != t["shape"].size()))
+      return "tensor \"strides\" that are not one integer per dimension";
+    return "";
+  };
+  if (v.is_array()) {
+    for (const auto& e : v) {
+      if (e.is_array() || (e.is_object() && !e.contains("shape"))) return "a value nested deeper than a list";
+      if (std::string w = tensor(e); !w.empty()) return w;
+    }
+    return "";
+  }
+  if (v.is_object() && !v.contains("shape")) return "an object value that is not a tensor spec";
+  return tensor(v);
+}
+}  // namespace
+
+std::string check_ir(const json& ir) {
+  if (!ir.is_object()) return "an entry that is not an object";
+  if (!ir.value("op_name", json()).is_string()) return "\"op_name\" is not a string";
+  if (!ir.contains("replay_ir") || !ir["replay_ir"].is_object()) return "\"replay_ir\" is not an object";
+  const json& r = ir["replay_ir"];
+  for (const char* part : {"list_pos_args", "list_kwargs"}) {
+    if (!r.contains(part)) continue;
+    if (!r[part].is_array()) return fmt_part(part, "is not a list");
+    for (const auto& a : r[part]) {
+      if (!a.is_object() || !a.contains("value")) return fmt_part(part, "holds an argument without a \"value\"");
+      if (a.contains("arg_name") && !a["arg_name"].is_string()) return fmt_part(part, "holds a non-string arg_name");
+      if (a.contains("arg_type") && !a["arg_type"].is_string()) return fmt_part(part, "holds a non-string arg_type");
+      if (std::string w = check_value(a["value"]); !w.empty()) return fmt_part(part, "holds " + w);
+    }
+  }
+  return "";
+}
+
 std::optional<c10::FunctionSchema> schema_for_ir(const json& ir, std::string& why) {
   std::string name = ir.value("op_name", "");
   std::vector<std::string> names;

@@ -1,5 +1,7 @@
 // tlsql-replay: replays exported IR (tlsql's .export-replay or TraceLens's) op by op, or, with
 // --worker, serves tlsql's replay() / replay_ir() over stdin / stdout, one JSON object per line.
+#include <sys/prctl.h>
+
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
@@ -7,6 +9,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 
 #include "ir.h"
 #include "runner.h"
@@ -28,25 +31,64 @@ json run_json(const RunResult& r) {
           {"device", r.device}, {"timer", r.timer},     {"output_shapes", r.output_shapes}};
 }
 
+// Deepest nesting of the JSON text (strings skipped), without parsing it: nlohmann's dump() and
+// our own walks recurse, so deeply nested input is refused before it is parsed.
+size_t nesting(const std::string& t) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    char c = t[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+constexpr size_t kMaxNesting = 64;
+
+// One request of the worker protocol; any malformed field is an error answer, never an exception.
+json answer(const json& req) {
+  if (!req.is_object()) return {{"ok", false}, {"error", "bad request"}};
+  const std::string op = req.value("op", "");
+  if (op == "ir") {
+    std::string why, name = req.value("name", "");
+    maybe_crash(name);
+    auto ir = build_ir(name, req.value("args", json::object()), why);
+    return ir ? json{{"ok", true}, {"ir", *ir}} : json{{"ok", false}, {"error", why}};
+  }
+  if (op == "run") {
+    const json ir = req.value("ir", json());
+    if (std::string bad = check_ir(ir); !bad.empty()) return {{"ok", false}, {"error", "bad IR: " + bad}};
+    maybe_crash(ir.value("op_name", ""));
+    RunOptions opt{req.value("device", ""), req.value("warmup", 10), req.value("iters", 100)};
+    json resp = run_json(run_ir(ir, opt));
+    if (resp["ok"]) resp["arguments"] = describe_ir(ir);
+    return resp;
+  }
+  return {{"ok", false}, {"error", "unknown request"}};
+}
+
 int worker() {
+  // The worker dies with the tlsql that started it, even in the middle of a long replay.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   std::string line;
   while (std::getline(std::cin, line)) {
-    json req = json::parse(line, nullptr, false), resp;
-    if (req.is_discarded() || !req.is_object()) {
-      resp = {{"ok", false}, {"error", "bad request"}};
-    } else if (req.value("op", "") == "ir") {
-      std::string why, name = req.value("name", "");
-      maybe_crash(name);
-      auto ir = build_ir(name, req.value("args", json::object()), why);
-      resp = ir ? json{{"ok", true}, {"ir", *ir}} : json{{"ok", false}, {"error", why}};
-    } else if (req.value("op", "") == "run") {
-      const json& ir = req["ir"];
-      maybe_crash(ir.value("op_name", ""));
-      RunOptions opt{req.value("device", ""), req.value("warmup", 10), req.value("iters", 100)};
-      resp = run_json(run_ir(ir, opt));
-      if (resp["ok"]) resp["arguments"] = describe_ir(ir);
-    } else {
-      resp = {{"ok", false}, {"error", "unknown request"}};
+    json resp;
+    try {
+      if (nesting(line) > kMaxNesting) throw std::runtime_error("request nested too deeply");
+      json req = json::parse(line, nullptr, false);
+      resp = req.is_discarded() ? json{{"ok", false}, {"error", "bad request"}} : answer(req);
+    } catch (const std::exception& e) {
+      resp = {{"ok", false}, {"error", std::string("bad request: ") + e.what()}};
     }
     std::cout << resp.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
   }
@@ -56,9 +98,13 @@ int worker() {
 // The ops of an IR file: a list of {op_name, replay_ir[, count]} (tlsql, TraceLens), or an object
 // of them keyed by uid.
 std::vector<json> read_ops(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open");
-  json j = json::parse(in, nullptr, false);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (nesting(text.str()) > kMaxNesting)
+    throw std::runtime_error(path + ": nested deeper than " + std::to_string(kMaxNesting) + " levels: not replay IR");
+  json j = json::parse(text.str(), nullptr, false);
   if (j.is_discarded()) throw std::runtime_error(path + ": not valid JSON");
   std::vector<json> ops;
   if (j.is_object() && j.contains("ops")) j = j["ops"];
@@ -67,9 +113,11 @@ std::vector<json> read_ops(const std::string& path) {
   } else if (j.is_object()) {
     for (auto& [k, e] : j.items()) ops.push_back(e);
   }
-  for (const auto& e : ops)
-    if (!e.is_object() || !e.contains("op_name") || !e.contains("replay_ir"))
-      throw std::runtime_error(path + ": expected a list of {\"op_name\", \"replay_ir\"} objects");
+  if (!j.is_array() && !j.is_object())
+    throw std::runtime_error(path + ": expected a list of {\"op_name\", \"replay_ir\"} objects");
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (std::string bad = check_ir(ops[i]); !bad.empty())
+      throw std::runtime_error(path + ": entry " + std::to_string(i + 1) + ": " + bad);
   return ops;
 }
 
@@ -110,7 +158,12 @@ int main(int argc, char** argv) {
     if (limit >= 0 && attempted >= limit) break;
     ++attempted;
     std::cout << "[" << i + 1 << "/" << total << "] Replaying: " << name << "\n" << describe_ir(ops[i]);
-    RunResult r = run_ir(ops[i], RunOptions{device, warmup, iters});
+    RunResult r;
+    try {
+      r = run_ir(ops[i], RunOptions{device, warmup, iters});
+    } catch (const std::exception& e) {  // run_ir catches LibTorch's errors; this is a last guard
+      r.ok = false, r.error = e.what();
+    }
     if (r.ok) {
       ++ok;
       char buf[64];

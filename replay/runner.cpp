@@ -61,8 +61,9 @@ struct Builder {
       error = "dtype " + spec.value("dtype", "?") + " is not supported by LibTorch " + std::string(TORCH_VERSION);
       return std::nullopt;
     }
-    auto t =
-        at::empty_strided(ints(spec["shape"]), ints(spec["strides"]), at::TensorOptions().dtype(*st).device(device));
+    auto options = at::TensorOptions().dtype(*st).device(device);
+    auto t = spec.contains("strides") ? at::empty_strided(ints(spec.at("shape")), ints(spec.at("strides")), options)
+                                      : at::empty(ints(spec.at("shape")), options);  // contiguous
     if (t.numel() == 0) return t;
     if (at::isFloatingType(*st) || at::isComplexType(*st))
       t.normal_();
@@ -144,12 +145,12 @@ struct Builder {
 int64_t index_bound(const json& ir) {
   int64_t bound = INT64_MAX;
   for (const char* part : {"list_pos_args", "list_kwargs"})
-    for (const auto& a : ir["replay_ir"].value(part, json::array())) {
-      const json& v = a["value"];
+    for (const auto& a : ir.at("replay_ir").value(part, json::array())) {
+      const json& v = a.at("value");
       if (!v.is_object() || !v.contains("shape")) continue;
       auto st = scalar_type(v.value("dtype", ""));
       if (!st || !at::isFloatingType(*st)) continue;
-      for (const auto& d : v["shape"])
+      for (const auto& d : v.at("shape"))
         if (d.get<int64_t>() > 0) bound = std::min(bound, d.get<int64_t>());
     }
   return bound == INT64_MAX ? 2 : bound;
@@ -165,6 +166,10 @@ double median(std::vector<double> v) {
 
 RunResult run_ir(const json& ir, const RunOptions& opt) {
   RunResult r;
+  if (std::string bad = check_ir(ir); !bad.empty()) {
+    r.error = bad;
+    return r;
+  }
   try {
     std::string why;
     auto schema = schema_for_ir(ir, why);
@@ -186,7 +191,8 @@ RunResult run_ir(const json& ir, const RunOptions& opt) {
     b.index_bound = index_bound(ir);
     std::map<std::string, json> given;
     for (const char* part : {"list_pos_args", "list_kwargs"})
-      for (const auto& a : ir["replay_ir"].value(part, json::array())) given[a.value("arg_name", "")] = a["value"];
+      for (const auto& a : ir.at("replay_ir").value(part, json::array()))
+        given[a.value("arg_name", "")] = a.at("value");
     torch::jit::Stack inputs;
     for (const auto& a : schema->arguments()) {
       auto it = given.find(a.name());
@@ -265,13 +271,14 @@ RunResult run_ir(const json& ir, const RunOptions& opt) {
 
 namespace {
 // Python-dict style, as TraceLens's replay script prints arguments.
-std::string py(const json& v) {
+std::string py(const json& v, int depth = 0) {
+  if (depth > 32) return "...";  // values are checked to be shallow; never recurse unboundedly
   if (v.is_null()) return "None";
   if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
   if (v.is_string()) return "'" + v.get<std::string>() + "'";
   if (v.is_array()) {
     std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + py(v[i]);
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + py(v[i], depth + 1);
     return s + "]";
   }
   if (v.is_object()) {
@@ -279,7 +286,7 @@ std::string py(const json& v) {
     bool first = true;
     for (const char* k : {"shape", "dtype", "strides"})
       if (v.contains(k)) {
-        s += std::string(first ? "" : ", ") + "'" + k + "': " + py(v[k]);
+        s += std::string(first ? "" : ", ") + "'" + k + "': " + py(v[k], depth + 1);
         first = false;
       }
     return s + "}";
@@ -290,13 +297,14 @@ std::string py(const json& v) {
 
 std::string describe_ir(const json& ir) {
   std::ostringstream o;
-  const json& r = ir["replay_ir"];
+  if (!check_ir(ir).empty()) return "";
+  const json& r = ir.at("replay_ir");
   for (auto [part, title] : {std::pair{"list_pos_args", "Positional Args"}, std::pair{"list_kwargs", "Keyword Args"}}) {
     json args = r.value(part, json::array());
     if (args.empty()) continue;
     o << title << ":\n";
     for (const auto& a : args)
-      o << "  " << a.value("arg_name", "") << " " << a.value("arg_type", "") << ": " << py(a["value"]) << "\n";
+      o << "  " << a.value("arg_name", "") << " " << a.value("arg_type", "") << ": " << py(a.at("value")) << "\n";
   }
   return o.str();
 }

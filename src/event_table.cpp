@@ -266,16 +266,21 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
         c->list_size = s.rows_of_kind[i].size();
       }
   }
+  // Bounds are positions in [0, total_rows], clamped before any arithmetic: uid <= 2^63-1 must
+  // not overflow into "no rows". (SQLite re-checks the boundary value itself.)
+  auto position = [&](int64_t uid) {
+    return uid <= s.first_uid ? 0 : uid - s.first_uid >= s.total_rows ? s.total_rows : uid - s.first_uid;
+  };
   if (plan & kUidLow) {
     if (int_arg(argv[a], v))
-      c->lo_bound = std::max<int64_t>(0, v - s.first_uid);
+      c->lo_bound = position(v);
     else if (sqlite3_value_type(argv[a]) == SQLITE_NULL)
       none = true;
     ++a;
   }
   if (plan & kUidHigh) {
     if (int_arg(argv[a], v))
-      c->hi_bound = std::max<int64_t>(0, v - s.first_uid + 1);
+      c->hi_bound = v < s.first_uid ? 0 : position(v) + (v - s.first_uid < s.total_rows ? 1 : 0);
     else if (sqlite3_value_type(argv[a]) == SQLITE_NULL)
       none = true;
     ++a;
@@ -427,13 +432,66 @@ void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(v
   sqlite3_create_module_v2(db, "tlsql_event", &kModule, stores, destroy);
 }
 
+namespace {
+
+// The files a save must not replace: every database file and loaded trace of the connection.
+void refuse_own_input(sqlite3* db, const std::string& path) {
+  std::vector<std::string> inputs;
+  std::vector<std::string> schemas;
+  {
+    Statement list(db, "SELECT name, file FROM pragma_database_list");
+    while (list.step()) {
+      schemas.emplace_back((const char*)sqlite3_column_text(list.get(), 0));
+      if (auto f = sqlite3_column_text(list.get(), 1); f && *f) inputs.emplace_back((const char*)f);
+    }
+  }
+  for (const std::string& s : schemas) {
+    sqlite3_stmt* q = nullptr;
+    if (sqlite3_prepare_v2(db, fmt::format("SELECT path FROM \"{}\".trace", s).c_str(), -1, &q, nullptr) == SQLITE_OK)
+      while (sqlite3_step(q) == SQLITE_ROW)
+        if (auto f = sqlite3_column_text(q, 0)) inputs.emplace_back((const char*)f);
+    sqlite3_finalize(q);
+  }
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(path, in, ec))
+      throw SqlError(fmt::format("{}: cannot write: it is an input of this session ({})", path, in));
+  }
+}
+
+// A saved database (main is a file) is copied page by page with SQLite's backup API.
+void copy_database(sqlite3* db, const std::string& path, const TempFile& tmp) {
+  sqlite3* out = nullptr;
+  int rc = sqlite3_open_v2(tmp.path().c_str(), &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc == SQLITE_OK) {
+    sqlite3_backup* b = sqlite3_backup_init(out, "main", db, "main");
+    if (b) {
+      while ((rc = sqlite3_backup_step(b, 4096)) == SQLITE_OK) {
+      }
+      sqlite3_backup_finish(b);
+    }
+    rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+    if (!b) rc = sqlite3_errcode(out);
+  }
+  std::string msg = rc == SQLITE_OK ? "" : sqlite3_errstr(rc);
+  sqlite3_close(out);
+  if (rc != SQLITE_OK) throw SqlError(fmt::format("{}: cannot write the database: {}", path, msg));
+}
+
+}  // namespace
+
 void save_database(sqlite3* db, const std::string& path) {
-  const std::string tmp = temp_path_for(path);
-  std::filesystem::remove(tmp);
+  refuse_own_input(db, path);
+  TempFile tmp(path);
+  if (const char* f = sqlite3_db_filename(db, "main"); f && *f) {
+    copy_database(db, path, tmp);
+    tmp.commit();
+    return;
+  }
   try {
     {
       Statement attach(db, "ATTACH ? AS save");
-      sqlite3_bind_text(attach.get(), 1, tmp.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(attach.get(), 1, tmp.path().c_str(), -1, SQLITE_TRANSIENT);
       attach.step();
     }
     exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF; PRAGMA save.page_size=16384;");
@@ -457,10 +515,9 @@ void save_database(sqlite3* db, const std::string& path) {
   } catch (const SqlError& e) {
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
     sqlite3_exec(db, "DETACH save", nullptr, nullptr, nullptr);
-    std::filesystem::remove(tmp);
     throw SqlError(fmt::format("{}: cannot write the database: {}", path, e.what()));
   }
-  replace_with(tmp, path);
+  tmp.commit();
 }
 
 }  // namespace tlsql

@@ -40,6 +40,13 @@ void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
         ctx,
         fmt::format("tlsql_load: schema '{}' already holds a trace: tlsql_load(path, 'other_name')", schema).c_str(),
         -1);
+  // Into a database file the virtual table would stay in its schema after the connection closes,
+  // unreadable (and undroppable) without the extension: traces load into memory only.
+  if (const char* file = sqlite3_db_filename(db, schema.c_str()); schema == "main" && file && *file)
+    return sqlite3_result_error(
+        ctx,
+        "tlsql_load: the main database is a file; load into an in-memory schema instead: tlsql_load(path, 'trace')",
+        -1);
   bool attached = false;
   try {
     if (schema != "main") {

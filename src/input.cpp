@@ -111,10 +111,10 @@ bool InputSource::refill(size_t keep) {
   // A single value that the scanner must keep whole (one event, one top-level member) bounds
   // memory: past max_kept_ of text it is a corrupt or hostile file (a gzip bomb).
   if (kept > max_kept_)
-    throw LoadError(fmt::format("{}: at byte {}: one JSON value runs over {} MiB of {}text from byte {} "
-                                "(corrupt or hostile {}?)",
-                                path_, base_ + avail_, max_kept_ >> 20, gzip_ ? "decompressed " : "", base_,
-                                gzip_ ? ".gz" : "file"));
+    throw LoadError(fmt::format(
+        "{}: at byte {}: one JSON value runs over {} MiB of {}text from byte {} "
+        "(corrupt or hostile {}?)",
+        path_, base_ + avail_, max_kept_ >> 20, gzip_ ? "decompressed " : "", base_, gzip_ ? ".gz" : "file"));
   if (buffer_.size() - avail_ < kWindow / 4) buffer_.resize(buffer_.size() * 2);
   window_ = buffer_.data();
   size_t before = avail_;

@@ -104,7 +104,20 @@ void parse_chunk(EventChunk& chunk, ChunkSink& sink, const std::string& path) {
 
 }  // namespace
 
+namespace {
+LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt);
+}  // namespace
+
 LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt) {
+  try {
+    return load_file(db, store, path, opt);
+  } catch (const std::bad_alloc&) {
+    throw LoadError(fmt::format("{}: out of memory: the trace needs more memory than this machine has", path));
+  }
+}
+
+namespace {
+LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt) {
   using clock = std::chrono::steady_clock;
   auto done = [&](const char* stage) {
     if (opt.stage_done) opt.stage_done(stage);
@@ -159,6 +172,13 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
     try {
       scanner.run(
           [&](EventChunk&& c) {
+            // Real traces hold well under one event per compressed byte; a few KB of gzip'd
+            // "{}," would inflate to millions of 120-byte rows (GBs): refuse it early, by name.
+            if (in.gzip() && c.first_row + c.events > std::max<size_t>(size_t{1} << 20, in.progress() * 16))
+              throw LoadError(
+                  fmt::format("{}: at byte {}: {} events from {} compressed bytes (over 16 per byte): "
+                              "a gzip bomb, not a trace",
+                              path, c.source_offset, c.first_row + c.events, in.progress()));
             if (c.first_row + c.events > trace->rows.capacity()) {
               std::unique_lock<std::shared_mutex> l(rows_mu);
               trace->rows.reserve(std::max(trace->rows.capacity() * 2, c.first_row + c.events));
@@ -226,5 +246,7 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
   for (const auto& [check, row] : health.rows()) st.health.emplace_back(check, row.count);
   return st;
 }
+
+}  // namespace
 
 }  // namespace tlsql

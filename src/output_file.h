@@ -6,10 +6,26 @@
 
 namespace tlsql {
 
-std::string temp_path_for(const std::string& path);
-// Renames the finished `tmp` to `path`; on failure removes `tmp` and throws std::runtime_error.
-void replace_with(const std::string& tmp, const std::string& path);
-// Writes `bytes` to `path` through a temporary file.
+// The temporary file a target is written through. Refuses targets that are not regular files
+// (a device node or FIFO would be replaced, not written). Removed unless commit() renamed it over
+// the target: by the destructor, and by a handler when SIGINT / SIGTERM / SIGHUP end the process
+// while it exists (handlers installed only where the signal still has its default action).
+class TempFile {
+ public:
+  explicit TempFile(const std::string& target);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return tmp_; }
+  void commit();  // throws std::runtime_error "TARGET: cannot write: why" and removes the temp file
+
+ private:
+  std::string target_, tmp_;
+  int slot_ = -1;
+  bool committed_ = false;
+};
+
+// Writes `bytes` to `path` through a TempFile.
 void write_file_atomic(const std::string& path, const std::string& bytes);
 
 }  // namespace tlsql

@@ -1,6 +1,7 @@
 #include "tlsql.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -38,14 +39,28 @@ bool is_sqlite_file(const std::string& path) {
   return f.read(magic, 16) && std::string_view(magic, 16) == std::string_view("SQLite format 3\0", 16);
 }
 
-Session::Session(const std::string& saved_db) {
+Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
   const std::string target = saved_db.empty() ? ":memory:" : saved_db;
-  if (sqlite3_open_v2(target.c_str(), &db_, SQLITE_OPEN_READWRITE | (saved_db.empty() ? SQLITE_OPEN_CREATE : 0),
-                      nullptr) != SQLITE_OK) {
+  // A saved database opens read-only when the file is (a shared or archived result); opening
+  // never writes to it, so several readers can share it.
+  int flags = saved_db.empty()                        ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+              : ::access(saved_db.c_str(), W_OK) == 0 ? SQLITE_OPEN_READWRITE
+                                                      : SQLITE_OPEN_READONLY;
+  if (sqlite3_open_v2(target.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     std::string msg = sqlite3_errmsg(db_);
     sqlite3_close(db_);
     db_ = nullptr;
     throw LoadError(fmt::format("{}: cannot open: {}", target, msg));
+  }
+  sqlite3_busy_timeout(db_, 10000);  // another process writing it: wait, do not fail at once
+  if (saved_) {
+    try {
+      require_tlsql_database(db_, "main", saved_db);
+    } catch (...) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw;
+    }
   }
   register_sql(db_, &stores_);
   enable_connection_cache(db_);
@@ -64,7 +79,27 @@ LoadStats Session::load(const std::string& path, const LoadOptions& opt) {
   return load_trace_file(db_, *store, path, opt);
 }
 
+void require_tlsql_database(sqlite3* db, const std::string& schema, const std::string& path) {
+  sqlite3_stmt* q = nullptr;
+  std::string sql = fmt::format(
+      "SELECT count(*) FROM \"{}\".sqlite_schema WHERE type IN ('table', 'view') AND name IN ('event', 'trace', "
+      "'tlsql_self', 'op')",
+      schema);
+  int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_step(q);
+  int64_t found = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
+  std::string msg = sqlite3_errmsg(db);
+  sqlite3_finalize(q);
+  if (found < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, msg));
+  if (found < 4)
+    throw LoadError(
+        fmt::format("{}: not a database tlsql saved (no event, trace, op and tlsql_self tables); "
+                    "load its traces instead",
+                    path));
+}
+
 void Session::finish(const std::string& schema) {
+  if (saved_ && schema == "main") return;  // a saved database has all it needs: never write to it
   auto it = stores_.find(schema);
   finish_schema(db_, schema, it != stores_.end() && !it->second->traces.empty());
 }
@@ -84,9 +119,19 @@ void Session::attach(const std::string& file, const std::string& name, const Loa
   if (is_sqlite_file(file)) {
     if (name.empty() || name == "main" || name == "temp" || stores_.count(name))
       throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
-    Statement s(db_, fmt::format("ATTACH ? AS \"{}\"", name));
-    sqlite3_bind_text(s.get(), 1, file.c_str(), -1, SQLITE_TRANSIENT);
-    s.step();
+    try {
+      Statement s(db_, fmt::format("ATTACH ? AS \"{}\"", name));
+      sqlite3_bind_text(s.get(), 1, file.c_str(), -1, SQLITE_TRANSIENT);
+      s.step();
+    } catch (const SqlError& e) {
+      throw LoadError(fmt::format("{}: cannot attach: {}", file, e.what()));
+    }
+    try {
+      require_tlsql_database(db_, name, file);
+    } catch (...) {
+      sqlite3_exec(db_, fmt::format("DETACH \"{}\"", name).c_str(), nullptr, nullptr, nullptr);
+      throw;
+    }
     return;
   }
   begin_attach(name);

@@ -36,6 +36,7 @@ class Session {
 
  private:
   sqlite3* db_ = nullptr;
+  bool saved_ = false;    // main is a saved database file: never written to
   StoreRegistry stores_;  // read by the connection's virtual tables: ~Session closes db_ first
 };
 
@@ -48,5 +49,7 @@ void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(voi
 
 // True if `path` starts with the SQLite file header.
 bool is_sqlite_file(const std::string& path);
+// Throws LoadError naming `path` unless `schema` holds a database tlsql saved.
+void require_tlsql_database(sqlite3* db, const std::string& schema, const std::string& path);
 
 }  // namespace tlsql

@@ -199,6 +199,10 @@ class PerfContext {
     return union_length(iv);
   }
 
+ public:
+  TreeAccess& tree() { return tree_; }
+
+ private:
   sqlite3* db_;
   std::string schema_, error_;
   TreeAccess tree_;
@@ -285,7 +289,9 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!cached) own = std::make_unique<PerfContext>(db, schema);
   PerfContext& pc = cached ? *cached : *own;
   if (!pc.error().empty()) return sqlite3_result_error(ctx, fmt::format("{}: {}", name, pc.error()).c_str(), -1);
+  pc.tree().take_walk_error();
   auto m = pc.measure(uid, fn == Fn::tflops || fn == Fn::tbps || fn == Fn::achieved_pct || fn == Fn::perf);
+  if (pc.tree().report_walk_error(ctx, name, uid)) return;
   if (!m) return sqlite3_result_error(ctx, fmt::format("{}({}): no event has uid {}", name, uid, uid).c_str(), -1);
   Perf p = evaluate(pc, *m, fn >= Fn::peak_tflops);
   switch (fn) {

@@ -113,7 +113,11 @@ TreeAccess::~TreeAccess() {
 std::optional<TreeRow> TreeAccess::row(int64_t uid) {
   sqlite3_reset(row_);
   sqlite3_bind_int64(row_, 1, uid);
-  if (sqlite3_step(row_) != SQLITE_ROW) return std::nullopt;
+  if (int rc = sqlite3_step(row_); rc != SQLITE_ROW) {
+    step_failed(rc);
+    sqlite3_reset(row_);
+    return std::nullopt;
+  }
   TreeRow r;
   r.uid = sqlite3_column_int64(row_, 0);
   r.has_parent = sqlite3_column_type(row_, 1) != SQLITE_NULL;
@@ -133,10 +137,30 @@ std::vector<int64_t> TreeAccess::children(int64_t uid) {
   std::vector<int64_t> out;
   sqlite3_reset(children_);
   sqlite3_bind_int64(children_, 1, uid);
-  while (sqlite3_step(children_) == SQLITE_ROW) out.push_back(sqlite3_column_int64(children_, 0));
+  int rc;
+  while ((rc = sqlite3_step(children_)) == SQLITE_ROW) out.push_back(sqlite3_column_int64(children_, 0));
+  step_failed(rc);
   sqlite3_reset(children_);
   return out;
 }
+
+void TreeAccess::step_failed(int rc) {
+  if (rc == SQLITE_ROW || rc == SQLITE_DONE || !walk_error_.empty()) return;
+  walk_error_ = rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errstr(rc);
+}
+
+bool TreeAccess::report_walk_error(sqlite3_context* ctx, const char* fn, int64_t uid) {
+  std::string e = take_walk_error();
+  if (e.empty()) return false;
+  sqlite3_result_error(ctx, fmt::format("{}({}): {}", fn, uid, e).c_str(), -1);
+  return true;
+}
+
+namespace {
+std::string cycle_at(int64_t uid) {
+  return fmt::format("the parent links loop through uid {} (a database tlsql did not write?)", uid);
+}
+}  // namespace
 
 std::vector<std::pair<int64_t, int>> TreeAccess::descendants(int64_t uid, int max_distance) {
   std::vector<std::pair<int64_t, int>> out, stack;
@@ -144,6 +168,11 @@ std::vector<std::pair<int64_t, int>> TreeAccess::descendants(int64_t uid, int ma
   while (!stack.empty()) {
     auto [u, d] = stack.back();
     stack.pop_back();
+    // Every node has one parent, so a loop below uid must pass through uid itself.
+    if (u == uid) {
+      walk_error_ = cycle_at(uid);
+      break;
+    }
     out.emplace_back(u, d);
     if (d >= max_distance) continue;
     auto c = children(u);
@@ -158,6 +187,10 @@ void TreeAccess::visit_descendants(int64_t uid, const std::function<bool(const T
   while (!stack.empty()) {
     int64_t u = stack.back();
     stack.pop_back();
+    if (u == uid) {  // a loop (see descendants())
+      walk_error_ = cycle_at(uid);
+      return;
+    }
     auto r = row(u);
     if (r && !fn(*r)) return;
     auto c = children(u);
@@ -168,8 +201,15 @@ void TreeAccess::visit_descendants(int64_t uid, const std::function<bool(const T
 std::vector<std::pair<int64_t, int>> TreeAccess::ancestors(int64_t uid) {
   std::vector<std::pair<int64_t, int>> out;
   auto r = row(uid);
-  for (int d = 1; r && r->has_parent && d < 1000000; ++d) {
+  // Brent's cycle detection: compare with a mark moved at powers of two (O(1) memory).
+  int64_t mark = uid;
+  for (int d = 1, power = 1, since = 0; r && r->has_parent; ++d) {
+    if (r->parent == mark) {
+      walk_error_ = cycle_at(mark);
+      break;
+    }
     out.emplace_back(r->parent, d);
+    if (++since == power) mark = r->parent, power *= 2, since = 0;
     r = row(r->parent);
   }
   return out;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tlsql {
@@ -38,10 +39,17 @@ class TreeAccess {
   void visit_descendants(int64_t uid, const std::function<bool(const TreeRow&)>& fn);
   // Text of args member `key` (e.g. "Input Dims"), minified JSON; empty if absent.
   std::string arg(int64_t uid, const char* key);
+  // A walk that meets a parent cycle (a database tlsql did not write, or one edited by hand) or an
+  // interrupt (Ctrl-C) stops early and says why here, until taken: callers report it as an error.
+  std::string take_walk_error() { return std::exchange(walk_error_, {}); }
+  // For scalar functions: sets the error result and returns true when the last walks stopped early.
+  bool report_walk_error(sqlite3_context* ctx, const char* fn, int64_t uid);
 
  private:
+  void step_failed(int rc);
+
   sqlite3* db_;
-  std::string error_;
+  std::string error_, walk_error_;
   sqlite3_stmt *row_ = nullptr, *children_ = nullptr, *arg_ = nullptr;
 };
 

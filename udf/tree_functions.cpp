@@ -134,6 +134,7 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value
   std::string schema = schema_arg(t->db, (plan & 2) ? argv[1] : nullptr);
   c->tree = tree_for(t->db, schema, c->own);
   if (!c->tree->ok()) return set_error(cur->pVtab, fmt::format("{}: {}", fn, c->tree->error()));
+  c->tree->take_walk_error();
   auto root = c->tree->row(uid);
   if (!root) return set_error(cur->pVtab, fmt::format("{}({}): no event has uid {}", fn, uid, uid));
   switch (t->walk) {
@@ -151,6 +152,8 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value
         if (auto r = c->tree->row(k); r && r->kind == "python") c->rows.emplace_back(k, d);
       break;
   }
+  if (std::string e = c->tree->take_walk_error(); !e.empty())
+    return set_error(cur->pVtab, fmt::format("{}({}): {}", fn, uid, e));
   return SQLITE_OK;
 }
 
@@ -225,6 +228,7 @@ TreeAccess* open_tree(sqlite3_context* ctx, int argc, sqlite3_value** argv, cons
     sqlite3_result_error(ctx, fmt::format("{}: {}", fn, tree->error()).c_str(), -1);
     return nullptr;
   }
+  tree->take_walk_error();  // a stale one from a walk nobody reported
   row = tree->row(uid);
   if (!row) {
     sqlite3_result_error(ctx, fmt::format("{}({}): no event has uid {}", fn, uid, uid).c_str(), -1);
@@ -246,6 +250,7 @@ void gpu_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   add(*row);  // gpu_time of a kernel is its own duration
   for (auto [k, d] : tree->descendants(uid))
     if (auto r = tree->row(k)) add(*r);
+  if (tree->report_walk_error(ctx, "gpu_time", uid)) return;
   sqlite3_result_int64(ctx, union_length(iv));
 }
 
@@ -278,6 +283,7 @@ void source(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   static const std::regex py_location(R"(\.py\(.*\))");
   std::vector<int64_t> chain{uid};
   for (auto [k, d] : tree->ancestors(uid)) chain.push_back(k);
+  if (tree->report_walk_error(ctx, "source", uid)) return;
   for (int64_t k : chain)
     if (auto r = tree->row(k); r && std::regex_search(r->name, py_location))
       return sqlite3_result_text(ctx, r->name.c_str(), -1, SQLITE_TRANSIENT);

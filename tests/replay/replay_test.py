@@ -97,4 +97,51 @@ if os.path.exists(tl):
 r = run([replay_bin, os.path.join(data, "bad_not_json.txt")])
 check(r.returncode == 1 and "not valid JSON" in r.stderr, "tlsql-replay: bad file -> one-line error, exit 1")
 
+# Hostile IR files: one line naming the entry and what is wrong, exit 1; never an abort, a read of
+# a missing member or a stack overflow.
+mm = {"op_name": "aten::mm", "replay_ir": {"list_pos_args": [
+    {"arg_name": "self", "arg_type": "Tensor", "value": {"shape": [2, 3], "dtype": "float"}},
+    {"arg_name": "mat2", "arg_type": "Tensor", "value": {"shape": [3, 4], "dtype": "float", "strides": [4, 1]}}]}}
+bad_ir = [
+    ([{"op_name": 7, "replay_ir": {}}], "entry 1: \"op_name\" is not a string"),
+    ([mm, {"op_name": "aten::mm", "replay_ir": "x"}], "entry 2: \"replay_ir\" is not an object"),
+    ([{"op_name": "aten::mm", "replay_ir": {"list_pos_args": {"a": 1}}}], "entry 1: \"list_pos_args\" is not a list"),
+    ([{"op_name": "aten::mm", "replay_ir": {"list_pos_args": [{"arg_name": "self"}]}}], "holds an argument without a \"value\""),
+    ([{"op_name": "aten::mm", "replay_ir": {"list_pos_args": [{"value": {"shape": ["2"], "dtype": "float"}}]}}],
+     "a tensor \"shape\" that is not a list of integers"),
+    ([{"op_name": "aten::mm", "replay_ir": {"list_pos_args": [{"value": {"shape": [2], "dtype": "float", "strides": [1, 1]}}]}}],
+     "tensor \"strides\" that are not one integer per dimension"),
+    ([5], "entry 1: an entry that is not an object"),
+    ("[" * 100000 + "]" * 100000, "nested deeper than 64 levels"),
+]
+for k, (content, msg) in enumerate(bad_ir):
+    f = os.path.join(work, f"bad_ir{k}.json")
+    with open(f, "w") as out:
+        out.write(content if isinstance(content, str) else json.dumps(content))
+    r = run([replay_bin, f, "--device", "cpu", "--iters", "1", "--warmup", "0"])
+    check(r.returncode == 1 and msg in r.stderr and r.stderr.count("\n") == 1 and r.returncode >= 0,
+          f"tlsql-replay bad IR {k}: {r.stderr.strip()[:150]!r} has {msg!r}")
+f = os.path.join(work, "no_strides.json")
+json.dump([mm], open(f, "w"))
+r = run([replay_bin, f, "--device", "cpu", "--iters", "1", "--warmup", "0"])
+check(r.returncode == 0 and "succeeded 1" in r.stdout, "IR without strides replays (contiguous): " + r.stdout[-100:])
+
+# The worker dies with the tlsql that started it, even mid-replay (it used to spin on under init).
+r = subprocess.Popen([tlsql, os.path.join(data, "replay_crash.json"), "-c", "SELECT replay_ir(1)", "-c",
+                      "SELECT 1 FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n)"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+import time  # noqa: E402
+time.sleep(3)
+workers = subprocess.run(["pgrep", "-P", str(r.pid), "-f", "tlsql-replay"], capture_output=True, text=True).stdout.split()
+r.kill()
+r.wait()
+time.sleep(1)
+def running(pid):  # a zombie (nobody reaps in some containers) has exited
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+alive = [w for w in workers if running(w)]
+check(workers and not alive, f"a killed tlsql takes its replay worker with it (workers {workers}, alive after {alive})")
+
 finish()

@@ -186,6 +186,118 @@ for delay in (0.05, 0.2):
     with open(big, "wb") as f:
         f.write(b'{"traceEvents":[' + b",".join([ev(ts=i).encode() for i in range(600000)]) + b"]}")
 
+# Deep trees print without recursion: 20,000 identical events nest into one chain (item 8).
+chain = write("chain.json", '{"traceEvents":[' + ",".join([ev(ts=1, dur=10)] * 20000) + "]}")
+r = subprocess.run([tlsql, chain, "-c", ".tree 0", "-c", ".stack 19999", "--csv", "-c", "SELECT max(depth) FROM event"],
+                   capture_output=True, text=True, timeout=120)
+check(r.returncode == 0 and r.stdout.count("UID: ") == 40000 and r.stdout.endswith("max(depth)\n19999\n"),
+      f".tree / .stack of a 20,000-deep chain: exit {r.returncode} {r.stderr.strip()[:100]}")
+
+# Extreme timestamps in pictures: a window longer than int64 ns is clamped, nothing writes out of
+# bounds (item 7; ASan run).
+extreme = write("extreme.json", '{"traceEvents":[%s]}' % ",".join([
+    ev(cat="cuda_runtime", name="cudaLaunchKernel", ts=-9223372036854775, dur=5, args={"correlation": 1}),
+    ev(cat="kernel", name="k", pid=0, tid=7, ts=-9223372036854775, dur=3, args={"correlation": 1, "stream": 7, "device": 0}),
+    ev(cat="kernel", name="k2", pid=0, tid=8, ts=9223372036854770, dur=4, args={"correlation": 2, "stream": 8, "device": 0})]))
+for cmd in [".plot timeline {}/x.svg", ".plot timeline {}/x.png -1e30..1e30", ".html {}/x.html", ".plot roofline {}/r.svg"]:
+    r = subprocess.run([tlsql, extreme, "-c", cmd.format(work)], capture_output=True, text=True, timeout=120)
+    check(r.returncode in (0, 1) and "AddressSanitizer" not in r.stderr, f"{cmd.split()[:2]} on extreme timestamps: exit {r.returncode}")
+
+# A gzip'd run of "{}" events is refused by name before it takes GBs (item 12).
+bomb = gzip.compress(b'{"traceEvents":[' + b"{}," * 3000000 + b"{}]}", 9)
+p = write("empty_events.json.gz", bomb)
+r = run(p, "SELECT count(*) FROM event")
+check(r.returncode == 1 and r.stderr.startswith(f"tlsql: error: {p}: at byte 16: ") and "a gzip bomb" in r.stderr,
+      f"{len(bomb)} bytes of gzip'd {{}} events: refused by name ({r.stderr.strip()[:120]})")
+
+# Saved databases (items 13, 16, 17): copied, read-only, shared, foreign, edited into a loop.
+src = os.path.join(data, "hta_backward_thread.json")
+saved, copy = os.path.join(work, "saved.db"), os.path.join(work, "copy.db")
+for f in (saved, copy):
+    if os.path.exists(f):
+        os.chmod(f, 0o644)
+        os.remove(f)
+subprocess.run([tlsql, src, "-o", saved, "-c", "SELECT 1"], capture_output=True, check=True)
+q = "SELECT count(*), sum(depth), (SELECT count(*) FROM op_summary) FROM event"
+want = subprocess.run([tlsql, src, "--csv", "-c", q], capture_output=True, text=True).stdout
+r = subprocess.run([tlsql, saved, "-o", copy, "--csv", "-c", q], capture_output=True, text=True)
+r2 = subprocess.run([tlsql, copy, "-c", ".save " + copy + "2", "--csv", "-c", q], capture_output=True, text=True)
+check(r.returncode == 0 and r.stdout == want and r2.returncode == 0 and r2.stdout == want and os.path.exists(copy + "2"),
+      f"saved.db -o copy.db and .save: {r.stderr.strip()} {r2.stderr.strip()}")
+before = open(saved, "rb").read()
+os.chmod(saved, 0o444)
+r = subprocess.run([tlsql, saved, "--csv", "-c", q], capture_output=True, text=True)
+check(r.stdout == want and r.returncode == 0, f"a read-only saved database opens: {r.stderr.strip()}")
+os.chmod(saved, 0o644)
+procs = [subprocess.Popen([tlsql, saved, "--csv", "-c", q], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         for _ in range(6)]
+outs = [p.communicate(timeout=60) + (p.returncode,) for p in procs]
+check(all(o == (want, "", 0) for o in outs), f"six concurrent readers: {[o[1].strip() for o in outs if o[2]]}")
+check(open(saved, "rb").read() == before, "opening a saved database never writes to it")
+foreign = os.path.join(work, "foreign.db")
+if os.path.exists(foreign):
+    os.remove(foreign)
+import sqlite3  # noqa: E402
+con = sqlite3.connect(foreign)
+con.execute("CREATE TABLE t(x)")
+con.commit()
+con.close()
+fbytes = open(foreign, "rb").read()
+r = subprocess.run([tlsql, foreign, "-c", "SELECT 1"], capture_output=True, text=True)
+check(r.returncode == 1 and r.stderr.startswith(f"tlsql: error: {foreign}: not a database tlsql saved")
+      and open(foreign, "rb").read() == fbytes, f"a foreign SQLite file is refused, untouched: {r.stderr.strip()}")
+r = subprocess.run([tlsql, src, "-c", f".attach {foreign} AS f", "-c", "SELECT 1"], capture_output=True, text=True)
+check("not a database tlsql saved" in r.stderr and open(foreign, "rb").read() == fbytes, f".attach of a foreign file: {r.stderr.strip()}")
+garbage = write("garbage.db", b"SQLite format 3\x00" + bytes(range(256)) * 20)
+r = subprocess.run([tlsql, garbage, "-c", "SELECT 1"], capture_output=True, text=True)
+check(r.returncode == 1 and r.stderr == f"tlsql: error: {garbage}: cannot open: file is not a database\n", f"corrupt db: {r.stderr.strip()}")
+loop = os.path.join(work, "loop.db")
+with open(loop, "wb") as f:
+    f.write(before)
+con = sqlite3.connect(loop)
+con.execute("UPDATE event SET parent = 5 WHERE uid = 0")  # 0 -> 5 -> 6 -> 4 -> 3 -> 2 -> 1 -> 0
+con.commit()
+con.close()
+for sql, name in [("SELECT count(*) FROM descendants(0)", "descendants(0)"), ("SELECT count(*) FROM ancestors(3)", "ancestors(3)"),
+                  ("SELECT gpu_time(0)", "gpu_time(0)"), ("SELECT count(*) FROM launched(1)", "launched(1)"),
+                  ("SELECT source(4)", "source(4)"), (".tree 0", ".tree"), (".stack 3", ".stack")]:
+    r = subprocess.run([tlsql, loop, "-c", sql], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "loop through uid" in r.stderr and name in r.stderr, f"parent loop: {sql}: {r.stderr.strip()[:120]}")
+r = subprocess.run([tlsql, src, "--csv"] + [a for b in [("-c", f"SELECT count(*) FROM event WHERE {w}") for w in [
+    "uid <= 9223372036854775807", "uid < 9223372036854775807", "uid >= -9223372036854775808", "uid > 5", "uid <= 2.5",
+    "uid BETWEEN -9223372036854775808 AND 9223372036854775807"]] for a in b], capture_output=True, text=True)
+check(r.stdout.split() == ["count(*)", "7"] * 3 + ["count(*)", "1", "count(*)", "3", "count(*)", "7"],
+      f"uid bounds at the int64 limits: {r.stdout.split()}")
+
+# Output files (items 14, 15): never over an input or a device, no temp file left on a signal,
+# write errors are errors.
+r = subprocess.run([tlsql, src, "-o", src], capture_output=True, text=True)
+check(r.returncode == 1 and "it is an input of this session" in r.stderr and open(src).read().startswith("{"),
+      f"-o onto its own input: refused ({r.stderr.strip()[:100]})")
+r = subprocess.run([tlsql, saved, "-c", f".save {saved}"], capture_output=True, text=True)
+check("it is an input of this session" in r.stderr and open(saved, "rb").read() == before, ".save onto the open database: refused")
+r = subprocess.run([tlsql, src, "-o", "/dev/null"], capture_output=True, text=True)
+check(r.returncode == 1 and r.stderr == "tlsql: error: /dev/null: cannot write: not a regular file\n", f"-o /dev/null: {r.stderr.strip()}")
+r = subprocess.run([tlsql, src, "-c", "SELECT * FROM event"], stdout=open("/dev/full", "w"), stderr=subprocess.PIPE, text=True)
+check(r.returncode == 1 and "stdout: cannot write: No space left on device" in r.stderr, f"stdout on a full disk: {r.stderr.strip()}")
+r = subprocess.run([tlsql, src, "-c", ".output /dev/full", "-c", "SELECT * FROM event"], capture_output=True, text=True)
+check(r.returncode == 1 and "/dev/full: cannot write: No space left on device" in r.stderr, f".output to a full disk: {r.stderr.strip()}")
+import signal  # noqa: E402
+big_trace = os.path.join(work, "sig.json")
+with open(big_trace, "w") as f:
+    f.write('{"traceEvents":[' + ",".join(ev(ts=i, name=f"n{i}", args={"k": "v" * 200}) for i in range(150000)) + "]}")
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    out = os.path.join(work, f"sig{int(sig)}.db")
+    p = subprocess.Popen([tlsql, big_trace, "-o", out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(f.startswith(f"sig{int(sig)}.db.tmp-") for f in os.listdir(work)) and p.poll() is None:
+        time.sleep(0.005)
+    p.send_signal(sig)
+    p.wait(timeout=60)
+    left = [f for f in os.listdir(work) if f.startswith(f"sig{int(sig)}.db")]
+    check(not left or (p.returncode == 0 and left == [f"sig{int(sig)}.db"]),
+          f"{sig.name} during -o: nothing half-written left ({left}, exit {p.returncode})")
+
 # The session survives errors: a bad statement, .read of a missing file, .output to an unwritable
 # path, .attach of a bad file, then an ordinary query still answers.
 path = write("ok.json", '{"traceEvents":[%s]}' % ev())
