@@ -142,6 +142,7 @@ LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, con
   // itself; the main thread parses. Each has its own health counts, string cache and arena
   // blocks; rows go to disjoint ranges of one array.
   TraceScanner scanner(in, path);
+  scanner.chunk_bytes = std::max<size_t>(1, opt.chunk_bytes);
   ChunkQueue queue;
   std::shared_mutex rows_mu;  // held shared while parsing; exclusively to grow the row array
   struct Worker {

@@ -24,6 +24,7 @@ struct LoadOptions {
   std::string schema = "main";                              // where the small tables are written
   std::function<void(const char*)> stage_done;              // after "read", "parse", "tree", "insert"
   std::function<void(size_t done, size_t total)> progress;  // input bytes, from the scanner thread
+  size_t chunk_bytes = 8u << 20;  // events are parsed in runs of about this much text (the fuzz target sets it small)
 };
 
 // Loads `path` into `store` and the schema's small tables. Throws LoadError with a one-line

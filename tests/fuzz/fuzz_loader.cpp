@@ -30,7 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fclose(f);
   try {
     tlsql::Session session;
-    session.load(path);
+    // Small, input-chosen chunk sizes so that every chunk boundary and row-array growth path of
+    // the loader is crossed by inputs of a few KB (8 MiB chunks would need 8 MiB inputs).
+    tlsql::LoadOptions opt;
+    opt.chunk_bytes = size ? 1 + data[size - 1] % 512 : 1;
+    session.load(path, opt);
     session.finish();
     for (const char* sql : {"SELECT count(*), sum(depth), max(uid), count(parent) FROM event",
                             "SELECT count(*) FROM kernel", "SELECT * FROM health", "SELECT count(*) FROM launch"}) {
