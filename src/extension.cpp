@@ -33,6 +33,11 @@ void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!p) return sqlite3_result_error(ctx, "tlsql_load(path [, schema]): path is NULL", -1);
   std::string path = (const char*)p;
   std::string schema = argc > 1 && sqlite3_value_text(argv[1]) ? (const char*)sqlite3_value_text(argv[1]) : "main";
+  if (schema != "main") try {
+      check_schema_name(schema);
+    } catch (const LoadError& e) {
+      return sqlite3_result_error(ctx, fmt::format("tlsql_load: {}", e.what()).c_str(), -1);
+    }
   // Refused before anything is created: the catch below must only undo what this call made, never
   // the trace already loaded into the schema (the virtual table still reads it).
   if (stores->count(schema) || schema_has_event_table(db, schema))

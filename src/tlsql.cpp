@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -104,9 +105,16 @@ void Session::finish(const std::string& schema) {
   finish_schema(db_, schema, it != stores_.end() && !it->second->traces.empty());
 }
 
+void check_schema_name(const std::string& name) {
+  bool ok = !name.empty() && !std::isdigit((unsigned char)name[0]) && name != "main" && name != "temp";
+  for (char c : name) ok = ok && (std::isalnum((unsigned char)c) || c == '_');
+  if (!ok)
+    throw LoadError(fmt::format("cannot use '{}' as a schema name: letters, digits and _, not main or temp", name));
+}
+
 void Session::begin_attach(const std::string& name) {
-  if (name.empty() || name == "main" || name == "temp" || stores_.count(name))
-    throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
+  check_schema_name(name);
+  if (stores_.count(name)) throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
   exec_sql(db_, fmt::format("ATTACH ':memory:' AS \"{}\"", name));
 }
 
@@ -117,8 +125,8 @@ void Session::abandon_attach(const std::string& name) {
 
 void Session::attach(const std::string& file, const std::string& name, const LoadOptions& opt) {
   if (is_sqlite_file(file)) {
-    if (name.empty() || name == "main" || name == "temp" || stores_.count(name))
-      throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
+    check_schema_name(name);
+    if (stores_.count(name)) throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
     try {
       Statement s(db_, fmt::format("ATTACH ? AS \"{}\"", name));
       sqlite3_bind_text(s.get(), 1, file.c_str(), -1, SQLITE_TRANSIENT);

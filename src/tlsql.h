@@ -49,6 +49,9 @@ void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(voi
 
 // True if `path` starts with the SQLite file header.
 bool is_sqlite_file(const std::string& path);
+// Throws LoadError unless `name` may name a schema: letters, digits and _ (not first a digit), and
+// not main / temp. Schema names are spliced into SQL text, so nothing else is let through.
+void check_schema_name(const std::string& name);
 // Throws LoadError naming `path` unless `schema` holds a database tlsql saved.
 void require_tlsql_database(sqlite3* db, const std::string& schema, const std::string& path);
 

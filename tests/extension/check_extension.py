@@ -66,6 +66,22 @@ check(same(con.execute(q).fetchall(), via_tlsql(trace, q)) and con.execute(q).fe
       "after the refused load: every row still there")
 check(same(con.execute(queries[1]).fetchall(), via_tlsql(trace, queries[1])), "after the refused load: tree functions agree")
 
+# Into a database file, tlsql_load refuses main (its virtual table would outlive the extension there).
+filedb = os.path.join(work, "host.db")
+if os.path.exists(filedb):
+    os.remove(filedb)
+host = sqlite3.connect(filedb)
+host.enable_load_extension(True)
+host.load_extension(lib)
+try:
+    host.execute("SELECT tlsql_load(?)", (trace,)).fetchone()
+    check(False, "tlsql_load into a file's main: expected an error")
+except sqlite3.Error as e:
+    check("the main database is a file" in str(e), f"tlsql_load into a file's main refused: {e}")
+check(host.execute("SELECT tlsql_load(?, 't')", (trace,)).fetchone()[0] == 2551, "tlsql_load(path, 't') into a file-backed host")
+host.close()
+check(sqlite3.connect(filedb).execute("SELECT count(*) FROM sqlite_schema").fetchone()[0] == 0, "the host file stays untouched")
+
 # A saved database opened by Python, and by the sqlite3 shell with .load.
 db = os.path.join(work, "ext.db")
 if os.path.exists(db):
@@ -88,7 +104,8 @@ for q, msg in [("SELECT gpu_time(1)", "gpu_time: no tlsql event table in schema 
                ("SELECT * FROM ancestors(1)", "ancestors: no tlsql event table in schema 'main'"),
                ("SELECT flops(1)", "flops: no tlsql event table in schema 'main'"),
                ("SELECT replay_ir(1)", "replay_ir: no tlsql event table in schema 'main'"),
-               ("SELECT tlsql_load('/nonexistent.json')", "tlsql_load: /nonexistent.json: cannot open")]:
+               ("SELECT tlsql_load('/nonexistent.json')", "tlsql_load: /nonexistent.json: cannot open"),
+               (f"SELECT tlsql_load('{trace}', 'a\"; DROP TABLE x; --')", "tlsql_load: cannot use 'a\"; DROP TABLE x; --' as a schema name")]:
     try:
         empty.execute(q).fetchall()
         check(False, f"{q}: expected an error")
