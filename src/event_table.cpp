@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include "json_scan.h"
 #include "kind.h"
@@ -117,9 +119,28 @@ struct Cursor {
 // idxNum bits: which constraints xFilter receives, in this order.
 enum Plan { kByUid = 1, kByParent = 2, kByKind = 4, kUidLow = 8, kUidHigh = 16, kByTrace = 32 };
 
-int x_connect(sqlite3* db, void* aux, int argc, const char* const* argv, sqlite3_vtab** out, char** err) {
+// The module's client data: the connection's stores, and what to do with them when it closes.
+struct ModuleAux {
+  sqlite3* db;
+  StoreRegistry* stores;
+  void (*destroy)(void*);
+};
+std::mutex g_connections_mu;
+std::map<sqlite3*, StoreRegistry*> g_connections;  // for loaded_store()
+
+void destroy_aux(void* p) {
+  auto* aux = static_cast<ModuleAux*>(p);
+  {
+    std::lock_guard<std::mutex> l(g_connections_mu);
+    g_connections.erase(aux->db);
+  }
+  if (aux->destroy) aux->destroy(aux->stores);
+  delete aux;
+}
+
+int x_connect(sqlite3* db, void* aux_ptr, int argc, const char* const* argv, sqlite3_vtab** out, char** err) {
   // argv[1] is the schema the table lives in: its store holds the rows.
-  auto* stores = static_cast<StoreRegistry*>(aux);
+  auto* stores = static_cast<ModuleAux*>(aux_ptr)->stores;
   auto it = argc > 1 ? stores->find(argv[1]) : stores->end();
   if (it == stores->end()) {
     *err = sqlite3_mprintf("no trace is loaded in schema %s of this session", argc > 1 ? argv[1] : "?");
@@ -429,7 +450,19 @@ const sqlite3_module kModule = {
 }  // namespace
 
 void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(void*)) {
-  sqlite3_create_module_v2(db, "tlsql_event", &kModule, stores, destroy);
+  {
+    std::lock_guard<std::mutex> l(g_connections_mu);
+    g_connections[db] = stores;
+  }
+  sqlite3_create_module_v2(db, "tlsql_event", &kModule, new ModuleAux{db, stores, destroy}, destroy_aux);
+}
+
+const EventStore* loaded_store(sqlite3* db, const std::string& schema) {
+  std::lock_guard<std::mutex> l(g_connections_mu);
+  auto c = g_connections.find(db);
+  if (c == g_connections.end()) return nullptr;
+  auto it = c->second->find(schema);
+  return it != c->second->end() && it->second && !it->second->traces.empty() ? it->second.get() : nullptr;
 }
 
 namespace {

@@ -21,6 +21,11 @@ using StoreRegistry = std::map<std::string, std::unique_ptr<EventStore>>;
 // `destroy` (may be null) is called with `stores` when the connection closes.
 void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(void*) = nullptr);
 
+// The in-memory store whose rows `schema`'s event table serves on `db`, or nullptr (a saved
+// database's real table, or no tlsql table). The SQL functions read it directly instead of
+// querying the table row by row. Valid until the connection closes.
+const EventStore* loaded_store(sqlite3* db, const std::string& schema);
+
 // Column names and declared types, in order: shared by the virtual table and the saved table.
 struct EventColumn {
   const char* name;

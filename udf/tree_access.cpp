@@ -6,6 +6,8 @@
 #include <map>
 
 #include "connection_cache.h"
+#include "event_table.h"
+#include "kind.h"
 
 namespace tlsql {
 
@@ -93,7 +95,7 @@ TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<Tre
   return own.get();
 }
 
-TreeAccess::TreeAccess(sqlite3* db, const std::string& schema) : db_(db) {
+TreeAccess::TreeAccess(sqlite3* db, const std::string& schema) : db_(db), store_(loaded_store(db, schema)) {
   auto prep = [&](const std::string& sql, sqlite3_stmt** s) {
     if (error_.empty() && sqlite3_prepare_v2(db, sql.c_str(), -1, s, nullptr) != SQLITE_OK)
       error_ = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
@@ -110,7 +112,45 @@ TreeAccess::~TreeAccess() {
   sqlite3_finalize(arg_);
 }
 
+std::optional<TreeRow> TreeAccess::store_row(int64_t uid) const {
+  const EventStore& s = *store_;
+  if (uid < s.first_uid || uid - s.first_uid >= s.total_rows) return std::nullopt;
+  int64_t local;
+  const LoadedTrace& t = s.trace_at(uid - s.first_uid, local);
+  const EventRec& e = t.rows[(size_t)local];
+  TreeRow r;
+  r.uid = uid;
+  r.has_parent = e.parent >= 0;
+  r.parent = r.has_parent ? t.uid_base + e.parent : -1;
+  r.depth = e.depth;
+  const int64_t end = e.end();
+  r.has_time = e.ts != kNull && end != kNull;
+  r.ts = e.ts == kNull ? 0 : e.ts;  // as SQLite reads a NULL column as an integer
+  r.end = end == kNull ? 0 : end;
+  r.kind = kind_name(e.kind);
+  if (e.name != StringPool::kNone) r.name = s.strings.get(e.name);
+  if (e.cat != StringPool::kNone) r.cat = s.strings.get(e.cat);
+  return r;
+}
+
+// The children index in row order, sorted as the SQL path's ORDER BY ts, uid (NULL ts first).
+std::vector<int64_t> TreeAccess::store_children(int64_t uid) const {
+  const EventStore& s = *store_;
+  std::vector<int64_t> out;
+  if (uid < s.first_uid || uid - s.first_uid >= s.total_rows) return out;
+  int64_t local;
+  const LoadedTrace& t = s.trace_at(uid - s.first_uid, local);
+  std::vector<std::pair<int64_t, uint32_t>> kids;  // (ts, index): kNull is INT64_MIN, so it sorts first
+  for (uint32_t k = t.child_start[(size_t)local]; k < t.child_start[(size_t)local + 1]; ++k)
+    kids.emplace_back(t.rows[t.children[k]].ts, t.children[k]);
+  std::sort(kids.begin(), kids.end());
+  out.reserve(kids.size());
+  for (auto [ts, i] : kids) out.push_back(t.uid_base + i);
+  return out;
+}
+
 std::optional<TreeRow> TreeAccess::row(int64_t uid) {
+  if (store_) return store_row(uid);
   sqlite3_reset(row_);
   sqlite3_bind_int64(row_, 1, uid);
   if (int rc = sqlite3_step(row_); rc != SQLITE_ROW) {
@@ -134,6 +174,7 @@ std::optional<TreeRow> TreeAccess::row(int64_t uid) {
 }
 
 std::vector<int64_t> TreeAccess::children(int64_t uid) {
+  if (store_) return store_children(uid);
   std::vector<int64_t> out;
   sqlite3_reset(children_);
   sqlite3_bind_int64(children_, 1, uid);

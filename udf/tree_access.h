@@ -1,6 +1,7 @@
-// Reads the call tree through SQL on `SCHEMA.event`, so the tree functions work the same on a
-// freshly loaded trace (virtual table: parent / uid lookups are pushed down) and on a saved
-// database (real table with an index on parent). Every walk costs O(rows it returns).
+// Reads the call tree of `SCHEMA.event`: straight from the loader's columnar store and children
+// index when the schema holds a freshly loaded trace (no SQL per node), else through SQL on the
+// saved database's table (index on parent). Both give the same rows in the same order; every walk
+// costs O(rows it returns).
 #pragma once
 
 #include <sqlite3.h>
@@ -14,6 +15,8 @@
 #include <vector>
 
 namespace tlsql {
+
+struct EventStore;
 
 struct TreeRow {
   int64_t uid = 0, parent = -1, depth = 0, ts = 0, end = 0;
@@ -47,8 +50,11 @@ class TreeAccess {
 
  private:
   void step_failed(int rc);
+  std::optional<TreeRow> store_row(int64_t uid) const;
+  std::vector<int64_t> store_children(int64_t uid) const;
 
   sqlite3* db_;
+  const EventStore* store_ = nullptr;  // the in-memory rows, when the schema has them
   std::string error_, walk_error_;
   sqlite3_stmt *row_ = nullptr, *children_ = nullptr, *arg_ = nullptr;
 };
