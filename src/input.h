@@ -1,7 +1,5 @@
-// Reading a trace file: plain JSON is memory-mapped, gzip (detected by magic, not by name) is
-// inflated whole with libdeflate into anonymous memory. Either way the loader walks the text once,
-// front to back, and hands back pages it has passed (release_before), so peak memory stays near
-// the size of what is kept rather than the size of the file.
+// Reading a trace file as a stream through a window of text that moves forward (see InputSource):
+// peak memory stays near the size of what is kept, not the size of the file.
 #pragma once
 
 #include <cstddef>
@@ -58,8 +56,6 @@ class InputSource {
   // Keeps the text from offset `keep` on and appends more. Returns false at the end of the text.
   // Throws LoadError for read errors and corrupt gzip data.
   bool refill(size_t keep);
-  // The loader never reads the text before `offset` again (the window may drop it).
-  void release_before(size_t) {}
 
   size_t file_bytes() const { return file_bytes_; }  // 0 for a pipe
   bool gzip() const { return gzip_; }

@@ -411,7 +411,6 @@ ReadStatus read_event_chunk(const char* text, size_t size, size_t capacity, Chun
   thread_local ondemand::parser parser;
   ondemand::document doc;
   error_code e = parser.iterate(text, size, capacity).get(doc);
-  if (e == UTF8_ERROR || e == UNESCAPED_CHARS) return {ReadStatus::needs_repair, describe(e), 0};
   if (e) return {ReadStatus::error, describe(e), 0};
   Reader r(text, size, sink);
   return r.run(doc);

@@ -12,7 +12,7 @@
 namespace tlsql {
 
 struct ReadStatus {
-  enum Code { ok, needs_repair, error } code = ok;
+  enum Code { ok, error } code = ok;
   std::string message;  // what was expected / found (for `error`)
   size_t offset = 0;    // byte offset of the problem in the chunk text
 };
@@ -29,7 +29,8 @@ struct ChunkSink {
   size_t first_row = 0, events = 0;      // set per chunk
 };
 
-// `text` must have `capacity` >= size + 64 readable bytes. Compiled once per CPU target
+// `text` must have `capacity` >= size + 64 readable bytes and be valid JSON (check_json() says so
+// first: this parser skips what it does not read). Compiled once per CPU target
 // (see CMakeLists.txt); read_event_chunk() picks the fastest this CPU runs.
 #define TLSQL_DECLARE_READER(ns)                                                                \
   namespace ns {                                                                                \

@@ -1,6 +1,6 @@
 // Minimal string-aware JSON skipping over trusted-enough text: used to split traceEvents into
 // chunks (so the parser's memory stays bounded) and to pull one member out of an args object.
-// Validation is simdjson's job; these only need to find where values start and end.
+// Validation is check_json()'s job (json_check.h); these only find where values start and end.
 #pragma once
 
 #include <emmintrin.h>

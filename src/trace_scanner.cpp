@@ -73,7 +73,6 @@ size_t TraceScanner::scan_events(size_t p, const std::function<bool(EventChunk&&
     c.text.data()[0] = '[';
     std::memcpy(c.text.data() + 1, text(keep_, end).data(), len);
     c.text.data()[len + 1] = ']';
-    in_.release_before(end);  // copied: those pages are not needed again
     stopped_ = !emit(std::move(c));
     chunk_first = events_;
   };

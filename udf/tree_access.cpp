@@ -86,16 +86,16 @@ std::string schema_arg(sqlite3* db, sqlite3_value* v) {
 
 TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own) {
   if (auto* t = connection_cached<TreeAccess>(db, "tree:" + schema, [&]() -> std::unique_ptr<TreeAccess> {
-        auto t = std::make_unique<TreeAccess>(db, schema);
-        if (!t->ok()) return nullptr;
-        return t;
+        auto made = std::make_unique<TreeAccess>(db, schema);
+        if (!made->ok()) return nullptr;
+        return made;
       }))
     return t;
   own = std::make_unique<TreeAccess>(db, schema);
   return own.get();
 }
 
-TreeAccess::TreeAccess(sqlite3* db, const std::string& schema) : db_(db), store_(loaded_store(db, schema)) {
+TreeAccess::TreeAccess(sqlite3* db, const std::string& schema) : store_(loaded_store(db, schema)) {
   auto prep = [&](const std::string& sql, sqlite3_stmt** s) {
     if (error_.empty() && sqlite3_prepare_v2(db, sql.c_str(), -1, s, nullptr) != SQLITE_OK)
       error_ = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));

@@ -53,7 +53,6 @@ class TreeAccess {
   std::optional<TreeRow> store_row(int64_t uid) const;
   std::vector<int64_t> store_children(int64_t uid) const;
 
-  sqlite3* db_;
   const EventStore* store_ = nullptr;  // the in-memory rows, when the schema has them
   std::string error_, walk_error_;
   sqlite3_stmt *row_ = nullptr, *children_ = nullptr, *arg_ = nullptr;
