@@ -11,7 +11,9 @@
 #include <tuple>
 
 #include "connection_cache.h"
+#include "event_store.h"
 #include "interval_union.h"
+#include "kind.h"
 #include "perf_model.h"
 #include "tree_access.h"
 
@@ -136,6 +138,18 @@ class PerfContext {
       error_ = sqlite3_errmsg(db_);
   }
   bool info(int64_t uid, std::string& name, std::string& kind, std::string& args, int64_t& trace, int64_t& device) {
+    if (const EventStore* s = tree_.store()) {  // a loaded trace: its row, no SQL
+      if (uid < s->first_uid || uid - s->first_uid >= s->total_rows) return false;
+      int64_t local;
+      const LoadedTrace& t = s->trace_at(uid - s->first_uid, local);
+      const EventRec& e = t.rows[(size_t)local];
+      name = e.name == StringPool::kNone ? std::string() : std::string(s->strings.get(e.name));
+      kind = kind_name(e.kind);
+      args = e.is(EventRec::has_args) ? std::string(s->args.get(e.args, e.args_len)) : std::string();
+      trace = t.id;
+      device = e.device == EventRec::kNull32 ? -1 : e.device;
+      return true;
+    }
     sqlite3_bind_int64(info_, 1, uid);
     if (sqlite3_step(info_) != SQLITE_ROW) return sqlite3_reset(info_), false;
     auto text = [&](int i) {

@@ -31,6 +31,8 @@ class TreeAccess {
   TreeAccess(const TreeAccess&) = delete;
   TreeAccess& operator=(const TreeAccess&) = delete;
   bool ok() const { return error_.empty(); }
+  // The in-memory store the rows come from, or nullptr (a saved database: SQL).
+  const EventStore* store() const { return store_; }
   const std::string& error() const { return error_; }
 
   std::optional<TreeRow> row(int64_t uid);
