@@ -151,25 +151,19 @@ value:
   if (p >= n) return fail(p, "expected a value");
   switch (d[p]) {
     case '{':
-      open.push_back('{');
+    case '[': {
+      const char kind = d[p], close = kind == '{' ? '}' : ']';
+      open.push_back(kind);
       ++p;
       skip_ws();
-      if (p < n && d[p] == '}') {
+      if (p < n && d[p] == close) {  // empty container
         open.pop_back();
         ++p;
         goto after;
       }
-      goto key;
-    case '[':
-      open.push_back('[');
-      ++p;
-      skip_ws();
-      if (p < n && d[p] == ']') {
-        open.pop_back();
-        ++p;
-        goto after;
-      }
+      if (kind == '{') goto key;
       goto value;
+    }
     case '"': {
       size_t e = scan_string(d, n, p + 1, repair);
       if (e == std::string_view::npos) return JsonCheck{JsonCheck::invalid, p, "unclosed string"};
