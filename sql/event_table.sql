@@ -22,9 +22,7 @@ CREATE TABLE IF NOT EXISTS @schema.event(
   seq INTEGER,                 -- args "Sequence number"
   fwd INTEGER,                 -- for backward ops: uid of the forward op
   flow_id,                     -- flow events: their "id"
-  args TEXT,                   -- the args object, as JSON text
-  input_dims TEXT GENERATED ALWAYS AS (args -> '$."Input Dims"') VIRTUAL,
-  input_types TEXT GENERATED ALWAYS AS (args -> '$."Input type"') VIRTUAL,
-  input_strides TEXT GENERATED ALWAYS AS (args -> '$."Input Strides"') VIRTUAL,
-  concrete_inputs TEXT GENERATED ALWAYS AS (args -> '$."Concrete Inputs"') VIRTUAL
+  args TEXT                    -- the args object, as JSON text
 );
+-- input_dims, input_types, input_strides, concrete_inputs: event_generated.sql, added after the
+-- rows are in (SQLite evaluates generated columns on every INSERT, even VIRTUAL ones: +80% save time).

@@ -2,12 +2,7 @@
 -- An op's markers are the events named "## ... ##" above it in the call tree (enclosing it on its
 -- thread, or the thread's root annotation for backward threads); marker = the innermost,
 -- marker_path = outermost > ... > innermost. Ops: counted_op (each GPU nanosecond once).
-WITH m AS (SELECT o.uid, o.name, o.gpu_ns,
-                  (SELECT group_concat(name, ' > ')
-                   FROM (SELECT a.name FROM ancestors(o.uid) a WHERE a.name GLOB '## * ##' ORDER BY a.rel_depth DESC))
-                    AS marker_path,
-                  (SELECT a.name FROM ancestors(o.uid) a WHERE a.name GLOB '## * ##' ORDER BY a.rel_depth LIMIT 1)
-                    AS marker
+WITH m AS (SELECT o.uid, o.name, o.gpu_ns, marker_path(o.uid) AS marker_path, marker(o.uid) AS marker
            FROM counted_op o)
 SELECT marker, marker_path, name AS op, count(*) AS count, round(sum(gpu_ns) / 1e3, 3) AS gpu_us
 FROM m WHERE marker IS NOT NULL

@@ -40,25 +40,22 @@ CREATE VIEW IF NOT EXISTS @schema.gpu_steps AS
 
 -- The ops whose GPU time the summaries count, each GPU nanosecond once: ops with a perf model and
 -- kernel-launching ops, each only when no modeled op is above it (a convolution's bias add_ is
--- part of the convolution). self: this database's token, so that the functions read this
--- schema's events whatever name it is attached under.
+-- part of the convolution): counted(uid), from the perf table's one pass (udf/perf_table.h).
+-- self: this database's token, so that the functions read this schema's events whatever name it
+-- is attached under.
 CREATE VIEW IF NOT EXISTS @schema.counted_op AS
-WITH self AS (SELECT 'db:' || token AS s FROM tlsql_self),
-modeled AS (SELECT uid FROM op WHERE flops(uid, (SELECT s FROM self)) IS NOT NULL
-                                  OR bytes(uid, (SELECT s FROM self)) IS NOT NULL),
-launchers AS (SELECT DISTINCT l.launcher AS uid FROM launch_link l JOIN op o ON o.uid = l.launcher),
-rows AS (SELECT c.uid FROM (SELECT uid FROM modeled UNION SELECT uid FROM launchers) c
-         WHERE NOT EXISTS (SELECT 1 FROM ancestors(c.uid, (SELECT s FROM self)) a JOIN modeled m ON m.uid = a.uid))
+WITH self AS (SELECT 'db:' || token AS s FROM tlsql_self)
 SELECT o.uid, o.name, op_category(o.name) AS category, o.input_dims, o.input_types,
        gpu_time(o.uid, (SELECT s FROM self)) AS gpu_ns
-FROM rows r JOIN op o ON o.uid = r.uid;
+FROM op o WHERE counted(o.uid, (SELECT s FROM self));
 
 -- Per op name and category over counted_op: the ops report (.report ops) as a view.
 CREATE VIEW IF NOT EXISTS @schema.op_summary AS
 WITH self AS (SELECT 'db:' || token AS s FROM tlsql_self),
-perf AS (SELECT name, category, gpu_ns AS ns, perf(uid, (SELECT s FROM self)) AS p FROM counted_op),
-measured AS (SELECT name, category, ns, p ->> 'flops' AS f, p ->> 'bytes' AS b, p ->> 'achieved_pct' AS pct,
-                    (p ->> 'peak_tflops') / (p ->> 'peak_tbps') AS ridge FROM perf),
+measured AS (SELECT name, category, gpu_ns AS ns, flops(uid, (SELECT s FROM self)) AS f,
+                    bytes(uid, (SELECT s FROM self)) AS b, achieved_pct(uid, (SELECT s FROM self)) AS pct,
+                    peak_tflops(uid, (SELECT s FROM self)) / peak_tbps(uid, (SELECT s FROM self)) AS ridge
+             FROM counted_op),
 total AS (SELECT sum(ns) AS ns FROM measured)
 SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
        round(100.0 * sum(ns) / (SELECT ns FROM total), 2) AS gpu_pct,

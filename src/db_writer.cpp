@@ -45,6 +45,11 @@ void bind_int(sqlite3_stmt* s, int col, int64_t v) {
 void bind_text(sqlite3_stmt* s, int col, std::string_view v) {
   sqlite3_bind_text(s, col, v.data(), (int)v.size(), SQLITE_STATIC);
 }
+bool table_exists(sqlite3* db, const std::string& schema, const char* table) {
+  Statement s(db, fmt::format("SELECT 1 FROM \"{}\".sqlite_schema WHERE type = 'table' AND name = ?", schema));
+  sqlite3_bind_text(s.get(), 1, table, -1, SQLITE_STATIC);
+  return s.step();
+}
 }  // namespace
 
 void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trace, const std::string& path,
@@ -111,8 +116,8 @@ void finish_schema(sqlite3* db, const std::string& schema, bool loaded_traces) {
   create_schema(db, schema);
   if (loaded_traces)
     exec_sql(db, fmt::format("CREATE VIRTUAL TABLE IF NOT EXISTS \"{}\".event USING tlsql_event", schema));
-  else
-    exec_sql(db, sql_for("event_table", schema));
+  else if (!table_exists(db, schema, "event"))
+    exec_sql(db, sql_for("event_table", schema) + sql_for("event_generated", schema));
   exec_sql(db, sql_for("views", schema));
 }
 

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -72,6 +73,12 @@ const LoadedTrace& EventStore::trace_at(int64_t pos, int64_t& local) const {
   local = pos;
   return *traces.front();
 }
+
+EventStore::EventStore()
+    : generation([] {
+        static std::atomic<uint64_t> next{1};
+        return next++;
+      }()) {}
 
 void EventStore::rebuild_kind_index() {
   rows_of_kind.assign(16, {});

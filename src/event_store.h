@@ -129,6 +129,10 @@ struct LoadedTrace {
 
 // All traces loaded into one schema. Strings and args are shared across its traces.
 struct EventStore {
+  EventStore();
+  // Unique per store in the process: what derived data (perf tables) was computed from, even when
+  // a later store reuses a freed one's address.
+  const uint64_t generation;
   StringPool strings;
   TextArena args;
   std::vector<std::unique_ptr<LoadedTrace>> traces;

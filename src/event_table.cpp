@@ -541,9 +541,11 @@ void save_database(sqlite3* db, const std::string& path) {
     for (const char* t : {"trace", "device", "health", "launch_link", "gpu_spec", "gpu_alias"})
       exec_sql(db, fmt::format("INSERT INTO save.{0} SELECT * FROM main.{0}", t));
     exec_sql(db, "COMMIT");
+    exec_sql(db, sql_for("event_generated", "save"));
+    exec_sql(db, "PRAGMA threads=2");
     exec_sql(db, sql_for("indexes", "save"));
     exec_sql(db, sql_for("views", "save"));
-    exec_sql(db, "ANALYZE save");
+    exec_sql(db, "PRAGMA save.analysis_limit=1000; ANALYZE save");
     exec_sql(db, "DETACH save");
   } catch (const SqlError& e) {
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);

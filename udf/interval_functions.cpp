@@ -25,7 +25,7 @@ void union_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
 void union_final(sqlite3_context* ctx) {
   auto** slot = static_cast<Intervals**>(sqlite3_aggregate_context(ctx, 0));
   if (!slot || !*slot) return sqlite3_result_int64(ctx, 0);
-  sqlite3_result_int64(ctx, union_length(**slot));
+  sqlite3_result_int64(ctx, merge_union(**slot));
   delete *slot;
   *slot = nullptr;
 }

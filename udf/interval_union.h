@@ -1,5 +1,5 @@
-// The one interval-union routine: GPU busy time of a set of kernels (gpu_time), and later the
-// timeline report and the diff. Intervals are [start, end) in ns.
+// The one interval-union routine: GPU time of an event (perf_table.cpp), union_ns() in SQL (the
+// summary and timeline reports). Intervals are [start, end) in ns.
 #pragma once
 
 #include <algorithm>
@@ -9,21 +9,23 @@
 
 namespace tlsql {
 
-// Total length covered by the union of the intervals (overlaps counted once). Sorts `iv`.
-inline int64_t union_length(std::vector<std::pair<int64_t, int64_t>>& iv) {
-  std::sort(iv.begin(), iv.end());
-  int64_t total = 0, cur_start = 0, cur_end = 0;
-  bool open = false;
-  for (auto [s, e] : iv) {
-    if (e <= s) continue;  // empty or inverted intervals cover nothing
-    if (!open || s > cur_end) {
-      if (open) total += cur_end - cur_start;
-      cur_start = s, cur_end = e, open = true;
+// Replaces `iv` by its union: disjoint, ascending, empty or inverted intervals dropped (they cover
+// nothing); intervals that touch are joined. Returns the total length covered.
+inline int64_t merge_union(std::vector<std::pair<int64_t, int64_t>>& iv) {
+  if (!std::is_sorted(iv.begin(), iv.end())) std::sort(iv.begin(), iv.end());
+  size_t out = 0;
+  int64_t total = 0;
+  for (size_t i = 0; i < iv.size(); ++i) {
+    auto [s, e] = iv[i];
+    if (e <= s) continue;
+    if (out > 0 && s <= iv[out - 1].second) {
+      if (e > iv[out - 1].second) total += e - iv[out - 1].second, iv[out - 1].second = e;
     } else {
-      cur_end = std::max(cur_end, e);
+      iv[out++] = {s, e};
+      total += e - s;
     }
   }
-  if (open) total += cur_end - cur_start;
+  iv.resize(out);
   return total;
 }
 

@@ -11,10 +11,8 @@
 #include <tuple>
 
 #include "connection_cache.h"
-#include "event_store.h"
-#include "interval_union.h"
-#include "kind.h"
 #include "perf_model.h"
+#include "perf_table.h"
 #include "tree_access.h"
 
 namespace tlsql {
@@ -30,6 +28,10 @@ peak_tbps(uid [, schema])     gpu_spec memory bandwidth of the trace's GPU, TB/s
 achieved_pct(uid [, schema])  % of the peak of the resource that bounds the op (see bound)
 bound(uid [, schema])         'compute' or 'memory': which side of the roofline ridge the op sits
 perf(uid [, schema])          all of the above and gpu_ns as one JSON object (one evaluation)
+gpu_time(uid [, schema])      ns the GPU was busy with the GPU work at or below uid: union of their intervals
+counted(uid [, schema])       1 if counted_op counts the op (modeled or launching, no modeled op above)
+marker(uid [, schema])        name of the nearest "## ... ##" event above uid (FX node / record_function marker)
+marker_path(uid [, schema])   all "## ... ##" events above uid, outermost first, joined by ' > '
 short_name(name)              name without template / argument lists (HTA's use_short_name)
 op_category(name)             GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, NORM_fwd, NORM_bwd,
                               elementwise, reduce, comm, memcpy or other
@@ -39,7 +41,7 @@ numel(dims_json)              elements of a shape ('[2, 3]' -> 6)
 
 namespace {
 
-// Everything the perf functions need about one event.
+// Everything the perf functions need about one event, from the schema's perf table.
 struct Measured {
   std::optional<double> flops, bytes;
   bool matrix = false;
@@ -47,12 +49,24 @@ struct Measured {
   int64_t gpu_ns = 0, trace = 0, device = -1;
 };
 
-class PerfContext {
+Measured measured(const PerfTable& t, int64_t r) {
+  Measured m;
+  if (const PerfTable::Model* x = t.model_of(r)) {
+    if (x->has_flops) m.flops = x->flops;
+    if (x->has_bytes) m.bytes = x->bytes;
+    m.matrix = x->matrix;
+    m.dtype = t.dtypes[x->dtype];
+  }
+  m.gpu_ns = t.gpu_ns[(size_t)r];
+  m.trace = t.trace[(size_t)r];
+  m.device = t.device[(size_t)r];
+  return m;
+}
+
+// The gpu_spec peaks of the schema's GPUs, by (dtype, units, trace, device): one query per key.
+class Peaks {
  public:
-  PerfContext(sqlite3* db, const std::string& schema) : db_(db), schema_(schema), tree_(db, schema) {
-    if (!tree_.ok()) return;
-    prepare(fmt::format("SELECT name, kind, args, trace, device FROM \"{}\".event WHERE uid = ?", schema), &info_);
-    prepare(fmt::format("SELECT launcher FROM \"{}\".launch_link WHERE gpu = ?", schema), &launcher_);
+  Peaks(sqlite3* db, const std::string& schema) : db_(db) {
     // The device the op's work ran on; else the trace's first device.
     // Optional: a database without gpu_spec still has FLOPs and bytes.
     sqlite3_prepare_v2(
@@ -65,55 +79,21 @@ class PerfContext {
             .c_str(),
         -1, &peaks_, nullptr);
   }
-  ~PerfContext() {
-    for (sqlite3_stmt* s : {info_, launcher_, peaks_}) sqlite3_finalize(s);
-  }
-  PerfContext(const PerfContext&) = delete;
-  PerfContext& operator=(const PerfContext&) = delete;
-  std::string error() const { return tree_.ok() ? error_ : tree_.error(); }
-
-  // `timed`: also the GPU time (a walk of the event's subtree), which flops(), bytes(),
-  // intensity(), the peaks and bound() do without.
-  std::optional<Measured> measure(int64_t uid, bool timed) {
-    std::string name, kind, args;
-    Measured m;
-    if (!info(uid, name, kind, args, m.trace, m.device)) return std::nullopt;
-    // Inductor-augmented traces carry the answer (profile_analysis.py --augment_trace).
-    // (Parsed only when the text names them: most events' args never do.)
-    const bool augmented =
-        args.find("\"kernel_flop\"") != std::string::npos || args.find("\"kernel_num_gb\"") != std::string::npos;
-    auto j = augmented ? nlohmann::json::parse(args, nullptr, false) : nlohmann::json();
-    if (j.is_object() && (j.contains("kernel_flop") || j.contains("kernel_num_gb"))) {
-      if (j.contains("kernel_flop") && j["kernel_flop"].is_number()) m.flops = j["kernel_flop"].get<double>();
-      if (j.contains("kernel_num_gb") && j["kernel_num_gb"].is_number())
-        m.bytes = j["kernel_num_gb"].get<double>() * 1e9;
-    } else if (kind == "kernel") {
-      // A kernel with no numbers of its own takes its launching op's, when that op launched only it.
-      int64_t op;
-      if (single_launch(uid, op))
-        if (auto o = model_innermost(op))
-          m.flops = o->flops, m.bytes = o->bytes, m.matrix = o->matrix, m.dtype = o->dtype;
-    } else if (kind == "cpu_op") {
-      if (auto o = model_innermost(uid))
-        m.flops = o->flops, m.bytes = o->bytes, m.matrix = o->matrix, m.dtype = o->dtype;
-    }
-    if (timed) m.gpu_ns = gpu_time(uid, kind);
-    return m;
-  }
+  ~Peaks() { sqlite3_finalize(peaks_); }
+  Peaks(const Peaks&) = delete;
+  Peaks& operator=(const Peaks&) = delete;
 
   // gpu_spec figures for the event's GPU and dtype: (peak TFLOP/s, TB/s).
-  std::pair<std::optional<double>, std::optional<double>> peaks(const Measured& m) {
+  std::pair<std::optional<double>, std::optional<double>> get(const Measured& m, const PerfTable* table) {
     std::string dt = spec_dtype(m.dtype);
     if (dt.empty()) dt = "fp32";
-    // Remembered per (dtype, units, trace, device) until the connection changes any row (an
-    // UPDATE of gpu_spec must show at once) or the schema changes (info_, stepped by every
-    // measure(), is re-prepared after a DETACH / ATTACH: another database under the same name).
-    std::pair<int64_t, int> epoch{sqlite3_total_changes64(db_),
-                                  sqlite3_stmt_status(info_, SQLITE_STMTSTATUS_REPREPARE, 0)};
-    if (epoch != peaks_epoch_) peaks_seen_.clear(), peaks_epoch_ = epoch;
+    // Remembered until the connection changes any row (an UPDATE of gpu_spec must show at once)
+    // or the schema holds another database (another perf table).
+    std::pair<int64_t, const PerfTable*> epoch{sqlite3_total_changes64(db_), table};
+    if (epoch != epoch_) seen_.clear(), epoch_ = epoch;
     auto key = std::make_tuple(dt, m.matrix, m.trace, m.device);
-    if (auto it = peaks_seen_.find(key); it != peaks_seen_.end()) return it->second;
-    auto& out = peaks_seen_[key];
+    if (auto it = seen_.find(key); it != seen_.end()) return it->second;
+    auto& out = seen_[key];
     sqlite3_stmt* s = peaks_;
     if (!s) return out;
     sqlite3_bind_text(s, 1, dt.c_str(), -1, SQLITE_TRANSIENT);
@@ -133,97 +113,11 @@ class PerfContext {
   }
 
  private:
-  void prepare(const std::string& sql, sqlite3_stmt** s) {
-    if (error_.empty() && sqlite3_prepare_v2(db_, sql.c_str(), -1, s, nullptr) != SQLITE_OK)
-      error_ = sqlite3_errmsg(db_);
-  }
-  bool info(int64_t uid, std::string& name, std::string& kind, std::string& args, int64_t& trace, int64_t& device) {
-    if (const EventStore* s = tree_.store()) {  // a loaded trace: its row, no SQL
-      if (uid < s->first_uid || uid - s->first_uid >= s->total_rows) return false;
-      int64_t local;
-      const LoadedTrace& t = s->trace_at(uid - s->first_uid, local);
-      const EventRec& e = t.rows[(size_t)local];
-      name = e.name == StringPool::kNone ? std::string() : std::string(s->strings.get(e.name));
-      kind = kind_name(e.kind);
-      args = e.is(EventRec::has_args) ? std::string(s->args.get(e.args, e.args_len)) : std::string();
-      trace = t.id;
-      device = e.device == EventRec::kNull32 ? -1 : e.device;
-      return true;
-    }
-    sqlite3_bind_int64(info_, 1, uid);
-    if (sqlite3_step(info_) != SQLITE_ROW) return sqlite3_reset(info_), false;
-    auto text = [&](int i) {
-      return sqlite3_column_text(info_, i) ? std::string((const char*)sqlite3_column_text(info_, i)) : std::string();
-    };
-    name = text(0), kind = text(1), args = text(2);
-    trace = sqlite3_column_int64(info_, 3);
-    device = sqlite3_column_type(info_, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(info_, 4);
-    sqlite3_reset(info_);
-    return true;
-  }
-  // The op whose numbers a kernel takes: the nearest op at or above its launcher that has a model
-  // and launched nothing but this kernel (aten::_flash_attention_forward launches the flash
-  // kernel; the model sits on aten::_scaled_dot_product_flash_attention above it).
-  bool single_launch(int64_t gpu, int64_t& op) {
-    sqlite3_bind_int64(launcher_, 1, gpu);
-    bool linked = sqlite3_step(launcher_) == SQLITE_ROW;
-    std::vector<int64_t> chain{linked ? sqlite3_column_int64(launcher_, 0) : 0};
-    sqlite3_reset(launcher_);
-    if (!linked) return false;
-    for (auto [a, d] : tree_.ancestors(chain[0])) chain.push_back(a);
-    for (int64_t c : chain) {
-      std::string name, kind, args;
-      int64_t t, dv;
-      if (!info(c, name, kind, args, t, dv) || kind != "cpu_op") return false;
-      int kernels = 0;  // stop at the second: an op high up the tree has a large subtree
-      tree_.visit_descendants(c, [&](const TreeRow& r) { return !(is_gpu_work(r.kind) && ++kernels > 1); });
-      if (kernels > 1) return false;
-      if (has_perf_model(name)) {
-        op = c;
-        return true;
-      }
-    }
-    return false;
-  }
-  // The model of `uid`, unless an op of the same family below it is modeled too: the innermost
-  // modeled op carries the numbers (aten::linear -> aten::addmm, aten::layer_norm ->
-  // aten::native_layer_norm), so summing over ops never counts the same work twice. Other
-  // families below do not count (a convolution's bias add_ is elementwise).
-  std::optional<OpPerf> model_innermost(int64_t uid) {
-    std::string name, kind, args;
-    int64_t t, d;
-    if (!info(uid, name, kind, args, t, d) || !has_perf_model(name)) return std::nullopt;
-    auto mine = model_op(name, args);
-    if (!mine) return std::nullopt;
-    const std::string family = op_category(name);
-    for (auto [k, dist] : tree_.descendants(uid)) {
-      std::string n2, k2, a2;
-      if (info(k, n2, k2, a2, t, d) && k2 == "cpu_op" && has_perf_model(n2) && op_category(n2) == family &&
-          model_op(n2, a2))
-        return std::nullopt;
-    }
-    return mine;
-  }
-  int64_t gpu_time(int64_t uid, const std::string& kind) {
-    std::vector<std::pair<int64_t, int64_t>> iv;
-    if (auto r = tree_.row(uid); r && is_gpu_work(r->kind) && r->has_time) iv.emplace_back(r->ts, r->end);
-    if (!is_gpu_work(kind))
-      for (auto [k, d] : tree_.descendants(uid))
-        if (auto r = tree_.row(k); r && is_gpu_work(r->kind) && r->has_time) iv.emplace_back(r->ts, r->end);
-    return union_length(iv);
-  }
-
- public:
-  TreeAccess& tree() { return tree_; }
-
- private:
   sqlite3* db_;
-  std::string schema_, error_;
-  TreeAccess tree_;
-  sqlite3_stmt *info_ = nullptr, *launcher_ = nullptr, *peaks_ = nullptr;
+  sqlite3_stmt* peaks_ = nullptr;
   std::map<std::tuple<std::string, bool, int64_t, int64_t>, std::pair<std::optional<double>, std::optional<double>>>
-      peaks_seen_;
-  std::pair<int64_t, int> peaks_epoch_{-1, -1};
+      seen_;
+  std::pair<int64_t, const PerfTable*> epoch_{-1, nullptr};
 };
 
 enum class Fn { flops, bytes, tflops, tbps, intensity, peak_tflops, peak_tbps, achieved_pct, bound, perf };
@@ -236,8 +130,8 @@ struct Perf {
   std::optional<std::string> bound;
 };
 
-// `peaks`: also the gpu_spec figures and what follows from them (bound, achieved_pct).
-Perf evaluate(PerfContext& pc, const Measured& m, bool peaks) {
+// With `peaks`: also the gpu_spec figures and what follows from them (bound, achieved_pct).
+Perf evaluate(Peaks* peaks, const PerfTable* table, const Measured& m) {
   Perf p;
   p.flops = m.flops, p.bytes = m.bytes;
   if (m.gpu_ns > 0) {
@@ -246,7 +140,7 @@ Perf evaluate(PerfContext& pc, const Measured& m, bool peaks) {
   }
   if (m.flops && m.bytes && *m.bytes > 0) p.intensity = *m.flops / *m.bytes;
   if (!peaks) return p;
-  auto [peak_tf, peak_tb] = pc.peaks(m);
+  auto [peak_tf, peak_tb] = peaks->get(m, table);
   p.peak_tbps = peak_tb;               // the GPU's, whatever the op
   if (!m.flops && !m.bytes) return p;  // no model: neither the dtype nor the units are known
   p.peak_tflops = peak_tf;
@@ -290,24 +184,21 @@ std::string perf_json(const Perf& p, const Measured& m) {
 void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   Fn fn = static_cast<Fn>(reinterpret_cast<intptr_t>(sqlite3_user_data(ctx)));
   const char* name = kFnNames[(int)fn];
-  int64_t uid;
-  if (!uid_arg(ctx, argv[0], name, uid)) return;
-  std::string schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
-  sqlite3* db = sqlite3_context_db_handle(ctx);
-  std::unique_ptr<PerfContext> own;
-  PerfContext* cached = connection_cached<PerfContext>(db, "perf:" + schema, [&]() -> std::unique_ptr<PerfContext> {
-    auto c = std::make_unique<PerfContext>(db, schema);
-    if (!c->error().empty()) return nullptr;
-    return c;
-  });
-  if (!cached) own = std::make_unique<PerfContext>(db, schema);
-  PerfContext& pc = cached ? *cached : *own;
-  if (!pc.error().empty()) return sqlite3_result_error(ctx, fmt::format("{}: {}", name, pc.error()).c_str(), -1);
-  pc.tree().take_walk_error();
-  auto m = pc.measure(uid, fn == Fn::tflops || fn == Fn::tbps || fn == Fn::achieved_pct || fn == Fn::perf);
-  if (pc.tree().report_walk_error(ctx, name, uid)) return;
-  if (!m) return sqlite3_result_error(ctx, fmt::format("{}({}): no event has uid {}", name, uid, uid).c_str(), -1);
-  Perf p = evaluate(pc, *m, fn >= Fn::peak_tflops);
+  int64_t uid, r;
+  std::shared_ptr<const PerfTable> table = perf_row(ctx, argc, argv, name, uid, r);
+  if (!table) return;
+  Measured m = measured(*table, r);
+  Perf p;
+  if (fn >= Fn::peak_tflops) {
+    sqlite3* db = sqlite3_context_db_handle(ctx);
+    const std::string schema = schema_arg(db, argc > 1 ? argv[1] : nullptr);
+    std::unique_ptr<Peaks> own;
+    Peaks* peaks = connection_cached<Peaks>(db, "peaks:" + schema, [&] { return std::make_unique<Peaks>(db, schema); });
+    if (!peaks) peaks = (own = std::make_unique<Peaks>(db, schema)).get();
+    p = evaluate(peaks, table.get(), m);
+  } else {
+    p = evaluate(nullptr, table.get(), m);
+  }
   switch (fn) {
     case Fn::flops: return result(ctx, p.flops);
     case Fn::bytes: return result(ctx, p.bytes);
@@ -321,10 +212,45 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
       if (!p.bound) return sqlite3_result_null(ctx);
       return sqlite3_result_text(ctx, p.bound->c_str(), -1, SQLITE_TRANSIENT);
     case Fn::perf: {
-      std::string j = perf_json(p, *m);
+      std::string j = perf_json(p, m);
       return sqlite3_result_text(ctx, j.c_str(), -1, SQLITE_TRANSIENT);
     }
   }
+}
+
+// gpu_time(uid): ns of GPU work at or below the event (the union of their intervals).
+void gpu_time_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  int64_t uid, r;
+  if (auto t = perf_row(ctx, argc, argv, "gpu_time", uid, r)) sqlite3_result_int64(ctx, t->gpu_ns[(size_t)r]);
+}
+
+// counted(uid): 1 when counted_op counts the op's GPU time (see perf_table.h), else 0.
+void counted_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  int64_t uid, r;
+  if (auto t = perf_row(ctx, argc, argv, "counted", uid, r))
+    sqlite3_result_int(ctx, (t->flags[(size_t)r] & PerfTable::counted) ? 1 : 0);
+}
+
+// marker(uid) / marker_path(uid): the nearest "## ... ##" event above, and all of them,
+// outermost first, joined by " > ".
+void marker_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  const bool path = sqlite3_user_data(ctx) != nullptr;
+  int64_t uid, r;
+  auto t = perf_row(ctx, argc, argv, path ? "marker_path" : "marker", uid, r);
+  if (!t) return;
+  std::vector<int64_t> chain;
+  for (uint32_t m = t->marker[(size_t)r]; m != PerfTable::kNone && (path || chain.empty()); m = t->marker[m])
+    chain.push_back(t->uids.empty() ? t->first_uid + m : t->uids[m]);
+  if (chain.empty()) return sqlite3_result_null(ctx);
+  // The names live in the event table: read them from there (markers are few per op).
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  const std::string schema = schema_arg(db, argc > 1 ? argv[1] : nullptr);
+  std::unique_ptr<TreeAccess> own;
+  TreeAccess* tree = tree_for(db, schema, own);
+  std::string out;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    if (auto row = tree->ok() ? tree->row(*it) : std::nullopt) out += (out.empty() ? "" : " > ") + row->name;
+  sqlite3_result_text(ctx, out.c_str(), -1, SQLITE_TRANSIENT);
 }
 
 // HTA's shorten_name as its outputs show it: names holding template or argument lists lose
@@ -401,6 +327,19 @@ void register_perf_functions(sqlite3* db) {
     for (int argc : {1, 2})
       sqlite3_create_function_v2(db, kFnNames[f], argc, SQLITE_UTF8 | SQLITE_INNOCUOUS,
                                  reinterpret_cast<void*>(static_cast<intptr_t>(f)), perf_fn, nullptr, nullptr, nullptr);
+  }
+  // The perf tables of `db` live until the connection closes: the destructor of counted/1 drops them.
+  sqlite3_create_function_v2(db, "counted", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, db, counted_fn, nullptr, nullptr,
+                             drop_perf_tables);
+  sqlite3_create_function_v2(db, "counted", 2, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr, counted_fn, nullptr, nullptr,
+                             nullptr);
+  for (int argc : {1, 2}) {
+    sqlite3_create_function_v2(db, "gpu_time", argc, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr, gpu_time_fn, nullptr,
+                               nullptr, nullptr);
+    sqlite3_create_function_v2(db, "marker", argc, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr, marker_fn, nullptr, nullptr,
+                               nullptr);
+    sqlite3_create_function_v2(db, "marker_path", argc, SQLITE_UTF8 | SQLITE_INNOCUOUS, db, marker_fn, nullptr, nullptr,
+                               nullptr);
   }
   sqlite3_create_function_v2(db, "op_category", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
                              op_category_fn, nullptr, nullptr, nullptr);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "connection_cache.h"
+#include "event_store.h"
 #include "event_table.h"
 #include "kind.h"
 
@@ -55,8 +56,27 @@ bool holds_token(sqlite3* db, const std::string& name, const std::string& token)
   return found;
 }
 
+// Where a token was last found, and what that schema held then: while it holds the same thing
+// (the same loaded store, or the same file unchanged) the token needs no query.
+struct TokenPlace {
+  std::string schema, file;
+  uint64_t store = 0;
+  unsigned int data_version = 0;
+};
+TokenPlace place_of(sqlite3* db, const std::string& schema) {
+  TokenPlace p;
+  p.schema = schema;
+  const EventStore* store = loaded_store(db, schema);
+  p.store = store ? store->generation : 0;
+  if (const char* f = sqlite3_db_filename(db, schema.c_str())) p.file = f;
+  sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &p.data_version);
+  return p;
+}
+bool same_place(const TokenPlace& a, const TokenPlace& b) {
+  return a.store == b.store && a.file == b.file && (a.store || a.data_version == b.data_version);
+}
 struct TokenNames {
-  std::map<std::string, std::string> schema;  // token -> the schema it was last found in
+  std::map<std::string, TokenPlace> place;  // token -> where it was last found
 };
 
 }  // namespace
@@ -69,8 +89,13 @@ std::string schema_arg(sqlite3* db, sqlite3_value* v) {
   const std::string token = s.substr(3);
   auto* known = connection_cached<TokenNames>(db, "tokens", [] { return std::make_unique<TokenNames>(); });
   if (known)
-    if (auto it = known->schema.find(token); it != known->schema.end() && holds_token(db, it->second, token))
-      return it->second;
+    if (auto it = known->place.find(token); it != known->place.end()) {
+      if (same_place(it->second, place_of(db, it->second.schema))) return it->second.schema;
+      if (holds_token(db, it->second.schema, token)) {
+        it->second = place_of(db, it->second.schema);
+        return it->second.schema;
+      }
+    }
   std::vector<std::string> names;
   sqlite3_stmt* list = nullptr;
   if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &list, nullptr) == SQLITE_OK)
@@ -78,7 +103,7 @@ std::string schema_arg(sqlite3* db, sqlite3_value* v) {
   sqlite3_finalize(list);
   for (const std::string& n : names)
     if (holds_token(db, n, token)) {
-      if (known) known->schema[token] = n;
+      if (known) known->place[token] = place_of(db, n);
       return n;
     }
   return s;  // no such database attached: the caller reports that the schema has no event table

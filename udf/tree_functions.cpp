@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "interval_union.h"
 #include "tree_access.h"
 
 namespace tlsql {
@@ -18,7 +17,6 @@ descendants(uid [, schema])   table: the whole subtree below uid, depth-first (r
 children(uid [, schema])      table: the direct children of uid, by start time
 launched(uid [, schema])      table: the kernels / memcpys / memsets launched anywhere under uid
 stack(uid [, schema])         table: the python frames above uid, innermost first
-gpu_time(uid [, schema])      ns the GPU was busy with launched(uid): union of their intervals
 self_time(uid [, schema])     ns of uid's duration not covered by its host-side children
 source(uid [, schema])        nearest python frame naming a .py( location at or above uid
 )";
@@ -237,23 +235,6 @@ TreeAccess* open_tree(sqlite3_context* ctx, int argc, sqlite3_value** argv, cons
   return tree;
 }
 
-void gpu_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  int64_t uid;
-  std::optional<TreeRow> row;
-  std::unique_ptr<TreeAccess> own;
-  TreeAccess* tree = open_tree(ctx, argc, argv, "gpu_time", uid, row, own);
-  if (!tree) return;
-  std::vector<std::pair<int64_t, int64_t>> iv;
-  auto add = [&](const TreeRow& r) {
-    if (is_gpu_work(r.kind) && r.has_time) iv.emplace_back(r.ts, r.end);
-  };
-  add(*row);  // gpu_time of a kernel is its own duration
-  for (auto [k, d] : tree->descendants(uid))
-    if (auto r = tree->row(k)) add(*r);
-  if (tree->report_walk_error(ctx, "gpu_time", uid)) return;
-  sqlite3_result_int64(ctx, union_length(iv));
-}
-
 void self_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   int64_t uid;
   std::optional<TreeRow> row;
@@ -306,7 +287,7 @@ void register_tree_functions(sqlite3* db) {
     const char* name;
     void (*fn)(sqlite3_context*, int, sqlite3_value**);
   };
-  for (Fn f : {Fn{"gpu_time", gpu_time}, Fn{"self_time", self_time}, Fn{"source", source}})
+  for (Fn f : {Fn{"self_time", self_time}, Fn{"source", source}})
     for (int argc : {1, 2})
       sqlite3_create_function_v2(db, f.name, argc, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr, f.fn, nullptr, nullptr,
                                  nullptr);

@@ -1,0 +1,452 @@
+#include "perf_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
+
+#include "event_table.h"
+#include "interval_union.h"
+#include "kind.h"
+#include "perf_model.h"
+#include "tree_access.h"
+
+namespace tlsql {
+
+int64_t PerfTable::row(int64_t uid) const {
+  if (uids.empty()) {
+    if (uid < first_uid || uid - first_uid >= (int64_t)rows) return -1;
+    return uid - first_uid;
+  }
+  auto it = std::lower_bound(uids.begin(), uids.end(), uid);
+  return it != uids.end() && *it == uid ? it - uids.begin() : -1;
+}
+
+namespace {
+
+bool is_gpu_work(Kind k) { return k == Kind::kernel || k == Kind::memcpy || k == Kind::memset; }
+
+// What the pass needs of each row, read from either source. Rows are in uid order.
+struct Input {
+  std::vector<int64_t> uids;  // empty: dense from first_uid
+  int64_t first_uid = 0;
+  std::vector<int32_t> parent;  // row, or -1
+  std::vector<Kind> kind;
+  std::vector<uint32_t> name;  // index in `names`
+  std::vector<std::string_view> names;
+  std::vector<int32_t> trace, device;
+  struct Interval {
+    uint32_t row;
+    int64_t ts, end;
+  };
+  std::vector<Interval> gpu;  // GPU work with a start and an end
+  // Per row: the op's own model (index in own_models), or kNone.
+  std::vector<uint32_t> own;
+  std::vector<OpPerf> own_models;
+  // Inductor-augmented rows and their numbers.
+  std::vector<std::tuple<uint32_t, std::optional<double>, std::optional<double>>> augmented;
+  std::vector<std::pair<uint32_t, uint32_t>> launches;  // (GPU row, launcher row)
+
+  size_t size() const { return kind.size(); }
+};
+
+// Per name: does it have a model, its family, is it an FX marker. Names repeat millions of times.
+class NameFacts {
+ public:
+  explicit NameFacts(const std::vector<std::string_view>& names) : names_(names), facts_(names.size()) {}
+  bool has_model(uint32_t n) { return get(n).has_model; }
+  uint32_t family_bit(uint32_t n) { return get(n).family_bit; }
+  bool marker(uint32_t n) { return get(n).marker; }
+
+ private:
+  struct Facts {
+    bool known = false, has_model = false, marker = false;
+    uint32_t family_bit = 0;
+  };
+  Facts& get(uint32_t n) {
+    Facts& f = facts_[n];
+    if (f.known) return f;
+    std::string_view s = names_[n];
+    f.known = true;
+    f.has_model = has_perf_model(s);
+    std::string fam = op_category(s);
+    auto it = std::find(families_.begin(), families_.end(), fam);
+    if (it == families_.end()) it = families_.insert(families_.end(), fam);
+    f.family_bit = 1u << ((it - families_.begin()) % 32);
+    // SQL: name GLOB '## * ##'
+    f.marker = s.size() >= 6 && s.substr(0, 3) == "## " && s.substr(s.size() - 3) == " ##";
+    return f;
+  }
+  const std::vector<std::string_view>& names_;
+  std::vector<Facts> facts_;
+  std::vector<std::string> families_;
+};
+
+// The per-row work both sources share: the op's own model, and inductor's numbers.
+void read_models(Input& in, uint32_t row, std::string_view args, NameFacts& facts) {
+  if (args.find("\"kernel_flop\"") != std::string_view::npos ||
+      args.find("\"kernel_num_gb\"") != std::string_view::npos) {
+    auto j = nlohmann::json::parse(args, nullptr, false);
+    if (j.is_object() && (j.contains("kernel_flop") || j.contains("kernel_num_gb"))) {
+      std::optional<double> f, b;
+      if (j.contains("kernel_flop") && j["kernel_flop"].is_number()) f = j["kernel_flop"].get<double>();
+      if (j.contains("kernel_num_gb") && j["kernel_num_gb"].is_number()) b = j["kernel_num_gb"].get<double>() * 1e9;
+      in.augmented.emplace_back(row, f, b);
+    }
+  }
+  if (in.kind[row] == Kind::cpu_op && facts.has_model(in.name[row]))
+    if (auto m = model_op(in.names[in.name[row]], args)) {
+      in.own[row] = (uint32_t)in.own_models.size();
+      in.own_models.push_back(std::move(*m));
+    }
+}
+
+void read_launches(sqlite3* db, const std::string& schema, Input& in, const PerfTable& t) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, fmt::format("SELECT gpu, launcher FROM \"{}\".launch_link", schema).c_str(), -1, &s,
+                         nullptr) != SQLITE_OK)
+    return;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    int64_t g = t.row(sqlite3_column_int64(s, 0)), l = t.row(sqlite3_column_int64(s, 1));
+    if (g >= 0 && l >= 0) in.launches.emplace_back((uint32_t)g, (uint32_t)l);
+  }
+  sqlite3_finalize(s);
+}
+
+// The in-memory store: rows by position (uid - first_uid), names from its pool.
+void read_store(const EventStore& s, Input& in) {
+  const size_t n = (size_t)s.total_rows;
+  in.first_uid = s.first_uid;
+  in.parent.assign(n, -1), in.kind.resize(n), in.name.resize(n), in.trace.resize(n), in.device.resize(n);
+  in.own.assign(n, PerfTable::kNone);
+  in.names.reserve(s.strings.size() + 1);
+  for (size_t i = 0; i < s.strings.size(); ++i) in.names.push_back(s.strings.get((uint32_t)i));
+  const uint32_t no_name = (uint32_t)in.names.size();
+  in.names.push_back({});
+  NameFacts facts(in.names);
+  for (const auto& t : s.traces) {
+    const int64_t base = t->uid_base - s.first_uid;
+    for (size_t local = 0; local < t->rows.size(); ++local) {
+      const EventRec& e = t->rows[local];
+      const auto r = (uint32_t)(base + (int64_t)local);
+      if (e.parent >= 0) in.parent[r] = (int32_t)(base + e.parent);
+      in.kind[r] = e.kind;
+      in.name[r] = e.name == StringPool::kNone ? no_name : e.name;
+      in.trace[r] = (int32_t)t->id;
+      in.device[r] = e.device == EventRec::kNull32 ? -1 : e.device;
+      const int64_t end = e.end();
+      if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) in.gpu.push_back({r, e.ts, end});
+      if (e.is(EventRec::has_args)) read_models(in, r, s.args.get(e.args, e.args_len), facts);
+    }
+  }
+}
+
+Kind kind_of(std::string_view k) {
+  for (int i = 0; i <= (int)Kind::other; ++i)
+    if (kind_name((Kind)i) == k) return (Kind)i;
+  return Kind::other;
+}
+
+// A saved database: one scan of its event table. Only the args that can matter are read (ops,
+// and events that mention inductor's numbers).
+bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::deque<std::string>& name_text,
+                std::string& error) {
+  sqlite3_stmt* s = nullptr;
+  const std::string sql = fmt::format(
+      "SELECT uid, parent, kind, name, ts, end, trace, device, "
+      "CASE WHEN kind = 'cpu_op' OR instr(args, '\"kernel_') THEN args END FROM \"{}\".event ORDER BY uid",
+      schema);
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+    error = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
+    return false;
+  }
+  std::unordered_map<std::string_view, uint32_t> ids;
+  std::vector<int64_t> parent_uid;
+  std::vector<std::pair<uint32_t, std::string>> args;  // read after the names are final
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    const auto r = (uint32_t)in.uids.size();
+    in.uids.push_back(sqlite3_column_int64(s, 0));
+    parent_uid.push_back(sqlite3_column_type(s, 1) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(s, 1));
+    auto text = [&](int c) {
+      const unsigned char* t = sqlite3_column_text(s, c);
+      return t ? std::string_view((const char*)t, (size_t)sqlite3_column_bytes(s, c)) : std::string_view();
+    };
+    in.kind.push_back(kind_of(text(2)));
+    std::string_view name = text(3);
+    auto it = ids.find(name);
+    if (it == ids.end()) {
+      name_text.emplace_back(name);
+      it = ids.emplace(name_text.back(), (uint32_t)in.names.size()).first;
+      in.names.push_back(name_text.back());
+    }
+    in.name.push_back(it->second);
+    in.trace.push_back((int32_t)sqlite3_column_int64(s, 6));
+    in.device.push_back(sqlite3_column_type(s, 7) == SQLITE_NULL ? -1 : (int32_t)sqlite3_column_int64(s, 7));
+    if (is_gpu_work(in.kind.back()) && sqlite3_column_type(s, 4) != SQLITE_NULL &&
+        sqlite3_column_type(s, 5) != SQLITE_NULL)
+      in.gpu.push_back({r, sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5)});
+    if (sqlite3_column_type(s, 8) != SQLITE_NULL) args.emplace_back(r, std::string(text(8)));
+  }
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) {
+    error = rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(db);
+    return false;
+  }
+  const size_t n = in.uids.size();
+  if (n > (size_t)INT32_MAX) {
+    error = "too many events";
+    return false;
+  }
+  bool dense = true;
+  for (size_t i = 1; i < n && dense; ++i) dense = in.uids[i] == in.uids[0] + (int64_t)i;
+  in.parent.assign(n, -1);
+  in.own.assign(n, PerfTable::kNone);
+  for (size_t i = 0; i < n; ++i) {
+    if (parent_uid[i] == INT64_MIN) continue;
+    auto it = std::lower_bound(in.uids.begin(), in.uids.end(), parent_uid[i]);
+    if (it != in.uids.end() && *it == parent_uid[i]) in.parent[i] = (int32_t)(it - in.uids.begin());
+  }
+  NameFacts facts(in.names);
+  for (auto& [r, a] : args) read_models(in, r, a, facts);
+  if (dense) {
+    in.first_uid = n ? in.uids[0] : 0;
+    in.uids.clear();
+  }
+  return true;
+}
+
+// Rows the breadth-first order never reached hang under a loop of parent links (a database
+// edited by hand): each gets the uid of a row on its loop, for the error message.
+void find_loops(const Input& in, PerfTable& t, const std::vector<uint32_t>& order) {
+  const size_t n = in.size();
+  enum : uint8_t { unseen, on_path, reached, looped };
+  std::vector<uint8_t> color(n, unseen);
+  for (uint32_t r : order) color[r] = reached;
+  t.loop_uid.assign(n, 0);
+  auto uid = [&](size_t r) { return in.uids.empty() ? in.first_uid + (int64_t)r : in.uids[r]; };
+  std::vector<uint32_t> path;
+  for (size_t r = 0; r < n; ++r) {
+    if (color[r] != unseen) continue;
+    path.clear();
+    size_t c = r;  // an unreached row is not a root: its parent is set, and unreached too
+    while (color[c] == unseen) color[c] = on_path, path.push_back((uint32_t)c), c = (size_t)in.parent[c];
+    const int64_t at = color[c] == on_path ? uid(c) : t.loop_uid[c];
+    for (uint32_t p : path) color[p] = looped, t.loop_uid[p] = at, t.flags[p] |= PerfTable::looped;
+  }
+}
+
+// The bulk pass over a source's rows (see perf_table.h for the rules).
+void compute(Input& in, PerfTable& t) {
+  const size_t n = in.size();
+  t.gpu_ns.assign(n, 0);
+  t.model.assign(n, PerfTable::kNone);
+  t.flags.assign(n, 0);
+  t.marker.assign(n, PerfTable::kNone);
+  NameFacts facts(in.names);
+
+  // Children (CSR) and a breadth-first order from the roots: parents before children.
+  std::vector<uint32_t> start(n + 1, 0), kids(n);
+  for (size_t r = 0; r < n; ++r)
+    if (in.parent[r] >= 0) ++start[(size_t)in.parent[r] + 1];
+  for (size_t r = 0; r < n; ++r) start[r + 1] += start[r];
+  {
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (size_t r = 0; r < n; ++r)
+      if (in.parent[r] >= 0) kids[fill[(size_t)in.parent[r]]++] = (uint32_t)r;
+  }
+  std::vector<uint32_t> order;
+  order.reserve(n);
+  for (size_t r = 0; r < n; ++r)
+    if (in.parent[r] < 0) order.push_back((uint32_t)r);
+  for (size_t i = 0; i < order.size(); ++i)
+    for (uint32_t k = start[order[i]]; k < start[order[i] + 1]; ++k) order.push_back(kids[k]);
+  if (order.size() < n) find_loops(in, t, order);
+
+  // Bottom-up: GPU events below (0, 1, 2 = more), the families of the ops modeled below, and the
+  // union of the GPU intervals at or below (kept per row until its parent takes it).
+  std::vector<uint8_t> gpu_below(n, 0);
+  std::vector<uint32_t> family_below(n, 0);
+  std::unordered_map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> lists;
+  for (const auto& g : in.gpu) lists[g.row].emplace_back(g.ts, g.end);
+  auto own_bit = [&](uint32_t r) { return in.own[r] != PerfTable::kNone ? facts.family_bit(in.name[r]) : 0u; };
+  for (size_t i = order.size(); i-- > 0;) {
+    const uint32_t r = order[i];
+    std::vector<std::pair<int64_t, int64_t>> iv;
+    if (auto it = lists.find(r); it != lists.end()) iv = std::move(it->second), lists.erase(it);
+    for (uint32_t k = start[r]; k < start[r + 1]; ++k) {
+      const uint32_t c = kids[k];
+      gpu_below[r] = (uint8_t)std::min(2, gpu_below[r] + gpu_below[c] + (is_gpu_work(in.kind[c]) ? 1 : 0));
+      family_below[r] |= family_below[c] | own_bit(c);
+      auto it = lists.find(c);
+      if (it == lists.end()) continue;
+      if (iv.empty())
+        iv.swap(it->second);
+      else
+        iv.insert(iv.end(), it->second.begin(), it->second.end());
+      lists.erase(it);
+    }
+    if (iv.empty()) continue;
+    t.gpu_ns[r] = merge_union(iv);
+    if (in.parent[r] >= 0) lists[r].swap(iv);
+  }
+
+  // Each row's numbers. Models are shared: a kernel points at its op's.
+  std::vector<uint32_t> own_to_model(in.own_models.size(), PerfTable::kNone);
+  auto dtype_index = [&](const std::string& d) {
+    auto it = std::find(t.dtypes.begin(), t.dtypes.end(), d);
+    if (it == t.dtypes.end()) it = t.dtypes.insert(t.dtypes.end(), d);
+    return (uint16_t)(it - t.dtypes.begin());
+  };
+  auto innermost = [&](uint32_t r) -> uint32_t {
+    const uint32_t o = in.own[r];
+    if (o == PerfTable::kNone || (family_below[r] & facts.family_bit(in.name[r]))) return PerfTable::kNone;
+    if (own_to_model[o] == PerfTable::kNone) {
+      const OpPerf& m = in.own_models[o];
+      PerfTable::Model x;
+      x.has_flops = m.flops.has_value(), x.has_bytes = m.bytes.has_value(), x.matrix = m.matrix;
+      x.flops = m.flops.value_or(0), x.bytes = m.bytes.value_or(0), x.dtype = dtype_index(m.dtype);
+      own_to_model[o] = (uint32_t)t.models.size();
+      t.models.push_back(x);
+    }
+    return own_to_model[o];
+  };
+  std::unordered_map<uint32_t, uint32_t> launcher;  // GPU row -> launcher row
+  std::vector<bool> launches(n, false);
+  for (auto [g, l] : in.launches) launcher[g] = l, launches[l] = true;
+  for (size_t r = 0; r < n; ++r) {
+    if (t.flags[r] & PerfTable::looped) continue;
+    if (in.kind[r] == Kind::kernel) {
+      // The nearest op at or above the launcher with a model, if it launched nothing else.
+      auto l = launcher.find((uint32_t)r);
+      for (int64_t c = l == launcher.end() ? int64_t{-1} : (int64_t)l->second; c >= 0; c = in.parent[(size_t)c]) {
+        if (t.flags[(size_t)c] & PerfTable::looped) {
+          t.flags[r] |= PerfTable::looped, t.loop_uid[r] = t.loop_uid[(size_t)c];
+          break;
+        }
+        if (in.kind[(size_t)c] != Kind::cpu_op || gpu_below[(size_t)c] > 1) break;
+        if (facts.has_model(in.name[(size_t)c])) {
+          t.model[r] = innermost((uint32_t)c);
+          break;
+        }
+      }
+    } else if (in.kind[r] == Kind::cpu_op) {
+      t.model[r] = innermost((uint32_t)r);
+    }
+  }
+  // Inductor's own numbers come first, whatever the event.
+  for (auto& [r, f, b] : in.augmented) {
+    PerfTable::Model x;
+    x.has_flops = f.has_value(), x.has_bytes = b.has_value(), x.flops = f.value_or(0), x.bytes = b.value_or(0);
+    t.model[r] = (uint32_t)t.models.size();
+    t.models.push_back(x);
+  }
+
+  // Top-down: a modeled op above (for counted_op) and the nearest marker above.
+  auto modeled_op = [&](size_t r) {
+    const PerfTable::Model* m = t.model_of((int64_t)r);
+    return in.kind[r] == Kind::cpu_op && m &&
+           ((m->has_flops && std::isfinite(m->flops)) || (m->has_bytes && std::isfinite(m->bytes)));
+  };
+  std::vector<bool> modeled_above(n, false);
+  for (uint32_t r : order) {
+    if (const int32_t p = in.parent[r]; p >= 0) {
+      modeled_above[r] = modeled_above[(size_t)p] || modeled_op((size_t)p);
+      t.marker[r] = facts.marker(in.name[(size_t)p]) ? (uint32_t)p : t.marker[(size_t)p];
+    }
+    if (in.kind[r] == Kind::cpu_op && (modeled_op(r) || launches[r]) && !modeled_above[r])
+      t.flags[r] |= PerfTable::counted;
+  }
+}
+
+struct Cached {
+  std::shared_ptr<const PerfTable> table;
+  uint64_t store;  // generation, 0 for a saved database
+  std::string file;
+  uint32_t data_version;
+};
+std::mutex g_mutex;
+std::map<sqlite3*, std::map<std::string, Cached>>& cached_tables() {
+  static auto* c = new std::map<sqlite3*, std::map<std::string, Cached>>();
+  return *c;
+}
+
+}  // namespace
+
+std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error) {
+  const EventStore* store = loaded_store(db, schema);
+  const char* f = sqlite3_db_filename(db, schema.c_str());  // NULL: no such schema
+  std::string file = f ? f : "";
+  // A saved database's table is valid until that database changes (a commit by any connection).
+  unsigned int version = 0;
+  if (!store && f) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &version);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto& mine = cached_tables()[db];
+    if (auto it = mine.find(schema); it != mine.end()) {
+      const Cached& c = it->second;
+      if (c.store == (store ? store->generation : 0) && c.file == file && (store || c.data_version == version))
+        return c.table;
+    }
+  }
+  if (!f) {
+    error = fmt::format("no tlsql event table in schema '{}' (no such database)", schema);
+    return nullptr;
+  }
+  auto t = std::make_shared<PerfTable>();
+  Input in;
+  std::deque<std::string> name_text;  // a saved database's names, which `in.names` views
+  if (store)
+    read_store(*store, in);
+  else if (!read_saved(db, schema, in, name_text, error))
+    return nullptr;
+  t->first_uid = in.first_uid;
+  t->rows = in.size();
+  t->uids = in.uids;
+  t->trace = std::move(in.trace);
+  t->device = std::move(in.device);
+  read_launches(db, schema, in, *t);
+  compute(in, *t);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  cached_tables()[db][schema] = Cached{t, store ? store->generation : 0, file, version};
+  return t;
+}
+
+std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn,
+                                          int64_t& uid, int64_t& row) {
+  if (!uid_arg(ctx, argv[0], fn, uid)) return nullptr;
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  std::string error;
+  auto t = perf_table(db, schema_arg(db, argc > 1 ? argv[1] : nullptr), error);
+  if (!t) {
+    sqlite3_result_error(ctx, fmt::format("{}: {}", fn, error).c_str(), -1);
+    return nullptr;
+  }
+  row = t->row(uid);
+  if (row < 0) {
+    sqlite3_result_error(ctx, fmt::format("{}({}): no event has uid {}", fn, uid, uid).c_str(), -1);
+    return nullptr;
+  }
+  if (t->flags[(size_t)row] & PerfTable::looped) {
+    sqlite3_result_error(ctx,
+                         fmt::format("{}({}): the parent links loop through uid {} (a database tlsql did not write?)",
+                                     fn, uid, t->loop_uid[(size_t)row])
+                             .c_str(),
+                         -1);
+    return nullptr;
+  }
+  return t;
+}
+
+void drop_perf_tables(void* db) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  cached_tables().erase(static_cast<sqlite3*>(db));
+}
+
+}  // namespace tlsql

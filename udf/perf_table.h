@@ -1,0 +1,65 @@
+// The perf numbers of every event of a schema, computed in one bulk pass the first time a query
+// needs them, then read by the scalar functions (flops, bytes, gpu_time, perf, counted, ...) and
+// through them by the reports: no tree walk and no SQL statement per call.
+//
+// The pass reads either the loader's in-memory store or, for a saved database, one scan of its
+// event and launch_link tables, and applies the same rules to both:
+//   - an op's model is its own (perf_model.h) when no op of the same family below it is modeled
+//     (the innermost modeled op carries the numbers, so sums count each FLOP once);
+//   - a kernel takes the model of the nearest op at or above its launcher that has a model and
+//     launched nothing else;
+//   - inductor-augmented events (kernel_flop / kernel_num_gb args) carry their own numbers;
+//   - gpu_ns: an event's own interval for GPU work, else the union of the GPU work below it;
+//   - counted: modeled and kernel-launching ops with no modeled op above them (counted_op).
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tlsql {
+
+struct PerfTable {
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Model {
+    double flops = 0, bytes = 0;
+    bool has_flops = false, has_bytes = false, matrix = false;
+    uint16_t dtype = 0;  // index in dtypes
+  };
+  enum Flag : uint8_t { counted = 1, looped = 2 };
+
+  // Row of `uid`, or -1 when no event has it.
+  int64_t row(int64_t uid) const;
+  const Model* model_of(int64_t r) const { return model[(size_t)r] == kNone ? nullptr : &models[model[(size_t)r]]; }
+
+  size_t rows = 0;
+  int64_t first_uid = 0;      // rows are uid - first_uid when `uids` is empty
+  std::vector<int64_t> uids;  // else the sorted uid of each row (a saved database's uids need not be dense)
+  std::vector<int64_t> gpu_ns;
+  std::vector<uint32_t> model;  // index in models, or kNone
+  std::vector<Model> models;
+  std::vector<std::string> dtypes{""};
+  std::vector<uint8_t> flags;          // Flag bits; looped: the parent links above it loop (a hand-edited database)
+  std::vector<int32_t> trace, device;  // device -1 when the event has none
+  std::vector<uint32_t> marker;   // the nearest ancestor named "## ... ##" (FX / record_function markers), or kNone
+  std::vector<int64_t> loop_uid;  // for looped rows: a uid on the loop (by row; empty when no row loops)
+};
+
+// The table for `schema` on `db`: computed on first use and kept until the connection closes or
+// the schema holds another database. nullptr with `error` set when the schema has no tlsql tables.
+std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error);
+
+// For a scalar function taking (uid [, schema]): the schema's table, and the row of uid. nullptr
+// when the function's result is already set: NULL for a NULL uid, else an error naming `fn`
+// (not an integer, no such uid, no tlsql tables, parent links that loop).
+std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn,
+                                          int64_t& uid, int64_t& row);
+
+// Forgets `db`'s tables: the destructor of a function registered on `db` (SQLite calls it when
+// the connection closes, whoever opened it: the tlsql session or a program that loaded the extension).
+void drop_perf_tables(void* db);
+
+}  // namespace tlsql
