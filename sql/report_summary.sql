@@ -2,7 +2,7 @@
 -- span: first start to last end of any event; GPU busy: the union of kernels, memcpys and memsets
 -- over the span of the GPU events (as the timeline report's busy_time / total_time).
 WITH kinds AS (SELECT trace, json_group_object(kind, n) AS events
-               FROM (SELECT trace, kind, count(*) AS n FROM event GROUP BY trace, kind ORDER BY trace, n DESC)
+               FROM (SELECT trace, kind, count(*) AS n FROM event GROUP BY kind, trace ORDER BY trace, n DESC, kind DESC)
                GROUP BY trace),
 span AS (SELECT trace, min(ts) AS t0, max(end) AS t1, count(DISTINCT step) AS steps, min(step) AS first_step,
                 max(step) AS last_step

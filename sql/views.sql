@@ -43,11 +43,12 @@ CREATE VIEW IF NOT EXISTS @schema.gpu_steps AS
 -- part of the convolution): counted(uid), from the perf table's one pass (udf/perf_table.h).
 -- self: this database's token, so that the functions read this schema's events whatever name it
 -- is attached under.
+-- (No WITH clause: a plain view is flattened into the query, so columns it does not use, such as
+-- input_dims, are never computed.)
 CREATE VIEW IF NOT EXISTS @schema.counted_op AS
-WITH self AS (SELECT 'db:' || token AS s FROM tlsql_self)
 SELECT o.uid, o.name, op_category(o.name) AS category, o.input_dims, o.input_types,
-       gpu_time(o.uid, (SELECT s FROM self)) AS gpu_ns
-FROM op o WHERE counted(o.uid, (SELECT s FROM self));
+       gpu_time(o.uid, (SELECT 'db:' || token FROM tlsql_self)) AS gpu_ns
+FROM op o WHERE counted(o.uid, (SELECT 'db:' || token FROM tlsql_self));
 
 -- Per op name and category over counted_op: the ops report (.report ops) as a view.
 CREATE VIEW IF NOT EXISTS @schema.op_summary AS

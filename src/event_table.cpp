@@ -117,7 +117,8 @@ struct Cursor {
 };
 
 // idxNum bits: which constraints xFilter receives, in this order.
-enum Plan { kByUid = 1, kByParent = 2, kByKind = 4, kUidLow = 8, kUidHigh = 16, kByTrace = 32 };
+// kKindOrder: every row, by kind name then uid (GROUP BY kind without a sort).
+enum Plan { kByUid = 1, kByParent = 2, kByKind = 4, kUidLow = 8, kUidHigh = 16, kByTrace = 32, kKindOrder = 64 };
 
 // The module's client data: the connection's stores, and what to do with them when it closes.
 struct ModuleAux {
@@ -214,9 +215,21 @@ int x_best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
   info->idxNum = plan;
   info->estimatedCost = cost;
   info->estimatedRows = (sqlite3_int64)std::max(1.0, rows);
-  if (info->nOrderBy == 1 && (info->aOrderBy[0].iColumn == kUid || info->aOrderBy[0].iColumn == -1) &&
-      !info->aOrderBy[0].desc)
-    info->orderByConsumed = 1;  // every plan yields rows in uid order
+  // Every plan yields rows in uid order, which is trace order too (a store's traces take uids in
+  // the order they load). ORDER BY / GROUP BY kind (of a whole scan) walks the kind lists by name.
+  auto is = [&](int i, int col) {
+    const int c = info->aOrderBy[i].iColumn;
+    return !info->aOrderBy[i].desc && (c == col || (col == kUid && c == -1));
+  };
+  const bool by_uid = info->nOrderBy == 1 && (is(0, kUid) || is(0, kTrace));
+  const bool by_kind = info->nOrderBy >= 1 && info->nOrderBy <= 2 && is(0, kKind) &&
+                       (info->nOrderBy == 1 || is(1, kTrace) || is(1, kUid));
+  if (by_uid || (by_kind && (plan & kByKind))) {
+    info->orderByConsumed = 1;
+  } else if (by_kind && plan == 0) {  // the lists are not ascending as a whole: no bounds on top
+    info->idxNum = plan | kKindOrder;
+    info->orderByConsumed = 1;
+  }
   return SQLITE_OK;
 }
 
@@ -286,6 +299,15 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
         c->list = s.rows_of_kind[i].data();
         c->list_size = s.rows_of_kind[i].size();
       }
+  }
+  if (plan & kKindOrder) {
+    c->use_list = true;
+    std::vector<int> kinds;
+    for (int i = 0; i < (int)s.rows_of_kind.size(); ++i) kinds.push_back(i);
+    std::sort(kinds.begin(), kinds.end(), [](int a, int b) { return kind_name((Kind)a) < kind_name((Kind)b); });
+    for (int k : kinds) c->owned.insert(c->owned.end(), s.rows_of_kind[k].begin(), s.rows_of_kind[k].end());
+    c->list = c->owned.data();
+    c->list_size = c->owned.size();
   }
   // Bounds are positions in [0, total_rows], clamped before any arithmetic: uid <= 2^63-1 must
   // not overflow into "no rows". (SQLite re-checks the boundary value itself.)

@@ -199,6 +199,33 @@ inline std::string_view find_member(std::string_view obj, std::string_view key) 
   }
 }
 
+// Calls fn(raw key text, value text) for each member of object `obj`, in order. False when `obj`
+// is not an object or ends early (the members up to there were passed).
+template <class Fn>
+bool for_each_member(std::string_view obj, Fn&& fn) {
+  const char* d = obj.data();
+  size_t n = obj.size(), p = skip_ws(d, n, 0);
+  if (p >= n || d[p] != '{') return false;
+  p = skip_ws(d, n, p + 1);
+  if (p < n && d[p] == '}') return true;
+  for (;;) {
+    if (p >= n || d[p] != '"') return false;
+    size_t kend = skip_string(d, n, p);
+    if (kend == npos) return false;
+    std::string_view k(d + p + 1, kend - p - 2);
+    p = skip_ws(d, n, kend);
+    if (p >= n || d[p] != ':') return false;
+    p = skip_ws(d, n, p + 1);
+    size_t vend = skip_value(d, n, p);
+    if (vend == npos) return false;
+    fn(k, std::string_view(d + p, vend - p));
+    p = skip_ws(d, n, vend);
+    if (p < n && d[p] == '}') return true;
+    if (p >= n || d[p] != ',') return false;
+    p = skip_ws(d, n, p + 1);
+  }
+}
+
 // Drops whitespace outside strings: the form SQLite's json functions return.
 inline std::string minify(std::string_view v) {
   std::string out;

@@ -42,11 +42,37 @@ std::string lower(std::string s) {
   return s;
 }
 
-int64_t overlap(int64_t s, int64_t e, const std::vector<Span>& iv) {
-  int64_t total = 0;
-  for (const Span& x : iv) total += std::max<int64_t>(0, std::min(e, x.end) - std::max(s, x.start));
-  return total;
-}
+// Sum over the spans of their overlap with [s, e) (spans may overlap each other: each counts), for
+// many queries: the integral of the coverage count, F(t) = ns of span time before t, so that
+// overlap(s, e) = F(e) - F(s). O(log spans) per query instead of a pass over every span.
+class Coverage {
+ public:
+  explicit Coverage(const std::vector<Span>& spans) {
+    std::vector<std::pair<int64_t, int>> steps;  // (time, +1 at a start / -1 at an end)
+    for (const Span& x : spans)
+      if (x.end > x.start) steps.emplace_back(x.start, 1), steps.emplace_back(x.end, -1);
+    std::sort(steps.begin(), steps.end());
+    int64_t count = 0, area = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (i > 0) area += count * (steps[i].first - steps[i - 1].first);
+      count += steps[i].second;
+      if (!at_.empty() && at_.back() == steps[i].first)
+        area_.back() = area, count_.back() = count;
+      else
+        at_.push_back(steps[i].first), area_.push_back(area), count_.push_back(count);
+    }
+  }
+  int64_t overlap(int64_t s, int64_t e) const { return e > s ? before(e) - before(s) : 0; }
+
+ private:
+  int64_t before(int64_t t) const {
+    auto it = std::upper_bound(at_.begin(), at_.end(), t);
+    if (it == at_.begin()) return 0;
+    size_t k = (size_t)(it - at_.begin()) - 1;
+    return area_[k] + count_[k] * (t - at_[k]);
+  }
+  std::vector<int64_t> at_, area_, count_;  // breakpoints; span time before each; spans open after it
+};
 
 struct Query {
   sqlite3_stmt* s = nullptr;
@@ -64,7 +90,7 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3* db = sqlite3_context_db_handle(ctx);
   int64_t trace = sqlite3_value_int64(argv[0]);
   int64_t top = argc > 1 && sqlite3_value_type(argv[1]) != SQLITE_NULL ? sqlite3_value_int64(argv[1]) : 10;
-  std::string q = "\"" + schema_arg(db, argc > 2 ? argv[2] : nullptr) + "\"";
+  std::string q = fmt::format("\"{}\"", schema_arg(db, argc > 2 ? argv[2] : nullptr));
 
   // Host events (torch's event tree) and their self time: duration less the children's durations.
   std::vector<Host> host;
@@ -159,7 +185,8 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     if (p.depth == 0 && !is_idle) idle_start = p.end, is_idle = true;
     if (p.depth > 0 && is_idle) idle.push_back({idle_start, p.start, 0}), is_idle = false;
   }
-  for (Host& e : host) e.idle = overlap(e.start, e.end, idle);
+  const Coverage idle_cover(idle);
+  for (Host& e : host) e.idle = idle_cover.overlap(e.start, e.end);
 
   // Falling phases, walking the depth points backwards: from a point at depth 0 back to the highest
   // point (>= 4) of the run of non-zero depths before it.
@@ -187,8 +214,9 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   }
 
   std::vector<size_t> chosen;
+  const Coverage falling_cover(falling);
   for (size_t i = 0; i < host.size(); ++i)
-    if (overlap(host[i].start, host[i].end, falling) > 0) chosen.push_back(i);
+    if (falling_cover.overlap(host[i].start, host[i].end) > 0) chosen.push_back(i);
   auto fraction = [&](const Host& e) { return e.end > e.start ? (double)e.idle / (double)(e.end - e.start) : 0.0; };
   auto zscores = [&](auto value) {
     std::vector<double> z(chosen.size(), 0.0);

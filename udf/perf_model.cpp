@@ -8,6 +8,8 @@
 #include <numeric>
 #include <vector>
 
+#include "json_scan.h"
+
 namespace tlsql {
 
 namespace {
@@ -553,24 +555,47 @@ const std::map<std::string, Family, std::less<>>& families() {
   return table;
 }
 
+// Only three members of an op's args matter: they are found by scanning (json_scan), and only
+// their values are parsed; the rest (often most of the text) is skipped, not built. A key written
+// with escapes, or text that is not one object, takes the whole-document parse. As with a whole
+// parse, a member given twice counts as its last.
 Args parse_args(std::string_view text) {
   Args a;
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (!j.is_object()) return a;
-  if (auto d = j.find("Input Dims"); d != j.end() && d->is_array())
-    for (const auto& e : *d) {
+  std::string_view dims, types, concrete;
+  bool escaped = false;
+  const bool whole = json_scan::for_each_member(text, [&](std::string_view k, std::string_view v) {
+    if (k.find('\\') != std::string_view::npos) escaped = true;
+    if (k == "Input Dims") dims = v;
+    if (k == "Input type") types = v;
+    if (k == "Concrete Inputs") concrete = v;
+  });
+  json j;
+  auto member = [&](const char* key, std::string_view v) -> json {
+    if (!whole || escaped) {
+      if (!j.is_object()) return json();
+      auto d = j.find(key);
+      return d == j.end() ? json() : *d;
+    }
+    return v.empty() ? json() : json::parse(v.begin(), v.end(), nullptr, false);
+  };
+  if (!whole || escaped) {
+    j = json::parse(text.begin(), text.end(), nullptr, false);
+    if (!j.is_object()) return a;
+  }
+  if (json d = member("Input Dims", dims); d.is_array())
+    for (const auto& e : d) {
       Shape s;
       if (e.is_array())
         for (const auto& v : e)
           if (v.is_number_integer()) s.push_back(v.get<int64_t>());
       a.dims.push_back(std::move(s));
     }
-  auto strings = [&](const char* key, std::vector<std::string>& out) {
-    if (auto d = j.find(key); d != j.end() && d->is_array())
-      for (const auto& e : *d) out.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+  auto strings = [&](const json& d, std::vector<std::string>& out) {
+    if (d.is_array())
+      for (const auto& e : d) out.push_back(e.is_string() ? e.get<std::string>() : e.dump());
   };
-  strings("Input type", a.types);
-  strings("Concrete Inputs", a.concrete);
+  strings(member("Input type", types), a.types);
+  strings(member("Concrete Inputs", concrete), a.concrete);
   return a;
 }
 

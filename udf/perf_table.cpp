@@ -9,6 +9,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "event_table.h"
@@ -59,7 +60,8 @@ struct Input {
 // Per name: does it have a model, its family, is it an FX marker. Names repeat millions of times.
 class NameFacts {
  public:
-  explicit NameFacts(const std::vector<std::string_view>& names) : names_(names), facts_(names.size()) {}
+  // `names` may grow while this is in use (a saved database's names are interned as rows are read).
+  explicit NameFacts(const std::vector<std::string_view>& names) : names_(names) {}
   bool has_model(uint32_t n) { return get(n).has_model; }
   uint32_t family_bit(uint32_t n) { return get(n).family_bit; }
   bool marker(uint32_t n) { return get(n).marker; }
@@ -70,6 +72,7 @@ class NameFacts {
     uint32_t family_bit = 0;
   };
   Facts& get(uint32_t n) {
+    if (n >= facts_.size()) facts_.resize(names_.size());
     Facts& f = facts_[n];
     if (f.known) return f;
     std::string_view s = names_[n];
@@ -88,23 +91,33 @@ class NameFacts {
   std::vector<std::string> families_;
 };
 
-// The per-row work both sources share: the op's own model, and inductor's numbers.
-void read_models(Input& in, uint32_t row, std::string_view args, NameFacts& facts) {
-  if (args.find("\"kernel_flop\"") != std::string_view::npos ||
-      args.find("\"kernel_num_gb\"") != std::string_view::npos) {
+// The per-row work both sources share: inductor's numbers, and the op's own model (`modeled`:
+// a cpu_op whose name has one). Pure, so rows can be parsed on several threads.
+struct Parsed {
+  std::vector<std::pair<uint32_t, OpPerf>> own;
+  std::vector<std::tuple<uint32_t, std::optional<double>, std::optional<double>>> augmented;
+};
+void parse_args(uint32_t row, std::string_view name, bool modeled, std::string_view args, Parsed& out) {
+  // (A plain search for "kernel_" first: '"' starts most of an args text, 'k' little of it.)
+  if (args.find("kernel_") != std::string_view::npos && (args.find("\"kernel_flop\"") != std::string_view::npos ||
+                                                         args.find("\"kernel_num_gb\"") != std::string_view::npos)) {
     auto j = nlohmann::json::parse(args, nullptr, false);
     if (j.is_object() && (j.contains("kernel_flop") || j.contains("kernel_num_gb"))) {
       std::optional<double> f, b;
       if (j.contains("kernel_flop") && j["kernel_flop"].is_number()) f = j["kernel_flop"].get<double>();
       if (j.contains("kernel_num_gb") && j["kernel_num_gb"].is_number()) b = j["kernel_num_gb"].get<double>() * 1e9;
-      in.augmented.emplace_back(row, f, b);
+      out.augmented.emplace_back(row, f, b);
     }
   }
-  if (in.kind[row] == Kind::cpu_op && facts.has_model(in.name[row]))
-    if (auto m = model_op(in.names[in.name[row]], args)) {
-      in.own[row] = (uint32_t)in.own_models.size();
-      in.own_models.push_back(std::move(*m));
-    }
+  if (modeled)
+    if (auto m = model_op(name, args)) out.own.emplace_back(row, std::move(*m));
+}
+void add_parsed(Input& in, Parsed& p) {
+  for (auto& [r, m] : p.own) {
+    in.own[r] = (uint32_t)in.own_models.size();
+    in.own_models.push_back(std::move(m));
+  }
+  in.augmented.insert(in.augmented.end(), p.augmented.begin(), p.augmented.end());
 }
 
 void read_launches(sqlite3* db, const std::string& schema, Input& in, const PerfTable& t) {
@@ -130,6 +143,12 @@ void read_store(const EventStore& s, Input& in) {
   const uint32_t no_name = (uint32_t)in.names.size();
   in.names.push_back({});
   NameFacts facts(in.names);
+  struct Candidate {
+    uint32_t row;
+    bool modeled;
+    std::string_view args;
+  };
+  std::vector<Candidate> candidates;
   for (const auto& t : s.traces) {
     const int64_t base = t->uid_base - s.first_uid;
     for (size_t local = 0; local < t->rows.size(); ++local) {
@@ -142,9 +161,27 @@ void read_store(const EventStore& s, Input& in) {
       in.device[r] = e.device == EventRec::kNull32 ? -1 : e.device;
       const int64_t end = e.end();
       if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) in.gpu.push_back({r, e.ts, end});
-      if (e.is(EventRec::has_args)) read_models(in, r, s.args.get(e.args, e.args_len), facts);
+      if (e.is(EventRec::has_args))
+        candidates.push_back(
+            {r, e.kind == Kind::cpu_op && facts.has_model(in.name[r]), s.args.get(e.args, e.args_len)});
     }
   }
+  // Parsing args is most of the pass: two threads, each on half the rows, merged in row order.
+  Parsed halves[2];
+  auto parse = [&](size_t from, size_t to, Parsed& out) {
+    for (size_t i = from; i < to; ++i)
+      parse_args(candidates[i].row, in.names[in.name[candidates[i].row]], candidates[i].modeled, candidates[i].args,
+                 out);
+  };
+  const size_t mid = candidates.size() / 2;
+  if (candidates.size() > 20000) {
+    std::thread second(parse, mid, candidates.size(), std::ref(halves[1]));
+    parse(0, mid, halves[0]);
+    second.join();
+  } else {
+    parse(0, candidates.size(), halves[0]);
+  }
+  for (Parsed& p : halves) add_parsed(in, p);
 }
 
 Kind kind_of(std::string_view k) {
@@ -168,7 +205,8 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::deque<st
   }
   std::unordered_map<std::string_view, uint32_t> ids;
   std::vector<int64_t> parent_uid;
-  std::vector<std::pair<uint32_t, std::string>> args;  // read after the names are final
+  NameFacts facts(in.names);
+  Parsed parsed;
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
     const auto r = (uint32_t)in.uids.size();
@@ -192,7 +230,9 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::deque<st
     if (is_gpu_work(in.kind.back()) && sqlite3_column_type(s, 4) != SQLITE_NULL &&
         sqlite3_column_type(s, 5) != SQLITE_NULL)
       in.gpu.push_back({r, sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5)});
-    if (sqlite3_column_type(s, 8) != SQLITE_NULL) args.emplace_back(r, std::string(text(8)));
+    if (sqlite3_column_type(s, 8) != SQLITE_NULL)
+      parse_args(r, in.names[it->second], in.kind.back() == Kind::cpu_op && facts.has_model(it->second), text(8),
+                 parsed);
   }
   sqlite3_finalize(s);
   if (rc != SQLITE_DONE) {
@@ -213,8 +253,7 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::deque<st
     auto it = std::lower_bound(in.uids.begin(), in.uids.end(), parent_uid[i]);
     if (it != in.uids.end() && *it == parent_uid[i]) in.parent[i] = (int32_t)(it - in.uids.begin());
   }
-  NameFacts facts(in.names);
-  for (auto& [r, a] : args) read_models(in, r, a, facts);
+  add_parsed(in, parsed);
   if (dense) {
     in.first_uid = n ? in.uids[0] : 0;
     in.uids.clear();
@@ -273,28 +312,45 @@ void compute(Input& in, PerfTable& t) {
   // union of the GPU intervals at or below (kept per row until its parent takes it).
   std::vector<uint8_t> gpu_below(n, 0);
   std::vector<uint32_t> family_below(n, 0);
-  std::unordered_map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> lists;
-  for (const auto& g : in.gpu) lists[g.row].emplace_back(g.ts, g.end);
+  using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+  std::vector<uint32_t> list_of(n, PerfTable::kNone);  // a row's list in `lists`, until its parent takes it
+  std::vector<Intervals> lists;
+  std::vector<uint32_t> free_lists;
+  auto take = [&](uint32_t r, Intervals& into) {
+    const uint32_t l = list_of[r];
+    if (l == PerfTable::kNone) return;
+    if (into.empty())
+      into.swap(lists[l]);
+    else
+      into.insert(into.end(), lists[l].begin(), lists[l].end());
+    lists[l].clear();
+    free_lists.push_back(l);
+    list_of[r] = PerfTable::kNone;
+  };
+  auto keep = [&](uint32_t r, Intervals& iv) {
+    if (free_lists.empty()) free_lists.push_back((uint32_t)lists.size()), lists.emplace_back();
+    list_of[r] = free_lists.back();
+    free_lists.pop_back();
+    lists[list_of[r]].swap(iv);
+  };
+  for (const auto& g : in.gpu) {
+    Intervals one{{g.ts, g.end}};
+    keep(g.row, one);
+  }
   auto own_bit = [&](uint32_t r) { return in.own[r] != PerfTable::kNone ? facts.family_bit(in.name[r]) : 0u; };
   for (size_t i = order.size(); i-- > 0;) {
     const uint32_t r = order[i];
-    std::vector<std::pair<int64_t, int64_t>> iv;
-    if (auto it = lists.find(r); it != lists.end()) iv = std::move(it->second), lists.erase(it);
+    Intervals iv;
+    take(r, iv);
     for (uint32_t k = start[r]; k < start[r + 1]; ++k) {
       const uint32_t c = kids[k];
       gpu_below[r] = (uint8_t)std::min(2, gpu_below[r] + gpu_below[c] + (is_gpu_work(in.kind[c]) ? 1 : 0));
       family_below[r] |= family_below[c] | own_bit(c);
-      auto it = lists.find(c);
-      if (it == lists.end()) continue;
-      if (iv.empty())
-        iv.swap(it->second);
-      else
-        iv.insert(iv.end(), it->second.begin(), it->second.end());
-      lists.erase(it);
+      take(c, iv);
     }
     if (iv.empty()) continue;
     t.gpu_ns[r] = merge_union(iv);
-    if (in.parent[r] >= 0) lists[r].swap(iv);
+    if (in.parent[r] >= 0) keep(r, iv);
   }
 
   // Each row's numbers. Models are shared: a kernel points at its op's.
