@@ -7,8 +7,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "shell.h"
-#include "tlsql.h"
+#include "repl/shell.h"
+#include "session/tlsql.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 // LeakSanitizer (the sanitizer build): fontconfig, which cairo's text goes through, keeps its

@@ -3,11 +3,11 @@
 
 #include <stdexcept>
 
-#include "chart.h"
-#include "html_report.h"
-#include "output_file.h"
-#include "shell.h"
-#include "sql_assets.h"
+#include "pictures/chart.h"
+#include "pictures/html_report.h"
+#include "repl/shell.h"
+#include "src/output_file.h"
+#include "src/sql_assets.h"
 
 namespace tlsql {
 

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <map>
 
-#include "output_file.h"
-#include "replay_client.h"
-#include "replay_functions.h"
-#include "shell.h"
-#include "sqlite_util.h"
+#include "repl/shell.h"
+#include "src/output_file.h"
+#include "src/sqlite_util.h"
+#include "udf/replay_client.h"
+#include "udf/replay_functions.h"
 
 namespace tlsql {
 

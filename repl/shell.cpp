@@ -1,4 +1,4 @@
-#include "shell.h"
+#include "repl/shell.h"
 
 #include <editline/readline.h>
 #include <fmt/format.h>
@@ -18,13 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "interval_functions.h"
-#include "optimizable.h"
-#include "perf_functions.h"
-#include "replay_functions.h"
-#include "sql_assets.h"
-#include "tree_access.h"
-#include "tree_functions.h"
+#include "src/sql_assets.h"
+#include "udf/registry.h"
+#include "udf/tree_access.h"
 
 namespace tlsql {
 
@@ -389,8 +385,11 @@ void Shell::print_schema(const std::string& like) {
 }
 
 void Shell::print_help() {
-  fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's):\n{}{}{}{}{}", kHelp, kTreeFunctionHelp,
-             kPerfFunctionHelp, kIntervalFunctionHelp, kReplayFunctionHelp, kOptimizableFunctionHelp);
+  std::string functions;
+  for (const SqlFunction& f : sql_functions())
+    functions += fmt::format("{:<30}{}\n", fmt::format("{}{}", f.name, f.arguments), f.help);
+  fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's; also SELECT * FROM tlsql_functions):\n{}",
+             kHelp, functions);
   fmt::print(out(),
              "\nTables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python,\n"
              "annotation, launch, thread, process. Columns and units: docs/schema.md.\n");

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "output.h"
-#include "tlsql.h"
+#include "session/output.h"
+#include "session/tlsql.h"
 
 namespace tlsql {
 

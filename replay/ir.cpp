@@ -1,4 +1,4 @@
-#include "ir.h"
+#include "replay/ir.h"
 
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/version.h>

@@ -11,8 +11,8 @@
 #include <regex>
 #include <sstream>
 
-#include "ir.h"
-#include "runner.h"
+#include "replay/ir.h"
+#include "replay/runner.h"
 
 using nlohmann::json;
 using namespace tlsql::replay;

@@ -1,4 +1,4 @@
-#include "runner.h"
+#include "replay/runner.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -9,7 +9,7 @@
 #include <chrono>
 #include <sstream>
 
-#include "ir.h"
+#include "replay/ir.h"
 
 #if __has_include(<ATen/cuda/CUDAEvent.h>) && __has_include(<cuda_runtime_api.h>)
 #include <ATen/cuda/CUDAEvent.h>

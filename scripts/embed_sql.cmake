@@ -1,7 +1,8 @@
-# Writes OUT: a C++ file holding every sql/*.sql as a named string, so reports ship in the binary.
+# Writes OUT: a C++ file holding every SQL_DIR/*.sql as a named string (the function FN, declared
+# in HEADER), so queries ship in the binary.
 file(GLOB files ${SQL_DIR}/*.sql)
 list(SORT files)
-set(body "// Generated from sql/*.sql by scripts/embed_sql.cmake. Do not edit.\n#include \"sql_assets.h\"\nnamespace tlsql {\nconst std::vector<SqlAsset>& sql_assets() {\n  static const std::vector<SqlAsset> assets = {\n")
+set(body "// Generated from ${SQL_DIR}/*.sql by scripts/embed_sql.cmake. Do not edit.\n#include \"${HEADER}\"\nnamespace tlsql {\nconst std::vector<SqlAsset>& ${FN}() {\n  static const std::vector<SqlAsset> assets = {\n")
 foreach(f ${files})
   get_filename_component(name ${f} NAME_WE)
   file(READ ${f} text)

@@ -3,14 +3,18 @@
 -- GB/s and its % of HBM bandwidth over those that have bytes, mean duration over all. A side
 -- without the kernel shows NULL. FLOPs and bytes: the kernel's own (inductor's kernel_flop /
 -- kernel_num_gb) or its launching op's model (see perf). speedup = main mean / other mean.
-WITH k AS (SELECT 'main' AS side, name, dur, perf(uid) AS p FROM main.kernel WHERE @name IS NULL OR name LIKE @name
+WITH k AS (SELECT 'main' AS side, name, dur, flops(uid) AS f, bytes(uid) AS b, tflops(uid) AS tf, tbps(uid) AS tb,
+                  peak_tflops(uid) AS ptf, peak_tbps(uid) AS ptb
+           FROM main.kernel WHERE @name IS NULL OR name LIKE @name
            UNION ALL
-           SELECT 'other', name, dur, perf(uid, 'other') FROM other.kernel WHERE @name IS NULL OR name LIKE @name),
+           SELECT 'other', name, dur, flops(uid, 'other'), bytes(uid, 'other'), tflops(uid, 'other'),
+                  tbps(uid, 'other'), peak_tflops(uid, 'other'), peak_tbps(uid, 'other')
+           FROM other.kernel WHERE @name IS NULL OR name LIKE @name),
 s AS (SELECT side, name, count(*) AS n, sum(dur) AS total, avg(dur) / 1e3 AS mean_us,
-             avg(CASE WHEN p ->> 'flops' > 0 THEN p ->> 'tflops' END) AS tflops,
-             avg(CASE WHEN p ->> 'bytes' > 0 THEN (p ->> 'tbps') * 1e3 END) AS gbps,
-             avg(CASE WHEN p ->> 'flops' > 0 THEN 100 * (p ->> 'tflops') / (p ->> 'peak_tflops') END) AS flops_pct,
-             avg(CASE WHEN p ->> 'bytes' > 0 THEN 100 * (p ->> 'tbps') / (p ->> 'peak_tbps') END) AS bw_pct
+             avg(CASE WHEN f > 0 THEN tf END) AS tflops,
+             avg(CASE WHEN b > 0 THEN tb * 1e3 END) AS gbps,
+             avg(CASE WHEN f > 0 THEN 100 * tf / ptf END) AS flops_pct,
+             avg(CASE WHEN b > 0 THEN 100 * tb / ptb END) AS bw_pct
       FROM k GROUP BY side, name),
 ms AS (SELECT * FROM s WHERE side = 'main'),
 os AS (SELECT * FROM s WHERE side = 'other'),

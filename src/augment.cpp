@@ -1,12 +1,12 @@
-#include "augment.h"
+#include "src/augment.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 
-#include "input.h"
-#include "json_scan.h"
-#include "output_file.h"
+#include "src/input.h"
+#include "src/json_scan.h"
+#include "src/output_file.h"
 
 namespace tlsql {
 

@@ -1,10 +1,10 @@
-#include "db_writer.h"
+#include "src/db_writer.h"
 
 #include <fmt/format.h>
 
-#include "kind.h"
-#include "sql_assets.h"
-#include "sqlite_util.h"
+#include "src/kind.h"
+#include "src/sql_assets.h"
+#include "src/sqlite_util.h"
 
 namespace tlsql {
 

@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "event_store.h"
-#include "health.h"
-#include "tree_builder.h"
+#include "src/event_store.h"
+#include "src/health.h"
+#include "src/tree_builder.h"
 
 namespace tlsql {
 

@@ -1,4 +1,4 @@
-#include "event_store.h"
+#include "src/event_store.h"
 
 #include <sys/mman.h>
 

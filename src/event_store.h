@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "trace_model.h"
+#include "src/trace_model.h"
 
 namespace tlsql {
 

@@ -1,4 +1,4 @@
-#include "event_table.h"
+#include "src/event_table.h"
 
 #include <fmt/format.h>
 
@@ -8,11 +8,11 @@
 #include <map>
 #include <mutex>
 
-#include "json_scan.h"
-#include "kind.h"
-#include "output_file.h"
-#include "sql_assets.h"
-#include "sqlite_util.h"
+#include "src/json_scan.h"
+#include "src/kind.h"
+#include "src/output_file.h"
+#include "src/sql_assets.h"
+#include "src/sqlite_util.h"
 
 namespace tlsql {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "event_store.h"
+#include "src/event_store.h"
 
 namespace tlsql {
 

@@ -1,4 +1,4 @@
-#include "input.h"
+#include "src/input.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

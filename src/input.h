@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "health.h"
+#include "src/health.h"
 
 namespace tlsql {
 

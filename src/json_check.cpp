@@ -1,4 +1,4 @@
-#include "json_check.h"
+#include "src/json_check.h"
 
 #include <emmintrin.h>
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // Built twice (see CMakeLists.txt) with TLSQL_READER_NS naming the CPU target.
-#include "json_reader.h"
+#include "src/json_reader.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -8,9 +8,9 @@
 #include <cstring>
 #include <new>
 
-#include "decimal.h"
-#include "json_scan.h"
-#include "kind.h"
+#include "src/decimal.h"
+#include "src/json_scan.h"
+#include "src/kind.h"
 
 namespace tlsql::TLSQL_READER_NS {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "event_store.h"
-#include "health.h"
+#include "src/event_store.h"
+#include "src/health.h"
 
 namespace tlsql {
 

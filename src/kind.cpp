@@ -1,4 +1,4 @@
-#include "kind.h"
+#include "src/kind.h"
 
 #include <algorithm>
 #include <array>

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "trace_model.h"
+#include "src/trace_model.h"
 
 namespace tlsql {
 

@@ -1,4 +1,4 @@
-#include "loader.h"
+#include "src/loader.h"
 
 #include <fmt/format.h>
 
@@ -10,13 +10,13 @@
 #include <shared_mutex>
 #include <thread>
 
-#include "db_writer.h"
-#include "input.h"
-#include "json_check.h"
-#include "json_reader.h"
-#include "sqlite_util.h"
-#include "trace_scanner.h"
-#include "tree_builder.h"
+#include "src/db_writer.h"
+#include "src/input.h"
+#include "src/json_check.h"
+#include "src/json_reader.h"
+#include "src/sqlite_util.h"
+#include "src/trace_scanner.h"
+#include "src/tree_builder.h"
 
 namespace tlsql {
 

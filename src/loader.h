@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "event_store.h"
+#include "src/event_store.h"
 
 namespace tlsql {
 

@@ -1,4 +1,4 @@
-#include "output_file.h"
+#include "src/output_file.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "json_reader.h"
+#include "src/json_reader.h"
 
 namespace tlsql {
 

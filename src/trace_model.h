@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "health.h"
+#include "src/health.h"
 
 namespace tlsql {
 

@@ -1,11 +1,11 @@
-#include "trace_scanner.h"
+#include "src/trace_scanner.h"
 
 #include <fmt/format.h>
 
 #include <cstring>
 
-#include "json_check.h"
-#include "json_scan.h"
+#include "src/json_check.h"
+#include "src/json_scan.h"
 
 namespace tlsql {
 

@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "health.h"
-#include "input.h"
+#include "src/health.h"
+#include "src/input.h"
 
 namespace tlsql {
 

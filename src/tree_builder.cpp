@@ -1,4 +1,4 @@
-#include "tree_builder.h"
+#include "src/tree_builder.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "kind.h"
+#include "src/kind.h"
 
 namespace tlsql {
 

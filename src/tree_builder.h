@@ -3,8 +3,8 @@
 // annotations, and every event gets its step and (for backward ops) its forward op.
 #pragma once
 
-#include "event_store.h"
-#include "health.h"
+#include "src/event_store.h"
+#include "src/health.h"
 
 namespace tlsql {
 

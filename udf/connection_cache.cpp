@@ -1,4 +1,4 @@
-#include "connection_cache.h"
+#include "udf/connection_cache.h"
 
 #include <map>
 #include <mutex>

@@ -1,14 +1,11 @@
-#include "interval_functions.h"
-
+// union_ns(start, end): aggregate, the length in ns covered by the union of [start, end) intervals
+// (overlaps counted once) — the interval-union routine the timeline reports share with gpu_time.
 #include <vector>
 
-#include "interval_union.h"
+#include "udf/interval_union.h"
+#include "udf/registry.h"
 
 namespace tlsql {
-
-const char* const kIntervalFunctionHelp =
-    R"(union_ns(start, end)          aggregate: ns covered by the union of the [start, end) intervals
-)";
 
 namespace {
 
@@ -32,9 +29,11 @@ void union_final(sqlite3_context* ctx) {
 
 }  // namespace
 
-void register_interval_functions(sqlite3* db) {
-  sqlite3_create_function_v2(db, "union_ns", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr, nullptr,
-                             union_step, union_final, nullptr);
+std::vector<SqlFunction> interval_functions() {
+  SqlFunction f{"union_ns", "(start, end)", "aggregate: ns covered by the union of the [start, end) intervals",
+                SqlFunction::aggregate};
+  f.min_args = f.max_args = 2, f.flags |= SQLITE_DETERMINISTIC, f.fn = union_step, f.final = union_final;
+  return {f};
 }
 
 }  // namespace tlsql

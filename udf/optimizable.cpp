@@ -1,5 +1,7 @@
-#include "optimizable.h"
-
+// optimizable_events(trace [, top [, schema]]): torch.profiler._utils.BasicEvaluation over one
+// loaded trace — per host event its self time, the GPU queue depth when it starts and the GPU idle
+// time while it runs, and the ranking of the events in the falling phases of the queue depth by
+// z(idle fraction) + 0.6 z(self time). Returns the top events as a JSON array (json_each it).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,14 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tree_access.h"
+#include "udf/registry.h"
+#include "udf/tree_access.h"
 
 namespace tlsql {
-
-const char* const kOptimizableFunctionHelp =
-    R"(optimizable_events(trace [, top [, schema]])  JSON array: the host events torch.profiler's
-                              BasicEvaluation ranks first (uid, self_ns, idle_ns, idle_fraction, queue_depth, score)
-)";
 
 namespace {
 
@@ -250,10 +248,12 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
 }  // namespace
 
-void register_optimizable_function(sqlite3* db) {
-  for (int argc : {1, 2, 3})
-    sqlite3_create_function_v2(db, "optimizable_events", argc, SQLITE_UTF8, nullptr, optimizable_fn, nullptr, nullptr,
-                               nullptr);
+std::vector<SqlFunction> optimizable_functions() {
+  SqlFunction f{"optimizable_events", "(trace [, top [, schema]])",
+                "JSON array: the host events torch.profiler's BasicEvaluation ranks first (uid, self_ns, idle_ns, "
+                "idle_fraction, queue_depth, score)"};
+  f.max_args = 3, f.flags = SQLITE_UTF8, f.fn = optimizable_fn;
+  return {f};
 }
 
 }  // namespace tlsql

@@ -1,5 +1,5 @@
-#include "perf_functions.h"
-
+// SQL functions over the perf models: flops, bytes, tflops, tbps, intensity, peak_tflops,
+// peak_tbps, achieved_pct, bound, op_category, dtype_bytes, numel.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -10,34 +10,13 @@
 #include <string>
 #include <tuple>
 
-#include "connection_cache.h"
-#include "perf_model.h"
-#include "perf_table.h"
-#include "tree_access.h"
+#include "udf/connection_cache.h"
+#include "udf/perf_model.h"
+#include "udf/perf_table.h"
+#include "udf/registry.h"
+#include "udf/tree_access.h"
 
 namespace tlsql {
-
-const char* const kPerfFunctionHelp =
-    R"(flops(uid [, schema])         FLOPs of the op (its model, or inductor's kernel_flop); NULL if none
-bytes(uid [, schema])         bytes the op moves to and from memory; NULL if none
-tflops(uid [, schema])        flops / gpu_time, TFLOP/s
-tbps(uid [, schema])          bytes / gpu_time, TB/s
-intensity(uid [, schema])     flops / bytes (FLOPs per byte)
-peak_tflops(uid [, schema])   gpu_spec peak for the trace's GPU and the op's dtype (matrix or vector units)
-peak_tbps(uid [, schema])     gpu_spec memory bandwidth of the trace's GPU, TB/s
-achieved_pct(uid [, schema])  % of the peak of the resource that bounds the op (see bound)
-bound(uid [, schema])         'compute' or 'memory': which side of the roofline ridge the op sits
-perf(uid [, schema])          all of the above and gpu_ns as one JSON object (one evaluation)
-gpu_time(uid [, schema])      ns the GPU was busy with the GPU work at or below uid: union of their intervals
-counted(uid [, schema])       1 if counted_op counts the op (modeled or launching, no modeled op above)
-marker(uid [, schema])        name of the nearest "## ... ##" event above uid (FX node / record_function marker)
-marker_path(uid [, schema])   all "## ... ##" events above uid, outermost first, joined by ' > '
-short_name(name)              name without template / argument lists (HTA's use_short_name)
-op_category(name)             GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, NORM_fwd, NORM_bwd,
-                              elementwise, reduce, comm, memcpy or other
-dtype_bytes(type)             bytes per element of a trace dtype ('c10::BFloat16' -> 2)
-numel(dims_json)              elements of a shape ('[2, 3]' -> 6)
-)";
 
 namespace {
 
@@ -322,33 +301,47 @@ void numel_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 }  // namespace
 
-void register_perf_functions(sqlite3* db) {
-  for (int f = 0; f <= (int)Fn::perf; ++f) {
-    for (int argc : {1, 2})
-      sqlite3_create_function_v2(db, kFnNames[f], argc, SQLITE_UTF8 | SQLITE_INNOCUOUS,
-                                 reinterpret_cast<void*>(static_cast<intptr_t>(f)), perf_fn, nullptr, nullptr, nullptr);
-  }
-  // The perf tables of `db` live until the connection closes: the destructor of counted/1 drops them.
-  sqlite3_create_function_v2(db, "counted", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, db, counted_fn, nullptr, nullptr,
-                             drop_perf_tables);
-  sqlite3_create_function_v2(db, "counted", 2, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr, counted_fn, nullptr, nullptr,
-                             nullptr);
-  for (int argc : {1, 2}) {
-    sqlite3_create_function_v2(db, "gpu_time", argc, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr, gpu_time_fn, nullptr,
-                               nullptr, nullptr);
-    sqlite3_create_function_v2(db, "marker", argc, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr, marker_fn, nullptr, nullptr,
-                               nullptr);
-    sqlite3_create_function_v2(db, "marker_path", argc, SQLITE_UTF8 | SQLITE_INNOCUOUS, db, marker_fn, nullptr, nullptr,
-                               nullptr);
-  }
-  sqlite3_create_function_v2(db, "op_category", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
-                             op_category_fn, nullptr, nullptr, nullptr);
-  sqlite3_create_function_v2(db, "short_name", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
-                             short_name_fn, nullptr, nullptr, nullptr);
-  sqlite3_create_function_v2(db, "dtype_bytes", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
-                             dtype_bytes_fn, nullptr, nullptr, nullptr);
-  sqlite3_create_function_v2(db, "numel", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr, numel_fn,
-                             nullptr, nullptr, nullptr);
+std::vector<SqlFunction> perf_functions() {
+  static const char* const help[] = {"FLOPs of the op (its model, or inductor's kernel_flop); NULL if none",
+                                     "bytes the op moves to and from memory; NULL if none",
+                                     "flops / gpu_time, TFLOP/s",
+                                     "bytes / gpu_time, TB/s",
+                                     "flops / bytes (FLOPs per byte)",
+                                     "gpu_spec peak for the trace's GPU and the op's dtype (matrix or vector units)",
+                                     "gpu_spec memory bandwidth of the trace's GPU, TB/s",
+                                     "% of the peak of the resource that bounds the op (see bound)",
+                                     "'compute' or 'memory': which side of the roofline ridge the op sits",
+                                     "all of the above and gpu_ns as one JSON object (one evaluation)"};
+  std::vector<SqlFunction> v;
+  auto per_uid = [&](const char* name, const char* help, void (*fn)(sqlite3_context*, int, sqlite3_value**),
+                     void* data) {
+    SqlFunction f{name, "(uid [, schema])", help};
+    f.max_args = 2, f.fn = fn, f.user_data = data;
+    v.push_back(f);
+  };
+  for (int f = 0; f <= (int)Fn::perf; ++f)
+    per_uid(kFnNames[f], help[f], perf_fn, reinterpret_cast<void*>(static_cast<intptr_t>(f)));
+  per_uid("gpu_time", "ns the GPU was busy with the GPU work at or below uid: union of their intervals", gpu_time_fn,
+          nullptr);
+  per_uid("counted", "1 if counted_op counts the op (modeled or launching, no modeled op above), else 0", counted_fn,
+          nullptr);
+  per_uid("marker", "name of the nearest \"## ... ##\" event above uid (FX node / record_function marker)", marker_fn,
+          nullptr);
+  per_uid("marker_path", "the \"## ... ##\" events above uid, outermost first, joined by ' > '", marker_fn,
+          reinterpret_cast<void*>(1));
+  auto pure = [&](const char* name, const char* args, const char* help,
+                  void (*fn)(sqlite3_context*, int, sqlite3_value**)) {
+    SqlFunction f{name, args, help};
+    f.flags |= SQLITE_DETERMINISTIC, f.fn = fn;
+    v.push_back(f);
+  };
+  pure("short_name", "(name)", "name without template / argument lists (HTA's use_short_name)", short_name_fn);
+  pure("op_category", "(name)",
+       "GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, NORM_fwd, NORM_bwd, elementwise, reduce, comm, memcpy or other",
+       op_category_fn);
+  pure("dtype_bytes", "(type)", "bytes per element of a trace dtype ('c10::BFloat16' -> 2)", dtype_bytes_fn);
+  pure("numel", "(dims_json)", "elements of a shape ('[2, 3]' -> 6)", numel_fn);
+  return v;
 }
 
 }  // namespace tlsql

@@ -1,4 +1,4 @@
-#include "perf_model.h"
+#include "udf/perf_model.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <numeric>
 #include <vector>
 
-#include "json_scan.h"
+#include "src/json_scan.h"
 
 namespace tlsql {
 

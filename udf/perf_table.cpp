@@ -1,4 +1,4 @@
-#include "perf_table.h"
+#include "udf/perf_table.h"
 
 #include <fmt/format.h>
 
@@ -12,11 +12,11 @@
 #include <thread>
 #include <unordered_map>
 
-#include "event_table.h"
-#include "interval_union.h"
-#include "kind.h"
-#include "perf_model.h"
-#include "tree_access.h"
+#include "src/event_table.h"
+#include "src/kind.h"
+#include "udf/interval_union.h"
+#include "udf/perf_model.h"
+#include "udf/tree_access.h"
 
 namespace tlsql {
 

@@ -1,19 +1,14 @@
-#include "replay_functions.h"
+#include "udf/replay_functions.h"
 
 #include <fmt/format.h>
 
-#include "replay_client.h"
-#include "tree_access.h"
+#include "udf/registry.h"
+#include "udf/replay_client.h"
+#include "udf/tree_access.h"
 
 namespace tlsql {
 
 using nlohmann::json;
-
-const char* const kReplayFunctionHelp =
-    R"(replay_ir(uid [, schema])     the op's replay IR (TraceLens EventReplay JSON); NULL + reason if none
-replay(uid [, device [, iters [, warmup]]])  mean µs of the op re-run alone through LibTorch
-                              (device 'cuda' / 'cpu', default cuda if LibTorch has one; 100 iters, 10 warm-up)
-)";
 
 std::optional<json> replay_ir_of(sqlite3* db, const std::string& schema, int64_t uid, std::string& why) {
   sqlite3_stmt* s = nullptr;
@@ -90,11 +85,14 @@ void replay_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
 }  // namespace
 
-void register_replay_functions(sqlite3* db) {
-  for (int argc : {1, 2})
-    sqlite3_create_function_v2(db, "replay_ir", argc, SQLITE_UTF8, nullptr, replay_ir_fn, nullptr, nullptr, nullptr);
-  for (int argc : {1, 2, 3, 4})
-    sqlite3_create_function_v2(db, "replay", argc, SQLITE_UTF8, nullptr, replay_fn, nullptr, nullptr, nullptr);
+std::vector<SqlFunction> replay_functions() {
+  SqlFunction ir{"replay_ir", "(uid [, schema])",
+                 "the op's replay IR (TraceLens EventReplay JSON); NULL + reason if none"};
+  ir.max_args = 2, ir.flags = SQLITE_UTF8, ir.fn = replay_ir_fn;
+  SqlFunction run{"replay", "(uid [, device [, iters [, warmup]]])",
+                  "mean µs of the op re-run alone through LibTorch (device 'cuda' / 'cpu'; 100 iters, 10 warm-up)"};
+  run.max_args = 4, run.flags = SQLITE_UTF8, run.fn = replay_fn;
+  return {ir, run};
 }
 
 }  // namespace tlsql

@@ -10,9 +10,6 @@
 
 namespace tlsql {
 
-void register_replay_functions(sqlite3* db);
-extern const char* const kReplayFunctionHelp;
-
 // The IR of event `uid` in `schema`, or nullopt with `why`.
 std::optional<nlohmann::json> replay_ir_of(sqlite3* db, const std::string& schema, int64_t uid, std::string& why);
 

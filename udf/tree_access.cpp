@@ -1,14 +1,14 @@
-#include "tree_access.h"
+#include "udf/tree_access.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
-#include "connection_cache.h"
-#include "event_store.h"
-#include "event_table.h"
-#include "kind.h"
+#include "src/event_store.h"
+#include "src/event_table.h"
+#include "src/kind.h"
+#include "udf/connection_cache.h"
 
 namespace tlsql {
 

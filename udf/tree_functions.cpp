@@ -1,5 +1,5 @@
-#include "tree_functions.h"
-
+// The SQL surface over the call tree: table-valued functions ancestors / descendants / children
+// / launched / stack and scalar functions self_time / source.
 #include <fmt/format.h>
 
 #include <memory>
@@ -7,19 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "tree_access.h"
+#include "udf/registry.h"
+#include "udf/tree_access.h"
 
 namespace tlsql {
-
-const char* const kTreeFunctionHelp =
-    R"(ancestors(uid [, schema])     table: the events above uid, parent first (rel_depth 1, 2, ...)
-descendants(uid [, schema])   table: the whole subtree below uid, depth-first (rel_depth from 1)
-children(uid [, schema])      table: the direct children of uid, by start time
-launched(uid [, schema])      table: the kernels / memcpys / memsets launched anywhere under uid
-stack(uid [, schema])         table: the python frames above uid, innermost first
-self_time(uid [, schema])     ns of uid's duration not covered by its host-side children
-source(uid [, schema])        nearest python frame naming a .py( location at or above uid
-)";
 
 namespace {
 
@@ -280,17 +271,25 @@ void source(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
 }  // namespace
 
-void register_tree_functions(sqlite3* db) {
-  for (Walk w : {Walk::ancestors, Walk::descendants, Walk::children, Walk::launched, Walk::stack})
-    sqlite3_create_module_v2(db, walk_name(w), &kModule, reinterpret_cast<void*>(static_cast<intptr_t>(w)), nullptr);
-  struct Fn {
-    const char* name;
-    void (*fn)(sqlite3_context*, int, sqlite3_value**);
+std::vector<SqlFunction> tree_functions() {
+  auto walk = [](Walk w, const char* help) {
+    SqlFunction f{walk_name(w), "(uid [, schema])", help, SqlFunction::table};
+    f.module = &kModule;
+    f.user_data = reinterpret_cast<void*>(static_cast<intptr_t>(w));
+    return f;
   };
-  for (Fn f : {Fn{"self_time", self_time}, Fn{"source", source}})
-    for (int argc : {1, 2})
-      sqlite3_create_function_v2(db, f.name, argc, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr, f.fn, nullptr, nullptr,
-                                 nullptr);
+  auto scalar = [](const char* name, const char* help, void (*fn)(sqlite3_context*, int, sqlite3_value**)) {
+    SqlFunction f{name, "(uid [, schema])", help};
+    f.max_args = 2, f.fn = fn;
+    return f;
+  };
+  return {walk(Walk::ancestors, "table: the events above uid, parent first (rel_depth 1, 2, ...)"),
+          walk(Walk::descendants, "table: the whole subtree below uid, depth-first (rel_depth from 1)"),
+          walk(Walk::children, "table: the direct children of uid, by start time"),
+          walk(Walk::launched, "table: the kernels / memcpys / memsets launched anywhere under uid"),
+          walk(Walk::stack, "table: the python frames above uid, innermost first"),
+          scalar("self_time", "ns of uid's duration not covered by its host-side children", self_time),
+          scalar("source", "nearest python frame naming a .py( location at or above uid", source)};
 }
 
 }  // namespace tlsql

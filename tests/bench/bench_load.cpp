@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "tlsql.h"
+#include "session/tlsql.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-#include "tlsql.h"
+#include "session/tlsql.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "decimal.h"
+#include "src/decimal.h"
 
 #include <doctest/doctest.h>
 

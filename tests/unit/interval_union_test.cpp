@@ -1,4 +1,4 @@
-#include "interval_union.h"
+#include "udf/interval_union.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "json_check.h"
+#include "src/json_check.h"
 
 #include <doctest/doctest.h>
 

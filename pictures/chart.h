@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "output.h"
+#include "session/output.h"
 
 namespace tlsql {
 

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "event_table.h"
-#include "loader.h"
+#include "src/event_table.h"
+#include "src/loader.h"
 
 namespace tlsql {
 

@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-#include "db_writer.h"
-#include "input.h"
-#include "loader.h"
-#include "sqlite_util.h"
-#include "tlsql.h"
+#include "session/tlsql.h"
+#include "src/db_writer.h"
+#include "src/input.h"
+#include "src/loader.h"
+#include "src/sqlite_util.h"
 
 namespace tlsql {
 namespace {

@@ -1,4 +1,4 @@
-#include "chart.h"
+#include "pictures/chart.h"
 
 #include <cairo-svg.h>
 #include <cairo.h>
@@ -12,6 +12,8 @@
 #include <set>
 #include <stdexcept>
 #include <vector>
+
+#include "pictures/picture_sql.h"
 
 namespace tlsql {
 
@@ -335,12 +337,7 @@ Chart render(const std::function<std::string(ChartFormat)>& draw, ChartFormat f,
 
 Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f) {
   const char* what = kernels ? "kernels" : "ops";
-  std::string sql = kernels
-                        ? "SELECT uid, trace, name, short_name(name), op_category(coalesce((SELECT p.name FROM event p "
-                          "WHERE p.uid = kernel.launcher AND p.kind = 'cpu_op'), name)), perf(uid) FROM kernel"
-                        : "SELECT uid, trace, name, short_name(name), op_category(name), perf(uid) FROM op";
-  // flops() first: perf() also walks each op's subtree for its GPU time, wasted on ops without FLOPs.
-  sql += " WHERE flops(uid) IS NOT NULL";
+  std::string sql = picture_sql(kernels ? "roofline_kernels" : "roofline_ops");
   if (!where.empty()) sql += " AND (" + where + ")";
   std::vector<Point> pts;
   int zero_flops = 0, no_bytes = 0, no_time = 0;
@@ -390,15 +387,12 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   std::set<int64_t> traces;
   for (const Point& p : pts) traces.insert(p.trace);
   int64_t trace_id = pts.empty() ? 0 : pts[0].trace;
-  for_each_row(db,
-               fmt::format("SELECT t.path, (SELECT coalesce(d.name, '') || coalesce(' (' || d.gpu || ')', '') FROM "
-                           "device_gpu d WHERE d.trace = t.id ORDER BY d.id LIMIT 1) FROM trace t "
-                           "ORDER BY t.id = {} DESC, t.id LIMIT 1",
-                           trace_id),
-               nullptr, [&](sqlite3_stmt* s) {
-                 trace_name = column_text(s, 0);
-                 if (!column_text(s, 1).empty()) device = column_text(s, 1);
-               });
+  for_each_row(
+      db, picture_sql("chart_title"), [&](sqlite3_stmt* s) { sqlite3_bind_int64(s, 1, trace_id); },
+      [&](sqlite3_stmt* s) {
+        trace_name = column_text(s, 0);
+        if (!column_text(s, 1).empty()) device = column_text(s, 1);
+      });
   trace_name = trace_name.substr(trace_name.find_last_of('/') + 1);
   if (traces.size() > 1) trace_name += fmt::format(" and {} more traces", traces.size() - 1);
 
@@ -635,18 +629,11 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
     int category;
   };
   std::vector<Row> rows;
-  for_each_row(db,
-               "SELECT g.trace, coalesce(g.device, -1), coalesce(g.stream, -1), g.ts, g.end, g.step, "
-               "CASE WHEN g.kind <> 'kernel' THEN g.kind "
-               "ELSE coalesce(nullif(op_category(o.name), 'other'), op_category(g.name)) END "
-               "FROM gpu g LEFT JOIN launch_link l ON l.gpu = g.uid "
-               "LEFT JOIN event o ON o.uid = l.launcher AND o.kind = 'cpu_op' "
-               "WHERE g.ts IS NOT NULL AND g.end IS NOT NULL",
-               nullptr, [&](sqlite3_stmt* s) {
-                 rows.push_back({sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
-                                 sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5),
-                                 sqlite3_column_type(s, 5) != SQLITE_NULL, category_index(column_text(s, 6))});
-               });
+  for_each_row(db, picture_sql("timeline_gpu"), nullptr, [&](sqlite3_stmt* s) {
+    rows.push_back({sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+                    sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5),
+                    sqlite3_column_type(s, 5) != SQLITE_NULL, category_index(column_text(s, 6))});
+  });
   if (rows.empty()) throw std::runtime_error("timeline: the trace has no GPU events");
 
   // The window: everything, one step (its GPU work's span), or A..B ms from the first GPU event.
@@ -712,7 +699,7 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
   for (auto& [k, lane] : lanes) trace_ids.insert(lane.trace);
   const bool many_traces = trace_ids.size() > 1;
   std::map<int64_t, std::string> rank_of;
-  for_each_row(db, "SELECT id, coalesce(rank, id) FROM trace", nullptr,
+  for_each_row(db, picture_sql("trace_ranks"), nullptr,
                [&](sqlite3_stmt* s) { rank_of[sqlite3_column_int64(s, 0)] = column_text(s, 1); });
 
   // Layout: per GPU a utilisation strip and then its stream lanes.
@@ -777,8 +764,7 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
   }
 
   std::string trace_name;
-  for_each_row(db, "SELECT path FROM trace ORDER BY id LIMIT 1", nullptr,
-               [&](sqlite3_stmt* s) { trace_name = column_text(s, 0); });
+  for_each_row(db, picture_sql("first_trace"), nullptr, [&](sqlite3_stmt* s) { trace_name = column_text(s, 0); });
   trace_name = trace_name.substr(trace_name.find_last_of('/') + 1);
   if (rank_of.size() > 1) trace_name += fmt::format(" and {} more traces", rank_of.size() - 1);
 

@@ -1,4 +1,4 @@
-#include "tlsql.h"
+#include "session/tlsql.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -8,26 +8,18 @@
 #include <fstream>
 #include <map>
 
-#include "augment.h"
-#include "connection_cache.h"
-#include "db_writer.h"
-#include "input.h"
-#include "interval_functions.h"
-#include "optimizable.h"
-#include "perf_functions.h"
-#include "replay_functions.h"
-#include "sqlite_util.h"
-#include "tree_functions.h"
+#include "src/augment.h"
+#include "src/db_writer.h"
+#include "src/input.h"
+#include "src/sqlite_util.h"
+#include "udf/connection_cache.h"
+#include "udf/registry.h"
 
 namespace tlsql {
 
 void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(void*)) {
   register_event_module(db, stores, destroy_stores);
-  register_tree_functions(db);
-  register_perf_functions(db);
-  register_replay_functions(db);
-  register_interval_functions(db);
-  register_optimizable_function(db);
+  register_sql_functions(db);
 }
 
 bool is_sqlite_file(const std::string& path) {

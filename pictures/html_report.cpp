@@ -1,4 +1,4 @@
-#include "html_report.h"
+#include "pictures/html_report.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "sql_assets.h"
+#include "pictures/picture_sql.h"
+#include "src/sql_assets.h"
 
 namespace tlsql {
 
@@ -125,7 +126,7 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   const bool diff = schema_attached(db, "other");
   std::vector<ResultSet> traces;
   try {
-    traces = query("SELECT id, path, rank, world_size FROM main.trace ORDER BY id");
+    traces = query(picture_sql("html_traces"));
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("html: {}", e.what()));
   }
@@ -176,7 +177,7 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
 
   page.heading(2, "Roofline and GPU timeline", "pictures");
   picture("Roofline", [&] { return roofline_chart(db, false, "", bind, ChartFormat::inline_image); });
-  auto gpu_events = query("SELECT count(*) FROM gpu");
+  auto gpu_events = query(picture_sql("gpu_count"));
   if (gpu_events.empty() || gpu_events[0].rows.empty() || gpu_events[0].rows[0][0] == "0")
     page.para("No GPU events (kernels, memcpys, memsets) in this trace: no GPU timeline.", "note");
   else

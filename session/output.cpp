@@ -1,4 +1,4 @@
-#include "output.h"
+#include "session/output.h"
 
 #include <fmt/format.h>
 

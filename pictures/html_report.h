@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "chart.h"
-#include "output.h"
+#include "pictures/chart.h"
+#include "session/output.h"
 
 namespace tlsql {
 

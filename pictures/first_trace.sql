@@ -1,0 +1,1 @@
+SELECT path FROM trace ORDER BY id LIMIT 1;

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""The one registry of SQL functions (udf/registry.h): what tlsql registers on a connection is
+exactly what tlsql_functions lists and .help prints, each with its arguments and a help line.
+usage: function_registry.py TLSQL"""
+import os, sqlite3, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
+
+tlsql = sys.argv[1]
+
+
+def rows(sql):
+    r = subprocess.run([tlsql, "--csv", "-c", sql], capture_output=True, text=True)
+    check(r.returncode == 0, f"{sql}: {r.stderr.strip()[:100]}")
+    return [line.split(",", 1)[0] for line in r.stdout.splitlines()[1:]]
+
+
+# What tlsql adds: its function and module lists less those of a plain connection to the same
+# SQLite library (Python's), less the loader's own tables (the event table module, this table).
+plain = sqlite3.connect(":memory:")
+plain_functions = {r[0] for r in plain.execute("SELECT name FROM pragma_function_list")}
+plain_modules = {r[0] for r in plain.execute("SELECT name FROM pragma_module_list")}
+added = set(rows("SELECT name FROM pragma_function_list")) - plain_functions
+added |= set(rows("SELECT name FROM pragma_module_list")) - plain_modules - {"tlsql_event", "tlsql_functions"}
+listed = rows("SELECT name FROM tlsql_functions")
+check(len(listed) == len(set(listed)), "each function is listed once")
+check(added == set(listed), f"registered == listed (registered only: {sorted(added - set(listed))}; "
+                            f"listed only: {sorted(set(listed) - added)})")
+for must in ("flops", "gpu_time", "counted", "descendants", "union_ns", "optimizable_events", "replay"):
+    check(must in listed, f"{must} is in the registry")
+
+r = subprocess.run([tlsql, "--csv", "-c", "SELECT name, arguments, kind, help FROM tlsql_functions"],
+                   capture_output=True, text=True)
+import csv, io  # noqa: E402
+table = list(csv.DictReader(io.StringIO(r.stdout)))
+check(all(t["arguments"].startswith("(") and t["arguments"].endswith(")") for t in table), "arguments are (…)")
+check(all(t["help"] and "\n" not in t["help"] for t in table), "every function has a one-line help")
+check({t["kind"] for t in table} == {"scalar", "aggregate", "table"}, "kinds: scalar, aggregate, table")
+help_text = subprocess.run([tlsql, "-c", ".help"], capture_output=True, text=True).stdout
+check(all(f"{t['name']}{t['arguments']}" in help_text and t["help"] in help_text for t in table),
+      ".help prints every registered function with its help")
+finish()

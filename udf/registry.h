@@ -1,0 +1,38 @@
+// The one list of the SQL functions tlsql adds. Registration on a connection, the shell's .help
+// and the queryable table tlsql_functions(name, arguments, kind, help) all read it, so a function
+// cannot exist without its help line or be documented without existing.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <vector>
+
+namespace tlsql {
+
+struct SqlFunction {
+  enum Kind { scalar, aggregate, table };
+  const char* name;
+  const char* arguments;  // as the user writes them: "(uid [, schema])"
+  const char* help;       // one line
+  Kind kind = scalar;
+  int min_args = 1, max_args = 1;  // scalar and aggregate
+  int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
+  void (*fn)(sqlite3_context*, int, sqlite3_value**) = nullptr;  // scalar; aggregate: step
+  void (*final)(sqlite3_context*) = nullptr;                     // aggregate
+  const sqlite3_module* module = nullptr;                        // table (eponymous virtual table)
+  void* user_data = nullptr;
+};
+
+// Each family of functions, in the order .help lists them.
+std::vector<SqlFunction> tree_functions();
+std::vector<SqlFunction> perf_functions();
+std::vector<SqlFunction> interval_functions();
+std::vector<SqlFunction> optimizable_functions();
+std::vector<SqlFunction> replay_functions();
+
+const std::vector<SqlFunction>& sql_functions();
+
+// Registers every function, and the tlsql_functions table, on `db`.
+void register_sql_functions(sqlite3* db);
+
+}  // namespace tlsql
