@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -324,10 +323,13 @@ struct Ceiling {
 };
 
 // An SVG is drawn into the HTML report as is, unless it passes kInlineSvgLimit (a roofline of
-// 250k ops is ~100 MB of SVG): then as a PNG, whose size does not grow with the marks.
-constexpr size_t kInlineSvgLimit = 4 << 20;
-Chart render(const std::function<std::string(ChartFormat)>& draw, ChartFormat f, const std::string& summary) {
+// 250k ops is ~100 MB of SVG): then as a PNG, whose size does not grow with the marks. A chart of
+// more than kInlineSvgMarks marks goes to PNG without drawing the SVG first.
+constexpr size_t kInlineSvgLimit = 4 << 20, kInlineSvgMarks = 20000;
+Chart render(const std::function<std::string(ChartFormat)>& draw, ChartFormat f, const std::string& summary,
+             size_t marks = 0) {
   if (f != ChartFormat::inline_image) return {draw(f), summary, f};
+  if (marks > kInlineSvgMarks) return {draw(ChartFormat::png), summary, ChartFormat::png};
   std::string svg = draw(ChartFormat::svg);
   if (svg.size() <= kInlineSvgLimit) return {std::move(svg), summary, ChartFormat::svg};
   return {draw(ChartFormat::png), summary, ChartFormat::png};
@@ -342,21 +344,21 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   std::vector<Point> pts;
   int zero_flops = 0, no_bytes = 0, no_time = 0;
   auto point = [&](sqlite3_stmt* s) {
-    auto j = nlohmann::json::parse(column_text(s, 5), nullptr, false);
-    if (!j.is_object() || !j["flops"].is_number()) return;  // no FLOPs model
-    auto num = [&](const char* k) { return j[k].is_number() ? j[k].get<double>() : NAN; };
+    // NULL (no number: a non-finite one, or no peak for this GPU) reads as NaN.
+    auto num = [&](int c) { return sqlite3_column_type(s, c) == SQLITE_NULL ? NAN : sqlite3_column_double(s, c); };
+    if (sqlite3_column_type(s, 5) == SQLITE_NULL) return;  // no FLOPs model
     Point p{sqlite3_column_int64(s, 0),
             sqlite3_column_int64(s, 1),
             column_text(s, 2),
             column_text(s, 3),
             column_text(s, 4),
-            j["dtype"].is_string() ? j["dtype"].get<std::string>() : "fp32",
-            j["units"].is_string() ? j["units"].get<std::string>() : "vector",
-            num("flops"),
-            num("bytes"),
-            num("gpu_ns"),
-            num("peak_tflops"),
-            num("peak_tbps")};
+            sqlite3_column_type(s, 10) == SQLITE_NULL ? "fp32" : column_text(s, 10),
+            sqlite3_column_type(s, 11) == SQLITE_NULL ? "vector" : column_text(s, 11),
+            num(5),
+            num(6),
+            num(7),
+            num(8),
+            num(9)};
     if (!(p.ns > 0))
       ++no_time;
     else if (!(p.flops > 0))
@@ -476,13 +478,25 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
       }
     }
 
-    // Points, largest first so small ones stay visible; area proportional to GPU time.
+    // Points, largest first so small ones stay visible; area proportional to GPU time. Marks
+    // that would land on each other exactly (same place and size to 1/4 px, same colour: an op
+    // repeated every step) are drawn once: the picture is the same but for the depth of overlap,
+    // and a GB trace's million ops draw as their few thousand distinct marks.
     const double max_ns = pts[by_time[0]].ns, r_max = 20;
-    std::vector<Disc> discs(pts.size());
+    std::vector<Disc> discs(pts.size()), distinct;
+    std::vector<size_t> distinct_of(pts.size());
+    std::map<std::tuple<long, long, long, int>, size_t> seen;
     for (size_t i : by_time) {
       const Point& p = pts[i];
       discs[i] = {sx(p.x()), sy(p.y()), std::max(2.5, r_max * std::sqrt(p.ns / max_ns))};
-      cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[category_index(p.category)].colour, kMarkAlpha);
+      const int cat = category_index(p.category);
+      auto [it, fresh] =
+          seen.try_emplace({std::lround(discs[i].x * 4), std::lround(discs[i].y * 4), std::lround(discs[i].r * 4), cat},
+                           distinct.size());
+      distinct_of[i] = it->second;
+      if (!fresh) continue;
+      distinct.push_back(discs[i]);
+      cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[cat].colour, kMarkAlpha);
     }
     // Ceiling labels along their line (right end first, then leftwards; above, then below), clear
     // of the points where possible, on a white backing; ceilings with the same peak share one.
@@ -523,8 +537,8 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
       std::string label = fmt::format("{}. {} {}", r + 1, pts[i].label, duration(pts[i].ns));
       double w = cv.text_width(label, 11) + 6, h = 15;
       std::vector<Disc> others;
-      for (size_t k = 0; k < discs.size(); ++k)
-        if (k != i) others.push_back(discs[k]);
+      for (size_t k = 0; k < distinct.size(); ++k)
+        if (k != distinct_of[i]) others.push_back(distinct[k]);
       auto b = place_label(discs[i], w, h, area, taken, others);
       if (!b) continue;
       taken.push_back(*b);

@@ -51,20 +51,19 @@ SELECT o.uid, o.name, op_category(o.name) AS category, o.input_dims, o.input_typ
 FROM op o WHERE counted(o.uid, (SELECT 'db:' || token FROM tlsql_self));
 
 -- Per op name and category over counted_op: the ops report (.report ops) as a view.
--- (The total for gpu_pct is a window over the groups: a CTE read twice would run every function twice.)
 CREATE VIEW IF NOT EXISTS @schema.op_summary AS
+WITH self AS (SELECT 'db:' || token AS s FROM tlsql_self),
+measured AS (SELECT name, category, gpu_ns AS ns, flops(uid, (SELECT s FROM self)) AS f,
+                    bytes(uid, (SELECT s FROM self)) AS b, achieved_pct(uid, (SELECT s FROM self)) AS pct,
+                    peak_tflops(uid, (SELECT s FROM self)) / peak_tbps(uid, (SELECT s FROM self)) AS ridge
+             FROM counted_op),
+total AS (SELECT sum(ns) AS ns FROM measured)
 SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
-       round(100.0 * sum(ns) / sum(sum(ns)) OVER (), 2) AS gpu_pct,
+       round(100.0 * sum(ns) / (SELECT ns FROM total), 2) AS gpu_pct,
        round(sum(f) / 1e9, 6) AS gflops, round(sum(f) / sum(ns) / 1e3, 3) AS tflops,
        round(sum(b) / sum(ns) / 1e3, 4) AS tbps, round(sum(f) / sum(b), 3) AS flops_per_byte,
        round(avg(pct), 2) AS achieved_pct,
        -- the roofline side of the op's totals: intensity against the GPU's ridge point
        CASE WHEN sum(b) > 0 AND avg(ridge) IS NOT NULL
             THEN CASE WHEN sum(f) / sum(b) >= avg(ridge) THEN 'compute' ELSE 'memory' END END AS bound
-FROM (SELECT name, category, gpu_ns AS ns, flops(uid, (SELECT 'db:' || token FROM tlsql_self)) AS f,
-             bytes(uid, (SELECT 'db:' || token FROM tlsql_self)) AS b,
-             achieved_pct(uid, (SELECT 'db:' || token FROM tlsql_self)) AS pct,
-             peak_tflops(uid, (SELECT 'db:' || token FROM tlsql_self))
-               / peak_tbps(uid, (SELECT 'db:' || token FROM tlsql_self)) AS ridge
-      FROM counted_op)
-GROUP BY name, category;
+FROM measured GROUP BY name, category;

@@ -24,9 +24,15 @@ namespace {
 struct Measured {
   std::optional<double> flops, bytes;
   bool matrix = false;
-  std::string dtype;
+  uint16_t dtype = 0;  // in the table's dtypes
   int64_t gpu_ns = 0, trace = 0, device = -1;
 };
+
+// The gpu_spec dtype key of the op's dtype, fp32 when it has none (the dtype its peak is read for).
+std::string peak_dtype(const PerfTable& t, const Measured& m) {
+  std::string dt = spec_dtype(t.dtypes[m.dtype]);
+  return dt.empty() ? "fp32" : dt;
+}
 
 Measured measured(const PerfTable& t, int64_t r) {
   Measured m;
@@ -34,7 +40,7 @@ Measured measured(const PerfTable& t, int64_t r) {
     if (x->has_flops) m.flops = x->flops;
     if (x->has_bytes) m.bytes = x->bytes;
     m.matrix = x->matrix;
-    m.dtype = t.dtypes[x->dtype];
+    m.dtype = x->dtype;
   }
   m.gpu_ns = t.gpu_ns[(size_t)r];
   m.trace = t.trace[(size_t)r];
@@ -64,17 +70,16 @@ class Peaks {
 
   // gpu_spec figures for the event's GPU and dtype: (peak TFLOP/s, TB/s).
   std::pair<std::optional<double>, std::optional<double>> get(const Measured& m, const PerfTable* table) {
-    std::string dt = spec_dtype(m.dtype);
-    if (dt.empty()) dt = "fp32";
     // Remembered until the connection changes any row (an UPDATE of gpu_spec must show at once)
-    // or the schema holds another database (another perf table).
+    // or the schema holds another database (another perf table, whose dtype indexes differ).
     std::pair<int64_t, const PerfTable*> epoch{sqlite3_total_changes64(db_), table};
     if (epoch != epoch_) seen_.clear(), epoch_ = epoch;
-    auto key = std::make_tuple(dt, m.matrix, m.trace, m.device);
+    auto key = std::make_tuple(m.dtype, m.matrix, m.trace, m.device);
     if (auto it = seen_.find(key); it != seen_.end()) return it->second;
     auto& out = seen_[key];
     sqlite3_stmt* s = peaks_;
     if (!s) return out;
+    const std::string dt = peak_dtype(*table, m);
     sqlite3_bind_text(s, 1, dt.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 2, m.trace);
     sqlite3_bind_int64(s, 3, m.device);
@@ -94,14 +99,26 @@ class Peaks {
  private:
   sqlite3* db_;
   sqlite3_stmt* peaks_ = nullptr;
-  std::map<std::tuple<std::string, bool, int64_t, int64_t>, std::pair<std::optional<double>, std::optional<double>>>
-      seen_;
+  std::map<std::tuple<uint16_t, bool, int64_t, int64_t>, std::pair<std::optional<double>, std::optional<double>>> seen_;
   std::pair<int64_t, const PerfTable*> epoch_{-1, nullptr};
 };
 
-enum class Fn { flops, bytes, tflops, tbps, intensity, peak_tflops, peak_tbps, achieved_pct, bound, perf };
-const char* const kFnNames[] = {"flops",       "bytes",     "tflops",       "tbps",  "intensity",
-                                "peak_tflops", "peak_tbps", "achieved_pct", "bound", "perf"};
+enum class Fn {
+  flops,
+  bytes,
+  tflops,
+  tbps,
+  intensity,
+  peak_tflops,
+  peak_tbps,
+  achieved_pct,
+  bound,
+  perf,
+  peak_dtype,
+  peak_units
+};
+const char* const kFnNames[] = {"flops",     "bytes",        "tflops", "tbps", "intensity",  "peak_tflops",
+                                "peak_tbps", "achieved_pct", "bound",  "perf", "peak_dtype", "peak_units"};
 
 // Every number the perf functions give for one event.
 struct Perf {
@@ -143,7 +160,7 @@ void result(sqlite3_context* ctx, std::optional<double> v) {
     sqlite3_result_null(ctx);
 }
 
-std::string perf_json(const Perf& p, const Measured& m) {
+std::string perf_json(const Perf& p, const Measured& m, const PerfTable& t) {
   nlohmann::json j = nlohmann::json::object();
   auto put = [&](const char* k, std::optional<double> v) {
     j[k] = v && std::isfinite(*v) ? nlohmann::json(*v) : nullptr;
@@ -154,8 +171,7 @@ std::string perf_json(const Perf& p, const Measured& m) {
   j["bound"] = p.bound ? nlohmann::json(*p.bound) : nullptr;
   // Which gpu_spec row the peak came from (the roofline draws one ceiling per dtype and units).
   const bool modeled = p.flops || p.bytes;
-  std::string dt = spec_dtype(m.dtype);
-  j["dtype"] = modeled ? nlohmann::json(dt.empty() ? "fp32" : dt) : nullptr;
+  j["dtype"] = modeled ? nlohmann::json(peak_dtype(t, m)) : nullptr;
   j["units"] = modeled ? nlohmann::json(m.matrix ? "matrix" : "vector") : nullptr;
   return j.dump();
 }
@@ -168,7 +184,7 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!table) return;
   Measured m = measured(*table, r);
   Perf p;
-  if (fn >= Fn::peak_tflops) {
+  if (fn == Fn::peak_tflops || fn == Fn::peak_tbps || fn == Fn::achieved_pct || fn == Fn::bound || fn == Fn::perf) {
     sqlite3* db = sqlite3_context_db_handle(ctx);
     const std::string schema = schema_arg(db, argc > 1 ? argv[1] : nullptr);
     std::unique_ptr<Peaks> own;
@@ -191,8 +207,15 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
       if (!p.bound) return sqlite3_result_null(ctx);
       return sqlite3_result_text(ctx, p.bound->c_str(), -1, SQLITE_TRANSIENT);
     case Fn::perf: {
-      std::string j = perf_json(p, m);
+      std::string j = perf_json(p, m, *table);
       return sqlite3_result_text(ctx, j.c_str(), -1, SQLITE_TRANSIENT);
+    }
+    // Which gpu_spec row the peaks come from (the roofline draws one ceiling per dtype and units).
+    case Fn::peak_dtype:
+    case Fn::peak_units: {
+      if (!p.flops && !p.bytes) return sqlite3_result_null(ctx);  // no model: neither is known
+      std::string v = fn == Fn::peak_dtype ? peak_dtype(*table, m) : m.matrix ? "matrix" : "vector";
+      return sqlite3_result_text(ctx, v.c_str(), -1, SQLITE_TRANSIENT);
     }
   }
 }
@@ -302,16 +325,19 @@ void numel_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 }  // namespace
 
 std::vector<SqlFunction> perf_functions() {
-  static const char* const help[] = {"FLOPs of the op (its model, or inductor's kernel_flop); NULL if none",
-                                     "bytes the op moves to and from memory; NULL if none",
-                                     "flops / gpu_time, TFLOP/s",
-                                     "bytes / gpu_time, TB/s",
-                                     "flops / bytes (FLOPs per byte)",
-                                     "gpu_spec peak for the trace's GPU and the op's dtype (matrix or vector units)",
-                                     "gpu_spec memory bandwidth of the trace's GPU, TB/s",
-                                     "% of the peak of the resource that bounds the op (see bound)",
-                                     "'compute' or 'memory': which side of the roofline ridge the op sits",
-                                     "all of the above and gpu_ns as one JSON object (one evaluation)"};
+  static const char* const help[] = {
+      "FLOPs of the op (its model, or inductor's kernel_flop); NULL if none",
+      "bytes the op moves to and from memory; NULL if none",
+      "flops / gpu_time, TFLOP/s",
+      "bytes / gpu_time, TB/s",
+      "flops / bytes (FLOPs per byte)",
+      "gpu_spec peak for the trace's GPU and the op's dtype (matrix or vector units)",
+      "gpu_spec memory bandwidth of the trace's GPU, TB/s",
+      "% of the peak of the resource that bounds the op (see bound)",
+      "'compute' or 'memory': which side of the roofline ridge the op sits",
+      "all of the above and gpu_ns, peak_dtype, peak_units as one JSON object (one evaluation)",
+      "the gpu_spec dtype the op's peaks are read for (bf16, fp32, ...); NULL without a model",
+      "'matrix' or 'vector': the units the op's peak TFLOP/s is read for; NULL without a model"};
   std::vector<SqlFunction> v;
   auto per_uid = [&](const char* name, const char* help, void (*fn)(sqlite3_context*, int, sqlite3_value**),
                      void* data) {
@@ -319,7 +345,7 @@ std::vector<SqlFunction> perf_functions() {
     f.max_args = 2, f.fn = fn, f.user_data = data;
     v.push_back(f);
   };
-  for (int f = 0; f <= (int)Fn::perf; ++f)
+  for (int f = 0; f <= (int)Fn::peak_units; ++f)
     per_uid(kFnNames[f], help[f], perf_fn, reinterpret_cast<void*>(static_cast<intptr_t>(f)));
   per_uid("gpu_time", "ns the GPU was busy with the GPU work at or below uid: union of their intervals", gpu_time_fn,
           nullptr);

@@ -190,70 +190,145 @@ Kind kind_of(std::string_view k) {
   return Kind::other;
 }
 
-// A saved database: one scan of its event table. Only the args that can matter are read (ops,
+// A saved database is read in uid ranges, each by one thread on its own connection.
+struct SavedPart {
+  std::vector<int64_t> uids, parent_uid;  // parent INT64_MIN: none
+  std::vector<Kind> kind;
+  std::vector<uint32_t> name;  // in `names`
+  std::vector<std::string_view> names;
+  std::deque<std::string> name_text;  // what `names` views
+  std::vector<int32_t> trace, device;
+  std::vector<Input::Interval> gpu;  // rows within the part
+  Parsed parsed;                     // rows within the part
+  std::string error;
+};
+
+// Rows lo <= uid < hi of `schema`.event on `db`. Only the args that can matter are read (ops,
 // and events that mention inductor's numbers).
-bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::deque<std::string>& name_text,
-                std::string& error) {
+void scan_saved(sqlite3* db, const std::string& schema, int64_t lo, int64_t hi, SavedPart& p) {
   sqlite3_stmt* s = nullptr;
   const std::string sql = fmt::format(
       "SELECT uid, parent, kind, name, ts, end, trace, device, "
-      "CASE WHEN kind = 'cpu_op' OR instr(args, '\"kernel_') THEN args END FROM \"{}\".event ORDER BY uid",
+      "CASE WHEN kind = 'cpu_op' OR instr(args, '\"kernel_') THEN args END FROM \"{}\".event "
+      "WHERE uid >= ?1 AND uid < ?2 ORDER BY uid",
       schema);
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
-    error = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
-    return false;
+    p.error = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
+    return;
   }
+  sqlite3_bind_int64(s, 1, lo);
+  sqlite3_bind_int64(s, 2, hi);
   std::unordered_map<std::string_view, uint32_t> ids;
-  std::vector<int64_t> parent_uid;
-  NameFacts facts(in.names);
-  Parsed parsed;
+  NameFacts facts(p.names);
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    const auto r = (uint32_t)in.uids.size();
-    in.uids.push_back(sqlite3_column_int64(s, 0));
-    parent_uid.push_back(sqlite3_column_type(s, 1) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(s, 1));
+    const auto r = (uint32_t)p.uids.size();
+    p.uids.push_back(sqlite3_column_int64(s, 0));
+    p.parent_uid.push_back(sqlite3_column_type(s, 1) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(s, 1));
     auto text = [&](int c) {
       const unsigned char* t = sqlite3_column_text(s, c);
       return t ? std::string_view((const char*)t, (size_t)sqlite3_column_bytes(s, c)) : std::string_view();
     };
-    in.kind.push_back(kind_of(text(2)));
+    p.kind.push_back(kind_of(text(2)));
     std::string_view name = text(3);
     auto it = ids.find(name);
     if (it == ids.end()) {
-      name_text.emplace_back(name);
-      it = ids.emplace(name_text.back(), (uint32_t)in.names.size()).first;
-      in.names.push_back(name_text.back());
+      p.name_text.emplace_back(name);
+      it = ids.emplace(p.name_text.back(), (uint32_t)p.names.size()).first;
+      p.names.push_back(p.name_text.back());
     }
-    in.name.push_back(it->second);
-    in.trace.push_back((int32_t)sqlite3_column_int64(s, 6));
-    in.device.push_back(sqlite3_column_type(s, 7) == SQLITE_NULL ? -1 : (int32_t)sqlite3_column_int64(s, 7));
-    if (is_gpu_work(in.kind.back()) && sqlite3_column_type(s, 4) != SQLITE_NULL &&
+    p.name.push_back(it->second);
+    p.trace.push_back((int32_t)sqlite3_column_int64(s, 6));
+    p.device.push_back(sqlite3_column_type(s, 7) == SQLITE_NULL ? -1 : (int32_t)sqlite3_column_int64(s, 7));
+    if (is_gpu_work(p.kind.back()) && sqlite3_column_type(s, 4) != SQLITE_NULL &&
         sqlite3_column_type(s, 5) != SQLITE_NULL)
-      in.gpu.push_back({r, sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5)});
+      p.gpu.push_back({r, sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5)});
     if (sqlite3_column_type(s, 8) != SQLITE_NULL)
-      parse_args(r, in.names[it->second], in.kind.back() == Kind::cpu_op && facts.has_model(it->second), text(8),
-                 parsed);
+      parse_args(r, p.names[it->second], p.kind.back() == Kind::cpu_op && facts.has_model(it->second), text(8),
+                 p.parsed);
   }
   sqlite3_finalize(s);
-  if (rc != SQLITE_DONE) {
-    error = rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(db);
-    return false;
+  if (rc != SQLITE_DONE) p.error = rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(db);
+}
+
+// A saved database: its event table in two uid ranges, the second on a read-only connection of
+// its own in a second thread (when the database is a file and no transaction is open, so both
+// connections see the same rows), merged in uid order.
+bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<std::unique_ptr<SavedPart>>& parts,
+                std::string& error) {
+  int64_t lo = 0, hi = -1;
+  {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, fmt::format("SELECT min(uid), max(uid) FROM \"{}\".event", schema).c_str(), -1, &s,
+                           nullptr) != SQLITE_OK) {
+      error = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
+      return false;
+    }
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+      lo = sqlite3_column_int64(s, 0), hi = sqlite3_column_int64(s, 1);
+    sqlite3_finalize(s);
   }
-  const size_t n = in.uids.size();
+  const char* file = sqlite3_db_filename(db, schema.c_str());
+  sqlite3* second = nullptr;
+  if (file && *file && sqlite3_get_autocommit(db) && hi - lo > 10000 &&
+      sqlite3_open_v2(file, &second, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    sqlite3_close(second);
+    second = nullptr;
+  }
+  if (second) sqlite3_busy_timeout(second, 10000);
+  const int64_t mid = second ? lo + (hi - lo) / 2 : hi + 1;
+  parts.push_back(std::make_unique<SavedPart>());
+  parts.push_back(std::make_unique<SavedPart>());
+  std::thread other;
+  if (second) other = std::thread([&] { scan_saved(second, "main", mid, hi + 1, *parts[1]); });
+  scan_saved(db, schema, lo, mid, *parts[0]);
+  if (second) other.join();
+  sqlite3_close(second);
+  for (auto& p : parts)
+    if (!p->error.empty()) {
+      error = p->error;
+      return false;
+    }
+
+  size_t n = 0;
+  for (auto& p : parts) n += p->uids.size();
   if (n > (size_t)INT32_MAX) {
     error = "too many events";
     return false;
   }
+  std::unordered_map<std::string_view, uint32_t> ids;
+  std::vector<int64_t> parent_uid;
+  parent_uid.reserve(n), in.uids.reserve(n), in.kind.reserve(n), in.name.reserve(n);
+  in.own.assign(n, PerfTable::kNone);
+  Parsed merged;
+  for (auto& p : parts) {
+    const auto base = (uint32_t)in.uids.size();
+    std::vector<uint32_t> id_of(p->names.size());
+    for (size_t k = 0; k < p->names.size(); ++k) {
+      auto [it, fresh] = ids.try_emplace(p->names[k], (uint32_t)in.names.size());
+      if (fresh) in.names.push_back(p->names[k]);
+      id_of[k] = it->second;
+    }
+    in.uids.insert(in.uids.end(), p->uids.begin(), p->uids.end());
+    parent_uid.insert(parent_uid.end(), p->parent_uid.begin(), p->parent_uid.end());
+    in.kind.insert(in.kind.end(), p->kind.begin(), p->kind.end());
+    for (uint32_t k : p->name) in.name.push_back(id_of[k]);
+    in.trace.insert(in.trace.end(), p->trace.begin(), p->trace.end());
+    in.device.insert(in.device.end(), p->device.begin(), p->device.end());
+    for (auto g : p->gpu) in.gpu.push_back({g.row + base, g.ts, g.end});
+    for (auto& [r, m] : p->parsed.own) merged.own.emplace_back(r + base, std::move(m));
+    for (auto& [r, f, b] : p->parsed.augmented) merged.augmented.emplace_back(r + base, f, b);
+    p->uids = {}, p->parent_uid = {}, p->kind = {}, p->name = {}, p->gpu = {}, p->parsed = {};
+  }
+  add_parsed(in, merged);
   bool dense = true;
   for (size_t i = 1; i < n && dense; ++i) dense = in.uids[i] == in.uids[0] + (int64_t)i;
   in.parent.assign(n, -1);
-  in.own.assign(n, PerfTable::kNone);
   for (size_t i = 0; i < n; ++i) {
     if (parent_uid[i] == INT64_MIN) continue;
     auto it = std::lower_bound(in.uids.begin(), in.uids.end(), parent_uid[i]);
     if (it != in.uids.end() && *it == parent_uid[i]) in.parent[i] = (int32_t)(it - in.uids.begin());
   }
-  add_parsed(in, parsed);
   if (dense) {
     in.first_uid = n ? in.uids[0] : 0;
     in.uids.clear();
@@ -457,10 +532,10 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
   }
   auto t = std::make_shared<PerfTable>();
   Input in;
-  std::deque<std::string> name_text;  // a saved database's names, which `in.names` views
+  std::vector<std::unique_ptr<SavedPart>> parts;  // a saved database's rows: `in.names` views their names
   if (store)
     read_store(*store, in);
-  else if (!read_saved(db, schema, in, name_text, error))
+  else if (!read_saved(db, schema, in, parts, error))
     return nullptr;
   t->first_uid = in.first_uid;
   t->rows = in.size();

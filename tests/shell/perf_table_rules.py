@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The bulk perf pass (udf/perf_table.h) against the rules re-implemented here in Python, over
+every event of several traces, loaded and saved: gpu_time (the union of the GPU work at or below
+the event), counted (modeled or kernel-launching ops with no modeled op above: counted_op),
+marker / marker_path (the "## ... ##" events above), and the reports built on them.
+usage: perf_table_rules.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
+import csv, io, os, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
+
+tlsql, data, shared, work = sys.argv[1:5]
+work = os.path.join(work, "perf_table_rules")
+os.makedirs(work, exist_ok=True)
+traces = [os.path.join(data, t) for t in ("tracelens_h100_bert_small_uncased.json.gz", "hta_backward_thread.json",
+                                          "fx_markers.json", "gpu_time.json")]
+traces += [os.path.join(shared, "traces", t) for t in ("tracelens/mi300/resnet_act_checkpoint.json.gz",
+                                                      "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz",
+                                                      "a100_switch_moe_batch4.json.gz")]
+GPU = {"kernel", "memcpy", "memset"}
+
+
+def query(target, sql):
+    r = subprocess.run([tlsql, target, "--csv", "-c", sql], capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0, f"{os.path.basename(target)}: {sql[:60]}... {r.stderr.strip()[:100]}")
+    return list(csv.DictReader(io.StringIO(r.stdout)))
+
+
+def union_length(iv):
+    total, cur = 0, None
+    for s, e in sorted(iv):
+        if e <= s:
+            continue
+        if cur is None or s > cur[1]:
+            if cur:
+                total += cur[1] - cur[0]
+            cur = [s, e]
+        else:
+            cur[1] = max(cur[1], e)
+    return total + (cur[1] - cur[0] if cur else 0)
+
+
+def expected(rows, launchers):
+    by_uid = {r["uid"]: r for r in rows}
+    kids = {}
+    for r in rows:
+        if r["parent"] in by_uid:
+            kids.setdefault(r["parent"], []).append(r["uid"])
+    modeled_op = {u for u, r in by_uid.items() if r["kind"] == "cpu_op" and r["modeled"] == "1"}
+    gpu, counted, marker, path = {}, {}, {}, {}
+    roots = [u for u, r in by_uid.items() if r["parent"] not in by_uid]
+    order, stack = [], list(roots)  # parents before children
+    while stack:
+        u = stack.pop()
+        order.append(u)
+        stack.extend(kids.get(u, []))
+    intervals = {}
+    for u in reversed(order):
+        r = by_uid[u]
+        iv = [(int(r["ts"]), int(r["end"]))] if r["kind"] in GPU and r["ts"] and r["end"] else []
+        for k in kids.get(u, []):
+            iv += intervals.pop(k)
+        intervals[u] = iv
+        gpu[u] = union_length(iv)
+    above = {}
+    for u in order:
+        r = by_uid[u]
+        p = r["parent"] if r["parent"] in by_uid else None
+        above[u] = p is not None and (above[p] or p in modeled_op)
+        counted[u] = int(r["kind"] == "cpu_op" and (u in modeled_op or u in launchers) and not above[u])
+        chain, a = [], p
+        while a is not None:
+            n = by_uid[a]["name"]
+            if len(n) >= 6 and n.startswith("## ") and n.endswith(" ##"):
+                chain.append(n)
+            a = by_uid[a]["parent"] if by_uid[a]["parent"] in by_uid else None
+        marker[u] = chain[0] if chain else ""
+        path[u] = " > ".join(reversed(chain))
+    return gpu, counted, marker, path
+
+
+SQL = ("SELECT uid, parent, kind, name, ts, end, flops(uid) IS NOT NULL OR bytes(uid) IS NOT NULL AS modeled, "
+       "gpu_time(uid) AS gpu, counted(uid) AS counted, marker(uid) AS marker, marker_path(uid) AS path "
+       "FROM event ORDER BY uid")
+for trace in traces:
+    name = os.path.basename(trace)
+    if not os.path.exists(trace):
+        print(f"skip {name}: not present")
+        continue
+    db = os.path.join(work, name + ".db")
+    if os.path.exists(db):
+        os.remove(db)
+    subprocess.run([tlsql, "-q", trace, "-o", db, "-c", "SELECT 1"], capture_output=True, check=True)
+    for target in (trace, db):
+        rows = query(target, SQL)
+        launchers = {r["launcher"] for r in query(target, "SELECT DISTINCT launcher FROM launch_link")}
+        gpu, counted, marker, path = expected(rows, launchers)
+        what = f"{name} ({'saved' if target == db else 'loaded'}, {len(rows)} events)"
+        bad = [r["uid"] for r in rows if int(r["gpu"]) != gpu[r["uid"]]]
+        check(not bad, f"{what}: gpu_time = union of the GPU work at or below, every event (first bad: {bad[:3]})")
+        bad = [r["uid"] for r in rows if int(r["counted"]) != counted[r["uid"]]]
+        check(not bad, f"{what}: counted = modeled or launching op, nothing modeled above (first bad: {bad[:3]})")
+        bad = [r["uid"] for r in rows if r["marker"] != marker[r["uid"]] or r["path"] != path[r["uid"]]]
+        check(not bad, f"{what}: marker / marker_path = the ## ... ## events above (first bad: {bad[:3]})")
+        n = sum(counted.values())
+        view = query(target, "SELECT count(*) AS n, sum(gpu_ns) AS ns FROM counted_op")[0]
+        check(int(view["n"]) == n and int(view["ns"] or 0) == sum(gpu[u] for u, c in counted.items() if c),
+              f"{what}: counted_op holds those {n} ops and their GPU time")
+finish()
