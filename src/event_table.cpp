@@ -549,7 +549,7 @@ void save_database(sqlite3* db, const std::string& path) {
       sqlite3_bind_text(attach.get(), 1, tmp.path().c_str(), -1, SQLITE_TRANSIENT);
       attach.step();
     }
-    exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF; PRAGMA save.page_size=16384;");
+    exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF; PRAGMA save.page_size=65536;");
     exec_sql(db, sql_for("schema", "save"));
     exec_sql(db, sql_for("event_table", "save"));
     exec_sql(db, "BEGIN");

@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "udf/registry.h"
@@ -72,6 +71,22 @@ class Coverage {
   std::vector<int64_t> at_, area_, count_;  // breakpoints; span time before each; spans open after it
 };
 
+// uid -> position, for uids collected in another order: a sorted vector (16 bytes an entry; a hash
+// map takes ~3x that, and a GB trace has millions of host events).
+class UidIndex {
+ public:
+  void add(int64_t uid, size_t at) { v_.emplace_back(uid, at); }
+  void seal() { std::sort(v_.begin(), v_.end()); }
+  std::optional<size_t> find(int64_t uid) const {
+    auto it = std::lower_bound(v_.begin(), v_.end(), std::pair<int64_t, size_t>{uid, 0});
+    if (it == v_.end() || it->first != uid) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::vector<std::pair<int64_t, size_t>> v_;
+};
+
 struct Query {
   sqlite3_stmt* s = nullptr;
   Query(sqlite3* db, const std::string& sql, int64_t trace) {
@@ -92,7 +107,7 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
   // Host events (torch's event tree) and their self time: duration less the children's durations.
   std::vector<Host> host;
-  std::unordered_map<int64_t, size_t> index;
+  UidIndex index;
   Query h(db,
           fmt::format("SELECT uid, ts, end, dur, parent FROM {}.event WHERE trace = ?1 AND ts IS NOT NULL "
                       "AND kind IN ('cpu_op', 'annotation', 'python', 'runtime', 'driver') ORDER BY ts, uid",
@@ -101,23 +116,26 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!h.ok()) return sqlite3_result_error(ctx, "optimizable_events: no tlsql event table in that schema", -1);
   std::vector<std::pair<int64_t, int64_t>> parent_dur;
   while (h.next()) {
-    index[h.i(0)] = host.size();
+    index.add(h.i(0), host.size());
     host.push_back({h.i(0), h.i(1), h.i(2), h.i(3)});
     if (sqlite3_column_type(h.s, 4) != SQLITE_NULL) parent_dur.emplace_back(h.i(4), h.i(3));
   }
+  index.seal();
   for (auto [p, d] : parent_dur)
-    if (auto it = index.find(p); it != index.end()) host[it->second].self -= d;
+    if (auto at = index.find(p)) host[*at].self -= d;
+  parent_dur = {};
+  index = {};
 
   // Kernels (not memcpy / memset) by start, and each launch call's kernel index.
   std::vector<std::pair<int64_t, int64_t>> kernels;  // (start, end)
-  std::unordered_map<int64_t, size_t> kernel_index;  // kernel uid -> position
+  UidIndex kernel_index;                             // kernel uid -> position
   Query k(
       db,
       fmt::format("SELECT uid, ts, end, name FROM {}.event WHERE trace = ?1 AND kind = 'kernel' ORDER BY ts, uid", q),
       trace);
   while (k.next())
     if (lower(k.t(3)).find("mem") == std::string::npos) {
-      kernel_index[k.i(0)] = kernels.size();
+      kernel_index.add(k.i(0), kernels.size());
       kernels.emplace_back(k.i(1), k.i(2));
     }
   struct Launch {
@@ -125,6 +143,7 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     std::optional<size_t> kernel;
   };
   std::vector<Launch> launches;
+  kernel_index.seal();
   Query l(
       db,
       fmt::format(
@@ -135,8 +154,7 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   while (l.next()) {
     if (!is_launch(l.t(2))) continue;
     std::optional<size_t> kid;
-    if (sqlite3_column_type(l.s, 3) != SQLITE_NULL)
-      if (auto it = kernel_index.find(l.i(3)); it != kernel_index.end()) kid = it->second;
+    if (sqlite3_column_type(l.s, 3) != SQLITE_NULL) kid = kernel_index.find(l.i(3));
     if (!launches.empty() && launches.back().uid == l.i(4)) {
       if (!launches.back().kernel) launches.back().kernel = kid;  // one launch, several GPU events
       continue;

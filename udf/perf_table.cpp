@@ -143,12 +143,7 @@ void read_store(const EventStore& s, Input& in) {
   const uint32_t no_name = (uint32_t)in.names.size();
   in.names.push_back({});
   NameFacts facts(in.names);
-  struct Candidate {
-    uint32_t row;
-    bool modeled;
-    std::string_view args;
-  };
-  std::vector<Candidate> candidates;
+  std::vector<bool> modeled(n, false);  // a cpu_op whose name has a model
   for (const auto& t : s.traces) {
     const int64_t base = t->uid_base - s.first_uid;
     for (size_t local = 0; local < t->rows.size(); ++local) {
@@ -161,33 +156,42 @@ void read_store(const EventStore& s, Input& in) {
       in.device[r] = e.device == EventRec::kNull32 ? -1 : e.device;
       const int64_t end = e.end();
       if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) in.gpu.push_back({r, e.ts, end});
-      if (e.is(EventRec::has_args))
-        candidates.push_back(
-            {r, e.kind == Kind::cpu_op && facts.has_model(in.name[r]), s.args.get(e.args, e.args_len)});
+      modeled[r] = e.kind == Kind::cpu_op && facts.has_model(in.name[r]);
     }
   }
   // Parsing args is most of the pass: two threads, each on half the rows, merged in row order.
   Parsed halves[2];
-  auto parse = [&](size_t from, size_t to, Parsed& out) {
-    for (size_t i = from; i < to; ++i)
-      parse_args(candidates[i].row, in.names[in.name[candidates[i].row]], candidates[i].modeled, candidates[i].args,
-                 out);
+  auto parse = [&](int64_t from, int64_t to, Parsed& out) {
+    for (int64_t pos = from; pos < to;) {
+      int64_t local;
+      const LoadedTrace& t = s.trace_at(pos, local);
+      for (; pos < to && local < (int64_t)t.rows.size(); ++pos, ++local) {
+        const EventRec& e = t.rows[(size_t)local];
+        if (e.is(EventRec::has_args))
+          parse_args((uint32_t)pos, in.names[in.name[(size_t)pos]], modeled[(size_t)pos],
+                     s.args.get(e.args, e.args_len), out);
+      }
+    }
   };
-  const size_t mid = candidates.size() / 2;
-  if (candidates.size() > 20000) {
-    std::thread second(parse, mid, candidates.size(), std::ref(halves[1]));
-    parse(0, mid, halves[0]);
+  const auto rows = (int64_t)n;
+  if (rows > 20000) {
+    std::thread second(parse, rows / 2, rows, std::ref(halves[1]));
+    parse(0, rows / 2, halves[0]);
     second.join();
   } else {
-    parse(0, candidates.size(), halves[0]);
+    parse(0, rows, halves[0]);
   }
   for (Parsed& p : halves) add_parsed(in, p);
 }
 
 Kind kind_of(std::string_view k) {
-  for (int i = 0; i <= (int)Kind::other; ++i)
-    if (kind_name((Kind)i) == k) return (Kind)i;
-  return Kind::other;
+  static const std::unordered_map<std::string_view, Kind> kinds = [] {
+    std::unordered_map<std::string_view, Kind> m;
+    for (int i = 0; i <= (int)Kind::other; ++i) m.emplace(kind_name((Kind)i), (Kind)i);
+    return m;
+  }();
+  auto it = kinds.find(k);
+  return it == kinds.end() ? Kind::other : it->second;
 }
 
 // A saved database is read in uid ranges, each by one thread on its own connection.
@@ -325,9 +329,14 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
   for (size_t i = 1; i < n && dense; ++i) dense = in.uids[i] == in.uids[0] + (int64_t)i;
   in.parent.assign(n, -1);
   for (size_t i = 0; i < n; ++i) {
-    if (parent_uid[i] == INT64_MIN) continue;
-    auto it = std::lower_bound(in.uids.begin(), in.uids.end(), parent_uid[i]);
-    if (it != in.uids.end() && *it == parent_uid[i]) in.parent[i] = (int32_t)(it - in.uids.begin());
+    const int64_t p = parent_uid[i];
+    if (p == INT64_MIN) continue;
+    if (dense) {  // uids first .. first + n - 1: the row is the offset (saved by tlsql: always)
+      if (p >= in.uids[0] && p - in.uids[0] < (int64_t)n) in.parent[i] = (int32_t)(p - in.uids[0]);
+      continue;
+    }
+    auto it = std::lower_bound(in.uids.begin(), in.uids.end(), p);
+    if (it != in.uids.end() && *it == p) in.parent[i] = (int32_t)(it - in.uids.begin());
   }
   if (dense) {
     in.first_uid = n ? in.uids[0] : 0;
