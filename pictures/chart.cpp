@@ -478,25 +478,21 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
       }
     }
 
-    // Points, largest first so small ones stay visible; area proportional to GPU time. Marks
-    // that would land on each other exactly (same place and size to 1/4 px, same colour: an op
-    // repeated every step) are drawn once: the picture is the same but for the depth of overlap,
-    // and a GB trace's million ops draw as their few thousand distinct marks.
+    // Points, largest first so small ones stay visible; area proportional to GPU time. For the
+    // label placement, marks that land on each other exactly (same place and size to 1/4 px: an
+    // op repeated every step) count once: a GB trace's million ops are a few thousand distinct marks.
     const double max_ns = pts[by_time[0]].ns, r_max = 20;
     std::vector<Disc> discs(pts.size()), distinct;
     std::vector<size_t> distinct_of(pts.size());
-    std::map<std::tuple<long, long, long, int>, size_t> seen;
+    std::map<std::tuple<long, long, long>, size_t> seen;
     for (size_t i : by_time) {
       const Point& p = pts[i];
       discs[i] = {sx(p.x()), sy(p.y()), std::max(2.5, r_max * std::sqrt(p.ns / max_ns))};
-      const int cat = category_index(p.category);
-      auto [it, fresh] =
-          seen.try_emplace({std::lround(discs[i].x * 4), std::lround(discs[i].y * 4), std::lround(discs[i].r * 4), cat},
-                           distinct.size());
+      cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[category_index(p.category)].colour, kMarkAlpha);
+      auto [it, fresh] = seen.try_emplace(
+          {std::lround(discs[i].x * 4), std::lround(discs[i].y * 4), std::lround(discs[i].r * 4)}, distinct.size());
       distinct_of[i] = it->second;
-      if (!fresh) continue;
-      distinct.push_back(discs[i]);
-      cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[cat].colour, kMarkAlpha);
+      if (fresh) distinct.push_back(discs[i]);
     }
     // Ceiling labels along their line (right end first, then leftwards; above, then below), clear
     // of the points where possible, on a white backing; ceilings with the same peak share one.
@@ -592,7 +588,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
           memory_label.count(tb) ? std::optional<Box>(memory_label[tb]) : std::nullopt);
     return {to_csv(rs), summary, ChartFormat::csv};
   }
-  return render(draw, f, summary);
+  return render(draw, f, summary, pts.size());
 }
 
 // -------------------------------------------------------------------------------------------------

@@ -303,7 +303,7 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
   if (plan & kKindOrder) {
     c->use_list = true;
     std::vector<int> kinds;
-    for (int i = 0; i < (int)s.rows_of_kind.size(); ++i) kinds.push_back(i);
+    for (int i = 0; i < (int)std::min(s.rows_of_kind.size(), (size_t)Kind::other + 1); ++i) kinds.push_back(i);
     std::sort(kinds.begin(), kinds.end(), [](int a, int b) { return kind_name((Kind)a) < kind_name((Kind)b); });
     for (int k : kinds) c->owned.insert(c->owned.end(), s.rows_of_kind[k].begin(), s.rows_of_kind[k].end());
     c->list = c->owned.data();

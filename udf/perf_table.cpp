@@ -273,13 +273,13 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
     sqlite3_finalize(s);
   }
   const char* file = sqlite3_db_filename(db, schema.c_str());
+  // (The second connection waits for no lock: if it cannot read now, this one reads its range.)
   sqlite3* second = nullptr;
   if (file && *file && sqlite3_get_autocommit(db) && hi - lo > 10000 &&
       sqlite3_open_v2(file, &second, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     sqlite3_close(second);
     second = nullptr;
   }
-  if (second) sqlite3_busy_timeout(second, 10000);
   const int64_t mid = second ? lo + (hi - lo) / 2 : hi + 1;
   parts.push_back(std::make_unique<SavedPart>());
   parts.push_back(std::make_unique<SavedPart>());
@@ -288,6 +288,10 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
   scan_saved(db, schema, lo, mid, *parts[0]);
   if (second) other.join();
   sqlite3_close(second);
+  if (second && !parts[1]->error.empty()) {  // e.g. the file is locked (locking_mode=EXCLUSIVE): read it here
+    parts[1] = std::make_unique<SavedPart>();
+    scan_saved(db, schema, mid, hi + 1, *parts[1]);
+  }
   for (auto& p : parts)
     if (!p->error.empty()) {
       error = p->error;

@@ -105,4 +105,14 @@ for trace in traces:
         view = query(target, "SELECT count(*) AS n, sum(gpu_ns) AS ns FROM counted_op")[0]
         check(int(view["n"]) == n and int(view["ns"] or 0) == sum(gpu[u] for u, c in counted.items() if c),
               f"{what}: counted_op holds those {n} ops and their GPU time")
+# A saved database this connection holds locked (locking_mode=EXCLUSIVE after a write): the second
+# connection that reads half of the rows cannot; the same numbers come from this one alone.
+vllm = os.path.join(work, "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz.db")
+if os.path.exists(vllm):
+    sums = "SELECT sum(gpu_time(uid)) AS g, sum(counted(uid)) AS c, sum(flops(uid)) AS f FROM event"
+    free = query(vllm, sums)
+    r = subprocess.run([tlsql, vllm, "--csv", "-c", "PRAGMA locking_mode=EXCLUSIVE", "-c", "CREATE TABLE lock_it(a)",
+                        "-c", sums], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and list(csv.DictReader(io.StringIO(r.stdout.split("\n", 2)[2])))[-1] == free[0],
+          f"a saved database locked by its own connection reads the same ({r.stderr.strip()[:100]})")
 finish()
