@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <string>
+#include <unordered_map>
 
 namespace tlsql {
 
@@ -12,6 +13,17 @@ std::string_view kind_name(Kind k) {
       "cpu_op", "python",         "annotation", "runtime", "driver", "kernel", "memcpy", "memset",
       "sync",   "gpu_annotation", "instant",    "counter", "flow",   "meta",   "other"};
   return names[static_cast<size_t>(k)];
+}
+
+Kind kind_from_name(std::string_view name) {
+  // A hash lookup: a saved database's millions of rows each name their kind.
+  static const std::unordered_map<std::string_view, Kind> kinds = [] {
+    std::unordered_map<std::string_view, Kind> m;
+    for (int i = 0; i <= (int)Kind::other; ++i) m.emplace(kind_name((Kind)i), (Kind)i);
+    return m;
+  }();
+  auto it = kinds.find(name);
+  return it == kinds.end() ? Kind::other : it->second;
 }
 
 Kind normalise_kind(char ph, std::string_view cat) {

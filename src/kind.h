@@ -11,6 +11,12 @@ namespace tlsql {
 // ROCm traces (hip* calls under cuda_runtime) query the same way.
 Kind normalise_kind(char ph, std::string_view cat);
 
+// kind_name's inverse: Kind::other for a name that is not a kind.
+Kind kind_from_name(std::string_view name);
+
+// GPU work: what gpu_time() sums and launched() lists (kernels, memcpys, memsets).
+inline bool is_gpu_work(Kind k) { return k == Kind::kernel || k == Kind::memcpy || k == Kind::memset; }
+
 // Events that run on a GPU stream and hang under their launching runtime call.
 inline bool is_gpu_side(Kind k) {
   return k == Kind::kernel || k == Kind::memcpy || k == Kind::memset || k == Kind::gpu_annotation || k == Kind::sync;

@@ -31,8 +31,6 @@ int64_t PerfTable::row(int64_t uid) const {
 
 namespace {
 
-bool is_gpu_work(Kind k) { return k == Kind::kernel || k == Kind::memcpy || k == Kind::memset; }
-
 // What the pass needs of each row, read from either source. Rows are in uid order.
 struct Input {
   std::vector<int64_t> uids;  // empty: dense from first_uid
@@ -184,16 +182,6 @@ void read_store(const EventStore& s, Input& in) {
   for (Parsed& p : halves) add_parsed(in, p);
 }
 
-Kind kind_of(std::string_view k) {
-  static const std::unordered_map<std::string_view, Kind> kinds = [] {
-    std::unordered_map<std::string_view, Kind> m;
-    for (int i = 0; i <= (int)Kind::other; ++i) m.emplace(kind_name((Kind)i), (Kind)i);
-    return m;
-  }();
-  auto it = kinds.find(k);
-  return it == kinds.end() ? Kind::other : it->second;
-}
-
 // A saved database is read in uid ranges, each by one thread on its own connection.
 struct SavedPart {
   std::vector<int64_t> uids, parent_uid;  // parent INT64_MIN: none
@@ -233,7 +221,7 @@ void scan_saved(sqlite3* db, const std::string& schema, int64_t lo, int64_t hi, 
       const unsigned char* t = sqlite3_column_text(s, c);
       return t ? std::string_view((const char*)t, (size_t)sqlite3_column_bytes(s, c)) : std::string_view();
     };
-    p.kind.push_back(kind_of(text(2)));
+    p.kind.push_back(kind_from_name(text(2)));
     std::string_view name = text(3);
     auto it = ids.find(name);
     if (it == ids.end()) {

@@ -12,7 +12,7 @@
 
 namespace tlsql {
 
-bool is_gpu_work(const std::string& kind) { return kind == "kernel" || kind == "memcpy" || kind == "memset"; }
+bool is_gpu_work(const std::string& kind) { return is_gpu_work(kind_from_name(kind)); }
 
 bool uid_arg(sqlite3_context* ctx, sqlite3_value* v, const char* fn, int64_t& uid) {
   if (sqlite3_value_type(v) == SQLITE_NULL) {
@@ -245,23 +245,6 @@ std::vector<std::pair<int64_t, int>> TreeAccess::descendants(int64_t uid, int ma
     for (auto it = c.rbegin(); it != c.rend(); ++it) stack.emplace_back(*it, d + 1);
   }
   return out;
-}
-
-void TreeAccess::visit_descendants(int64_t uid, const std::function<bool(const TreeRow&)>& fn) {
-  std::vector<int64_t> stack = children(uid);
-  std::reverse(stack.begin(), stack.end());
-  while (!stack.empty()) {
-    int64_t u = stack.back();
-    stack.pop_back();
-    if (u == uid) {  // a loop (see descendants())
-      walk_error_ = cycle_at(uid);
-      return;
-    }
-    auto r = row(u);
-    if (r && !fn(*r)) return;
-    auto c = children(u);
-    stack.insert(stack.end(), c.rbegin(), c.rend());
-  }
 }
 
 std::vector<std::pair<int64_t, int>> TreeAccess::ancestors(int64_t uid) {

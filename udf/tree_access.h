@@ -7,7 +7,6 @@
 #include <sqlite3.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,8 +39,6 @@ class TreeAccess {
   // Whole subtree below uid in depth-first pre-order: (uid, distance from uid).
   std::vector<std::pair<int64_t, int>> descendants(int64_t uid, int max_distance = INT32_MAX);
   std::vector<std::pair<int64_t, int>> ancestors(int64_t uid);  // parent first
-  // Calls fn(row) for each event below uid, depth-first, until fn returns false.
-  void visit_descendants(int64_t uid, const std::function<bool(const TreeRow&)>& fn);
   // Text of args member `key` (e.g. "Input Dims"), minified JSON; empty if absent.
   std::string arg(int64_t uid, const char* key);
   // A walk that meets a parent cycle (a database tlsql did not write, or one edited by hand) or an

@@ -39,8 +39,12 @@ for input in ${INPUTS:-control_1g.json resnet_1g.json}; do
   echo
   echo "| command | s | x load | peak MB | RSS / JSON |"
   echo "|---|---:|---:|---:|---:|"
+  cat "$json" >/dev/null  # in the page cache, as for every later command: the load is the best of two
   run "$bin" -q "$json" -c "SELECT count(*) FROM event"
   load=$secs
+  run "$bin" -q "$json" -c "SELECT count(*) FROM event"
+  load=$(awk -v a="$load" -v b="$secs" 'BEGIN { print (a < b ? a : b) }')
+  secs=$load
   row "load (SELECT count(*) FROM event)" "$secs" "$load" "$kb" "$bytes"
   for r in summary ops kernels gemm sdpa conv fx optimizable collectives timeline temporal idle launch; do
     run "$bin" -q "$json" --report "$r"
