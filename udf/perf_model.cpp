@@ -377,17 +377,23 @@ std::optional<Shape> broadcast(Shape a, Shape b) {
   return r;
 }
 // A scalar operand (Input Dims [], type "Scalar") costs no memory traffic (TraceLens gives up
-// on the bytes there).
+// on the bytes there). The output's dtype is PyTorch's result type of the operands (result_dtype):
+// a 0-dim tensor or a Python scalar does not widen a tensor's dtype within its category (bf16 ·
+// double[] is bf16), so neither the output bytes nor the peak are fp64's.
 std::optional<OpPerf> binary(const Args& a) {
   if (a.dims.size() < 2) return std::nullopt;
   bool t1 = a.type(0) != "Scalar" && !a.type(0).empty(), t2 = a.type(1) != "Scalar" && !a.type(1).empty();
   auto out = broadcast(a.dim(0), a.dim(1));
   if (!out) return std::nullopt;
   OpPerf p;
-  p.dtype = t1 ? a.type(0) : a.type(1);
+  std::vector<Operand> ops;
+  for (size_t i = 0; i < 2; ++i) ops.push_back({a.type(i), !a.dim(i).empty(), a.conc(i)});
+  const std::string result = result_dtype(ops);
+  p.dtype = result.empty() ? (t1 ? a.type(0) : a.type(1)) : result;
   p.flops = numel(*out);
   int b1 = t1 ? dtype_bytes(a.type(0)) : 0, b2 = t2 ? dtype_bytes(a.type(1)) : 0;
-  int bo = a.has(2) && dtype_bytes(a.type(2)) ? dtype_bytes(a.type(2)) : std::max(b1, b2);
+  // An out= tensor (a third operand with dims) gives the output's dtype; else the result type.
+  int bo = a.has(2) && dtype_bytes(a.type(2)) ? dtype_bytes(a.type(2)) : dtype_bytes(p.dtype);
   if ((b1 || !t1) && (b2 || !t2) && bo) p.bytes = numel(a.dim(0)) * b1 + numel(a.dim(1)) * b2 + numel(*out) * bo;
   return p;
 }
@@ -600,6 +606,64 @@ Args parse_args(std::string_view text) {
 }
 
 }  // namespace
+
+namespace {
+
+// bool < integral < floating < complex, as c10's type promotion orders categories.
+enum class Category { none, boolean, integral, floating, complex };
+Category category(std::string_view t) {
+  if (t == "bool") return Category::boolean;
+  if (t.find("complex") != std::string_view::npos) return Category::complex;
+  if (t == "double" || t == "float" || t == "c10::Half" || t == "c10::BFloat16" ||
+      t.find("Float8") != std::string_view::npos)
+    return Category::floating;
+  return dtype_bytes(t) ? Category::integral : Category::none;
+}
+
+// promote_types for the dtypes traces hold: the higher category wins; within one, the wider type
+// (half with bfloat16: float, as c10); an integral type with a float8 one: the float8.
+std::string promote(const std::string& x, const std::string& y) {
+  if (x.empty() || x == y) return y.empty() ? x : y;
+  if (y.empty()) return x;
+  Category cx = category(x), cy = category(y);
+  if (cx != cy) return cx > cy ? x : y;
+  if (cx == Category::floating && dtype_bytes(x) == 2 && dtype_bytes(y) == 2) return "float";
+  return dtype_bytes(x) >= dtype_bytes(y) ? x : y;
+}
+
+// c10's combine_categories(higher, lower): the lower-priority group only raises the category.
+std::string combine(const std::string& higher, const std::string& lower) {
+  if (higher.empty()) return lower;
+  if (lower.empty()) return higher;
+  Category h = category(higher), l = category(lower);
+  if (h == Category::complex) return higher;
+  if (l == Category::complex) return h == Category::floating ? std::string("c10::complex<float>") : lower;
+  if (h == Category::floating) return higher;
+  if (h == Category::boolean || l == Category::floating) return promote(higher, lower);
+  return higher;
+}
+
+}  // namespace
+
+std::string result_dtype(const std::vector<Operand>& operands) {
+  std::string dim, zero, wrapped;
+  for (const Operand& o : operands) {
+    if (o.type == "Scalar") {
+      // A Python number: its category from its value (Concrete Inputs); floats are the default
+      // dtype (float), integers long.
+      const std::string& v = o.value;
+      if (v.empty()) continue;
+      std::string t = v == "True" || v == "False"                                                        ? "bool"
+                      : v.find_first_of(".eEn") != std::string::npos && v.find("j") == std::string::npos ? "float"
+                      : v.find("j") != std::string::npos ? "c10::complex<float>"
+                                                         : "long int";
+      wrapped = promote(wrapped, t);
+    } else if (category(o.type) != Category::none) {
+      (o.has_dims ? dim : zero) = promote(o.has_dims ? dim : zero, o.type);
+    }
+  }
+  return combine(dim, combine(zero, wrapped));
+}
 
 int dtype_bytes(std::string_view t) {
   static const std::map<std::string, int, std::less<>> bpe = {{"double", 8},

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tlsql {
 
@@ -25,6 +26,18 @@ bool has_perf_model(std::string_view name);
 // The model of one op, given its name and args JSON text. nullopt when the family has no model
 // or the args lack what it needs.
 std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json);
+
+// One operand of an op as the trace records it: its "Input type", whether its "Input Dims" has
+// dimensions (a 0-dim tensor has none), and its "Concrete Inputs" value (for a Python scalar).
+struct Operand {
+  std::string type;
+  bool has_dims = false;
+  std::string value;
+};
+// PyTorch's result type of the operands (c10 result_type): dimensioned tensors decide; 0-dim
+// tensors, then Python scalars ("Scalar"), only raise the category (bool < integral < floating <
+// complex). Empty when no operand has a known dtype.
+std::string result_dtype(const std::vector<Operand>& operands);
 
 // Bytes per element of a dtype as traces spell it ("float", "c10::BFloat16", "long int", ...); 0 if unknown.
 int dtype_bytes(std::string_view dtype);

@@ -124,6 +124,45 @@ TEST_CASE("elementwise, broadcast, scalars, casts, embedding") {
   CHECK(bytes("aten::embedding", emb) == 10 * 8 + 2 * 10 * 16 * 2);
 }
 
+TEST_CASE("result type: 0-dim tensors and scalars do not widen within a category") {
+  using tlsql::Operand;
+  using tlsql::result_dtype;
+  // bf16 [1, 5184] * 0-dim double: bf16 (same category: the dimensioned tensor decides)
+  CHECK(result_dtype({{"c10::BFloat16", true, ""}, {"double", false, ""}}) == "c10::BFloat16");
+  CHECK(result_dtype({{"double", false, ""}, {"c10::BFloat16", true, ""}}) == "c10::BFloat16");
+  // long [4] * 0-dim double: a higher category, so promote(long, double) = double
+  CHECK(result_dtype({{"long int", true, ""}, {"double", false, ""}}) == "double");
+  // long [4] * 2.5 (a Python float): the default dtype, float
+  CHECK(result_dtype({{"long int", true, ""}, {"Scalar", false, "2.5"}}) == "float");
+  // half [4] * 3 (a Python int): half; bool [4] + 1: long
+  CHECK(result_dtype({{"c10::Half", true, ""}, {"Scalar", false, "3"}}) == "c10::Half");
+  CHECK(result_dtype({{"bool", true, ""}, {"Scalar", false, "1"}}) == "long int");
+  // two dimensioned tensors: half with bfloat16 is float, float with double is double
+  CHECK(result_dtype({{"c10::Half", true, ""}, {"c10::BFloat16", true, ""}}) == "float");
+  CHECK(result_dtype({{"float", true, ""}, {"double", true, ""}}) == "double");
+  CHECK(result_dtype({{"Scalar", false, ""}, {"", false, ""}}).empty());
+}
+
+TEST_CASE("elementwise output sized by the result type") {
+  // bf16 [1, 5184] * 0-dim double: read 5184·2 + 1·8, write 5184·2 (not 5184·8)
+  const char* mul = R"({"Input Dims": [[1, 5184], []], "Input type": ["c10::BFloat16", "double"]})";
+  CHECK(flops("aten::mul", mul) == 5184);
+  CHECK(bytes("aten::mul", mul) == 5184 * 2 + 8 + 5184 * 2);
+  CHECK(model_op("aten::mul", mul)->dtype == "c10::BFloat16");
+  // the 0-dim operand first: the same
+  const char* mul2 = R"({"Input Dims": [[], [1, 5184]], "Input type": ["double", "c10::BFloat16"]})";
+  CHECK(flops("aten::mul", mul2) == 5184);
+  CHECK(model_op("aten::mul", mul2)->dtype == "c10::BFloat16");
+  // add with alpha: bf16 + bf16, alpha a Scalar: written as bf16
+  const char* add = R"({"Input Dims": [[8], [8], []], "Input type": ["c10::BFloat16", "c10::BFloat16", "Scalar"],
+      "Concrete Inputs": ["", "", "1"]})";
+  CHECK(bytes("aten::add", add) == (8 + 8 + 8) * 2.0);
+  // long [4] * 2.5: written as float (4 bytes)
+  const char* scale =
+      R"({"Input Dims": [[4], []], "Input type": ["long int", "Scalar"], "Concrete Inputs": ["", "2.5"]})";
+  CHECK(bytes("aten::mul", scale) == 4 * 8 + 4 * 4.0);
+}
+
 TEST_CASE("reductions read dim and keepdim") {
   // sum over dim -1 of [4, 6]: 24 FLOPs, output 4 elements: (24 + 4) · 4 bytes
   const char* sum = R"({"Input Dims": [[4, 6], [], [], []], "Input type": ["float", "ScalarList", "Scalar", ""],
