@@ -2,6 +2,7 @@
 // peak_tbps, achieved_pct, bound, op_category, dtype_bytes, numel.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "src/kind.h"
 #include "udf/connection_cache.h"
 #include "udf/perf_model.h"
 #include "udf/perf_table.h"
@@ -255,6 +257,40 @@ void marker_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_text(ctx, out.c_str(), -1, SQLITE_TRANSIENT);
 }
 
+// trace_stats(trace [, schema]): the summary's per-trace figures as JSON (perf_table.h TraceStats):
+// events per kind (most first; ties by name, descending), span_start / span_end (ns), steps,
+// first_step, last_step; null where the trace has no such events.
+void trace_stats_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  std::string error;
+  auto t = perf_table(db, schema_arg(db, argc > 1 ? argv[1] : nullptr), error);
+  if (!t) return sqlite3_result_error(ctx, fmt::format("trace_stats: {}", error).c_str(), -1);
+  auto it = t->traces.find(sqlite3_value_int64(argv[0]));
+  std::string events = "null", start = "null", end = "null", steps = "null", first = "null", last = "null";
+  if (it != t->traces.end()) {
+    const TraceStats& st = it->second;
+    std::vector<std::pair<int64_t, std::string_view>> kinds;
+    for (size_t k = 0; k < st.kinds.size(); ++k)
+      if (st.kinds[k]) kinds.emplace_back(st.kinds[k], kind_name((Kind)k));
+    std::sort(kinds.begin(), kinds.end(),
+              [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second > b.second; });
+    std::vector<std::string> members;
+    for (auto& [n, k] : kinds) members.push_back(fmt::format("\"{}\":{}", k, n));
+    events = fmt::format("{{{}}}", fmt::join(members, ","));
+    if (st.timed) {
+      start = std::to_string(st.first_start);
+      if (st.last_end) end = std::to_string(*st.last_end);
+      steps = std::to_string(st.steps.size());
+      if (!st.steps.empty()) first = std::to_string(*st.steps.begin()), last = std::to_string(*st.steps.rbegin());
+    }
+  }
+  std::string j =
+      fmt::format(R"({{"events":{},"span_start":{},"span_end":{},"steps":{},"first_step":{},"last_step":{}}})", events,
+                  start, end, steps, first, last);
+  sqlite3_result_text(ctx, j.c_str(), -1, SQLITE_TRANSIENT);
+}
+
 // HTA's shorten_name as its outputs show it: names holding template or argument lists lose
 // them (and any return type before the last space, and "->"); other names stay whole, as does
 // a name that would shorten to nothing ("Memcpy DtoH (Device -> Pinned)").
@@ -355,6 +391,10 @@ std::vector<SqlFunction> perf_functions() {
           nullptr);
   per_uid("marker_path", "the \"## ... ##\" events above uid, outermost first, joined by ' > '", marker_fn,
           reinterpret_cast<void*>(1));
+  SqlFunction stats{"trace_stats", "(trace [, schema])",
+                    "JSON: the trace's events per kind, span_start / span_end (ns), steps, first_step, last_step"};
+  stats.max_args = 2, stats.fn = trace_stats_fn;
+  v.push_back(stats);
   auto pure = [&](const char* name, const char* args, const char* help,
                   void (*fn)(sqlite3_context*, int, sqlite3_value**)) {
     SqlFunction f{name, args, help};

@@ -20,6 +20,23 @@
 
 namespace tlsql {
 
+void TraceStats::add(Kind k, std::optional<int64_t> ts, std::optional<int64_t> end, std::optional<int64_t> step) {
+  ++kinds[(size_t)k];
+  if (!ts) return;  // the span and steps count events with a start (as the summary's SQL did)
+  timed = true;
+  first_start = std::min(first_start, *ts);
+  if (end) last_end = std::max(last_end.value_or(INT64_MIN), *end);
+  if (step) steps.insert(*step);
+}
+
+void TraceStats::merge(const TraceStats& o) {
+  for (size_t k = 0; k < kinds.size(); ++k) kinds[k] += o.kinds[k];
+  timed = timed || o.timed;
+  first_start = std::min(first_start, o.first_start);
+  if (o.last_end) last_end = std::max(last_end.value_or(INT64_MIN), *o.last_end);
+  steps.insert(o.steps.begin(), o.steps.end());
+}
+
 int64_t PerfTable::row(int64_t uid) const {
   if (uids.empty()) {
     if (uid < first_uid || uid - first_uid >= (int64_t)rows) return -1;
@@ -51,6 +68,7 @@ struct Input {
   // Inductor-augmented rows and their numbers.
   std::vector<std::tuple<uint32_t, std::optional<double>, std::optional<double>>> augmented;
   std::vector<std::pair<uint32_t, uint32_t>> launches;  // (GPU row, launcher row)
+  std::map<int64_t, TraceStats> traces;
 
   size_t size() const { return kind.size(); }
 };
@@ -144,6 +162,7 @@ void read_store(const EventStore& s, Input& in) {
   std::vector<bool> modeled(n, false);  // a cpu_op whose name has a model
   for (const auto& t : s.traces) {
     const int64_t base = t->uid_base - s.first_uid;
+    TraceStats& stats = in.traces[t->id];
     for (size_t local = 0; local < t->rows.size(); ++local) {
       const EventRec& e = t->rows[local];
       const auto r = (uint32_t)(base + (int64_t)local);
@@ -155,6 +174,9 @@ void read_store(const EventStore& s, Input& in) {
       const int64_t end = e.end();
       if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) in.gpu.push_back({r, e.ts, end});
       modeled[r] = e.kind == Kind::cpu_op && facts.has_model(in.name[r]);
+      stats.add(e.kind, e.ts == kNull ? std::nullopt : std::optional<int64_t>(e.ts),
+                end == kNull ? std::nullopt : std::optional<int64_t>(end),
+                e.step == EventRec::kNull32 ? std::nullopt : std::optional<int64_t>(e.step));
     }
   }
   // Parsing args is most of the pass: two threads, each on half the rows, merged in row order.
@@ -192,6 +214,7 @@ struct SavedPart {
   std::vector<int32_t> trace, device;
   std::vector<Input::Interval> gpu;  // rows within the part
   Parsed parsed;                     // rows within the part
+  std::map<int64_t, TraceStats> traces;
   std::string error;
 };
 
@@ -201,7 +224,7 @@ void scan_saved(sqlite3* db, const std::string& schema, int64_t lo, int64_t hi, 
   sqlite3_stmt* s = nullptr;
   const std::string sql = fmt::format(
       "SELECT uid, parent, kind, name, ts, end, trace, device, "
-      "CASE WHEN kind = 'cpu_op' OR instr(args, '\"kernel_') THEN args END FROM \"{}\".event "
+      "CASE WHEN kind = 'cpu_op' OR instr(args, '\"kernel_') THEN args END, step FROM \"{}\".event "
       "WHERE uid >= ?1 AND uid < ?2 ORDER BY uid",
       schema);
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
@@ -232,9 +255,13 @@ void scan_saved(sqlite3* db, const std::string& schema, int64_t lo, int64_t hi, 
     p.name.push_back(it->second);
     p.trace.push_back((int32_t)sqlite3_column_int64(s, 6));
     p.device.push_back(sqlite3_column_type(s, 7) == SQLITE_NULL ? -1 : (int32_t)sqlite3_column_int64(s, 7));
-    if (is_gpu_work(p.kind.back()) && sqlite3_column_type(s, 4) != SQLITE_NULL &&
-        sqlite3_column_type(s, 5) != SQLITE_NULL)
-      p.gpu.push_back({r, sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5)});
+    auto opt = [&](int c) {
+      return sqlite3_column_type(s, c) == SQLITE_NULL ? std::nullopt
+                                                      : std::optional<int64_t>(sqlite3_column_int64(s, c));
+    };
+    const std::optional<int64_t> ts = opt(4), end = opt(5);
+    if (is_gpu_work(p.kind.back()) && ts && end) p.gpu.push_back({r, *ts, *end});
+    p.traces[sqlite3_column_int64(s, 6)].add(p.kind.back(), ts, end, opt(9));
     if (sqlite3_column_type(s, 8) != SQLITE_NULL)
       parse_args(r, p.names[it->second], p.kind.back() == Kind::cpu_op && facts.has_model(it->second), text(8),
                  p.parsed);
@@ -314,6 +341,7 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
     for (auto g : p->gpu) in.gpu.push_back({g.row + base, g.ts, g.end});
     for (auto& [r, m] : p->parsed.own) merged.own.emplace_back(r + base, std::move(m));
     for (auto& [r, f, b] : p->parsed.augmented) merged.augmented.emplace_back(r + base, f, b);
+    for (auto& [id, st] : p->traces) in.traces[id].merge(st);
     p->uids = {}, p->parent_uid = {}, p->kind = {}, p->name = {}, p->gpu = {}, p->parsed = {};
   }
   add_parsed(in, merged);
@@ -543,6 +571,7 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
   t->uids = in.uids;
   t->trace = std::move(in.trace);
   t->device = std::move(in.device);
+  t->traces = std::move(in.traces);
   read_launches(db, schema, in, *t);
   compute(in, *t);
   std::lock_guard<std::mutex> lock(g_mutex);

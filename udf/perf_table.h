@@ -15,12 +15,31 @@
 
 #include <sqlite3.h>
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "src/trace_model.h"
+
 namespace tlsql {
+
+// Per trace, what the summary report shows: its events per kind and, over the events with a
+// start, the first start, the last end and the ProfilerSteps they fall in. Gathered by the same
+// pass (it reads every row anyway).
+struct TraceStats {
+  std::array<int64_t, 15> kinds{};  // by Kind
+  bool timed = false;               // some event has a start
+  int64_t first_start = INT64_MAX;
+  std::optional<int64_t> last_end;
+  std::set<int64_t> steps;  // of the events with a start
+  void add(Kind k, std::optional<int64_t> ts, std::optional<int64_t> end, std::optional<int64_t> step);
+  void merge(const TraceStats& o);
+};
 
 struct PerfTable {
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -46,6 +65,7 @@ struct PerfTable {
   std::vector<int32_t> trace, device;  // device -1 when the event has none
   std::vector<uint32_t> marker;   // the nearest ancestor named "## ... ##" (FX / record_function markers), or kNone
   std::vector<int64_t> loop_uid;  // for looped rows: a uid on the loop (by row; empty when no row loops)
+  std::map<int64_t, TraceStats> traces;  // by trace id
 };
 
 // The table for `schema` on `db`: computed on first use and kept until the connection closes or

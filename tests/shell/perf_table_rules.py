@@ -101,6 +101,32 @@ for trace in traces:
         check(not bad, f"{what}: counted = modeled or launching op, nothing modeled above (first bad: {bad[:3]})")
         bad = [r["uid"] for r in rows if r["marker"] != marker[r["uid"]] or r["path"] != path[r["uid"]]]
         check(not bad, f"{what}: marker / marker_path = the ## ... ## events above (first bad: {bad[:3]})")
+        # trace_stats: per trace, events per kind; over events with a start: first start, last end, steps
+        ev = query(target, "SELECT trace, kind, ts, end, step FROM event")
+        exp = {}
+        for e in ev:
+            st = exp.setdefault(e["trace"], {"kinds": {}, "t0": None, "t1": None, "steps": set(), "timed": False})
+            st["kinds"][e["kind"]] = st["kinds"].get(e["kind"], 0) + 1
+            if e["ts"]:
+                st["timed"] = True
+                st["t0"] = int(e["ts"]) if st["t0"] is None else min(st["t0"], int(e["ts"]))
+                if e["end"]:
+                    st["t1"] = int(e["end"]) if st["t1"] is None else max(st["t1"], int(e["end"]))
+                if e["step"]:
+                    st["steps"].add(int(e["step"]))
+        got = query(target, "SELECT id, trace_stats(id) ->> 'events' AS events, trace_stats(id) ->> 'span_start' AS t0, "
+                            "trace_stats(id) ->> 'span_end' AS t1, trace_stats(id) ->> 'steps' AS steps, "
+                            "trace_stats(id) ->> 'first_step' AS first, trace_stats(id) ->> 'last_step' AS last FROM trace")
+        ok = True
+        for g in got:
+            st = exp.get(g["id"])
+            order = sorted(st["kinds"].items(), key=lambda kv: (-kv[1], tuple(-ord(c) for c in kv[0])))
+            want = "{" + ",".join(f'"{k}":{n}' for k, n in order) + "}"
+            steps = sorted(st["steps"])
+            ok = ok and g["events"] == want and g["t0"] == ("" if st["t0"] is None else str(st["t0"])) and g["t1"] == ("" if st["t1"] is None else str(st["t1"]))
+            ok = ok and g["steps"] == (str(len(steps)) if st["timed"] else "")
+            ok = ok and g["first"] == (str(steps[0]) if steps else "") and g["last"] == (str(steps[-1]) if steps else "")
+        check(ok and got, f"{what}: trace_stats = events per kind, span and steps counted here")
         n = sum(counted.values())
         view = query(target, "SELECT count(*) AS n, sum(gpu_ns) AS ns FROM counted_op")[0]
         check(int(view["n"]) == n and int(view["ns"] or 0) == sum(gpu[u] for u, c in counted.items() if c),
