@@ -474,7 +474,9 @@ void ProfileTreeBuilder::find_launchers() {
         found = p;
         break;
       }
-      if (e.kind != Kind::cpu_op && e.kind != Kind::python) break;
+      // Python frames and annotations (record_function ranges such as nccl:all_reduce under
+      // record_param_comms) are passed over: the op above them launched the work.
+      if (e.kind != Kind::cpu_op && e.kind != Kind::python && e.kind != Kind::annotation) break;
       path.push_back(p);
     }
     for (int32_t q : path) above[q] = found;
