@@ -190,7 +190,10 @@ std::optional<json> build_ir(const std::string& name, const json& args, std::str
       json st = i < strides.size() && strides[i].is_array() && strides[i].size() == shape.size()
                     ? strides[i]
                     : contiguous_strides(shape);
-      value = {{"shape", shape}, {"dtype", t}, {"strides", st}, {"init", "normal"}};
+      // A tensor the op writes into (Tensor(a!): copy_'s self, an out= argument) is overwritten,
+      // so it needs no initial values: "init": null, as TraceLens writes it.
+      const bool written = a.alias_info() && a.alias_info()->isWrite();
+      value = {{"shape", shape}, {"dtype", t}, {"strides", st}, {"init", written ? json(nullptr) : json("normal")}};
     } else if (t == "TensorList") {
       why = "argument '" + a.name() + "' is a tensor list, whose shapes the trace does not record per element";
       if (!(i < dims.size() && dims[i].is_array())) return std::nullopt;
