@@ -500,9 +500,12 @@ void compute(Input& in, PerfTable& t) {
       t.model[r] = innermost((uint32_t)r);
     }
   }
-  // Inductor's own numbers come first, whatever the event.
+  // Inductor's own numbers come first, whatever the event. They carry no dtype or units: those of
+  // the event's own model stay (an augmented bf16 GEMM kernel is still read against the bf16
+  // matrix peak), else fp32 vector.
   for (auto& [r, f, b] : in.augmented) {
     PerfTable::Model x;
+    if (const PerfTable::Model* own = t.model_of(r)) x.matrix = own->matrix, x.dtype = own->dtype;
     x.has_flops = f.has_value(), x.has_bytes = b.has_value(), x.flops = f.value_or(0), x.bytes = b.value_or(0);
     t.model[r] = (uint32_t)t.models.size();
     t.models.push_back(x);
