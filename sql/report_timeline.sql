@@ -1,9 +1,11 @@
--- per rank: GPU busy / idle / computation / communication / memcpy time, exposed comm and memcpy (TraceLens gpu_timeline: type, time ms, percent); @steps @rank
+-- per rank: GPU busy / idle / computation / communication / memcpy time, exposed comm and memcpy (TraceLens gpu_timeline: type, time ms, percent); @steps @rank @linked
 -- GPU events: kernels, memcpys, memsets. memcpy = gpu_memcpy events; communication = kernels named
 -- nccl / rccl; computation = the rest (memsets included, as TraceLens). Exposed communication: not
 -- overlapped by computation; exposed memcpy: overlapped by neither. total = first GPU start to last
 -- GPU end; idle = total - busy. @steps: 'all' (default, every GPU event), 'complete' (every
--- ProfilerStep but the last, as HTA), or a step number. @rank: one rank (default all). The rank
+-- ProfilerStep but the last, as HTA), or a step number. @rank: one rank (default all). @linked 1:
+-- only GPU events linked to a launch call (TraceLens's gpu_timeline, which leaves out kernels
+-- launched before the profiling window; default 0: all, since they ran all the same). The rank
 -- column comes first when several traces are loaded.
 DROP TABLE IF EXISTS temp.timeline_rows;
 CREATE TEMP TABLE timeline_rows AS
@@ -12,6 +14,7 @@ WITH sel AS (SELECT g.trace, g.ts, g.end AS e_end,
                          WHEN g.name LIKE '%nccl%' OR g.name LIKE '%rccl%' THEN 'comm' ELSE 'comp' END AS type
              FROM gpu_steps g
              WHERE (@rank IS NULL OR g.rank = @rank)
+               AND (coalesce(@linked, 0) = 0 OR g.uid IN (SELECT gpu FROM launch_link))
                AND CASE coalesce(@steps, 'all')
                      WHEN 'all' THEN 1
                      WHEN 'complete' THEN g.complete
