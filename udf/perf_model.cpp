@@ -665,6 +665,12 @@ std::string result_dtype(const std::vector<Operand>& operands) {
   return combine(dim, combine(zero, wrapped));
 }
 
+bool memcpy_over_link(std::string_view name) {
+  for (const char* k : {"HtoD", "DtoH", "HtoH", "HtoA", "AtoH", "PtoP"})
+    if (name.find(k) != std::string_view::npos) return true;
+  return false;
+}
+
 int dtype_bytes(std::string_view t) {
   static const std::map<std::string, int, std::less<>> bpe = {{"double", 8},
                                                               {"float", 4},

@@ -27,6 +27,12 @@ bool has_perf_model(std::string_view name);
 // or the args lack what it needs.
 std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json);
 
+// Whether a memcpy GPU event moves its bytes over a link rather than within the GPU's memory
+// (host <-> device, peer to peer), by Kineto's name ("Memcpy DtoH (Device -> Pageable)"): such
+// bytes are not HBM traffic, so an op whose GPU work is only such copies gets no model (it is
+// left out of the roofline and the achieved %, not measured against HBM bandwidth).
+bool memcpy_over_link(std::string_view name);
+
 // One operand of an op as the trace records it: its "Input type", whether its "Input Dims" has
 // dimensions (a 0-dim tensor has none), and its "Concrete Inputs" value (for a Python scalar).
 struct Operand {

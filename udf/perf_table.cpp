@@ -81,10 +81,11 @@ class NameFacts {
   bool has_model(uint32_t n) { return get(n).has_model; }
   uint32_t family_bit(uint32_t n) { return get(n).family_bit; }
   bool marker(uint32_t n) { return get(n).marker; }
+  bool link_copy(uint32_t n) { return get(n).link_copy; }
 
  private:
   struct Facts {
-    bool known = false, has_model = false, marker = false;
+    bool known = false, has_model = false, marker = false, link_copy = false;
     uint32_t family_bit = 0;
   };
   Facts& get(uint32_t n) {
@@ -100,6 +101,7 @@ class NameFacts {
     f.family_bit = 1u << ((it - families_.begin()) % 32);
     // SQL: name GLOB '## * ##'
     f.marker = s.size() >= 6 && s.substr(0, 3) == "## " && s.substr(s.size() - 3) == " ##";
+    f.link_copy = memcpy_over_link(s);
     return f;
   }
   const std::vector<std::string_view>& names_;
@@ -441,7 +443,12 @@ void compute(Input& in, PerfTable& t) {
     Intervals one{{g.ts, g.end}};
     keep(g.row, one);
   }
-  auto own_bit = [&](uint32_t r) { return in.own[r] != PerfTable::kNone ? facts.family_bit(in.name[r]) : 0u; };
+  // The GPU work below a row: kLocal (kernels, memsets, copies within device memory), kLink
+  // (copies over a link: host <-> device, peer). An op with only kLink below keeps no model.
+  enum : uint8_t { kLocal = 1, kLink = 2 };
+  std::vector<uint8_t> work_below(n, 0);
+  auto own_of = [&](uint32_t r) { return work_below[r] == kLink ? PerfTable::kNone : in.own[r]; };
+  auto own_bit = [&](uint32_t r) { return own_of(r) != PerfTable::kNone ? facts.family_bit(in.name[r]) : 0u; };
   for (size_t i = order.size(); i-- > 0;) {
     const uint32_t r = order[i];
     Intervals iv;
@@ -449,6 +456,9 @@ void compute(Input& in, PerfTable& t) {
     for (uint32_t k = start[r]; k < start[r + 1]; ++k) {
       const uint32_t c = kids[k];
       gpu_below[r] = (uint8_t)std::min(2, gpu_below[r] + gpu_below[c] + (is_gpu_work(in.kind[c]) ? 1 : 0));
+      if (is_gpu_work(in.kind[c]))
+        work_below[r] |= in.kind[c] == Kind::memcpy && facts.link_copy(in.name[c]) ? kLink : kLocal;
+      work_below[r] |= work_below[c];
       family_below[r] |= family_below[c] | own_bit(c);
       take(c, iv);
     }
@@ -465,7 +475,7 @@ void compute(Input& in, PerfTable& t) {
     return (uint16_t)(it - t.dtypes.begin());
   };
   auto innermost = [&](uint32_t r) -> uint32_t {
-    const uint32_t o = in.own[r];
+    const uint32_t o = own_of(r);
     if (o == PerfTable::kNone || (family_below[r] & facts.family_bit(in.name[r]))) return PerfTable::kNone;
     if (own_to_model[o] == PerfTable::kNone) {
       const OpPerf& m = in.own_models[o];

@@ -143,6 +143,14 @@ TEST_CASE("result type: 0-dim tensors and scalars do not widen within a category
   CHECK(result_dtype({{"Scalar", false, ""}, {"", false, ""}}).empty());
 }
 
+TEST_CASE("copies over a link are not HBM traffic") {
+  CHECK(tlsql::memcpy_over_link("Memcpy DtoH (Device -> Pageable)"));
+  CHECK(tlsql::memcpy_over_link("Memcpy HtoD (Pinned -> Device)"));
+  CHECK(tlsql::memcpy_over_link("Memcpy PtoP (Device -> Device)"));
+  CHECK_FALSE(tlsql::memcpy_over_link("Memcpy DtoD (Device -> Device)"));
+  CHECK_FALSE(tlsql::memcpy_over_link("Memset (Device)"));
+}
+
 TEST_CASE("elementwise output sized by the result type") {
   // bf16 [1, 5184] * 0-dim double: read 5184·2 + 1·8, write 5184·2 (not 5184·8)
   const char* mul = R"({"Input Dims": [[1, 5184], []], "Input type": ["c10::BFloat16", "double"]})";
