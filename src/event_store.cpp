@@ -81,7 +81,7 @@ EventStore::EventStore()
       }()) {}
 
 void EventStore::rebuild_kind_index() {
-  rows_of_kind.assign(16, {});
+  rows_of_kind.assign(kKindCount, {});
   for (const auto& t : traces)
     for (size_t i = 0; i < t->rows.size(); ++i)
       rows_of_kind[(size_t)t->rows[i].kind].push_back((uint32_t)(t->uid_base - first_uid + (int64_t)i));

@@ -294,16 +294,17 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
     c->use_list = true;
     const char* k = (const char*)sqlite3_value_text(argv[a++]);
     c->list_size = 0;
-    for (int i = 0; k && i < 15; ++i)
-      if (kind_name((Kind)i) == k && (size_t)i < s.rows_of_kind.size()) {
-        c->list = s.rows_of_kind[i].data();
-        c->list_size = s.rows_of_kind[i].size();
-      }
+    // kind_from_name says Kind::other for any unknown text too: only the kind's own name matches.
+    const Kind kind = k ? kind_from_name(k) : Kind::other;
+    if (k && kind_name(kind) == k && (size_t)kind < s.rows_of_kind.size()) {
+      c->list = s.rows_of_kind[(size_t)kind].data();
+      c->list_size = s.rows_of_kind[(size_t)kind].size();
+    }
   }
   if (plan & kKindOrder) {
     c->use_list = true;
     std::vector<int> kinds;
-    for (int i = 0; i < (int)std::min(s.rows_of_kind.size(), (size_t)Kind::other + 1); ++i) kinds.push_back(i);
+    for (int i = 0; i < (int)s.rows_of_kind.size(); ++i) kinds.push_back(i);
     std::sort(kinds.begin(), kinds.end(), [](int a, int b) { return kind_name((Kind)a) < kind_name((Kind)b); });
     for (int k : kinds) c->owned.insert(c->owned.end(), s.rows_of_kind[k].begin(), s.rows_of_kind[k].end());
     c->list = c->owned.data();

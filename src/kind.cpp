@@ -9,7 +9,7 @@
 namespace tlsql {
 
 std::string_view kind_name(Kind k) {
-  static constexpr std::array<std::string_view, 15> names = {
+  static constexpr std::array<std::string_view, kKindCount> names = {
       "cpu_op", "python",         "annotation", "runtime", "driver", "kernel", "memcpy", "memset",
       "sync",   "gpu_annotation", "instant",    "counter", "flow",   "meta",   "other"};
   return names[static_cast<size_t>(k)];
@@ -19,7 +19,7 @@ Kind kind_from_name(std::string_view name) {
   // A hash lookup: a saved database's millions of rows each name their kind.
   static const std::unordered_map<std::string_view, Kind> kinds = [] {
     std::unordered_map<std::string_view, Kind> m;
-    for (int i = 0; i <= (int)Kind::other; ++i) m.emplace(kind_name((Kind)i), (Kind)i);
+    for (size_t i = 0; i < kKindCount; ++i) m.emplace(kind_name((Kind)i), (Kind)i);
     return m;
   }();
   auto it = kinds.find(name);

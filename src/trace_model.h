@@ -30,6 +30,8 @@ enum class Kind : uint8_t {
   meta,
   other
 };
+// How many kinds there are: Kind values are 0 .. kKindCount - 1.
+constexpr size_t kKindCount = static_cast<size_t>(Kind::other) + 1;
 std::string_view kind_name(Kind k);
 
 // A JSON scalar the trace may write as a number or as a string (pid, tid, flow id).

@@ -32,8 +32,8 @@ namespace tlsql {
 // start, the first start, the last end and the ProfilerSteps they fall in. Gathered by the same
 // pass (it reads every row anyway).
 struct TraceStats {
-  std::array<int64_t, 15> kinds{};  // by Kind
-  bool timed = false;               // some event has a start
+  std::array<int64_t, kKindCount> kinds{};  // by Kind
+  bool timed = false;                       // some event has a start
   int64_t first_start = INT64_MAX;
   std::optional<int64_t> last_end;
   std::set<int64_t> steps;  // of the events with a start
