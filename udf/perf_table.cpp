@@ -220,14 +220,14 @@ struct SavedPart {
   std::string error;
 };
 
-// Rows lo <= uid < hi of `schema`.event on `db`. Only the args that can matter are read (ops,
-// and events that mention inductor's numbers).
+// Rows lo <= uid <= hi of `schema`.event on `db` (inclusive: hi may be the largest int64). Only the args that can
+// matter are read (ops, and events that mention inductor's numbers).
 void scan_saved(sqlite3* db, const std::string& schema, int64_t lo, int64_t hi, SavedPart& p) {
   sqlite3_stmt* s = nullptr;
   const std::string sql = fmt::format(
       "SELECT uid, parent, kind, name, ts, end, trace, device, "
       "CASE WHEN kind = 'cpu_op' OR instr(args, '\"kernel_') THEN args END, step FROM \"{}\".event "
-      "WHERE uid >= ?1 AND uid < ?2 ORDER BY uid",
+      "WHERE uid >= ?1 AND uid <= ?2 ORDER BY uid",
       schema);
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
     p.error = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
@@ -289,25 +289,26 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
       lo = sqlite3_column_int64(s, 0), hi = sqlite3_column_int64(s, 1);
     sqlite3_finalize(s);
   }
+  const uint64_t span = (uint64_t)hi - (uint64_t)lo;  // unsigned: uids may run from INT64_MIN to INT64_MAX
   const char* file = sqlite3_db_filename(db, schema.c_str());
   // (The second connection waits for no lock: if it cannot read now, this one reads its range.)
   sqlite3* second = nullptr;
-  if (file && *file && sqlite3_get_autocommit(db) && hi - lo > 10000 &&
+  if (file && *file && sqlite3_get_autocommit(db) && hi > lo && span > 10000 &&
       sqlite3_open_v2(file, &second, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     sqlite3_close(second);
     second = nullptr;
   }
-  const int64_t mid = second ? lo + (hi - lo) / 2 : hi + 1;
+  const int64_t mid = second ? (int64_t)((uint64_t)lo + span / 2) : hi;  // the first range ends at mid
   parts.push_back(std::make_unique<SavedPart>());
   parts.push_back(std::make_unique<SavedPart>());
   std::thread other;
-  if (second) other = std::thread([&] { scan_saved(second, "main", mid, hi + 1, *parts[1]); });
+  if (second) other = std::thread([&] { scan_saved(second, "main", mid + 1, hi, *parts[1]); });
   scan_saved(db, schema, lo, mid, *parts[0]);
   if (second) other.join();
   sqlite3_close(second);
   if (second && !parts[1]->error.empty()) {  // e.g. the file is locked (locking_mode=EXCLUSIVE): read it here
     parts[1] = std::make_unique<SavedPart>();
-    scan_saved(db, schema, mid, hi + 1, *parts[1]);
+    scan_saved(db, schema, mid + 1, hi, *parts[1]);
   }
   for (auto& p : parts)
     if (!p->error.empty()) {

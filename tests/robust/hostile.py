@@ -268,6 +268,19 @@ r = subprocess.run([tlsql, src, "--csv"] + [a for b in [("-c", f"SELECT count(*)
     "uid BETWEEN -9223372036854775808 AND 9223372036854775807"]] for a in b], capture_output=True, text=True)
 check(r.stdout.split() == ["count(*)", "7"] * 3 + ["count(*)", "1", "count(*)", "3", "count(*)", "7"],
       f"uid bounds at the int64 limits: {r.stdout.split()}")
+# A saved database whose uids span the whole int64 range: the perf pass reads it in uid ranges.
+limits = os.path.join(work, "limits.db")
+with open(limits, "wb") as f:
+    f.write(before)
+con = sqlite3.connect(limits)
+con.execute("UPDATE event SET uid = -9223372036854775808 WHERE uid = (SELECT min(uid) FROM event)")
+con.execute("UPDATE event SET uid = 9223372036854775807 WHERE uid = (SELECT max(uid) FROM event)")
+con.commit()
+con.close()
+r = subprocess.run([tlsql, limits, "--csv", "-c", "SELECT count(*), count(gpu_time(uid)) FROM event"],
+                   capture_output=True, text=True, timeout=60)
+check(r.returncode == 0 and r.stdout.split() == ["count(*),count(gpu_time(uid))", "7,7"],
+      f"saved uids from -2^63 to 2^63-1: every row in the perf pass ({r.stdout.split()} {r.stderr.strip()[:100]})")
 
 # Output files (items 14, 15): never over an input or a device, no temp file left on a signal,
 # write errors are errors.
