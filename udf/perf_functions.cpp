@@ -182,13 +182,13 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   Fn fn = static_cast<Fn>(reinterpret_cast<intptr_t>(sqlite3_user_data(ctx)));
   const char* name = kFnNames[(int)fn];
   int64_t uid, r;
-  std::shared_ptr<const PerfTable> table = perf_row(ctx, argc, argv, name, uid, r);
+  std::string schema;
+  std::shared_ptr<const PerfTable> table = perf_row(ctx, argc, argv, name, uid, r, &schema);
   if (!table) return;
   Measured m = measured(*table, r);
   Perf p;
   if (fn == Fn::peak_tflops || fn == Fn::peak_tbps || fn == Fn::achieved_pct || fn == Fn::bound || fn == Fn::perf) {
     sqlite3* db = sqlite3_context_db_handle(ctx);
-    const std::string schema = schema_arg(db, argc > 1 ? argv[1] : nullptr);
     std::unique_ptr<Peaks> own;
     Peaks* peaks = connection_cached<Peaks>(db, "peaks:" + schema, [&] { return std::make_unique<Peaks>(db, schema); });
     if (!peaks) peaks = (own = std::make_unique<Peaks>(db, schema)).get();
@@ -240,15 +240,15 @@ void counted_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 void marker_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   const bool path = sqlite3_user_data(ctx) != nullptr;
   int64_t uid, r;
-  auto t = perf_row(ctx, argc, argv, path ? "marker_path" : "marker", uid, r);
+  std::string schema;
+  auto t = perf_row(ctx, argc, argv, path ? "marker_path" : "marker", uid, r, &schema);
   if (!t) return;
   std::vector<int64_t> chain;
   for (uint32_t m = t->marker[(size_t)r]; m != PerfTable::kNone && (path || chain.empty()); m = t->marker[m])
-    chain.push_back(t->uids.empty() ? t->first_uid + m : t->uids[m]);
+    chain.push_back(t->uid_of(m));
   if (chain.empty()) return sqlite3_result_null(ctx);
   // The names live in the event table: read them from there (markers are few per op).
   sqlite3* db = sqlite3_context_db_handle(ctx);
-  const std::string schema = schema_arg(db, argc > 1 ? argv[1] : nullptr);
   std::unique_ptr<TreeAccess> own;
   TreeAccess* tree = tree_for(db, schema, own);
   std::string out;

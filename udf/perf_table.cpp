@@ -39,7 +39,8 @@ void TraceStats::merge(const TraceStats& o) {
 
 int64_t PerfTable::row(int64_t uid) const {
   if (uids.empty()) {
-    if (uid < first_uid || uid - first_uid >= (int64_t)rows) return -1;
+    // (unsigned: a saved database's uids may lie anywhere in int64)
+    if (uid < first_uid || (uint64_t)uid - (uint64_t)first_uid >= rows) return -1;
     return uid - first_uid;
   }
   auto it = std::lower_bound(uids.begin(), uids.end(), uid);
@@ -355,7 +356,7 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
     const int64_t p = parent_uid[i];
     if (p == INT64_MIN) continue;
     if (dense) {  // uids first .. first + n - 1: the row is the offset (saved by tlsql: always)
-      if (p >= in.uids[0] && p - in.uids[0] < (int64_t)n) in.parent[i] = (int32_t)(p - in.uids[0]);
+      if (p >= in.uids[0] && (uint64_t)p - (uint64_t)in.uids[0] < n) in.parent[i] = (int32_t)(p - in.uids[0]);
       continue;
     }
     auto it = std::lower_bound(in.uids.begin(), in.uids.end(), p);
@@ -376,14 +377,13 @@ void find_loops(const Input& in, PerfTable& t, const std::vector<uint32_t>& orde
   std::vector<uint8_t> color(n, unseen);
   for (uint32_t r : order) color[r] = reached;
   t.loop_uid.assign(n, 0);
-  auto uid = [&](size_t r) { return in.uids.empty() ? in.first_uid + (int64_t)r : in.uids[r]; };
   std::vector<uint32_t> path;
   for (size_t r = 0; r < n; ++r) {
     if (color[r] != unseen) continue;
     path.clear();
     size_t c = r;  // an unreached row is not a root: its parent is set, and unreached too
     while (color[c] == unseen) color[c] = on_path, path.push_back((uint32_t)c), c = (size_t)in.parent[c];
-    const int64_t at = color[c] == on_path ? uid(c) : t.loop_uid[c];
+    const int64_t at = color[c] == on_path ? t.uid_of(c) : t.loop_uid[c];
     for (uint32_t p : path) color[p] = looped, t.loop_uid[p] = at, t.flags[p] |= PerfTable::looped;
   }
 }
@@ -556,7 +556,7 @@ std::map<sqlite3*, std::map<std::string, Cached>>& cached_tables() {
 std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error) {
   const EventStore* store = loaded_store(db, schema);
   const char* f = sqlite3_db_filename(db, schema.c_str());  // NULL: no such schema
-  std::string file = f ? f : "";
+  const char* file = f ? f : "";                            // (compared in place: this runs on every function call)
   // A saved database's table is valid until that database changes (a commit by any connection).
   unsigned int version = 0;
   if (!store && f) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &version);
@@ -594,11 +594,12 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
 }
 
 std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn,
-                                          int64_t& uid, int64_t& row) {
+                                          int64_t& uid, int64_t& row, std::string* schema) {
   if (!uid_arg(ctx, argv[0], fn, uid)) return nullptr;
   sqlite3* db = sqlite3_context_db_handle(ctx);
-  std::string error;
-  auto t = perf_table(db, schema_arg(db, argc > 1 ? argv[1] : nullptr), error);
+  std::string error, name = schema_arg(db, argc > 1 ? argv[1] : nullptr);
+  auto t = perf_table(db, name, error);
+  if (schema) *schema = std::move(name);
   if (!t) {
     sqlite3_result_error(ctx, fmt::format("{}: {}", fn, error).c_str(), -1);
     return nullptr;
@@ -609,11 +610,7 @@ std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite
     return nullptr;
   }
   if (t->flags[(size_t)row] & PerfTable::looped) {
-    sqlite3_result_error(ctx,
-                         fmt::format("{}({}): the parent links loop through uid {} (a database tlsql did not write?)",
-                                     fn, uid, t->loop_uid[(size_t)row])
-                             .c_str(),
-                         -1);
+    sqlite3_result_error(ctx, fmt::format("{}({}): {}", fn, uid, cycle_at(t->loop_uid[(size_t)row])).c_str(), -1);
     return nullptr;
   }
   return t;

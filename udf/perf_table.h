@@ -53,6 +53,8 @@ struct PerfTable {
   // Row of `uid`, or -1 when no event has it.
   int64_t row(int64_t uid) const;
   const Model* model_of(int64_t r) const { return model[(size_t)r] == kNone ? nullptr : &models[model[(size_t)r]]; }
+  // The uid of row `r` (row's inverse).
+  int64_t uid_of(size_t r) const { return uids.empty() ? first_uid + (int64_t)r : uids[r]; }
 
   size_t rows = 0;
   int64_t first_uid = 0;      // rows are uid - first_uid when `uids` is empty
@@ -75,8 +77,9 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
 // For a scalar function taking (uid [, schema]): the schema's table, and the row of uid. nullptr
 // when the function's result is already set: NULL for a NULL uid, else an error naming `fn`
 // (not an integer, no such uid, no tlsql tables, parent links that loop).
+// `schema`, when given, receives the schema the arguments name.
 std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn,
-                                          int64_t& uid, int64_t& row);
+                                          int64_t& uid, int64_t& row, std::string* schema = nullptr);
 
 // Forgets `db`'s tables: the destructor of a function registered on `db` (SQLite calls it when
 // the connection closes, whoever opened it: the tlsql session or a program that loaded the extension).

@@ -222,11 +222,9 @@ bool TreeAccess::report_walk_error(sqlite3_context* ctx, const char* fn, int64_t
   return true;
 }
 
-namespace {
 std::string cycle_at(int64_t uid) {
   return fmt::format("the parent links loop through uid {} (a database tlsql did not write?)", uid);
 }
-}  // namespace
 
 std::vector<std::pair<int64_t, int>> TreeAccess::descendants(int64_t uid, int max_distance) {
   std::vector<std::pair<int64_t, int>> out, stack;

@@ -59,6 +59,9 @@ class TreeAccess {
 
 bool is_gpu_work(const std::string& kind);
 
+// What a walk says when the parent links loop through `uid`.
+std::string cycle_at(int64_t uid);
+
 // The TreeAccess for `schema`: the connection's cached one (connection_cache.h) when it has a
 // cache, else one made into `own`. Check ok() either way.
 TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own);
