@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "src/btree_writer.h"
 #include "src/json_scan.h"
 #include "src/kind.h"
 #include "src/output_file.h"
@@ -364,77 +365,60 @@ int x_next(sqlite3_vtab_cursor* cur) {
 
 int x_eof(sqlite3_vtab_cursor* cur) { return reinterpret_cast<Cursor*>(cur)->eof; }
 
-void result_int(sqlite3_context* ctx, int64_t v) {
-  if (v == kNull)
-    sqlite3_result_null(ctx);
-  else
-    sqlite3_result_int64(ctx, v);
-}
-void result_string(sqlite3_context* ctx, const StringPool& pool, uint32_t id) {
-  if (id == StringPool::kNone) return sqlite3_result_null(ctx);
-  std::string_view s = pool.get(id);
-  sqlite3_result_text(ctx, s.data(), (int)s.size(), SQLITE_STATIC);
-}
-void result_scalar(sqlite3_context* ctx, const StringPool& pool, int64_t v, bool text) {
-  if (text)
-    result_string(ctx, pool, (uint32_t)v);
-  else
-    result_int(ctx, v);
+// A stored column (uid .. args) of one row, as the virtual table serves it and a save writes it.
+// Text points into the store (or static data) and stays valid while it lives.
+RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventRec& e, int64_t uid, int col) {
+  auto integer = [](int64_t v) { return v == kNull ? RecordValue{} : RecordValue::of_int(v); };
+  auto string = [&](uint32_t id) {
+    return id == StringPool::kNone ? RecordValue{} : RecordValue::of_text(s.strings.get(id));
+  };
+  auto scalar = [&](int64_t v, bool text) { return text ? string((uint32_t)v) : integer(v); };
+  switch (col) {
+    case kUid: return RecordValue::of_int(uid);
+    case kTrace: return RecordValue::of_int(t.id);
+    case kKind: return RecordValue::of_text(kind_name(e.kind));
+    case kCat: return string(e.cat);
+    case kName: return string(e.name);
+    case kPh: return e.ph ? RecordValue::of_text({&e.ph, 1}) : RecordValue{};
+    case kPid: return scalar(e.pid, e.is(EventRec::pid_text));
+    case kTid: return scalar(e.tid, e.is(EventRec::tid_text));
+    case kTs: return integer(e.ts);
+    case kDur: return integer(e.dur);
+    case kEnd: return integer(e.end());
+    case kParent: return integer(e.parent < 0 ? kNull : t.uid_base + e.parent);
+    case kDepth: return RecordValue::of_int(e.depth);
+    case kStep: return integer(e.step == EventRec::kNull32 ? kNull : e.step);
+    case kStream: return integer(e.stream);
+    case kDevice: return integer(e.device == EventRec::kNull32 ? kNull : e.device);
+    case kCorrelation: return integer(e.correlation);
+    case kExternalId: return integer(e.external_id);
+    case kSeq: return integer(e.seq);
+    case kFwd: return integer(e.fwd < 0 ? kNull : t.uid_base + e.fwd);
+    case kFlowId: return scalar(e.flow_id, e.is(EventRec::flow_text));
+    case kArgs: return e.is(EventRec::has_args) ? RecordValue::of_text(s.args.get(e.args, e.args_len)) : RecordValue{};
+  }
+  return {};
 }
 
 int x_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
   auto* c = reinterpret_cast<Cursor*>(cur);
   const EventRec& e = *c->rec;
-  const LoadedTrace& t = *c->trace;
-  const EventStore& s = *c->store;
-  switch (col) {
-    case kUid: sqlite3_result_int64(ctx, s.first_uid + c->pos); break;
-    case kTrace: sqlite3_result_int64(ctx, t.id); break;
-    case kKind: {
-      std::string_view k = kind_name(e.kind);
-      sqlite3_result_text(ctx, k.data(), (int)k.size(), SQLITE_STATIC);
-      break;
+  if (col <= kArgs) {
+    RecordValue v = event_column(*c->store, *c->trace, e, c->store->first_uid + c->pos, col);
+    switch (v.type) {
+      case RecordValue::null: sqlite3_result_null(ctx); break;
+      case RecordValue::integer: sqlite3_result_int64(ctx, v.i); break;
+      case RecordValue::text: sqlite3_result_text(ctx, v.s, (int)v.len, SQLITE_STATIC); break;
     }
-    case kCat: result_string(ctx, s.strings, e.cat); break;
-    case kName: result_string(ctx, s.strings, e.name); break;
-    case kPh:
-      if (e.ph)
-        sqlite3_result_text(ctx, &e.ph, 1, SQLITE_TRANSIENT);
-      else
-        sqlite3_result_null(ctx);
-      break;
-    case kPid: result_scalar(ctx, s.strings, e.pid, e.is(EventRec::pid_text)); break;
-    case kTid: result_scalar(ctx, s.strings, e.tid, e.is(EventRec::tid_text)); break;
-    case kTs: result_int(ctx, e.ts); break;
-    case kDur: result_int(ctx, e.dur); break;
-    case kEnd: result_int(ctx, e.end()); break;
-    case kParent: result_int(ctx, e.parent < 0 ? kNull : t.uid_base + e.parent); break;
-    case kDepth: sqlite3_result_int(ctx, e.depth); break;
-    case kStep: result_int(ctx, e.step == EventRec::kNull32 ? kNull : e.step); break;
-    case kStream: result_int(ctx, e.stream); break;
-    case kDevice: result_int(ctx, e.device == EventRec::kNull32 ? kNull : e.device); break;
-    case kCorrelation: result_int(ctx, e.correlation); break;
-    case kExternalId: result_int(ctx, e.external_id); break;
-    case kSeq: result_int(ctx, e.seq); break;
-    case kFwd: result_int(ctx, e.fwd < 0 ? kNull : t.uid_base + e.fwd); break;
-    case kFlowId: result_scalar(ctx, s.strings, e.flow_id, e.is(EventRec::flow_text)); break;
-    case kArgs:
-      if (e.is(EventRec::has_args)) {
-        std::string_view a = s.args.get(e.args, e.args_len);
-        sqlite3_result_text(ctx, a.data(), (int)a.size(), SQLITE_STATIC);
-      } else {
-        sqlite3_result_null(ctx);
-      }
-      break;
-    default: {  // args members, minified as SQLite's -> operator returns them
-      std::string_view m;
-      if (e.is(EventRec::has_args))
-        m = json_scan::find_member(s.args.get(e.args, e.args_len), kArgsMember[col - kInputDims]);
-      if (m.empty()) return sqlite3_result_null(ctx), SQLITE_OK;
-      c->scratch = json_scan::minify(m);
-      sqlite3_result_text(ctx, c->scratch.data(), (int)c->scratch.size(), SQLITE_TRANSIENT);
-    }
+    return SQLITE_OK;
   }
+  // args members, minified as SQLite's -> operator returns them
+  std::string_view m;
+  if (e.is(EventRec::has_args))
+    m = json_scan::find_member(c->store->args.get(e.args, e.args_len), kArgsMember[col - kInputDims]);
+  if (m.empty()) return sqlite3_result_null(ctx), SQLITE_OK;
+  c->scratch = json_scan::minify(m);
+  sqlite3_result_text(ctx, c->scratch.data(), (int)c->scratch.size(), SQLITE_TRANSIENT);
   return SQLITE_OK;
 }
 
@@ -515,6 +499,151 @@ void refuse_own_input(sqlite3* db, const std::string& path) {
   }
 }
 
+// Where a save puts the event rows: the roots SQLite allocated for the (empty) event table and
+// its indexes, and which indexes are filled here. An index this writer cannot fill (an
+// expression, a collation, a WHERE other than "first column IS NOT NULL") is dropped here and
+// built by SQLite after the rows are in: sql/indexes.sql stays the one list of indexes.
+constexpr int kMaxIndexColumns = 2;  // key columns of an index written here
+struct EventPages {
+  struct Index {
+    uint32_t root;
+    std::vector<int> columns;  // event columns of the key; the rowid follows
+    bool skip_null_first;      // partial: WHERE <first column> IS NOT NULL
+  };
+  uint32_t table_root = 0;
+  std::vector<Index> indexes;
+  std::vector<std::string> indexes_by_sqlite;
+};
+
+EventPages plan_event_pages(sqlite3* db) {
+  EventPages plan;
+  Statement root(db, "SELECT rootpage FROM save.sqlite_schema WHERE type = 'table' AND name = 'event'");
+  if (!root.step()) throw SqlError("no event table in the saved schema");
+  plan.table_root = (uint32_t)sqlite3_column_int64(root.get(), 0);
+  Statement list(db,
+                 "SELECT s.name, s.rootpage, s.sql, l.partial FROM save.sqlite_schema s "
+                 "JOIN pragma_index_list('event', 'save') l ON l.name = s.name WHERE s.type = 'index'");
+  std::vector<std::string> drop;
+  while (list.step()) {
+    std::string name = (const char*)sqlite3_column_text(list.get(), 0);
+    std::string sql = sqlite3_column_text(list.get(), 2) ? (const char*)sqlite3_column_text(list.get(), 2) : "";
+    EventPages::Index ix{(uint32_t)sqlite3_column_int64(list.get(), 1), {}, sqlite3_column_int(list.get(), 3) != 0};
+    bool ok = !sql.empty();
+    Statement cols(db, "SELECT cid, \"desc\", coll FROM pragma_index_xinfo(?, 'save') WHERE key ORDER BY seqno");
+    sqlite3_bind_text(cols.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
+    while (cols.step()) {
+      int cid = sqlite3_column_int(cols.get(), 0);
+      const char* coll = (const char*)sqlite3_column_text(cols.get(), 2);
+      ok = ok && cid >= 0 && cid <= kArgs && sqlite3_column_int(cols.get(), 1) == 0 && coll &&
+           std::string_view(coll) == "BINARY";
+      ix.columns.push_back(cid);
+    }
+    if (ok && ix.skip_null_first) {
+      std::string want = fmt::format("WHERE {} IS NOT NULL", kEventColumns[ix.columns[0]].name);
+      ok = sql.size() >= want.size() && sql.compare(sql.size() - want.size(), want.size(), want) == 0;
+    }
+    if (ok && !ix.columns.empty() && ix.columns.size() <= kMaxIndexColumns) {
+      plan.indexes.push_back(std::move(ix));
+    } else {
+      drop.push_back(name);
+      // sqlite_schema keeps "CREATE [UNIQUE] INDEX name ..." without the schema: put it back.
+      if (size_t at = sql.find(" INDEX "); at != std::string::npos) sql.insert(at + 7, "save.");
+      plan.indexes_by_sqlite.push_back(sql);
+    }
+  }
+  for (const std::string& name : drop) exec_sql(db, fmt::format("DROP INDEX save.\"{}\"", name));
+  return plan;
+}
+
+// The event rows in uid order, then each index's entries sorted, as pages of the file SQLite
+// created (src/btree_writer.h).
+void write_event_pages(const EventStore& s, const EventPages& plan, const std::string& path) {
+  BtreeFile file(path);
+  RecordValue row[kArgs + 1];  // row[kUid] stays NULL: an INTEGER PRIMARY KEY is the rowid
+  BtreeFile::Table table(file, plan.table_root);
+  for (const auto& t : s.traces)
+    for (size_t i = 0; i < t->rows.size(); ++i) {
+      const int64_t uid = t->uid_base + (int64_t)i;
+      for (int c = kUid + 1; c <= kArgs; ++c) row[c] = event_column(s, *t, t->rows[i], uid, c);
+      table.add(uid, row);
+    }
+  table.finish();
+  // Index entries sort on integer keys: per key column a type rank and the value (integers) or
+  // (rank of the text among the column's distinct texts << 32 | its id); then the row, which is in
+  // rowid order. The records are rebuilt from the keys when written.
+  struct Entry {
+    uint64_t key[2 * kMaxIndexColumns];
+    uint32_t pos;
+    bool operator<(const Entry& o) const {
+      for (int i = 0; i < 2 * kMaxIndexColumns; ++i)
+        if (key[i] != o.key[i]) return key[i] < o.key[i];
+      return pos < o.pos;
+    }
+  };
+  std::vector<Entry> entries;
+  std::vector<RecordValue> values;
+  for (const EventPages::Index& ix : plan.indexes) {
+    const size_t k = ix.columns.size();
+    // Distinct texts of each key column, by address (the store interns them): first by order
+    // of appearance, then renumbered by content.
+    std::vector<std::map<std::pair<uintptr_t, uint32_t>, uint64_t>> text_id(k);
+    std::vector<std::vector<RecordValue>> texts(k);
+    entries.clear();
+    entries.reserve((size_t)s.total_rows);
+    uint32_t pos = 0;
+    // Per column, the last text seen and its id: rows repeat a kind or name in runs.
+    std::vector<std::pair<std::pair<uintptr_t, uint32_t>, uint64_t>> last(k, {{0, UINT32_MAX}, 0});
+    for (const auto& t : s.traces)
+      for (size_t i = 0; i < t->rows.size(); ++i, ++pos) {
+        const int64_t uid = t->uid_base + (int64_t)i;
+        Entry e{};
+        e.pos = pos;
+        for (size_t c = 0; c < k; ++c) {
+          RecordValue v = event_column(s, *t, t->rows[i], uid, ix.columns[c]);
+          if (c == 0 && ix.skip_null_first && v.type == RecordValue::null) goto next_row;
+          e.key[2 * c] = v.type;
+          if (v.type == RecordValue::integer) e.key[2 * c + 1] = (uint64_t)v.i ^ (1ull << 63);  // signed order
+          if (v.type == RecordValue::text) {
+            std::pair<uintptr_t, uint32_t> key{(uintptr_t)v.s, v.len};
+            if (key != last[c].first) {
+              auto [it, added] = text_id[c].emplace(key, texts[c].size());
+              if (added) texts[c].push_back(v);
+              last[c] = {key, it->second};
+            }
+            e.key[2 * c + 1] = last[c].second;
+          }
+        }
+        entries.push_back(e);
+      next_row:;
+      }
+    for (size_t c = 0; c < k; ++c) {
+      std::vector<uint64_t> by_content(texts[c].size()), rank(texts[c].size());
+      for (size_t i = 0; i < by_content.size(); ++i) by_content[i] = i;
+      auto text = [&](uint64_t i) { return std::string_view(texts[c][i].s, texts[c][i].len); };
+      std::sort(by_content.begin(), by_content.end(), [&](uint64_t a, uint64_t b) { return text(a) < text(b); });
+      for (size_t i = 0, r = 0; i < by_content.size(); ++i)
+        rank[by_content[i]] = r += i && text(by_content[i]) != text(by_content[i - 1]);
+      for (Entry& e : entries)
+        if (e.key[2 * c] == RecordValue::text) e.key[2 * c + 1] = rank[e.key[2 * c + 1]] << 32 | e.key[2 * c + 1];
+    }
+    std::sort(entries.begin(), entries.end());
+    BtreeFile::Index index(file, ix.root);
+    values.resize(k + 1);
+    for (const Entry& e : entries) {
+      for (size_t c = 0; c < k; ++c) {
+        const uint64_t type = e.key[2 * c], v = e.key[2 * c + 1];
+        values[c] = type == RecordValue::integer ? RecordValue::of_int((int64_t)(v ^ (1ull << 63)))
+                    : type == RecordValue::text  ? texts[c][v & 0xffffffffu]
+                                                 : RecordValue{};
+      }
+      values[k] = RecordValue::of_int(s.first_uid + e.pos);
+      index.add(values);
+    }
+    index.finish();
+  }
+  file.finish();
+}
+
 // A saved database (main is a file) is copied page by page with SQLite's backup API.
 void copy_database(sqlite3* db, const std::string& path, const TempFile& tmp) {
   sqlite3* out = nullptr;
@@ -551,23 +680,34 @@ void save_database(sqlite3* db, const std::string& path) {
       attach.step();
     }
     exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF; PRAGMA save.page_size=65536;");
-    exec_sql(db, sql_for("schema", "save"));
-    exec_sql(db, sql_for("event_table", "save"));
+    for (const char* part : {"schema", "event_table", "event_generated", "indexes", "views", "gpu_spec"})
+      exec_sql(db, sql_for(part, "save"));
     exec_sql(db, "BEGIN");
-    std::string cols;
-    for (int i = 0; i < kEventColumnCount && i <= kArgs; ++i)
-      cols += fmt::format("{}\"{}\"", i ? ", " : "", kEventColumns[i].name);
-    exec_sql(db, fmt::format("INSERT INTO save.event({0}) SELECT {0} FROM main.event ORDER BY uid", cols));
     // gpu_spec as the session has it (the user may have edited it), not the shipped defaults.
-    exec_sql(db, sql_for("gpu_spec", "save"));
     exec_sql(db, "DELETE FROM save.gpu_spec; DELETE FROM save.gpu_alias;");
     for (const char* t : {"trace", "device", "health", "launch_link", "gpu_spec", "gpu_alias"})
       exec_sql(db, fmt::format("INSERT INTO save.{0} SELECT * FROM main.{0}", t));
+    const EventStore* store = loaded_store(db, "main");
+    if (!store) {  // main's event is a real table (no trace loaded): SQL copies it
+      std::string cols;
+      for (int i = 0; i <= kArgs; ++i) cols += fmt::format("{}\"{}\"", i ? ", " : "", kEventColumns[i].name);
+      exec_sql(db, fmt::format("INSERT INTO save.event({0}) SELECT {0} FROM main.event ORDER BY uid", cols));
+    }
     exec_sql(db, "COMMIT");
-    exec_sql(db, sql_for("event_generated", "save"));
-    exec_sql(db, "PRAGMA threads=2");
-    exec_sql(db, sql_for("indexes", "save"));
-    exec_sql(db, sql_for("views", "save"));
+    if (store) {
+      EventPages pages = plan_event_pages(db);
+      exec_sql(db, "DETACH save");
+      try {
+        write_event_pages(*store, pages, tmp.path());
+      } catch (const std::exception& e) {
+        throw SqlError(e.what());
+      }
+      Statement attach(db, "ATTACH ? AS save");
+      sqlite3_bind_text(attach.get(), 1, tmp.path().c_str(), -1, SQLITE_TRANSIENT);
+      attach.step();
+      exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF;");  // ATTACH set them back
+      for (const std::string& sql : pages.indexes_by_sqlite) exec_sql(db, sql);
+    }
     exec_sql(db, "PRAGMA save.analysis_limit=1000; ANALYZE save");
     exec_sql(db, "DETACH save");
   } catch (const SqlError& e) {
