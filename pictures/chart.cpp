@@ -414,6 +414,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
 
   // Where draw() put each label (pixels of the 1100 x 720 picture): the CSV reports them.
   std::vector<std::optional<Box>> point_label(pts.size()), ceiling_label(ceilings.size());
+  std::vector<size_t> point_mark(pts.size());  // which drawn mark (1, 2, ... in drawing order) shows it
   std::map<double, Box> memory_label;
   const double W = 1100, H = pts.empty() ? 130 : 720, L = 90, R = 850, T = 72, B = pts.empty() ? 110 : 640;
   auto draw = [&](ChartFormat format) {
@@ -478,22 +479,34 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
       }
     }
 
-    // Points, largest first so small ones stay visible; area proportional to GPU time. For the
-    // label placement, marks that land on each other exactly (same place and size to 1/4 px: an
-    // op repeated every step) count once: a GB trace's million ops are a few thousand distinct marks.
+    // Points, largest first so small ones stay visible; area proportional to GPU time. Marks that
+    // land on each other exactly (same place and size to 1/4 px: an op repeated every step) count
+    // once for label placement, and those of one colour are drawn once, with the alpha of n layers,
+    // 1 - (1 - a)^n (what n draws of one disc composite to): a GB trace's million ops are a few
+    // thousand distinct marks, and cairo's time goes with the marks drawn.
     const double max_ns = pts[by_time[0]].ns, r_max = 20;
     std::vector<Disc> discs(pts.size()), distinct;
-    std::vector<size_t> distinct_of(pts.size());
+    std::vector<size_t> distinct_of(pts.size()), mark_of(pts.size()), layers;
     std::map<std::tuple<long, long, long>, size_t> seen;
+    std::map<std::pair<size_t, int>, size_t> marks;  // (distinct place, colour) -> mark
     for (size_t i : by_time) {
       const Point& p = pts[i];
       discs[i] = {sx(p.x()), sy(p.y()), std::max(2.5, r_max * std::sqrt(p.ns / max_ns))};
-      cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[category_index(p.category)].colour, kMarkAlpha);
       auto [it, fresh] = seen.try_emplace(
           {std::lround(discs[i].x * 4), std::lround(discs[i].y * 4), std::lround(discs[i].r * 4)}, distinct.size());
       distinct_of[i] = it->second;
       if (fresh) distinct.push_back(discs[i]);
+      auto [m, new_mark] = marks.try_emplace({it->second, category_index(p.category)}, layers.size());
+      if (new_mark) layers.push_back(0);
+      ++layers[mark_of[i] = m->second];
+      point_mark[i] = m->second + 1;
     }
+    for (size_t i : by_time)
+      if (size_t& n = layers[mark_of[i]]) {
+        cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[category_index(pts[i].category)].colour,
+                  1 - std::pow(1 - kMarkAlpha, (double)n));
+        n = 0;  // drawn
+      }
     // Ceiling labels along their line (right end first, then leftwards; above, then below), clear
     // of the points where possible, on a white backing; ceilings with the same peak share one.
     std::vector<std::pair<std::string, const Ceiling*>> ceiling_labels;
@@ -515,7 +528,8 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
             Box b{x1 - w, y0, x1, y0 + 14};
             if (!b.inside({L, T, R, B}) || std::any_of(taken.begin(), taken.end(), [&](auto& t) { return t.hits(b); }))
               continue;
-            if (pass < 2 && std::any_of(discs.begin(), discs.end(), [&](auto& d) { return hits(b, d); })) continue;
+            if (pass < 2 && std::any_of(distinct.begin(), distinct.end(), [&](auto& d) { return hits(b, d); }))
+              continue;
             best = b;
             break;
           }
@@ -563,7 +577,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     draw(ChartFormat::svg);  // lays the labels out
     ResultSet rs;
     rs.columns = {"kind", "uid",    "name",     "category", "dtype",    "units",    "x",
-                  "y",    "gpu_us", "labelled", "label_x0", "label_y0", "label_x1", "label_y1"};
+                  "y",    "gpu_us", "labelled", "mark",     "label_x0", "label_y0", "label_x1", "label_y1"};
     auto put = [&](std::vector<std::optional<std::string>> row, const std::optional<Box>& b) {
       for (double v : {b ? b->x0 : NAN, b ? b->y0 : NAN, b ? b->x1 : NAN, b ? b->y1 : NAN}) row.push_back(cell(v));
       rs.rows.push_back(std::move(row));
@@ -571,20 +585,20 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     for (size_t r = 0; r < by_time.size(); ++r) {
       const Point& p = pts[by_time[r]];
       put({"point", std::to_string(p.uid), p.name, p.category, p.dtype, p.units, cell(p.x()), cell(p.y()),
-           cell(p.ns / 1e3), r < labelled ? "1" : "0"},
+           cell(p.ns / 1e3), r < labelled ? "1" : "0", std::to_string(point_mark[by_time[r]])},
           point_label[by_time[r]]);
     }
     for (size_t k = 0; k < ceilings.size(); ++k) {
       const Ceiling& c = ceilings[k];
       put({"ceiling", std::nullopt, c.name(), std::nullopt, c.dtype, c.units, cell(c.knee()), cell(c.tflops),
-           std::nullopt, std::nullopt},
+           std::nullopt, std::nullopt, std::nullopt},
           ceiling_label[k]);
     }
     std::set<double> roofs;
     for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
     for (double tb : roofs)
       put({"memory", std::nullopt, "HBM", std::nullopt, std::nullopt, std::nullopt, std::nullopt, cell(tb),
-           std::nullopt, std::nullopt},
+           std::nullopt, std::nullopt, std::nullopt},
           memory_label.count(tb) ? std::optional<Box>(memory_label[tb]) : std::nullopt);
     return {to_csv(rs), summary, ChartFormat::csv};
   }

@@ -14,7 +14,7 @@ then compared with the same quantities computed another way:
 - diff: the bars are the top N rows of `.report diff` by |difference| (ProfilerStep* left out of
   the duration chart), computed here from the report's CSV; one SVG mark per non-zero bar.
 usage: check_charts.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
-import csv, io, os, struct, subprocess, sys, zlib
+import csv, io, os, re, struct, subprocess, sys, zlib
 import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
@@ -59,6 +59,15 @@ def svg_marks(path):
     check(root.tag.endswith("svg"), f"{os.path.basename(path)} is an SVG document")
     elements = list(root.iter())
     return sum(MARK in (e.get("style") or "") for e in elements), len(elements)
+
+
+def roofline_marks(path):
+    """Point marks of a roofline SVG: discs with the point outline whose fill alpha is a point's
+    0.72 or, for points drawn as one mark, 1 - 0.28^n (the legend's disc has 0.25)."""
+    root = ET.parse(path).getroot()
+    alphas = [float(re.search(r"fill-opacity:([0-9.]+)", e.get("style")).group(1)) for e in root.iter()
+              if "stroke-opacity:0.55" in (e.get("style") or "") and "fill-opacity:" in e.get("style")]
+    return sum(a >= 0.72 for a in alphas)
 
 
 def png_decodes(path):
@@ -137,8 +146,21 @@ for name, trace in present(roofline_traces):
                 if a[1] != b[1] and a[1][0] < b[1][2] and b[1][0] < a[1][2] and a[1][1] < b[1][3] and b[1][1] < a[1][3]]
     check(not overlaps and all(90 <= x0 and x1 <= 850 and 72 <= y0 and y1 <= 640 for _, (x0, y0, x1, y1) in boxes),
           f"{name}: {len(boxes)} labels inside the plot, none overlapping {overlaps[:3]}")
-    marks, _ = svg_marks(svg)
-    check(marks == len(points), f"{name}: SVG has {marks} point marks for {len(points)} points")
+    # Points that coincide (same place and size to 1/4 px, same colour) are drawn as one mark with
+    # the alpha of their layers: the CSV names each point's mark. Every mark is drawn, points of
+    # exactly the same numbers share one, and a mark's points have one category.
+    marks = roofline_marks(svg)
+    by_mark = {}
+    for p in points:
+        by_mark.setdefault(p["mark"], []).append(p)
+    check(marks == len(by_mark) and all(p["mark"] for p in points),
+          f"{name}: SVG has {marks} point marks for {len(by_mark)} distinct marks of {len(points)} points")
+    same = {}
+    for p in points:
+        same.setdefault((p["category"], p["x"], p["y"], p["gpu_us"]), set()).add(p["mark"])
+    check(all(len(m) == 1 for m in same.values()) and
+          all(len({p["category"] for p in ps}) == 1 for ps in by_mark.values()),
+          f"{name}: identical points share a mark, and a mark shows one category")
     check(png_decodes(png), f"{name}: PNG decodes")
     # Ceilings: knee = peak TFLOP/s / peak TB/s from gpu_spec for the trace's first GPU.
     spec = {(r["dtype"], "matrix"): r for r in query([trace], "SELECT s.* FROM device_gpu g JOIN gpu_spec s ON s.gpu = g.gpu "
