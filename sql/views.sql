@@ -31,12 +31,42 @@ CREATE VIEW IF NOT EXISTS @schema.thread AS
 CREATE VIEW IF NOT EXISTS @schema.process AS
   SELECT trace, pid, args ->> '$.name' AS name FROM event WHERE kind = 'meta' AND name = 'process_name';
 
--- GPU events with their trace's rank and `complete`: in a ProfilerStep other than the trace's last
--- (HTA's TraceAnalysis drops the last, possibly truncated, step), or the trace has no steps.
+-- HTA's TraceAnalysis drops the trace's last ProfilerStep (it may be cut short): CPU events from its
+-- start on, and the GPU work they launched, when the trace has two or more steps
+-- (include_last_profiler_step=False); otherwise nothing. last_step_start: that start, else NULL.
+-- Steps are ProfilerStep#N annotations (cpu_op in 2021-era traces), as the loader's step column.
+CREATE VIEW IF NOT EXISTS @schema.step_cut AS
+  SELECT t.id AS trace, s.last_step_start
+  FROM trace t LEFT JOIN (SELECT trace, CASE WHEN count(DISTINCT name) > 1 THEN max(ts) END AS last_step_start
+                          FROM event WHERE kind IN ('annotation', 'cpu_op') AND depth = 0 AND step IS NOT NULL
+                                       AND name GLOB 'ProfilerStep#[0-9]*'
+                          GROUP BY trace) s ON s.trace = t.id;
+
+-- GPU events with their trace's rank and `complete`: what HTA keeps (step_cut): launched before the
+-- last ProfilerStep's start, or the trace has fewer than two steps. (A subquery, so that a query
+-- not reading `complete` does not pay for it.)
 CREATE VIEW IF NOT EXISTS @schema.gpu_steps AS
-  SELECT g.*, t.rank, coalesce(g.step < ls.last_step, ls.last_step IS NULL) AS complete
-  FROM gpu g JOIN trace t ON t.id = g.trace
-  JOIN (SELECT trace, max(step) AS last_step FROM gpu GROUP BY trace) ls ON ls.trace = g.trace;
+  SELECT g.*, t.rank,
+         (SELECT c.last_step_start IS NULL
+                 OR coalesce((SELECT r.ts FROM launch_link l JOIN event r ON r.uid = l.runtime WHERE l.gpu = g.uid)
+                             < c.last_step_start, 0)
+          FROM step_cut c WHERE c.trace = g.trace) AS complete
+  FROM gpu g JOIN trace t ON t.id = g.trace;
+
+-- Launch statistics as HTA's get_cuda_kernel_launch_stats measures them, one row per launched GPU
+-- event (µs): cpu_duration = the launch call's duration, gpu_duration = its own, launch_delay =
+-- GPU start - launch call end, 0 when the work started before the call returned. hta_call: the call
+-- is one HTA counts (cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync, cudaMemsetAsync), or
+-- its HIP twin (HTA knows no HIP names, so it finds no launch in an AMD trace). complete: as
+-- gpu_steps.
+CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
+  SELECT t.rank, g.trace, g.uid AS gpu, g.correlation, g.name, r.name AS launch_call, r.dur / 1e3 AS cpu_duration,
+         g.dur / 1e3 AS gpu_duration, max(0, g.ts - r.end) / 1e3 AS launch_delay,
+         r.name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync',
+                    'hipLaunchKernel', 'hipExtLaunchKernel', 'hipMemcpyAsync', 'hipMemsetAsync') AS hta_call,
+         c.last_step_start IS NULL OR r.ts < c.last_step_start AS complete
+  FROM launch_link l CROSS JOIN event g ON g.uid = l.gpu CROSS JOIN event r ON r.uid = l.runtime
+  JOIN trace t ON t.id = g.trace JOIN step_cut c ON c.trace = g.trace;  -- CROSS: the links drive (not a scan of event)
 
 -- The ops whose GPU time the summaries count, each GPU nanosecond once: ops with a perf model and
 -- kernel-launching ops, each only when no modeled op is above it (a convolution's bias add_ is

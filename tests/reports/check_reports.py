@@ -3,7 +3,8 @@
 - timeline vs TraceLens gpu_timeline.csv (bert shipped, Falconsai from ../shared): every row within 5 ns
   / 1e-4 % (TraceLens sums float microseconds, so its figures carry sub-ns noise);
 - temporal and idle vs HTA's temporal / idle breakdown of hta/trace_diff/control.json.gz: exact
-  (HTA rows come out per stream in order of appearance; tlsql orders streams by number);
+  (HTA rows come out per stream in order of appearance; tlsql orders streams by number); launch
+  stats vs HTA's describe() of get_cuda_kernel_launch_stats for that trace, every cell;
 - collectives on the 8 DLRM ranks: the first AllReduce against numbers read by hand from the JSON.
 usage: check_reports.py TLSQL DATA_DIR SHARED_DIR"""
 import csv, io, json, os, subprocess, sys
@@ -48,6 +49,33 @@ if os.path.exists(control):
     got, want = report(control, "idle"), list(csv.reader(open(os.path.join(hta, "idle_trace_diff_control.csv"))))
     check(got[0] == want[0], "idle: HTA's columns")
     check(sorted(got[1:]) == sorted(want[1:]), "idle vs HTA: every (stream, category) row equal")
+    # launch: HTA's get_cuda_kernel_launch_stats(...).describe() for the same trace, every cell. The
+    # rows come from the launch_stats view (the report's own rows), described here as pandas does:
+    # sample std (n - 1), quartiles by linear interpolation.
+    r = subprocess.run([tlsql, control, "--csv", "-c",
+                        "SELECT correlation, cpu_duration, gpu_duration, launch_delay FROM launch_stats "
+                        "WHERE hta_call AND complete"], capture_output=True, text=True, timeout=600)
+    rows = list(csv.reader(io.StringIO(r.stdout)))[1:]
+    want = list(csv.reader(open(os.path.join(hta, "launch_stats_describe_trace_diff_control.csv"))))
+
+    def describe(xs):
+        xs, n = sorted(xs), len(xs)
+        mean = sum(xs) / n
+        q = lambda p: xs[int((n - 1) * p)] + ((n - 1) * p % 1) * (xs[min(int((n - 1) * p) + 1, n - 1)] - xs[int((n - 1) * p)])
+        return [n, mean, (sum((x - mean) ** 2 for x in xs) / (n - 1)) ** 0.5, xs[0], q(0.25), q(0.5), q(0.75), xs[-1]]
+
+    cols = [describe([float(row[c]) for row in rows]) for c in range(4)]
+    check(want[0][1:] == ["correlation", "cpu_duration", "gpu_duration", "launch_delay"] and
+          [w[0] for w in want[1:]] == ["count", "mean", "std", "min", "25%", "50%", "75%", "max"], "launch: HTA's layout")
+    for i, w in enumerate(want[1:]):
+        for c in range(4):
+            check(abs(cols[c][i] - float(w[c + 1])) <= 1e-9 * max(1, abs(float(w[c + 1]))),
+                  f"launch vs HTA {w[0]} {want[0][c + 1]}: {cols[c][i]} vs {w[c + 1]}")
+    got = report(control, "launch")
+    check(got[1][1] == "7875" and got[1][5:8] == ["14.61", "52.565", "2014.605"] and got[1][8] == "11527.0",
+          f"launch report vs HTA (7875 launches, means 14.61 / 52.565 / 2014.605 us, max delay 11527): {got[1]}")
+    got = report(control, "launch", ("@steps", "'all'"), ("@launches", "'all'"))
+    check(got[1][1] == "9450", f"launch with @steps 'all' @launches 'all': every linked launch (9450): {got[1]}")
     got = report(control, "idle", ("@threshold_us", "1000000"))
     check(all(r[2] != "other" or float(r[3]) == 0 for r in got[1:]), "idle: a huge threshold leaves no 'other' time")
 else:
