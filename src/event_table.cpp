@@ -673,13 +673,16 @@ void save_database(sqlite3* db, const std::string& path) {
     tmp.commit();
     return;
   }
+  // Attached as `save`, with no journal and no syncs (a half-written file is removed, never used).
+  auto attach_save = [&] {
+    Statement attach(db, "ATTACH ? AS save");
+    sqlite3_bind_text(attach.get(), 1, tmp.path().c_str(), -1, SQLITE_TRANSIENT);
+    attach.step();
+    exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF;");
+  };
   try {
-    {
-      Statement attach(db, "ATTACH ? AS save");
-      sqlite3_bind_text(attach.get(), 1, tmp.path().c_str(), -1, SQLITE_TRANSIENT);
-      attach.step();
-    }
-    exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF; PRAGMA save.page_size=65536;");
+    attach_save();
+    exec_sql(db, "PRAGMA save.page_size=65536;");
     for (const char* part : {"schema", "event_table", "event_generated", "indexes", "views", "gpu_spec"})
       exec_sql(db, sql_for(part, "save"));
     exec_sql(db, "BEGIN");
@@ -702,10 +705,7 @@ void save_database(sqlite3* db, const std::string& path) {
       } catch (const std::exception& e) {
         throw SqlError(e.what());
       }
-      Statement attach(db, "ATTACH ? AS save");
-      sqlite3_bind_text(attach.get(), 1, tmp.path().c_str(), -1, SQLITE_TRANSIENT);
-      attach.step();
-      exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF;");  // ATTACH set them back
+      attach_save();
       for (const std::string& sql : pages.indexes_by_sqlite) exec_sql(db, sql);
     }
     exec_sql(db, "PRAGMA save.analysis_limit=1000; ANALYZE save");
