@@ -117,8 +117,9 @@ class BtreeFile {
   void write_page(uint32_t pgno, const uint8_t* page);
   void flush();
   uint64_t max_index_local() const { return ((uint64_t)page_size_ - 12) * 64 / 255 - 23; }
-  // The cell body of a payload: its local bytes then, past `max_local`, the first overflow page
-  // (the rest written to overflow pages now). `prefix` (payload size, rowid varints) goes first.
+  // Appends a payload to `cell` (which holds the size and rowid varints): all of it when it fits
+  // the page type's local limit, else the local part and the first overflow page's number, the
+  // rest going to overflow pages appended now.
   void payload_cell(std::vector<uint8_t>& cell, const std::vector<uint8_t>& payload, bool table_leaf);
 
   std::string path_;
