@@ -576,8 +576,8 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   if (f == ChartFormat::csv) {
     draw(ChartFormat::svg);  // lays the labels out
     ResultSet rs;
-    rs.columns = {"kind", "uid",    "name",     "category", "dtype",    "units",    "x",
-                  "y",    "gpu_us", "labelled", "mark",     "label_x0", "label_y0", "label_x1", "label_y1"};
+    rs.columns = {"kind",   "uid",      "name", "category", "dtype",    "units",    "x",       "y",
+                  "gpu_us", "labelled", "mark", "label_x0", "label_y0", "label_x1", "label_y1"};
     auto put = [&](std::vector<std::optional<std::string>> row, const std::optional<Box>& b) {
       for (double v : {b ? b->x0 : NAN, b ? b->y0 : NAN, b ? b->x1 : NAN, b ? b->y1 : NAN}) row.push_back(cell(v));
       rs.rows.push_back(std::move(row));
