@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <functional>
 #include <stdexcept>
 
 namespace tlsql {
@@ -306,29 +305,45 @@ void BtreeFile::Table::finish() {
   if (leaves_.empty()) return f_.write_page(root_, leaf_.data());
   leaves_.push_back({f_.append(leaf_.data()), last_rowid_});
   // Interior levels, bottom-up: a cell per child (page, largest rowid below it) but the last.
-  std::vector<std::pair<uint32_t, int64_t>> level = std::move(leaves_), up;
-  std::vector<uint8_t> page_bytes, cell;
-  uint32_t cells, content;
+  std::vector<std::pair<uint32_t, int64_t>> level = std::move(leaves_);
   for (;;) {
     auto groups = group_children(level.size(), f_.page_size_,
                                  [&](size_t i) { return 4 + (size_t)varint_len((uint64_t)level[i].second); });
-    up.clear();
-    for (auto [first, last] : groups) {
-      Page::init(page_bytes, f_.page_size_, kTableInterior, cells, content);
-      Page page{page_bytes, cells, content, 12};
-      for (size_t i = first; i < last; ++i) {
-        cell.assign(4, 0);
-        put32(cell.data(), level[i].first);
-        put_varint(cell, (uint64_t)level[i].second);
-        page.add(cell.data(), cell.size());
-      }
-      put32(page_bytes.data() + 8, level[last].first);
-      page.seal();
-      if (groups.size() == 1) return f_.write_page(root_, page_bytes.data());
-      up.push_back({f_.append(page_bytes.data()), level[last].second});
-    }
-    std::swap(level, up);
+    std::vector<uint32_t> pages = f_.interior_level(
+        kTableInterior, root_, groups, [&](size_t i) { return level[i].first; },
+        [&](size_t i, std::vector<uint8_t>& cell) { put_varint(cell, (uint64_t)level[i].second); });
+    if (pages.empty()) return;
+    std::vector<std::pair<uint32_t, int64_t>> up;
+    for (size_t g = 0; g < groups.size(); ++g) up.push_back({pages[g], level[groups[g].second].second});
+    level = std::move(up);
   }
+}
+
+std::vector<uint32_t> BtreeFile::interior_level(uint8_t type, uint32_t root,
+                                                const std::vector<std::pair<size_t, size_t>>& groups,
+                                                const std::function<uint32_t(size_t)>& child,
+                                                const std::function<void(size_t, std::vector<uint8_t>&)>& tail) {
+  std::vector<uint32_t> pages;
+  std::vector<uint8_t> bytes, cell;
+  uint32_t cells, content;
+  for (auto [first, last] : groups) {
+    Page::init(bytes, page_size_, type, cells, content);
+    Page page{bytes, cells, content, 12};
+    for (size_t i = first; i < last; ++i) {
+      cell.assign(4, 0);
+      put32(cell.data(), child(i));
+      tail(i, cell);
+      page.add(cell.data(), cell.size());
+    }
+    put32(bytes.data() + 8, child(last));
+    page.seal();
+    if (groups.size() == 1) {
+      write_page(root, bytes.data());
+      return {};
+    }
+    pages.push_back(append(bytes.data()));
+  }
+  return pages;
 }
 
 BtreeFile::Index::Index(BtreeFile& file, uint32_t root) : f_(file), root_(root) {
@@ -369,32 +384,19 @@ void BtreeFile::Index::finish() {
   leaf.seal();
   if (children_.empty()) return f_.write_page(root_, leaf_.data());
   children_.push_back(f_.append(leaf_.data()));
-  std::vector<uint32_t> level = std::move(children_), up;
-  std::vector<std::vector<uint8_t>> seps = std::move(seps_), up_seps;
-  std::vector<uint8_t> page_bytes, cell;
-  uint32_t cells, content;
+  std::vector<uint32_t> level = std::move(children_);
+  std::vector<std::vector<uint8_t>> seps = std::move(seps_);
   for (;;) {
     auto groups = group_children(level.size(), f_.page_size_, [&](size_t i) { return 4 + seps[i].size(); });
-    up.clear();
-    up_seps.clear();
-    for (size_t g = 0; g < groups.size(); ++g) {
-      auto [first, last] = groups[g];
-      Page::init(page_bytes, f_.page_size_, kIndexInterior, cells, content);
-      Page page{page_bytes, cells, content, 12};
-      for (size_t i = first; i < last; ++i) {
-        cell.assign(4, 0);
-        put32(cell.data(), level[i]);
-        cell.insert(cell.end(), seps[i].begin(), seps[i].end());
-        page.add(cell.data(), cell.size());
-      }
-      put32(page_bytes.data() + 8, level[last]);
-      page.seal();
-      if (groups.size() == 1) return f_.write_page(root_, page_bytes.data());
-      up.push_back(f_.append(page_bytes.data()));
-      if (g + 1 < groups.size()) up_seps.push_back(std::move(seps[last]));  // between this page and the next
-    }
-    std::swap(level, up);
-    std::swap(seps, up_seps);
+    std::vector<uint32_t> pages = f_.interior_level(
+        kIndexInterior, root_, groups, [&](size_t i) { return level[i]; },
+        [&](size_t i, std::vector<uint8_t>& cell) { cell.insert(cell.end(), seps[i].begin(), seps[i].end()); });
+    if (pages.empty()) return;
+    // The entry after each page's last child goes up, between that page and the next.
+    std::vector<std::vector<uint8_t>> up_seps;
+    for (size_t g = 0; g + 1 < groups.size(); ++g) up_seps.push_back(std::move(seps[groups[g].second]));
+    level = std::move(pages);
+    seps = std::move(up_seps);
   }
 }
 

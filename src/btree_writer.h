@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <span>
 #include <string>
@@ -54,7 +55,6 @@ class BtreeFile {
   BtreeFile(const BtreeFile&) = delete;
   BtreeFile& operator=(const BtreeFile&) = delete;
 
-  uint32_t page_size() const { return page_size_; }
   // Flushes the appended pages and writes the header (page count, change counter).
   void finish();
 
@@ -103,7 +103,7 @@ class BtreeFile {
     std::vector<uint8_t> leaf_;
     uint32_t cells_ = 0, content_ = 0;
     std::vector<RecordValue> last_;
-    bool any_ = false, separator_next_ = false;
+    bool any_ = false;
     std::vector<uint32_t> children_;          // written leaves, in order
     std::vector<std::vector<uint8_t>> seps_;  // the cell (without child pointer) between two leaves
     Record record_;
@@ -116,6 +116,14 @@ class BtreeFile {
   uint32_t append(const uint8_t* page);
   void write_page(uint32_t pgno, const uint8_t* page);
   void flush();
+  // One interior level over children split into `groups` (first, last): per group a page with a
+  // cell for each child but the last (its page number `child(i)`, then `tail(i, cell)`) and the
+  // last as the right-most pointer. A level of one page is the tree's top: written at `root`, and
+  // nothing is returned; else the pages, appended in order.
+  std::vector<uint32_t> interior_level(uint8_t type, uint32_t root,
+                                       const std::vector<std::pair<size_t, size_t>>& groups,
+                                       const std::function<uint32_t(size_t)>& child,
+                                       const std::function<void(size_t, std::vector<uint8_t>&)>& tail);
   uint64_t max_index_local() const { return ((uint64_t)page_size_ - 12) * 64 / 255 - 23; }
   // Appends a payload to `cell` (which holds the size and rowid varints): all of it when it fits
   // the page type's local limit, else the local part and the first overflow page's number, the
