@@ -23,12 +23,14 @@ con.load_extension(lib)
 events = con.execute("SELECT tlsql_load(?)", (os.path.join(here, "bert_small_h100.json.gz"),)).fetchone()[0]
 print(f"loaded {events} events")
 
-# 2. The GEMMs: GPU time, FLOPs, TFLOP/s and % of the H100's peak, as a DataFrame.
+# 2. The GEMMs: GPU time, FLOPs, TFLOP/s and % of the H100's peak, as a DataFrame. The ops that
+#    carry their own model (perf_source 'model'): aten::linear reports its addmm's numbers too
+#    ('beneath'), and summing both would count each GEMM twice.
 gemm = pd.read_sql(
     """SELECT name, input_dims, count(*) AS n, round(sum(gpu_time(uid)) / 1e3, 3) AS gpu_us,
               round(sum(flops(uid)) / 1e9, 3) AS gflop, round(avg(tflops(uid)), 2) AS tflops,
               round(avg(achieved_pct(uid)), 2) AS achieved_pct, bound(min(uid)) AS bound
-       FROM op WHERE op_category(name) = 'GEMM' AND flops(uid) IS NOT NULL
+       FROM op WHERE op_category(name) = 'GEMM' AND perf_source(uid) = 'model'
        GROUP BY name, input_dims ORDER BY gpu_us DESC""", con)
 print(gemm.to_string(index=False))
 print(f"GEMM GPU time {gemm.gpu_us.sum():.3f} µs in {gemm.n.sum()} ops")

@@ -235,6 +235,22 @@ void counted_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     sqlite3_result_int(ctx, (t->flags[(size_t)r] & PerfTable::counted) ? 1 : 0);
 }
 
+// perf_source(uid): where the event's numbers come from (PerfTable flags): 'model' (its own
+// model), 'launcher' (a GPU event: its op's), 'inductor' (kernel_flop / kernel_num_gb args),
+// 'beneath' (the sum of the numbers below it); NULL when it has none.
+void perf_source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  int64_t uid, r;
+  auto t = perf_row(ctx, argc, argv, "perf_source", uid, r);
+  if (!t) return;
+  if (!t->model_of(r)) return sqlite3_result_null(ctx);
+  const uint8_t f = t->flags[(size_t)r];
+  const char* source = (f & PerfTable::inclusive)       ? "beneath"
+                       : (f & PerfTable::augmented)     ? "inductor"
+                       : (f & PerfTable::from_launcher) ? "launcher"
+                                                        : "model";
+  sqlite3_result_text(ctx, source, -1, SQLITE_STATIC);
+}
+
 // marker(uid) / marker_path(uid): the nearest "## ... ##" event above, and all of them,
 // outermost first, joined by " > ".
 void marker_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
@@ -362,7 +378,7 @@ void numel_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 std::vector<SqlFunction> perf_functions() {
   static const char* const help[] = {
-      "FLOPs of the op (its model, or inductor's kernel_flop); NULL if none",
+      "FLOPs of the op (its model, inductor's kernel_flop, or the sum of the modeled work beneath it); NULL if none",
       "bytes the op moves to and from memory; NULL if none",
       "flops / gpu_time, TFLOP/s",
       "bytes / gpu_time, TB/s",
@@ -387,6 +403,10 @@ std::vector<SqlFunction> perf_functions() {
           nullptr);
   per_uid("counted", "1 if counted_op counts the op (modeled or launching, no modeled op above), else 0", counted_fn,
           nullptr);
+  per_uid("perf_source",
+          "where flops / bytes come from: 'model', 'launcher' (a kernel: its op's), 'inductor', 'beneath' (sum of "
+          "the numbers below: wrappers, python frames, annotations); NULL if none",
+          perf_source_fn, nullptr);
   per_uid("marker", "name of the nearest \"## ... ##\" event above uid (FX node / record_function marker)", marker_fn,
           nullptr);
   per_uid("marker_path", "the \"## ... ##\" events above uid, outermost first, joined by ' > '", marker_fn,

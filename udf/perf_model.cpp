@@ -64,24 +64,6 @@ std::vector<bool> bool_list(const std::string& s) {
   return v;
 }
 
-// PyTorch ScalarType codes, as `dtype` arguments appear in Concrete Inputs (aten::to, _to_copy).
-std::string scalar_type_name(const std::string& code) {
-  static const std::map<std::string, std::string> names = {{"0", "unsigned char"},
-                                                           {"1", "signed char"},
-                                                           {"2", "short int"},
-                                                           {"3", "int"},
-                                                           {"4", "long int"},
-                                                           {"5", "c10::Half"},
-                                                           {"6", "float"},
-                                                           {"7", "double"},
-                                                           {"11", "bool"},
-                                                           {"15", "c10::BFloat16"},
-                                                           {"23", "c10::Float8_e5m2"},
-                                                           {"24", "c10::Float8_e4m3fn"}};
-  auto it = names.find(code);
-  return it == names.end() ? std::string() : it->second;
-}
-
 using Model = std::function<std::optional<OpPerf>(const Args&)>;
 
 // ---- GEMM: 2·M·N·K (+M·N for a bias / beta term), bytes (MK + KN + MN (+N)) · bpe, × batch ----
@@ -325,20 +307,48 @@ Model batch_norm_backward(bool cudnn) {
     return norm_bwd(numel(a.dim(in)), a.dim(in)[1], a.has(2), true, training, true, a.type(in));
   };
 }
-// group_norm(input, num_groups, weight?, bias?, eps, ...): per-channel like the others.
-std::optional<OpPerf> group_norm(const Args& a) {
-  if (a.dim(0).size() < 2) return std::nullopt;
-  return norm_fwd(numel(a.dim(0)), a.dim(0)[1], a.has(2), a.has(3), true, a.type(0));
+// group_norm(input, num_groups, weight?, bias?, eps, ...) and native_group_norm(input, weight?,
+// bias?, N, C, HxW, group, eps): per-channel like the others.
+Model group_norm(size_t weight) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    if (a.dim(0).size() < 2) return std::nullopt;
+    return norm_fwd(numel(a.dim(0)), a.dim(0)[1], a.has(weight), a.has(weight + 1), true, a.type(0));
+  };
 }
-// RMS norm: x² summed per row, rsqrt, scale, × weight: 4 FLOPs per element; reads x (and the
-// weight), writes y.
+// native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C, HxW, group, output_mask)
+std::optional<OpPerf> group_norm_backward(const Args& a) {
+  if (a.dim(1).size() < 2) return std::nullopt;
+  auto mask = bool_list(a.conc(9));
+  while (mask.size() < 3) mask.push_back(true);
+  return norm_bwd(numel(a.dim(1)), a.dim(1)[1], a.has(4), mask[2], true, mask[0], a.type(1));
+}
+// RMS norm (rms_norm / _fused_rms_norm(input, normalized_shape, weight?, eps)) over rows of C =
+// prod(normalized_shape) elements: square and sum (2 per element), then per row the mean and
+// rsqrt (2), then x · rstd and · weight (1 each per element; the latter only with a weight).
+// Reads x and the weight, writes y (TraceLens's RMSNorm, which assumes a weight).
 std::optional<OpPerf> rms_norm(const Args& a) {
   if (a.dim(0).empty()) return std::nullopt;
   OpPerf p;
   p.dtype = a.type(0);
-  double N = numel(a.dim(0)), C = a.dim(0).back();
-  p.flops = 4 * N;
-  if (int bpe = dtype_bytes(p.dtype)) p.bytes = 2 * N * bpe + (a.has(2) ? C * bpe : 0);
+  const double N = numel(a.dim(0)), C = numel(int_list(a.conc(1), 0, 1));
+  const bool weight = a.has(2);
+  p.flops = (weight ? 4 : 3) * N + 2 * (N / C);
+  if (int bpe = dtype_bytes(p.dtype)) p.bytes = 2 * N * bpe + (weight ? C * bpe : 0);
+  return p;
+}
+// _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight?, output_mask): grad_input
+// 8 per element (TraceLens), grad_weight 2 per element more; reads grad_out and x, writes grad_x,
+// and with a weight reads it and writes its gradient.
+std::optional<OpPerf> rms_norm_backward(const Args& a) {
+  if (a.dim(1).empty()) return std::nullopt;
+  auto mask = bool_list(a.conc(5));
+  while (mask.size() < 2) mask.push_back(true);
+  OpPerf p;
+  p.dtype = a.type(1);
+  const double N = numel(a.dim(1)), C = numel(int_list(a.conc(2), 0, 1));
+  const bool weight = a.has(4);
+  p.flops = 8 * N + (weight && mask[1] ? 2 * N : 0);
+  if (int bpe = dtype_bytes(p.dtype)) p.bytes = 3 * N * bpe + (weight ? 2 * C * bpe : 0);
   return p;
 }
 
@@ -351,18 +361,6 @@ std::optional<OpPerf> unary(const Args& a) {
   p.flops = n;
   int in = dtype_bytes(p.dtype), out = a.has(1) ? dtype_bytes(a.type(1)) : in;
   if (in && out) p.bytes = n * in + n * out;
-  return p;
-}
-// aten::to / _to_copy(self, dtype, ...): a cast reads one dtype and writes another.
-std::optional<OpPerf> cast(const Args& a) {
-  if (a.dims.empty()) return std::nullopt;
-  OpPerf p;
-  p.dtype = a.type(0);
-  double n = numel(a.dim(0));
-  p.flops = n;
-  std::string to = scalar_type_name(a.conc(1));
-  int in = dtype_bytes(p.dtype), out = to.empty() ? in : dtype_bytes(to);
-  if (in && out) p.bytes = n * (in + out);
   return p;
 }
 std::optional<Shape> broadcast(Shape a, Shape b) {
@@ -380,21 +378,35 @@ std::optional<Shape> broadcast(Shape a, Shape b) {
 // on the bytes there). The output's dtype is PyTorch's result type of the operands (result_dtype):
 // a 0-dim tensor or a Python scalar does not widen a tensor's dtype within its category (bf16 ·
 // double[] is bf16), so neither the output bytes nor the peak are fp64's.
-std::optional<OpPerf> binary(const Args& a) {
-  if (a.dims.size() < 2) return std::nullopt;
-  bool t1 = a.type(0) != "Scalar" && !a.type(0).empty(), t2 = a.type(1) != "Scalar" && !a.type(1).empty();
-  auto out = broadcast(a.dim(0), a.dim(1));
-  if (!out) return std::nullopt;
+// A comparison (eq, lt, ...) computes in the result type and writes bool.
+Model binary(bool writes_bool) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    if (a.dims.size() < 2) return std::nullopt;
+    bool t1 = a.type(0) != "Scalar" && !a.type(0).empty(), t2 = a.type(1) != "Scalar" && !a.type(1).empty();
+    auto out = broadcast(a.dim(0), a.dim(1));
+    if (!out) return std::nullopt;
+    OpPerf p;
+    std::vector<Operand> ops;
+    for (size_t i = 0; i < 2; ++i) ops.push_back({a.type(i), !a.dim(i).empty(), a.conc(i)});
+    const std::string result = result_dtype(ops);
+    p.dtype = result.empty() ? (t1 ? a.type(0) : a.type(1)) : result;
+    p.flops = numel(*out);
+    int b1 = t1 ? dtype_bytes(a.type(0)) : 0, b2 = t2 ? dtype_bytes(a.type(1)) : 0;
+    // An out= tensor (a third operand with dims) gives the output's dtype; else the result type.
+    int bo = a.has(2) && dtype_bytes(a.type(2)) ? dtype_bytes(a.type(2))
+             : writes_bool                      ? dtype_bytes("bool")
+                                                : dtype_bytes(p.dtype);
+    if ((b1 || !t1) && (b2 || !t2) && bo) p.bytes = numel(a.dim(0)) * b1 + numel(a.dim(1)) * b2 + numel(*out) * bo;
+    return p;
+  };
+}
+// fill_ / zero_(self[, value]): writes every element, reads none, computes nothing.
+std::optional<OpPerf> fill(const Args& a) {
+  if (a.dims.empty()) return std::nullopt;
   OpPerf p;
-  std::vector<Operand> ops;
-  for (size_t i = 0; i < 2; ++i) ops.push_back({a.type(i), !a.dim(i).empty(), a.conc(i)});
-  const std::string result = result_dtype(ops);
-  p.dtype = result.empty() ? (t1 ? a.type(0) : a.type(1)) : result;
-  p.flops = numel(*out);
-  int b1 = t1 ? dtype_bytes(a.type(0)) : 0, b2 = t2 ? dtype_bytes(a.type(1)) : 0;
-  // An out= tensor (a third operand with dims) gives the output's dtype; else the result type.
-  int bo = a.has(2) && dtype_bytes(a.type(2)) ? dtype_bytes(a.type(2)) : dtype_bytes(p.dtype);
-  if ((b1 || !t1) && (b2 || !t2) && bo) p.bytes = numel(a.dim(0)) * b1 + numel(a.dim(1)) * b2 + numel(*out) * bo;
+  p.dtype = a.type(0);
+  p.flops = 0;
+  if (int bpe = dtype_bytes(p.dtype)) p.bytes = numel(a.dim(0)) * bpe;
   return p;
 }
 // aten::embedding(weight [V, D], indices): a gather of D values per index; no arithmetic.
@@ -508,47 +520,33 @@ const std::map<std::string, Family, std::less<>>& families() {
     add({"aten::batch_norm", "aten::native_batch_norm", "aten::_batch_norm_impl_index", "aten::cudnn_batch_norm",
          "aten::miopen_batch_norm"},
         "NORM_fwd", batch_norm);
-    add({"aten::group_norm", "aten::native_group_norm"}, "NORM_fwd", group_norm);
+    add({"aten::group_norm"}, "NORM_fwd", group_norm(2));
+    add({"aten::native_group_norm"}, "NORM_fwd", group_norm(1));
     add({"aten::rms_norm", "aten::_fused_rms_norm"}, "NORM_fwd", rms_norm);
     add({"aten::native_layer_norm_backward", "aten::layer_norm_backward"}, "NORM_bwd", layer_norm_backward);
     add({"aten::native_batch_norm_backward", "aten::batch_norm_backward"}, "NORM_bwd", batch_norm_backward(false));
     add({"aten::cudnn_batch_norm_backward", "aten::miopen_batch_norm_backward"}, "NORM_bwd", batch_norm_backward(true));
-    add({"aten::native_group_norm_backward", "aten::_fused_rms_norm_backward"}, "NORM_bwd", nullptr);
-    add({"aten::copy_", "aten::clamp_min", "aten::clamp_min_", "aten::clamp_max",  "aten::clamp_max_",
-         "aten::clamp", "aten::sigmoid",   "aten::sigmoid_",   "aten::rsqrt",      "aten::silu",
-         "aten::silu_", "aten::neg",       "aten::pow",        "aten::gelu",       "aten::gelu_",
-         "aten::relu",  "aten::relu_",     "aten::tanh",       "aten::tanh_",      "aten::exp",
-         "aten::log",   "aten::sqrt",      "aten::abs",        "aten::reciprocal", "aten::sin",
-         "aten::cos",   "aten::erf",       "aten::hardtanh",   "aten::hardtanh_",  "aten::leaky_relu",
-         "aten::fill_", "aten::zero_",     "aten::clone",      "aten::contiguous", "aten::native_dropout"},
+    add({"aten::native_group_norm_backward"}, "NORM_bwd", group_norm_backward);
+    add({"aten::_fused_rms_norm_backward"}, "NORM_bwd", rms_norm_backward);
+    add({"aten::copy_",         "aten::clamp_min", "aten::clamp_min_", "aten::clamp_max",  "aten::clamp_max_",
+         "aten::clamp",         "aten::sigmoid",   "aten::sigmoid_",   "aten::rsqrt",      "aten::silu",
+         "aten::silu_",         "aten::neg",       "aten::pow",        "aten::gelu",       "aten::gelu_",
+         "aten::relu",          "aten::relu_",     "aten::tanh",       "aten::tanh_",      "aten::exp",
+         "aten::log",           "aten::sqrt",      "aten::abs",        "aten::reciprocal", "aten::sin",
+         "aten::cos",           "aten::erf",       "aten::hardtanh",   "aten::hardtanh_",  "aten::leaky_relu",
+         "aten::native_dropout"},
         "elementwise", unary);
-    add({"aten::to", "aten::_to_copy"}, "elementwise", cast);
-    add({"aten::add",
-         "aten::add_",
-         "aten::sub",
-         "aten::sub_",
-         "aten::mul",
-         "aten::mul_",
-         "aten::div",
-         "aten::div_",
-         "aten::rsub",
-         "aten::sigmoid_backward",
-         "aten::threshold_backward",
-         "aten::gelu_backward",
-         "aten::silu_backward",
-         "aten::tanh_backward",
-         "aten::maximum",
-         "aten::minimum",
-         "aten::eq",
-         "aten::ne",
-         "aten::lt",
-         "aten::gt",
-         "aten::le",
-         "aten::ge",
-         "aten::masked_fill",
-         "aten::masked_fill_",
-         "aten::native_dropout_backward"},
-        "elementwise", binary);
+    // Casts and copies do their work in the copy_ they call, and call none when there is nothing
+    // to do (to() of a tensor already of that dtype returns it): no model of their own, so a no-op
+    // to() counts no FLOPs, and flops(uid) of one that copies is its copy_'s (inclusive).
+    add({"aten::to", "aten::_to_copy", "aten::clone", "aten::contiguous"}, "elementwise", nullptr);
+    add({"aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::mul", "aten::mul_", "aten::div", "aten::div_",
+         "aten::rsub", "aten::sigmoid_backward", "aten::threshold_backward", "aten::gelu_backward",
+         "aten::silu_backward", "aten::tanh_backward", "aten::maximum", "aten::minimum", "aten::masked_fill",
+         "aten::masked_fill_", "aten::native_dropout_backward"},
+        "elementwise", binary(false));
+    add({"aten::eq", "aten::ne", "aten::lt", "aten::gt", "aten::le", "aten::ge"}, "elementwise", binary(true));
+    add({"aten::fill_", "aten::zero_"}, "elementwise", fill);
     add({"aten::embedding"}, "elementwise", embedding);
     add({"aten::index_select"}, "elementwise", index_select);
     add({"aten::sum", "aten::mean", "aten::max", "aten::min", "aten::amax", "aten::amin", "aten::norm",

@@ -388,6 +388,64 @@ void find_loops(const Input& in, PerfTable& t, const std::vector<uint32_t>& orde
   }
 }
 
+// Bottom-up, after the counted flags (which read only the models ops carry themselves): an op,
+// python frame or annotation with no numbers of its own gets the sum of those of its children,
+// so flops(aten::linear) is its addmm's and flops of a ProfilerStep is the step's. A kernel's
+// numbers reach its runtime call's op this way too. Each child's value is its own numbers or its
+// own sum, never both, so every FLOP beneath is added once. In a trace with GPU work only the
+// children that ran some count (the index arithmetic repeat() does on the CPU is not the GPU
+// work the op's gpu_time measures), and all of them must have numbers: an op that also launched
+// a kernel no model covers (mse_loss's own) gets none rather than a part of its work. A CPU-only
+// trace sums the children that have numbers. FLOPs (bytes) are summed
+// only when every contributor has them; dtype and units are those of the contributor with the
+// most FLOPs (then bytes), the peak the sum is read against.
+void inclusive_models(const Input& in, PerfTable& t, const std::vector<uint32_t>& order,
+                      const std::vector<uint32_t>& start, const std::vector<uint32_t>& kids,
+                      const std::vector<uint8_t>& gpu_below) {
+  std::set<int32_t> gpu_traces;
+  for (const auto& g : in.gpu) gpu_traces.insert(t.trace[g.row]);
+  auto contributes = [&](uint32_t c) {
+    return gpu_below[c] > 0 || is_gpu_work(in.kind[c]) || !gpu_traces.count(t.trace[c]);
+  };
+  std::vector<uint32_t> value(t.model);  // a runtime call passes its kernel's numbers up, keeping none
+  for (size_t i = order.size(); i-- > 0;) {
+    const uint32_t r = order[i];
+    const Kind k = in.kind[r];
+    if (value[r] != PerfTable::kNone || (t.flags[r] & PerfTable::looped) ||
+        !(k == Kind::cpu_op || k == Kind::python || k == Kind::annotation || k == Kind::runtime || k == Kind::driver))
+      continue;
+    uint32_t first = PerfTable::kNone, parts = 0;
+    PerfTable::Model sum;
+    sum.has_flops = sum.has_bytes = true;
+    const PerfTable::Model* top = nullptr;
+    bool whole = true;  // every child with GPU work has numbers
+    for (uint32_t c = start[r]; c < start[r + 1] && whole; ++c) {
+      const uint32_t v = value[kids[c]];
+      if (!contributes(kids[c])) continue;
+      if (v == PerfTable::kNone) {
+        whole = !gpu_traces.count(t.trace[r]);  // (a CPU-only trace cannot tell a view op from work)
+        continue;
+      }
+      const PerfTable::Model& m = t.models[v];
+      if (parts++ == 0) first = v;
+      sum.has_flops = sum.has_flops && m.has_flops, sum.has_bytes = sum.has_bytes && m.has_bytes;
+      sum.flops += m.flops, sum.bytes += m.bytes;
+      if (!top || std::make_pair(m.flops, m.bytes) > std::make_pair(top->flops, top->bytes)) top = &m;
+    }
+    if (parts == 0 || !whole) continue;
+    if (parts == 1) {
+      value[r] = first;  // one contributor: share its model
+    } else {
+      sum.matrix = top->matrix, sum.dtype = top->dtype;
+      if (!sum.has_flops) sum.flops = 0;
+      if (!sum.has_bytes) sum.bytes = 0;
+      value[r] = (uint32_t)t.models.size();
+      t.models.push_back(sum);
+    }
+    if (k != Kind::runtime && k != Kind::driver) t.model[r] = value[r], t.flags[r] |= PerfTable::inclusive;
+  }
+}
+
 // The bulk pass over a source's rows (see perf_table.h for the rules).
 void compute(Input& in, PerfTable& t) {
   const size_t n = in.size();
@@ -475,9 +533,17 @@ void compute(Input& in, PerfTable& t) {
     if (it == t.dtypes.end()) it = t.dtypes.insert(t.dtypes.end(), d);
     return (uint16_t)(it - t.dtypes.begin());
   };
+  std::unordered_map<uint32_t, uint32_t> launcher;  // GPU row -> launcher row
+  std::vector<bool> launches(n, false);
+  for (auto [g, l] : in.launches) launcher[g] = l, launches[l] = true;
+  // An op carries its own model when it launches GPU work itself, or when no op of its family
+  // below is modeled: a wrapper (linear over addmm, layer_norm over native_layer_norm) launches
+  // nothing and leaves the numbers to the op that does, while pow keeps its own beside the cast
+  // of its exponent it calls.
   auto innermost = [&](uint32_t r) -> uint32_t {
     const uint32_t o = own_of(r);
-    if (o == PerfTable::kNone || (family_below[r] & facts.family_bit(in.name[r]))) return PerfTable::kNone;
+    if (o == PerfTable::kNone || ((family_below[r] & facts.family_bit(in.name[r])) && !launches[r]))
+      return PerfTable::kNone;
     if (own_to_model[o] == PerfTable::kNone) {
       const OpPerf& m = in.own_models[o];
       PerfTable::Model x;
@@ -488,9 +554,6 @@ void compute(Input& in, PerfTable& t) {
     }
     return own_to_model[o];
   };
-  std::unordered_map<uint32_t, uint32_t> launcher;  // GPU row -> launcher row
-  std::vector<bool> launches(n, false);
-  for (auto [g, l] : in.launches) launcher[g] = l, launches[l] = true;
   for (size_t r = 0; r < n; ++r) {
     if (t.flags[r] & PerfTable::looped) continue;
     if (in.kind[r] == Kind::kernel) {
@@ -504,6 +567,7 @@ void compute(Input& in, PerfTable& t) {
         if (in.kind[(size_t)c] != Kind::cpu_op || gpu_below[(size_t)c] > 1) break;
         if (facts.has_model(in.name[(size_t)c])) {
           t.model[r] = innermost((uint32_t)c);
+          if (t.model[r] != PerfTable::kNone) t.flags[r] |= PerfTable::from_launcher;
           break;
         }
       }
@@ -520,6 +584,7 @@ void compute(Input& in, PerfTable& t) {
     x.has_flops = f.has_value(), x.has_bytes = b.has_value(), x.flops = f.value_or(0), x.bytes = b.value_or(0);
     t.model[r] = (uint32_t)t.models.size();
     t.models.push_back(x);
+    t.flags[r] = (uint8_t)((t.flags[r] & ~PerfTable::from_launcher) | PerfTable::augmented);
   }
 
   // Top-down: a modeled op above (for counted_op) and the nearest marker above.
@@ -537,6 +602,7 @@ void compute(Input& in, PerfTable& t) {
     if (in.kind[r] == Kind::cpu_op && (modeled_op(r) || launches[r]) && !modeled_above[r])
       t.flags[r] |= PerfTable::counted;
   }
+  inclusive_models(in, t, order, start, kids, gpu_below);
 }
 
 struct Cached {

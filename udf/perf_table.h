@@ -4,13 +4,16 @@
 //
 // The pass reads either the loader's in-memory store or, for a saved database, one scan of its
 // event and launch_link tables, and applies the same rules to both:
-//   - an op's model is its own (perf_model.h) when no op of the same family below it is modeled
-//     (the innermost modeled op carries the numbers, so sums count each FLOP once);
+//   - an op's model is its own (perf_model.h) when it launches GPU work itself or no op of the
+//     same family below it is modeled (the op doing the work carries the numbers, so sums count
+//     each FLOP once);
 //   - a kernel takes the model of the nearest op at or above its launcher that has a model and
 //     launched nothing else;
 //   - inductor-augmented events (kernel_flop / kernel_num_gb args) carry their own numbers;
 //   - gpu_ns: an event's own interval for GPU work, else the union of the GPU work below it;
-//   - counted: modeled and kernel-launching ops with no modeled op above them (counted_op).
+//   - counted: modeled and kernel-launching ops with no modeled op above them (counted_op);
+//   - an op, python frame or annotation without numbers of its own reports the sum of the
+//     numbers beneath it (inclusive), which counted_op never adds.
 #pragma once
 
 #include <sqlite3.h>
@@ -48,7 +51,11 @@ struct PerfTable {
     bool has_flops = false, has_bytes = false, matrix = false;
     uint16_t dtype = 0;  // index in dtypes
   };
-  enum Flag : uint8_t { counted = 1, looped = 2 };
+  // counted: counted_op counts it; looped: the parent links above it loop (a hand-edited
+  // database); how a row got its numbers: from_launcher (a GPU event, its op's), augmented
+  // (inductor's kernel_flop / kernel_num_gb), inclusive (the sum of its children's); none of
+  // these: the op's own model.
+  enum Flag : uint8_t { counted = 1, looped = 2, from_launcher = 4, augmented = 8, inclusive = 16 };
 
   // Row of `uid`, or -1 when no event has it.
   int64_t row(int64_t uid) const;
@@ -63,7 +70,7 @@ struct PerfTable {
   std::vector<uint32_t> model;  // index in models, or kNone
   std::vector<Model> models;
   std::vector<std::string> dtypes{""};
-  std::vector<uint8_t> flags;          // Flag bits; looped: the parent links above it loop (a hand-edited database)
+  std::vector<uint8_t> flags;          // Flag bits
   std::vector<int32_t> trace, device;  // device -1 when the event has none
   std::vector<uint32_t> marker;   // the nearest ancestor named "## ... ##" (FX / record_function markers), or kNone
   std::vector<int64_t> loop_uid;  // for looped rows: a uid on the loop (by row; empty when no row loops)

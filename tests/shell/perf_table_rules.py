@@ -2,7 +2,9 @@
 """The bulk perf pass (udf/perf_table.h) against the rules re-implemented here in Python, over
 every event of several traces, loaded and saved: gpu_time (the union of the GPU work at or below
 the event), counted (modeled or kernel-launching ops with no modeled op above: counted_op),
-marker / marker_path (the "## ... ##" events above), and the reports built on them.
+inclusive numbers (an op, python frame or annotation without its own model reports the sum of its
+children's numbers, a runtime call passing its kernel's up), marker / marker_path (the "## ... ##"
+events above), and the reports built on them.
 usage: perf_table_rules.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
 import csv, io, os, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
@@ -75,12 +77,42 @@ def expected(rows, launchers):
             a = by_uid[a]["parent"] if by_uid[a]["parent"] in by_uid else None
         marker[u] = chain[0] if chain else ""
         path[u] = " > ".join(reversed(chain))
-    return gpu, counted, marker, path
+    # Inclusive numbers, bottom-up: a row with numbers of its own keeps them; an op, python frame,
+    # annotation or runtime call without sums its children's (a sum only when every contributor has
+    # that number); a runtime call's sum is passed up but not reported. In a trace with GPU events
+    # only children with GPU work at or below them contribute, and all of them must have numbers.
+    gpu_traces = {r["trace"] for r in rows if r["kind"] in GPU and r["ts"] and r["end"]}
+    ran = {}
+    for u in reversed(order):
+        ran[u] = by_uid[u]["kind"] in GPU or any(ran[k] for k in kids.get(u, []))
+    value, inclusive = {}, {}
+    for u in reversed(order):
+        r = by_uid[u]
+        if r["src"] in ("model", "launcher", "inductor"):
+            value[u] = (float(r["f"]) if r["f"] else None, float(r["b"]) if r["b"] else None)
+            continue
+        if r["kind"] not in ("cpu_op", "python", "annotation", "runtime", "driver"):
+            continue
+        gpu_trace = r["trace"] in gpu_traces
+        working = [k for k in kids.get(u, []) if ran[k] or not gpu_trace]
+        parts = [value[k] for k in working if k in value]
+        if not parts or (gpu_trace and len(parts) < len(working)):  # some GPU work beneath has no numbers
+            continue
+        value[u] = tuple(None if any(p[i] is None for p in parts) else sum(p[i] for p in parts) for i in (0, 1))
+        if r["kind"] not in ("runtime", "driver"):
+            inclusive[u] = value[u]
+    return gpu, counted, marker, path, inclusive
 
 
-SQL = ("SELECT uid, parent, kind, name, ts, end, flops(uid) IS NOT NULL OR bytes(uid) IS NOT NULL AS modeled, "
+def same(got, want):
+    return (not got and want is None) or (got and want is not None and abs(float(got) - want) <= 1e-9 * max(1.0, abs(want)))
+
+
+SQL = ("SELECT uid, parent, trace, kind, name, ts, end, perf_source(uid) IN ('model', 'inductor') AS modeled, "
+       "perf_source(uid) AS src, flops(uid) AS f, bytes(uid) AS b, "
        "gpu_time(uid) AS gpu, counted(uid) AS counted, marker(uid) AS marker, marker_path(uid) AS path "
        "FROM event ORDER BY uid")
+summed = 0  # rows checked for inclusive numbers, over every trace
 for trace in traces:
     name = os.path.basename(trace)
     if not os.path.exists(trace):
@@ -92,13 +124,20 @@ for trace in traces:
     subprocess.run([tlsql, "-q", trace, "-o", db, "-c", "SELECT 1"], capture_output=True, check=True)
     for target in (trace, db):
         rows = query(target, SQL)
+        by = {r["uid"]: r for r in rows}
         launchers = {r["launcher"] for r in query(target, "SELECT DISTINCT launcher FROM launch_link")}
-        gpu, counted, marker, path = expected(rows, launchers)
+        gpu, counted, marker, path, inclusive = expected(rows, launchers)
         what = f"{name} ({'saved' if target == db else 'loaded'}, {len(rows)} events)"
         bad = [r["uid"] for r in rows if int(r["gpu"]) != gpu[r["uid"]]]
         check(not bad, f"{what}: gpu_time = union of the GPU work at or below, every event (first bad: {bad[:3]})")
         bad = [r["uid"] for r in rows if int(r["counted"]) != counted[r["uid"]]]
         check(not bad, f"{what}: counted = modeled or launching op, nothing modeled above (first bad: {bad[:3]})")
+        bad = [r["uid"] for r in rows if r["src"] not in ("model", "launcher", "inductor")
+               and (r["src"] == "beneath") != (r["uid"] in inclusive)]
+        bad += [u for u, (f, b) in inclusive.items() if not (same(by[u]["f"], f) and same(by[u]["b"], b))]
+        summed += len(inclusive)
+        check(not bad,
+              f"{what}: {len(inclusive)} rows report the sum of the numbers beneath them (first bad: {bad[:3]})")
         bad = [r["uid"] for r in rows if r["marker"] != marker[r["uid"]] or r["path"] != path[r["uid"]]]
         check(not bad, f"{what}: marker / marker_path = the ## ... ## events above (first bad: {bad[:3]})")
         # trace_stats: per trace, events per kind; over events with a start: first start, last end, steps
@@ -141,4 +180,5 @@ if os.path.exists(vllm):
                         "-c", sums], capture_output=True, text=True, timeout=120)
     check(r.returncode == 0 and list(csv.DictReader(io.StringIO(r.stdout.split("\n", 2)[2])))[-1] == free[0],
           f"a saved database locked by its own connection reads the same ({r.stderr.strip()[:100]})")
+check(summed > 1000, f"inclusive numbers checked on {summed} rows in all")
 finish()

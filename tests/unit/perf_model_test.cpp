@@ -103,6 +103,41 @@ TEST_CASE("norms") {
       "Input type": ["float", "float", "float", "float", "float", "Scalar", "Scalar", "Scalar", "Scalar"],
       "Concrete Inputs": ["", "", "", "", "", "False", "0.1", "1e-05", "True"]})";
   CHECK(flops("aten::batch_norm", bn) == 18 + 192);
+  // group_norm's weight and bias are arguments 2 and 3, native_group_norm's 1 and 2; both over
+  // [2, 4, 3] (N = 24, C = 4) with weight and bias: 6·C + 5·N = 24 + 120; bytes 2·N·4 + 6·C·4
+  const char* gn = R"({"Input Dims": [[2, 4, 3], [], [4], [4], [], []],
+      "Input type": ["float", "Scalar", "float", "float", "Scalar", "Scalar"], "Concrete Inputs": ["", "2", "", "", "1e-05", "True"]})";
+  const char* ngn = R"({"Input Dims": [[2, 4, 3], [4], [4], [], [], [], [], []],
+      "Input type": ["float", "float", "float", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"]})";
+  CHECK(flops("aten::group_norm", gn) == 24 + 120);
+  CHECK(bytes("aten::group_norm", gn) == 2 * 24 * 4 + 6 * 4 * 4);
+  CHECK(bytes("aten::native_group_norm", ngn) == 2 * 24 * 4 + 6 * 4 * 4);
+  // native_group_norm_backward(grad_out, input, mean [2, 2], rstd, weight [4], N, C, HxW, group,
+  // mask all): C·(4·N/C + 5·N/C) = 9·N = 216; bytes grad_out + input + grad_input (3·N) + saved
+  // stats C + weight C + grad_weight, grad_bias 2·C, × 4
+  const char* gnb = R"({"Input Dims": [[2, 4, 3], [2, 4, 3], [2, 2], [2, 2], [4], [], [], [], [], []],
+      "Input type": ["float", "float", "float", "float", "float", "Scalar", "Scalar", "Scalar", "Scalar", "ScalarList"],
+      "Concrete Inputs": ["", "", "", "", "", "2", "4", "3", "2", "[True, True, True]"]})";
+  CHECK(flops("aten::native_group_norm_backward", gnb) == 9 * 24);
+  CHECK(bytes("aten::native_group_norm_backward", gnb) == (3 * 24 + 4 + 4 + 2 * 4) * 4.0);
+  // RMS norm over [2, 3, 4, 4] with normalized_shape [4, 4] (C = 16, 6 rows, N = 96) and a
+  // weight: 4·N + 2 per row = 384 + 12; bytes x read + y written (2·N) + weight C, × 2.
+  // Without a weight: no multiply by it (3·N + 12) and no weight read.
+  const char* rms = R"({"Input Dims": [[2, 3, 4, 4], [], [4, 4], []],
+      "Input type": ["c10::BFloat16", "ScalarList", "c10::BFloat16", ""], "Concrete Inputs": ["", "[4, 4]", "", ""]})";
+  const char* rms_nw = R"({"Input Dims": [[2, 3, 4, 4], [], [], []],
+      "Input type": ["c10::BFloat16", "ScalarList", "", ""], "Concrete Inputs": ["", "[4, 4]", "", ""]})";
+  CHECK(flops("aten::_fused_rms_norm", rms) == 384 + 12);
+  CHECK(bytes("aten::_fused_rms_norm", rms) == (2 * 96 + 16) * 2.0);
+  CHECK(flops("aten::rms_norm", rms_nw) == 288 + 12);
+  CHECK(bytes("aten::rms_norm", rms_nw) == 2 * 96 * 2.0);
+  // _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd [2, 3, 1, 1], weight, mask):
+  // 8·N for grad_input + 2·N for grad_weight; bytes 3·N + weight read and its gradient (2·C)
+  const char* rmsb = R"({"Input Dims": [[2, 3, 4, 4], [2, 3, 4, 4], [], [2, 3, 1, 1], [4, 4], []],
+      "Input type": ["float", "float", "ScalarList", "float", "float", "ScalarList"],
+      "Concrete Inputs": ["", "", "[4, 4]", "", "", "[True, True]"]})";
+  CHECK(flops("aten::_fused_rms_norm_backward", rmsb) == 10 * 96);
+  CHECK(bytes("aten::_fused_rms_norm_backward", rmsb) == (3 * 96 + 2 * 16) * 4.0);
 }
 
 TEST_CASE("elementwise, broadcast, scalars, casts, embedding") {
@@ -113,10 +148,14 @@ TEST_CASE("elementwise, broadcast, scalars, casts, embedding") {
   // mul by a scalar: the scalar moves no bytes
   const char* mul = R"({"Input Dims": [[10], []], "Input type": ["float", "Scalar"]})";
   CHECK(bytes("aten::mul", mul) == (10 + 10) * 4.0);
-  // _to_copy float -> bf16 (ScalarType 15): read 4 bytes, write 2 per element
+  // a cast float -> bf16 is done by copy_(self bf16, src float): read 4 bytes, write 2 per element.
+  // to / _to_copy have no model of their own: their copy_ carries it (or nothing, for a no-op to).
+  const char* copy = R"({"Input Dims": [[100], [100], []], "Input type": ["c10::BFloat16", "float", "Scalar"]})";
+  CHECK(bytes("aten::copy_", copy) == 100 * (2 + 4));
   const char* cast = R"({"Input Dims": [[100], [], [], [], [], [], []], "Input type": ["float", "", "", "", "", "", ""],
       "Concrete Inputs": ["", "15", "", "", "", "False", ""]})";
-  CHECK(bytes("aten::_to_copy", cast) == 100 * (4 + 2));
+  CHECK(!model_op("aten::_to_copy", cast));
+  CHECK(!model_op("aten::to", cast));
   // embedding: weight [1000, 16] bf16, indices [2, 5] long: 10 indices · 8 + 2 · 10 · 16 · 2
   const char* emb =
       R"({"Input Dims": [[1000, 16], [2, 5], [], [], []], "Input type": ["c10::BFloat16", "long int", "Scalar", "Scalar", "Scalar"]})";

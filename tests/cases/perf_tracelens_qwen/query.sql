@@ -1,0 +1,47 @@
+-- Perf models against every row of TraceLens's unified_perf_summary for this trace
+-- (tests/tools/make_expected.py, tlsql_perf: the expected differences, each re-derived from the args).
+WITH ref(uid, name, gflops, mib, kernel_us_sum, note) AS (VALUES
+  (215, 'aten::mm', 51.581550592, 71.0078125, 4055.25244140625, 'same'),
+  (157, 'aten::_scaled_dot_product_flash_attention', 10.239377408, 69.875, 2722.704345703125, 'same'),
+  (89, 'aten::addmm', 18.766086144, 36.939453125, 2329.075927734375, 'same'),
+  (145, 'aten::copy_', 0.009158656, 34.9375, 2108.187744140625, 'same'),
+  (129, 'aten::cat', NULL, NULL, 2014.326904296875, 'neither models it'),
+  (235, 'aten::mm', 51.581550592, 71.0078125, 1835.287109375, 'same'),
+  (131, 'aten::add', 0.009158656, 52.40625, 1671.095947265625, 'same'),
+  (77, 'aten::mul', 0.009158656, 69.90911865234375, 1608.922119140625, 'same'),
+  (123, 'aten::mul', 0.009158656, 35.0057373046875, 1537.848388671875, 'same'),
+  (70, 'aten::copy_', 0.009158656, 52.40625, 1431.67236328125, 'same'),
+  (71, 'aten::pow', 0.009158656, 69.875, 1300.794921875, 'same'),
+  (82, 'aten::mul', 0.009158656, 34.939453125, 1233.9794921875, 'same'),
+  (227, 'aten::mul', 0.025186304, 144.1171875, 1227.130859375, 'same'),
+  (130, 'aten::mul', 0.009158656, 35.0057373046875, 1141.8828125, 'same'),
+  (217, 'aten::silu', 0.025186304, 96.078125, 925.11474609375, 'same'),
+  (81, 'aten::copy_', 0.009158656, 52.40625, 898.427490234375, 'same'),
+  (191, 'aten::add', 0.009158656, 52.40625, 854.619384765625, 'same'),
+  (189, 'aten::mm', 18.756927488, 36.9375, 778.14208984375, 'same'),
+  (74, 'aten::mean', 0.009158656, 34.97161865234375, 743.327392578125, 'reduced output shape'),
+  (179, 'aten::copy_', 0.009158656, 34.9375, 658.080322265625, 'same'),
+  (128, 'aten::neg', 0.004579328, 17.46875, 587.3271484375, 'same'),
+  (75, 'aten::add', 8.944e-06, 0.06824493408203125, 81.7998046875, 'same'),
+  (76, 'aten::rsqrt', 8.944e-06, 0.0682373046875, 79.076416015625, 'same'),
+  (4, 'aten::index_select', 0.0, 35.0057373046875, 51.77587890625, 'tlsql only: gather'),
+  (15, 'aten::all', 8.944e-06, 0.008530616760253906, 4.1279296875, 'tlsql only: reduction'),
+  (50, 'aten::bmm', 3.5776e-05, 0.07049179077148438, 3.52001953125, 'same'),
+  (54, 'aten::cat', NULL, NULL, 3.4560546875, 'neither models it'),
+  (57, 'aten::mul', 3.5776e-05, 0.27295684814453125, 3.13623046875, 'same'),
+  (62, 'aten::copy_', 3.5776e-05, 0.2047119140625, 2.974853515625, 'same'),
+  (38, 'aten::copy_', 5.59e-07, 0.006397247314453125, 2.592041015625, 'same'),
+  (19, 'aten::_local_scalar_dense', NULL, NULL, 2.367919921875, 'neither models it'),
+  (55, 'aten::cos', 3.5776e-05, 0.27294921875, 2.080078125, 'tlsql only: unary'),
+  (56, 'aten::sin', 3.5776e-05, 0.27294921875, 2.01611328125, 'tlsql only: unary'),
+  (14, 'aten::eq', 8.944e-06, 0.0767669677734375, 1.85595703125, 'tlsql only: comparison, bool output'),
+  (10, 'aten::arange', NULL, NULL, 1.50390625, 'neither models it')),
+mine AS (SELECT r.*, flops(r.uid) / 1e9 AS f, bytes(r.uid) / 1048576.0 AS b FROM ref r),
+groups AS (SELECT r.uid, sum(gpu_time(o.uid)) / 1e3 AS us FROM ref r JOIN op e ON e.uid = r.uid
+           JOIN op o ON o.name = e.name AND o.input_dims IS e.input_dims AND o.input_types IS e.input_types
+            AND o.input_strides IS e.input_strides AND o.concrete_inputs IS e.concrete_inputs GROUP BY r.uid)
+SELECT m.uid, m.name, m.note,
+       coalesce(abs(m.f - m.gflops) <= 1e-6 * m.gflops + 1e-15, m.f IS m.gflops) AS flops_ok,
+       coalesce(abs(m.b - m.mib) <= 1e-6 * m.mib + 1e-15, m.b IS m.mib) AS bytes_ok,
+       abs(g.us - m.kernel_us_sum) <= 1e-4 * m.kernel_us_sum AS kernel_time_ok
+FROM mine m JOIN groups g ON g.uid = m.uid ORDER BY m.uid;
