@@ -142,6 +142,9 @@ std::optional<Conv> conv_params(const Args& a, size_t x, size_t w, bool bias, si
   c.x = a.dim(x), c.w = a.dim(w);
   if (c.x.size() < 3 || c.w.size() != c.x.size()) return std::nullopt;
   size_t nd = c.x.size() - 2, s = first_scalar;
+  // Stride, padding and dilation decide the output; a trace without them (before PyTorch 1.13,
+  // or no Concrete Inputs) gets no model rather than a guess: stride 1 for a stride-2 conv is 4x.
+  if (a.conc(s).empty() || a.conc(s + 1).empty() || a.conc(s + 2).empty()) return std::nullopt;
   auto stride = int_list(a.conc(s), nd, 1), pad = int_list(a.conc(s + 1), nd, 0), dil = int_list(a.conc(s + 2), nd, 1);
   c.transposed = truthy(a.conc(s + 3));
   auto outpad = int_list(a.conc(s + 4), nd, 0);
@@ -693,7 +696,14 @@ int dtype_bytes(std::string_view t) {
   return it == bpe.end() ? 0 : it->second;
 }
 
+bool tf32_kernel(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+  return lower.find("tf32") != std::string::npos || lower.find("tensorop_s") != std::string::npos;
+}
+
 std::string spec_dtype(std::string_view t) {
+  if (t == "tf32") return "tf32";
   if (t == "double") return "fp64";
   if (t == "float") return "fp32";
   if (t == "c10::Half") return "fp16";

@@ -47,7 +47,13 @@ std::string result_dtype(const std::vector<Operand>& operands);
 
 // Bytes per element of a dtype as traces spell it ("float", "c10::BFloat16", "long int", ...); 0 if unknown.
 int dtype_bytes(std::string_view dtype);
-// The gpu_spec dtype key of a trace dtype: fp64, fp32, fp16, bf16, fp8, int8 (empty if none).
+// Whether a GEMM / convolution kernel runs fp32 data on tensor cores as TF32, by its name: cuBLAS
+// and cuDNN say tf32 (sm80_xmma_gemm_f32f32_tf32f32_..., ..._tf32f32_...), CUTLASS names fp32
+// tensor-op kernels tensorop_s (cutlass_80_tensorop_s1688gemm_...). Its fp32 op is read against
+// the tf32 peak: the CUDA-core fp32 peak would put it at 200-500%.
+bool tf32_kernel(std::string_view name);
+// The gpu_spec dtype key of a trace dtype: fp64, fp32, fp16, bf16, fp8, int8, and "tf32" (the
+// compute dtype tlsql gives an fp32 op whose kernel is tf32_kernel); empty if none.
 std::string spec_dtype(std::string_view dtype);
 
 }  // namespace tlsql

@@ -83,10 +83,11 @@ class NameFacts {
   uint32_t family_bit(uint32_t n) { return get(n).family_bit; }
   bool marker(uint32_t n) { return get(n).marker; }
   bool link_copy(uint32_t n) { return get(n).link_copy; }
+  bool tf32(uint32_t n) { return get(n).tf32; }
 
  private:
   struct Facts {
-    bool known = false, has_model = false, marker = false, link_copy = false;
+    bool known = false, has_model = false, marker = false, link_copy = false, tf32 = false;
     uint32_t family_bit = 0;
   };
   Facts& get(uint32_t n) {
@@ -99,10 +100,14 @@ class NameFacts {
     std::string fam = op_category(s);
     auto it = std::find(families_.begin(), families_.end(), fam);
     if (it == families_.end()) it = families_.insert(families_.end(), fam);
-    f.family_bit = 1u << ((it - families_.begin()) % 32);
+    // A copy_ below an op converts an operand (add_ of a long to a float tensor casts it first):
+    // it never makes the op a wrapper. (The ops whose work is a copy_, to / clone / contiguous,
+    // have no model of their own.)
+    f.family_bit = s == "aten::copy_" ? 0u : 1u << ((it - families_.begin()) % 32);
     // SQL: name GLOB '## * ##'
     f.marker = s.size() >= 6 && s.substr(0, 3) == "## " && s.substr(s.size() - 3) == " ##";
     f.link_copy = memcpy_over_link(s);
+    f.tf32 = tf32_kernel(s);
     return f;
   }
   const std::vector<std::string_view>& names_;
@@ -392,21 +397,16 @@ void find_loops(const Input& in, PerfTable& t, const std::vector<uint32_t>& orde
 // python frame or annotation with no numbers of its own gets the sum of those of its children,
 // so flops(aten::linear) is its addmm's and flops of a ProfilerStep is the step's. A kernel's
 // numbers reach its runtime call's op this way too. Each child's value is its own numbers or its
-// own sum, never both, so every FLOP beneath is added once. In a trace with GPU work only the
-// children that ran some count (the index arithmetic repeat() does on the CPU is not the GPU
-// work the op's gpu_time measures), and all of them must have numbers: an op that also launched
-// a kernel no model covers (mse_loss's own) gets none rather than a part of its work. A CPU-only
-// trace sums the children that have numbers. FLOPs (bytes) are summed
+// own sum, never both, so every FLOP beneath is added once. For a row with GPU work beneath only
+// the children that ran some count (the index arithmetic repeat() does on the CPU is not the GPU
+// work its gpu_time measures), and all of them must have numbers: an op that also launched a
+// kernel no model covers (mse_loss's own) gets none rather than a part of its work. A row without
+// GPU work (a CPU-only trace) sums the children that have numbers. FLOPs (bytes) are summed
 // only when every contributor has them; dtype and units are those of the contributor with the
 // most FLOPs (then bytes), the peak the sum is read against.
 void inclusive_models(const Input& in, PerfTable& t, const std::vector<uint32_t>& order,
                       const std::vector<uint32_t>& start, const std::vector<uint32_t>& kids,
                       const std::vector<uint8_t>& gpu_below) {
-  std::set<int32_t> gpu_traces;
-  for (const auto& g : in.gpu) gpu_traces.insert(t.trace[g.row]);
-  auto contributes = [&](uint32_t c) {
-    return gpu_below[c] > 0 || is_gpu_work(in.kind[c]) || !gpu_traces.count(t.trace[c]);
-  };
   std::vector<uint32_t> value(t.model);  // a runtime call passes its kernel's numbers up, keeping none
   for (size_t i = order.size(); i-- > 0;) {
     const uint32_t r = order[i];
@@ -418,12 +418,13 @@ void inclusive_models(const Input& in, PerfTable& t, const std::vector<uint32_t>
     PerfTable::Model sum;
     sum.has_flops = sum.has_bytes = true;
     const PerfTable::Model* top = nullptr;
-    bool whole = true;  // every child with GPU work has numbers
+    const bool on_gpu = gpu_below[r] > 0;
+    bool whole = true;  // on the GPU: every child with GPU work has numbers
     for (uint32_t c = start[r]; c < start[r + 1] && whole; ++c) {
-      const uint32_t v = value[kids[c]];
-      if (!contributes(kids[c])) continue;
+      const uint32_t k = kids[c], v = value[k];
+      if (on_gpu && gpu_below[k] == 0 && !is_gpu_work(in.kind[k])) continue;
       if (v == PerfTable::kNone) {
-        whole = !gpu_traces.count(t.trace[r]);  // (a CPU-only trace cannot tell a view op from work)
+        whole = !on_gpu;  // (on the CPU a view op cannot be told from unmodeled work)
         continue;
       }
       const PerfTable::Model& m = t.models[v];
@@ -573,6 +574,18 @@ void compute(Input& in, PerfTable& t) {
       }
     } else if (in.kind[r] == Kind::cpu_op) {
       t.model[r] = innermost((uint32_t)r);
+    }
+  }
+  // An fp32 matrix op that launched a TF32 kernel (tf32_kernel) is read against the tf32 peak: the
+  // nearest op with a model at or above the launcher (its kernels share that model).
+  for (auto [g, l] : in.launches) {
+    if (!facts.tf32(in.name[g])) continue;
+    for (int64_t c = l; c >= 0 && !(t.flags[(size_t)c] & PerfTable::looped); c = in.parent[(size_t)c]) {
+      if (in.kind[(size_t)c] != Kind::cpu_op) break;
+      if (t.model[(size_t)c] == PerfTable::kNone) continue;
+      PerfTable::Model& m = t.models[t.model[(size_t)c]];
+      if (m.matrix && t.dtypes[m.dtype] == "float") m.dtype = dtype_index("tf32");
+      break;
     }
   }
   // Inductor's own numbers come first, whatever the event. They carry no dtype or units: those of

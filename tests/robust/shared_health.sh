@@ -1,13 +1,29 @@
 #!/bin/sh
-# Every trace in ../shared/traces loads, and health accounts for every GPU event that is not linked
-# to a launch (gpu_without_launch = the GPU events missing from launch_link).
+# Every trace in ../shared/traces loads, and:
+# - health accounts for every GPU event that is not linked to a launch (gpu_without_launch = the
+#   GPU events missing from launch_link);
+# - no event is printed above 100% of its GPU's peak: achieved_pct never exceeds 100, and the
+#   events bound(uid) calls 'above_peak' are memory-bound ones within 2.5x the HBM bandwidth (data
+#   the previous op left in L2, 1 µs timer resolution), never a compute-bound one (that would be a
+#   model or peak bug: an fp32 GEMM on TF32 tensor cores read against the CUDA-core peak, a conv
+#   whose stride was guessed);
+# - no op of a modeled family with recorded shapes has NULL FLOPs, except an op whose GPU work
+#   copies over a link (not HBM traffic) and a convolution whose stride / padding / dilation the
+#   trace does not record (docs/perf_models.md).
 tlsql=$1 shared=$2
 [ -d "$shared/traces" ] || { echo "SKIP: $shared/traces not present"; exit 0; }
 n=0
 for f in $(find "$shared/traces" -name '*.json*' | sort); do
   got=$("$tlsql" "$f" --csv -c "SELECT (SELECT count(*) FROM gpu g WHERE NOT EXISTS (SELECT 1 FROM launch_link l WHERE l.gpu = g.uid))
-      = coalesce((SELECT sum(count) FROM health WHERE \"check\" = 'gpu_without_launch'), 0) AS ok") || { echo "$f: load failed"; exit 1; }
-  [ "$got" = "$(printf 'ok\n1')" ] || { echo "$f: unlinked GPU events not all in health"; exit 1; }
+      = coalesce((SELECT sum(count) FROM health WHERE \"check\" = 'gpu_without_launch'), 0) AS linked,
+    (SELECT count(*) FROM event WHERE achieved_pct(uid) > 100
+       OR (bound(uid) = 'above_peak' AND (coalesce(intensity(uid) >= peak_tflops(uid) / peak_tbps(uid), bytes(uid) IS NULL)
+                                          OR tbps(uid) > 2.5 * peak_tbps(uid)))) AS over_peak,
+    (SELECT count(*) FROM op o WHERE has_perf_model(name) AND input_dims NOT IN ('', '[]') AND flops(uid) IS NULL
+       AND NOT (op_category(name) LIKE 'CONV%' AND coalesce(concrete_inputs, '') IN ('', '[]'))
+       AND NOT EXISTS (SELECT 1 FROM descendants(o.uid) d WHERE d.kind = 'memcpy'
+                         AND (d.name GLOB '*[HDP]to[HDAP]*'))) AS unmodeled") || { echo "$f: load failed"; exit 1; }
+  [ "$got" = "$(printf 'linked,over_peak,unmodeled\n1,0,0')" ] || { echo "$f: $got"; exit 1; }
   n=$((n + 1))
 done
 echo "$n traces ok"

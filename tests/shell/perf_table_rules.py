@@ -79,9 +79,8 @@ def expected(rows, launchers):
         path[u] = " > ".join(reversed(chain))
     # Inclusive numbers, bottom-up: a row with numbers of its own keeps them; an op, python frame,
     # annotation or runtime call without sums its children's (a sum only when every contributor has
-    # that number); a runtime call's sum is passed up but not reported. In a trace with GPU events
-    # only children with GPU work at or below them contribute, and all of them must have numbers.
-    gpu_traces = {r["trace"] for r in rows if r["kind"] in GPU and r["ts"] and r["end"]}
+    # that number); a runtime call's sum is passed up but not reported. For a row with GPU work
+    # beneath only children with GPU work contribute, and all of them must have numbers.
     ran = {}
     for u in reversed(order):
         ran[u] = by_uid[u]["kind"] in GPU or any(ran[k] for k in kids.get(u, []))
@@ -93,10 +92,9 @@ def expected(rows, launchers):
             continue
         if r["kind"] not in ("cpu_op", "python", "annotation", "runtime", "driver"):
             continue
-        gpu_trace = r["trace"] in gpu_traces
-        working = [k for k in kids.get(u, []) if ran[k] or not gpu_trace]
+        working = [k for k in kids.get(u, []) if ran[k] or not ran[u]]
         parts = [value[k] for k in working if k in value]
-        if not parts or (gpu_trace and len(parts) < len(working)):  # some GPU work beneath has no numbers
+        if not parts or (ran[u] and len(parts) < len(working)):  # some GPU work beneath has no numbers
             continue
         value[u] = tuple(None if any(p[i] is None for p in parts) else sum(p[i] for p in parts) for i in (0, 1))
         if r["kind"] not in ("runtime", "driver"):

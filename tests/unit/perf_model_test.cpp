@@ -29,6 +29,26 @@ TEST_CASE("GEMM family") {
   CHECK(flops("aten::linear", lin) == 2.0 * 6 * 5 * 8 + 6 * 5);
 }
 
+TEST_CASE("a convolution without its stride, padding and dilation has no model") {
+  // v100_resnet50_2021_legacy records no Concrete Inputs: a stride-2 1x1 conv read as stride 1
+  // had 4x its FLOPs (242% of the V100's fp32 peak)
+  const char* conv = R"({"Input Dims": [[32, 512, 28, 28], [1024, 512, 1, 1], [], [], [], [], [], [], []],
+      "Input type": ["float", "float", "", "", "", "", "", "", ""]})";
+  CHECK(!model_op("aten::convolution", conv));
+}
+
+TEST_CASE("TF32 kernels by name") {
+  using tlsql::tf32_kernel;
+  CHECK(tf32_kernel(
+      "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off"));
+  CHECK(tf32_kernel("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x128_32x3_nt_align4>(Params)"));
+  CHECK(tf32_kernel("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw"));
+  CHECK(!tf32_kernel("void implicit_convolve_sgemm<float, float, 128, 6, 7, 3, 3, 5, 1, false, true, true>(int)"));
+  CHECK(!tf32_kernel("ampere_sgemm_128x64_tn"));
+  CHECK(!tf32_kernel("cutlass_80_tensorop_h16816gemm_256x128_32x3_nn_align8"));  // fp16 tensor op
+  CHECK(tlsql::spec_dtype("tf32") == "tf32");
+}
+
 TEST_CASE("convolution forward, with bias and groups") {
   // input [2, 4, 8, 8], weight [6, 2, 3, 3] (groups 2), bias [6], stride 1, padding 1
   // out = [2, 6, 8, 8] = 768 elements; per element 2 · (2·3·3) = 36 FLOPs -> 27648, + 768 bias
