@@ -1,6 +1,8 @@
 -- per collective instance across ranks: size, per-rank µs, latency, algo / bus bandwidth, skew, straggler (TraceLens NcclAnalyser); @top
--- Collectives: NCCL / RCCL kernels. Kind: the kernel's "Collective name" arg, else the word after
--- nccl(Dev)Kernel_ in its name (AllReduce, AllGather, ReduceScatter, SendRecv, ...). An instance is
+-- Collectives: communication kernels (gpu_class: NCCL / RCCL, vLLM's custom all-reduce, ...). Kind:
+-- the kernel's "Collective name" arg, else the word after nccl(Dev)Kernel_ in its name (AllReduce,
+-- AllGather, ReduceScatter, SendRecv, ...), else AllReduce for a custom all-reduce (a name with
+-- "reduce"), else the kernel's short name. An instance is
 -- the n-th collective of a kind in a process group ("Process Group Name" arg, else one group) on
 -- each rank. size: "In msg nelems" x dtype bytes (max of in / out for all-gather), NULL when the
 -- trace does not record it (then no bandwidth). latency: the shortest rank's duration (the others
@@ -9,19 +11,16 @@
 -- the ranks seen. skew: latest start - earliest start; straggler: the rank that started last.
 WITH c AS (SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
                   coalesce(k.args ->> '$."Collective name"',
-                           substr(k.name, instr(k.name, 'Kernel_') + 7,
-                                  instr(substr(k.name, instr(k.name, 'Kernel_') + 7) || '_', '_') - 1)) AS coll,
+                           CASE WHEN instr(k.name, 'Kernel_') > 0
+                                THEN substr(k.name, instr(k.name, 'Kernel_') + 7,
+                                            instr(substr(k.name, instr(k.name, 'Kernel_') + 7) || '_', '_') - 1)
+                                WHEN k.name LIKE '%reduce%' THEN 'AllReduce' ELSE short_name(k.name) END) AS coll,
                   coalesce(k.args ->> '$."Process Group Name"', '') AS pg,
                   k.args ->> '$."Group size"' AS group_size, k.args ->> '$.dtype' AS dtype,
                   max(coalesce(k.args ->> '$."In msg nelems"', 0), coalesce(k.args ->> '$."Out msg nelems"', 0))
-                    * CASE lower(k.args ->> '$.dtype')
-                        WHEN 'float' THEN 4 WHEN 'float32' THEN 4 WHEN 'int' THEN 4 WHEN 'int32' THEN 4
-                        WHEN 'bfloat16' THEN 2 WHEN 'half' THEN 2 WHEN 'float16' THEN 2
-                        WHEN 'double' THEN 8 WHEN 'long' THEN 8 WHEN 'int64' THEN 8 WHEN 'float64' THEN 8
-                        WHEN 'byte' THEN 1 WHEN 'char' THEN 1 WHEN 'bool' THEN 1 WHEN 'uint8' THEN 1 WHEN 'int8' THEN 1
-                      END AS bytes
+                    * nullif(dtype_bytes(k.args ->> '$.dtype'), 0) AS bytes
            FROM kernel k JOIN trace t ON t.id = k.trace
-           WHERE k.name LIKE '%nccl%' OR k.name LIKE '%rccl%'),
+           WHERE gpu_class(k.uid) = 'communication'),
 n AS (SELECT *, row_number() OVER (PARTITION BY trace, pg, coll ORDER BY ts, uid) AS seq FROM c),
 i AS (SELECT pg, coll, seq, count(*) AS ranks, max(bytes) AS bytes, max(dtype) AS dtype,
              coalesce(max(group_size), count(*)) AS group_n, min(ts) AS first_start, max(ts) - min(ts) AS skew,

@@ -1,6 +1,7 @@
 -- per rank: GPU busy / idle / computation / communication / memcpy time, exposed comm and memcpy (TraceLens gpu_timeline: type, time ms, percent); @steps @rank @linked
--- GPU events: kernels, memcpys, memsets. memcpy = gpu_memcpy events; communication = kernels named
--- nccl / rccl; computation = the rest (memsets included, as TraceLens). Exposed communication: not
+-- GPU events: kernels, memcpys, memsets, by gpu_class(uid, 'tracelens'): memcpy = gpu_memcpy events;
+-- communication = kernels of a communication library (NCCL / RCCL, vLLM's custom all-reduce, ...);
+-- computation = the rest (memsets included, as TraceLens). Exposed communication: not
 -- overlapped by computation; exposed memcpy: overlapped by neither. total = first GPU start to last
 -- GPU end; idle = total - busy. @steps: 'all' (default, every GPU event), 'complete' (every
 -- ProfilerStep but the last, as HTA), or a step number. @rank: one rank (default all). @linked 1:
@@ -10,8 +11,8 @@
 DROP TABLE IF EXISTS temp.timeline_rows;
 CREATE TEMP TABLE timeline_rows AS
 WITH sel AS (SELECT g.trace, g.ts, g.end AS e_end,
-                    CASE WHEN g.kind = 'memcpy' THEN 'memcpy'
-                         WHEN g.name LIKE '%nccl%' OR g.name LIKE '%rccl%' THEN 'comm' ELSE 'comp' END AS type
+                    CASE gpu_class(g.uid, 'tracelens') WHEN 'memcpy' THEN 'memcpy'
+                         WHEN 'communication' THEN 'comm' ELSE 'comp' END AS type
              FROM gpu_steps g
              WHERE (@rank IS NULL OR g.rank = @rank)
                AND (coalesce(@linked, 0) = 0 OR g.uid IN (SELECT gpu FROM launch_link))

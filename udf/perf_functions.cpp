@@ -13,6 +13,7 @@
 
 #include "src/kind.h"
 #include "udf/connection_cache.h"
+#include "udf/gpu_class.h"
 #include "udf/perf_model.h"
 #include "udf/perf_table.h"
 #include "udf/registry.h"
@@ -255,6 +256,27 @@ void perf_source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_text(ctx, source, -1, SQLITE_STATIC);
 }
 
+// gpu_class(uid [, rule [, schema]]): 'compute', 'communication', 'memcpy' or 'memset' for GPU
+// work, NULL for other events; rule 'tlsql' (default), 'tracelens' or 'hta' (gpu_class.h).
+void gpu_class_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  GpuRule rule = GpuRule::tlsql;
+  if (argc > 1 && sqlite3_value_type(argv[1]) != SQLITE_NULL) {
+    const char* name = reinterpret_cast<const char*>(sqlite3_value_text(argv[1]));
+    auto r = gpu_rule(name ? name : "");
+    if (!r)
+      return sqlite3_result_error(
+          ctx, fmt::format("gpu_class: no rule '{}': 'tlsql', 'tracelens' or 'hta'", name ? name : "").c_str(), -1);
+    rule = *r;
+  }
+  sqlite3_value* args[2] = {argv[0], argc > 2 ? argv[2] : nullptr};
+  int64_t uid, r;
+  auto t = perf_row(ctx, argc > 2 ? 2 : 1, args, "gpu_class", uid, r);
+  if (!t) return;
+  const GpuClass c = t->gpu_class((size_t)r, rule);
+  if (c == GpuClass::none) return sqlite3_result_null(ctx);
+  sqlite3_result_text(ctx, gpu_class_name(c), -1, SQLITE_STATIC);
+}
+
 void has_perf_model_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* name = sqlite3_value_text(argv[0]);
   if (!name) return sqlite3_result_null(ctx);
@@ -417,6 +439,11 @@ std::vector<SqlFunction> perf_functions() {
           "where flops / bytes come from: 'model', 'launcher' (a kernel: its op's), 'inductor', 'beneath' (sum of "
           "the numbers below: wrappers, python frames, annotations); NULL if none",
           perf_source_fn, nullptr);
+  SqlFunction cls{"gpu_class", "(uid [, rule [, schema]])",
+                  "'compute', 'communication', 'memcpy' or 'memset' for GPU work (NULL otherwise); rule 'tlsql' "
+                  "(default), 'tracelens' (memsets are computation) or 'hta' (communication = kernels named nccl)"};
+  cls.max_args = 3, cls.fn = gpu_class_fn;
+  v.push_back(cls);
   per_uid("marker", "name of the nearest \"## ... ##\" event above uid (FX node / record_function marker)", marker_fn,
           nullptr);
   per_uid("marker_path", "the \"## ... ##\" events above uid, outermost first, joined by ' > '", marker_fn,

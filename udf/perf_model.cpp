@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/json_scan.h"
+#include "udf/gpu_class.h"
 
 namespace tlsql {
 
@@ -692,8 +693,18 @@ int dtype_bytes(std::string_view t) {
                                                               {"c10::complex<float>", 8},
                                                               {"c10::complex<double>", 16},
                                                               {"c10::complex<c10::Half>", 4}};
-  auto it = bpe.find(t);
-  return it == bpe.end() ? 0 : it->second;
+  if (auto it = bpe.find(t); it != bpe.end()) return it->second;
+  // torch's names (float32, bfloat16, int64, ...) and the collectives' dtype arg (Float, BFloat16,
+  // Half, Long, Byte, Char, ...), in any case
+  static const std::map<std::string, int, std::less<>> other = {
+      {"float", 4}, {"float32", 4}, {"int", 4},    {"int32", 4},         {"bfloat16", 2},
+      {"half", 2},  {"float16", 2}, {"double", 8}, {"float64", 8},       {"long", 8},
+      {"int64", 8}, {"byte", 1},    {"uint8", 1},  {"char", 1},          {"int8", 1},
+      {"bool", 1},  {"short", 2},   {"int16", 2},  {"float8_e4m3fn", 1}, {"float8_e5m2", 1}};
+  std::string lower(t);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+  if (auto it = other.find(lower); it != other.end()) return it->second;
+  return 0;
 }
 
 bool tf32_kernel(std::string_view name) {
@@ -722,11 +733,7 @@ std::string op_category(std::string_view name) {
   if (auto it = families().find(name); it != families().end()) return it->second.category;
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return (char)std::tolower(c); });
-  auto has = [&](const char* s) { return lower.find(s) != std::string::npos; };
-  if (has("nccl") || has("rccl") || has("c10d::") || has("record_param_comms") || has("allreduce") ||
-      has("all_reduce") || has("allgather") || has("all_gather") || has("reduce_scatter") || has("reducescatter") ||
-      has("all_to_all") || has("alltoall"))
-    return "comm";
+  if (communication_op(name)) return "comm";
   if (lower.rfind("memcpy", 0) == 0 || lower.rfind("memset", 0) == 0) return "memcpy";
   return "other";
 }

@@ -45,7 +45,9 @@ struct Operand {
 // complex). Empty when no operand has a known dtype.
 std::string result_dtype(const std::vector<Operand>& operands);
 
-// Bytes per element of a dtype as traces spell it ("float", "c10::BFloat16", "long int", ...); 0 if unknown.
+// Bytes per element of a dtype as traces spell it ("float", "c10::BFloat16", "long int", ...), or
+// as torch ("bfloat16", "int64") and the collectives' dtype arg ("Float", "BFloat16") do; 0 if
+// unknown. The one dtype-size table (perf models, SQL dtype_bytes, the collectives report).
 int dtype_bytes(std::string_view dtype);
 // Whether a GEMM / convolution kernel runs fp32 data on tensor cores as TF32, by its name: cuBLAS
 // and cuDNN say tf32 (sm80_xmma_gemm_f32f32_tf32f32_..., ..._tf32f32_...), CUTLASS names fp32

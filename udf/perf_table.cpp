@@ -84,10 +84,24 @@ class NameFacts {
   bool marker(uint32_t n) { return get(n).marker; }
   bool link_copy(uint32_t n) { return get(n).link_copy; }
   bool tf32(uint32_t n) { return get(n).tf32; }
+  // The row's gpu_classes bits for a GPU event of kind k (kernel, memcpy, memset) named n.
+  uint16_t gpu_classes(uint32_t n, Kind k) {
+    Facts& f = get(n);
+    const size_t i = k == Kind::kernel ? 0 : k == Kind::memcpy ? 1 : 2;
+    if (!f.classes_known[i]) {
+      f.classes[i] = 0;
+      for (int rule = 0; rule < kGpuRules; ++rule)
+        f.classes[i] |= (uint16_t)((uint16_t)classify_gpu(k, names_[n], (GpuRule)rule) << (3 * rule));
+      f.classes_known[i] = true;
+    }
+    return f.classes[i];
+  }
 
  private:
   struct Facts {
     bool known = false, has_model = false, marker = false, link_copy = false, tf32 = false;
+    bool classes_known[3] = {false, false, false};  // by kind: kernel, memcpy, memset
+    uint16_t classes[3] = {0, 0, 0};
     uint32_t family_bit = 0;
   };
   Facts& get(uint32_t n) {
@@ -455,6 +469,9 @@ void compute(Input& in, PerfTable& t) {
   t.flags.assign(n, 0);
   t.marker.assign(n, PerfTable::kNone);
   NameFacts facts(in.names);
+  t.gpu_classes.assign(n, 0);
+  for (size_t r = 0; r < n; ++r)
+    if (is_gpu_work(in.kind[r])) t.gpu_classes[r] = facts.gpu_classes(in.name[r], in.kind[r]);
 
   // Children (CSR) and a breadth-first order from the roots: parents before children.
   std::vector<uint32_t> start(n + 1, 0), kids(n);

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "src/trace_model.h"
+#include "udf/gpu_class.h"
 
 namespace tlsql {
 
@@ -72,6 +73,12 @@ struct PerfTable {
   std::vector<std::string> dtypes{""};
   std::vector<uint8_t> flags;          // Flag bits
   std::vector<int32_t> trace, device;  // device -1 when the event has none
+  // The GpuClass of each row under each GpuRule (gpu_class.h): 3 bits per rule, none for events
+  // that are not GPU work.
+  std::vector<uint16_t> gpu_classes;
+  GpuClass gpu_class(size_t r, GpuRule rule) const {
+    return static_cast<GpuClass>((gpu_classes[r] >> (3 * static_cast<int>(rule))) & 7);
+  }
   std::vector<uint32_t> marker;   // the nearest ancestor named "## ... ##" (FX / record_function markers), or kNone
   std::vector<int64_t> loop_uid;  // for looped rows: a uid on the loop (by row; empty when no row loops)
   std::map<int64_t, TraceStats> traces;  // by trace id

@@ -5,7 +5,10 @@
 - temporal and idle vs HTA's temporal / idle breakdown of hta/trace_diff/control.json.gz: exact
   (HTA rows come out per stream in order of appearance; tlsql orders streams by number); launch
   stats vs HTA's describe() of get_cuda_kernel_launch_stats for that trace, every cell;
-- collectives on the 8 DLRM ranks: the first AllReduce against numbers read by hand from the JSON.
+- collectives on the 8 DLRM ranks: the first AllReduce against numbers read by hand from the JSON;
+- timeline on the vLLM TP4 trace: communication = NCCL and vLLM's custom all-reduce kernels
+  (cross_device_reduce), their union computed here from the JSON, which is TraceLens's 24.18 ms
+  (issue 17); inductor's fused triton_..._all_reduce_... kernels stay computation.
 usage: check_reports.py TLSQL DATA_DIR SHARED_DIR"""
 import csv, io, json, os, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
@@ -99,5 +102,21 @@ if all(os.path.exists(p) for p in dlrm):
         check(float(x["latency_us"]) == 86 and float(x["skew_us"]) == 223 and x["straggler_rank"] == "7",
               f"collectives: latency {x['latency_us']}, skew {x['skew_us']}, straggler {x['straggler_rank']}")
         check(x["size_bytes"] == "" and x["algbw_gbps"] == "", "collectives: no size recorded -> no bandwidth")
+
+vllm = os.path.join(shared, "traces", "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz")
+if os.path.exists(vllm):
+    import gzip
+    events = json.loads(gzip.open(vllm).read())["traceEvents"]
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") == "kernel"
+                   and ("nccl" in e["name"] or "cross_device_reduce" in e["name"]))
+    comm_us, end = 0.0, None
+    for a, b in spans:
+        comm_us += max(0.0, b - max(a, end if end is not None else a))
+        end = b if end is None else max(end, b)
+    got = {r[0]: float(r[1]) for r in report(vllm, "timeline")[1:]}
+    # (1 µs: tlsql rounds each float-µs ts and dur to whole ns, 1,620 kernels)
+    check(abs(got["total_comm_time"] - comm_us / 1e3) < 1e-3 and abs(got["total_comm_time"] - 24.18) < 0.005,
+          f"vLLM timeline: communication {got['total_comm_time']} ms = NCCL + custom all-reduce {comm_us / 1e3} ms "
+          "(TraceLens 24.18 ms)")
 
 finish()

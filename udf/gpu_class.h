@@ -1,0 +1,37 @@
+// What a piece of GPU work is: computation, communication, a copy or a memset. The one place this
+// is decided: gpu_class(uid), the timeline / temporal / collectives reports, the GPU timeline
+// picture and op_category's "comm" all follow it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "src/trace_model.h"
+
+namespace tlsql {
+
+enum class GpuClass : uint8_t { none, compute, communication, memcpy, memset };
+
+// The rules of each reference, where they differ (docs/reports.md):
+//   tlsql: memcpys and memsets by kind; kernels named by a communication library (NCCL / RCCL /
+//          MSCCL, vLLM's and SGLang's custom all-reduce, torch symmetric memory, DeepEP, NVSHMEM)
+//          are communication, the rest computation;
+//   tracelens: the same, with memsets counted as computation (TraceLens's gpu_timeline);
+//   hta: kernels named "nccl" are communication (HTA's temporal breakdown), memcpys / memsets by kind.
+enum class GpuRule : uint8_t { tlsql, tracelens, hta };
+constexpr int kGpuRules = 3;
+
+std::optional<GpuRule> gpu_rule(std::string_view name);  // "tlsql", "tracelens", "hta"
+const char* gpu_class_name(GpuClass c);                  // "compute", ...; "" for none
+
+// A GPU kernel name that a communication library launches.
+bool communication_kernel(std::string_view name);
+// An op or annotation name that is communication (c10d::allreduce_, record_param_comms,
+// nccl:all_reduce, _C_custom_ar::all_reduce, ...): op_category's "comm".
+bool communication_op(std::string_view name);
+
+// The class of an event of kind `kind` named `name`; none for events that are not GPU work.
+GpuClass classify_gpu(Kind kind, std::string_view name, GpuRule rule);
+
+}  // namespace tlsql
