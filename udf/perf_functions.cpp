@@ -144,12 +144,16 @@ Perf evaluate(Peaks* peaks, const PerfTable* table, const Measured& m) {
   if (!m.flops && !m.bytes) return p;  // no model: neither the dtype nor the units are known
   p.peak_tflops = peak_tf;
   // Roofline: the ridge is peak_tflops / peak_tbps FLOPs per byte; an op whose intensity is above
-  // it is compute-bound, else memory-bound. Without bytes (or flops) the known side decides.
+  // it is compute-bound, else memory-bound. Without bytes (or flops) the known side decides, but
+  // only for matrix work: vector work whose bytes are unknown (a _foreach_ op, whose tensors'
+  // dtype the profiler does not record) may well be memory-bound, so it gets no bound.
   bool compute;
-  if (p.intensity && peak_tf && peak_tb)
+  if (p.intensity && peak_tf && peak_tb) {
     compute = *p.intensity >= *peak_tf / *peak_tb;
-  else
+  } else {
     compute = m.flops && *m.flops > 0 && !m.bytes;
+    if (compute && !m.matrix) return p;
+  }
   p.bound = compute ? "compute" : "memory";
   if (compute && p.tflops && peak_tf) p.achieved_pct = 100 * *p.tflops / *peak_tf;
   if (!compute && p.tbps && peak_tb) p.achieved_pct = 100 * *p.tbps / *peak_tb;

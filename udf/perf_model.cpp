@@ -1,7 +1,9 @@
 #include "udf/perf_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -23,6 +25,7 @@ using Shape = std::vector<int64_t>;
 // entry with an empty Input type).
 struct Args {
   std::vector<Shape> dims;
+  std::vector<std::vector<Shape>> lists;  // per argument: the shapes of a TensorList (else empty)
   std::vector<std::string> types, concrete;
   bool has(size_t i) const { return i < dims.size() && !dims[i].empty(); }
   const Shape& dim(size_t i) const {
@@ -458,16 +461,21 @@ Shape reduced_shape(const Shape& in, const std::string& dims, bool keepdim) {
     }
   return out;
 }
-// sum/mean/amax/...(self, dim, keepdim, ...): dim and keepdim from Concrete Inputs.
-std::optional<OpPerf> reduce(const Args& a) {
-  if (a.dims.empty()) return std::nullopt;
-  OpPerf p;
-  p.dtype = a.type(0);
-  double n = numel(a.dim(0));
-  Shape out = a.dims.size() > 1 ? reduced_shape(a.dim(0), a.conc(1), truthy(a.conc(2))) : Shape{};
-  p.flops = n;
-  if (int bpe = dtype_bytes(p.dtype)) p.bytes = n * bpe + numel(out) * bpe;
-  return p;
+// sum/mean/amax/...(self, dim, keepdim, ...): dim and keepdim from Concrete Inputs, at the
+// positions the op's schema puts them (norm(self, p, dim, keepdim), var(self, dim, correction,
+// keepdim), ...).
+Model reduce(size_t dim_arg, size_t keepdim_arg) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    if (a.dims.empty()) return std::nullopt;
+    OpPerf p;
+    p.dtype = a.type(0);
+    double n = numel(a.dim(0));
+    Shape out =
+        a.dims.size() > dim_arg ? reduced_shape(a.dim(0), a.conc(dim_arg), truthy(a.conc(keepdim_arg))) : Shape{};
+    p.flops = n;
+    if (int bpe = dtype_bytes(p.dtype)) p.bytes = n * bpe + numel(out) * bpe;
+    return p;
+  };
 }
 // softmax / log_softmax(self, dim, ...): exp, sum and divide per element (TraceLens's Softmax).
 std::optional<OpPerf> softmax(const Args& a) {
@@ -478,6 +486,206 @@ std::optional<OpPerf> softmax(const Args& a) {
   p.flops = 3 * n;
   if (int bpe = dtype_bytes(p.dtype)) p.bytes = 2 * n * bpe;
   return p;
+}
+
+// where(condition, self, other): one select per output element (the broadcast of the three);
+// reads the bool condition and both values (a Python scalar moves nothing), writes the result type.
+std::optional<OpPerf> where(const Args& a) {
+  if (a.dims.size() < 3) return std::nullopt;
+  auto xy = broadcast(a.dim(0), a.dim(1));
+  auto out = xy ? broadcast(*xy, a.dim(2)) : std::nullopt;
+  if (!out) return std::nullopt;
+  OpPerf p;
+  const std::string result = result_dtype({{a.type(1), a.has(1), a.conc(1)}, {a.type(2), a.has(2), a.conc(2)}});
+  p.dtype = result.empty() ? a.type(1) : result;
+  p.flops = numel(*out);
+  double b = numel(a.dim(0)) * dtype_bytes("bool");
+  for (size_t i = 1; i < 3; ++i)
+    if (a.type(i) != "Scalar") b += numel(a.dim(i)) * dtype_bytes(a.type(i));
+  if (int bo = dtype_bytes(p.dtype)) p.bytes = b + numel(*out) * bo;
+  return p;
+}
+
+// nll_loss / nll_loss_nd / nll_loss_forward(self [N, C, ...] or [C], target, weight?, reduction,
+// ignore_index): picks one log-probability per sample (times its weight) and sums them: one FLOP
+// per sample; reads those values, the targets (and weights), writes N values (reduction 'none',
+// 0) or one.
+std::optional<OpPerf> nll_loss(const Args& a) {
+  const Shape& x = a.dim(0);
+  if (x.empty() || a.dims.size() < 2) return std::nullopt;
+  const double samples = x.size() == 1 ? 1 : numel(x) / (double)x[1];
+  const bool none = int_list(a.conc(3), 1, 1)[0] == 0;
+  OpPerf p;
+  p.dtype = a.type(0);
+  p.flops = samples;
+  int b = dtype_bytes(p.dtype), bt = dtype_bytes(a.type(1));
+  if (b && bt) p.bytes = samples * (b + bt + (a.has(2) ? b : 0)) + (none ? samples : 1) * b;
+  return p;
+}
+// nll_loss_backward(grad_output, self, target, weight?, reduction, ignore_index, total_weight):
+// writes the whole gradient (zeros, and -weight at each target): one FLOP per sample; reads the
+// targets and grad_output.
+std::optional<OpPerf> nll_loss_backward(const Args& a) {
+  const Shape& x = a.dim(1);
+  if (x.empty() || a.dims.size() < 3) return std::nullopt;
+  const double samples = x.size() == 1 ? 1 : numel(x) / (double)x[1];
+  OpPerf p;
+  p.dtype = a.type(1);
+  p.flops = samples;
+  int b = dtype_bytes(p.dtype), bt = dtype_bytes(a.type(2));
+  if (b && bt) p.bytes = numel(x) * b + samples * bt + numel(a.dim(0)) * b;
+  return p;
+}
+
+// index_add_(self, dim, index, source, alpha): adds source's slices into self's: one FLOP per
+// source element; reads the indices and source, reads and writes those slices of self.
+std::optional<OpPerf> index_add(const Args& a) {
+  if (a.dims.size() < 4 || !a.has(3)) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  const double n = numel(a.dim(3));
+  p.flops = n;
+  int b = dtype_bytes(p.dtype), bi = dtype_bytes(a.type(2));
+  if (b && bi) p.bytes = numel(a.dim(2)) * bi + 3 * n * b;
+  return p;
+}
+// scatter_(self, dim, index, src | value) writes one element per index (read from src when it is
+// a tensor); scatter_add_(self, dim, index, src) adds it: one FLOP, and a read of self, per index.
+Model scatter(bool adds) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    if (a.dims.size() < 4 || !a.has(2)) return std::nullopt;
+    OpPerf p;
+    p.dtype = a.type(0);
+    const double n = numel(a.dim(2));
+    const bool src = a.type(3) != "Scalar" && !a.type(3).empty();
+    p.flops = adds ? n : 0;
+    int b = dtype_bytes(p.dtype), bi = dtype_bytes(a.type(2));
+    if (b && bi) p.bytes = n * bi + n * b * ((src ? 1 : 0) + 1 + (adds ? 1 : 0));
+    return p;
+  };
+}
+// index_put_ / _index_put_impl_(self, indices, values, accumulate, ...): writes the values at the
+// indexed places (reading them there too when accumulating: one FLOP each). The indices are a
+// list the profiler records without shapes: not counted.
+std::optional<OpPerf> index_put(const Args& a) {
+  if (a.dims.size() < 3) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  const double n = numel(a.dim(2));
+  const bool accumulate = truthy(a.conc(3));
+  p.flops = accumulate ? n : 0;
+  int b = dtype_bytes(a.type(2)) ? dtype_bytes(a.type(2)) : dtype_bytes(p.dtype);
+  if (b) p.bytes = n * b * (accumulate ? 3 : 2);
+  return p;
+}
+
+// _foreach_OP(TensorList self, ...): OP on every tensor of the list, `per_element` FLOPs per
+// element of self (addcmul / addcdiv / lerp: 3). The profiler records no dtype for a TensorList's
+// tensors, so no bytes.
+Model foreach_op(double per_element) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    if (a.lists.empty() || a.lists[0].empty()) return std::nullopt;
+    OpPerf p;
+    double n = 0;
+    for (const Shape& t : a.lists[0]) n += numel(t);
+    p.flops = n * per_element;
+    return p;
+  };
+}
+
+// _grouped_mm(mat_a, mat_b, offs?, bias?, out_dtype?) and _scaled_grouped_mm(mat_a, mat_b,
+// scale_a, scale_b, offs?, ...): G GEMMs in one kernel. A [M, K] x B [G, K, N] (MoE: offs splits
+// A's rows among the G experts) is 2·M·K·N FLOPs; A [G, M, K] x B [G, K, N] is batched; A [M, K] x
+// B [K, N] with offs splitting K gives G outputs [M, N] (2·M·K·N FLOPs). Bytes: A, B, the output
+// (fp8 inputs write 2-byte outputs).
+Model grouped_mm(size_t offs_arg) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    const Shape &A = a.dim(0), &B = a.dim(1);
+    int bpe = dtype_bytes(a.type(0));
+    int out_bpe = bpe == 1 ? 2 : bpe;
+    double M, K, N, outputs;
+    if (A.size() == 2 && B.size() == 3 && A[1] == B[1])
+      M = A[0], K = A[1], N = B[2], outputs = M * N;
+    else if (A.size() == 3 && B.size() == 3 && A[0] == B[0] && A[2] == B[1])
+      M = A[0] * A[1], K = A[2], N = B[2], outputs = M * N;
+    else if (A.size() == 2 && B.size() == 2 && A[1] == B[0] && a.has(offs_arg))
+      M = A[0], K = A[1], N = B[1], outputs = numel(a.dim(offs_arg)) * M * N;
+    else
+      return std::nullopt;
+    OpPerf p;
+    p.matrix = true;
+    p.dtype = a.type(0);
+    p.flops = 2 * M * K * N;
+    if (bpe) p.bytes = numel(A) * bpe + numel(B) * dtype_bytes(a.type(1)) + outputs * out_bpe;
+    return p;
+  };
+}
+
+// _C::rotary_embedding / vllm::rotary_embedding(positions [T], query [T, Hq·D], key? [T, Hk·D],
+// head_size D, cos_sin_cache [P, R], is_neox): rotates the first R of each head's D elements in
+// place, x·cos - y·sin: 3 FLOPs per rotated element; reads and writes them, reads a cache row of
+// R values and the position per token.
+std::optional<OpPerf> rotary_embedding(const Args& a) {
+  const Shape &pos = a.dim(0), &cache = a.dim(4);
+  const double D = (double)int_list(a.conc(3), 1, 0)[0];
+  if (pos.empty() || !a.has(1) || cache.size() != 2 || D <= 0) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(1);
+  const double T = numel(pos), R = (double)cache[1];
+  const double rotated = (numel(a.dim(1)) + (a.has(2) ? numel(a.dim(2)) : 0)) * std::min(1.0, R / D);
+  p.flops = 3 * rotated;
+  int b = dtype_bytes(p.dtype), bc = dtype_bytes(a.type(4)), bp = dtype_bytes(a.type(0));
+  if (b && bc && bp) p.bytes = 2 * rotated * b + T * R * bc + T * bp;
+  return p;
+}
+
+// Numbers of a Concrete Inputs value: "[2., 2.]", "2.5", "None" -> {}, "True" -> {}.
+std::vector<double> numbers(const std::string& s) {
+  std::vector<double> v;
+  const char* c = s.c_str();
+  while (*c) {
+    if ((*c >= '0' && *c <= '9') || *c == '-' || *c == '.') {
+      char* end = nullptr;
+      double x = std::strtod(c, &end);
+      if (end == c) {
+        ++c;
+        continue;
+      }
+      v.push_back(x), c = end;
+    } else {
+      ++c;
+    }
+  }
+  return v;
+}
+// upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d (and _exact / _aa variants)
+// (input [N, C, spatial...], output_size?, ..., scales or scale_factors?): the output's spatial
+// size is output_size when recorded, else floor(input × scale) per dimension. Each output element
+// blends taps_per_dim^d input elements: 2·taps - 1 FLOPs (nearest: a gather, 0). Reads the input,
+// writes the output.
+Model upsample(int taps_per_dim) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    const Shape& x = a.dim(0);
+    if (x.size() < 3) return std::nullopt;
+    const size_t d = x.size() - 2;
+    Shape out(x.begin(), x.begin() + 2);
+    std::vector<double> size = numbers(a.conc(1));
+    if (size.size() == d) {
+      for (double v : size) out.push_back((int64_t)v);
+    } else {
+      std::vector<double> scales;
+      for (size_t i = 2; i < a.concrete.size(); ++i)
+        for (double v : numbers(a.conc(i))) scales.push_back(v);
+      if (scales.size() != d) return std::nullopt;
+      for (size_t i = 0; i < d; ++i) out.push_back((int64_t)std::floor((double)x[i + 2] * scales[i]));
+    }
+    OpPerf p;
+    p.dtype = a.type(0);
+    const double taps = std::pow((double)taps_per_dim, (double)d);
+    p.flops = taps_per_dim == 1 ? 0 : numel(out) * (2 * taps - 1);
+    if (int b = dtype_bytes(p.dtype)) p.bytes = (numel(x) + numel(out)) * b;
+    return p;
+  };
 }
 
 struct Family {
@@ -553,11 +761,36 @@ const std::map<std::string, Family, std::less<>>& families() {
     add({"aten::fill_", "aten::zero_"}, "elementwise", fill);
     add({"aten::embedding"}, "elementwise", embedding);
     add({"aten::index_select"}, "elementwise", index_select);
-    add({"aten::sum", "aten::mean", "aten::max", "aten::min", "aten::amax", "aten::amin", "aten::norm",
-         "aten::linalg_vector_norm", "aten::var", "aten::std", "aten::var_mean", "aten::prod", "aten::argmax",
-         "aten::argmin", "aten::all", "aten::any", "aten::cumsum"},
-        "reduce", reduce);
+    add({"aten::sum", "aten::mean", "aten::max", "aten::min", "aten::amax", "aten::amin", "aten::prod", "aten::argmax",
+         "aten::argmin", "aten::all", "aten::any", "aten::nansum", "aten::logsumexp"},
+        "reduce", reduce(1, 2));
+    add({"aten::norm", "aten::linalg_vector_norm", "aten::linalg_norm"}, "reduce", reduce(2, 3));
+    add({"aten::var", "aten::std", "aten::var_mean", "aten::std_mean"}, "reduce", reduce(1, 3));
+    // A scan keeps every element: one FLOP and one write per element.
+    add({"aten::cumsum", "aten::cumsum_"}, "reduce", unary);
     add({"aten::softmax", "aten::_softmax", "aten::log_softmax", "aten::_log_softmax"}, "reduce", softmax);
+    add({"aten::where"}, "elementwise", where);
+    add({"aten::nll_loss", "aten::nll_loss_nd", "aten::nll_loss_forward", "aten::nll_loss2d_forward"}, "reduce",
+        nll_loss);
+    add({"aten::nll_loss_backward", "aten::nll_loss2d_backward"}, "reduce", nll_loss_backward);
+    add({"aten::cross_entropy_loss"}, "reduce", nullptr);  // log_softmax + nll_loss: theirs, beneath
+    add({"aten::index_add_", "aten::index_add"}, "elementwise", index_add);
+    add({"aten::scatter_", "aten::scatter"}, "elementwise", scatter(false));
+    add({"aten::scatter_add_", "aten::scatter_add"}, "elementwise", scatter(true));
+    add({"aten::index_put_", "aten::_index_put_impl_"}, "elementwise", index_put);
+    add({"aten::_grouped_mm"}, "GEMM", grouped_mm(2));
+    add({"aten::_scaled_grouped_mm"}, "GEMM", grouped_mm(4));
+    add({"_C::rotary_embedding", "vllm::rotary_embedding"}, "elementwise", rotary_embedding);
+    for (const char* d : {"1d", "2d", "3d"}) {
+      const std::string n(d);
+      add({("aten::upsample_nearest" + n).c_str(), ("aten::_upsample_nearest_exact" + n).c_str()}, "elementwise",
+          upsample(1));
+      add({("aten::upsample_bicubic" + n).c_str(), ("aten::_upsample_bicubic" + n + "_aa").c_str()}, "elementwise",
+          upsample(4));
+    }
+    add({"aten::upsample_linear1d", "aten::upsample_bilinear2d", "aten::_upsample_bilinear2d_aa",
+         "aten::upsample_trilinear3d"},
+        "elementwise", upsample(2));
     return t;
   }();
   return table;
@@ -593,10 +826,19 @@ Args parse_args(std::string_view text) {
   if (json d = member("Input Dims", dims); d.is_array())
     for (const auto& e : d) {
       Shape s;
+      std::vector<Shape> list;
       if (e.is_array())
-        for (const auto& v : e)
+        for (const auto& v : e) {
           if (v.is_number_integer()) s.push_back(v.get<int64_t>());
+          if (v.is_array()) {  // a TensorList: one shape per tensor
+            Shape t;
+            for (const auto& x : v)
+              if (x.is_number_integer()) t.push_back(x.get<int64_t>());
+            list.push_back(std::move(t));
+          }
+        }
       a.dims.push_back(std::move(s));
+      a.lists.push_back(std::move(list));
     }
   auto strings = [&](const json& d, std::vector<std::string>& out) {
     if (d.is_array())
@@ -724,13 +966,27 @@ std::string spec_dtype(std::string_view t) {
   return {};
 }
 
+namespace {
+// The family of an op name: the table's entry, or for aten::_foreach_OP[_] the foreach model.
+const Family* family(std::string_view name) {
+  if (auto it = families().find(name); it != families().end()) return &it->second;
+  static const std::string_view kForeach = "aten::_foreach_";
+  if (name.substr(0, kForeach.size()) != kForeach) return nullptr;
+  static const Family three{"elementwise", foreach_op(3)}, one{"elementwise", foreach_op(1)};
+  const std::string_view op = name.substr(kForeach.size());
+  for (const char* o : {"addcmul", "addcdiv", "lerp"})
+    if (op.substr(0, std::strlen(o)) == o) return &three;
+  return &one;
+}
+}  // namespace
+
 bool has_perf_model(std::string_view name) {
-  auto it = families().find(name);
-  return it != families().end() && it->second.model;
+  const Family* f = family(name);
+  return f && f->model;
 }
 
 std::string op_category(std::string_view name) {
-  if (auto it = families().find(name); it != families().end()) return it->second.category;
+  if (const Family* f = family(name)) return f->category;
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return (char)std::tolower(c); });
   if (communication_op(name)) return "comm";
@@ -739,9 +995,9 @@ std::string op_category(std::string_view name) {
 }
 
 std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json) {
-  auto it = families().find(name);
-  if (it == families().end() || !it->second.model || args_json.empty()) return std::nullopt;
-  return it->second.model(parse_args(args_json));
+  const Family* f = family(name);
+  if (!f || !f->model || args_json.empty()) return std::nullopt;
+  return f->model(parse_args(args_json));
 }
 
 }  // namespace tlsql

@@ -125,7 +125,7 @@ roofline_traces = [("bert_h100", os.path.join(data, "tracelens_h100_bert_small_u
 for name, trace in present(roofline_traces):
     svg, png, rows = plot([trace], "roofline", f"roofline_{name}")
     expected = query([trace], "SELECT uid, intensity(uid) AS x, tflops(uid) AS y, gpu_time(uid) AS ns FROM op "
-                              "WHERE flops(uid) > 0 AND gpu_time(uid) > 0 AND perf_source(uid) <> 'beneath'")
+                              "WHERE flops(uid) > 0 AND bytes(uid) > 0 AND gpu_time(uid) > 0 AND perf_source(uid) <> 'beneath'")
     points = [r for r in rows if r["kind"] == "point"]
     check(len(points) == len(expected) > 0, f"{name}: {len(points)} points = {len(expected)} ops with FLOPs and GPU time")
     by_uid = {r["uid"]: r for r in expected}
@@ -184,7 +184,7 @@ for name, trace in present(roofline_traces):
 # WHERE and kernels variants.
 bert = os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz")
 _, _, rows = plot([bert], "roofline WHERE op_category(name) = 'GEMM'", "roofline_gemm")
-gemm = query([bert], "SELECT count(*) AS n FROM op WHERE op_category(name) = 'GEMM' AND flops(uid) > 0 AND gpu_time(uid) > 0 "
+gemm = query([bert], "SELECT count(*) AS n FROM op WHERE op_category(name) = 'GEMM' AND flops(uid) > 0 AND bytes(uid) > 0 AND gpu_time(uid) > 0 "
                     "AND perf_source(uid) <> 'beneath'")
 check(len([r for r in rows if r["kind"] == "point"]) == int(gemm[0]["n"]) and
       all(r["category"] == "GEMM" for r in rows if r["kind"] == "point"), "roofline WHERE: GEMM ops only")

@@ -7,7 +7,7 @@
 #   the previous op left in L2, 1 µs timer resolution), never a compute-bound one (that would be a
 #   model or peak bug: an fp32 GEMM on TF32 tensor cores read against the CUDA-core peak, a conv
 #   whose stride was guessed);
-# - no op of a modeled family with recorded shapes has NULL FLOPs, except an op whose GPU work
+# - no op of a modeled family with recorded shapes (some dimension in Input Dims) has NULL FLOPs, except an op whose GPU work
 #   copies over a link (not HBM traffic) and a convolution whose stride / padding / dilation the
 #   trace does not record (docs/perf_models.md).
 tlsql=$1 shared=$2
@@ -19,7 +19,7 @@ for f in $(find "$shared/traces" -name '*.json*' | sort); do
     (SELECT count(*) FROM event WHERE achieved_pct(uid) > 100
        OR (bound(uid) = 'above_peak' AND (coalesce(intensity(uid) >= peak_tflops(uid) / peak_tbps(uid), bytes(uid) IS NULL)
                                           OR tbps(uid) > 2.5 * peak_tbps(uid)))) AS over_peak,
-    (SELECT count(*) FROM op o WHERE has_perf_model(name) AND input_dims NOT IN ('', '[]') AND flops(uid) IS NULL
+    (SELECT count(*) FROM op o WHERE has_perf_model(name) AND input_dims GLOB '*[0-9]*' AND flops(uid) IS NULL
        AND NOT (op_category(name) LIKE 'CONV%' AND coalesce(concrete_inputs, '') IN ('', '[]'))
        AND NOT EXISTS (SELECT 1 FROM descendants(o.uid) d WHERE d.kind = 'memcpy'
                          AND (d.name GLOB '*[HDP]to[HDAP]*'))) AS unmodeled") || { echo "$f: load failed"; exit 1; }

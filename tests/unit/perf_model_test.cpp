@@ -257,3 +257,108 @@ TEST_CASE("categories and unknowns") {
   CHECK(tlsql::dtype_bytes("long int") == 8);
   CHECK(tlsql::dtype_bytes("Scalar") == 0);
 }
+
+TEST_CASE("more families: where, losses, scatter / gather-add, index_put") {
+  // where(bool [4, 1], float [1, 3], 0-dim float): output [4, 3] = 12 selects; bytes 4 bools +
+  // 3 + 1 floats read, 12 floats written
+  const char* w = R"({"Input Dims": [[4, 1], [1, 3], []], "Input type": ["bool", "float", "float"]})";
+  CHECK(flops("aten::where", w) == 12);
+  CHECK(bytes("aten::where", w) == 4 * 1 + (3 + 1) * 4 + 12 * 4);
+  // nll_loss_forward(self [512, 10] float, target [512] long, reduction mean): 512 picks; reads
+  // 512 floats and 512 longs, writes one float
+  const char* nll = R"({"Input Dims": [[512, 10], [512], [], [], []],
+      "Input type": ["float", "long int", "", "Scalar", "Scalar"], "Concrete Inputs": ["", "", "", "1", "-100"]})";
+  CHECK(flops("aten::nll_loss_forward", nll) == 512);
+  CHECK(bytes("aten::nll_loss_forward", nll) == 512 * (4 + 8) + 4);
+  // nll_loss_backward(grad_out [], self [512, 10], target [512], ...): writes 5120 floats, reads
+  // 512 targets and the 0-dim grad
+  const char* nllb = R"({"Input Dims": [[], [512, 10], [512], [], [], [], []],
+      "Input type": ["float", "float", "long int", "", "Scalar", "Scalar", "float"]})";
+  CHECK(flops("aten::nll_loss_backward", nllb) == 512);
+  CHECK(bytes("aten::nll_loss_backward", nllb) == 5120 * 4 + 512 * 8 + 4);
+  // index_add_(self [755000], 0, index int [1024], source [1024]): 1024 adds; index 1024 · 4,
+  // source read 1024 · 4, self's slices read and written 2 · 1024 · 4
+  const char* ia = R"({"Input Dims": [[755000], [], [1024], [1024], []],
+      "Input type": ["float", "Scalar", "int", "float", "Scalar"], "Concrete Inputs": ["", "0", "", "", "1"]})";
+  CHECK(flops("aten::index_add_", ia) == 1024);
+  CHECK(bytes("aten::index_add_", ia) == 1024 * 4 + 3 * 1024 * 4);
+  // scatter_(self [4, 128, 4], 1... index [4, 128, 1] long, value 1): 512 writes, no arithmetic
+  const char* sc = R"({"Input Dims": [[4, 128, 4], [], [4, 128, 1], []],
+      "Input type": ["float", "Scalar", "long int", "Scalar"], "Concrete Inputs": ["", "1", "", "1"]})";
+  CHECK(flops("aten::scatter_", sc) == 0);
+  CHECK(bytes("aten::scatter_", sc) == 512 * 8 + 512 * 4);
+  // scatter_add_(self [50], 0, index [64960], src [64960]): 64960 adds; index, src, and self's
+  // element read and written per index
+  const char* sa =
+      R"({"Input Dims": [[50], [], [64960], [64960]], "Input type": ["float", "Scalar", "long", "float"]})";
+  CHECK(flops("aten::scatter_add_", sa) == 64960);
+  CHECK(bytes("aten::scatter_add_", sa) == 64960 * 8 + 64960 * 4 * 3);
+  // index_put_(self, indices (not recorded), values half [2, 8, 1431], accumulate False): read
+  // and written once each
+  const char* ip = R"({"Input Dims": [[2, 8, 53, 53], [], [2, 8, 1431], []],
+      "Input type": ["c10::Half", "", "c10::Half", "Scalar"], "Concrete Inputs": ["", "", "", "False"]})";
+  CHECK(flops("aten::index_put_", ip) == 0);
+  CHECK(bytes("aten::index_put_", ip) == 2 * 8 * 1431 * 2 * 2);
+}
+
+TEST_CASE("reductions read dim and keepdim where each schema puts them; scans keep every element") {
+  // linalg_vector_norm(self [512, 8192], ord 2, dim [1], keepdim False): output 512 elements
+  const char* vn =
+      R"({"Input Dims": [[512, 8192], [], [], [], []], "Input type": ["float", "Scalar", "ScalarList", "Scalar", ""],
+      "Concrete Inputs": ["", "2", "[1]", "False", ""]})";
+  CHECK(bytes("aten::linalg_vector_norm", vn) == (512.0 * 8192 + 512) * 4);
+  // var(self [8, 16], dim [1], correction 1, keepdim True): output [8, 1]
+  const char* var = R"({"Input Dims": [[8, 16], [], [], []], "Input type": ["float", "ScalarList", "Scalar", "Scalar"],
+      "Concrete Inputs": ["", "[1]", "1", "True"]})";
+  CHECK(bytes("aten::var", var) == (128 + 8) * 4);
+  // cumsum(self [8, 16], 1): 128 in, 128 out
+  const char* cs = R"({"Input Dims": [[8, 16], []], "Input type": ["float", "Scalar"], "Concrete Inputs": ["", "1"]})";
+  CHECK(bytes("aten::cumsum", cs) == 2 * 128 * 4);
+}
+
+TEST_CASE("foreach, grouped GEMMs, rotary embedding, upsample") {
+  // _foreach_addcmul_(self [[2048, 784], [2048]], t1, t2, value): 3 FLOPs per element of self;
+  // no bytes (a TensorList's dtype is not recorded)
+  const char* fa = R"({"Input Dims": [[[2048, 784], [2048]], [[2048, 784], [2048]], [[2048, 784], [2048]], []],
+      "Input type": ["TensorList", "TensorList", "TensorList", "Scalar"]})";
+  CHECK(flops("aten::_foreach_addcmul_", fa) == 3.0 * (2048 * 784 + 2048));
+  CHECK(!model_op("aten::_foreach_addcmul_", fa)->bytes);
+  CHECK(flops("aten::_foreach_sqrt", fa) == 2048 * 784 + 2048);
+  CHECK(tlsql::has_perf_model("aten::_foreach_mul_"));
+  CHECK(tlsql::op_category("aten::_foreach_mul_") == "elementwise");
+  // _grouped_mm(A bf16 [96, 64], B [4, 64, 32], offs [4]): 2 · 96 · 64 · 32; bytes A + B + out
+  const char* g = R"({"Input Dims": [[96, 64], [4, 64, 32], [4], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "int", "", ""]})";
+  CHECK(flops("aten::_grouped_mm", g) == 2.0 * 96 * 64 * 32);
+  CHECK(bytes("aten::_grouped_mm", g) == (96 * 64 + 4 * 64 * 32 + 96 * 32) * 2.0);
+  // batched [4, 8, 64] x [4, 64, 32]; and K split: [8, 96] x [96, 32] with offs [3]: 3 outputs [8, 32]
+  const char* gb = R"({"Input Dims": [[4, 8, 64], [4, 64, 32]], "Input type": ["c10::BFloat16", "c10::BFloat16"]})";
+  CHECK(flops("aten::_grouped_mm", gb) == 2.0 * 32 * 64 * 32);
+  const char* gk =
+      R"({"Input Dims": [[8, 96], [96, 32], [3]], "Input type": ["c10::BFloat16", "c10::BFloat16", "int"]})";
+  CHECK(bytes("aten::_grouped_mm", gk) == (8 * 96 + 96 * 32 + 3 * 8 * 32) * 2.0);
+  // _scaled_grouped_mm fp8 (A, B, scale_a, scale_b, offs): 2-byte output
+  const char* sg = R"({"Input Dims": [[96, 64], [4, 64, 32], [96], [4, 32], [4]],
+      "Input type": ["c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "float", "float", "int"]})";
+  CHECK(bytes("aten::_scaled_grouped_mm", sg) == 96 * 64 + 4 * 64 * 32 + 96 * 32 * 2.0);
+  // rotary_embedding(positions [888] long, q bf16 [888, 512], k [888, 64], head 64, cache [131072, 64]):
+  // 888 · 576 rotated elements, 3 FLOPs each; read + write them, a cache row and a position per token
+  const char* rope = R"({"Input Dims": [[888], [888, 512], [888, 64], [], [131072, 64], []],
+      "Input type": ["long int", "c10::BFloat16", "c10::BFloat16", "Scalar", "c10::BFloat16", "Scalar"],
+      "Concrete Inputs": ["", "", "", "64", "", "True"]})";
+  CHECK(flops("_C::rotary_embedding", rope) == 3.0 * 888 * 576);
+  CHECK(bytes("_C::rotary_embedding", rope) == 2.0 * 888 * 576 * 2 + 888 * 64 * 2 + 888 * 8);
+  // upsample_bilinear2d(input [2, 3, 8, 8], output_size [32, 32]): 2·3·32·32 = 6144 outputs, 4
+  // taps: 7 FLOPs each; bytes (384 + 6144) · 4. Nearest by scale_factors [4., 4.]: same output, 0 FLOPs
+  const char* bil = R"({"Input Dims": [[2, 3, 8, 8], [], [], [], []],
+      "Input type": ["float", "ScalarList", "Scalar", "", ""], "Concrete Inputs": ["", "[32, 32]", "False", "", ""]})";
+  CHECK(flops("aten::upsample_bilinear2d", bil) == 6144 * 7);
+  CHECK(bytes("aten::upsample_bilinear2d", bil) == (384 + 6144) * 4.0);
+  const char* near = R"({"Input Dims": [[2, 3, 8, 8], [], []],
+      "Input type": ["float", "", "ScalarList"], "Concrete Inputs": ["", "", "[4., 4.]"]})";
+  CHECK(flops("aten::upsample_nearest2d", near) == 0);
+  CHECK(bytes("aten::upsample_nearest2d", near) == (384 + 6144) * 4.0);
+  // no output size and no scale: no guess
+  const char* none = R"({"Input Dims": [[2, 3, 8, 8], [], []], "Input type": ["float", "", ""]})";
+  CHECK(!model_op("aten::upsample_nearest2d", none));
+}
