@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
   app.set_version_flag("--version", "tlsql 0.1.0");
   std::vector<std::string> traces, commands;
-  std::string script, out_db, report, augment, diff, html;
+  std::string script, out_db, report, augment, diff, html, models;
   bool bail = false, quiet = false;
   std::string mode_flag;
   app.add_option("TRACE", traces, "trace files (.json, .json.gz) or one saved .db");
@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
   app.add_option("--html", html,
                  "write a self-contained HTML report (summary, timeline, ops, kernels, roofline and timeline "
                  "pictures; with --diff the diff) to FILE and exit");
+  app.add_option("--models", models,
+                 "run FILE's SQL first: rows of perf_model_user, your own FLOPs / bytes formulas per op name "
+                 "(docs/perf_models.md)")
+      ->check(CLI::ExistingFile);
   app.add_flag("--bail", bail, "stop at the first error");
   app.add_flag("-q", quiet, "no banner or load summary");
   for (const char* m : {"csv", "json", "box", "markdown", "table", "line"})
@@ -88,6 +92,16 @@ int main(int argc, char** argv) {
   else if (!report.empty())
     commands.push_back(".report " + report);
 
+  if (!models.empty()) {  // before anything reads a perf number; a formula that fails stops the run
+    std::ifstream f(models, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    shell.run_script(ss.str(), models);
+    if (shell.failed()) {
+      shell.close_output();
+      return 1;
+    }
+  }
   bool batch = !commands.empty() || !script.empty() || !html.empty();
   for (const std::string& c : commands)
     if (shell.stop() || !shell.run_script(c, "-c")) break;

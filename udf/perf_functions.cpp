@@ -18,6 +18,7 @@
 #include "udf/perf_table.h"
 #include "udf/registry.h"
 #include "udf/tree_access.h"
+#include "udf/user_models.h"
 
 namespace tlsql {
 
@@ -281,10 +282,14 @@ void gpu_class_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_text(ctx, gpu_class_name(c), -1, SQLITE_STATIC);
 }
 
+// has_perf_model(name) / op_category(name): the connection's user models (user_models.h) first.
 void has_perf_model_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* name = sqlite3_value_text(argv[0]);
   if (!name) return sqlite3_result_null(ctx);
-  sqlite3_result_int(ctx, has_perf_model(reinterpret_cast<const char*>(name)) ? 1 : 0);
+  const std::string_view n(reinterpret_cast<const char*>(name));
+  auto user = user_models(sqlite3_context_db_handle(ctx));
+  const UserModel* u = user ? user->find(n) : nullptr;
+  sqlite3_result_int(ctx, (u ? !(u->flops.empty() && u->bytes.empty()) : has_perf_model(n)) ? 1 : 0);
 }
 
 // marker(uid) / marker_path(uid): the nearest "## ... ##" event above, and all of them,
@@ -380,6 +385,9 @@ void short_name_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 void op_category_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* n = sqlite3_value_text(argv[0]);
   if (!n) return sqlite3_result_null(ctx);
+  auto user = user_models(sqlite3_context_db_handle(ctx));
+  if (const UserModel* u = user ? user->find((const char*)n) : nullptr)
+    return sqlite3_result_text(ctx, u->category.c_str(), -1, SQLITE_TRANSIENT);
   std::string c = op_category((const char*)n);
   sqlite3_result_text(ctx, c.c_str(), -1, SQLITE_TRANSIENT);
 }
@@ -448,6 +456,11 @@ std::vector<SqlFunction> perf_functions() {
                   "(default), 'tracelens' (memsets are computation) or 'hta' (communication = kernels named nccl)"};
   cls.max_args = 3, cls.fn = gpu_class_fn;
   v.push_back(cls);
+  SqlFunction changed{"tlsql_perf_models_changed", "()",
+                      "internal: perf_model_user's triggers call it to check and publish the user's perf models"};
+  changed.min_args = changed.max_args = 0, changed.fn = perf_models_changed_fn;
+  changed.flags = SQLITE_UTF8;  // not innocuous: it changes what the perf functions return
+  v.push_back(changed);
   per_uid("marker", "name of the nearest \"## ... ##\" event above uid (FX node / record_function marker)", marker_fn,
           nullptr);
   per_uid("marker_path", "the \"## ... ##\" events above uid, outermost first, joined by ' > '", marker_fn,
@@ -463,11 +476,18 @@ std::vector<SqlFunction> perf_functions() {
     v.push_back(f);
   };
   pure("short_name", "(name)", "name without template / argument lists (HTA's use_short_name)", short_name_fn);
-  pure("op_category", "(name)",
-       "GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, NORM_fwd, NORM_bwd, elementwise, reduce, comm, memcpy or other",
-       op_category_fn);
-  pure("has_perf_model", "(name)", "1 if tlsql has a FLOPs / bytes model for ops of that name, else 0",
-       has_perf_model_fn);
+  // (Not deterministic: the connection's perf_model_user rows come first.)
+  auto by_name = [&](const char* name, const char* help, void (*fn)(sqlite3_context*, int, sqlite3_value**)) {
+    SqlFunction f{name, "(name)", help};
+    f.fn = fn;
+    v.push_back(f);
+  };
+  by_name("op_category",
+          "GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, NORM_fwd, NORM_bwd, elementwise, reduce, comm, memcpy, "
+          "other, or a perf_model_user row's category",
+          op_category_fn);
+  by_name("has_perf_model", "1 if tlsql (or perf_model_user) has a FLOPs / bytes model for ops of that name, else 0",
+          has_perf_model_fn);
   pure("dtype_bytes", "(type)", "bytes per element of a trace dtype ('c10::BFloat16' -> 2)", dtype_bytes_fn);
   pure("numel", "(dims_json)", "elements of a shape ('[2, 3]' -> 6)", numel_fn);
   return v;

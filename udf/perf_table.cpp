@@ -17,6 +17,7 @@
 #include "udf/interval_union.h"
 #include "udf/perf_model.h"
 #include "udf/tree_access.h"
+#include "udf/user_models.h"
 
 namespace tlsql {
 
@@ -70,6 +71,7 @@ struct Input {
   std::vector<std::tuple<uint32_t, std::optional<double>, std::optional<double>>> augmented;
   std::vector<std::pair<uint32_t, uint32_t>> launches;  // (GPU row, launcher row)
   std::map<int64_t, TraceStats> traces;
+  const UserModels* user = nullptr;  // the connection's own models, or none
 
   size_t size() const { return kind.size(); }
 };
@@ -78,7 +80,9 @@ struct Input {
 class NameFacts {
  public:
   // `names` may grow while this is in use (a saved database's names are interned as rows are read).
-  explicit NameFacts(const std::vector<std::string_view>& names) : names_(names) {}
+  // `user`: the connection's own models (user_models.h), which add names and override categories.
+  explicit NameFacts(const std::vector<std::string_view>& names, const UserModels* user = nullptr)
+      : names_(names), user_(user) {}
   bool has_model(uint32_t n) { return get(n).has_model; }
   uint32_t family_bit(uint32_t n) { return get(n).family_bit; }
   bool marker(uint32_t n) { return get(n).marker; }
@@ -110,8 +114,9 @@ class NameFacts {
     if (f.known) return f;
     std::string_view s = names_[n];
     f.known = true;
-    f.has_model = has_perf_model(s);
-    std::string fam = op_category(s);
+    const UserModel* u = user_ ? user_->find(s) : nullptr;
+    f.has_model = u ? !(u->flops.empty() && u->bytes.empty()) : has_perf_model(s);
+    std::string fam = u ? u->category : op_category(s);
     auto it = std::find(families_.begin(), families_.end(), fam);
     if (it == families_.end()) it = families_.insert(families_.end(), fam);
     // A copy_ below an op converts an operand (add_ of a long to a float tensor casts it first):
@@ -125,6 +130,7 @@ class NameFacts {
     return f;
   }
   const std::vector<std::string_view>& names_;
+  const UserModels* user_;
   std::vector<Facts> facts_;
   std::vector<std::string> families_;
 };
@@ -468,7 +474,7 @@ void compute(Input& in, PerfTable& t) {
   t.model.assign(n, PerfTable::kNone);
   t.flags.assign(n, 0);
   t.marker.assign(n, PerfTable::kNone);
-  NameFacts facts(in.names);
+  NameFacts facts(in.names, in.user);
   t.gpu_classes.assign(n, 0);
   for (size_t r = 0; r < n; ++r)
     if (is_gpu_work(in.kind[r])) t.gpu_classes[r] = facts.gpu_classes(in.name[r], in.kind[r]);
@@ -637,7 +643,8 @@ void compute(Input& in, PerfTable& t) {
 
 struct Cached {
   std::shared_ptr<const PerfTable> table;
-  uint64_t store;  // generation, 0 for a saved database
+  uint64_t store;   // generation, 0 for a saved database
+  uint64_t models;  // the user models' generation, 0 for none
   std::string file;
   uint32_t data_version;
 };
@@ -656,12 +663,15 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
   // A saved database's table is valid until that database changes (a commit by any connection).
   unsigned int version = 0;
   if (!store && f) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &version);
+  const std::shared_ptr<const UserModels> user = user_models(db);
+  const uint64_t models = user ? user->generation : 0;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     auto& mine = cached_tables()[db];
     if (auto it = mine.find(schema); it != mine.end()) {
       const Cached& c = it->second;
-      if (c.store == (store ? store->generation : 0) && c.file == file && (store || c.data_version == version))
+      if (c.store == (store ? store->generation : 0) && c.models == models && c.file == file &&
+          (store || c.data_version == version))
         return c.table;
     }
   }
@@ -683,9 +693,22 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
   t->device = std::move(in.device);
   t->traces = std::move(in.traces);
   read_launches(db, schema, in, *t);
+  if (user) {  // the user's models replace the built-in ones of their names
+    in.user = user.get();
+    const bool ok = apply_user_models(
+        db, schema, *user,
+        [&](int64_t uid, OpPerf m) {
+          if (const int64_t r = t->row(uid); r >= 0) {
+            in.own[(size_t)r] = (uint32_t)in.own_models.size();
+            in.own_models.push_back(std::move(m));
+          }
+        },
+        error);
+    if (!ok) return nullptr;
+  }
   compute(in, *t);
   std::lock_guard<std::mutex> lock(g_mutex);
-  cached_tables()[db][schema] = Cached{t, store ? store->generation : 0, file, version};
+  cached_tables()[db][schema] = Cached{t, store ? store->generation : 0, models, file, version};
   return t;
 }
 

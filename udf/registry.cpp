@@ -1,6 +1,7 @@
 #include "udf/registry.h"
 
 #include "udf/perf_table.h"
+#include "udf/user_models.h"
 
 namespace tlsql {
 
@@ -84,7 +85,11 @@ void register_sql_functions(sqlite3* db) {
   // The perf tables computed for `db` (perf_table.h) go when the connection closes: SQLite then
   // calls this module's destructor, whoever opened the connection (the tlsql session or a host
   // that loaded the extension).
-  sqlite3_create_module_v2(db, "tlsql_functions", &kFunctionsModule, db, drop_perf_tables);
+  install_user_models(db);
+  sqlite3_create_module_v2(db, "tlsql_functions", &kFunctionsModule, db, [](void* closing) {
+    drop_perf_tables(closing);
+    drop_user_models(static_cast<sqlite3*>(closing));
+  });
 }
 
 }  // namespace tlsql

@@ -1,0 +1,128 @@
+#include "udf/user_models.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+namespace tlsql {
+
+namespace {
+
+std::mutex g_mutex;
+std::map<sqlite3*, std::shared_ptr<const UserModels>>& all_models() {
+  static auto* m = new std::map<sqlite3*, std::shared_ptr<const UserModels>>();
+  return *m;
+}
+uint64_t g_generation = 0;  // under g_mutex
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
+  return q + "'";
+}
+
+// The expressions of one model, each as a column over the op's columns.
+std::string columns(const UserModel& m) {
+  auto expr = [](const std::string& e, const char* fallback) { return e.empty() ? std::string(fallback) : e; };
+  return fmt::format("({}), ({}), ({})", expr(m.flops, "NULL"), expr(m.bytes, "NULL"),
+                     expr(m.dtype, "input_types ->> '$[0]'"));
+}
+
+}  // namespace
+
+// tlsql_perf_models_changed(): called by the table's triggers. Reads the table again, checks that
+// every formula compiles (the error names the op and fails the statement), and publishes it.
+void perf_models_changed_fn(sqlite3_context* ctx, int, sqlite3_value**) {
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  auto models = std::make_shared<UserModels>();
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT name, category, flops, bytes, matrix, dtype FROM temp.perf_model_user", -1, &s,
+                         nullptr) != SQLITE_OK)
+    return sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
+  auto text = [&](int c) {
+    const unsigned char* t = sqlite3_column_text(s, c);
+    return t ? std::string((const char*)t) : std::string();
+  };
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    UserModel m{text(1).empty() ? "other" : text(1), text(2), text(3), text(5), sqlite3_column_int(s, 4) != 0};
+    models->by_name[text(0)] = std::move(m);
+  }
+  sqlite3_finalize(s);
+  for (const auto& [name, m] : models->by_name) {
+    sqlite3_stmt* check = nullptr;
+    const std::string sql = fmt::format(
+        "SELECT {} FROM (SELECT NULL AS name, NULL AS input_dims, NULL AS input_types, NULL AS input_strides, "
+        "NULL AS concrete_inputs, NULL AS args)",
+        columns(m));
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &check, nullptr) != SQLITE_OK) {
+      const std::string e = fmt::format("perf_model_user '{}': {}", name, sqlite3_errmsg(db));
+      sqlite3_finalize(check);
+      return sqlite3_result_error(ctx, e.c_str(), -1);
+    }
+    sqlite3_finalize(check);
+  }
+  std::lock_guard<std::mutex> lock(g_mutex);
+  models->generation = ++g_generation;
+  all_models()[db] = models->by_name.empty() ? nullptr : std::move(models);
+  sqlite3_result_null(ctx);
+}
+
+void install_user_models(sqlite3* db) {
+  sqlite3_exec(db,
+               "CREATE TEMP TABLE IF NOT EXISTS perf_model_user(name TEXT PRIMARY KEY, category TEXT, flops TEXT, "
+               "bytes TEXT, matrix INTEGER NOT NULL DEFAULT 0, dtype TEXT);"
+               "CREATE TEMP TRIGGER IF NOT EXISTS perf_model_user_insert AFTER INSERT ON perf_model_user "
+               "BEGIN SELECT tlsql_perf_models_changed(); END;"
+               "CREATE TEMP TRIGGER IF NOT EXISTS perf_model_user_update AFTER UPDATE ON perf_model_user "
+               "BEGIN SELECT tlsql_perf_models_changed(); END;"
+               "CREATE TEMP TRIGGER IF NOT EXISTS perf_model_user_delete AFTER DELETE ON perf_model_user "
+               "BEGIN SELECT tlsql_perf_models_changed(); END;",
+               nullptr, nullptr, nullptr);
+}
+
+std::shared_ptr<const UserModels> user_models(sqlite3* db) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = all_models().find(db);
+  return it == all_models().end() ? nullptr : it->second;
+}
+
+void drop_user_models(sqlite3* db) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  all_models().erase(db);
+}
+
+bool apply_user_models(sqlite3* db, const std::string& schema, const UserModels& models,
+                       const std::function<void(int64_t, OpPerf)>& found, std::string& error) {
+  for (const auto& [name, m] : models.by_name) {
+    // One statement per model: SQLite finds the op's rows (by name) and evaluates the formulas.
+    sqlite3_stmt* s = nullptr;
+    const std::string sql = fmt::format(
+        "SELECT uid, {} FROM (SELECT uid, name, input_dims, input_types, input_strides, concrete_inputs, args "
+        "FROM \"{}\".event WHERE kind = 'cpu_op' AND name = {})",
+        columns(m), schema, quoted(name));
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+      error = fmt::format("perf_model_user '{}': {}", name, sqlite3_errmsg(db));
+      sqlite3_finalize(s);
+      return false;
+    }
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      OpPerf p;
+      auto num = [&](int c) {
+        return sqlite3_column_type(s, c) == SQLITE_NULL ? std::nullopt
+                                                        : std::optional<double>(sqlite3_column_double(s, c));
+      };
+      p.flops = num(1), p.bytes = num(2);
+      const unsigned char* dt = sqlite3_column_text(s, 3);
+      p.dtype = dt ? (const char*)dt : "";
+      p.matrix = m.matrix;
+      found(sqlite3_column_int64(s, 0), std::move(p));
+    }
+    if (rc != SQLITE_DONE) error = fmt::format("perf_model_user '{}': {}", name, sqlite3_errmsg(db));
+    sqlite3_finalize(s);
+    if (!error.empty()) return false;
+  }
+  return true;
+}
+
+}  // namespace tlsql
