@@ -5,6 +5,8 @@
 
 #include <sstream>
 
+#include "args/op_args.h"
+
 namespace tlsql::replay {
 
 using nlohmann::json;
@@ -85,20 +87,6 @@ json ivalue_json(const c10::IValue& v) {
   return o.str();
 }
 
-// Concrete Inputs are Python reprs: numbers may be written "0." or "1e-05", lists "[1., 2.]".
-std::optional<json> parse_json_text(const std::string& text) {
-  std::string s;
-  for (size_t i = 0; i < text.size(); ++i) {
-    s += text[i];
-    if (text[i] == '.' && i > 0 && isdigit((unsigned char)text[i - 1]) &&
-        (i + 1 == text.size() || !isdigit((unsigned char)text[i + 1])))
-      s += '0';
-  }
-  auto j = json::parse(s, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
-}
-
 // The value of a non-tensor argument from its Concrete Inputs text (or its default).
 std::optional<json> scalar_value(const c10::Argument& a, const std::string& concrete, std::string& why) {
   bool optional;
@@ -113,8 +101,9 @@ std::optional<json> scalar_value(const c10::Argument& a, const std::string& conc
   if (concrete == "True" || concrete == "False") return json(concrete == "True");
   if (concrete == "None") return json(nullptr);
   if (k == c10::TypeKind::StringType) return json(concrete);
-  auto j = parse_json_text(concrete);
-  if (!j) {
+  // (Concrete Inputs are Python reprs: "0.", "1e-05", "[1., 2.]", "[True, False]": args/op_args.h.)
+  std::optional<json> j = args::concrete_value(concrete);
+  if (j->is_string()) {
     why = "cannot read the recorded value '" + concrete + "' of argument '" + a.name() + "'";
     return std::nullopt;
   }

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <vector>
 
+#include "args/op_args.h"
 #include "src/json_scan.h"
 #include "udf/gpu_class.h"
 
@@ -40,33 +41,16 @@ double numel(const Shape& s) {
   return std::accumulate(s.begin(), s.end(), 1.0, [](double a, int64_t b) { return a * (double)b; });
 }
 
-// "[16, 16]" / "16" / "" -> ints; `n` broadcasts a single value to n dims (PyTorch's int[2] args).
+// "[16, 16]" / "16" / "" -> ints (args::ints); `n` broadcasts a single value to n dims (PyTorch's
+// int[2] args), and fills in `fallback` when nothing was recorded.
 std::vector<int64_t> int_list(const std::string& s, size_t n, int64_t fallback) {
-  std::vector<int64_t> v;
-  int64_t cur = 0;
-  bool in = false, neg = false;
-  for (char c : s) {
-    if (c >= '0' && c <= '9')
-      cur = cur * 10 + (c - '0'), in = true;
-    else if (c == '-')
-      neg = true;
-    else {
-      if (in) v.push_back(neg ? -cur : cur);
-      cur = 0, in = false, neg = false;
-    }
-  }
-  if (in) v.push_back(neg ? -cur : cur);
+  std::vector<int64_t> v = args::ints(s);
   if (v.empty()) v.assign(n, fallback);
   if (v.size() == 1 && n > 1) v.assign(n, v[0]);
   return v;
 }
-bool truthy(const std::string& s) { return s == "True" || s == "true" || s == "1"; }
-// "[True, False, True]" -> {true, false, true}
-std::vector<bool> bool_list(const std::string& s) {
-  std::vector<bool> v;
-  for (size_t p = 0; (p = s.find_first_of("TF", p)) != std::string::npos; ++p) v.push_back(s[p] == 'T');
-  return v;
-}
+bool truthy(const std::string& s) { return args::truthy(s); }
+std::vector<bool> bool_list(const std::string& s) { return args::bools(s); }
 
 using Model = std::function<std::optional<OpPerf>(const Args&)>;
 
@@ -639,25 +623,6 @@ std::optional<OpPerf> rotary_embedding(const Args& a) {
   return p;
 }
 
-// Numbers of a Concrete Inputs value: "[2., 2.]", "2.5", "None" -> {}, "True" -> {}.
-std::vector<double> numbers(const std::string& s) {
-  std::vector<double> v;
-  const char* c = s.c_str();
-  while (*c) {
-    if ((*c >= '0' && *c <= '9') || *c == '-' || *c == '.') {
-      char* end = nullptr;
-      double x = std::strtod(c, &end);
-      if (end == c) {
-        ++c;
-        continue;
-      }
-      v.push_back(x), c = end;
-    } else {
-      ++c;
-    }
-  }
-  return v;
-}
 // upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d (and _exact / _aa variants)
 // (input [N, C, spatial...], output_size?, ..., scales or scale_factors?): the output's spatial
 // size is output_size when recorded, else floor(input × scale) per dimension. Each output element
@@ -669,13 +634,13 @@ Model upsample(int taps_per_dim) {
     if (x.size() < 3) return std::nullopt;
     const size_t d = x.size() - 2;
     Shape out(x.begin(), x.begin() + 2);
-    std::vector<double> size = numbers(a.conc(1));
+    std::vector<double> size = args::numbers(a.conc(1));
     if (size.size() == d) {
       for (double v : size) out.push_back((int64_t)v);
     } else {
       std::vector<double> scales;
       for (size_t i = 2; i < a.concrete.size(); ++i)
-        for (double v : numbers(a.conc(i))) scales.push_back(v);
+        for (double v : args::numbers(a.conc(i))) scales.push_back(v);
       if (scales.size() != d) return std::nullopt;
       for (size_t i = 0; i < d; ++i) out.push_back((int64_t)std::floor((double)x[i + 2] * scales[i]));
     }
@@ -823,23 +788,8 @@ Args parse_args(std::string_view text) {
     j = json::parse(text.begin(), text.end(), nullptr, false);
     if (!j.is_object()) return a;
   }
-  if (json d = member("Input Dims", dims); d.is_array())
-    for (const auto& e : d) {
-      Shape s;
-      std::vector<Shape> list;
-      if (e.is_array())
-        for (const auto& v : e) {
-          if (v.is_number_integer()) s.push_back(v.get<int64_t>());
-          if (v.is_array()) {  // a TensorList: one shape per tensor
-            Shape t;
-            for (const auto& x : v)
-              if (x.is_number_integer()) t.push_back(x.get<int64_t>());
-            list.push_back(std::move(t));
-          }
-        }
-      a.dims.push_back(std::move(s));
-      a.lists.push_back(std::move(list));
-    }
+  args::InputDims d = args::input_dims(member("Input Dims", dims));
+  a.dims = std::move(d.shape), a.lists = std::move(d.lists);
   auto strings = [&](const json& d, std::vector<std::string>& out) {
     if (d.is_array())
       for (const auto& e : d) out.push_back(e.is_string() ? e.get<std::string>() : e.dump());

@@ -1,0 +1,35 @@
+// How the profiler records an op's arguments (args "Input Dims", "Concrete Inputs"): the one
+// reader of those formats, for the perf models (udf/perf_model.cpp) and the replay worker
+// (replay/ir.cpp) alike. The lowest layer: it includes nothing of tlsql's.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
+
+namespace tlsql::args {
+
+using Shape = std::vector<int64_t>;
+
+// "Input Dims": per argument its shape ([] for a scalar, an absent tensor or a 0-dim tensor),
+// and for a TensorList the shape of each tensor (`lists`, empty for other arguments).
+struct InputDims {
+  std::vector<Shape> shape;
+  std::vector<std::vector<Shape>> lists;
+};
+InputDims input_dims(const nlohmann::json& dims);
+
+// One "Concrete Inputs" entry, a Python repr, as JSON: "2" 2, "0." 0.0, "1e-05", "[1, 1]",
+// "[True, False]" [true, false], "None" null, "True" true; anything else (a string argument,
+// "inf") as that string; "" (not recorded) as null.
+nlohmann::json concrete_value(std::string_view text);
+// Its numbers: a scalar's, or a list's elements ("[2., 2.]" -> {2, 2}); {} for None / text.
+std::vector<double> numbers(std::string_view text);
+// Its integers: numbers() truncated.
+std::vector<int64_t> ints(std::string_view text);
+// Its booleans: "True" -> {true}, "[True, False]" -> {true, false}; {} otherwise.
+std::vector<bool> bools(std::string_view text);
+bool truthy(std::string_view text);  // "True", "true" or a non-zero number
+
+}  // namespace tlsql::args
