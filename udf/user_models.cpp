@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <mutex>
 
 namespace tlsql {
@@ -14,6 +15,18 @@ std::map<sqlite3*, std::shared_ptr<const UserModels>>& all_models() {
   return *m;
 }
 uint64_t g_generation = 0;  // under g_mutex
+// Connections with models: while there are none (the usual case), user_models() answers without
+// the lock (the perf functions ask on every call).
+std::atomic<int> g_with_models{0};
+
+void publish(sqlite3* db, std::shared_ptr<const UserModels> models) {  // under g_mutex
+  auto& all = all_models();
+  if (models)
+    all[db] = std::move(models);
+  else
+    all.erase(db);
+  g_with_models = (int)all.size();
+}
 
 std::string quoted(const std::string& s) {
   std::string q = "'";
@@ -63,7 +76,7 @@ void perf_models_changed_fn(sqlite3_context* ctx, int, sqlite3_value**) {
   }
   std::lock_guard<std::mutex> lock(g_mutex);
   models->generation = ++g_generation;
-  all_models()[db] = models->by_name.empty() ? nullptr : std::move(models);
+  publish(db, models->by_name.empty() ? nullptr : std::move(models));
   sqlite3_result_null(ctx);
 }
 
@@ -81,6 +94,7 @@ void install_user_models(sqlite3* db) {
 }
 
 std::shared_ptr<const UserModels> user_models(sqlite3* db) {
+  if (g_with_models.load(std::memory_order_relaxed) == 0) return nullptr;
   std::lock_guard<std::mutex> lock(g_mutex);
   auto it = all_models().find(db);
   return it == all_models().end() ? nullptr : it->second;
@@ -88,7 +102,7 @@ std::shared_ptr<const UserModels> user_models(sqlite3* db) {
 
 void drop_user_models(sqlite3* db) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  all_models().erase(db);
+  publish(db, nullptr);
 }
 
 bool apply_user_models(sqlite3* db, const std::string& schema, const UserModels& models,
