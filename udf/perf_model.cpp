@@ -49,8 +49,6 @@ std::vector<int64_t> int_list(const std::string& s, size_t n, int64_t fallback) 
   if (v.size() == 1 && n > 1) v.assign(n, v[0]);
   return v;
 }
-bool truthy(const std::string& s) { return args::truthy(s); }
-std::vector<bool> bool_list(const std::string& s) { return args::bools(s); }
 
 using Model = std::function<std::optional<OpPerf>(const Args&)>;
 
@@ -134,7 +132,7 @@ std::optional<Conv> conv_params(const Args& a, size_t x, size_t w, bool bias, si
   // or no Concrete Inputs) gets no model rather than a guess: stride 1 for a stride-2 conv is 4x.
   if (a.conc(s).empty() || a.conc(s + 1).empty() || a.conc(s + 2).empty()) return std::nullopt;
   auto stride = int_list(a.conc(s), nd, 1), pad = int_list(a.conc(s + 1), nd, 0), dil = int_list(a.conc(s + 2), nd, 1);
-  c.transposed = truthy(a.conc(s + 3));
+  c.transposed = args::truthy(a.conc(s + 3));
   auto outpad = int_list(a.conc(s + 4), nd, 0);
   groups = int_list(a.conc(s + 5), 1, 1)[0];
   if (stride.size() != nd || pad.size() != nd || dil.size() != nd || outpad.size() != nd || groups <= 0)
@@ -161,7 +159,7 @@ std::optional<OpPerf> convolution(const Args& a) {
 // output_mask entry asks for it.
 std::optional<OpPerf> convolution_backward(const Args& a) {
   int64_t groups;
-  std::vector<bool> want = bool_list(a.conc(10));  // "[True, True, False]"
+  std::vector<bool> want = args::bools(a.conc(10));  // "[True, True, False]"
   if (want.empty()) want = {true, true, true};
   while (want.size() < 3) want.push_back(false);
   bool bias = want[2] && (a.has(3) || !a.conc(3).empty());
@@ -205,7 +203,7 @@ std::optional<Attn> attn(const Args& a, size_t q, size_t k, size_t v, const std:
   if (Q.size() != 4 || K.size() != 4 || V.size() != 4) return std::nullopt;
   size_t h = bnhd ? 2 : 1, n = bnhd ? 1 : 2;
   return Attn{(double)Q[0], (double)Q[n], (double)Q[h], (double)K[n],
-              (double)K[h], (double)Q[3], (double)V[3], truthy(causal)};
+              (double)K[h], (double)Q[3], (double)V[3], args::truthy(causal)};
 }
 double attn_fwd_flops(const Attn& t) {
   double f = t.B * t.HQ * (2 * t.NQ * t.NKV * t.dqk + 2 * t.NQ * t.NKV * t.dv);
@@ -279,14 +277,14 @@ std::optional<OpPerf> layer_norm(const Args& a) {
 // native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight?, bias?, output_mask)
 std::optional<OpPerf> layer_norm_backward(const Args& a) {
   if (a.dim(1).empty()) return std::nullopt;
-  auto mask = bool_list(a.conc(7));
+  auto mask = args::bools(a.conc(7));
   while (mask.size() < 3) mask.push_back(true);
   return norm_bwd(numel(a.dim(1)), numel(int_list(a.conc(2), 0, 1)), mask[1], mask[2], true, mask[0], a.type(1));
 }
 // batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps, ...)
 std::optional<OpPerf> batch_norm(const Args& a) {
   if (a.dim(0).size() < 2) return std::nullopt;
-  return norm_fwd(numel(a.dim(0)), a.dim(0)[1], a.has(1), a.has(2), truthy(a.conc(5)), a.type(0));
+  return norm_fwd(numel(a.dim(0)), a.dim(0)[1], a.has(1), a.has(2), args::truthy(a.conc(5)), a.type(0));
 }
 // native_batch_norm_backward(grad_out, input, weight?, running_mean?, running_var?, save_mean?,
 // save_invstd?, train, eps, output_mask); cudnn/miopen variants take (input, grad_out, weight, ...)
@@ -294,7 +292,7 @@ Model batch_norm_backward(bool cudnn) {
   return [=](const Args& a) -> std::optional<OpPerf> {
     size_t in = cudnn ? 0 : 1;
     if (a.dim(in).size() < 2) return std::nullopt;
-    bool training = cudnn ? false : truthy(a.conc(7));
+    bool training = cudnn ? false : args::truthy(a.conc(7));
     return norm_bwd(numel(a.dim(in)), a.dim(in)[1], a.has(2), true, training, true, a.type(in));
   };
 }
@@ -309,7 +307,7 @@ Model group_norm(size_t weight) {
 // native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C, HxW, group, output_mask)
 std::optional<OpPerf> group_norm_backward(const Args& a) {
   if (a.dim(1).size() < 2) return std::nullopt;
-  auto mask = bool_list(a.conc(9));
+  auto mask = args::bools(a.conc(9));
   while (mask.size() < 3) mask.push_back(true);
   return norm_bwd(numel(a.dim(1)), a.dim(1)[1], a.has(4), mask[2], true, mask[0], a.type(1));
 }
@@ -332,7 +330,7 @@ std::optional<OpPerf> rms_norm(const Args& a) {
 // and with a weight reads it and writes its gradient.
 std::optional<OpPerf> rms_norm_backward(const Args& a) {
   if (a.dim(1).empty()) return std::nullopt;
-  auto mask = bool_list(a.conc(5));
+  auto mask = args::bools(a.conc(5));
   while (mask.size() < 2) mask.push_back(true);
   OpPerf p;
   p.dtype = a.type(1);
@@ -455,7 +453,7 @@ Model reduce(size_t dim_arg, size_t keepdim_arg) {
     p.dtype = a.type(0);
     double n = numel(a.dim(0));
     Shape out =
-        a.dims.size() > dim_arg ? reduced_shape(a.dim(0), a.conc(dim_arg), truthy(a.conc(keepdim_arg))) : Shape{};
+        a.dims.size() > dim_arg ? reduced_shape(a.dim(0), a.conc(dim_arg), args::truthy(a.conc(keepdim_arg))) : Shape{};
     p.flops = n;
     if (int bpe = dtype_bytes(p.dtype)) p.bytes = n * bpe + numel(out) * bpe;
     return p;
@@ -556,7 +554,7 @@ std::optional<OpPerf> index_put(const Args& a) {
   OpPerf p;
   p.dtype = a.type(0);
   const double n = numel(a.dim(2));
-  const bool accumulate = truthy(a.conc(3));
+  const bool accumulate = args::truthy(a.conc(3));
   p.flops = accumulate ? n : 0;
   int b = dtype_bytes(a.type(2)) ? dtype_bytes(a.type(2)) : dtype_bytes(p.dtype);
   if (b) p.bytes = n * b * (accumulate ? 3 : 2);
