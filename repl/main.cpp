@@ -20,16 +20,19 @@ extern "C" const char* __lsan_default_options() { return "print_suppressions=0";
 int main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
   app.set_version_flag("--version", "tlsql 0.1.0");
-  std::vector<std::string> traces, commands;
-  std::string script, out_db, report, augment, diff, html, models;
+  std::vector<std::string> traces, commands, scripts, reports;
+  std::string out_db, augment, diff, html, models;
   bool bail = false, quiet = false;
   std::string mode_flag;
   app.add_option("TRACE", traces, "trace files (.json, .json.gz) or one saved .db");
-  app.add_option("-c", commands, "run SQL (statements and dot-commands) and exit; may be repeated")
-      ->allow_extra_args(false);
-  app.add_option("-f", script, "run a script file and exit")->check(CLI::ExistingFile);
+  auto* c_opt = app.add_option("-c", commands, "run SQL (statements and dot-commands) and exit; may be repeated")
+                    ->allow_extra_args(false);
+  auto* f_opt = app.add_option("-f", scripts, "run a script file and exit; may be repeated (-c and -f run in order)")
+                    ->allow_extra_args(false)
+                    ->check(CLI::ExistingFile);
   app.add_option("-o", out_db, "save the loaded database to FILE.db (reopen it later with `tlsql FILE.db`)");
-  app.add_option("--report", report, "run a canned report and exit (--report list: what there is)");
+  app.add_option("--report", reports, "run a canned report and exit (--report list: what there is); may be repeated")
+      ->allow_extra_args(false);
   app.add_option("--diff", diff,
                  "load OTHER (a trace or saved .db) as schema `other` and run the diff report (or --report NAME)");
   app.add_option("--augment", augment,
@@ -49,7 +52,15 @@ int main(int argc, char** argv) {
   app.footer(
       "Default output: box on a terminal, csv when piped. With no -c/-f, SQL is read from stdin when it\n"
       "is not a terminal, else an interactive prompt opens. Exit code 1 if loading or any statement failed.");
-  CLI11_PARSE(app, argc, argv);
+  // Help and --version exit 0; any other argument error is one line and exit 1, like every error.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "tlsql: error: {} (tlsql --help)\n", e.what());
+    return 1;
+  }
 
   const bool tty_in = isatty(STDIN_FILENO), tty_out = isatty(STDOUT_FILENO);
   bool open_saved = traces.size() == 1 && tlsql::is_sqlite_file(traces[0]);
@@ -87,11 +98,6 @@ int main(int argc, char** argv) {
   if (!mode_flag.empty()) shell.mode = *tlsql::parse_mode(mode_flag);
   shell.bail = bail;
 
-  if (report == "list")
-    commands.insert(commands.begin(), ".reports");
-  else if (!report.empty())
-    commands.push_back(".report " + report);
-
   if (!models.empty()) {  // before anything reads a perf number; a formula that fails stops the run
     std::ifstream f(models, std::ios::binary);
     std::stringstream ss;
@@ -102,14 +108,26 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  bool batch = !commands.empty() || !script.empty() || !html.empty();
-  for (const std::string& c : commands)
-    if (shell.stop() || !shell.run_script(c, "-c")) break;
-  if (!script.empty() && !shell.stop()) {
-    std::ifstream f(script, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    shell.run_script(ss.str(), script);
+  // -c and -f in the order they came on the command line, then the reports: --report each,
+  // and with --diff and nothing else to run, the diff report (what --diff promises).
+  std::vector<std::pair<std::string, std::string>> runs;  // (text, source)
+  size_t next_c = 0, next_f = 0;
+  for (const CLI::Option* o : app.parse_order()) {
+    if (o == c_opt && next_c < commands.size()) runs.emplace_back(commands[next_c++], "-c");
+    if (o == f_opt && next_f < scripts.size()) {
+      std::ifstream f(scripts[next_f], std::ios::binary);
+      std::stringstream ss;
+      ss << f.rdbuf();
+      runs.emplace_back(ss.str(), scripts[next_f++]);
+    }
+  }
+  if (!diff.empty() && runs.empty() && reports.empty() && html.empty()) reports.push_back("diff");
+  for (const std::string& r : reports) runs.emplace_back(r == "list" ? ".reports" : ".report " + r, "--report");
+
+  bool batch = !runs.empty() || !html.empty();
+  for (const auto& [text, source] : runs) {
+    if (shell.stop()) break;
+    shell.run_script(text, source);
   }
   if (!html.empty() && !shell.stop()) {
     try {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "pictures/chart.h"
 #include "src/sql_assets.h"
 #include "udf/registry.h"
 #include "udf/tree_access.h"
@@ -574,6 +575,8 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       std::string_view text = sql_asset("report_" + arg(1));
       if (text.empty())
         fail(fmt::format("no report '{}': .reports lists them", arg(1)));
+      else if (arg(1).rfind("diff", 0) == 0 && !schema_attached(db(), "other"))
+        fail(fmt::format("{} needs a second trace: --diff OTHER, or .attach FILE AS other", arg(1)));
       else
         run_script(std::string(text), "report " + arg(1));
     } else if (cmd == ".parameter") {

@@ -1,0 +1,32 @@
+#!/bin/sh
+# The command line's promises (issue 18, items 1 and 7), through the real binary:
+# - `tlsql A --diff B` prints the diff report (as `--report diff` does), stdin not a terminal;
+# - an argument error is one line on stderr and exit 1 (CLI11's own codes were 105-114);
+#   --help and --version exit 0;
+# - -c and -f run in the order given; --report may be repeated, each runs;
+# - a diff report without a second trace says so instead of "no such table: other.event".
+set -u
+tlsql=$1 data=$2 work=$3
+fail() { echo "FAIL $*"; exit 1; }
+base="$data/hta_trace_compare_base.json.gz" test="$data/hta_trace_compare_test.json.gz"
+a=$("$tlsql" -q "$base" --diff "$test" < /dev/null) || fail "--diff exit $?"
+b=$("$tlsql" -q "$base" --diff "$test" --report diff < /dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "--diff alone does not print the diff report"
+for args in "--nosuch" "-c" "--report"; do
+  err=$("$tlsql" -q "$base" $args 2>&1 >/dev/null); rc=$?
+  [ $rc -eq 1 ] || fail "'$args': exit $rc"
+  [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "'$args': not one line: $err"
+  case "$err" in "tlsql: error: "*) ;; *) fail "'$args': $err" ;; esac
+done
+"$tlsql" --help >/dev/null || fail "--help exit $?"
+"$tlsql" --version >/dev/null || fail "--version exit $?"
+printf "SELECT 'f1';\n" > "$work/cli_f1.sql"
+printf "SELECT 'f2';\n" > "$work/cli_f2.sql"
+got=$("$tlsql" -q "$base" --csv -f "$work/cli_f1.sql" -c "SELECT 'c1'" -f "$work/cli_f2.sql" -c "SELECT 'c2'" | grep -v "^'")
+[ "$got" = "$(printf 'f1\nc1\nf2\nc2')" ] || fail "-c / -f order: $got"
+got=$("$tlsql" -q "$base" --csv --report timeline --report temporal | grep -c "^computation_time\|^rank,\|idle_time(us)")
+[ "$got" -ge 2 ] || fail "two --report: $got"
+err=$("$tlsql" -q "$base" -c ".report diff_kernels" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] || fail ".report diff_kernels without other: exit $rc"
+case "$err" in *"diff_kernels needs a second trace: --diff OTHER, or .attach FILE AS other"*) ;; *) fail "$err" ;; esac
+echo "command line ok"
