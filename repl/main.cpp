@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
       else
         shell.attach_trace(diff, "other");
     }
-    if (!out_db.empty()) shell.session->save(out_db);
+    if (!out_db.empty()) shell.save(out_db);
     if (!augment.empty()) {
       if (traces.size() != 1 || open_saved) throw std::runtime_error("--augment takes exactly one trace file");
       tlsql::augment_trace(*shell.session, traces[0], augment);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -249,6 +250,15 @@ void Shell::load(const std::string& path, const std::string& schema) {
     for (auto& [check, n] : st.health) h += fmt::format("{}{} {}", h.empty() ? "" : ", ", check, human_count(n));
     fmt::print(stderr, "  health: {} (SELECT * FROM health)\n", h);
   }
+}
+
+void Shell::save(const std::string& path) {
+  session->save(path);
+  if (quiet) return;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  if (ec) return fmt::print(stderr, "saved {}\n", path);
+  fmt::print(stderr, "saved {} ({:.1f} MB)\n", path, (double)bytes / 1e6);
 }
 
 void Shell::attach_trace(const std::string& path, const std::string& name) {
@@ -555,7 +565,7 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       if (arg(1).empty())
         fail(".save takes a file name");
       else
-        session->save(arg(1));
+        save(arg(1));
     } else if (cmd == ".attach") {
       if (w.size() != 4 || w[2] != "AS") return fail(".attach FILE AS NAME"), true;
       if (is_sqlite_file(w[1]))

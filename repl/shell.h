@@ -25,6 +25,8 @@ class Shell {
   void load(const std::string& path, const std::string& schema = "main");
   // Loads a trace into a new in-memory schema `name` (with the same feedback as load).
   void attach_trace(const std::string& path, const std::string& name);
+  // Saves the loaded database to `path` and says so on stderr ("saved t.db (412 MB)") unless quiet.
+  void save(const std::string& path);
   // Runs a script (SQL statements and dot-commands, one per line). `source` names it in errors.
   // Returns false if the script asked to quit.
   bool run_script(const std::string& text, const std::string& source);

@@ -4,7 +4,8 @@
 # - an argument error is one line on stderr and exit 1 (CLI11's own codes were 105-114);
 #   --help and --version exit 0;
 # - -c and -f run in the order given; --report may be repeated, each runs;
-# - a diff report without a second trace says so instead of "no such table: other.event".
+# - a diff report without a second trace says so instead of "no such table: other.event";
+# - saving says what it wrote (item 8).
 set -u
 tlsql=$1 data=$2 work=$3
 fail() { echo "FAIL $*"; exit 1; }
@@ -29,4 +30,11 @@ got=$("$tlsql" -q "$base" --csv --report timeline --report temporal | grep -c "^
 err=$("$tlsql" -q "$base" -c ".report diff_kernels" 2>&1 >/dev/null); rc=$?
 [ $rc -eq 1 ] || fail ".report diff_kernels without other: exit $rc"
 case "$err" in *"diff_kernels needs a second trace: --diff OTHER, or .attach FILE AS other"*) ;; *) fail "$err" ;; esac
+# Item 8: what was written is said on stderr ("saved FILE (N MB)"), and nothing with -q.
+rm -f "$work/cli_saved.db"
+err=$("$tlsql" "$base" -o "$work/cli_saved.db" -c "SELECT 1" 2>&1 >/dev/null)
+case "$err" in *"saved $work/cli_saved.db ("*" MB)"*) ;; *) fail "-o says nothing: $err" ;; esac
+err=$("$tlsql" -q "$base" -c ".save $work/cli_saved2.db" 2>&1 >/dev/null)
+[ -z "$err" ] && [ -f "$work/cli_saved2.db" ] || fail "-q .save: '$err'"
+rm -f "$work/cli_saved2.db"
 echo "command line ok"
