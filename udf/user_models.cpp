@@ -28,16 +28,11 @@ void publish(sqlite3* db, std::shared_ptr<const UserModels> models) {  // under 
   g_with_models = (int)all.size();
 }
 
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
-  return q + "'";
-}
-
 // The expressions of one model, each as a column over the op's columns.
 std::string columns(const UserModel& m) {
   auto expr = [](const std::string& e, const char* fallback) { return e.empty() ? std::string(fallback) : e; };
-  return fmt::format("({}), ({}), ({})", expr(m.flops, "NULL"), expr(m.bytes, "NULL"),
+  // (each on lines of its own: a formula may end in a -- comment)
+  return fmt::format("(\n{}\n), (\n{}\n), (\n{}\n)", expr(m.flops, "NULL"), expr(m.bytes, "NULL"),
                      expr(m.dtype, "input_types ->> '$[0]'"));
 }
 
@@ -112,13 +107,14 @@ bool apply_user_models(sqlite3* db, const std::string& schema, const UserModels&
     sqlite3_stmt* s = nullptr;
     const std::string sql = fmt::format(
         "SELECT uid, {} FROM (SELECT uid, name, input_dims, input_types, input_strides, concrete_inputs, args "
-        "FROM \"{}\".event WHERE kind = 'cpu_op' AND name = {})",
-        columns(m), schema, quoted(name));
+        "FROM \"{}\".event WHERE kind = 'cpu_op' AND name = ?1)",
+        columns(m), schema);
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
       error = fmt::format("perf_model_user '{}': {}", name, sqlite3_errmsg(db));
       sqlite3_finalize(s);
       return false;
     }
+    sqlite3_bind_text(s, 1, name.data(), (int)name.size(), SQLITE_STATIC);
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
       OpPerf p;
