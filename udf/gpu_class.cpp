@@ -7,12 +7,6 @@ namespace tlsql {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string l(s);
-  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return (char)std::tolower(c); });
-  return l;
-}
-
 bool contains_any(const std::string& s, std::initializer_list<const char*> keys) {
   for (const char* k : keys)
     if (s.find(k) != std::string::npos) return true;
@@ -20,6 +14,12 @@ bool contains_any(const std::string& s, std::initializer_list<const char*> keys)
 }
 
 }  // namespace
+
+std::string lowercase(std::string_view s) {
+  std::string l(s);
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+  return l;
+}
 
 std::optional<GpuRule> gpu_rule(std::string_view name) {
   if (name == "tlsql") return GpuRule::tlsql;
@@ -42,14 +42,15 @@ const char* gpu_class_name(GpuClass c) {
 bool communication_kernel(std::string_view name) {
   // Library and kernel names, not words: inductor fuses an all() reduction into kernels named
   // triton_poi_fused_..._all_reduce_..., which compute.
-  return contains_any(lower(name), {"nccl", "rccl", "msccl", "cross_device_reduce", "quickreduce",
-                                    "one_shot_all_reduce", "two_shot_all_reduce", "multimem_", "deep_ep::", "nvshmem"});
+  return contains_any(lowercase(name),
+                      {"nccl", "rccl", "msccl", "cross_device_reduce", "quickreduce", "one_shot_all_reduce",
+                       "two_shot_all_reduce", "multimem_", "deep_ep::", "nvshmem"});
 }
 
 bool communication_op(std::string_view name) {
   if (communication_kernel(name)) return true;
-  return contains_any(lower(name), {"c10d::", "record_param_comms", "allreduce", "all_reduce", "allgather",
-                                    "all_gather", "reduce_scatter", "reducescatter", "all_to_all", "alltoall"});
+  return contains_any(lowercase(name), {"c10d::", "record_param_comms", "allreduce", "all_reduce", "allgather",
+                                        "all_gather", "reduce_scatter", "reducescatter", "all_to_all", "alltoall"});
 }
 
 GpuClass classify_gpu(Kind kind, std::string_view name, GpuRule rule) {
@@ -60,7 +61,7 @@ GpuClass classify_gpu(Kind kind, std::string_view name, GpuRule rule) {
       return communication_kernel(name) ? GpuClass::communication : GpuClass::compute;
     case Kind::kernel:
       if (rule == GpuRule::hta)
-        return lower(name).find("nccl") != std::string::npos ? GpuClass::communication : GpuClass::compute;
+        return lowercase(name).find("nccl") != std::string::npos ? GpuClass::communication : GpuClass::compute;
       return communication_kernel(name) ? GpuClass::communication : GpuClass::compute;
     default: return GpuClass::none;
   }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "src/trace_model.h"
@@ -24,6 +25,9 @@ constexpr int kGpuRules = 3;
 
 std::optional<GpuRule> gpu_rule(std::string_view name);  // "tlsql", "tracelens", "hta"
 const char* gpu_class_name(GpuClass c);                  // "compute", ...; "" for none
+
+// ASCII lower case (names are matched case-insensitively here and in perf_model.cpp).
+std::string lowercase(std::string_view s);
 
 // A GPU kernel name that a communication library launches.
 bool communication_kernel(std::string_view name);

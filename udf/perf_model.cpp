@@ -891,15 +891,12 @@ int dtype_bytes(std::string_view t) {
       {"half", 2},  {"float16", 2}, {"double", 8}, {"float64", 8},       {"long", 8},
       {"int64", 8}, {"byte", 1},    {"uint8", 1},  {"char", 1},          {"int8", 1},
       {"bool", 1},  {"short", 2},   {"int16", 2},  {"float8_e4m3fn", 1}, {"float8_e5m2", 1}};
-  std::string lower(t);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return (char)std::tolower(c); });
-  if (auto it = other.find(lower); it != other.end()) return it->second;
+  if (auto it = other.find(lowercase(t)); it != other.end()) return it->second;
   return 0;
 }
 
 bool tf32_kernel(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+  const std::string lower = lowercase(name);
   return lower.find("tf32") != std::string::npos || lower.find("tensorop_s") != std::string::npos;
 }
 
@@ -935,8 +932,7 @@ bool has_perf_model(std::string_view name) {
 
 std::string op_category(std::string_view name) {
   if (const Family* f = family(name)) return f->category;
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+  const std::string lower = lowercase(name);
   if (communication_op(name)) return "comm";
   if (lower.rfind("memcpy", 0) == 0 || lower.rfind("memset", 0) == 0) return "memcpy";
   return "other";
