@@ -98,11 +98,14 @@ int main(int argc, char** argv) {
   if (!mode_flag.empty()) shell.mode = *tlsql::parse_mode(mode_flag);
   shell.bail = bail;
 
-  if (!models.empty()) {  // before anything reads a perf number; a formula that fails stops the run
-    std::ifstream f(models, std::ios::binary);
+  auto read_file = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
     std::stringstream ss;
     ss << f.rdbuf();
-    shell.run_script(ss.str(), models);
+    return ss.str();
+  };
+  if (!models.empty()) {  // before anything reads a perf number; a formula that fails stops the run
+    shell.run_script(read_file(models), models);
     if (shell.failed()) {
       shell.close_output();
       return 1;
@@ -115,10 +118,8 @@ int main(int argc, char** argv) {
   for (const CLI::Option* o : app.parse_order()) {
     if (o == c_opt && next_c < commands.size()) runs.emplace_back(commands[next_c++], "-c");
     if (o == f_opt && next_f < scripts.size()) {
-      std::ifstream f(scripts[next_f], std::ios::binary);
-      std::stringstream ss;
-      ss << f.rdbuf();
-      runs.emplace_back(ss.str(), scripts[next_f++]);
+      runs.emplace_back(read_file(scripts[next_f]), scripts[next_f]);
+      ++next_f;
     }
   }
   if (!diff.empty() && runs.empty() && reports.empty() && html.empty()) reports.push_back("diff");

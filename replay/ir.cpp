@@ -102,14 +102,14 @@ std::optional<json> scalar_value(const c10::Argument& a, const std::string& conc
   if (concrete == "None") return json(nullptr);
   if (k == c10::TypeKind::StringType) return json(concrete);
   // (Concrete Inputs are Python reprs: "0.", "1e-05", "[1., 2.]", "[True, False]": args/op_args.h.)
-  std::optional<json> j = args::concrete_value(concrete);
-  if (j->is_string()) {
+  const json j = args::concrete_value(concrete);
+  if (j.is_string()) {
     why = "cannot read the recorded value '" + concrete + "' of argument '" + a.name() + "'";
     return std::nullopt;
   }
-  if (j->is_number()) {
-    if (k == c10::TypeKind::FloatType || k == c10::TypeKind::NumberType) return json(j->get<double>());
-    if (k == c10::TypeKind::BoolType) return json(j->get<double>() != 0);
+  if (j.is_number()) {
+    if (k == c10::TypeKind::FloatType || k == c10::TypeKind::NumberType) return json(j.get<double>());
+    if (k == c10::TypeKind::BoolType) return json(j.get<double>() != 0);
   }
   return j;
 }

@@ -286,10 +286,8 @@ void gpu_class_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 void has_perf_model_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* name = sqlite3_value_text(argv[0]);
   if (!name) return sqlite3_result_null(ctx);
-  const std::string_view n(reinterpret_cast<const char*>(name));
   auto user = user_models(sqlite3_context_db_handle(ctx));
-  const UserModel* u = user ? user->find(n) : nullptr;
-  sqlite3_result_int(ctx, (u ? !(u->flops.empty() && u->bytes.empty()) : has_perf_model(n)) ? 1 : 0);
+  sqlite3_result_int(ctx, has_perf_model(user.get(), reinterpret_cast<const char*>(name)) ? 1 : 0);
 }
 
 // marker(uid) / marker_path(uid): the nearest "## ... ##" event above, and all of them,
@@ -386,9 +384,7 @@ void op_category_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* n = sqlite3_value_text(argv[0]);
   if (!n) return sqlite3_result_null(ctx);
   auto user = user_models(sqlite3_context_db_handle(ctx));
-  if (const UserModel* u = user ? user->find((const char*)n) : nullptr)
-    return sqlite3_result_text(ctx, u->category.c_str(), -1, SQLITE_TRANSIENT);
-  std::string c = op_category((const char*)n);
+  const std::string c = op_category(user.get(), (const char*)n);
   sqlite3_result_text(ctx, c.c_str(), -1, SQLITE_TRANSIENT);
 }
 

@@ -488,6 +488,9 @@ std::optional<OpPerf> where(const Args& a) {
   return p;
 }
 
+// Samples of a loss input [N, C, ...] (C classes) or [C] (one sample).
+double loss_samples(const Shape& x) { return x.size() == 1 ? 1 : numel(x) / (double)x[1]; }
+
 // nll_loss / nll_loss_nd / nll_loss_forward(self [N, C, ...] or [C], target, weight?, reduction,
 // ignore_index): picks one log-probability per sample (times its weight) and sums them: one FLOP
 // per sample; reads those values, the targets (and weights), writes N values (reduction 'none',
@@ -495,7 +498,7 @@ std::optional<OpPerf> where(const Args& a) {
 std::optional<OpPerf> nll_loss(const Args& a) {
   const Shape& x = a.dim(0);
   if (x.empty() || a.dims.size() < 2) return std::nullopt;
-  const double samples = x.size() == 1 ? 1 : numel(x) / (double)x[1];
+  const double samples = loss_samples(x);
   const bool none = int_list(a.conc(3), 1, 1)[0] == 0;
   OpPerf p;
   p.dtype = a.type(0);
@@ -510,7 +513,7 @@ std::optional<OpPerf> nll_loss(const Args& a) {
 std::optional<OpPerf> nll_loss_backward(const Args& a) {
   const Shape& x = a.dim(1);
   if (x.empty() || a.dims.size() < 3) return std::nullopt;
-  const double samples = x.size() == 1 ? 1 : numel(x) / (double)x[1];
+  const double samples = loss_samples(x);
   OpPerf p;
   p.dtype = a.type(1);
   p.flops = samples;

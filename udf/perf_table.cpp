@@ -114,9 +114,8 @@ class NameFacts {
     if (f.known) return f;
     std::string_view s = names_[n];
     f.known = true;
-    const UserModel* u = user_ ? user_->find(s) : nullptr;
-    f.has_model = u ? !(u->flops.empty() && u->bytes.empty()) : has_perf_model(s);
-    std::string fam = u ? u->category : op_category(s);
+    f.has_model = has_perf_model(user_, s);
+    const std::string fam = op_category(user_, s);
     auto it = std::find(families_.begin(), families_.end(), fam);
     if (it == families_.end()) it = families_.insert(families_.end(), fam);
     // A copy_ below an op converts an operand (add_ of a long to a float tensor casts it first):

@@ -75,6 +75,16 @@ void perf_models_changed_fn(sqlite3_context* ctx, int, sqlite3_value**) {
   sqlite3_result_null(ctx);
 }
 
+bool has_perf_model(const UserModels* user, std::string_view name) {
+  const UserModel* u = user ? user->find(name) : nullptr;
+  return u ? !(u->flops.empty() && u->bytes.empty()) : has_perf_model(name);
+}
+
+std::string op_category(const UserModels* user, std::string_view name) {
+  const UserModel* u = user ? user->find(name) : nullptr;
+  return u ? u->category : op_category(name);
+}
+
 void install_user_models(sqlite3* db) {
   sqlite3_exec(db,
                "CREATE TEMP TABLE IF NOT EXISTS perf_model_user(name TEXT PRIMARY KEY, category TEXT, flops TEXT, "

@@ -35,6 +35,10 @@ struct UserModels {
   }
 };
 
+// has_perf_model / op_category (perf_model.h) with the user's row of that name, if any, first.
+bool has_perf_model(const UserModels* user, std::string_view name);
+std::string op_category(const UserModels* user, std::string_view name);
+
 // Creates temp.perf_model_user and the triggers that keep the connection's models current (they
 // call tlsql_perf_models_changed(), registered with the other SQL functions).
 void install_user_models(sqlite3* db);
