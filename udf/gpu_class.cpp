@@ -49,6 +49,9 @@ bool communication_kernel(std::string_view name) {
 
 bool communication_op(std::string_view name) {
   if (communication_kernel(name)) return true;
+  // Inductor names its kernels (and the ops that launch them) after the aten ops they fuse:
+  // triton_poi_fused_..._all_reduce_... computes an all() reduction.
+  if (name.substr(0, 7) == "triton_") return false;
   return contains_any(lowercase(name), {"c10d::", "record_param_comms", "allreduce", "all_reduce", "allgather",
                                         "all_gather", "reduce_scatter", "reducescatter", "all_to_all", "alltoall"});
 }

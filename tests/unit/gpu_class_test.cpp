@@ -53,4 +53,7 @@ TEST_CASE("op names: op_category's comm") {
   CHECK(communication_op("nccl:all_reduce"));
   CHECK(communication_op("_C_custom_ar::all_reduce"));
   CHECK(!communication_op("aten::mm"));
+  // inductor's fused op / kernel names, which gpu_class calls computation too
+  CHECK(!communication_op(
+      "triton_poi_fused_add_all_reduce_bitwise_and_bitwise_or_embedding_ge_lt_masked_fill_mul_sub_0"));
 }
