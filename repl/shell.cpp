@@ -396,9 +396,12 @@ void Shell::print_schema(const std::string& like) {
 }
 
 void Shell::print_help() {
+  // The help column starts after the longest signature (gpu_class(uid [, rule [, schema]]) ran into it).
+  size_t width = 0;
+  for (const SqlFunction& f : sql_functions()) width = std::max(width, std::strlen(f.name) + std::strlen(f.arguments));
   std::string functions;
   for (const SqlFunction& f : sql_functions())
-    functions += fmt::format("{:<30}{}\n", fmt::format("{}{}", f.name, f.arguments), f.help);
+    functions += fmt::format("{:<{}}{}\n", fmt::format("{}{}", f.name, f.arguments), width + 2, f.help);
   fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's; also SELECT * FROM tlsql_functions):\n{}",
              kHelp, functions);
   fmt::print(out(),
