@@ -3,7 +3,7 @@
 -- else the kernel name's).
 SELECT g.trace, coalesce(g.device, -1), coalesce(g.stream, -1), g.ts, g.end, g.step,
        CASE WHEN g.kind <> 'kernel' THEN g.kind
-            WHEN gpu_class(g.uid) = 'communication' THEN 'comm'
+            WHEN gpu_class_of(g.kind, g.name) = 'communication' THEN 'comm'
             ELSE coalesce(nullif(op_category(o.name), 'other'), op_category(g.name)) END
 FROM gpu g LEFT JOIN launch_link l ON l.gpu = g.uid
 LEFT JOIN event o ON o.uid = l.launcher AND o.kind = 'cpu_op'

@@ -20,7 +20,7 @@ WITH c AS (SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
                   max(coalesce(k.args ->> '$."In msg nelems"', 0), coalesce(k.args ->> '$."Out msg nelems"', 0))
                     * nullif(dtype_bytes(k.args ->> '$.dtype'), 0) AS bytes
            FROM kernel k JOIN trace t ON t.id = k.trace
-           WHERE gpu_class(k.uid) = 'communication'),
+           WHERE gpu_class_of(k.kind, k.name) = 'communication'),
 n AS (SELECT *, row_number() OVER (PARTITION BY trace, pg, coll ORDER BY ts, uid) AS seq FROM c),
 i AS (SELECT pg, coll, seq, count(*) AS ranks, max(bytes) AS bytes, max(dtype) AS dtype,
              coalesce(max(group_size), count(*)) AS group_n, min(ts) AS first_start, max(ts) - min(ts) AS skew,

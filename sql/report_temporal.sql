@@ -1,10 +1,10 @@
 -- per rank: idle, compute and non-compute GPU time in µs and % of the kernel span (HTA temporal breakdown); @steps @rank
 -- HTA's get_temporal_breakdown: GPU events = kernels, memcpys, memsets; kernel_time = first start to
 -- last end; idle = kernel_time - their union; compute = union of computation kernels (not nccl,
--- not memcpy / memset: gpu_class(uid, 'hta')); non_compute = the rest. @steps: 'complete' (default: every ProfilerStep
+-- not memcpy / memset: gpu_class_of(kind, name, 'hta')); non_compute = the rest. @steps: 'complete' (default: every ProfilerStep
 -- but the last, as HTA's TraceAnalysis reads traces), 'all', or a step number. @rank: one rank.
 WITH sel AS (SELECT g.trace, g.ts, g.end AS e_end,
-                    gpu_class(g.uid, 'hta') = 'compute' AS compute
+                    gpu_class_of(g.kind, g.name, 'hta') = 'compute' AS compute
              FROM gpu_steps g
              WHERE (@rank IS NULL OR g.rank = @rank)
                AND CASE coalesce(@steps, 'complete')

@@ -1,5 +1,5 @@
 -- per rank: GPU busy / idle / computation / communication / memcpy time, exposed comm and memcpy (TraceLens gpu_timeline: type, time ms, percent); @steps @rank @linked
--- GPU events: kernels, memcpys, memsets, by gpu_class(uid, 'tracelens'): memcpy = gpu_memcpy events;
+-- GPU events: kernels, memcpys, memsets, by gpu_class_of(kind, name, 'tracelens'): memcpy = gpu_memcpy events;
 -- communication = kernels of a communication library (NCCL / RCCL, vLLM's custom all-reduce, ...);
 -- computation = the rest (memsets included, as TraceLens). Exposed communication: not
 -- overlapped by computation; exposed memcpy: overlapped by neither. total = first GPU start to last
@@ -11,7 +11,7 @@
 DROP TABLE IF EXISTS temp.timeline_rows;
 CREATE TEMP TABLE timeline_rows AS
 WITH sel AS (SELECT g.trace, g.ts, g.end AS e_end,
-                    CASE gpu_class(g.uid, 'tracelens') WHEN 'memcpy' THEN 'memcpy'
+                    CASE gpu_class_of(g.kind, g.name, 'tracelens') WHEN 'memcpy' THEN 'memcpy'
                          WHEN 'communication' THEN 'comm' ELSE 'comp' END AS type
              FROM gpu_steps g
              WHERE (@rank IS NULL OR g.rank = @rank)

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "src/kind.h"
 #include "udf/connection_cache.h"
@@ -261,25 +262,56 @@ void perf_source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_text(ctx, source, -1, SQLITE_STATIC);
 }
 
+// The rule argument of gpu_class / gpu_class_of (NULL: tlsql's); false with the error set.
+bool rule_arg(sqlite3_context* ctx, sqlite3_value* v, const char* fn, GpuRule& rule) {
+  rule = GpuRule::tlsql;
+  if (!v || sqlite3_value_type(v) == SQLITE_NULL) return true;
+  const char* name = reinterpret_cast<const char*>(sqlite3_value_text(v));
+  auto r = gpu_rule(name ? name : "");
+  if (!r)
+    sqlite3_result_error(
+        ctx, fmt::format("{}: no rule '{}': 'tlsql', 'tracelens' or 'hta'", fn, name ? name : "").c_str(), -1);
+  else
+    rule = *r;
+  return r.has_value();
+}
+
+void class_result(sqlite3_context* ctx, GpuClass c) {
+  if (c == GpuClass::none) return sqlite3_result_null(ctx);
+  sqlite3_result_text(ctx, gpu_class_name(c), -1, SQLITE_STATIC);
+}
+
 // gpu_class(uid [, rule [, schema]]): 'compute', 'communication', 'memcpy' or 'memset' for GPU
 // work, NULL for other events; rule 'tlsql' (default), 'tracelens' or 'hta' (gpu_class.h).
 void gpu_class_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  GpuRule rule = GpuRule::tlsql;
-  if (argc > 1 && sqlite3_value_type(argv[1]) != SQLITE_NULL) {
-    const char* name = reinterpret_cast<const char*>(sqlite3_value_text(argv[1]));
-    auto r = gpu_rule(name ? name : "");
-    if (!r)
-      return sqlite3_result_error(
-          ctx, fmt::format("gpu_class: no rule '{}': 'tlsql', 'tracelens' or 'hta'", name ? name : "").c_str(), -1);
-    rule = *r;
-  }
+  GpuRule rule;
+  if (!rule_arg(ctx, argc > 1 ? argv[1] : nullptr, "gpu_class", rule)) return;
   sqlite3_value* args[2] = {argv[0], argc > 2 ? argv[2] : nullptr};
   int64_t uid, r;
   auto t = perf_row(ctx, argc > 2 ? 2 : 1, args, "gpu_class", uid, r);
-  if (!t) return;
-  const GpuClass c = t->gpu_class((size_t)r, rule);
-  if (c == GpuClass::none) return sqlite3_result_null(ctx);
-  sqlite3_result_text(ctx, gpu_class_name(c), -1, SQLITE_STATIC);
+  if (t) class_result(ctx, t->gpu_class((size_t)r, rule));
+}
+
+// gpu_class_of(kind, name [, rule]): the same class from an event's kind and name, without the
+// perf pass that gpu_class(uid) reads (the timeline, temporal and collectives reports classify
+// every GPU event and need nothing else of it). Kernel names repeat: each is classified once.
+void gpu_class_of_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  GpuRule rule;
+  if (!rule_arg(ctx, argc > 2 ? argv[2] : nullptr, "gpu_class_of", rule)) return;
+  const unsigned char* k = sqlite3_value_text(argv[0]);
+  const unsigned char* n = sqlite3_value_text(argv[1]);
+  if (!k || !n) return sqlite3_result_null(ctx);
+  const Kind kind = kind_from_name(reinterpret_cast<const char*>(k));
+  if (!is_gpu_work(kind)) return sqlite3_result_null(ctx);
+  thread_local std::unordered_map<std::string, GpuClass> seen[3][kGpuRules];
+  auto& cache = seen[kind == Kind::kernel ? 0 : kind == Kind::memcpy ? 1 : 2][(int)rule];
+  std::string name(reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[1]));
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    if (cache.size() > 100000) cache.clear();  // (a bound on what odd traces can make it hold)
+    it = cache.emplace(name, classify_gpu(kind, name, rule)).first;
+  }
+  class_result(ctx, it->second);
 }
 
 // has_perf_model(name) / op_category(name): the connection's user models (user_models.h) first.
@@ -484,6 +516,11 @@ std::vector<SqlFunction> perf_functions() {
           op_category_fn);
   by_name("has_perf_model", "1 if tlsql (or perf_model_user) has a FLOPs / bytes model for ops of that name, else 0",
           has_perf_model_fn);
+  SqlFunction cls_of{"gpu_class_of", "(kind, name [, rule])",
+                     "gpu_class from an event's kind and name, without the perf pass (what the reports use)"};
+  cls_of.min_args = 2, cls_of.max_args = 3, cls_of.fn = gpu_class_of_fn;
+  cls_of.flags |= SQLITE_DETERMINISTIC;
+  v.push_back(cls_of);
   pure("dtype_bytes", "(type)", "bytes per element of a trace dtype ('c10::BFloat16' -> 2)", dtype_bytes_fn);
   pure("numel", "(dims_json)", "elements of a shape ('[2, 3]' -> 6)", numel_fn);
   return v;

@@ -118,5 +118,11 @@ if os.path.exists(vllm):
     check(abs(got["total_comm_time"] - comm_us / 1e3) < 1e-3 and abs(got["total_comm_time"] - 24.18) < 0.005,
           f"vLLM timeline: communication {got['total_comm_time']} ms = NCCL + custom all-reduce {comm_us / 1e3} ms "
           "(TraceLens 24.18 ms)")
+    # gpu_class_of(kind, name), which the reports use, is gpu_class(uid) under every rule
+    r = subprocess.run([tlsql, vllm, "--csv", "-c",
+                        "SELECT count(*) FROM gpu g, (SELECT 'tlsql' AS r UNION ALL SELECT 'tracelens' UNION ALL "
+                        "SELECT 'hta') WHERE gpu_class(g.uid, r) IS NOT gpu_class_of(g.kind, g.name, r)"],
+                       capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0 and r.stdout.split() == ["count(*)", "0"], f"gpu_class_of = gpu_class: {r.stdout} {r.stderr}")
 
 finish()
