@@ -1,6 +1,10 @@
 -- Roofline points of ops: those with a FLOPs model of their own, not wrappers summing the ops
--- beneath them (the chart appends "AND (user's WHERE)").
-SELECT uid, trace, name, short_name(name), op_category(name), flops(uid), bytes(uid), gpu_time(uid),
-       peak_tflops(uid), peak_tbps(uid), peak_dtype(uid), peak_units(uid)
-FROM op
-WHERE flops(uid) IS NOT NULL AND perf_source(uid) IN ('model', 'inductor')
+-- beneath them (the chart appends "AND (user's WHERE)", which reads op's columns: the numbers
+-- come from one scan of perf_rows under names no op column has).
+SELECT uid, trace, name, short_name(name), op_category(name), p_flops, p_bytes, p_gpu_ns, p_peak_tflops,
+       p_peak_tbps, p_peak_dtype, p_peak_units
+FROM (SELECT o.*, p.flops AS p_flops, p.bytes AS p_bytes, p.gpu_ns AS p_gpu_ns, p.peak_tflops AS p_peak_tflops,
+             p.peak_tbps AS p_peak_tbps, p.peak_dtype AS p_peak_dtype, p.peak_units AS p_peak_units
+      FROM perf_rows p CROSS JOIN op o ON o.uid = p.uid
+      WHERE p.flops IS NOT NULL AND p.source IN ('model', 'inductor'))
+WHERE 1

@@ -70,23 +70,24 @@ CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
 
 -- The ops whose GPU time the summaries count, each GPU nanosecond once: ops with a perf model and
 -- kernel-launching ops, each only when no modeled op is above it (a convolution's bias add_ is
--- part of the convolution): counted(uid), from the perf table's one pass (udf/perf_table.h).
--- self: this database's token, so that the functions read this schema's events whatever name it
--- is attached under.
+-- part of the convolution): the perf table's counted flag, from its one pass (udf/perf_table.h),
+-- read with one scan of perf_rows (not a function call per op).
+-- self: this database's token, so that perf_rows reads this schema's events whatever name it
+-- is attached under. CROSS JOIN: perf_rows drives, each row finds its op by uid.
 -- (No WITH clause: a plain view is flattened into the query, so columns it does not use, such as
 -- input_dims, are never computed.)
 CREATE VIEW IF NOT EXISTS @schema.counted_op AS
-SELECT o.uid, o.name, op_category(o.name) AS category, o.input_dims, o.input_types,
-       gpu_time(o.uid, (SELECT 'db:' || token FROM tlsql_self)) AS gpu_ns
-FROM op o WHERE counted(o.uid, (SELECT 'db:' || token FROM tlsql_self));
+SELECT o.uid, o.name, op_category(o.name) AS category, o.input_dims, o.input_types, p.gpu_ns
+FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN op o ON o.uid = p.uid
+WHERE p.counted = 1;
 
 -- Per op name and category over counted_op: the ops report (.report ops) as a view.
 CREATE VIEW IF NOT EXISTS @schema.op_summary AS
-WITH self AS (SELECT 'db:' || token AS s FROM tlsql_self),
-measured AS (SELECT name, category, gpu_ns AS ns, flops(uid, (SELECT s FROM self)) AS f,
-                    bytes(uid, (SELECT s FROM self)) AS b, achieved_pct(uid, (SELECT s FROM self)) AS pct,
-                    peak_tflops(uid, (SELECT s FROM self)) / peak_tbps(uid, (SELECT s FROM self)) AS ridge
-             FROM counted_op),
+WITH measured AS MATERIALIZED (
+  SELECT o.name, op_category(o.name) AS category, p.gpu_ns AS ns, p.flops AS f, p.bytes AS b,
+         p.achieved_pct AS pct, p.peak_tflops / p.peak_tbps AS ridge
+  FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN op o ON o.uid = p.uid
+  WHERE p.counted = 1),
 total AS (SELECT sum(ns) AS ns FROM measured)
 SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
        round(100.0 * sum(ns) / (SELECT ns FROM total), 2) AS gpu_pct,

@@ -249,18 +249,226 @@ void counted_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 // perf_source(uid): where the event's numbers come from (PerfTable flags): 'model' (its own
 // model), 'launcher' (a GPU event: its op's), 'inductor' (kernel_flop / kernel_num_gb args),
 // 'beneath' (the sum of the numbers below it); NULL when it has none.
+const char* perf_source(const PerfTable& t, int64_t r) {
+  if (!t.model_of(r)) return nullptr;
+  const uint8_t f = t.flags[(size_t)r];
+  return (f & PerfTable::inclusive)       ? "beneath"
+         : (f & PerfTable::augmented)     ? "inductor"
+         : (f & PerfTable::from_launcher) ? "launcher"
+                                          : "model";
+}
+
 void perf_source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   int64_t uid, r;
   auto t = perf_row(ctx, argc, argv, "perf_source", uid, r);
   if (!t) return;
-  if (!t->model_of(r)) return sqlite3_result_null(ctx);
-  const uint8_t f = t->flags[(size_t)r];
-  const char* source = (f & PerfTable::inclusive)       ? "beneath"
-                       : (f & PerfTable::augmented)     ? "inductor"
-                       : (f & PerfTable::from_launcher) ? "launcher"
-                                                        : "model";
+  const char* source = perf_source(*t, r);
+  if (!source) return sqlite3_result_null(ctx);
   sqlite3_result_text(ctx, source, -1, SQLITE_STATIC);
 }
+
+// perf_rows([schema]): the perf table itself, one row per event, for queries that read the numbers
+// of many events (counted_op, op_summary): one schema lookup and one scan instead of a lookup per
+// function call and row. The values are those of the per-uid functions of the same names.
+enum PerfCol {
+  kPUid,
+  kPCounted,
+  kPGpuNs,
+  kPFlops,
+  kPBytes,
+  kPTflops,
+  kPTbps,
+  kPIntensity,
+  kPPeakTflops,
+  kPPeakTbps,
+  kPAchievedPct,
+  kPBound,
+  kPSource,
+  kPPeakDtype,
+  kPPeakUnits,
+  kPSchema
+};
+enum PerfPlan { kPlanSchema = 1, kPlanCounted = 2 };
+
+struct PerfVtab {
+  sqlite3_vtab base{};
+  sqlite3* db = nullptr;
+};
+
+struct PerfCursor {
+  sqlite3_vtab_cursor base{};
+  std::shared_ptr<const PerfTable> table;
+  std::unique_ptr<Peaks> own_peaks;
+  Peaks* peaks = nullptr;
+  bool counted_only = false;
+  size_t at = 0;
+  // Row `at`'s numbers, evaluated on the first column that needs them; `with_peaks` when the
+  // gpu_spec figures are in (a filter on flops alone need not look them up for every row).
+  std::optional<Perf> perf;
+  bool with_peaks = false;
+  Measured m;
+  void settle() {  // skip to the next row the plan keeps
+    if (counted_only)
+      while (at < table->rows && !(table->flags[at] & PerfTable::counted)) ++at;
+    perf.reset();
+  }
+};
+
+int perf_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
+  int rc = sqlite3_declare_vtab(
+      db,
+      "CREATE TABLE x(uid INTEGER, counted INTEGER, gpu_ns INTEGER, flops REAL, bytes REAL, "
+      "tflops REAL, tbps REAL, intensity REAL, peak_tflops REAL, peak_tbps REAL, "
+      "achieved_pct REAL, bound TEXT, source TEXT, peak_dtype TEXT, peak_units TEXT, schema HIDDEN)");
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  auto* t = new PerfVtab;
+  t->db = db;
+  *out = &t->base;
+  return SQLITE_OK;
+}
+
+int perf_disconnect(sqlite3_vtab* v) {
+  delete reinterpret_cast<PerfVtab*>(v);
+  return SQLITE_OK;
+}
+
+int perf_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+  int plan = 0, arg = 0;
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (!c.usable || c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    if (c.iColumn == kPSchema && !(plan & kPlanSchema)) {
+      plan |= kPlanSchema;
+      info->aConstraintUsage[i].argvIndex = ++arg;
+      info->aConstraintUsage[i].omit = 1;
+    }
+  }
+  // counted = 1 (counted_op): the cursor skips the other rows. SQLite still checks the value.
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (c.usable && c.op == SQLITE_INDEX_CONSTRAINT_EQ && c.iColumn == kPCounted && !(plan & kPlanCounted)) {
+      plan |= kPlanCounted;
+      info->aConstraintUsage[i].argvIndex = ++arg;
+    }
+  }
+  info->idxNum = plan;
+  info->estimatedCost = (plan & kPlanCounted) ? 1e5 : 1e6;
+  info->estimatedRows = (plan & kPlanCounted) ? 100000 : 1000000;
+  return SQLITE_OK;
+}
+
+int perf_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  *out = &(new PerfCursor)->base;
+  return SQLITE_OK;
+}
+
+int perf_close(sqlite3_vtab_cursor* c) {
+  delete reinterpret_cast<PerfCursor*>(c);
+  return SQLITE_OK;
+}
+
+int perf_error(sqlite3_vtab* v, const std::string& msg) {
+  sqlite3_free(v->zErrMsg);
+  v->zErrMsg = sqlite3_mprintf("%s", msg.c_str());
+  return SQLITE_ERROR;
+}
+
+int perf_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value** argv) {
+  auto* c = reinterpret_cast<PerfCursor*>(cur);
+  sqlite3_vtab* vtab = cur->pVtab;
+  sqlite3* db = reinterpret_cast<PerfVtab*>(vtab)->db;
+  int arg = 0;
+  const std::string schema = schema_arg(db, (plan & kPlanSchema) ? argv[arg++] : nullptr);
+  c->counted_only = false;
+  if (plan & kPlanCounted) {
+    sqlite3_value* v = argv[arg++];
+    // counted = 1 keeps the counted rows; any other value (0, NULL, text) is left to SQLite's own check.
+    c->counted_only = sqlite3_value_numeric_type(v) == SQLITE_INTEGER && sqlite3_value_int64(v) == 1;
+  }
+  std::string error;
+  c->table = perf_table(db, schema, error);
+  if (!c->table) return perf_error(vtab, "perf_rows: " + error);
+  if (!c->table->loop_uid.empty())
+    for (size_t r = 0; r < c->table->rows; ++r)
+      if (c->table->flags[r] & PerfTable::looped)
+        return perf_error(vtab, fmt::format("perf_rows: {}", cycle_at(c->table->loop_uid[r])));
+  c->peaks = connection_cached<Peaks>(db, "peaks:" + schema, [&] { return std::make_unique<Peaks>(db, schema); });
+  if (!c->peaks) c->peaks = (c->own_peaks = std::make_unique<Peaks>(db, schema)).get();
+  c->at = 0;
+  c->settle();
+  return SQLITE_OK;
+}
+
+int perf_next(sqlite3_vtab_cursor* cur) {
+  auto* c = reinterpret_cast<PerfCursor*>(cur);
+  ++c->at;
+  c->settle();
+  return SQLITE_OK;
+}
+
+int perf_eof(sqlite3_vtab_cursor* cur) {
+  auto* c = reinterpret_cast<PerfCursor*>(cur);
+  return c->at >= c->table->rows;
+}
+
+int perf_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
+  auto* c = reinterpret_cast<PerfCursor*>(cur);
+  const PerfTable& t = *c->table;
+  const auto r = (int64_t)c->at;
+  switch (col) {
+    case kPUid: return sqlite3_result_int64(ctx, t.uid_of(c->at)), SQLITE_OK;
+    case kPCounted: return sqlite3_result_int(ctx, (t.flags[c->at] & PerfTable::counted) ? 1 : 0), SQLITE_OK;
+    case kPGpuNs: return sqlite3_result_int64(ctx, t.gpu_ns[c->at]), SQLITE_OK;
+    case kPSource:
+      if (const char* s = perf_source(t, r)) return sqlite3_result_text(ctx, s, -1, SQLITE_STATIC), SQLITE_OK;
+      return sqlite3_result_null(ctx), SQLITE_OK;
+    case kPSchema: return sqlite3_result_null(ctx), SQLITE_OK;
+    default: break;
+  }
+  const bool peaks = col >= kPPeakTflops;
+  if (!c->perf || (peaks && !c->with_peaks)) {
+    c->m = measured(t, r);
+    c->perf = evaluate(peaks ? c->peaks : nullptr, &t, c->m);
+    c->with_peaks = peaks;
+  }
+  const Perf& p = *c->perf;
+  switch (col) {
+    case kPFlops: result(ctx, p.flops); break;
+    case kPBytes: result(ctx, p.bytes); break;
+    case kPTflops: result(ctx, p.tflops); break;
+    case kPTbps: result(ctx, p.tbps); break;
+    case kPIntensity: result(ctx, p.intensity); break;
+    case kPPeakTflops: result(ctx, p.peak_tflops); break;
+    case kPPeakTbps: result(ctx, p.peak_tbps); break;
+    case kPAchievedPct: result(ctx, p.achieved_pct); break;
+    case kPBound:
+      if (p.bound)
+        sqlite3_result_text(ctx, p.bound->c_str(), -1, SQLITE_TRANSIENT);
+      else
+        sqlite3_result_null(ctx);
+      break;
+    case kPPeakDtype:
+    case kPPeakUnits:
+      if (!p.flops && !p.bytes) return sqlite3_result_null(ctx), SQLITE_OK;  // no model: neither is known
+      if (col == kPPeakUnits)
+        return sqlite3_result_text(ctx, c->m.matrix ? "matrix" : "vector", -1, SQLITE_STATIC), SQLITE_OK;
+      sqlite3_result_text(ctx, peak_dtype(t, c->m).c_str(), -1, SQLITE_TRANSIENT);
+      break;
+    default: sqlite3_result_null(ctx);
+  }
+  return SQLITE_OK;
+}
+
+int perf_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
+  *rowid = (sqlite3_int64) reinterpret_cast<PerfCursor*>(cur)->at;
+  return SQLITE_OK;
+}
+
+const sqlite3_module kPerfRows = {0,          nullptr,    perf_connect, perf_best_index, perf_disconnect, nullptr,
+                                  perf_open,  perf_close, perf_filter,  perf_next,       perf_eof,        perf_column,
+                                  perf_rowid, nullptr,    nullptr,      nullptr,         nullptr,         nullptr,
+                                  nullptr,    nullptr,    nullptr,      nullptr,         nullptr,         nullptr};
 
 // The rule argument of gpu_class / gpu_class_of (NULL: tlsql's); false with the error set.
 bool rule_arg(sqlite3_context* ctx, sqlite3_value* v, const char* fn, GpuRule& rule) {
@@ -484,6 +692,12 @@ std::vector<SqlFunction> perf_functions() {
                   "(default), 'tracelens' (memsets are computation) or 'hta' (communication = kernels named nccl)"};
   cls.max_args = 3, cls.fn = gpu_class_fn;
   v.push_back(cls);
+  SqlFunction rows{
+      "perf_rows", "([schema])",
+      "table: every event's uid, counted, gpu_ns, flops, bytes, tflops, tbps, intensity, peak_tflops, "
+      "peak_tbps, achieved_pct, bound, source, peak_dtype, peak_units (the per-uid functions' values, in one scan)"};
+  rows.kind = SqlFunction::table, rows.module = &kPerfRows;
+  v.push_back(rows);
   SqlFunction changed{"tlsql_perf_models_changed", "()",
                       "internal: perf_model_user's triggers call it to check and publish the user's perf models"};
   changed.min_args = changed.max_args = 0, changed.fn = perf_models_changed_fn;

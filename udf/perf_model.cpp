@@ -8,6 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "args/op_args.h"
@@ -935,10 +937,21 @@ bool has_perf_model(std::string_view name) {
 
 std::string op_category(std::string_view name) {
   if (const Family* f = family(name)) return f->category;
+  // The rest reads the whole (lower-cased) name, which for a kernel can be 700 characters, and
+  // reports call this once per row: each name is decided once per thread.
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  thread_local std::unordered_map<std::string, const char*, Hash, std::equal_to<>> seen;
+  if (auto it = seen.find(name); it != seen.end()) return it->second;
   const std::string lower = lowercase(name);
-  if (communication_op(name)) return "comm";
-  if (lower.rfind("memcpy", 0) == 0 || lower.rfind("memset", 0) == 0) return "memcpy";
-  return "other";
+  const char* c = communication_op(name)                                           ? "comm"
+                  : lower.rfind("memcpy", 0) == 0 || lower.rfind("memset", 0) == 0 ? "memcpy"
+                                                                                   : "other";
+  if (seen.size() > 100000) seen.clear();  // (a bound on what odd traces can make it hold)
+  seen.emplace(name, c);
+  return c;
 }
 
 std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json) {

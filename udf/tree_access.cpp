@@ -69,7 +69,8 @@ TokenPlace place_of(sqlite3* db, const std::string& schema) {
   const EventStore* store = loaded_store(db, schema);
   p.store = store ? store->generation : 0;
   if (const char* f = sqlite3_db_filename(db, schema.c_str())) p.file = f;
-  sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &p.data_version);
+  // (Only a saved database's rows can change under a token; this runs on every function call.)
+  if (!store) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &p.data_version);
   return p;
 }
 bool same_place(const TokenPlace& a, const TokenPlace& b) {

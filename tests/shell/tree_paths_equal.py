@@ -30,6 +30,20 @@ SELECT gpu_time(uid), flops(uid) FROM kernel WHERE uid % {n} = 0 ORDER BY uid;
 SELECT * FROM op_summary ORDER BY name;
 """
 
+# perf_rows (one scan, what counted_op and op_summary read) against the per-uid functions, on every
+# event, and counted_op against its definition: rows that differ, which must be none.
+SAME_AS_FUNCTIONS = """
+SELECT count(*) FROM perf_rows p WHERE p.counted IS NOT counted(p.uid) OR p.gpu_ns IS NOT gpu_time(p.uid)
+  OR p.flops IS NOT flops(p.uid) OR p.bytes IS NOT bytes(p.uid) OR p.tflops IS NOT tflops(p.uid)
+  OR p.tbps IS NOT tbps(p.uid) OR p.intensity IS NOT intensity(p.uid) OR p.peak_tflops IS NOT peak_tflops(p.uid)
+  OR p.peak_tbps IS NOT peak_tbps(p.uid) OR p.achieved_pct IS NOT achieved_pct(p.uid)
+  OR p.bound IS NOT bound(p.uid) OR p.source IS NOT perf_source(p.uid);
+SELECT (SELECT count(*) FROM perf_rows) - (SELECT count(*) FROM event);
+SELECT count(*) FROM (SELECT uid, name, category, gpu_ns FROM counted_op
+  EXCEPT SELECT uid, name, op_category(name), gpu_time(uid) FROM op WHERE counted(uid));
+SELECT (SELECT count(*) FROM counted_op) - (SELECT count(*) FROM op WHERE counted(uid));
+"""
+
 for trace in traces:
     name = os.path.basename(trace)
     if not os.path.exists(trace):
@@ -56,4 +70,10 @@ for trace in traces:
         print(f"first difference at line {diff}:\n  loaded {a[diff][:200] if diff < len(a) else None}\n"
               f"  saved  {b[diff][:200] if diff < len(b) else None}")
     check(same, f"{name}: the store path answers exactly as the saved database's SQL path")
+    for path in (trace, db):
+        r = subprocess.run([tlsql, path, "--csv", "-c", ".headers off", "-c", SAME_AS_FUNCTIONS], capture_output=True,
+                           text=True, timeout=600)
+        check(r.returncode == 0 and r.stdout.split() == ["0"] * 4,
+              f"{name} ({'saved' if path == db else 'loaded'}): perf_rows and counted_op give the per-uid "
+              f"functions' values (differences: {r.stdout.split()} {r.stderr.strip()[:100]})")
 finish()
