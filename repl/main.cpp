@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
   std::string out_db, augment, diff, html, models;
   bool bail = false, quiet = false;
   std::string mode_flag;
-  app.add_option("TRACE", traces, "trace files (.json, .json.gz) or one saved .db");
+  app.add_option("TRACE", traces,
+                 "trace files (.json, .json.gz), directories of them (one trace per rank), or one saved .db");
   auto* c_opt = app.add_option("-c", commands, "run SQL (statements and dot-commands) and exit; may be repeated")
                     ->allow_extra_args(false);
   auto* f_opt = app.add_option("-f", scripts, "run a script file and exit; may be repeated (-c and -f run in order)")

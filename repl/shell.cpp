@@ -196,6 +196,10 @@ std::string history_path() {
 }  // namespace
 
 void Shell::load(const std::string& path, const std::string& schema) {
+  if (const auto files = trace_files(path); files.size() != 1 || files[0] != path) {
+    for (const std::string& f : files) load(f, schema);  // a directory: its traces (one level, no deeper)
+    return;
+  }
   // A progress bar on a terminal for loads that last over a second.
   const bool bar = !quiet && isatty(STDERR_FILENO);
   std::atomic<size_t> done{0}, total{0};

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +31,21 @@ bool is_sqlite_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char magic[16] = {};
   return f.read(magic, 16) && std::string_view(magic, 16) == std::string_view("SQLite format 3\0", 16);
+}
+
+std::vector<std::string> trace_files(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) return {path};
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+    const std::string name = entry.path().filename().string();
+    auto ends = [&](std::string_view end) { return name.size() > end.size() && name.ends_with(end); };
+    if (entry.is_regular_file(ec) && (ends(".json") || ends(".json.gz"))) files.push_back(entry.path().string());
+  }
+  if (ec) throw LoadError(fmt::format("{}: cannot list the directory: {}", path, ec.message()));
+  if (files.empty()) throw LoadError(fmt::format("{}: a directory with no .json or .json.gz trace files", path));
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <string>
+#include <vector>
 
 #include "src/event_table.h"
 #include "src/loader.h"
@@ -49,6 +50,10 @@ void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(voi
 
 // True if `path` starts with the SQLite file header.
 bool is_sqlite_file(const std::string& path);
+// The trace files `path` names: itself, or for a directory (one trace per rank, as
+// torch.profiler's tensorboard_trace_handler writes them) its *.json and *.json.gz files in name
+// order, not its subdirectories. Throws LoadError for a directory without any.
+std::vector<std::string> trace_files(const std::string& path);
 // Throws LoadError unless `name` may name a schema: letters, digits and _ (not first a digit), and
 // not main / temp. Schema names are spliced into SQL text, so nothing else is let through.
 void check_schema_name(const std::string& name);

@@ -27,6 +27,7 @@ struct SqlFunction {
 std::vector<SqlFunction> tree_functions();
 std::vector<SqlFunction> perf_functions();
 std::vector<SqlFunction> interval_functions();
+std::vector<SqlFunction> stats_functions();
 std::vector<SqlFunction> optimizable_functions();
 std::vector<SqlFunction> replay_functions();
 
