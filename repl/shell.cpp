@@ -695,7 +695,16 @@ void Shell::interactive() {
   };
   refresh_words();
   while (!quit_) {
+    g_interrupted = false;
     char* raw = readline(buf.empty() ? "tlsql> " : "  ...> ");
+    if (!raw && g_interrupted) {
+      // Ctrl-C at the prompt (readline returns as for end of input): as sqlite3, drop the line
+      // and any half-typed statement, and stay.
+      fmt::print("^C\n");
+      std::fflush(stdout);
+      buf.clear();
+      continue;
+    }
     if (!raw) break;
     std::string line = raw;
     free(raw);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives the interactive tlsql through a pseudo-terminal, as a person would: a multi-line
-statement, tab completion of a dot-command and of a column, Ctrl-C during a long query (the
-session must survive and answer the next one), and the history file.
+statement, tab completion of a dot-command and of a column, Ctrl-C during a long query and at
+the prompt (the session must survive and answer the next one), and the history file.
 
     repl_pty.py TLSQL TRACE
 """
@@ -67,6 +67,21 @@ assert time.time() - t0 < 15, "the interrupt did not stop the query"
 send("SELECT 6 * 7 AS answer;\r")
 out = expect("tlsql> ")
 assert "42" in out, out
+
+# Ctrl-C at the prompt (issue 18 item 2): the half-typed line, and a statement begun on an earlier
+# line, are dropped and the session stays, as in sqlite3.
+send("SELECT 1 +")
+time.sleep(0.3)
+send("\x03")
+expect("^C")
+expect("tlsql> ")
+send("SELECT 'first' AS a\r")
+expect("...> ")
+send("\x03")
+expect("tlsql> ")
+send("SELECT 6 * 8 AS b;\r")
+out = expect("tlsql> ")
+assert "48" in out and "first" not in out and "error" not in out, out
 
 send(".quit\r")
 _, status = os.waitpid(pid, 0)
