@@ -321,7 +321,13 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
     if (stmt) {
       bind_parameters(stmt);
       g_running = db();
-      rc = print_statement(out(), stmt, mode, headers);
+      int64_t rows = 0;
+      // A report's first result is its main table: that one keeps its shape when empty (the
+      // others, such as timeline's per-rank table of a one-trace run, stay silent).
+      const bool main_table = in_report_ && !report_tables_ && sqlite3_column_count(stmt) > 0;
+      rc = print_statement(out(), stmt, mode, headers, main_table, &rows);
+      report_rows_ += rows;
+      report_tables_ += sqlite3_column_count(stmt) > 0;
       g_running = nullptr;
       if (rc != SQLITE_DONE) error(source, line, rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(db()));
       // A full disk or a closed pipe is an error like any other, not a silent exit 0.
@@ -342,6 +348,26 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
     for (const char* c = p; c < tail; ++c) line += *c == '\n';
     p = tail;
   }
+}
+
+void Shell::run_report(const std::string& name, const std::string& text) {
+  in_report_ = true;
+  report_rows_ = report_tables_ = 0;
+  const int errors = errors_;
+  run_script(text, "report " + name);
+  in_report_ = false;
+  if (report_rows_ || errors_ != errors || stop()) return;
+  // Nothing printed and no error: say why on stderr (sql/empty_report.sql), one line.
+  std::string why = "no rows";
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db(), std::string(sql_asset("empty_report")).c_str(), -1, &s, nullptr) == SQLITE_OK) {
+    bind_parameters(s);
+    sqlite3_bind_text(s, sqlite3_bind_parameter_index(s, "@report"), name.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+      why += ": " + std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
+  }
+  sqlite3_finalize(s);
+  fmt::print(stderr, "{}: {}\n", name, why);
 }
 
 bool Shell::run_script(const std::string& text, const std::string& source) {
@@ -595,7 +621,7 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       else if (arg(1).rfind("diff", 0) == 0 && !schema_attached(db(), "other"))
         fail(fmt::format("{} needs a second trace: --diff OTHER, or .attach FILE AS other", arg(1)));
       else
-        run_script(std::string(text), "report " + arg(1));
+        run_report(arg(1), std::string(text));
     } else if (cmd == ".parameter") {
       if (arg(1) == "set" && w.size() == 4)
         parameters_[w[2]] = w[3];

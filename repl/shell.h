@@ -45,6 +45,8 @@ class Shell {
   sqlite3* db() const { return session->db(); }
   bool dot_command(const std::string& line, const std::string& source, int lineno);  // false to quit
   void run_sql(const std::string& sql, const std::string& source, int first_line);
+  // A canned report: its SQL, then, when it printed no rows, why on stderr.
+  void run_report(const std::string& name, const std::string& text);
   void error(const std::string& source, int lineno, const std::string& msg);
   FILE* out() { return out_ ? out_ : stdout; }
   void print_tables();
@@ -64,6 +66,9 @@ class Shell {
   std::string out_name_;  // the .output / .once file, for error messages
   bool once_ = false, quit_ = false;
   int errors_ = 0, read_depth_ = 0;
+  // While a canned report runs: its empty results keep their shape, and the rows it printed.
+  bool in_report_ = false;
+  int64_t report_rows_ = 0, report_tables_ = 0;
   std::map<std::string, std::string> parameters_;  // .parameter set @k v
 };
 

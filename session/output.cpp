@@ -214,11 +214,13 @@ void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers)
   }
 }
 
-int print_statement(FILE* out, sqlite3_stmt* stmt, OutputMode mode, bool headers) {
+int print_statement(FILE* out, sqlite3_stmt* stmt, OutputMode mode, bool headers, bool shape_when_empty,
+                    int64_t* rows_out) {
   if (mode == OutputMode::box || mode == OutputMode::table || mode == OutputMode::markdown) {
     ResultSet rs;
     int rc = collect_rows(stmt, rs);
     if (rc == SQLITE_DONE) print_result(out, rs, mode, headers);
+    if (rows_out) *rows_out = (int64_t)rs.rows.size();
     return rc;
   }
   const int n = sqlite3_column_count(stmt);
@@ -280,6 +282,19 @@ int print_statement(FILE* out, sqlite3_stmt* stmt, OutputMode mode, bool headers
     fwrite(s.data(), 1, s.size(), out);
   }
   if (mode == OutputMode::json && rows) fputs("]\n", out);  // closed even after an error: still JSON
+  if (rc == SQLITE_DONE && !rows && shape_when_empty && n > 0) {
+    if (mode == OutputMode::json) fputs("[]\n", out);
+    if (mode == OutputMode::csv && headers) {
+      std::string s;
+      for (int i = 0; i < n; ++i) {
+        if (i) s += ',';
+        s += csv_field(names[i]);
+      }
+      s += '\n';
+      fwrite(s.data(), 1, s.size(), out);
+    }
+  }
+  if (rows_out) *rows_out = rows;
   return rc;
 }
 

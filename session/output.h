@@ -28,7 +28,10 @@ void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers)
 
 // Steps `stmt` to the end and prints its rows: csv, json and line as each row comes (memory stays
 // flat however large the result), the aligned modes once all rows are in (column widths need
-// them). No rows, no output, as the sqlite3 shell. Returns SQLite's final code.
-int print_statement(FILE* out, sqlite3_stmt* stmt, OutputMode mode, bool headers);
+// them). No rows, no output, as the sqlite3 shell, unless `shape_when_empty` (a canned report: a
+// CSV still gets its header line and JSON `[]`, so that pandas and json.load read it). Returns
+// SQLite's final code; `rows`, when given, receives the number of rows printed.
+int print_statement(FILE* out, sqlite3_stmt* stmt, OutputMode mode, bool headers, bool shape_when_empty = false,
+                    int64_t* rows = nullptr);
 
 }  // namespace tlsql

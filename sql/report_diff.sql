@@ -1,7 +1,8 @@
 -- main vs other per name: counts, total µs, differences, change category (HTA compare_traces + ops_diff); params @device @control_rank @test_rank @control_step @test_step @short @agg
 -- Parameters (.parameter set): @device 'CPU' | 'GPU' | 'ALL' (default); @control_rank /
 -- @test_rank a rank or 'all' (default: the first rank of each side); @control_step / @test_step
--- a ProfilerStep number or 'all' (default: the first step of each side); @short 1 keys by
+-- a ProfilerStep number or 'all' (default: the first step of each side; a side without
+-- ProfilerSteps compares all its events); @short 1 keys by
 -- short_name(name); @agg 'avg' averages over the chosen ranks (default 'sum', as HTA).
 -- CPU = ops, annotations, python frames and runtime / driver calls; GPU = kernels, memcpys,
 -- memsets (HTA: events without / with a stream). A GPU event's step is its launch's.
@@ -19,11 +20,13 @@ kinds(kind, side) AS (VALUES ('cpu_op', 'CPU'), ('annotation', 'CPU'), ('python'
 c_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(e.name) ELSE e.name END AS key, e.dur
          FROM main.event e JOIN kinds k ON k.kind = e.kind
          WHERE e.trace IN c_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
-           AND (@control_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@control_step, (SELECT s FROM c_first)))),
+           AND (@control_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@control_step, (SELECT s FROM c_first))
+                OR (@control_step IS NULL OR @control_step = 'all') AND (SELECT s FROM c_first) IS NULL)),
 t_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(e.name) ELSE e.name END AS key, e.dur
          FROM other.event e JOIN kinds k ON k.kind = e.kind
          WHERE e.trace IN t_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
-           AND (@test_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@test_step, (SELECT s FROM t_first)))),
+           AND (@test_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@test_step, (SELECT s FROM t_first))
+                OR (@test_step IS NULL OR @test_step = 'all') AND (SELECT s FROM t_first) IS NULL)),
 c_div AS (SELECT CASE WHEN @agg = 'avg' THEN (SELECT count(*) FROM c_traces) ELSE 1 END AS n),
 t_div AS (SELECT CASE WHEN @agg = 'avg' THEN (SELECT count(*) FROM t_traces) ELSE 1 END AS n),
 c AS (SELECT key, count(*) * 1.0 / (SELECT n FROM c_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM c_div) AS us

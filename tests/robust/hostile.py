@@ -58,7 +58,15 @@ def ev(**k):
 fails_with("empty.json", "", "at byte 0 (end of file): empty file: expected a JSON object or array")
 fails_with("obj.json", "{}", 'at byte 0: not a trace: no "traceEvents" array in the top-level object')
 fails_with("te5.json", '{"traceEvents": 5}', "at byte 16: not a trace: \"traceEvents\" is not an array, found '5'")
-fails_with(work, None, "cannot read: is a directory")
+# A directory loads its .json / .json.gz files (one per rank): one without any says so; one holding
+# a broken trace fails on it, naming the file (tests/shell/sql_extras.sh loads a good one).
+os.makedirs(os.path.join(work, "no_traces"), exist_ok=True)
+fails_with(os.path.join(work, "no_traces"), None, "a directory with no .json or .json.gz trace files")
+os.makedirs(os.path.join(work, "ranks"), exist_ok=True)
+write(os.path.join("ranks", "rank0.json"), '{"traceEvents": 5}')
+r = run(os.path.join(work, "ranks"), "SELECT 1")
+check(r.returncode == 1 and r.stderr.startswith(f"tlsql: error: {os.path.join(work, 'ranks', 'rank0.json')}: at byte 16"),
+      f"a directory with a broken trace: {r.stderr.strip()!r}")
 health("arr.json", "[]", {"no_events": 1})
 
 # A real trace cut at every tenth of its length, and with bytes flipped in its middle.

@@ -5,7 +5,8 @@
 #   --help and --version exit 0;
 # - -c and -f run in the order given; --report may be repeated, each runs;
 # - a diff report without a second trace says so instead of "no such table: other.event";
-# - saving says what it wrote (item 8).
+# - saving says what it wrote (item 8);
+# - an empty report says why and keeps its CSV / JSON shape; a diff without ProfilerSteps has rows (item 3).
 set -u
 tlsql=$1 data=$2 work=$3
 fail() { echo "FAIL $*"; exit 1; }
@@ -37,4 +38,26 @@ case "$err" in *"saved $work/cli_saved.db ("*" MB)"*) ;; *) fail "-o says nothin
 err=$("$tlsql" -q "$base" -c ".save $work/cli_saved2.db" 2>&1 >/dev/null)
 [ -z "$err" ] && [ -f "$work/cli_saved2.db" ] || fail "-q .save: '$err'"
 rm -f "$work/cli_saved2.db"
+# Item 3: a report with nothing to say prints why on stderr (one line) and exits 0; in CSV / JSON
+# its result keeps its shape (the header line; []) for pandas and json.load.
+fx="$data/fx_markers.json"  # aten::mm recorded without shapes, no conv, no ProfilerStep
+out=$("$tlsql" -q "$fx" --csv --report gemm 2>"$work/cli_err.txt"); rc=$?
+[ $rc -eq 0 ] || fail "empty gemm: exit $rc"
+[ "$out" = "name,input_dims,input_types,count,gflops,gpu_us,mean_us,tflops,tbps,achieved_pct,bound,ex_uid" ] ||
+  fail "empty gemm CSV: '$out'"
+[ "$(cat "$work/cli_err.txt")" = "gemm: no rows: no Input Dims: record with record_shapes=True" ] ||
+  fail "empty gemm says: $(cat "$work/cli_err.txt")"
+out=$("$tlsql" -q "$fx" --json --report conv 2>"$work/cli_err.txt")
+[ "$out" = "[]" ] || fail "empty conv JSON: '$out'"
+[ "$(cat "$work/cli_err.txt")" = "conv: no rows: no CONV ops in this trace" ] || fail "conv says: $(cat "$work/cli_err.txt")"
+out=$("$tlsql" -q "$fx" --csv --report gemm -c "SELECT 1 WHERE 0" 2>/dev/null | wc -l)
+[ "$out" -eq 1 ] || fail "a plain empty SELECT printed something ($out lines): sqlite3 prints nothing"
+# The diff of two traces without ProfilerSteps compares all their events (it printed nothing):
+# one row per name of either side's ops, annotations, python frames, runtime calls and GPU work.
+other="$data/launch_small.json"
+kinds="('cpu_op', 'annotation', 'python', 'runtime', 'driver', 'kernel', 'memcpy', 'memset')"
+want=$("$tlsql" -q "$fx" --diff "$other" --csv -c ".headers off" -c "SELECT count(*) FROM (SELECT name FROM main.event
+  WHERE kind IN $kinds UNION SELECT name FROM other.event WHERE kind IN $kinds)")
+got=$("$tlsql" -q "$fx" --diff "$other" --csv -c ".headers off" --report diff | wc -l)
+[ "$want" -gt 3 ] && [ "$got" = "$want" ] || fail "diff without ProfilerSteps: $got rows, want $want"
 echo "command line ok"

@@ -1,0 +1,26 @@
+-- Why a canned report printed no rows: the shell prints this on stderr ("REPORT: no rows: WHY")
+-- when every result set of report @report came back empty. The first reason that holds, checked
+-- in the order a user would fix them; NULL when none does.
+WITH gpu_work AS (SELECT EXISTS (SELECT 1 FROM event WHERE kind IN ('kernel', 'memcpy', 'memset')) AS yes),
+shapes AS (SELECT EXISTS (SELECT 1 FROM op WHERE input_dims IS NOT NULL AND input_dims NOT IN ('[]', '')) AS yes),
+family(cat) AS (SELECT CASE @report WHEN 'gemm' THEN 'GEMM' WHEN 'sdpa' THEN 'SDPA' WHEN 'conv' THEN 'CONV' END)
+SELECT CASE
+  WHEN NOT EXISTS (SELECT 1 FROM event) THEN 'the trace has no events'
+  WHEN @report IN ('gemm', 'sdpa', 'conv') THEN
+    CASE WHEN NOT EXISTS (SELECT 1 FROM op, family WHERE op_category(op.name) LIKE family.cat || '%')
+           THEN 'no ' || (SELECT cat FROM family) || ' ops in this trace'
+         WHEN NOT (SELECT yes FROM shapes) THEN 'no Input Dims: record with record_shapes=True'
+         ELSE 'no ' || (SELECT cat FROM family) || ' op has a FLOPs model for its recorded shapes (docs/perf_models.md)'
+    END
+  WHEN @report IN ('temporal', 'idle', 'timeline', 'collectives', 'launch', 'optimizable', 'kernels')
+       AND NOT (SELECT yes FROM gpu_work) THEN 'no GPU events (kernels, memcpys, memsets) in this trace'
+  WHEN @report IN ('temporal', 'idle', 'launch') AND coalesce(@steps, 'complete') <> 'all'
+    THEN 'no GPU work in the chosen ProfilerSteps: set @steps ''all'''
+  WHEN @report = 'collectives' THEN 'no communication kernels (NCCL / RCCL, custom all-reduce) in this trace'
+  WHEN @report = 'fx' THEN 'no "## ... ##" markers (FX nodes, record_function ranges of compiled graphs) above any op'
+  WHEN @report = 'optimizable'
+    THEN 'no falling phase of the GPU queue (a peak of 4 or more queued kernels draining to 0): nothing to rank'
+  WHEN @report = 'launch' THEN 'no GPU work linked to a launch call in this trace'
+  WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op) THEN 'no ops (cpu_op events) in this trace'
+  WHEN @report LIKE 'diff%' THEN 'no events on either side for the chosen @control_rank / @test_rank, steps and @device'
+END;
