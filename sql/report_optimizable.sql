@@ -7,6 +7,6 @@
 -- their idle fraction + 0.6 x the z-score of their self time (torch.std: n - 1).
 SELECT t.rank, e.uid, e.name, round((j.value ->> 'self_ns') / 1e3, 3) AS self_us, round(e.dur / 1e3, 3) AS dur_us,
        round(100 * (j.value ->> 'idle_fraction'), 2) AS idle_pct, j.value ->> 'queue_depth' AS queue_depth,
-       round(j.value ->> 'score', 3) AS score, source(e.uid) AS source
+       round(j.value ->> 'score', 3) AS score, nearest_source(e.uid) AS source
 FROM trace t, json_each(optimizable_events(t.id, coalesce(@top, 10))) j JOIN event e ON e.uid = j.value ->> 'uid'
 WHERE @rank IS NULL OR t.rank = @rank ORDER BY t.id, j.key;

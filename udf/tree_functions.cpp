@@ -2,12 +2,13 @@
 // / launched / stack and scalar functions self_time / source.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "udf/registry.h"
+#include "udf/source_frames.h"
 #include "udf/tree_access.h"
 
 namespace tlsql {
@@ -243,29 +244,42 @@ void self_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_int64(ctx, std::max<int64_t>(0, self));
 }
 
-void source(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+// source(uid) / nearest_source(uid): the python frame at or above uid that the user's code is in
+// (the nearest one outside torch and the standard library: source_frames.h), else the nearest one
+// (torch.profiler's source_code_location, which nearest_source always gives). Traces from before
+// python frames were recorded carry "Call stack" text instead (innermost first): the same choice
+// among its entries.
+void source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  const bool nearest = sqlite3_user_data(ctx) != nullptr;
+  const char* fn = nearest ? "nearest_source" : "source";
   int64_t uid;
   std::optional<TreeRow> row;
   std::unique_ptr<TreeAccess> own;
-  TreeAccess* tree = open_tree(ctx, argc, argv, "source", uid, row, own);
+  TreeAccess* tree = open_tree(ctx, argc, argv, fn, uid, row, own);
   if (!tree) return;
-  // torch.profiler's source_code_location: the nearest event at or above whose name has a
-  // ".py(" location. Traces from before python frames were recorded carry "Call stack" text
-  // instead: its innermost entry.
-  static const std::regex py_location(R"(\.py\(.*\))");
   std::vector<int64_t> chain{uid};
   for (auto [k, d] : tree->ancestors(uid)) chain.push_back(k);
-  if (tree->report_walk_error(ctx, "source", uid)) return;
+  if (tree->report_walk_error(ctx, fn, uid)) return;
+  auto pick = [&](const std::vector<std::string>& frames) -> const std::string* {
+    for (const std::string& f : frames)
+      if (nearest || !library_frame(f)) return &f;
+    return frames.empty() ? nullptr : &frames.front();
+  };
+  std::vector<std::string> frames;
   for (int64_t k : chain)
-    if (auto r = tree->row(k); r && std::regex_search(r->name, py_location))
-      return sqlite3_result_text(ctx, r->name.c_str(), -1, SQLITE_TRANSIENT);
-  for (int64_t k : chain) {
-    std::string stack = tree->arg(k, "Call stack");
-    if (!stack.empty()) {
-      std::string first = stack.substr(0, stack.find(';'));
-      return sqlite3_result_text(ctx, first.c_str(), -1, SQLITE_TRANSIENT);
+    if (auto r = tree->row(k); r && python_location(r->name)) frames.push_back(r->name);
+  if (frames.empty())
+    for (int64_t k : chain) {
+      std::string stack = tree->arg(k, "Call stack");
+      if (stack.empty()) continue;
+      for (size_t at = 0; at <= stack.size();) {
+        size_t end = std::min(stack.find(';', at), stack.size());
+        if (end > at) frames.push_back(stack.substr(at, end - at));
+        at = end + 1;
+      }
+      break;
     }
-  }
+  if (const std::string* f = pick(frames)) return sqlite3_result_text(ctx, f->c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_result_null(ctx);
 }
 
@@ -283,13 +297,21 @@ std::vector<SqlFunction> tree_functions() {
     f.max_args = 2, f.fn = fn;
     return f;
   };
+  SqlFunction nearest_source =
+      scalar("nearest_source",
+             "the nearest python frame naming a .py( location at or above uid (torch.profiler's rule)", source_fn);
+  nearest_source.user_data = reinterpret_cast<void*>(1);
   return {walk(Walk::ancestors, "table: the events above uid, parent first (rel_depth 1, 2, ...)"),
           walk(Walk::descendants, "table: the whole subtree below uid, depth-first (rel_depth from 1)"),
           walk(Walk::children, "table: the direct children of uid, by start time"),
           walk(Walk::launched, "table: the kernels / memcpys / memsets launched anywhere under uid"),
           walk(Walk::stack, "table: the python frames above uid, innermost first"),
           scalar("self_time", "ns of uid's duration not covered by its host-side children", self_time),
-          scalar("source", "nearest python frame naming a .py( location at or above uid", source)};
+          scalar("source",
+                 "the user's code at or above uid: the nearest python frame outside torch and the standard library "
+                 "(else the nearest frame)",
+                 source_fn),
+          nearest_source};
 }
 
 }  // namespace tlsql

@@ -42,12 +42,12 @@ SELECT 'stack' AS fn, (SELECT count(*) FROM (SELECT * FROM want EXCEPT SELECT * 
      + (SELECT count(*) FROM (SELECT * FROM got EXCEPT SELECT * FROM want)) AS mismatches,
        (SELECT count(*) FROM want) > 1000 AS nontrivial;
 
--- source(): torch.profiler's rule, as SQL: the nearest event at or above with '.py(' in its name.
+-- nearest_source(): torch.profiler's rule, as SQL: the nearest event at or above with '.py(' in its name.
 WITH RECURSIVE up(start, uid, rel) AS (
   SELECT uid, uid, 0 FROM op UNION ALL SELECT up.start, e.parent, up.rel + 1 FROM event e JOIN up ON e.uid = up.uid
   WHERE e.parent IS NOT NULL),
 want AS (SELECT start, (SELECT e.name FROM up u2 JOIN event e ON e.uid = u2.uid
                         WHERE u2.start = up.start AND e.name GLOB '*.py(*)*' ORDER BY u2.rel LIMIT 1) AS src
          FROM up GROUP BY start)
-SELECT 'source' AS fn, count(*) FILTER (WHERE want.src IS NOT source(want.start)) AS mismatches,
+SELECT 'nearest_source' AS fn, count(*) FILTER (WHERE want.src IS NOT nearest_source(want.start)) AS mismatches,
        count(want.src) > 400 AS nontrivial FROM want;
