@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <zip.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 
@@ -70,6 +71,20 @@ void Shell::replay_command(int64_t uid, const std::string& device, int iters, in
   std::string why;
   auto ir = replay_ir_of(db(), "main", uid, why);
   if (!ir) throw std::runtime_error(fmt::format(".replay {}: {}", uid, why));
+  // Before a replay that may take minutes: where it runs, and on a CPU that it will be slow (an op
+  // the trace shows at 10 µs on a GPU can take a minute there, most of it in the warm-up).
+  std::string on = device;
+  if (on.empty()) {
+    json d = ReplayClient::instance().request({{"op", "device"}});
+    on = d.value("device", "");
+  }
+  if (!quiet && on == "cpu")
+    fmt::print(stderr,
+               "replaying {} (uid {}) on CPU{}: expect it to be much slower than on a GPU ({} warm-up + {} "
+               "iterations; .replay UID cpu N W sets them; Ctrl-C stops it)\n",
+               (*ir)["op_name"].get<std::string>(), uid, device.empty() ? " (this LibTorch has no CUDA)" : "", warmup,
+               iters);
+  const auto t0 = std::chrono::steady_clock::now();
   json r = ReplayClient::instance().request(
       {{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", warmup}, {"iters", iters}});
   if (!r.value("ok", false)) throw std::runtime_error(fmt::format(".replay {}: {}", uid, r.value("error", "")));
@@ -79,8 +94,9 @@ void Shell::replay_command(int64_t uid, const std::string& device, int iters, in
   std::string shapes;
   for (const auto& s : r["output_shapes"]) shapes += (shapes.empty() ? "" : ", ") + s.dump();
   fmt::print(out(), "Output shapes: {}\n", shapes.empty() ? "(none)" : shapes);
-  fmt::print(out(), "Replayed: mean {}, median {}, min {}\n", us(r["mean_us"].get<double>()),
-             us(r["median_us"].get<double>()), us(r["min_us"].get<double>()));
+  fmt::print(out(), "Replayed: mean {}, median {}, min {} ({:.1f} s in all)\n", us(r["mean_us"].get<double>()),
+             us(r["median_us"].get<double>()), us(r["min_us"].get<double>()),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   Statement s(db(), "SELECT gpu_time(?1), (SELECT count(*) FROM launched(?1)), dur FROM event WHERE uid = ?1");
   sqlite3_bind_int64(s.get(), 1, uid);
   if (s.step()) {

@@ -65,6 +65,7 @@ json answer(const json& req) {
     auto ir = build_ir(name, req.value("args", json::object()), why);
     return ir ? json{{"ok", true}, {"ir", *ir}} : json{{"ok", false}, {"error", why}};
   }
+  if (op == "device") return {{"ok", true}, {"device", default_device()}};
   if (op == "run") {
     const json ir = req.value("ir", json());
     if (std::string bad = check_ir(ir); !bad.empty()) return {{"ok", false}, {"error", "bad IR: " + bad}};

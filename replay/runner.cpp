@@ -177,7 +177,7 @@ RunResult run_ir(const json& ir, const RunOptions& opt) {
       r.error = why;
       return r;
     }
-    bool cuda = opt.device == "cuda" || (opt.device.empty() && torch::cuda::is_available());
+    bool cuda = opt.device == "cuda" || (opt.device.empty() && default_device() == "cuda");
     if (cuda && !torch::cuda::is_available()) {
       r.error = "this LibTorch has no CUDA device (build tlsql against a CUDA LibTorch; see README)";
       return r;
@@ -308,5 +308,7 @@ std::string describe_ir(const json& ir) {
   }
   return o.str();
 }
+
+std::string default_device() { return torch::cuda::is_available() ? "cuda" : "cpu"; }
 
 }  // namespace tlsql::replay

@@ -21,6 +21,9 @@ struct RunResult {
 
 RunResult run_ir(const nlohmann::json& ir, const RunOptions& opt);
 
+// The device run_ir uses when RunOptions::device is "": cuda when this LibTorch has a GPU, else cpu.
+std::string default_device();
+
 // Human-readable argument lines as tlsql-replay prints them ("  input Tensor: {'shape': ...}").
 std::string describe_ir(const nlohmann::json& ir);
 

@@ -106,8 +106,11 @@ json ReplayClient::request(const json& req, int timeout_s) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string why;
   if (fd_ < 0 && !start(why)) return {{"ok", false}, {"error", why}};
-  std::string doing = req.value("op", "") == "ir" ? "building the IR of " + req.value("name", std::string("?"))
-                                                  : "running " + req["ir"].value("op_name", std::string("?"));
+  const std::string op = req.value("op", "");
+  std::string doing = op == "ir" ? "building the IR of " + req.value("name", std::string("?"))
+                      : op == "run" && req.contains("ir") && req["ir"].is_object()
+                          ? "running " + req["ir"].value("op_name", std::string("?"))
+                          : "answering '" + op + "'";
   std::string line = req.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   for (size_t off = 0; off < line.size();) {
     ssize_t n = send(fd_, line.data() + off, line.size() - off, MSG_NOSIGNAL);

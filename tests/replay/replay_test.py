@@ -51,6 +51,14 @@ for ref, ops in by_trace.items():
               f"uid {o['uid']} {o['ir']['op_name']}: output shape {o['shape']} ({shape and shape.group(1)})")
         check(mean is not None and float(mean.group(1)) > 0, f"uid {o['uid']}: replayed time > 0")
     check(len(reports) == len(ops), f"{ref}: one .replay report per op")
+    # Issue 18 item 15: a CPU replay says so before it starts, and the report says how long it all took.
+    check(r.stderr.count("on CPU: expect it to be much slower than on a GPU (0 warm-up + 1 iterations") == len(ops),
+          f"{ref}: each CPU .replay warns first ({r.stderr.strip()[:200]})")
+    check(all(re.search(r"min [0-9.]+ µs \([0-9.]+ s in all\)", rep) for rep in reports), f"{ref}: wall time reported")
+    d = run([tlsql, trace, "-c", f".replay {ops[0]['uid']} 1 0"])
+    on_cpu = " replayed on cpu " in d.stdout
+    check(d.returncode == 0 and ("on CPU (this LibTorch has no CUDA)" in d.stderr) == on_cpu,
+          f"{ref}: the default device is named before a CPU replay, and only then ({d.stderr.strip()[:200]})")
 
 # Crashes, invalid IR, unknown ops: NULL + reason, and the session goes on.
 crash = os.path.join(data, "replay_crash.json")
