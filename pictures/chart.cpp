@@ -274,7 +274,9 @@ std::string to_csv(const ResultSet& rs) {
   size_t len = 0;
   FILE* f = open_memstream(&buf, &len);
   if (!f) throw std::runtime_error("out of memory");
-  print_result(f, rs, OutputMode::csv, true);
+  OutputOptions csv;
+  csv.mode = OutputMode::csv;
+  print_result(f, rs, csv);
   fclose(f);
   std::string out(buf, len);
   free(buf);

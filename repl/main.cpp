@@ -19,7 +19,7 @@ extern "C" const char* __lsan_default_options() { return "print_suppressions=0";
 
 int main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
-  app.set_version_flag("--version", "tlsql 0.1.0");
+  app.set_version_flag("--version", "tlsql " TLSQL_VERSION);
   std::vector<std::string> traces, commands, scripts, reports;
   std::string out_db, augment, diff, html, models;
   bool bail = false, quiet = false;
@@ -47,9 +47,13 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_flag("--bail", bail, "stop at the first error");
   app.add_flag("-q", quiet, "no banner or load summary");
-  for (const char* m : {"csv", "json", "box", "markdown", "table", "line"})
-    app.add_flag_callback(
-        fmt::format("--{}", m), [&mode_flag, m] { mode_flag = m; }, fmt::format("output mode {}", m));
+  for (const std::string& m : tlsql::mode_names())
+    if (m != "html")  // (--html FILE writes the HTML report; `.mode html` prints table rows)
+      app.add_flag_callback(
+          "--" + m, [&mode_flag, m] { mode_flag = m; }, "output mode " + m);
+  int wrap = 0;
+  app.add_option("--wrap", wrap, "aligned modes: wrap cells wider than N columns (0: only to fit the terminal)")
+      ->check(CLI::NonNegativeNumber);
   app.footer(
       "Default output: box on a terminal, csv when piped. With no -c/-f, SQL is read from stdin when it\n"
       "is not a terminal, else an interactive prompt opens. Exit code 1 if loading or any statement failed.");
@@ -95,8 +99,9 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  shell.mode = tty_out ? tlsql::OutputMode::box : tlsql::OutputMode::csv;
-  if (!mode_flag.empty()) shell.mode = *tlsql::parse_mode(mode_flag);
+  shell.output.mode = tty_out ? tlsql::OutputMode::box : tlsql::OutputMode::csv;
+  if (!mode_flag.empty()) shell.output.mode = *tlsql::parse_mode(mode_flag);
+  shell.output.wrap = wrap;
   shell.bail = bail;
 
   auto read_file = [](const std::string& path) {
@@ -151,5 +156,5 @@ int main(int argc, char** argv) {
     }
   }
   shell.close_output();
-  return shell.failed() ? 1 : 0;
+  return shell.exit_code();
 }

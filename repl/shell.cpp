@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -21,6 +24,7 @@
 
 #include "pictures/chart.h"
 #include "src/sql_assets.h"
+#include "src/sqlite_util.h"
 #include "udf/registry.h"
 #include "udf/tree_access.h"
 
@@ -107,12 +111,22 @@ std::string python_list(const std::string& json) {
 
 constexpr const char* kHelp =
     R"(.attach FILE AS NAME    open a saved .db, or load a trace, as schema NAME (SQL: NAME.event ...)
-.exit / .quit           leave tlsql
+.bail on|off            stop at the first error
+.changes on|off         after each statement that writes, print the rows it changed
+.databases              the attached databases and their files
+.echo on|off            print each statement before running it
+.eqp on|off             print each statement's query plan before running it
+.exit / .quit [CODE]    leave tlsql (exit code CODE)
 .headers on|off         show column names (default on)
-.help                   this text
+.help [TOPIC]           this text, or the dot-commands and functions whose name starts with TOPIC
+.import FILE.csv TABLE  the CSV rows into TABLE (a new table takes the header line as column names)
+.indexes [TABLE]        the indexes (of the tables matching TABLE)
 .html FILE.html         write a self-contained HTML report: summary, timeline, ops, kernels, roofline
                         and GPU timeline pictures (and the diff when a trace is attached as other)
-.mode MODE              box, table, markdown, csv, json or line
+.mode [MODE] [--wrap N] box, table, markdown, column, csv, json, line, list, tabs, html, insert [TABLE]
+                        or quote; no MODE: print the mode. --wrap N: aligned cells wrap at N columns
+                        (on a terminal the widest columns always wrap to fit its width)
+.nullvalue TEXT         print TEXT for NULL (text modes)
 .once FILE              send the next result to FILE
 .open FILE              close this database; open a saved .db or load a trace instead
 .output [FILE]          send results to FILE (no FILE: back to stdout)
@@ -121,6 +135,7 @@ constexpr const char* kHelp =
 .plot timeline FILE [STEP | START..END]     GPU streams over time (END, START: ms from the first GPU event)
 .plot diff FILE [counts|duration] [TOP]     control vs test per name (needs a trace attached as other)
                         FILE: .svg or .png picture, or .csv with the numbers behind it
+.print TEXT...          print TEXT
 .read FILE              run the SQL and dot-commands in FILE
 .replay UID [cuda|cpu] [N [W]]  re-run op UID alone through LibTorch (N iterations after W warm-up;
                         100 and 10): its arguments, mean / median / min µs, the traced time of the op
@@ -129,12 +144,17 @@ constexpr const char* kHelp =
 .report NAME            run a canned report (.reports lists them)
 .reports                list the canned reports
 .save FILE.db           save the main database (reopen with `tlsql FILE.db`)
-.schema [PATTERN]       CREATE statements of tables and views (matching PATTERN)
+.schema [PATTERN]       CREATE statements of tables and views (matching PATTERN); a virtual table's columns
+.separator TEXT         list mode's column separator (default |)
+.shell / .system CMD    run CMD in the shell
+.show                   the current settings
 .stack UID              the chain from UID up to its root, with op shapes (TraceLens style)
-.tables                 list tables and views
+.tables [PATTERN]       list tables and views (matching PATTERN, LIKE)
 .timer on|off           print the time each statement takes
 .tree UID [DEPTH] [all] the subtree under UID (TraceLens style); branches without GPU work are
                         left out unless `all` is given or UID itself launches none
+.version                tlsql's and SQLite's versions
+.width N1 N2 ...        aligned modes: column widths (0: as needed, < 0: right-aligned); longer cells wrap
 )";
 
 // Ctrl-C: interrupt the statement or dot-command that is running, never the session. Loops of
@@ -154,20 +174,37 @@ struct DotCommandScope {
   ~DotCommandScope() { g_running = before; }
 };
 
-// Tab completion candidates, refreshed from the database before each prompt.
-std::vector<std::string> g_words;
+// Tab completion candidates, refreshed from the database before each prompt: SQL words, tables,
+// columns, functions and dot-commands (g_words); report names, mode names and @parameters for
+// the places they go. After a dot-command that takes a file, file names (libedit's own).
+std::vector<std::string> g_words, g_reports, g_parameters;
+const std::vector<std::string>* g_candidates = &g_words;
 char* complete_next(const char* text, int state) {
   static size_t i;
   static size_t len;
   if (!state) i = 0, len = std::strlen(text);
-  while (i < g_words.size()) {
-    const std::string& w = g_words[i++];
+  while (i < g_candidates->size()) {
+    const std::string& w = (*g_candidates)[i++];
     if (w.compare(0, len, text) == 0) return strdup(w.c_str());
   }
   return nullptr;
 }
-char** complete(const char* text, int, int) {
-  rl_attempted_completion_over = 1;  // no file-name fallback
+char** complete(const char* text, int start, int) {
+  const std::string before(rl_line_buffer, (size_t)std::max(0, start));
+  const std::string first = before.substr(0, before.find_first_of(" \t"));
+  const bool first_word = before.find_first_not_of(" \t") == std::string::npos;
+  static const std::set<std::string> file_commands = {".read",   ".open",          ".attach", ".save",
+                                                      ".output", ".once",          ".import", ".html",
+                                                      ".plot",   ".export-replay", ".shell",  ".system"};
+  if (!first_word && file_commands.count(first) && text[0] != '@') {
+    rl_attempted_completion_over = 0;  // libedit completes the file name
+    return nullptr;
+  }
+  rl_attempted_completion_over = 1;
+  g_candidates = text[0] == '@'                      ? &g_parameters
+                 : !first_word && first == ".report" ? &g_reports
+                 : !first_word && first == ".mode"   ? &mode_names()
+                                                     : &g_words;
   return rl_completion_matches(text, complete_next);
 }
 
@@ -319,13 +356,23 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
       return;  // the rest of this statement group cannot be split reliably
     }
     if (stmt) {
+      if (echo) fmt::print(out(), "{}\n", std::string_view(p, tail - p));
       bind_parameters(stmt);
+      if (eqp) print_plan(stmt);
+      const int64_t changed_before = sqlite3_total_changes64(db());
       g_running = db();
       int64_t rows = 0;
       // A report's first result is its main table: that one keeps its shape when empty (the
       // others, such as timeline's per-rank table of a one-trace run, stay silent).
       const bool main_table = in_report_ && !report_tables_ && sqlite3_column_count(stmt) > 0;
-      rc = print_statement(out(), stmt, mode, headers, main_table, &rows);
+      OutputOptions opt = output;
+      // On a terminal, wide tables wrap their widest columns to fit it (kernel names run to 700
+      // characters); --wrap / .mode MODE --wrap N / .width set widths of their own.
+      if (!out_ && isatty(STDOUT_FILENO)) {
+        winsize ws{};
+        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) opt.fit = ws.ws_col;
+      }
+      rc = print_statement(out(), stmt, opt, main_table, &rows);
       report_rows_ += rows;
       report_tables_ += sqlite3_column_count(stmt) > 0;
       g_running = nullptr;
@@ -340,6 +387,9 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
         out_ = nullptr;
         once_ = false;
       }
+      if (changes && rc == SQLITE_DONE && !sqlite3_stmt_readonly(stmt))
+        fmt::print(out(), "changes: {}   total_changes: {}\n", sqlite3_total_changes64(db()) - changed_before,
+                   sqlite3_total_changes64(db()));
       sqlite3_finalize(stmt);
       if (timer)
         fmt::print(stderr, "Run Time: {:.3f} s\n",
@@ -396,17 +446,15 @@ bool Shell::run_script(const std::string& text, const std::string& source) {
   return !quit_;
 }
 
-void Shell::print_tables() {
-  sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db(),
-                     "SELECT CASE WHEN d.name = 'main' THEN '' ELSE d.name || '.' END || m.name "
-                     "FROM pragma_database_list d JOIN pragma_table_list m ON m.schema = d.name "
-                     "WHERE m.type IN ('table', 'view', 'virtual') AND m.name NOT LIKE 'sqlite_%' AND d.name <> 'temp' "
-                     "ORDER BY d.seq, m.name",
-                     -1, &s, nullptr);
+void Shell::print_tables(const std::string& like) {
+  Statement s(db(),
+              "SELECT CASE WHEN d.name = 'main' THEN '' ELSE d.name || '.' END || m.name "
+              "FROM pragma_database_list d JOIN pragma_table_list m ON m.schema = d.name "
+              "WHERE m.type IN ('table', 'view', 'virtual') AND m.name NOT LIKE 'sqlite_%' AND d.name <> 'temp' "
+              "AND (?1 IS NULL OR m.name LIKE ?1) ORDER BY d.seq, m.name");
+  if (!like.empty()) sqlite3_bind_text(s.get(), 1, like.c_str(), -1, SQLITE_TRANSIENT);
   std::vector<std::string> names;
-  while (sqlite3_step(s) == SQLITE_ROW) names.emplace_back((const char*)sqlite3_column_text(s, 0));
-  sqlite3_finalize(s);
+  while (s.step()) names.emplace_back((const char*)sqlite3_column_text(s.get(), 0));
   size_t w = 0;
   for (auto& n : names) w = std::max(w, n.size());
   size_t per_line = std::max<size_t>(1, 80 / (w + 2));
@@ -415,17 +463,156 @@ void Shell::print_tables() {
 }
 
 void Shell::print_schema(const std::string& like) {
-  sqlite3_stmt* s = nullptr;
-  sqlite3_prepare_v2(db(),
-                     "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
-                     "AND (?1 IS NULL OR name LIKE ?1) ORDER BY type DESC, name",
-                     -1, &s, nullptr);
-  if (!like.empty()) sqlite3_bind_text(s, 1, like.c_str(), -1, SQLITE_TRANSIENT);
-  while (sqlite3_step(s) == SQLITE_ROW) fmt::print(out(), "{};\n", (const char*)sqlite3_column_text(s, 0));
-  sqlite3_finalize(s);
+  // A virtual table's CREATE statement names only its module (event over a loaded trace is one):
+  // its columns come from table_xinfo, as a CREATE TABLE a reader can use.
+  Statement s(db(),
+              "SELECT m.name, m.sql, m.sql LIKE 'CREATE VIRTUAL TABLE%' FROM sqlite_schema m "
+              "WHERE m.sql IS NOT NULL AND m.name NOT LIKE 'sqlite_%' AND (?1 IS NULL OR m.name LIKE ?1) "
+              "ORDER BY m.type DESC, m.name");
+  if (!like.empty()) sqlite3_bind_text(s.get(), 1, like.c_str(), -1, SQLITE_TRANSIENT);
+  while (s.step()) {
+    const std::string name = (const char*)sqlite3_column_text(s.get(), 0);
+    fmt::print(out(), "{};\n", (const char*)sqlite3_column_text(s.get(), 1));
+    if (!sqlite3_column_int(s.get(), 2)) continue;
+    Statement cols(db(), "SELECT name, type FROM pragma_table_xinfo(?1) WHERE hidden = 0 ORDER BY cid");
+    sqlite3_bind_text(cols.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
+    std::vector<std::string> list;
+    while (cols.step()) {
+      std::string type = (const char*)sqlite3_column_text(cols.get(), 1);
+      list.push_back(
+          fmt::format("  {}{}", (const char*)sqlite3_column_text(cols.get(), 0), type.empty() ? "" : " " + type));
+    }
+    fmt::print(out(), "/* {} columns:\n{}\n*/\n", name, fmt::join(list, ",\n"));
+  }
 }
 
-void Shell::print_help() {
+void Shell::print_settings() {
+  auto on = [](bool b) { return b ? "on" : "off"; };
+  std::string widths;
+  for (int w : output.widths) widths += std::to_string(w) + " ";
+  fmt::print(out(),
+             "        echo: {}\n         eqp: {}\n     changes: {}\n     headers: {}\n        mode: {}{}\n"
+             "   nullvalue: \"{}\"\n      output: {}\n   separator: \"{}\"\n       timer: {}\n        bail: {}\n"
+             "       width: {}\n",
+             on(echo), on(eqp), on(changes), on(output.headers), mode_name(output.mode),
+             output.wrap ? fmt::format(" --wrap {}", output.wrap) : "", output.nullvalue, out_ ? out_name_ : "stdout",
+             output.separator, on(timer), on(bail), widths);
+}
+
+void Shell::print_plan(sqlite3_stmt* stmt) {
+  const char* sql = sqlite3_sql(stmt);
+  if (!sql || std::string_view(sql).find_first_not_of(" \t\n") == std::string_view::npos) return;
+  sqlite3_stmt* plan = nullptr;
+  if (sqlite3_prepare_v2(db(), fmt::format("EXPLAIN QUERY PLAN {}", sql).c_str(), -1, &plan, nullptr) != SQLITE_OK)
+    return;
+  bind_parameters(plan);
+  fmt::print(out(), "QUERY PLAN\n");
+  std::map<int, int> depth;  // node id -> depth
+  while (sqlite3_step(plan) == SQLITE_ROW) {
+    const int id = sqlite3_column_int(plan, 0), parent = sqlite3_column_int(plan, 1);
+    depth[id] = parent && depth.count(parent) ? depth[parent] + 1 : 0;
+    fmt::print(out(), "{}`--{}\n", std::string(3 * depth[id], ' '), (const char*)sqlite3_column_text(plan, 3));
+  }
+  sqlite3_finalize(plan);
+}
+
+void Shell::import_csv(const std::string& path, const std::string& table) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error(fmt::format(".import: cannot open '{}'", path));
+  // RFC 4180 fields: quoted fields may hold commas, doubled quotes and newlines.
+  auto next_record = [&](std::vector<std::string>& fields) {
+    fields.clear();
+    std::string field;
+    bool quoted = false, any = false;
+    char c;
+    while (f.get(c)) {
+      any = true;
+      if (quoted) {
+        if (c == '"') {
+          if (f.peek() == '"')
+            field += '"', f.get();
+          else
+            quoted = false;
+        } else {
+          field += c;
+        }
+      } else if (c == '"') {
+        quoted = true;
+      } else if (c == ',') {
+        fields.push_back(std::move(field)), field.clear();
+      } else if (c == '\n') {
+        break;
+      } else if (c != '\r') {
+        field += c;
+      }
+    }
+    if (any) fields.push_back(std::move(field));
+    return any;
+  };
+  std::vector<std::string> header, row;
+  if (!next_record(header)) throw std::runtime_error(fmt::format(".import: '{}' is empty", path));
+  auto quote = [](const std::string& name) {
+    std::string q = "\"";
+    for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  Statement exists(db(), "SELECT count(*) FROM pragma_table_list WHERE name = ?1");
+  sqlite3_bind_text(exists.get(), 1, table.c_str(), -1, SQLITE_TRANSIENT);
+  exists.step();
+  const bool fresh = sqlite3_column_int(exists.get(), 0) == 0;
+  std::string cols, marks;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (i) cols += ", ", marks += ", ";
+    cols += quote(header[i]);
+    marks += '?';
+  }
+  // A new table takes the header as its column names (sqlite3's .import); an existing one gets
+  // every line, the first included, as rows.
+  if (fresh) exec_sql(db(), fmt::format("CREATE TABLE {}({})", quote(table), cols));
+  exec_sql(db(), "SAVEPOINT tlsql_import");
+  try {
+    Statement insert(db(), fmt::format("INSERT INTO {} VALUES({})", quote(table), marks));
+    int64_t line = 1, rows = 0;
+    auto add = [&](const std::vector<std::string>& r) {
+      if (r.size() != header.size())
+        throw std::runtime_error(
+            fmt::format(".import: {}: record {}: {} fields, expected {}", path, line, r.size(), header.size()));
+      for (size_t i = 0; i < r.size(); ++i)
+        sqlite3_bind_text(insert.get(), (int)i + 1, r[i].c_str(), (int)r[i].size(), SQLITE_TRANSIENT);
+      insert.step();
+      sqlite3_reset(insert.get());
+      ++rows;
+    };
+    if (!fresh) add(header);
+    while (next_record(row)) {
+      ++line;
+      if (row.size() == 1 && row[0].empty()) continue;  // a blank line
+      add(row);
+    }
+    exec_sql(db(), "RELEASE tlsql_import");
+    if (!quiet) fmt::print(stderr, "imported {} rows into {}\n", rows, table);
+  } catch (...) {
+    exec_sql(db(), "ROLLBACK TO tlsql_import; RELEASE tlsql_import");
+    throw;
+  }
+}
+
+void Shell::print_help(const std::string& topic) {
+  if (!topic.empty()) {  // .help TOPIC: the dot-commands and functions whose name starts with it
+    const std::string t = topic[0] == '.' ? topic.substr(1) : topic;
+    std::istringstream in(kHelp);
+    std::string line;
+    bool in_entry = false, any = false;
+    while (std::getline(in, line)) {
+      if (line.rfind(".", 0) == 0) in_entry = line.rfind("." + t, 0) == 0;
+      if (in_entry) fmt::print(out(), "{}\n", line), any = true;
+    }
+    for (const SqlFunction& f : sql_functions())
+      if (std::string_view(f.name).rfind(t, 0) == 0)
+        fmt::print(out(), "{}{}  {}\n", f.name, f.arguments, f.help), any = true;
+    if (!any) fmt::print(out(), "nothing matches '{}': .help lists everything\n", topic);
+    return;
+  }
   // The help column starts after the longest signature (gpu_class(uid [, rule [, schema]]) ran into it).
   size_t width = 0;
   for (const SqlFunction& f : sql_functions()) width = std::max(width, std::strlen(f.name) + std::strlen(f.arguments));
@@ -536,26 +723,97 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
   DotCommandScope scope(db());
   try {
     if (cmd == ".quit" || cmd == ".exit") {
+      int64_t code = 0;
+      if (w.size() > 1 && !parse_int(arg(1), code)) return fail(fmt::format("{} [CODE]: CODE is a number", cmd)), true;
+      if (w.size() > 1) exit_code_ = (int)(code & 255);
       quit_ = true;
       return false;
     } else if (cmd == ".help") {
-      print_help();
+      print_help(arg(1));
     } else if (cmd == ".tables") {
-      print_tables();
+      print_tables(arg(1));
     } else if (cmd == ".schema") {
       print_schema(arg(1));
     } else if (cmd == ".mode") {
-      auto m = parse_mode(arg(1));
-      if (!m)
-        fail(fmt::format("unknown mode '{}': use box, table, markdown, csv, json or line", arg(1)));
-      else
-        mode = *m;
-    } else if (cmd == ".headers" || cmd == ".timer") {
-      bool& flag = cmd == ".headers" ? headers : timer;
+      // .mode [MODE [TABLE]] [--wrap N]: no MODE prints the current one (as sqlite3).
+      if (w.size() == 1) {
+        fmt::print(out(), "current output mode: {}{}\n", mode_name(output.mode),
+                   output.wrap ? fmt::format(" --wrap {}", output.wrap) : "");
+        return true;
+      }
+      OutputOptions next = output;
+      for (size_t i = 1; i < w.size(); ++i) {
+        int64_t n;
+        if (w[i] == "--wrap" && i + 1 < w.size() && parse_int(w[i + 1], n) && n >= 0) {
+          next.wrap = (int)n, ++i;
+        } else if (auto m = parse_mode(w[i]); m && i == 1) {
+          next.mode = *m;
+        } else if (i == 2 && next.mode == OutputMode::insert) {
+          next.table = w[i];
+        } else {
+          return fail(fmt::format("unknown mode '{}': use {} (and --wrap N)", w[i], fmt::join(mode_names(), ", "))),
+                 true;
+        }
+      }
+      output = next;
+    } else if (cmd == ".headers" || cmd == ".timer" || cmd == ".echo" || cmd == ".changes" || cmd == ".eqp" ||
+               cmd == ".bail") {
+      bool& flag = cmd == ".headers"   ? output.headers
+                   : cmd == ".timer"   ? timer
+                   : cmd == ".echo"    ? echo
+                   : cmd == ".changes" ? changes
+                   : cmd == ".eqp"     ? eqp
+                                       : bail;
       if (arg(1) == "on" || arg(1) == "off")
         flag = arg(1) == "on";
       else
         fail(fmt::format("{} takes on or off", cmd));
+    } else if (cmd == ".nullvalue") {
+      output.nullvalue = arg(1);
+    } else if (cmd == ".separator") {
+      if (w.size() < 2) return fail(".separator COLUMN_SEPARATOR"), true;
+      output.separator = arg(1);
+    } else if (cmd == ".width") {
+      output.widths.clear();
+      for (size_t i = 1; i < w.size(); ++i) {
+        int64_t n;
+        if (!parse_int(w[i], n))
+          return fail(".width N1 N2 ...: numbers (0 = as wide as needed, < 0 = right-aligned)"), true;
+        output.widths.push_back((int)n);
+      }
+    } else if (cmd == ".show") {
+      print_settings();
+    } else if (cmd == ".print") {
+      std::string text;
+      for (size_t i = 1; i < w.size(); ++i) text += (i > 1 ? " " : "") + w[i];
+      fmt::print(out(), "{}\n", text);
+    } else if (cmd == ".version") {
+      fmt::print(out(), "tlsql {} (SQLite {})\n", TLSQL_VERSION, sqlite3_libversion());
+    } else if (cmd == ".databases") {
+      Statement s(db(),
+                  "SELECT name, coalesce(nullif(file, ''), '(in memory)') FROM pragma_database_list ORDER BY seq");
+      while (s.step())
+        fmt::print(out(), "{}: {}\n", (const char*)sqlite3_column_text(s.get(), 0),
+                   (const char*)sqlite3_column_text(s.get(), 1));
+    } else if (cmd == ".indexes" || cmd == ".indices") {
+      Statement s(db(),
+                  "SELECT d.name, l.name FROM pragma_database_list d JOIN pragma_table_list t ON t.schema = d.name, "
+                  "pragma_index_list(t.name, d.name) l WHERE (?1 IS NULL OR t.name LIKE ?1) AND d.name <> 'temp' "
+                  "ORDER BY d.seq, l.name");
+      if (w.size() > 1) sqlite3_bind_text(s.get(), 1, arg(1).c_str(), -1, SQLITE_TRANSIENT);
+      while (s.step()) {
+        std::string schema = (const char*)sqlite3_column_text(s.get(), 0);
+        fmt::print(out(), "{}{}\n", schema == "main" ? "" : schema + ".", (const char*)sqlite3_column_text(s.get(), 1));
+      }
+    } else if (cmd == ".shell" || cmd == ".system") {
+      const std::string command = line.substr(std::min(line.size(), line.find(cmd) + cmd.size()));
+      if (command.find_first_not_of(" \t") == std::string::npos) return fail(fmt::format("{} COMMAND", cmd)), true;
+      fflush(out());
+      int rc = std::system(command.c_str());
+      if (rc != 0) fail(fmt::format("{} exited with {}", cmd, WIFEXITED(rc) ? WEXITSTATUS(rc) : rc));
+    } else if (cmd == ".import") {
+      if (w.size() != 3) return fail(".import FILE.csv TABLE"), true;
+      import_csv(w[1], w[2]);
     } else if (cmd == ".output" || cmd == ".once") {
       if (out_ && fclose(out_) != 0) fail(fmt::format("{}: cannot write: {}", out_name_, strerror(errno)));
       out_ = nullptr;
@@ -700,12 +958,14 @@ void Shell::interactive() {
   std::string buf;
   auto refresh_words = [&] {
     std::set<std::string> words;
-    for (const char* c :
-         {".attach",    ".exit",     ".headers", ".help",    ".mode",   ".once",   ".open",          ".output",
-          ".parameter", ".plot",     ".html",    ".quit",    ".read",   ".replay", ".export-replay", ".report",
-          ".reports",   ".save",     ".schema",  ".stack",   ".tables", ".timer",  ".tree",          "SELECT",
-          "FROM",       "WHERE",     "GROUP",    "ORDER",    "BY",      "LIMIT",   "JOIN",           "ON",
-          "WITH",       "RECURSIVE", "HAVING",   "DISTINCT", "COUNT"})
+    for (const char* c : {".attach",        ".exit",      ".headers",   ".help",      ".mode",   ".once",  ".open",
+                          ".output",        ".parameter", ".plot",      ".html",      ".quit",   ".read",  ".replay",
+                          ".export-replay", ".report",    ".reports",   ".save",      ".schema", ".stack", ".tables",
+                          ".timer",         ".tree",      ".width",     ".nullvalue", ".show",   ".echo",  ".changes",
+                          ".eqp",           ".indexes",   ".import",    ".print",     ".bail",   ".shell", ".system",
+                          ".databases",     ".version",   ".separator", "SELECT",     "FROM",    "WHERE",  "GROUP",
+                          "ORDER",          "BY",         "LIMIT",      "JOIN",       "ON",      "WITH",   "RECURSIVE",
+                          "HAVING",         "DISTINCT",   "COUNT"})
       words.insert(c);
     sqlite3_stmt* s = nullptr;
     sqlite3_prepare_v2(db(),
@@ -718,6 +978,20 @@ void Shell::interactive() {
       if (auto t = sqlite3_column_text(s, 0)) words.insert((const char*)t);
     sqlite3_finalize(s);
     g_words.assign(words.begin(), words.end());
+    // Report names, and the @parameters the canned reports read (and any the user set).
+    std::set<std::string> reports, params;
+    for (const SqlAsset& a : sql_assets()) {
+      if (a.name.rfind("report_", 0) == 0) reports.emplace(a.name.substr(7));
+      for (size_t at = a.text.find('@'); at != std::string_view::npos; at = a.text.find('@', at + 1)) {
+        size_t end = at + 1;
+        while (end < a.text.size() && (std::isalnum((unsigned char)a.text[end]) || a.text[end] == '_')) ++end;
+        if (end > at + 1) params.insert(std::string(a.text.substr(at, end - at)));
+      }
+    }
+    for (const auto& [k, v] : parameters_) params.insert(k);
+    params.erase("@schema");  // (the views' placeholder, not a parameter)
+    g_reports.assign(reports.begin(), reports.end());
+    g_parameters.assign(params.begin(), params.end());
   };
   refresh_words();
   while (!quit_) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,10 @@ namespace tlsql {
 class Shell {
  public:
   std::unique_ptr<Session> session;
-  OutputMode mode = OutputMode::box;
-  bool headers = true, bail = false, timer = false, quiet = false;
+  OutputOptions output;  // .mode, .headers, .nullvalue, .separator, .width
+  // .bail, .timer, -q, .echo (print each statement first), .changes (rows changed after each),
+  // .eqp (each statement's query plan first)
+  bool bail = false, timer = false, quiet = false, echo = false, changes = false, eqp = false;
 
   // Loads a trace into `schema`, with the one-line summary and, on a terminal, a progress bar.
   void load(const std::string& path, const std::string& schema = "main");
@@ -36,6 +39,8 @@ class Shell {
   // .html FILE / --html FILE: the self-contained HTML report. Throws if it cannot be written.
   void html_command(const std::string& path);
   bool failed() const { return errors_ > 0; }
+  // The process's exit code: .exit N's, else 1 after any error, else 0.
+  int exit_code() const { return exit_code_ ? *exit_code_ : failed() ? 1 : 0; }
   // Closes the .output file and flushes stdout; a write error there (full disk) is reported and
   // counts as a failure.
   void close_output();
@@ -49,9 +54,13 @@ class Shell {
   void run_report(const std::string& name, const std::string& text);
   void error(const std::string& source, int lineno, const std::string& msg);
   FILE* out() { return out_ ? out_ : stdout; }
-  void print_tables();
+  void print_tables(const std::string& like);
   void print_schema(const std::string& like);
-  void print_help();
+  void print_help(const std::string& topic);
+  void print_settings();
+  void print_plan(sqlite3_stmt* stmt);
+  // .import FILE TABLE: the CSV file's rows into TABLE (created from the header line when new).
+  void import_csv(const std::string& path, const std::string& table);
   void print_tree(int64_t uid, int max_depth, bool all);
   void print_stack(int64_t uid);
   void replay_command(int64_t uid, const std::string& device, int iters, int warmup);
@@ -66,6 +75,7 @@ class Shell {
   std::string out_name_;  // the .output / .once file, for error messages
   bool once_ = false, quit_ = false;
   int errors_ = 0, read_depth_ = 0;
+  std::optional<int> exit_code_;
   // While a canned report runs: its empty results keep their shape, and the rows it printed.
   bool in_report_ = false;
   int64_t report_rows_ = 0, report_tables_ = 0;

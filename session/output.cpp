@@ -3,50 +3,90 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace tlsql {
 
+namespace {
+
+struct ModeName {
+  OutputMode mode;
+  const char* name;
+};
+constexpr ModeName kModes[] = {
+    {OutputMode::box, "box"},       {OutputMode::table, "table"},   {OutputMode::markdown, "markdown"},
+    {OutputMode::column, "column"}, {OutputMode::csv, "csv"},       {OutputMode::json, "json"},
+    {OutputMode::line, "line"},     {OutputMode::list, "list"},     {OutputMode::tabs, "tabs"},
+    {OutputMode::html, "html"},     {OutputMode::insert, "insert"}, {OutputMode::quote, "quote"}};
+
+bool aligned(OutputMode m) {
+  return m == OutputMode::box || m == OutputMode::table || m == OutputMode::markdown || m == OutputMode::column;
+}
+
+}  // namespace
+
 std::optional<OutputMode> parse_mode(const std::string& name) {
-  if (name == "box") return OutputMode::box;
-  if (name == "table") return OutputMode::table;
-  if (name == "markdown") return OutputMode::markdown;
-  if (name == "csv") return OutputMode::csv;
-  if (name == "json") return OutputMode::json;
-  if (name == "line") return OutputMode::line;
+  for (const ModeName& m : kModes)
+    if (name == m.name) return m.mode;
   return std::nullopt;
 }
 
-const char* mode_name(OutputMode m) {
-  switch (m) {
-    case OutputMode::box: return "box";
-    case OutputMode::table: return "table";
-    case OutputMode::markdown: return "markdown";
-    case OutputMode::csv: return "csv";
-    case OutputMode::json: return "json";
-    case OutputMode::line: return "line";
-  }
+const char* mode_name(OutputMode mode) {
+  for (const ModeName& m : kModes)
+    if (mode == m.mode) return m.name;
   return "?";
+}
+
+const std::vector<std::string>& mode_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const ModeName& m : kModes) v.emplace_back(m.name);
+    return v;
+  }();
+  return names;
 }
 
 int collect_rows(sqlite3_stmt* stmt, ResultSet& out) {
   int n = sqlite3_column_count(stmt);
   out.columns.clear();
   out.rows.clear();
+  out.is_real.clear();
   out.numeric.assign(n, true);
   for (int i = 0; i < n; ++i) out.columns.emplace_back(sqlite3_column_name(stmt, i));
   int rc;
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     auto& row = out.rows.emplace_back(n);
+    auto& real = out.is_real.emplace_back(n, false);
     for (int i = 0; i < n; ++i) {
       int type = sqlite3_column_type(stmt, i);
       if (type == SQLITE_NULL) continue;
       if (type != SQLITE_INTEGER && type != SQLITE_FLOAT) out.numeric[i] = false;
+      real[i] = type == SQLITE_FLOAT;
       const unsigned char* t = sqlite3_column_text(stmt, i);
       row[i] = std::string(reinterpret_cast<const char*>(t), sqlite3_column_bytes(stmt, i));
     }
   }
   return rc;
+}
+
+std::string readable_real(double v) {
+  if (!std::isfinite(v)) return fmt::format("{}", v);
+  const double a = std::fabs(v);
+  if (a == 0) return "0.0";
+  // 3 decimals from 1 up; below 1, 3 significant digits (0.000038, not 3.8e-05 beside 13214.18).
+  const int decimals = a >= 1 ? 3 : std::min(15, 2 - (int)std::floor(std::log10(a)));
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  while (s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
+  // Thousands separators in the integer part.
+  const size_t start = s[0] == '-' ? 1 : 0, point = s.find('.');
+  std::string out = s.substr(0, start);
+  for (size_t i = start; i < point; ++i) {
+    out += s[i];
+    const size_t left = point - i - 1;
+    if (left && left % 3 == 0) out += ',';
+  }
+  return out + s.substr(point);
 }
 
 namespace {
@@ -56,6 +96,23 @@ size_t display_width(const std::string& s) {
   size_t w = 0;
   for (unsigned char c : s) w += (c & 0xC0) != 0x80;
   return w;
+}
+
+// `s` cut into pieces of at most `width` columns (never inside a UTF-8 character).
+std::vector<std::string> wrap_cell(const std::string& s, size_t width) {
+  if (!width || display_width(s) <= width) return {s};
+  std::vector<std::string> out;
+  std::string piece;
+  size_t cols = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = s[i];
+    const bool starts = (c & 0xC0) != 0x80;
+    if (starts && cols == width) out.push_back(std::move(piece)), piece.clear(), cols = 0;
+    piece += (char)c;
+    cols += starts;
+  }
+  out.push_back(std::move(piece));
+  return out;
 }
 
 std::string csv_field(const std::string& s) {
@@ -88,28 +145,92 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
-// Cells shown in aligned modes: control characters would break the grid.
-std::string visible(const std::string& s) {
+std::string html_escape(const std::string& s) {
   std::string out;
-  for (unsigned char c : s) out += c < 0x20 ? ' ' : (char)c;
+  for (char c : s) switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
   return out;
 }
 
-void print_aligned(FILE* out, const ResultSet& rs, OutputMode mode, bool headers) {
-  size_t n = rs.columns.size();
+std::string sql_string(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+// A table name as SQL: quoted unless it is a plain identifier (sqlite3's default "table" is a keyword).
+std::string identifier(const std::string& name) {
+  bool plain = !name.empty() && !std::isdigit((unsigned char)name[0]) && name != "table";
+  for (char c : name) plain = plain && (std::isalnum((unsigned char)c) || c == '_');
+  if (plain) return name;
+  std::string q = "\"";
+  for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// Cells shown in aligned modes: control characters would break the grid; markdown escapes its
+// column bar.
+std::string visible(const std::string& s, bool markdown) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (markdown && c == '|') out += '\\';
+    out += c < 0x20 ? ' ' : (char)c;
+  }
+  return out;
+}
+
+void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
+  const OutputMode mode = opt.mode;
+  const size_t n = rs.columns.size();
+  const bool md = mode == OutputMode::markdown, box = mode == OutputMode::box, column = mode == OutputMode::column;
+  const bool headers = opt.headers || md;
   std::vector<std::vector<std::string>> cells;
   cells.reserve(rs.rows.size());
   std::vector<size_t> width(n, 0);
-  if (headers || mode == OutputMode::markdown)
+  if (headers)
     for (size_t i = 0; i < n; ++i) width[i] = display_width(rs.columns[i]);
-  for (const auto& row : rs.rows) {
+  for (size_t r = 0; r < rs.rows.size(); ++r) {
     auto& c = cells.emplace_back(n);
     for (size_t i = 0; i < n; ++i) {
-      c[i] = row[i] ? visible(*row[i]) : "";
+      const auto& v = rs.rows[r][i];
+      if (!v)
+        c[i] = opt.nullvalue;
+      else if (opt.readable_numbers && rs.is_real[r][i])
+        c[i] = readable_real(std::strtod(v->c_str(), nullptr));
+      else
+        c[i] = visible(*v, md);
       width[i] = std::max(width[i], display_width(c[i]));
     }
   }
-  const bool box = mode == OutputMode::box;
+  // Widths: .width first, then --wrap, then (markdown never wraps) the terminal's width.
+  std::vector<bool> right(n);
+  for (size_t i = 0; i < n; ++i) {
+    right[i] = rs.numeric[i];
+    const int w = i < opt.widths.size() ? opt.widths[i] : 0;
+    if (w) width[i] = (size_t)std::abs(w), right[i] = w < 0;
+    if (opt.wrap > 0 && !md) width[i] = std::min(width[i], (size_t)opt.wrap);
+    width[i] = std::max<size_t>(width[i], 1);
+  }
+  if (opt.fit > 0 && !md) {
+    const size_t border = column ? 2 * n : 3 * n + 1;
+    size_t total = border;
+    for (size_t w : width) total += w;
+    // Narrow the widest column one step at a time, none below 8 (or its header) columns.
+    while (total > (size_t)opt.fit) {
+      size_t widest = std::max_element(width.begin(), width.end()) - width.begin();
+      if (width[widest] <= 8) break;
+      --width[widest], --total;
+    }
+  }
   auto rule = [&](const char* l, const char* m, const char* r, const char* h) {
     std::string s = l;
     for (size_t i = 0; i < n; ++i) {
@@ -119,182 +240,246 @@ void print_aligned(FILE* out, const ResultSet& rs, OutputMode mode, bool headers
     fmt::print(out, "{}\n", s);
   };
   auto line = [&](const std::vector<std::string>& v, bool header) {
-    const char* bar = box ? "│" : "|";
-    std::string s = bar;
+    std::vector<std::vector<std::string>> pieces(n);
+    size_t lines = 1;
     for (size_t i = 0; i < n; ++i) {
-      size_t pad = width[i] - display_width(v[i]);
-      bool right = !header && rs.numeric[i];
-      s += ' ';
-      if (right) s.append(pad, ' ');
-      s += v[i];
-      if (!right) s.append(pad, ' ');
-      s += ' ';
-      s += bar;
+      pieces[i] = md ? std::vector<std::string>{v[i]} : wrap_cell(v[i], width[i]);
+      lines = std::max(lines, pieces[i].size());
     }
-    fmt::print(out, "{}\n", s);
+    const char* bar = box ? "│" : "|";
+    for (size_t l = 0; l < lines; ++l) {
+      std::string s = column ? "" : bar;
+      for (size_t i = 0; i < n; ++i) {
+        const std::string& p = l < pieces[i].size() ? pieces[i][l] : std::string();
+        const size_t pw = display_width(p);
+        const size_t pad = width[i] > pw ? width[i] - pw : 0;
+        const bool r = !header && right[i];
+        if (!column || i) s += ' ';
+        if (r) s.append(pad, ' ');
+        s += p;
+        if (!r && (!column || i + 1 < n)) s.append(pad, ' ');
+        if (!column)
+          s += ' ', s += bar;
+        else if (i + 1 < n)
+          s += ' ';
+      }
+      if (column)
+        while (!s.empty() && s.back() == ' ') s.pop_back();
+      fmt::print(out, "{}\n", s);
+    }
   };
-  if (mode == OutputMode::markdown) {
+  if (md) {
     line(rs.columns, true);
     std::string s = "|";
     for (size_t i = 0; i < n; ++i) {
       s.append(width[i] + 1, '-');
-      s.append(rs.numeric[i] ? ":|" : "-|");
+      s.append(right[i] ? ":|" : "-|");
     }
     fmt::print(out, "{}\n", s);
     for (const auto& c : cells) line(c, false);
     return;
   }
-  if (box)
-    rule("┌", "┬", "┐", "─");
-  else
-    rule("+", "+", "+", "-");
+  if (column) {
+    if (headers) {
+      line(rs.columns, true);
+      std::string s;
+      for (size_t i = 0; i < n; ++i) {
+        if (i) s += "  ";
+        s.append(width[i], '-');
+      }
+      fmt::print(out, "{}\n", s);
+    }
+    for (const auto& c : cells) line(c, false);
+    return;
+  }
+  box ? rule("┌", "┬", "┐", "─") : rule("+", "+", "+", "-");
   if (headers) {
     line(rs.columns, true);
-    if (box)
-      rule("├", "┼", "┤", "─");
-    else
-      rule("+", "+", "+", "-");
+    box ? rule("├", "┼", "┤", "─") : rule("+", "+", "+", "-");
   }
   for (const auto& c : cells) line(c, false);
-  if (box)
-    rule("└", "┴", "┘", "─");
-  else
-    rule("+", "+", "+", "-");
+  box ? rule("└", "┴", "┘", "─") : rule("+", "+", "+", "-");
 }
+
+// The streaming modes, one row at a time. `type(i)` is the cell's SQLite type, `text(i)` its text.
+class RowPrinter {
+ public:
+  RowPrinter(FILE* out, const OutputOptions& opt, std::vector<std::string> names)
+      : out_(out), opt_(opt), names_(std::move(names)) {
+    // (As sqlite3's line mode: names right-aligned to the longest, at least 5 columns.)
+    name_width_ = 5;
+    for (const auto& n : names_) name_width_ = std::max(name_width_, display_width(n));
+  }
+
+  // `type(i)`: the cell's SQLite type; `text(i)`: its text; `real(i)`: a REAL cell's value.
+  template <class Type, class Text, class Real>
+  void row(Type type, Text text, Real real) {
+    s_.clear();
+    const size_t n = names_.size();
+    auto cell = [&](size_t i) { return type(i) == SQLITE_NULL ? opt_.nullvalue : text(i); };
+    switch (opt_.mode) {
+      case OutputMode::csv:
+        if (!rows_ && opt_.headers) header_csv();
+        for (size_t i = 0; i < n; ++i) {
+          if (i) s_ += ',';
+          if (type(i) != SQLITE_NULL || !opt_.nullvalue.empty()) s_ += csv_field(cell(i));
+        }
+        s_ += '\n';  // LF, not RFC 4180 CRLF: friendlier to Unix pipelines; csv readers take both
+        break;
+      case OutputMode::list:
+      case OutputMode::tabs: {
+        const std::string sep = opt_.mode == OutputMode::tabs ? "\t" : opt_.separator;
+        if (!rows_ && opt_.headers) join(sep, [&](size_t i) { return names_[i]; });
+        join(sep, cell);
+        break;
+      }
+      case OutputMode::html:  // (sqlite3's layout: one cell per line)
+        if (!rows_ && opt_.headers) {
+          s_ += "<TR>";
+          for (const auto& c : names_) s_ += "<TH>" + html_escape(c) + "</TH>\n";
+          s_ += "</TR>\n";
+        }
+        s_ += "<TR>";
+        for (size_t i = 0; i < n; ++i) s_ += "<TD>" + html_escape(cell(i)) + "</TD>\n";
+        s_ += "</TR>\n";
+        break;
+      case OutputMode::insert:
+      case OutputMode::quote:
+        if (opt_.mode == OutputMode::insert) {
+          s_ += "INSERT INTO " + identifier(opt_.table);
+          if (opt_.headers) {
+            s_ += '(';
+            for (size_t i = 0; i < n; ++i) {
+              if (i) s_ += ',';
+              s_ += names_[i];
+            }
+            s_ += ')';
+          }
+          s_ += " VALUES(";
+        } else if (!rows_ && opt_.headers) {
+          join(",", [&](size_t i) { return sql_string(names_[i]); });
+        }
+        for (size_t i = 0; i < n; ++i) {
+          if (i) s_ += ',';
+          // A REAL as the shortest text that reads back as the same double (an INSERT restores it
+          // exactly; SQLite's own text keeps 15 digits).
+          const int t = type(i);
+          s_ += t == SQLITE_NULL      ? "NULL"
+                : t == SQLITE_INTEGER ? text(i)
+                : t == SQLITE_FLOAT   ? fmt::format("{}", real(i))
+                                      : sql_string(text(i));
+        }
+        s_ += opt_.mode == OutputMode::insert ? ");\n" : "\n";
+        break;
+      case OutputMode::json:
+        s_ += rows_ ? ",\n{" : "[{";
+        for (size_t i = 0; i < n; ++i) {
+          const int t = type(i);
+          if (i) s_ += ',';
+          s_ += json_string(names_[i]);
+          s_ += ':';
+          // Numbers as numbers, cell by cell (a column may mix types); non-finite REALs as null.
+          if (t == SQLITE_NULL)
+            s_ += "null";
+          else if (t == SQLITE_INTEGER)
+            s_ += text(i);
+          else if (t == SQLITE_FLOAT)
+            s_ += std::isfinite(std::strtod(text(i).c_str(), nullptr)) ? text(i) : "null";
+          else
+            s_ += json_string(text(i));
+        }
+        s_ += '}';
+        break;
+      default:  // line
+        if (rows_) s_ += '\n';
+        for (size_t i = 0; i < n; ++i) s_ += fmt::format("{:>{}} = {}\n", names_[i], name_width_, cell(i));
+    }
+    ++rows_;
+    fwrite(s_.data(), 1, s_.size(), out_);
+  }
+
+  // After the last row (also after an error: a JSON array is closed, so it stays JSON).
+  void finish(bool shape_when_empty) {
+    if (opt_.mode == OutputMode::json && rows_) fputs("]\n", out_);
+    if (rows_ || !shape_when_empty || names_.empty()) return;
+    if (opt_.mode == OutputMode::json) fputs("[]\n", out_);
+    if (opt_.mode == OutputMode::csv && opt_.headers) {
+      s_.clear();
+      header_csv();
+      fwrite(s_.data(), 1, s_.size(), out_);
+    }
+  }
+  int64_t rows() const { return rows_; }
+
+ private:
+  // One line: the cells `get(i)` joined by `sep`.
+  template <class Get>
+  void join(const std::string& sep, Get get) {
+    for (size_t i = 0; i < names_.size(); ++i) {
+      if (i) s_ += sep;
+      s_ += get(i);
+    }
+    s_ += '\n';
+  }
+  void header_csv() {
+    for (size_t i = 0; i < names_.size(); ++i) {
+      if (i) s_ += ',';
+      s_ += csv_field(names_[i]);
+    }
+    s_ += '\n';
+  }
+
+  FILE* out_;
+  const OutputOptions& opt_;
+  std::vector<std::string> names_;
+  size_t name_width_ = 0;
+  int64_t rows_ = 0;
+  std::string s_;
+};
 
 }  // namespace
 
-void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers) {
+void print_result(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
   if (rs.columns.empty() || rs.rows.empty()) return;  // as the sqlite3 shell: no rows, no output
-  switch (mode) {
-    case OutputMode::box:
-    case OutputMode::table:
-    case OutputMode::markdown: print_aligned(out, rs, mode, headers); return;
-    case OutputMode::csv: {
-      auto emit = [&](auto get) {
-        std::string s;
-        for (size_t i = 0; i < rs.columns.size(); ++i) {
-          if (i) s += ',';
-          s.append(get(i));
-        }
-        s += "\n";  // LF, not RFC 4180 CRLF: friendlier to Unix pipelines; csv readers take both
-        fwrite(s.data(), 1, s.size(), out);
-      };
-      if (headers) emit([&](size_t i) { return csv_field(rs.columns[i]); });
-      for (const auto& row : rs.rows) emit([&](size_t i) { return row[i] ? csv_field(*row[i]) : std::string(); });
-      return;
-    }
-    case OutputMode::json: {
-      std::string s = "[";
-      for (size_t r = 0; r < rs.rows.size(); ++r) {
-        s += r ? ",\n{" : "{";
-        for (size_t i = 0; i < rs.columns.size(); ++i) {
-          const auto& v = rs.rows[r][i];
-          if (i) s += ',';
-          s.append(json_string(rs.columns[i]));
-          s += ':';
-          s += !v ? "null" : rs.numeric[i] ? *v : json_string(*v);
-        }
-        s += "}";
-      }
-      s += "]\n";
-      fwrite(s.data(), 1, s.size(), out);
-      return;
-    }
-    case OutputMode::line: {
-      size_t w = 0;
-      for (const auto& c : rs.columns) w = std::max(w, display_width(c));
-      for (size_t r = 0; r < rs.rows.size(); ++r) {
-        if (r) fmt::print(out, "\n");
-        for (size_t i = 0; i < rs.columns.size(); ++i)
-          fmt::print(out, "{:>{}} = {}\n", rs.columns[i], w, rs.rows[r][i] ? *rs.rows[r][i] : "");
-      }
-      return;
-    }
+  if (aligned(opt.mode)) return print_aligned(out, rs, opt);
+  RowPrinter p(out, opt, rs.columns);
+  for (size_t r = 0; r < rs.rows.size(); ++r) {
+    const auto& row = rs.rows[r];
+    p.row(
+        [&](size_t i) {
+          return !row[i]                                     ? SQLITE_NULL
+                 : r < rs.is_real.size() && rs.is_real[r][i] ? SQLITE_FLOAT
+                 : rs.numeric[i]                             ? SQLITE_INTEGER
+                                                             : SQLITE_TEXT;
+        },
+        [&](size_t i) { return row[i] ? *row[i] : std::string(); },
+        [&](size_t i) { return row[i] ? std::strtod(row[i]->c_str(), nullptr) : 0.0; });
   }
+  p.finish(false);
 }
 
-int print_statement(FILE* out, sqlite3_stmt* stmt, OutputMode mode, bool headers, bool shape_when_empty,
-                    int64_t* rows_out) {
-  if (mode == OutputMode::box || mode == OutputMode::table || mode == OutputMode::markdown) {
+int print_statement(FILE* out, sqlite3_stmt* stmt, const OutputOptions& opt, bool shape_when_empty, int64_t* rows_out) {
+  if (aligned(opt.mode)) {
     ResultSet rs;
     int rc = collect_rows(stmt, rs);
-    if (rc == SQLITE_DONE) print_result(out, rs, mode, headers);
+    if (rc == SQLITE_DONE) print_result(out, rs, opt);
     if (rows_out) *rows_out = (int64_t)rs.rows.size();
     return rc;
   }
   const int n = sqlite3_column_count(stmt);
   std::vector<std::string> names;
-  size_t name_width = 0;
-  for (int i = 0; i < n; ++i) {
-    names.emplace_back(sqlite3_column_name(stmt, i));
-    name_width = std::max(name_width, display_width(names.back()));
-  }
-  auto text = [&](int i) {
-    return std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, i)), sqlite3_column_bytes(stmt, i));
-  };
-  std::string s;
-  int64_t rows = 0;
+  for (int i = 0; i < n; ++i) names.emplace_back(sqlite3_column_name(stmt, i));
+  RowPrinter p(out, opt, std::move(names));
   int rc;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    s.clear();
-    switch (mode) {
-      case OutputMode::csv:
-        if (rows == 0 && headers) {
-          for (int i = 0; i < n; ++i) {
-            if (i) s += ',';
-            s += csv_field(names[i]);
-          }
-          s += '\n';
-        }
-        for (int i = 0; i < n; ++i) {
-          if (i) s += ',';
-          if (sqlite3_column_type(stmt, i) != SQLITE_NULL) s += csv_field(text(i));
-        }
-        s += '\n';  // LF, not RFC 4180 CRLF: friendlier to Unix pipelines; csv readers take both
-        break;
-      case OutputMode::json:
-        s += rows ? ",\n{" : "[{";
-        for (int i = 0; i < n; ++i) {
-          int type = sqlite3_column_type(stmt, i);
-          if (i) s += ',';
-          s += json_string(names[i]);
-          s += ':';
-          // Numbers as numbers, cell by cell (a column may mix types); non-finite REALs as null.
-          if (type == SQLITE_NULL)
-            s += "null";
-          else if (type == SQLITE_INTEGER)
-            s += text(i);
-          else if (type == SQLITE_FLOAT)
-            s += std::isfinite(sqlite3_column_double(stmt, i)) ? text(i) : "null";
-          else
-            s += json_string(text(i));
-        }
-        s += '}';
-        break;
-      default:  // line
-        if (rows) s += '\n';
-        for (int i = 0; i < n; ++i)
-          s += fmt::format("{:>{}} = {}\n", names[i], name_width,
-                           sqlite3_column_type(stmt, i) == SQLITE_NULL ? std::string() : text(i));
-    }
-    ++rows;
-    fwrite(s.data(), 1, s.size(), out);
-  }
-  if (mode == OutputMode::json && rows) fputs("]\n", out);  // closed even after an error: still JSON
-  if (rc == SQLITE_DONE && !rows && shape_when_empty && n > 0) {
-    if (mode == OutputMode::json) fputs("[]\n", out);
-    if (mode == OutputMode::csv && headers) {
-      std::string s;
-      for (int i = 0; i < n; ++i) {
-        if (i) s += ',';
-        s += csv_field(names[i]);
-      }
-      s += '\n';
-      fwrite(s.data(), 1, s.size(), out);
-    }
-  }
-  if (rows_out) *rows_out = rows;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+    p.row([&](size_t i) { return sqlite3_column_type(stmt, (int)i); },
+          [&](size_t i) {
+            return std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, (int)i)),
+                               sqlite3_column_bytes(stmt, (int)i));
+          },
+          [&](size_t i) { return sqlite3_column_double(stmt, (int)i); });
+  p.finish(rc == SQLITE_DONE && shape_when_empty);
+  if (rows_out) *rows_out = p.rows();
   return rc;
 }
 

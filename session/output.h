@@ -1,4 +1,5 @@
-// Result formatting for the shell: box / table / markdown (column-aligned), csv, json, line.
+// Result formatting for the shell, with the sqlite3 shell's modes: box / table / markdown /
+// column (aligned), csv, json, line, list, tabs, html, insert, quote.
 #pragma once
 
 #include <sqlite3.h>
@@ -10,28 +11,49 @@
 
 namespace tlsql {
 
-enum class OutputMode { box, table, markdown, csv, json, line };
+enum class OutputMode { box, table, markdown, column, csv, json, line, list, tabs, html, insert, quote };
 std::optional<OutputMode> parse_mode(const std::string& name);
 const char* mode_name(OutputMode m);
+// Every mode's name, as .mode and --help list them.
+const std::vector<std::string>& mode_names();
+
+// How results are printed (the shell's .mode, .headers, .nullvalue, .separator, .width settings).
+struct OutputOptions {
+  OutputMode mode = OutputMode::box;
+  bool headers = true;
+  std::string nullvalue;        // shown for NULL in the text modes (not json, insert, quote)
+  std::string separator = "|";  // list mode's column separator (tabs mode uses a tab)
+  std::vector<int> widths;      // .width: per column, 0 = as wide as needed, < 0 = right-aligned
+  int wrap = 0;                 // aligned modes: cells wider than this wrap onto more lines (0: never)
+  int fit = 0;                  // aligned modes: wrap the widest columns so rows fit this many columns
+  std::string table = "table";  // insert mode's table name (sqlite3's default)
+  // Aligned modes are for reading: REALs show 3 decimals (3 significant digits below 1) with
+  // thousands separators. Every other mode keeps SQLite's full text.
+  bool readable_numbers = true;
+};
 
 // One result set: column names and rows of (text or NULL) cells.
 struct ResultSet {
   std::vector<std::string> columns;
   std::vector<std::vector<std::optional<std::string>>> rows;
-  std::vector<bool> numeric;  // per column: every non-NULL cell was INTEGER or REAL
+  std::vector<bool> numeric;               // per column: every non-NULL cell was INTEGER or REAL
+  std::vector<std::vector<bool>> is_real;  // per row and column: the cell was a REAL
 };
 
 // Steps `stmt` to the end, collecting rows. Returns SQLite's final code (SQLITE_DONE or error).
 int collect_rows(sqlite3_stmt* stmt, ResultSet& out);
 
-void print_result(FILE* out, const ResultSet& rs, OutputMode mode, bool headers);
+void print_result(FILE* out, const ResultSet& rs, const OutputOptions& opt);
 
-// Steps `stmt` to the end and prints its rows: csv, json and line as each row comes (memory stays
+// Steps `stmt` to the end and prints its rows: the streaming modes as each row comes (memory stays
 // flat however large the result), the aligned modes once all rows are in (column widths need
 // them). No rows, no output, as the sqlite3 shell, unless `shape_when_empty` (a canned report: a
 // CSV still gets its header line and JSON `[]`, so that pandas and json.load read it). Returns
 // SQLite's final code; `rows`, when given, receives the number of rows printed.
-int print_statement(FILE* out, sqlite3_stmt* stmt, OutputMode mode, bool headers, bool shape_when_empty = false,
+int print_statement(FILE* out, sqlite3_stmt* stmt, const OutputOptions& opt, bool shape_when_empty = false,
                     int64_t* rows = nullptr);
+
+// A REAL as the aligned modes show it: "13,214.179", "0.000038", "7.861".
+std::string readable_real(double v);
 
 }  // namespace tlsql

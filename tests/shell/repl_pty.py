@@ -5,7 +5,7 @@ the prompt (the session must survive and answer the next one), and the history f
 
     repl_pty.py TLSQL TRACE
 """
-import os, pty, select, sys, tempfile, time
+import fcntl, os, pty, select, struct, sys, tempfile, termios, time
 
 tlsql, trace = sys.argv[1], sys.argv[2]
 home = tempfile.mkdtemp()
@@ -67,6 +67,27 @@ assert time.time() - t0 < 15, "the interrupt did not stop the query"
 send("SELECT 6 * 7 AS answer;\r")
 out = expect("tlsql> ")
 assert "42" in out, out
+
+# Tab completion of report names and modes (issue 18 item 6).
+send(".mode mark\t\r")
+send(".mode\r")
+out = expect("tlsql> ")
+out = expect("tlsql> ")
+assert "current output mode: markdown" in out, out
+send(".mode box\r")
+expect("tlsql> ")
+send(".report summa\t\r")
+out = expect("tlsql> ", timeout=20)
+assert "gpu_busy_pct" in out, out  # .report summa<TAB> ran the summary
+
+# A table wider than the terminal wraps its widest column to fit (issue 18 item 5).
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 60, 0, 0))
+send("SELECT printf('%.200c', 'k') AS name, 12345.6789 AS us;\r")
+out = expect("tlsql> ")
+rows = [l for l in out.replace("\r", "").split("\n") if "│" in l or "┌" in l]
+assert rows and max(len(l) for l in rows) <= 60 and "12,345.679" in out, out
+assert sum(l.count("k") for l in rows) == 200, out
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
 
 # Ctrl-C at the prompt (issue 18 item 2): the half-typed line, and a statement begun on an earlier
 # line, are dropped and the session stays, as in sqlite3.

@@ -1,0 +1,73 @@
+#!/bin/sh
+# The sqlite3 shell's habits (issue 18, items 5, 6 and 9), through the real binary:
+# - list, tabs, html, line, insert and quote print what the sqlite3 shell prints (with .headers and
+#   .nullvalue); insert's REALs are the shortest text that reads back exactly;
+# - .exit N, .mode with no argument, .tables PATTERN, .schema of the event virtual table, .help TOPIC,
+#   .show, .echo, .changes, .eqp, .print, .version, .databases, .import, .width, --wrap;
+# - aligned modes: REALs to 3 decimals (3 significant digits below 1) with thousands separators,
+#   markdown escapes |, long cells wrap; CSV keeps full precision.
+set -u
+tlsql=$1 data=$2 work=$3
+fail() { echo "FAIL $*"; exit 1; }
+t="$data/fx_markers.json"
+Q="SELECT 1 AS a, 'x,y' AS b, NULL AS c, 2.5 AS d, 'it''s <b>' AS e UNION ALL SELECT 2, 'p|q', 'z', -0.5, ''"
+if command -v sqlite3 >/dev/null; then
+  for m in list tabs html line insert quote; do
+    want=$(sqlite3 :memory: ".headers on" ".nullvalue NA" ".mode $m" "$Q")
+    got=$("$tlsql" -q "$t" -c ".headers on" -c ".nullvalue NA" -c ".mode $m" -c "$Q")
+    [ -n "$want" ] && [ "$got" = "$want" ] || fail ".mode $m: sqlite3 prints
+$want
+tlsql prints
+$got"
+  done
+  # insert mode's output is SQL that restores the values exactly (0.1 + 0.2 has 17 digits).
+  got=$("$tlsql" -q "$t" -c ".mode insert r" -c "SELECT 0.1 + 0.2 AS v, -0.001 AS w" |
+        sqlite3 :memory: "CREATE TABLE r(v, w)" ".read /dev/stdin" "SELECT v = 0.1 + 0.2 AND w = -0.001 FROM r")
+  [ "$got" = "1" ] || fail "insert mode does not round-trip: $got"
+else
+  echo "skip the comparison with the sqlite3 shell: not installed"
+fi
+"$tlsql" -q "$t" -c "SELECT 1" -c ".exit 3" -c "SELECT 2" >/dev/null; rc=$?
+[ $rc -eq 3 ] || fail ".exit 3: exit $rc"
+got=$("$tlsql" -q "$t" -c ".mode tabs" -c ".mode")
+[ "$got" = "current output mode: tabs" ] || fail ".mode: $got"
+got=$("$tlsql" -q "$t" -c ".tables k%")
+[ "$(echo $got)" = "kernel" ] || fail ".tables k%: $got"
+got=$("$tlsql" -q "$t" -c ".schema event")
+case "$got" in *"CREATE VIRTUAL TABLE event USING tlsql_event;"*"  input_dims TEXT,"*"  concrete_inputs TEXT"*) ;;
+  *) fail ".schema event shows no columns: $got" ;; esac
+got=$("$tlsql" -q "$t" -c ".help wid")
+case "$got" in ".width N1 N2"*) ;; *) fail ".help wid: $got" ;; esac
+got=$("$tlsql" -q "$t" -c ".nullvalue NA" -c ".separator ;" -c ".show")
+case "$got" in *'nullvalue: "NA"'*'separator: ";"'*) ;; *) fail ".show: $got" ;; esac
+got=$("$tlsql" -q "$t" --csv -c ".echo on" -c "SELECT 7 AS x;" -c ".print done, bye")
+[ "$got" = "$(printf 'SELECT 7 AS x;\nx\n7\ndone, bye')" ] || fail ".echo / .print: $got"
+got=$("$tlsql" -q "$t" --csv -c ".changes on" -c "CREATE TEMP TABLE c(x); INSERT INTO c VALUES (1), (2), (3);" -c "SELECT 1 AS one")
+case "$got" in *"changes: 3   total_changes: "*"one"*) ;; *) fail ".changes: $got" ;; esac
+got=$("$tlsql" -q "$t" --csv -c ".eqp on" -c "SELECT count(*) FROM kernel")
+case "$got" in "QUERY PLAN"*"--"*) ;; *) fail ".eqp: $got" ;; esac
+"$tlsql" -q "$t" -c ".version" | grep -q "^tlsql [0-9.]* (SQLite 3" || fail ".version"
+"$tlsql" -q "$t" -c ".databases" | grep -q "^main: " || fail ".databases"
+# .import: a CSV written by tlsql comes back with the same rows (quotes, commas, newlines inside).
+"$tlsql" -q "$t" --csv -c "SELECT uid, name, 'a \"q\", b' AS odd, 'two
+lines' AS nl FROM event ORDER BY uid" > "$work/habits.csv"
+got=$("$tlsql" -q "$t" --csv -c ".import $work/habits.csv back" -c "SELECT count(*) FROM back b JOIN event e
+  ON e.uid = b.uid AND e.name = b.name WHERE b.odd = 'a \"q\", b' AND b.nl = 'two
+lines'" -c "SELECT count(*) FROM event" 2>/dev/null | grep -v count)
+[ "$(echo $got)" = "11 11" ] || fail ".import: $got (11 events expected back)"
+# Aligned modes: readable REALs, markdown escaping, wrapping; CSV untouched.
+got=$("$tlsql" -q "$t" --markdown -c "SELECT 13214.178693 AS us, 3.8e-05 AS tiny, 'a|b' AS s, 12 AS n")
+[ "$got" = "$(printf '| us         | tiny     | s    | n  |\n|-----------:|---------:|------|---:|\n| 13,214.179 | 0.000038 | a\\|b | 12 |')" ] ||
+  fail "markdown: $got"
+got=$("$tlsql" -q "$t" --csv -c "SELECT 13214.178693 AS us, 3.8e-05 AS tiny")
+[ "$got" = "$(printf 'us,tiny\n13214.178693,3.8e-05')" ] || fail "csv precision: $got"
+long="abcdefghijklmnopqrstuvwxyz0123456789"
+got=$("$tlsql" -q "$t" --box --wrap 10 -c "SELECT '$long' AS name, 1 AS n")
+lines=$(printf '%s\n' "$got" | grep -c "│")
+[ "$lines" -eq 5 ] || fail "--wrap 10: $lines lines with cells, want header + 4 wrapped\n$got"
+back=$(printf '%s\n' "$got" | sed -n '4,7p' | awk -F'│' '{ printf "%s", $2 }' | tr -d ' ')
+[ "$back" = "$long" ] || fail "--wrap 10 lost text: $back"
+got=$("$tlsql" -q "$t" --table -c ".width 5 -6" -c "SELECT 'abcdefgh' AS a, 7 AS b")
+[ "$got" = "$(printf '+-------+--------+\n| a     | b      |\n+-------+--------+\n| abcde |      7 |\n| fgh   |        |\n+-------+--------+')" ] ||
+  fail ".width 5 -6: $got"
+echo "sqlite3 habits ok"
