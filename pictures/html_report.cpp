@@ -173,7 +173,8 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   };
 
   page.heading(2, "Summary", "summary");
-  report("summary", {"Traces", "Top 10 kernels by GPU time", "Top 10 ops by GPU time", "Health"}, 200);
+  report("summary", {"Traces"}, 200);
+  report("health", {"Health (what the loader repaired or skipped)"}, 200);
 
   page.heading(2, "Roofline and GPU timeline", "pictures");
   picture("Roofline", [&] { return roofline_chart(db, false, "", bind, ChartFormat::inline_image); });

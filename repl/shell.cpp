@@ -362,9 +362,6 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
       const int64_t changed_before = sqlite3_total_changes64(db());
       g_running = db();
       int64_t rows = 0;
-      // A report's first result is its main table: that one keeps its shape when empty (the
-      // others, such as timeline's per-rank table of a one-trace run, stay silent).
-      const bool main_table = in_report_ && !report_tables_ && sqlite3_column_count(stmt) > 0;
       OutputOptions opt = output;
       // On a terminal, wide tables wrap their widest columns to fit it (kernel names run to 700
       // characters); --wrap / .mode MODE --wrap N / .width set widths of their own.
@@ -372,9 +369,11 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
         winsize ws{};
         if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) opt.fit = ws.ws_col;
       }
-      rc = print_statement(out(), stmt, opt, main_table, &rows);
+      rc = print_statement(out(), stmt, opt, &rows);
+      // A report's first result is its main table: its columns give an empty report its shape.
+      if (in_report_ && report_columns_.empty())
+        for (int i = 0; i < sqlite3_column_count(stmt); ++i) report_columns_.emplace_back(sqlite3_column_name(stmt, i));
       report_rows_ += rows;
-      report_tables_ += sqlite3_column_count(stmt) > 0;
       g_running = nullptr;
       if (rc != SQLITE_DONE) error(source, line, rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(db()));
       // A full disk or a closed pipe is an error like any other, not a silent exit 0.
@@ -402,11 +401,13 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
 
 void Shell::run_report(const std::string& name, const std::string& text) {
   in_report_ = true;
-  report_rows_ = report_tables_ = 0;
+  report_rows_ = 0;
+  report_columns_.clear();
   const int errors = errors_;
   run_script(text, "report " + name);
   in_report_ = false;
   if (report_rows_ || errors_ != errors || stop()) return;
+  print_empty(out(), report_columns_, output);
   // Nothing printed and no error: say why on stderr (sql/empty_report.sql), one line.
   std::string why = "no rows";
   sqlite3_stmt* s = nullptr;

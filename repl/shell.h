@@ -78,7 +78,8 @@ class Shell {
   std::optional<int> exit_code_;
   // While a canned report runs: its empty results keep their shape, and the rows it printed.
   bool in_report_ = false;
-  int64_t report_rows_ = 0, report_tables_ = 0;
+  int64_t report_rows_ = 0;
+  std::vector<std::string> report_columns_;        // of its first result
   std::map<std::string, std::string> parameters_;  // .parameter set @k v
 };
 

@@ -399,11 +399,13 @@ class RowPrinter {
   }
 
   // After the last row (also after an error: a JSON array is closed, so it stays JSON).
-  void finish(bool shape_when_empty) {
+  void finish() {
     if (opt_.mode == OutputMode::json && rows_) fputs("]\n", out_);
-    if (rows_ || !shape_when_empty || names_.empty()) return;
+  }
+  // No rows at all: the table's shape.
+  void empty() {
     if (opt_.mode == OutputMode::json) fputs("[]\n", out_);
-    if (opt_.mode == OutputMode::csv && opt_.headers) {
+    if (opt_.mode == OutputMode::csv && opt_.headers && !names_.empty()) {
       s_.clear();
       header_csv();
       fwrite(s_.data(), 1, s_.size(), out_);
@@ -455,10 +457,14 @@ void print_result(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
         [&](size_t i) { return row[i] ? *row[i] : std::string(); },
         [&](size_t i) { return row[i] ? std::strtod(row[i]->c_str(), nullptr) : 0.0; });
   }
-  p.finish(false);
+  p.finish();
 }
 
-int print_statement(FILE* out, sqlite3_stmt* stmt, const OutputOptions& opt, bool shape_when_empty, int64_t* rows_out) {
+void print_empty(FILE* out, const std::vector<std::string>& columns, const OutputOptions& opt) {
+  RowPrinter(out, opt, columns).empty();
+}
+
+int print_statement(FILE* out, sqlite3_stmt* stmt, const OutputOptions& opt, int64_t* rows_out) {
   if (aligned(opt.mode)) {
     ResultSet rs;
     int rc = collect_rows(stmt, rs);
@@ -478,7 +484,7 @@ int print_statement(FILE* out, sqlite3_stmt* stmt, const OutputOptions& opt, boo
                                sqlite3_column_bytes(stmt, (int)i));
           },
           [&](size_t i) { return sqlite3_column_double(stmt, (int)i); });
-  p.finish(rc == SQLITE_DONE && shape_when_empty);
+  p.finish();
   if (rows_out) *rows_out = p.rows();
   return rc;
 }

@@ -47,11 +47,13 @@ void print_result(FILE* out, const ResultSet& rs, const OutputOptions& opt);
 
 // Steps `stmt` to the end and prints its rows: the streaming modes as each row comes (memory stays
 // flat however large the result), the aligned modes once all rows are in (column widths need
-// them). No rows, no output, as the sqlite3 shell, unless `shape_when_empty` (a canned report: a
-// CSV still gets its header line and JSON `[]`, so that pandas and json.load read it). Returns
-// SQLite's final code; `rows`, when given, receives the number of rows printed.
-int print_statement(FILE* out, sqlite3_stmt* stmt, const OutputOptions& opt, bool shape_when_empty = false,
-                    int64_t* rows = nullptr);
+// them). No rows, no output, as the sqlite3 shell. Returns SQLite's final code; `rows`, when
+// given, receives the number of rows printed.
+int print_statement(FILE* out, sqlite3_stmt* stmt, const OutputOptions& opt, int64_t* rows = nullptr);
+
+// The shape of a table with no rows, for a canned report that found nothing: a CSV header line,
+// JSON `[]` (so that pandas and json.load read an empty table); nothing in the other modes.
+void print_empty(FILE* out, const std::vector<std::string>& columns, const OutputOptions& opt);
 
 // A REAL as the aligned modes show it: "13,214.179", "0.000038", "7.861".
 std::string readable_real(double v);

@@ -1,4 +1,4 @@
--- per rank: kernel launches, short kernels, runtime and launch-delay outliers (HTA launch stats); then the flagged launches; @runtime_cutoff_us @delay_cutoff_us @top @steps @launches
+-- per rank: kernel launches, short kernels, runtime and launch-delay outliers, means (HTA launch stats; the launches themselves: .report launch_outliers); @runtime_cutoff_us @delay_cutoff_us @steps @launches
 -- HTA's get_cuda_kernel_launch_stats over the launch_stats view: one row per launched GPU event,
 -- cpu_duration = its launch call's duration, gpu_duration = its own, launch_delay = GPU start -
 -- launch call end, at least 0 (µs). short: gpu_duration < cpu_duration (the launch costs more than
@@ -15,11 +15,3 @@ SELECT rank, count(*) AS launches, sum(gpu_duration < cpu_duration) AS short_ker
        round(avg(cpu_duration), 3) AS mean_cpu_us, round(avg(gpu_duration), 3) AS mean_gpu_us,
        round(avg(launch_delay), 3) AS mean_delay_us, round(max(launch_delay), 3) AS max_delay_us
 FROM l GROUP BY trace ORDER BY rank, trace;
-WITH l AS (SELECT * FROM launch_stats
-           WHERE (coalesce(@launches, 'hta') = 'all' OR hta_call) AND (coalesce(@steps, 'complete') = 'all' OR complete))
-SELECT rank, gpu AS uid, correlation, name, cpu_duration, gpu_duration, launch_delay,
-       gpu_duration < cpu_duration AS short, cpu_duration > coalesce(@runtime_cutoff_us, 50) AS runtime_outlier,
-       launch_delay > coalesce(@delay_cutoff_us, 100) AS delay_outlier
-FROM l WHERE gpu_duration < cpu_duration OR cpu_duration > coalesce(@runtime_cutoff_us, 50)
-          OR launch_delay > coalesce(@delay_cutoff_us, 100)
-ORDER BY launch_delay DESC, uid LIMIT coalesce(@top, 50);

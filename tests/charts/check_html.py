@@ -95,7 +95,7 @@ ops = report_rows([bert], "ops")
 check(any(same_table(t, ops) for t in p.tables), f"bert.html: the ops table = --report ops ({len(ops) - 1} rows)")
 timeline = report_rows([bert], "timeline")
 check(any(same_table(t, timeline) for t in p.tables), "bert.html: the GPU time breakdown = --report timeline")
-check(len(p.tables) == 7, f"bert.html: 7 tables (summary 4, timeline, ops, kernels): {len(p.tables)}")
+check(len(p.tables) == 5, f"bert.html: 5 tables (summary, health, timeline, ops, kernels): {len(p.tables)}")
 
 base, test = (os.path.join(data, f"hta_trace_compare_{s}.json.gz") for s in ("base", "test"))
 params = ["-c", ".parameter set @control_step all", "-c", ".parameter set @test_step all"]

@@ -6,7 +6,8 @@
 # - -c and -f run in the order given; --report may be repeated, each runs;
 # - a diff report without a second trace says so instead of "no such table: other.event";
 # - saving says what it wrote (item 8);
-# - an empty report says why and keeps its CSV / JSON shape; a diff without ProfilerSteps has rows (item 3).
+# - an empty report says why and keeps its CSV / JSON shape; a diff without ProfilerSteps has rows (item 3);
+# - every report's CSV is one table (item 4).
 set -u
 tlsql=$1 data=$2 work=$3
 fail() { echo "FAIL $*"; exit 1; }
@@ -60,4 +61,16 @@ want=$("$tlsql" -q "$fx" --diff "$other" --csv -c ".headers off" -c "SELECT coun
   WHERE kind IN $kinds UNION SELECT name FROM other.event WHERE kind IN $kinds)")
 got=$("$tlsql" -q "$fx" --diff "$other" --csv -c ".headers off" --report diff | wc -l)
 [ "$want" -gt 3 ] && [ "$got" = "$want" ] || fail "diff without ProfilerSteps: $got rows, want $want"
+# Item 4: every canned report's CSV is one table (one header, every row as wide), on one trace and
+# on two ranks (the timeline's per-rank table), diffs against a second trace.
+for args in "$data/tracelens_h100_bert_small_uncased.json.gz" "$data/coll_rank0.json $data/coll_rank1.json"; do
+  for r in $("$tlsql" -q $args --report list | awk '{ print $1 }'); do
+    "$tlsql" -q $args --diff "$data/hta_trace_compare_test.json.gz" --csv --report "$r" > "$work/cli_one.csv" 2>/dev/null
+    /usr/bin/python3 -c "
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+sys.exit(0 if not rows or all(len(r) == len(rows[0]) for r in rows) and rows.count(rows[0]) == 1 else 1)" \
+      "$work/cli_one.csv" || fail "--report $r on $args: not one CSV table: $(head -c 300 "$work/cli_one.csv")"
+  done
+done
 echo "command line ok"

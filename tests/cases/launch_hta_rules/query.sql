@@ -16,12 +16,16 @@
 -- @steps 'all': + k_last_step [10, 10, delay 90] = 5: cpu 58 / 5 = 11.6, gpu 89 / 5 = 17.8, delay 358 / 5 = 71.6
 -- both: 7: cpu 81 / 7 = 11.571, gpu 119 / 7 = 17.0, delay 535 / 7 = 76.429
 .report launch
+.report launch_outliers
 .parameter set @launches 'all'
 .report launch
+.report launch_outliers
 .parameter clear
 .parameter set @steps 'all'
 .report launch
+.report launch_outliers
 .parameter set @launches 'all'
 .report launch
+.report launch_outliers
 -- gpu_steps.complete follows the same cut: every GPU event launched before ProfilerStep#3's start.
 SELECT name, complete FROM gpu_steps ORDER BY ts;

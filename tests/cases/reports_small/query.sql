@@ -13,6 +13,7 @@
 --   10/380 = 0.03, 80/380 = 0.21
 -- timeline / temporal: busy 5+100+20+10+10 = 145 µs of 630-105 = 525 (27.6190476190476 %), idle 380 (72.3809523809524 %)
 .report launch
+.report launch_outliers
 .report idle
 .report timeline
 .report temporal
