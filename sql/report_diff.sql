@@ -1,9 +1,14 @@
--- main vs other per name: counts, total µs, differences, change category (HTA compare_traces + ops_diff); params @device @control_rank @test_rank @control_step @test_step @short @agg
--- Parameters (.parameter set): @device 'CPU' | 'GPU' | 'ALL' (default); @control_rank /
+-- main vs other per name: counts, total µs, differences, change category (HTA compare_traces + ops_diff), GPU first, largest |diff_duration| first; params @top @sort @normalize @device @control_rank @test_rank @control_step @test_step @short @agg
+-- Parameters (.parameter set): @top rows (default 30; 'all'); @sort 'name' orders by name (HTA's
+-- order) instead of GPU work first, then the largest |diff_duration|; @normalize 0 keys by the
+-- raw name (default 1: normalize_name takes out addresses "0x7cc1..." and python line numbers,
+-- which differ between runs of the same program; raw_name then shows one of the names behind a
+-- row when it differs); @device 'CPU' | 'GPU' | 'ALL' (default); @control_rank /
 -- @test_rank a rank or 'all' (default: the first rank of each side); @control_step / @test_step
 -- a ProfilerStep number or 'all' (default: the first step of each side; a side without
 -- ProfilerSteps compares all its events); @short 1 keys by
 -- short_name(name); @agg 'avg' averages over the chosen ranks (default 'sum', as HTA).
+-- HTA's own table: @sort 'name', @top 'all', @normalize 0 (tests/cases/diff_hta_*).
 -- CPU = ops, annotations, python frames and runtime / driver calls; GPU = kernels, memcpys,
 -- memsets (HTA: events without / with a stream). A GPU event's step is its launch's.
 WITH
@@ -17,29 +22,37 @@ c_first AS (SELECT min(step) AS s FROM main.event WHERE step IS NOT NULL AND tra
 t_first AS (SELECT min(step) AS s FROM other.event WHERE step IS NOT NULL AND trace IN t_traces),
 kinds(kind, side) AS (VALUES ('cpu_op', 'CPU'), ('annotation', 'CPU'), ('python', 'CPU'), ('runtime', 'CPU'),
                               ('driver', 'CPU'), ('kernel', 'GPU'), ('memcpy', 'GPU'), ('memset', 'GPU')),
-c_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(e.name) ELSE e.name END AS key, e.dur
+c_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(iif(@normalize = 0, e.name, normalize_name(e.name)))
+                     ELSE iif(@normalize = 0, e.name, normalize_name(e.name)) END AS key, e.name AS raw, e.dur, k.side
          FROM main.event e JOIN kinds k ON k.kind = e.kind
          WHERE e.trace IN c_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
            AND (@control_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@control_step, (SELECT s FROM c_first))
                 OR (@control_step IS NULL OR @control_step = 'all') AND (SELECT s FROM c_first) IS NULL)),
-t_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(e.name) ELSE e.name END AS key, e.dur
+t_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(iif(@normalize = 0, e.name, normalize_name(e.name)))
+                     ELSE iif(@normalize = 0, e.name, normalize_name(e.name)) END AS key, e.name AS raw, e.dur, k.side
          FROM other.event e JOIN kinds k ON k.kind = e.kind
          WHERE e.trace IN t_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
            AND (@test_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@test_step, (SELECT s FROM t_first))
                 OR (@test_step IS NULL OR @test_step = 'all') AND (SELECT s FROM t_first) IS NULL)),
 c_div AS (SELECT CASE WHEN @agg = 'avg' THEN (SELECT count(*) FROM c_traces) ELSE 1 END AS n),
 t_div AS (SELECT CASE WHEN @agg = 'avg' THEN (SELECT count(*) FROM t_traces) ELSE 1 END AS n),
-c AS (SELECT key, count(*) * 1.0 / (SELECT n FROM c_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM c_div) AS us
+c AS (SELECT key, count(*) * 1.0 / (SELECT n FROM c_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM c_div) AS us,
+             min(raw) AS raw, max(side) AS side
       FROM c_ev GROUP BY key),
-t AS (SELECT key, count(*) * 1.0 / (SELECT n FROM t_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM t_div) AS us
+t AS (SELECT key, count(*) * 1.0 / (SELECT n FROM t_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM t_div) AS us,
+             min(raw) AS raw, max(side) AS side
       FROM t_ev GROUP BY key),
 keys AS (SELECT key FROM c UNION SELECT key FROM t),
 rows AS (SELECT k.key, coalesce(c.counts, 0.0) AS cc, coalesce(c.us, 0.0) AS cd, coalesce(t.counts, 0.0) AS tc,
-                coalesce(t.us, 0.0) AS td
+                coalesce(t.us, 0.0) AS td, max(coalesce(c.side, ''), coalesce(t.side, '')) AS side,
+                coalesce(c.raw, t.raw) AS raw
          FROM keys k LEFT JOIN c ON c.key = k.key LEFT JOIN t ON t.key = k.key)
 SELECT key AS name, cc AS Control_counts, cd AS Control_total_duration, tc AS Test_counts, td AS Test_total_duration,
        tc - cc AS diff_counts, td - cd AS diff_duration,
        CASE WHEN tc > cc THEN '+' WHEN tc < cc THEN '-' ELSE '=' END AS counts_change_categories,
        CASE WHEN cc = 0 AND tc > 0 THEN 'added' WHEN cc > 0 AND tc = 0 THEN 'deleted'
-            WHEN tc > cc THEN 'increased' WHEN tc < cc THEN 'decreased' ELSE 'unchanged' END AS ops_diff
-FROM rows ORDER BY key;
+            WHEN tc > cc THEN 'increased' WHEN tc < cc THEN 'decreased' ELSE 'unchanged' END AS ops_diff,
+       side AS device, CASE WHEN raw <> key AND @short IS NOT 1 THEN raw END AS raw_name
+FROM rows
+ORDER BY CASE WHEN @sort = 'name' THEN key END, side = 'GPU' DESC, abs(td - cd) DESC, key
+LIMIT CASE WHEN @top = 'all' THEN -1 ELSE coalesce(@top, 30) END;

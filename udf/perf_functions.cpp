@@ -14,6 +14,7 @@
 
 #include "src/kind.h"
 #include "udf/connection_cache.h"
+#include "udf/event_names.h"
 #include "udf/gpu_class.h"
 #include "udf/perf_model.h"
 #include "udf/perf_table.h"
@@ -613,6 +614,13 @@ std::string short_name(const std::string& name) {
   return last.empty() ? name : last;
 }
 
+void normalize_name_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const unsigned char* n = sqlite3_value_text(argv[0]);
+  if (!n) return sqlite3_result_null(ctx);
+  std::string s = normalize_name(reinterpret_cast<const char*>(n));
+  sqlite3_result_text(ctx, s.c_str(), -1, SQLITE_TRANSIENT);
+}
+
 void short_name_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* n = sqlite3_value_text(argv[0]);
   if (!n) return sqlite3_result_null(ctx);
@@ -718,6 +726,9 @@ std::vector<SqlFunction> perf_functions() {
     v.push_back(f);
   };
   pure("short_name", "(name)", "name without template / argument lists (HTA's use_short_name)", short_name_fn);
+  pure("normalize_name", "(name)",
+       "name with addresses (0x7cc1...) and python line numbers (.py(1501)) taken out: how diff keys names",
+       normalize_name_fn);
   // (Not deterministic: the connection's perf_model_user rows come first.)
   auto by_name = [&](const char* name, const char* help, void (*fn)(sqlite3_context*, int, sqlite3_value**)) {
     SqlFunction f{name, "(name)", help};

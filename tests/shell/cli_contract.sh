@@ -73,4 +73,31 @@ sys.exit(0 if not rows or all(len(r) == len(rows[0]) for r in rows) and rows.cou
       "$work/cli_one.csv" || fail "--report $r on $args: not one CSV table: $(head -c 300 "$work/cli_one.csv")"
   done
 done
+# Item 11: the default diff is GPU work first, then the largest |diff_duration|, @top 30 rows; names
+# are matched without addresses and python line numbers (raw_name keeps one); @normalize 0,
+# @sort 'name', @top 'all' give HTA's table (tests/cases/diff_hta_*).
+base="$data/hta_trace_compare_base.json.gz" test="$data/hta_trace_compare_test.json.gz"
+"$tlsql" -q "$base" --diff "$test" --csv --report diff > "$work/cli_diff.csv"
+/usr/bin/python3 - "$work/cli_diff.csv" <<'PY' || fail "default diff order"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+key = [(r["device"] != "GPU", -abs(float(r["diff_duration"]))) for r in rows]
+ok = 0 < len(rows) <= 30 and key == sorted(key) and rows[0]["device"] == "GPU"
+print("default diff:", len(rows), "rows, GPU first, largest |diff_duration| first:", ok)
+sys.exit(0 if ok else 1)
+PY
+ev() {  # NAME TS: a python frame event of 5 µs
+  printf '{"ph": "X", "cat": "python_function", "name": "%s", "pid": 1, "tid": 1, "ts": %s, "dur": 5}' "$1" "$2"
+}
+printf '{"traceEvents": [%s, %s]}' "$(ev 'model.py(10): forward' 1)" "$(ev '<built-in method f of M object at 0x7f00aa12>' 10)" \
+  > "$work/cli_py_a.json"
+printf '{"traceEvents": [%s, %s]}' "$(ev 'model.py(12): forward' 1)" "$(ev '<built-in method f of M object at 0x7f00bb34>' 10)" \
+  > "$work/cli_py_b.json"
+got=$("$tlsql" -q "$work/cli_py_a.json" --diff "$work/cli_py_b.json" --csv -c ".headers off" --report diff)
+[ "$got" = "$(printf '%s\n%s' '<built-in method f of M object at 0x?>,1.0,5.0,1.0,5.0,0.0,0.0,=,unchanged,CPU,<built-in method f of M object at 0x7f00aa12>' \
+  'model.py(?): forward,1.0,5.0,1.0,5.0,0.0,0.0,=,unchanged,CPU,model.py(10): forward')" ] || fail "normalized diff: $got"
+got=$("$tlsql" -q "$work/cli_py_a.json" --diff "$work/cli_py_b.json" --csv -c ".headers off" -c ".parameter set @normalize 0" \
+  --report diff | cut -d, -f1,9 | sort | tr '\n' ' ')
+[ "$got" = "<built-in method f of M object at 0x7f00aa12>,deleted <built-in method f of M object at 0x7f00bb34>,added model.py(10): forward,deleted model.py(12): forward,added " ] ||
+  fail "@normalize 0: $got"
 echo "command line ok"

@@ -372,19 +372,26 @@ FROM ref LEFT JOIN op_summary o ON o.name = ref.name ORDER BY ref.us DESC;
     open(os.path.join(d, "expected.csv"), "w").write(csv_text(["name", "count_ok", "time_ok", "share_ok"], out))
 
 
+# The diff report's columns, and the parameters that make it HTA's table: every row, by name, raw names.
+DIFF_HEADER = ["name", "Control_counts", "Control_total_duration", "Test_counts", "Test_total_duration",
+               "diff_counts", "diff_duration", "counts_change_categories", "ops_diff", "device", "raw_name"]
+HTA_DIFF_PARAMS = [".parameter set @sort 'name'", ".parameter set @top 'all'", ".parameter set @normalize 0"]
+
+
 def hta_compare(name, control_ref, test_ref, shared, tag):
     """HTA TraceDiff.compare_traces / ops_diff (../shared/expected/hta, iteration 1010 on both sides) as
     the `diff` report's rows: one block per device filter and name mode. Numbers are HTA's, printed as
     floats (pandas writes the all-present control columns of a GPU-only frame as ints). The ops_diff
     column is HTA's ops_diff file where HTA wrote one (full names), else HTA's category rule."""
     ref_dir = os.path.join(shared, "expected", "hta")
-    header = ["name", "Control_counts", "Control_total_duration", "Test_counts", "Test_total_duration",
-              "diff_counts", "diff_duration", "counts_change_categories", "ops_diff"]
-    query, rows = [".parameter set @control_step 1010", ".parameter set @test_step 1010"], []
+    header = DIFF_HEADER
+    query, rows = HTA_DIFF_PARAMS + [".parameter set @control_step 1010", ".parameter set @test_step 1010"], []
     for device in ("ALL", "CPU", "GPU"):
         for short in (0, 1):
             query += [f".parameter set @device '{device}'", f".parameter set @short {short}", ".report diff"]
-            ref = list(csv.reader(open(os.path.join(ref_dir, f"compare_{tag}_{device}{'_short' if short else ''}.csv"))))
+            suffix = "_short" if short else ""
+            ref = list(csv.reader(open(os.path.join(ref_dir, f"compare_{tag}_{device}{suffix}.csv"))))
+            gpu = {r[0] for r in csv.reader(open(os.path.join(ref_dir, f"compare_{tag}_GPU{suffix}.csv")))}
             category = {}
             opsdiff = os.path.join(ref_dir, f"opsdiff_{tag}_{device}.txt")
             if not short:
@@ -400,7 +407,9 @@ def hta_compare(name, control_ref, test_ref, shared, tag):
                         "increased" if diff > 0 else "decreased" if diff < 0 else "unchanged")
                 cat = category.get(r[0], rule)
                 assert short or category.get(r[0]) == rule, (r[0], category.get(r[0]), rule)
-                rows.append([r[0]] + [repr(float(x)) for x in r[1:7]] + [r[7], cat])
+                # device: GPU when HTA's GPU-only comparison has the name; raw_name: empty, as names
+                # are not normalized here (@normalize 0).
+                rows.append([r[0]] + [repr(float(x)) for x in r[1:7]] + [r[7], cat, "GPU" if r[0] in gpu else "CPU", ""])
     d = os.path.join(CASES, name)
     os.makedirs(d, exist_ok=True)
     open(os.path.join(d, "traces"), "w").write(control_ref + "\n")
@@ -550,8 +559,8 @@ def hta_compare_ranks(name, control_ref, test_ref, shared, tag):
     """The control side loaded twice (two ranks' worth of identical traces): @agg 'sum' (HTA's way)
     doubles HTA's control counts and durations, @agg 'avg' gives HTA's numbers back."""
     ref = list(csv.reader(open(os.path.join(shared, "expected", "hta", f"compare_{tag}_ALL.csv"))))
-    header = ["name", "Control_counts", "Control_total_duration", "Test_counts", "Test_total_duration",
-              "diff_counts", "diff_duration", "counts_change_categories", "ops_diff"]
+    gpu = {r[0] for r in csv.reader(open(os.path.join(shared, "expected", "hta", f"compare_{tag}_GPU.csv")))}
+    header = DIFF_HEADER
     rows = []
     for k in (2, 1):
         if rows:
@@ -561,14 +570,15 @@ def hta_compare_ranks(name, control_ref, test_ref, shared, tag):
             sign = "+" if tc > cc else "-" if tc < cc else "="
             cat = ("added" if cc == 0 and tc > 0 else "deleted" if cc > 0 and tc == 0 else
                    "increased" if tc > cc else "decreased" if tc < cc else "unchanged")
-            rows.append([r[0]] + [repr(x) for x in (cc, cd, tc, td, tc - cc, td - cd)] + [sign, cat])
+            rows.append([r[0]] + [repr(x) for x in (cc, cd, tc, td, tc - cc, td - cd)] +
+                        [sign, cat, "GPU" if r[0] in gpu else "CPU", ""])
     d = os.path.join(CASES, name)
     os.makedirs(d, exist_ok=True)
     open(os.path.join(d, "traces"), "w").write(control_ref + "\n" + control_ref + "\n")
     open(os.path.join(d, "args"), "w").write("--diff\n" + test_ref + "\n")
     open(os.path.join(d, "query.sql"), "w").write(
-        "-- two copies of the control trace: summed (HTA) then averaged over ranks\n"
-        ".parameter set @control_step 1010\n.parameter set @test_step 1010\n.parameter set @control_rank 'all'\n"
+        "-- two copies of the control trace: summed (HTA) then averaged over ranks\n" + "\n".join(HTA_DIFF_PARAMS) +
+        "\n.parameter set @control_step 1010\n.parameter set @test_step 1010\n.parameter set @control_rank 'all'\n"
         ".report diff\n.parameter set @agg 'avg'\n.report diff\n")
     open(os.path.join(d, "expected.csv"), "w").write(csv_text(header, rows))
 
