@@ -339,9 +339,10 @@ Chart render(const std::function<std::string(ChartFormat)>& draw, ChartFormat f,
 
 }  // namespace
 
-Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f) {
+Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f,
+                     const std::string& schema) {
   const char* what = kernels ? "kernels" : "ops";
-  std::string sql = picture_sql(kernels ? "roofline_kernels" : "roofline_ops");
+  std::string sql = picture_sql(kernels ? "roofline_kernels" : "roofline_ops", schema);
   if (!where.empty()) sql += " AND (" + where + ")";
   std::vector<Point> pts;
   int zero_flops = 0, no_bytes = 0, no_time = 0;
@@ -392,7 +393,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   for (const Point& p : pts) traces.insert(p.trace);
   int64_t trace_id = pts.empty() ? 0 : pts[0].trace;
   for_each_row(
-      db, picture_sql("chart_title"), [&](sqlite3_stmt* s) { sqlite3_bind_int64(s, 1, trace_id); },
+      db, picture_sql("chart_title", schema), [&](sqlite3_stmt* s) { sqlite3_bind_int64(s, 1, trace_id); },
       [&](sqlite3_stmt* s) {
         trace_name = column_text(s, 0);
         if (!column_text(s, 1).empty()) device = column_text(s, 1);
@@ -648,14 +649,14 @@ int64_t busy_per_pixel(std::vector<std::pair<int64_t, int64_t>> iv, int64_t t0, 
 }
 }  // namespace
 
-Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
+Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const std::string& schema) {
   struct Row {
     int64_t trace, device, stream, ts, end, step;
     bool has_step;
     int category;
   };
   std::vector<Row> rows;
-  for_each_row(db, picture_sql("timeline_gpu"), nullptr, [&](sqlite3_stmt* s) {
+  for_each_row(db, picture_sql("timeline_gpu", schema), nullptr, [&](sqlite3_stmt* s) {
     rows.push_back({sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
                     sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5),
                     sqlite3_column_type(s, 5) != SQLITE_NULL, category_index(column_text(s, 6))});
@@ -725,7 +726,7 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
   for (auto& [k, lane] : lanes) trace_ids.insert(lane.trace);
   const bool many_traces = trace_ids.size() > 1;
   std::map<int64_t, std::string> rank_of;
-  for_each_row(db, picture_sql("trace_ranks"), nullptr,
+  for_each_row(db, picture_sql("trace_ranks", schema), nullptr,
                [&](sqlite3_stmt* s) { rank_of[sqlite3_column_int64(s, 0)] = column_text(s, 1); });
 
   // Layout: per GPU a utilisation strip and then its stream lanes.
@@ -790,7 +791,8 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f) {
   }
 
   std::string trace_name;
-  for_each_row(db, picture_sql("first_trace"), nullptr, [&](sqlite3_stmt* s) { trace_name = column_text(s, 0); });
+  for_each_row(db, picture_sql("first_trace", schema), nullptr,
+               [&](sqlite3_stmt* s) { trace_name = column_text(s, 0); });
   trace_name = trace_name.substr(trace_name.find_last_of('/') + 1);
   if (rank_of.size() > 1) trace_name += fmt::format(" and {} more traces", rank_of.size() - 1);
 

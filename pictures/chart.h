@@ -30,11 +30,12 @@ struct Chart {
 
 // Ops (or kernels) at (FLOPs/byte, TFLOP/s) against the memory roof and one compute ceiling per
 // dtype and units; `where` is an SQL condition on the op (or kernel) view.
-Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f);
+Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f,
+                     const std::string& schema = "main");
 
 // GPU activity per stream. `range`: empty (everything), a step number, or "A..B" (ms from the
 // first GPU event).
-Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f);
+Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const std::string& schema = "main");
 
 // HTA's visualize_counts_diff / visualize_duration_diff over the rows of the diff report: the
 // `top` names with the largest |difference| (ProfilerStep* left out of the duration chart).

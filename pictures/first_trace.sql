@@ -1,1 +1,1 @@
-SELECT path FROM trace ORDER BY id LIMIT 1;
+SELECT path FROM @schema.trace ORDER BY id LIMIT 1;

@@ -1,1 +1,1 @@
-SELECT count(*) FROM gpu;
+SELECT count(*) FROM @schema.gpu;

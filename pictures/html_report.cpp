@@ -58,8 +58,9 @@ nav a { margin-right: 14px; font-size: 14px; color: #2a5db0; }
 .scroll { overflow-x: auto; max-height: 640px; overflow-y: auto; border: 1px solid #e2e2e2; }
 table { border-collapse: collapse; font-size: 12.5px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #eee; vertical-align: top; text-align: left; }
-th { position: sticky; top: 0; background: #f3f5f8; border-bottom: 1px solid #ccc; white-space: nowrap; }
-td { max-width: 44em; overflow-wrap: anywhere; }
+th { position: sticky; top: 0; background: #f3f5f8; border-bottom: 1px solid #ccc; }
+td { max-width: 24em; overflow-wrap: break-word; }
+td.text { min-width: 12em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.null { color: #aaa; }
 tr:nth-child(even) td { background: #fafbfc; }
@@ -86,7 +87,13 @@ class Page {
   void table(const ResultSet& rs, size_t max_rows) {
     if (rs.rows.empty()) return para("(no rows)", "note");
     body_ += "<div class=\"scroll\"><table>\n<tr>";
-    for (const std::string& c : rs.columns) body_ += "<th>" + escape(c) + "</th>";
+    // Headers may break after an underscore (main_flops_pct): a wide table of short numbers
+    // then fits the page, its values stay on one line.
+    for (const std::string& c : rs.columns) {
+      std::string h = escape(c);
+      for (size_t at = h.find('_'); at != std::string::npos; at = h.find('_', at + 6)) h.insert(at + 1, "<wbr>");
+      body_ += "<th>" + h + "</th>";
+    }
     body_ += "</tr>\n";
     for (size_t r = 0; r < rs.rows.size() && r < max_rows; ++r) {
       body_ += "<tr>";
@@ -95,7 +102,7 @@ class Page {
         if (!v)
           body_ += "<td class=\"null\">NULL</td>";
         else
-          body_ += fmt::format("<td{}>{}</td>", rs.numeric[i] ? " class=\"num\"" : "", escape(*v));
+          body_ += fmt::format("<td class=\"{}\">{}</td>", rs.numeric[i] ? "num" : "text", escape(*v));
       }
       body_ += "</tr>\n";
     }
@@ -148,9 +155,10 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   page.raw("</nav>\n");
 
   // A canned report's result sets, each under its caption.
-  auto report = [&](const std::string& report_name, const std::vector<std::string>& captions, size_t max_rows) {
+  auto report = [&](const std::string& report_name, const std::vector<std::string>& captions, size_t max_rows,
+                    const std::string& schema = "main") {
     try {
-      auto sets = query(std::string(sql_asset("report_" + report_name)));
+      auto sets = query(sql_for("report_" + report_name, schema));
       int shown = 0;
       for (size_t i = 0; i < sets.size(); ++i) {
         bool captioned = i < captions.size() && !captions[i].empty();
@@ -172,17 +180,26 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
     }
   };
 
+  // With a diff, the summary and the pictures of both traces, control first.
+  const std::vector<std::pair<std::string, std::string>> sides =
+      diff ? std::vector<std::pair<std::string, std::string>>{{"main", " — control (main)"},
+                                                              {"other", " — test (other)"}}
+           : std::vector<std::pair<std::string, std::string>>{{"main", ""}};
   page.heading(2, "Summary", "summary");
-  report("summary", {"Traces"}, 200);
+  for (const auto& [schema, label] : sides) report("summary", {"Traces" + label}, 200, schema);
   report("health", {"Health (what the loader repaired or skipped)"}, 200);
 
   page.heading(2, "Roofline and GPU timeline", "pictures");
-  picture("Roofline", [&] { return roofline_chart(db, false, "", bind, ChartFormat::inline_image); });
-  auto gpu_events = query(picture_sql("gpu_count"));
-  if (gpu_events.empty() || gpu_events[0].rows.empty() || gpu_events[0].rows[0][0] == "0")
-    page.para("No GPU events (kernels, memcpys, memsets) in this trace: no GPU timeline.", "note");
-  else
-    picture("GPU timeline", [&] { return timeline_chart(db, "", ChartFormat::inline_image); });
+  for (const auto& [schema, label] : sides) {
+    const std::string s = schema;
+    picture(("Roofline" + label).c_str(),
+            [&] { return roofline_chart(db, false, "", bind, ChartFormat::inline_image, s); });
+    auto gpu_events = query(picture_sql("gpu_count", s));
+    if (gpu_events.empty() || gpu_events[0].rows.empty() || gpu_events[0].rows[0][0] == "0")
+      page.para("No GPU events (kernels, memcpys, memsets) in this trace: no GPU timeline.", "note");
+    else
+      picture(("GPU timeline" + label).c_str(), [&] { return timeline_chart(db, "", ChartFormat::inline_image, s); });
+  }
   page.para(
       "Other windows: .plot timeline FILE.svg STEP (or START..END in ms); roofline of a subset: "
       ".plot roofline FILE.svg WHERE op_category(name) = 'GEMM'.",

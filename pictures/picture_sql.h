@@ -13,9 +13,11 @@ namespace tlsql {
 
 const std::vector<SqlAsset>& picture_sql_assets();
 
-inline std::string picture_sql(std::string_view name) {
+// The query `name` reading schema `schema` (its "@schema." prefixes, as sql_for: the HTML report of
+// a diff draws both traces).
+inline std::string picture_sql(std::string_view name, const std::string& schema = "main") {
   for (const SqlAsset& a : picture_sql_assets())
-    if (a.name == name) return std::string(a.text);
+    if (a.name == name) return with_schema(std::string(a.text), schema);
   throw std::logic_error("no picture query " + std::string(name));
 }
 

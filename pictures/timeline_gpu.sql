@@ -5,6 +5,6 @@ SELECT g.trace, coalesce(g.device, -1), coalesce(g.stream, -1), g.ts, g.end, g.s
        CASE WHEN g.kind <> 'kernel' THEN g.kind
             WHEN gpu_class_of(g.kind, g.name) = 'communication' THEN 'comm'
             ELSE coalesce(nullif(op_category(o.name), 'other'), op_category(g.name)) END
-FROM gpu g LEFT JOIN launch_link l ON l.gpu = g.uid
-LEFT JOIN event o ON o.uid = l.launcher AND o.kind = 'cpu_op'
+FROM @schema.gpu g LEFT JOIN @schema.launch_link l ON l.gpu = g.uid
+LEFT JOIN @schema.event o ON o.uid = l.launcher AND o.kind = 'cpu_op'
 WHERE g.ts IS NOT NULL AND g.end IS NOT NULL;

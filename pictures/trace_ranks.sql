@@ -1,2 +1,2 @@
 -- Each trace's rank (its id where the trace has none): the timeline's lane labels.
-SELECT id, coalesce(rank, id) FROM trace;
+SELECT id, coalesce(rank, id) FROM @schema.trace;

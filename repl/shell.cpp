@@ -874,7 +874,7 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
           fmt::print(out(), "{:<14}{}\n", a.name.substr(7), doc);
         }
     } else if (cmd == ".report") {
-      std::string_view text = sql_asset("report_" + arg(1));
+      const std::string text = sql_for("report_" + arg(1), "main");
       if (text.empty())
         fail(fmt::format("no report '{}': .reports lists them", arg(1)));
       else if (arg(1).rfind("diff", 0) == 0 && !schema_attached(db(), "other"))

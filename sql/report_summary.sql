@@ -1,14 +1,15 @@
 -- per trace: file, rank, devices, span, steps, events per kind, GPU busy % (top kernels and ops: .report kernels / ops; loader repairs: .report health)
 -- span: first start to last end of any event, and steps: trace_stats() (counted in the perf pass,
 -- which reads every row anyway); GPU busy: the union of kernels, memcpys and memsets
--- over the span of the GPU events (as the timeline report's busy_time / total_time).
-WITH st AS (SELECT id AS trace, trace_stats(id) AS j FROM trace),
-busy AS (SELECT trace, union_ns(ts, end) AS ns, max(end) - min(ts) AS gpu_span FROM gpu GROUP BY trace),
-devs AS (SELECT trace, group_concat(DISTINCT name) AS devices FROM device GROUP BY trace)
+-- over the span of the GPU events (as the timeline report's busy_time / total_time). @schema.:
+-- main, or the diff's other trace in the HTML report.
+WITH st AS (SELECT id AS trace, trace_stats(id, (SELECT 'db:' || token FROM @schema.tlsql_self)) AS j FROM @schema.trace),
+busy AS (SELECT trace, union_ns(ts, end) AS ns, max(end) - min(ts) AS gpu_span FROM @schema.gpu GROUP BY trace),
+devs AS (SELECT trace, group_concat(DISTINCT name) AS devices FROM @schema.device GROUP BY trace)
 SELECT t.id AS trace, t.path, t.rank, t.world_size, d.devices,
        round(((s.j ->> 'span_end') - (s.j ->> 'span_start')) / 1e6, 3) AS span_ms,
        s.j ->> 'steps' AS steps, s.j ->> 'first_step' AS first_step, s.j ->> 'last_step' AS last_step,
        s.j ->> 'events' AS events, round(b.ns / 1e6, 3) AS gpu_busy_ms,
        round(100.0 * b.ns / b.gpu_span, 2) AS gpu_busy_pct
-FROM trace t LEFT JOIN st s ON s.trace = t.id
+FROM @schema.trace t LEFT JOIN st s ON s.trace = t.id
 LEFT JOIN busy b ON b.trace = t.id LEFT JOIN devs d ON d.trace = t.id ORDER BY t.id;

@@ -22,10 +22,13 @@ inline std::string_view sql_asset(std::string_view name) {
 // The asset with its "@schema." prefixes naming `schema` (main, an attached schema, ...): the
 // objects it creates or writes go there; view bodies stay unqualified and so resolve in the
 // view's own schema.
-inline std::string sql_for(std::string_view name, const std::string& schema) {
-  std::string s(sql_asset(name)), q = "\"" + schema + "\".";
+inline std::string with_schema(std::string s, const std::string& schema) {
+  const std::string q = "\"" + schema + "\".";
   for (size_t p = 0; (p = s.find("@schema.", p)) != std::string::npos; p += q.size()) s.replace(p, 8, q);
   return s;
+}
+inline std::string sql_for(std::string_view name, const std::string& schema) {
+  return with_schema(std::string(sql_asset(name)), schema);
 }
 
 }  // namespace tlsql

@@ -100,7 +100,9 @@ check(len(p.tables) == 5, f"bert.html: 5 tables (summary, health, timeline, ops,
 base, test = (os.path.join(data, f"hta_trace_compare_{s}.json.gz") for s in ("base", "test"))
 params = ["-c", ".parameter set @control_step all", "-c", ".parameter set @test_step all"]
 diff_path, d = render([base, "--diff", test] + params, "diff.html")
-check(len(d.images) == 4 and "diff" in d.ids, f"diff.html: roofline, timeline and the two diff charts ({len(d.images)})")
+check(len(d.images) == 6 and "diff" in d.ids,
+      f"diff.html: roofline and timeline of both traces, the two diff charts ({len(d.images)})")
+check(sum(1 for t in d.tables if t and "gpu_busy_pct" in t[0]) == 2, "diff.html: the summary of both traces")
 diff = report_rows([base, "--diff", test] + params, "diff")
 header, rows = diff[0], diff[1:]
 k = header.index("diff_duration")
@@ -136,5 +138,41 @@ else:
             head = f.read(24)
         check(head[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(head[16:20], "big") == 1440,
               f"{os.path.basename(page)}: screenshot {png}")
+    # Readable at 1400 px (issue 18 item 14): the browser lays the diff page out and a script added to
+    # a copy (the page itself has none) records each table's header cells: no text column narrower
+    # than 150 px (a kernel name was a 5-character column, 60 lines tall), and the diff_kernels
+    # table, speedup included, within its box without scrolling.
+    measure = diff_path + ".measure.html"
+    with open(diff_path, encoding="utf-8") as f:
+        page_text = f.read()
+    script = """<script>
+const out = [];
+for (const t of document.querySelectorAll('table')) {
+  const box = t.parentElement.getBoundingClientRect();
+  out.push({visible: box.right, cells: [...t.querySelectorAll('th')].map(th => {
+    const r = th.getBoundingClientRect();
+    const td = t.rows.length > 1 ? t.rows[1].cells[th.cellIndex] : null;
+    return [th.textContent, r.width, r.right, td ? td.className : ''];
+  })});
+}
+document.body.setAttribute('data-layout', JSON.stringify(out));
+</script>"""
+    with open(measure, "w", encoding="utf-8") as f:
+        f.write(page_text.replace("</body>", script + "</body>"))
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--user-data-dir=" + os.path.join(work, "chromium-profile"), "--window-size=1400,3000",
+                        "--dump-dom", "file://" + measure], capture_output=True, text=True, timeout=300)
+    import html as html_mod, json, re
+    m = re.search(r'data-layout="([^"]*)"', r.stdout)
+    tables = json.loads(html_mod.unescape(m.group(1))) if m else []
+    narrow = [(c[0], round(c[1])) for t in tables for c in t["cells"] if c[3] == "text" and c[1] < 150]
+    check(tables and not narrow, f"diff.html at 1400 px: every text column at least 150 px wide ({narrow[:3]})")
+    kernels = [t for t in tables if t["cells"] and t["cells"][-1][0] == "speedup"]
+    wide = [(t["cells"][-1][0], round(t["cells"][-1][2]), round(t["visible"])) for t in tables
+            if t["cells"] and t["cells"][-1][2] > t["visible"] + 1]
+    check(len(kernels) == 1 and not wide,
+          f"diff.html at 1400 px: every table, diff_kernels' speedup included, fits its box (last column, "
+          f"its right edge, the box's: {wide})")
 
 finish()
