@@ -242,9 +242,9 @@ std::string duration(double ns) {
   return fmt::format("{:.2f} s", ns / 1e9);
 }
 // Cuts `s` to `width` pixels with an ellipsis.
-std::string fit(Canvas& cv, std::string s, double size, double width) {
-  if (cv.text_width(s, size) <= width) return s;
-  while (!s.empty() && cv.text_width(s + "…", size) > width) {
+std::string fit(Canvas& cv, std::string s, double size, double width, bool bold = false) {
+  if (cv.text_width(s, size, bold) <= width) return s;
+  while (!s.empty() && cv.text_width(s + "…", size, bold) > width) {
     s.pop_back();
     while (!s.empty() && (s.back() & 0xC0) == 0x80) s.pop_back();  // whole UTF-8 characters
     if (!s.empty() && (s.back() & 0xC0) == 0xC0) s.pop_back();
@@ -313,6 +313,7 @@ struct Point {
   int64_t uid, trace;
   std::string name, label, category, dtype, units;
   double flops, bytes, ns, peak_tflops = NAN, peak_tbps = NAN;
+  std::string shapes;                            // an op's input dims and types: with its name, the group a label names
   double x() const { return flops / bytes; }     // FLOP/byte
   double y() const { return flops / ns / 1e3; }  // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s
 };
@@ -361,7 +362,8 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
             num(6),
             num(7),
             num(8),
-            num(9)};
+            num(9),
+            column_text(s, 12)};
     if (!(p.ns > 0))
       ++no_time;
     else if (!(p.flops > 0))
@@ -404,7 +406,25 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   std::vector<size_t> by_time(pts.size());
   for (size_t i = 0; i < pts.size(); ++i) by_time[i] = i;
   std::sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return pts[a].ns > pts[b].ns; });
-  const size_t labelled = std::min<size_t>(10, pts.size());
+  // The labels name the 10 (name, shapes) groups with the most GPU time, each at its largest point:
+  // ten instances of one op would otherwise take all ten labels.
+  struct Group {
+    double ns = 0;
+    size_t count = 0, top = 0;  // top: its largest point
+  };
+  std::map<std::pair<std::string, std::string>, Group> groups;
+  for (size_t i : by_time) {  // largest first: the first point seen is the group's top
+    Group& g = groups[{pts[i].name, pts[i].shapes}];
+    if (!g.count++) g.top = i;
+    g.ns += pts[i].ns;
+  }
+  std::vector<const Group*> ranked;
+  for (const auto& [key, g] : groups) ranked.push_back(&g);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Group* a, const Group* b) { return a->ns > b->ns; });
+  if (ranked.size() > 10) ranked.resize(10);
+  const size_t labelled = ranked.size();
+  std::vector<bool> is_labelled(pts.size());
+  for (const Group* g : ranked) is_labelled[g->top] = true;
 
   std::string summary = fmt::format("roofline: {} {} with FLOPs > 0, bytes and GPU time", pts.size(), what);
   if (zero_flops + no_bytes + no_time)
@@ -422,7 +442,8 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   const double W = 1100, H = pts.empty() ? 130 : 720, L = 90, R = 850, T = 72, B = pts.empty() ? 110 : 640;
   auto draw = [&](ChartFormat format) {
     Canvas cv(format, W, H);
-    cv.text(L, 30, fit(cv, fmt::format("Roofline: {} on {}", trace_name, device), 17, W - L - 20), 17, kInk, 0, true);
+    cv.text(L, 30, fit(cv, fmt::format("Roofline: {} on {}", trace_name, device), 17, W - L - 20, true), 17, kInk, 0,
+            true);
     cv.text(L, 52,
             fit(cv,
                 fmt::format("{} {} with FLOPs and GPU time · point area ∝ GPU time{}", pts.size(), what,
@@ -546,8 +567,10 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     // Labels of the top 10 by GPU time, never overlapping each other or the roof labels.
     const Box area{L + 2, T + 2, R - 2, B - 2};
     for (size_t r = 0; r < labelled; ++r) {
-      size_t i = by_time[r];
-      std::string label = fmt::format("{}. {} {}", r + 1, pts[i].label, duration(pts[i].ns));
+      const size_t i = ranked[r]->top;
+      std::string label = ranked[r]->count > 1 ? fmt::format("{}. {} ×{} {}", r + 1, pts[i].label, ranked[r]->count,
+                                                             duration(ranked[r]->ns))
+                                               : fmt::format("{}. {} {}", r + 1, pts[i].label, duration(pts[i].ns));
       double w = cv.text_width(label, 11) + 6, h = 15;
       std::vector<Disc> others;
       for (size_t k = 0; k < distinct.size(); ++k)
@@ -588,7 +611,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     for (size_t r = 0; r < by_time.size(); ++r) {
       const Point& p = pts[by_time[r]];
       put({"point", std::to_string(p.uid), p.name, p.category, p.dtype, p.units, cell(p.x()), cell(p.y()),
-           cell(p.ns / 1e3), r < labelled ? "1" : "0", std::to_string(point_mark[by_time[r]])},
+           cell(p.ns / 1e3), is_labelled[by_time[r]] ? "1" : "0", std::to_string(point_mark[by_time[r]])},
           point_label[by_time[r]]);
     }
     for (size_t k = 0; k < ceilings.size(); ++k) {
@@ -798,7 +821,8 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const
 
   auto draw = [&](ChartFormat format) {
     Canvas cv(format, W, H);
-    cv.text(24, 30, fit(cv, fmt::format("GPU timeline: {} ({})", trace_name, window), 17, W - 48), 17, kInk, 0, true);
+    cv.text(24, 30, fit(cv, fmt::format("GPU timeline: {} ({})", trace_name, window), 17, W - 48, true), 17, kInk, 0,
+            true);
     cv.text(24, 52,
             fmt::format("{} kernels / memcpys / memsets · {} streams · {} · work narrower than a pixel is drawn as "
                         "its share of the pixel",

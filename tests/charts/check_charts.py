@@ -124,19 +124,25 @@ roofline_traces = [("bert_h100", os.path.join(data, "tracelens_h100_bert_small_u
                    ("resnet_mi300x", os.path.join(shared, "traces", "tracelens", "mi300", "resnet_act_checkpoint.json.gz"))]
 for name, trace in present(roofline_traces):
     svg, png, rows = plot([trace], "roofline", f"roofline_{name}")
-    expected = query([trace], "SELECT uid, intensity(uid) AS x, tflops(uid) AS y, gpu_time(uid) AS ns FROM op "
+    expected = query([trace], "SELECT uid, intensity(uid) AS x, tflops(uid) AS y, gpu_time(uid) AS ns, name, "
+                              "coalesce(input_dims, '') || coalesce(input_types, '') AS shapes FROM op "
                               "WHERE flops(uid) > 0 AND bytes(uid) > 0 AND gpu_time(uid) > 0 AND perf_source(uid) <> 'beneath'")
     points = [r for r in rows if r["kind"] == "point"]
     check(len(points) == len(expected) > 0, f"{name}: {len(points)} points = {len(expected)} ops with FLOPs and GPU time")
     by_uid = {r["uid"]: r for r in expected}
     check(all(p["uid"] in by_uid and close(p["x"], by_uid[p["uid"]]["x"]) and close(p["y"], by_uid[p["uid"]]["y"])
               for p in points), f"{name}: every point at (intensity(uid), tflops(uid))")
-    top = sorted(expected, key=lambda r: -int(r["ns"]))[:10]
+    # Labels (issue 18 item 13): the 10 (op, shapes) groups with the most GPU time, each at its
+    # largest point, so ten instances of one op take one label.
+    groups = {}
+    for r in expected:
+        groups.setdefault((r["name"], r["shapes"]), []).append(r)
+    top = sorted(groups.values(), key=lambda g: -sum(int(r["ns"]) for r in g))[:10]
     labelled = [p for p in points if p["labelled"] == "1"]
-    check(len(labelled) == min(10, len(expected)) and
-          sorted(int(p["uid"]) for p in labelled) == sorted(int(r["uid"]) for r in top) or
-          sorted(float(by_uid[p["uid"]]["ns"]) for p in labelled) == sorted(float(r["ns"]) for r in top),
-          f"{name}: the labelled points are the top 10 by GPU time")
+    got = sorted((by_uid[p["uid"]]["name"], by_uid[p["uid"]]["shapes"], int(by_uid[p["uid"]]["ns"])) for p in labelled)
+    want = sorted((g[0]["name"], g[0]["shapes"], max(int(r["ns"]) for r in g)) for g in top)
+    check(len(labelled) == min(10, len(groups)) and got == want,
+          f"{name}: the labels name the 10 (op, shapes) groups with the most GPU time, at their largest point")
     # Labels (boxes in the picture's pixels, from the CSV): every labelled point and ceiling has
     # one, inside the plot area (x 90..850, y 72..640), and no two overlap.
     boxes = [(r["kind"] + " " + (r["uid"] or r["name"]), [float(r[k]) for k in ("label_x0", "label_y0", "label_x1", "label_y1")])
