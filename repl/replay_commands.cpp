@@ -1,6 +1,7 @@
 // .replay UID and .export-replay FILE.json|FILE.zip [WHERE ...]: the REPL side of replay (the
 // work happens in the replay worker; see src/replay_client.h).
 #include <fmt/format.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include <chrono>
@@ -85,8 +86,14 @@ void Shell::replay_command(int64_t uid, const std::string& device, int iters, in
                (*ir)["op_name"].get<std::string>(), uid, device.empty() ? " (this LibTorch has no CUDA)" : "", warmup,
                iters);
   const auto t0 = std::chrono::steady_clock::now();
+  // On a terminal, a progress line while it runs (rewritten in place, cleared at the end).
+  const bool show = !quiet && isatty(STDERR_FILENO);
+  auto progress = [&](int done, int total) {
+    if (show) fmt::print(stderr, "\r  {}: {} of {} calls", (*ir)["op_name"].get<std::string>(), done, total);
+  };
   json r = ReplayClient::instance().request(
-      {{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", warmup}, {"iters", iters}});
+      {{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", warmup}, {"iters", iters}}, 600, progress);
+  if (show) fmt::print(stderr, "\r\033[K");
   if (!r.value("ok", false)) throw std::runtime_error(fmt::format(".replay {}: {}", uid, r.value("error", "")));
   fmt::print(out(), "{} (uid {}) replayed on {} ({}), {} iterations after {} warm-up\n{}",
              (*ir)["op_name"].get<std::string>(), uid, r.value("device", ""), r.value("timer", ""), iters, warmup,

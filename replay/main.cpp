@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -70,7 +71,16 @@ json answer(const json& req) {
     const json ir = req.value("ir", json());
     if (std::string bad = check_ir(ir); !bad.empty()) return {{"ok", false}, {"error", "bad IR: " + bad}};
     maybe_crash(ir.value("op_name", ""));
-    RunOptions opt{req.value("device", ""), req.value("warmup", 10), req.value("iters", 100)};
+    RunOptions opt{req.value("device", ""), req.value("warmup", 10), req.value("iters", 100), nullptr};
+    // Progress lines before the answer (the client shows them during long replays): after the
+    // first call, then at most one a second.
+    auto last = std::chrono::steady_clock::time_point{};
+    opt.progress = [&](int done, int total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (done > 1 && now - last < std::chrono::seconds(1)) return;
+      last = now;
+      std::cout << json{{"progress", done}, {"of", total}}.dump() << "\n" << std::flush;
+    };
     json resp = run_json(run_ir(ir, opt));
     if (resp["ok"]) resp["arguments"] = describe_ir(ir);
     return resp;
@@ -161,7 +171,7 @@ int main(int argc, char** argv) {
     std::cout << "[" << i + 1 << "/" << total << "] Replaying: " << name << "\n" << describe_ir(ops[i]);
     RunResult r;
     try {
-      r = run_ir(ops[i], RunOptions{device, warmup, iters});
+      r = run_ir(ops[i], RunOptions{device, warmup, iters, nullptr});
     } catch (const std::exception& e) {  // run_ir catches LibTorch's errors; this is a last guard
       r.ok = false, r.error = e.what();
     }

@@ -212,9 +212,12 @@ RunResult run_ir(const json& ir, const RunOptions& opt) {
       r.error = "operator " + schema->name() + "." + schema->overload_name() + " has no kernel registered";
       return r;
     }
+    int done = 0;
+    const int total = std::max(1, opt.warmup) + std::max(1, opt.iters);
     auto call = [&] {
       torch::jit::Stack s = inputs;
       handle->callBoxed(s);
+      if (opt.progress) opt.progress(++done, total);
       return s;
     };
     torch::jit::Stack out = call();  // also the first warm-up

@@ -1,6 +1,7 @@
 // Runs one replay IR through LibTorch's dispatcher and times it.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@ namespace tlsql::replay {
 struct RunOptions {
   std::string device;  // "cuda", "cpu", or "" for cuda when LibTorch has a GPU
   int warmup = 10, iters = 100;
+  // Called after each call of the op: (calls done, warmup + iters).
+  std::function<void(int, int)> progress;
 };
 
 struct RunResult {

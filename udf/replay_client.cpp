@@ -102,7 +102,7 @@ std::string ReplayClient::died(const std::string& doing) {
   return fmt::format("the replay worker {} while {} (the next replay starts a new one)", how, doing);
 }
 
-json ReplayClient::request(const json& req, int timeout_s) {
+json ReplayClient::request(const json& req, int timeout_s, const std::function<void(int, int)>& progress) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string why;
   if (fd_ < 0 && !start(why)) return {{"ok", false}, {"error", why}};
@@ -125,6 +125,10 @@ json ReplayClient::request(const json& req, int timeout_s) {
       json resp = json::parse(buffer_.substr(0, nl), nullptr, false);
       buffer_.erase(0, nl + 1);
       if (resp.is_discarded()) return {{"ok", false}, {"error", "the replay worker answered with bad JSON"}};
+      if (resp.is_object() && !resp.contains("ok") && resp.contains("progress")) {  // not the answer yet
+        if (progress) progress(resp.value("progress", 0), resp.value("of", 0));
+        continue;
+      }
       return resp;
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());

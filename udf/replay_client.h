@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,7 +17,9 @@ class ReplayClient {
   static ReplayClient& instance();
   ~ReplayClient();
   // One request; the worker's response, or {"ok": false, "error": why} when it could not answer.
-  nlohmann::json request(const nlohmann::json& req, int timeout_s = 600);
+  // `progress`, when given, sees the worker's progress lines of a run: (calls done, calls in all).
+  nlohmann::json request(const nlohmann::json& req, int timeout_s = 600,
+                         const std::function<void(int, int)>& progress = nullptr);
 
  private:
   ReplayClient() = default;

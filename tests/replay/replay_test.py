@@ -60,6 +60,15 @@ for ref, ops in by_trace.items():
     check(d.returncode == 0 and ("on CPU (this LibTorch has no CUDA)" in d.stderr) == on_cpu,
           f"{ref}: the default device is named before a CPU replay, and only then ({d.stderr.strip()[:200]})")
 
+# The worker reports progress before its answer (tlsql shows it on a terminal during long replays):
+# one line after the first call, then at most one a second; the answer follows.
+op = expected[0]
+req = json.dumps({"op": "run", "ir": op["ir"], "device": "cpu", "warmup": 2, "iters": 3})
+r = subprocess.run([replay_bin, "--worker"], input=req + "\n", capture_output=True, text=True, timeout=300)
+lines = [json.loads(l) for l in r.stdout.splitlines()]
+check(len(lines) >= 2 and lines[0] == {"progress": 1, "of": 5} and lines[-1].get("ok") is True and
+      all("progress" in l for l in lines[:-1]), f"worker progress lines, then the answer: {r.stdout[:300]}")
+
 # Crashes, invalid IR, unknown ops: NULL + reason, and the session goes on.
 crash = os.path.join(data, "replay_crash.json")
 r = run([tlsql, crash, "--csv", "-c", "SELECT replay_ir(0) IS NULL AS a", "-c", "SELECT replay(1, 'cpu', 1, 0) > 0 AS b",
