@@ -14,19 +14,6 @@ namespace tlsql {
 
 namespace {
 
-std::string escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  return out;
-}
-
 std::string base64(const std::string& in) {
   static const char* abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
@@ -75,10 +62,10 @@ class Page {
  public:
   void raw(const std::string& s) { body_ += s; }
   void heading(int level, const std::string& text, const std::string& id = "") {
-    body_ += fmt::format("<h{0}{1}>{2}</h{0}>\n", level, id.empty() ? "" : " id=\"" + id + "\"", escape(text));
+    body_ += fmt::format("<h{0}{1}>{2}</h{0}>\n", level, id.empty() ? "" : " id=\"" + id + "\"", html_escape(text));
   }
   void para(const std::string& text, const char* cls = nullptr) {
-    body_ += fmt::format("<p{}>{}</p>\n", cls ? fmt::format(" class=\"{}\"", cls) : "", escape(text));
+    body_ += fmt::format("<p{}>{}</p>\n", cls ? fmt::format(" class=\"{}\"", cls) : "", html_escape(text));
   }
   void problem(const std::string& what, const std::string& why) {
     ++problems;
@@ -90,7 +77,7 @@ class Page {
     // Headers may break after an underscore (main_flops_pct): a wide table of short numbers
     // then fits the page, its values stay on one line.
     for (const std::string& c : rs.columns) {
-      std::string h = escape(c);
+      std::string h = html_escape(c);
       for (size_t at = h.find('_'); at != std::string::npos; at = h.find('_', at + 6)) h.insert(at + 1, "<wbr>");
       body_ += "<th>" + h + "</th>";
     }
@@ -102,7 +89,7 @@ class Page {
         if (!v)
           body_ += "<td class=\"null\">NULL</td>";
         else
-          body_ += fmt::format("<td class=\"{}\">{}</td>", rs.numeric[i] ? "num" : "text", escape(*v));
+          body_ += fmt::format("<td class=\"{}\">{}</td>", rs.numeric[i] ? "num" : "text", html_escape(*v));
       }
       body_ += "</tr>\n";
     }
@@ -110,15 +97,15 @@ class Page {
     if (rs.rows.size() > max_rows) para(fmt::format("{} of {} rows shown.", max_rows, rs.rows.size()), "note");
   }
   void image(const Chart& c, const std::string& alt) {
-    body_ +=
-        fmt::format("<figure><img alt=\"{}\" src=\"data:image/{};base64,{}\"><figcaption>{}</figcaption></figure>\n",
-                    escape(alt), c.format == ChartFormat::png ? "png" : "svg+xml", base64(c.bytes), escape(c.summary));
+    body_ += fmt::format(
+        "<figure><img alt=\"{}\" src=\"data:image/{};base64,{}\"><figcaption>{}</figcaption></figure>\n",
+        html_escape(alt), c.format == ChartFormat::png ? "png" : "svg+xml", base64(c.bytes), html_escape(c.summary));
   }
   std::string finish(const std::string& title) const {
     return fmt::format(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n"
         "<style>{}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
-        escape(title), kStyle, body_);
+        html_escape(title), kStyle, body_);
   }
   int problems = 0;
 

@@ -145,8 +145,11 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+}  // namespace
+
 std::string html_escape(const std::string& s) {
   std::string out;
+  out.reserve(s.size());
   for (char c : s) switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -157,6 +160,8 @@ std::string html_escape(const std::string& s) {
     }
   return out;
 }
+
+namespace {
 
 std::string sql_string(const std::string& s) {
   std::string out = "'";

@@ -58,4 +58,7 @@ void print_empty(FILE* out, const std::vector<std::string>& columns, const Outpu
 // A REAL as the aligned modes show it: "13,214.179", "0.000038", "7.861".
 std::string readable_real(double v);
 
+// Text for HTML: & < > " ' as entities (the html mode, the HTML report).
+std::string html_escape(const std::string& s);
+
 }  // namespace tlsql

@@ -10,7 +10,8 @@
 -- short_name(name); @agg 'avg' averages over the chosen ranks (default 'sum', as HTA).
 -- HTA's own table: @sort 'name', @top 'all', @normalize 0 (tests/cases/diff_hta_*).
 -- CPU = ops, annotations, python frames and runtime / driver calls; GPU = kernels, memcpys,
--- memsets (HTA: events without / with a stream). A GPU event's step is its launch's.
+-- memsets (HTA: events without / with a stream). A GPU event's step is its launch's. Events are
+-- summed per raw name first, so the keys are computed once per name, not per event.
 WITH
 c_traces AS (SELECT id FROM main.trace
              WHERE @control_rank = 'all' OR rank = @control_rank
@@ -22,24 +23,30 @@ c_first AS (SELECT min(step) AS s FROM main.event WHERE step IS NOT NULL AND tra
 t_first AS (SELECT min(step) AS s FROM other.event WHERE step IS NOT NULL AND trace IN t_traces),
 kinds(kind, side) AS (VALUES ('cpu_op', 'CPU'), ('annotation', 'CPU'), ('python', 'CPU'), ('runtime', 'CPU'),
                               ('driver', 'CPU'), ('kernel', 'GPU'), ('memcpy', 'GPU'), ('memset', 'GPU')),
-c_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(iif(@normalize = 0, e.name, normalize_name(e.name)))
-                     ELSE iif(@normalize = 0, e.name, normalize_name(e.name)) END AS key, e.name AS raw, e.dur, k.side
+c_names AS (SELECT e.name AS raw, k.side, count(*) AS n, sum(e.dur) AS dur
          FROM main.event e JOIN kinds k ON k.kind = e.kind
          WHERE e.trace IN c_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
            AND (@control_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@control_step, (SELECT s FROM c_first))
-                OR (@control_step IS NULL OR @control_step = 'all') AND (SELECT s FROM c_first) IS NULL)),
-t_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(iif(@normalize = 0, e.name, normalize_name(e.name)))
-                     ELSE iif(@normalize = 0, e.name, normalize_name(e.name)) END AS key, e.name AS raw, e.dur, k.side
+                OR (@control_step IS NULL OR @control_step = 'all') AND (SELECT s FROM c_first) IS NULL)
+         GROUP BY e.name, k.side),
+c_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(iif(@normalize = 0, raw, normalize_name(raw)))
+                     ELSE iif(@normalize = 0, raw, normalize_name(raw)) END AS key, raw, n, dur, side
+         FROM c_names),
+t_names AS (SELECT e.name AS raw, k.side, count(*) AS n, sum(e.dur) AS dur
          FROM other.event e JOIN kinds k ON k.kind = e.kind
          WHERE e.trace IN t_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
            AND (@test_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@test_step, (SELECT s FROM t_first))
-                OR (@test_step IS NULL OR @test_step = 'all') AND (SELECT s FROM t_first) IS NULL)),
+                OR (@test_step IS NULL OR @test_step = 'all') AND (SELECT s FROM t_first) IS NULL)
+         GROUP BY e.name, k.side),
+t_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(iif(@normalize = 0, raw, normalize_name(raw)))
+                     ELSE iif(@normalize = 0, raw, normalize_name(raw)) END AS key, raw, n, dur, side
+         FROM t_names),
 c_div AS (SELECT CASE WHEN @agg = 'avg' THEN (SELECT count(*) FROM c_traces) ELSE 1 END AS n),
 t_div AS (SELECT CASE WHEN @agg = 'avg' THEN (SELECT count(*) FROM t_traces) ELSE 1 END AS n),
-c AS (SELECT key, count(*) * 1.0 / (SELECT n FROM c_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM c_div) AS us,
+c AS (SELECT key, sum(n) * 1.0 / (SELECT n FROM c_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM c_div) AS us,
              min(raw) AS raw, max(side) AS side
       FROM c_ev GROUP BY key),
-t AS (SELECT key, count(*) * 1.0 / (SELECT n FROM t_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM t_div) AS us,
+t AS (SELECT key, sum(n) * 1.0 / (SELECT n FROM t_div) AS counts, sum(dur) / 1e3 / (SELECT n FROM t_div) AS us,
              min(raw) AS raw, max(side) AS side
       FROM t_ev GROUP BY key),
 keys AS (SELECT key FROM c UNION SELECT key FROM t),

@@ -617,7 +617,13 @@ std::string short_name(const std::string& name) {
 void normalize_name_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* n = sqlite3_value_text(argv[0]);
   if (!n) return sqlite3_result_null(ctx);
-  std::string s = normalize_name(reinterpret_cast<const char*>(n));
+  // Most names have neither an address nor a python location: returned as they are, uncopied
+  // (the diff calls this for every event of both traces).
+  const std::string_view v(reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[0]));
+  if (v.find("0x") == std::string_view::npos && v.find("0X") == std::string_view::npos &&
+      v.find(".py(") == std::string_view::npos)
+    return sqlite3_result_value(ctx, argv[0]);
+  std::string s = normalize_name(v);
   sqlite3_result_text(ctx, s.c_str(), -1, SQLITE_TRANSIENT);
 }
 
