@@ -114,6 +114,7 @@ constexpr const char* kHelp =
 .bail on|off            stop at the first error
 .changes on|off         after each statement that writes, print the rows it changed
 .databases              the attached databases and their files
+.dump [TABLE]           the main database (or the tables matching TABLE) as SQL that rebuilds it
 .echo on|off            print each statement before running it
 .eqp on|off             print each statement's query plan before running it
 .exit / .quit [CODE]    leave tlsql (exit code CODE)
@@ -517,6 +518,49 @@ void Shell::print_plan(sqlite3_stmt* stmt) {
   sqlite3_finalize(plan);
 }
 
+void Shell::dump(const std::string& like) {
+  // As sqlite3's .dump: the main database as SQL that rebuilds it. A loaded trace's event (a
+  // virtual table over the loader's memory) is written as the plain table a saved database has.
+  FILE* f = out();
+  fmt::print(f, "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n");
+  std::vector<std::pair<std::string, std::string>> tables, later;  // (name, CREATE)
+  {
+    Statement s(db(),
+                "SELECT m.name, m.type, m.sql, m.sql LIKE 'CREATE VIRTUAL TABLE%' FROM main.sqlite_schema m "
+                "WHERE m.sql IS NOT NULL AND m.name NOT LIKE 'sqlite_%' AND (?1 IS NULL OR m.tbl_name LIKE ?1) "
+                "ORDER BY m.type = 'table' DESC, m.type = 'index', m.rowid");
+    if (!like.empty()) sqlite3_bind_text(s.get(), 1, like.c_str(), -1, SQLITE_TRANSIENT);
+    while (s.step()) {
+      std::string name = (const char*)sqlite3_column_text(s.get(), 0),
+                  type = (const char*)sqlite3_column_text(s.get(), 1);
+      std::string sql = (const char*)sqlite3_column_text(s.get(), 2);
+      if (sqlite3_column_int(s.get(), 3)) {
+        Statement cols(db(), "SELECT name, type FROM pragma_table_xinfo(?1, 'main') WHERE hidden = 0 ORDER BY cid");
+        sqlite3_bind_text(cols.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
+        std::vector<std::string> list;
+        while (cols.step()) {
+          std::string t = (const char*)sqlite3_column_text(cols.get(), 1);
+          list.push_back(
+              fmt::format("\"{}\"{}", (const char*)sqlite3_column_text(cols.get(), 0), t.empty() ? "" : " " + t));
+        }
+        sql = fmt::format("CREATE TABLE \"{}\"({})", name, fmt::join(list, ", "));
+      }
+      (type == "table" ? tables : later).emplace_back(name, sql);
+    }
+  }
+  OutputOptions insert;
+  insert.mode = OutputMode::insert;
+  insert.headers = false;
+  for (const auto& [name, sql] : tables) {
+    fmt::print(f, "{};\n", sql);
+    insert.table = name;
+    Statement rows(db(), fmt::format("SELECT * FROM main.\"{}\"", name));
+    if (print_statement(f, rows.get(), insert) != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db()));
+  }
+  for (const auto& [name, sql] : later) fmt::print(f, "{};\n", sql);
+  fmt::print(f, "COMMIT;\n");
+}
+
 void Shell::import_csv(const std::string& path, const std::string& table) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error(fmt::format(".import: cannot open '{}'", path));
@@ -815,6 +859,8 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
     } else if (cmd == ".import") {
       if (w.size() != 3) return fail(".import FILE.csv TABLE"), true;
       import_csv(w[1], w[2]);
+    } else if (cmd == ".dump") {
+      dump(arg(1));
     } else if (cmd == ".output" || cmd == ".once") {
       if (out_ && fclose(out_) != 0) fail(fmt::format("{}: cannot write: {}", out_name_, strerror(errno)));
       out_ = nullptr;
@@ -959,14 +1005,14 @@ void Shell::interactive() {
   std::string buf;
   auto refresh_words = [&] {
     std::set<std::string> words;
-    for (const char* c : {".attach",        ".exit",      ".headers",   ".help",      ".mode",   ".once",  ".open",
-                          ".output",        ".parameter", ".plot",      ".html",      ".quit",   ".read",  ".replay",
-                          ".export-replay", ".report",    ".reports",   ".save",      ".schema", ".stack", ".tables",
-                          ".timer",         ".tree",      ".width",     ".nullvalue", ".show",   ".echo",  ".changes",
-                          ".eqp",           ".indexes",   ".import",    ".print",     ".bail",   ".shell", ".system",
-                          ".databases",     ".version",   ".separator", "SELECT",     "FROM",    "WHERE",  "GROUP",
-                          "ORDER",          "BY",         "LIMIT",      "JOIN",       "ON",      "WITH",   "RECURSIVE",
-                          "HAVING",         "DISTINCT",   "COUNT"})
+    for (const char* c :
+         {".attach",    ".exit",     ".headers", ".help",      ".mode",    ".once",      ".open",          ".output",
+          ".parameter", ".plot",     ".html",    ".quit",      ".read",    ".replay",    ".export-replay", ".report",
+          ".reports",   ".save",     ".schema",  ".stack",     ".tables",  ".timer",     ".tree",          ".width",
+          ".nullvalue", ".show",     ".echo",    ".changes",   ".eqp",     ".indexes",   ".import",        ".print",
+          ".bail",      ".shell",    ".system",  ".databases", ".version", ".separator", ".dump",          "SELECT",
+          "FROM",       "WHERE",     "GROUP",    "ORDER",      "BY",       "LIMIT",      "JOIN",           "ON",
+          "WITH",       "RECURSIVE", "HAVING",   "DISTINCT",   "COUNT"})
       words.insert(c);
     sqlite3_stmt* s = nullptr;
     sqlite3_prepare_v2(db(),

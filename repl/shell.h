@@ -61,6 +61,8 @@ class Shell {
   void print_plan(sqlite3_stmt* stmt);
   // .import FILE TABLE: the CSV file's rows into TABLE (created from the header line when new).
   void import_csv(const std::string& path, const std::string& table);
+  // .dump [TABLE]: the main database as SQL (sqlite3's .dump).
+  void dump(const std::string& like);
   void print_tree(int64_t uid, int max_depth, bool all);
   void print_stack(int64_t uid);
   void replay_command(int64_t uid, const std::string& device, int iters, int warmup);

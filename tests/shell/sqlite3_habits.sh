@@ -3,7 +3,7 @@
 # - list, tabs, html, line, insert and quote print what the sqlite3 shell prints (with .headers and
 #   .nullvalue); insert's REALs are the shortest text that reads back exactly;
 # - .exit N, .mode with no argument, .tables PATTERN, .schema of the event virtual table, .help TOPIC,
-#   .show, .echo, .changes, .eqp, .print, .version, .databases, .import, .width, --wrap;
+#   .show, .echo, .changes, .eqp, .print, .version, .databases, .import, .dump, .width, --wrap;
 # - aligned modes: REALs to 3 decimals (3 significant digits below 1) with thousands separators,
 #   markdown escapes |, long cells wrap; CSV keeps full precision.
 set -u
@@ -24,6 +24,15 @@ $got"
   got=$("$tlsql" -q "$t" -c ".mode insert r" -c "SELECT 0.1 + 0.2 AS v, -0.001 AS w" |
         sqlite3 :memory: "CREATE TABLE r(v, w)" ".read /dev/stdin" "SELECT v = 0.1 + 0.2 AND w = -0.001 FROM r")
   [ "$got" = "1" ] || fail "insert mode does not round-trip: $got"
+  # .dump is SQL that the sqlite3 shell turns back into the same tables (event, a virtual table over
+  # the loader's memory, as a plain table), with the same rows.
+  rm -f "$work/habits_dump.db"
+  "$tlsql" -q "$t" -c ".dump" | sqlite3 "$work/habits_dump.db" || fail ".dump does not load into sqlite3"
+  q="SELECT (SELECT count(*) FROM event), (SELECT count(*) FROM trace),
+    (SELECT group_concat(name, ';') FROM (SELECT name FROM event ORDER BY uid)), (SELECT sum(dur) FROM event)"
+  want=$("$tlsql" -q "$t" --list -c ".headers off" -c "$q")
+  got=$(sqlite3 -list "$work/habits_dump.db" "$q")
+  [ -n "$want" ] && [ "$got" = "$want" ] || fail ".dump: sqlite3 reads back $got, want $want"
 else
   echo "skip the comparison with the sqlite3 shell: not installed"
 fi
