@@ -91,6 +91,12 @@ std::string readable_real(double v) {
 
 namespace {
 
+// A ResultSet made by hand (the charts' CSV) may leave `numeric` and `is_real` empty: then text.
+bool numeric(const ResultSet& rs, size_t i) { return i < rs.numeric.size() && rs.numeric[i]; }
+bool real(const ResultSet& rs, size_t r, size_t i) {
+  return r < rs.is_real.size() && i < rs.is_real[r].size() && rs.is_real[r][i];
+}
+
 // Display width in terminal columns: UTF-8 continuation bytes take no column.
 size_t display_width(const std::string& s) {
   size_t w = 0;
@@ -209,7 +215,7 @@ void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
       const auto& v = rs.rows[r][i];
       if (!v)
         c[i] = opt.nullvalue;
-      else if (opt.readable_numbers && rs.is_real[r][i])
+      else if (opt.readable_numbers && real(rs, r, i))
         c[i] = readable_real(std::strtod(v->c_str(), nullptr));
       else
         c[i] = visible(*v, md);
@@ -219,7 +225,7 @@ void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
   // Widths: .width first, then --wrap, then (markdown never wraps) the terminal's width.
   std::vector<bool> right(n);
   for (size_t i = 0; i < n; ++i) {
-    right[i] = rs.numeric[i];
+    right[i] = numeric(rs, i);
     const int w = i < opt.widths.size() ? opt.widths[i] : 0;
     if (w) width[i] = (size_t)std::abs(w), right[i] = w < 0;
     if (opt.wrap > 0 && !md) width[i] = std::min(width[i], (size_t)opt.wrap);
@@ -454,10 +460,7 @@ void print_result(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
     const auto& row = rs.rows[r];
     p.row(
         [&](size_t i) {
-          return !row[i]                                     ? SQLITE_NULL
-                 : r < rs.is_real.size() && rs.is_real[r][i] ? SQLITE_FLOAT
-                 : rs.numeric[i]                             ? SQLITE_INTEGER
-                                                             : SQLITE_TEXT;
+          return !row[i] ? SQLITE_NULL : real(rs, r, i) ? SQLITE_FLOAT : numeric(rs, i) ? SQLITE_INTEGER : SQLITE_TEXT;
         },
         [&](size_t i) { return row[i] ? *row[i] : std::string(); },
         [&](size_t i) { return row[i] ? std::strtod(row[i]->c_str(), nullptr) : 0.0; });
