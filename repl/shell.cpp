@@ -226,6 +226,19 @@ std::optional<std::string> where_after(const std::string& line, size_t words) {
   return line.substr(p + 6);
 }
 
+// A main-schema table's visible columns as "name TYPE" (a virtual table's CREATE statement names
+// only its module: .schema shows these, .dump writes them as a plain table).
+std::vector<std::string> column_definitions(sqlite3* db, const std::string& table) {
+  Statement cols(db, "SELECT name, type FROM pragma_table_xinfo(?1, 'main') WHERE hidden = 0 ORDER BY cid");
+  sqlite3_bind_text(cols.get(), 1, table.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<std::string> list;
+  while (cols.step()) {
+    const std::string type = (const char*)sqlite3_column_text(cols.get(), 1);
+    list.push_back(sql_identifier((const char*)sqlite3_column_text(cols.get(), 0)) + (type.empty() ? "" : " " + type));
+  }
+  return list;
+}
+
 std::string history_path() {
   const char* home = getenv("HOME");
   return home ? std::string(home) + "/.tlsql_history" : std::string();
@@ -475,16 +488,8 @@ void Shell::print_schema(const std::string& like) {
   while (s.step()) {
     const std::string name = (const char*)sqlite3_column_text(s.get(), 0);
     fmt::print(out(), "{};\n", (const char*)sqlite3_column_text(s.get(), 1));
-    if (!sqlite3_column_int(s.get(), 2)) continue;
-    Statement cols(db(), "SELECT name, type FROM pragma_table_xinfo(?1) WHERE hidden = 0 ORDER BY cid");
-    sqlite3_bind_text(cols.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
-    std::vector<std::string> list;
-    while (cols.step()) {
-      std::string type = (const char*)sqlite3_column_text(cols.get(), 1);
-      list.push_back(
-          fmt::format("  {}{}", (const char*)sqlite3_column_text(cols.get(), 0), type.empty() ? "" : " " + type));
-    }
-    fmt::print(out(), "/* {} columns:\n{}\n*/\n", name, fmt::join(list, ",\n"));
+    if (sqlite3_column_int(s.get(), 2))
+      fmt::print(out(), "/* {} columns:\n  {}\n*/\n", name, fmt::join(column_definitions(db(), name), ",\n  "));
   }
 }
 
@@ -534,17 +539,8 @@ void Shell::dump(const std::string& like) {
       std::string name = (const char*)sqlite3_column_text(s.get(), 0),
                   type = (const char*)sqlite3_column_text(s.get(), 1);
       std::string sql = (const char*)sqlite3_column_text(s.get(), 2);
-      if (sqlite3_column_int(s.get(), 3)) {
-        Statement cols(db(), "SELECT name, type FROM pragma_table_xinfo(?1, 'main') WHERE hidden = 0 ORDER BY cid");
-        sqlite3_bind_text(cols.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
-        std::vector<std::string> list;
-        while (cols.step()) {
-          std::string t = (const char*)sqlite3_column_text(cols.get(), 1);
-          list.push_back(
-              fmt::format("\"{}\"{}", (const char*)sqlite3_column_text(cols.get(), 0), t.empty() ? "" : " " + t));
-        }
-        sql = fmt::format("CREATE TABLE \"{}\"({})", name, fmt::join(list, ", "));
-      }
+      if (sqlite3_column_int(s.get(), 3))
+        sql = fmt::format("CREATE TABLE {}({})", sql_identifier(name), fmt::join(column_definitions(db(), name), ", "));
       (type == "table" ? tables : later).emplace_back(name, sql);
     }
   }
@@ -596,11 +592,6 @@ void Shell::import_csv(const std::string& path, const std::string& table) {
   };
   std::vector<std::string> header, row;
   if (!next_record(header)) throw std::runtime_error(fmt::format(".import: '{}' is empty", path));
-  auto quote = [](const std::string& name) {
-    std::string q = "\"";
-    for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
   Statement exists(db(), "SELECT count(*) FROM pragma_table_list WHERE name = ?1");
   sqlite3_bind_text(exists.get(), 1, table.c_str(), -1, SQLITE_TRANSIENT);
   exists.step();
@@ -608,15 +599,15 @@ void Shell::import_csv(const std::string& path, const std::string& table) {
   std::string cols, marks;
   for (size_t i = 0; i < header.size(); ++i) {
     if (i) cols += ", ", marks += ", ";
-    cols += quote(header[i]);
+    cols += sql_identifier(header[i]);
     marks += '?';
   }
   // A new table takes the header as its column names (sqlite3's .import); an existing one gets
   // every line, the first included, as rows.
-  if (fresh) exec_sql(db(), fmt::format("CREATE TABLE {}({})", quote(table), cols));
+  if (fresh) exec_sql(db(), fmt::format("CREATE TABLE {}({})", sql_identifier(table), cols));
   exec_sql(db(), "SAVEPOINT tlsql_import");
   try {
-    Statement insert(db(), fmt::format("INSERT INTO {} VALUES({})", quote(table), marks));
+    Statement insert(db(), fmt::format("INSERT INTO {} VALUES({})", sql_identifier(table), marks));
     int64_t line = 1, rows = 0;
     auto add = [&](const std::vector<std::string>& r) {
       if (r.size() != header.size())
@@ -1003,6 +994,7 @@ void Shell::interactive() {
   rl_attempted_completion_function = complete;
   fmt::print("tlsql — SQL over PyTorch profiler traces. \".help\" lists commands; statements end with ';'.\n");
   std::string buf;
+  std::set<std::string> report_params;
   auto refresh_words = [&] {
     std::set<std::string> words;
     for (const char* c :
@@ -1025,21 +1017,23 @@ void Shell::interactive() {
       if (auto t = sqlite3_column_text(s, 0)) words.insert((const char*)t);
     sqlite3_finalize(s);
     g_words.assign(words.begin(), words.end());
-    // Report names, and the @parameters the canned reports read (and any the user set).
-    std::set<std::string> reports, params;
-    for (const SqlAsset& a : sql_assets()) {
-      if (a.name.rfind("report_", 0) == 0) reports.emplace(a.name.substr(7));
-      for (size_t at = a.text.find('@'); at != std::string_view::npos; at = a.text.find('@', at + 1)) {
-        size_t end = at + 1;
-        while (end < a.text.size() && (std::isalnum((unsigned char)a.text[end]) || a.text[end] == '_')) ++end;
-        if (end > at + 1) params.insert(std::string(a.text.substr(at, end - at)));
-      }
-    }
+    // The @parameters the canned reports read (collected once, below), and any the user set.
+    std::set<std::string> params = report_params;
     for (const auto& [k, v] : parameters_) params.insert(k);
-    params.erase("@schema");  // (the views' placeholder, not a parameter)
-    g_reports.assign(reports.begin(), reports.end());
     g_parameters.assign(params.begin(), params.end());
   };
+  // Report names and the @parameters their SQL reads: fixed for the session.
+  std::set<std::string> reports;
+  for (const SqlAsset& a : sql_assets()) {
+    if (a.name.rfind("report_", 0) == 0) reports.emplace(a.name.substr(7));
+    for (size_t at = a.text.find('@'); at != std::string_view::npos; at = a.text.find('@', at + 1)) {
+      size_t end = at + 1;
+      while (end < a.text.size() && (std::isalnum((unsigned char)a.text[end]) || a.text[end] == '_')) ++end;
+      if (end > at + 1) report_params.insert(std::string(a.text.substr(at, end - at)));
+    }
+  }
+  report_params.erase("@schema");  // (the views' placeholder, not a parameter)
+  g_reports.assign(reports.begin(), reports.end());
   refresh_words();
   while (!quit_) {
     g_interrupted = false;

@@ -153,6 +153,18 @@ std::string json_string(const std::string& s) {
 
 }  // namespace
 
+std::string sql_identifier(const std::string& name) {
+  // Quoted unless plain: letters, digits and _, not first a digit, not a keyword (sqlite3's
+  // default insert table, "table", is one).
+  bool plain =
+      !name.empty() && !std::isdigit((unsigned char)name[0]) && !sqlite3_keyword_check(name.data(), (int)name.size());
+  for (char c : name) plain = plain && (std::isalnum((unsigned char)c) || c == '_');
+  if (plain) return name;
+  std::string q = "\"";
+  for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
 std::string html_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -176,16 +188,6 @@ std::string sql_string(const std::string& s) {
     if (c == '\'') out += '\'';
   }
   return out + "'";
-}
-
-// A table name as SQL: quoted unless it is a plain identifier (sqlite3's default "table" is a keyword).
-std::string identifier(const std::string& name) {
-  bool plain = !name.empty() && !std::isdigit((unsigned char)name[0]) && name != "table";
-  for (char c : name) plain = plain && (std::isalnum((unsigned char)c) || c == '_');
-  if (plain) return name;
-  std::string q = "\"";
-  for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
 }
 
 // Cells shown in aligned modes: control characters would break the grid; markdown escapes its
@@ -357,7 +359,7 @@ class RowPrinter {
       case OutputMode::insert:
       case OutputMode::quote:
         if (opt_.mode == OutputMode::insert) {
-          s_ += "INSERT INTO " + identifier(opt_.table);
+          s_ += "INSERT INTO " + sql_identifier(opt_.table);
           if (opt_.headers) {
             s_ += '(';
             for (size_t i = 0; i < n; ++i) {

@@ -61,4 +61,8 @@ std::string readable_real(double v);
 // Text for HTML: & < > " ' as entities (the html mode, the HTML report).
 std::string html_escape(const std::string& s);
 
+// A table or column name as SQL: as it is when plain, else in double quotes (insert mode, .dump,
+// .import).
+std::string sql_identifier(const std::string& name);
+
 }  // namespace tlsql

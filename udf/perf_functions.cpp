@@ -369,12 +369,6 @@ int perf_close(sqlite3_vtab_cursor* c) {
   return SQLITE_OK;
 }
 
-int perf_error(sqlite3_vtab* v, const std::string& msg) {
-  sqlite3_free(v->zErrMsg);
-  v->zErrMsg = sqlite3_mprintf("%s", msg.c_str());
-  return SQLITE_ERROR;
-}
-
 int perf_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value** argv) {
   auto* c = reinterpret_cast<PerfCursor*>(cur);
   sqlite3_vtab* vtab = cur->pVtab;
@@ -389,11 +383,11 @@ int perf_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_va
   }
   std::string error;
   c->table = perf_table(db, schema, error);
-  if (!c->table) return perf_error(vtab, "perf_rows: " + error);
+  if (!c->table) return vtab_error(vtab, "perf_rows: " + error);
   if (!c->table->loop_uid.empty())
     for (size_t r = 0; r < c->table->rows; ++r)
       if (c->table->flags[r] & PerfTable::looped)
-        return perf_error(vtab, fmt::format("perf_rows: {}", cycle_at(c->table->loop_uid[r])));
+        return vtab_error(vtab, fmt::format("perf_rows: {}", cycle_at(c->table->loop_uid[r])));
   c->peaks = connection_cached<Peaks>(db, "peaks:" + schema, [&] { return std::make_unique<Peaks>(db, schema); });
   if (!c->peaks) c->peaks = (c->own_peaks = std::make_unique<Peaks>(db, schema)).get();
   c->at = 0;

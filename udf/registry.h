@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include <string>
 #include <vector>
 
 namespace tlsql {
@@ -32,6 +33,13 @@ std::vector<SqlFunction> optimizable_functions();
 std::vector<SqlFunction> replay_functions();
 
 const std::vector<SqlFunction>& sql_functions();
+
+// A table-valued function's error: `msg` as the virtual table's message; returns SQLITE_ERROR.
+inline int vtab_error(sqlite3_vtab* v, const std::string& msg) {
+  sqlite3_free(v->zErrMsg);
+  v->zErrMsg = sqlite3_mprintf("%s", msg.c_str());
+  return SQLITE_ERROR;
+}
 
 // Registers every function, and the tlsql_functions table, on `db`.
 void register_sql_functions(sqlite3* db);

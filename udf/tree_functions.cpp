@@ -46,12 +46,6 @@ struct Cursor {
   bool fetched = false;
 };
 
-int set_error(sqlite3_vtab* v, const std::string& msg) {
-  sqlite3_free(v->zErrMsg);
-  v->zErrMsg = sqlite3_mprintf("%s", msg.c_str());
-  return SQLITE_ERROR;
-}
-
 int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
   int rc = sqlite3_declare_vtab(db,
                                 "CREATE TABLE x(uid INTEGER, kind TEXT, name TEXT, ts INTEGER, dur INTEGER, "
@@ -115,18 +109,18 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value
   c->rows.clear();
   c->at = 0;
   c->fetched = false;
-  if (!(plan & 1)) return set_error(cur->pVtab, fmt::format("{}(uid [, schema]): the uid argument is missing", fn));
+  if (!(plan & 1)) return vtab_error(cur->pVtab, fmt::format("{}(uid [, schema]): the uid argument is missing", fn));
   sqlite3_value* u = argv[0];
   if (sqlite3_value_numeric_type(u) != SQLITE_INTEGER)
-    return set_error(cur->pVtab, fmt::format("{}(uid): uid must be an integer event uid, got '{}'", fn,
-                                             sqlite3_value_text(u) ? (const char*)sqlite3_value_text(u) : "NULL"));
+    return vtab_error(cur->pVtab, fmt::format("{}(uid): uid must be an integer event uid, got '{}'", fn,
+                                              sqlite3_value_text(u) ? (const char*)sqlite3_value_text(u) : "NULL"));
   int64_t uid = sqlite3_value_int64(u);
   std::string schema = schema_arg(t->db, (plan & 2) ? argv[1] : nullptr);
   c->tree = tree_for(t->db, schema, c->own);
-  if (!c->tree->ok()) return set_error(cur->pVtab, fmt::format("{}: {}", fn, c->tree->error()));
+  if (!c->tree->ok()) return vtab_error(cur->pVtab, fmt::format("{}: {}", fn, c->tree->error()));
   c->tree->take_walk_error();
   auto root = c->tree->row(uid);
-  if (!root) return set_error(cur->pVtab, fmt::format("{}({}): no event has uid {}", fn, uid, uid));
+  if (!root) return vtab_error(cur->pVtab, fmt::format("{}({}): no event has uid {}", fn, uid, uid));
   switch (t->walk) {
     case Walk::ancestors: c->rows = c->tree->ancestors(uid); break;
     case Walk::descendants: c->rows = c->tree->descendants(uid); break;
@@ -143,7 +137,7 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value
       break;
   }
   if (std::string e = c->tree->take_walk_error(); !e.empty())
-    return set_error(cur->pVtab, fmt::format("{}({}): {}", fn, uid, e));
+    return vtab_error(cur->pVtab, fmt::format("{}({}): {}", fn, uid, e));
   return SQLITE_OK;
 }
 
