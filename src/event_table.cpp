@@ -118,8 +118,20 @@ struct Cursor {
 };
 
 // idxNum bits: which constraints xFilter receives, in this order.
-// kKindOrder: every row, by kind name then uid (GROUP BY kind without a sort).
-enum Plan { kByUid = 1, kByParent = 2, kByKind = 4, kUidLow = 8, kUidHigh = 16, kByTrace = 32, kKindOrder = 64 };
+// kKindOrder: every row, by kind name then uid (GROUP BY kind without a sort). kNameOrder: the
+// plan's rows by name (NULL first, as SQLite orders), then uid: GROUP BY name of a trace's
+// kernels would otherwise sort long kernel names that share most of their text, which costs more
+// than the rest of the query.
+enum Plan {
+  kByUid = 1,
+  kByParent = 2,
+  kByKind = 4,
+  kUidLow = 8,
+  kUidHigh = 16,
+  kByTrace = 32,
+  kKindOrder = 64,
+  kNameOrder = 128
+};
 
 // The module's client data: the connection's stores, and what to do with them when it closes.
 struct ModuleAux {
@@ -225,10 +237,16 @@ int x_best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
   const bool by_uid = info->nOrderBy == 1 && (is(0, kUid) || is(0, kTrace));
   const bool by_kind = info->nOrderBy >= 1 && info->nOrderBy <= 2 && is(0, kKind) &&
                        (info->nOrderBy == 1 || is(1, kTrace) || is(1, kUid));
+  // (Not for SELECT DISTINCT name, which lists names as they first occur, in uid order, without it.)
+  const bool by_name = info->nOrderBy >= 1 && info->nOrderBy <= 2 && is(0, kName) &&
+                       (info->nOrderBy == 1 || is(1, kUid)) && sqlite3_vtab_distinct(info) <= 1;
   if (by_uid || (by_kind && (plan & kByKind))) {
     info->orderByConsumed = 1;
   } else if (by_kind && plan == 0) {  // the lists are not ascending as a whole: no bounds on top
     info->idxNum = plan | kKindOrder;
+    info->orderByConsumed = 1;
+  } else if (by_name && !(plan & (kByUid | kUidLow | kUidHigh))) {  // (the same)
+    info->idxNum = plan | kNameOrder;
     info->orderByConsumed = 1;
   }
   return SQLITE_OK;
@@ -258,6 +276,45 @@ bool int_arg(sqlite3_value* v, int64_t& out) {
     return (double)out == d;
   }
   return false;
+}
+
+// Replaces the cursor's rows (its list, or its range within the trace bounds) by the same rows
+// ordered by name, then position: a counting sort over the ranks of the names they use.
+void order_by_name(Cursor& c) {
+  const EventStore& s = *c.store;
+  std::vector<uint32_t> rows;
+  if (c.use_list) {
+    for (size_t i = 0; i < c.list_size; ++i)
+      if ((int64_t)c.list[i] >= c.lo_bound && (int64_t)c.list[i] < c.hi_bound) rows.push_back(c.list[i]);
+  } else {
+    for (int64_t p = std::max(c.pos, c.lo_bound); p < std::min(c.hi, c.hi_bound); ++p) rows.push_back((uint32_t)p);
+  }
+  auto name_of = [&](uint32_t pos) {
+    int64_t local;
+    return s.trace_at(pos, local).rows[(size_t)local].name;
+  };
+  // rank[id]: 0 for no name, then 1.. in the names' byte order (SQLite's BINARY collation).
+  std::vector<uint32_t> names(rows.size());
+  std::vector<uint32_t> rank(s.strings.size() + 1, 0);
+  const uint32_t none = (uint32_t)s.strings.size();  // StringPool::kNone's slot
+  std::vector<uint32_t> used;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint32_t n = name_of(rows[i]);
+    names[i] = n == StringPool::kNone ? none : n;
+    if (names[i] != none && !rank[names[i]]) rank[names[i]] = 1, used.push_back(names[i]);
+  }
+  std::sort(used.begin(), used.end(), [&](uint32_t a, uint32_t b) { return s.strings.get(a) < s.strings.get(b); });
+  for (size_t i = 0; i < used.size(); ++i) rank[used[i]] = (uint32_t)i + 1;
+  std::vector<uint32_t> start(used.size() + 2, 0);
+  for (uint32_t n : names) ++start[rank[n] + 1];
+  for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  c.owned.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) c.owned[start[rank[names[i]]]++] = rows[i];
+  c.use_list = true;
+  c.list = c.owned.data();
+  c.list_size = c.owned.size();
+  c.at = 0;
+  c.lo_bound = 0, c.hi_bound = INT64_MAX;
 }
 
 int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_value** argv) {
@@ -349,6 +406,7 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
     c->eof = true;
     return SQLITE_OK;
   }
+  if (plan & kNameOrder) order_by_name(*c);
   c->settle();
   return SQLITE_OK;
 }

@@ -768,37 +768,45 @@ const std::map<std::string, Family, std::less<>>& families() {
 // their values are parsed; the rest (often most of the text) is skipped, not built. A key written
 // with escapes, or text that is not one object, takes the whole-document parse. As with a whole
 // parse, a member given twice counts as its last.
-Args parse_args(std::string_view text) {
-  Args a;
+struct Members {
   std::string_view dims, types, concrete;
+  bool scanned = false;  // false: the text needs the whole-document parse
+};
+Members scan_members(std::string_view text) {
+  Members m;
   bool escaped = false;
   const bool whole = json_scan::for_each_member(text, [&](std::string_view k, std::string_view v) {
     if (k.find('\\') != std::string_view::npos) escaped = true;
-    if (k == "Input Dims") dims = v;
-    if (k == "Input type") types = v;
-    if (k == "Concrete Inputs") concrete = v;
+    if (k == "Input Dims") m.dims = v;
+    if (k == "Input type") m.types = v;
+    if (k == "Concrete Inputs") m.concrete = v;
   });
+  m.scanned = whole && !escaped;
+  return m;
+}
+Args parse_args(std::string_view text, const Members& m) {
+  Args a;
   json j;
   auto member = [&](const char* key, std::string_view v) -> json {
-    if (!whole || escaped) {
+    if (!m.scanned) {
       if (!j.is_object()) return json();
       auto d = j.find(key);
       return d == j.end() ? json() : *d;
     }
     return v.empty() ? json() : json::parse(v.begin(), v.end(), nullptr, false);
   };
-  if (!whole || escaped) {
+  if (!m.scanned) {
     j = json::parse(text.begin(), text.end(), nullptr, false);
     if (!j.is_object()) return a;
   }
-  args::InputDims d = args::input_dims(member("Input Dims", dims));
+  args::InputDims d = args::input_dims(member("Input Dims", m.dims));
   a.dims = std::move(d.shape), a.lists = std::move(d.lists);
   auto strings = [&](const json& d, std::vector<std::string>& out) {
     if (d.is_array())
       for (const auto& e : d) out.push_back(e.is_string() ? e.get<std::string>() : e.dump());
   };
-  strings(member("Input type", types), a.types);
-  strings(member("Concrete Inputs", concrete), a.concrete);
+  strings(member("Input type", m.types), a.types);
+  strings(member("Concrete Inputs", m.concrete), a.concrete);
   return a;
 }
 
@@ -957,7 +965,26 @@ std::string op_category(std::string_view name) {
 std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json) {
   const Family* f = family(name);
   if (!f || !f->model || args_json.empty()) return std::nullopt;
-  return f->model(parse_args(args_json));
+  return f->model(parse_args(args_json, scan_members(args_json)));
+}
+
+std::optional<OpPerf> OpModelMemo::model(std::string_view name, std::string_view args_json) {
+  const Family* f = family(name);
+  if (!f || !f->model || args_json.empty()) return std::nullopt;
+  const Members m = scan_members(args_json);
+  if (!m.scanned) return f->model(parse_args(args_json, m));
+  // The key: the family and the three members' text, each with its length (no separator can be
+  // confused with text).
+  key_.clear();
+  key_.append(reinterpret_cast<const char*>(&f), sizeof f);
+  for (std::string_view v : {m.dims, m.types, m.concrete}) {
+    const size_t len = v.size();
+    key_.append(reinterpret_cast<const char*>(&len), sizeof len).append(v);
+  }
+  if (auto it = seen_.find(key_); it != seen_.end()) return it->second;
+  std::optional<OpPerf> result = f->model(parse_args(args_json, m));
+  if (seen_.size() < kMaxEntries) seen_.emplace(key_, result);
+  return result;
 }
 
 }  // namespace tlsql

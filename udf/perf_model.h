@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace tlsql {
@@ -26,6 +27,20 @@ bool has_perf_model(std::string_view name);
 // The model of one op, given its name and args JSON text. nullopt when the family has no model
 // or the args lack what it needs.
 std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json);
+
+// model_op for a pass over many ops: an op's model depends only on its family and the "Input Dims",
+// "Input type" and "Concrete Inputs" members of its args, and a trace repeats those every step and
+// layer, so each distinct combination is parsed and modeled once (up to kMaxEntries of them, so
+// that a trace of all-different shapes costs no more memory than that). One per thread.
+class OpModelMemo {
+ public:
+  std::optional<OpPerf> model(std::string_view name, std::string_view args_json);
+
+ private:
+  static constexpr size_t kMaxEntries = 1 << 16;
+  std::unordered_map<std::string, std::optional<OpPerf>> seen_;
+  std::string key_;
+};
 
 // Whether a memcpy GPU event moves its bytes over a link rather than within the GPU's memory
 // (host <-> device, peer to peer), by Kineto's name ("Memcpy DtoH (Device -> Pageable)"): such

@@ -139,6 +139,7 @@ class NameFacts {
 struct Parsed {
   std::vector<std::pair<uint32_t, OpPerf>> own;
   std::vector<std::tuple<uint32_t, std::optional<double>, std::optional<double>>> augmented;
+  OpModelMemo memo;  // this thread's
 };
 void parse_args(uint32_t row, std::string_view name, bool modeled, std::string_view args, Parsed& out) {
   // (A plain search for "kernel_" first: '"' starts most of an args text, 'k' little of it.)
@@ -153,7 +154,7 @@ void parse_args(uint32_t row, std::string_view name, bool modeled, std::string_v
     }
   }
   if (modeled)
-    if (auto m = model_op(name, args)) out.own.emplace_back(row, std::move(*m));
+    if (auto m = out.memo.model(name, args)) out.own.emplace_back(row, std::move(*m));
 }
 void add_parsed(Input& in, Parsed& p) {
   for (auto& [r, m] : p.own) {
@@ -556,7 +557,7 @@ void compute(Input& in, PerfTable& t) {
     if (it == t.dtypes.end()) it = t.dtypes.insert(t.dtypes.end(), d);
     return (uint16_t)(it - t.dtypes.begin());
   };
-  std::unordered_map<uint32_t, uint32_t> launcher;  // GPU row -> launcher row
+  std::vector<uint32_t> launcher(n, PerfTable::kNone);  // GPU row -> launcher row
   std::vector<bool> launches(n, false);
   for (auto [g, l] : in.launches) launcher[g] = l, launches[l] = true;
   // An op carries its own model when it launches GPU work itself, or when no op of its family
@@ -581,8 +582,8 @@ void compute(Input& in, PerfTable& t) {
     if (t.flags[r] & PerfTable::looped) continue;
     if (in.kind[r] == Kind::kernel) {
       // The nearest op at or above the launcher with a model, if it launched nothing else.
-      auto l = launcher.find((uint32_t)r);
-      for (int64_t c = l == launcher.end() ? int64_t{-1} : (int64_t)l->second; c >= 0; c = in.parent[(size_t)c]) {
+      const uint32_t l = launcher[r];
+      for (int64_t c = l == PerfTable::kNone ? int64_t{-1} : (int64_t)l; c >= 0; c = in.parent[(size_t)c]) {
         if (t.flags[(size_t)c] & PerfTable::looped) {
           t.flags[r] |= PerfTable::looped, t.loop_uid[r] = t.loop_uid[(size_t)c];
           break;

@@ -362,3 +362,34 @@ TEST_CASE("foreach, grouped GEMMs, rotary embedding, upsample") {
   const char* none = R"({"Input Dims": [[2, 3, 8, 8], [], []], "Input type": ["float", "", ""]})";
   CHECK(!model_op("aten::upsample_nearest2d", none));
 }
+
+TEST_CASE("the memo answers as model_op: keyed by family and the three members it reads") {
+  tlsql::OpModelMemo memo;
+  auto same = [&](const char* name, const char* args) {
+    auto a = model_op(name, args), b = memo.model(name, args);
+    REQUIRE(a.has_value() == b.has_value());
+    if (a) CHECK((a->flops == b->flops && a->bytes == b->bytes && a->dtype == b->dtype && a->matrix == b->matrix));
+    return b;
+  };
+  // Other members (ids) differ from op to op and do not matter: the second is a hit, same numbers.
+  const char* mm1 = R"({"External id": 1, "Input Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]})";
+  const char* mm2 = R"({"External id": 2, "Input Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]})";
+  CHECK(*same("aten::mm", mm1)->flops == 2.0 * 64 * 32 * 128);
+  CHECK(*same("aten::mm", mm2)->flops == 2.0 * 64 * 32 * 128);
+  // Same members, another family: a different model (bmm reads a batch dimension mm has not).
+  const char* three = R"({"Input Dims": [[8, 16, 4], [8, 4, 2]], "Input type": ["c10::Half", "c10::Half"]})";
+  CHECK(*same("aten::bmm", three)->flops == 8 * 2.0 * 16 * 2 * 4);
+  CHECK(!same("aten::mm", three));  // 3-d operands: no mm model, remembered as none
+  CHECK(!same("aten::mm", three));
+  // Only Concrete Inputs differ (sum over dim 0 vs dim 1 of [4, 6]): two entries, two answers.
+  const char* sum0 = R"({"Input Dims": [[4, 6], [], [], []], "Input type": ["float", "ScalarList", "Scalar", ""],
+      "Concrete Inputs": ["", "[0]", "False", ""]})";
+  const char* sum1 = R"({"Input Dims": [[4, 6], [], [], []], "Input type": ["float", "ScalarList", "Scalar", ""],
+      "Concrete Inputs": ["", "[1]", "False", ""]})";
+  // (bytes: 24 read + 6 written vs 24 + 4, fp32)
+  CHECK(*same("aten::sum", sum0)->bytes == (24 + 6) * 4.0);
+  CHECK(*same("aten::sum", sum1)->bytes == (24 + 4) * 4.0);
+  // A key written with an escape takes the whole-document parse, not the memo: still the same.
+  const char* escaped = R"({"Input\u0020Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]})";
+  CHECK(*same("aten::mm", escaped)->flops == 2.0 * 64 * 32 * 128);
+}
