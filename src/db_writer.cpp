@@ -23,6 +23,17 @@ Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
     throw SqlError(sqlite3_errmsg(db));
 }
 
+sqlite3* open_second_reader(sqlite3* db, const std::string& schema) {
+  const char* file = sqlite3_db_filename(db, schema.c_str());
+  sqlite3* second = nullptr;
+  if (!file || !*file || !sqlite3_get_autocommit(db)) return nullptr;
+  if (sqlite3_open_v2(file, &second, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    sqlite3_close(second);
+    return nullptr;
+  }
+  return second;
+}
+
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

@@ -723,14 +723,9 @@ void copy_database(sqlite3* db, const std::string& path, const TempFile& tmp) {
 
 }  // namespace
 
-void save_database(sqlite3* db, const std::string& path) {
+void save_database(sqlite3* db, const std::string& path, const std::function<void(sqlite3*, const std::string&)>& add) {
   refuse_own_input(db, path);
   TempFile tmp(path);
-  if (const char* f = sqlite3_db_filename(db, "main"); f && *f) {
-    copy_database(db, path, tmp);
-    tmp.commit();
-    return;
-  }
   // Attached as `save`, with no journal and no syncs (a half-written file is removed, never used).
   auto attach_save = [&] {
     Statement attach(db, "ATTACH ? AS save");
@@ -738,6 +733,30 @@ void save_database(sqlite3* db, const std::string& path) {
     attach.step();
     exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF;");
   };
+  auto run_add = [&] {
+    if (!add) return;
+    try {
+      add(db, "save");
+    } catch (const std::runtime_error& e) {
+      throw SqlError(e.what());
+    }
+  };
+  if (const char* f = sqlite3_db_filename(db, "main"); f && *f) {
+    copy_database(db, path, tmp);
+    // (Added again: the copy has a new schema version, which what was added may depend on.)
+    if (add) {
+      try {
+        attach_save();
+        run_add();
+        exec_sql(db, "DETACH save");
+      } catch (const SqlError& e) {
+        sqlite3_exec(db, "DETACH save", nullptr, nullptr, nullptr);
+        throw SqlError(fmt::format("{}: cannot write the database: {}", path, e.what()));
+      }
+    }
+    tmp.commit();
+    return;
+  }
   try {
     attach_save();
     exec_sql(db, "PRAGMA save.page_size=65536;");
@@ -767,6 +786,7 @@ void save_database(sqlite3* db, const std::string& path) {
       for (const std::string& sql : pages.indexes_by_sqlite) exec_sql(db, sql);
     }
     exec_sql(db, "PRAGMA save.analysis_limit=1000; ANALYZE save");
+    run_add();
     exec_sql(db, "DETACH save");
   } catch (const SqlError& e) {
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);

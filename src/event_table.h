@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,7 +36,10 @@ extern const EventColumn kEventColumns[];
 extern const int kEventColumnCount;
 
 // Writes the database (virtual `event` materialised as a real table) to `path`, atomically: a
-// temporary file beside it, renamed when complete. Throws SqlError.
-void save_database(sqlite3* db, const std::string& path);
+// temporary file beside it, renamed when complete. `add`, when given, writes more into the new
+// database (attached under the schema name it receives) before it is complete: what layers above
+// storage keep with it (the perf table). Throws SqlError.
+void save_database(sqlite3* db, const std::string& path,
+                   const std::function<void(sqlite3*, const std::string&)>& add = {});
 
 }  // namespace tlsql

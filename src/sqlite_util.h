@@ -16,6 +16,11 @@ struct SqlError : std::runtime_error {
 // Runs every statement in `sql`; throws SqlError with SQLite's message.
 void exec_sql(sqlite3* db, std::string_view sql);
 
+// A read-only connection of its own to the database file `schema` of `db` holds, for a second
+// reading thread; nullptr when that is not a file, a transaction is open on `db` (the other
+// connection might not see the same rows) or it cannot be opened. The caller closes it.
+sqlite3* open_second_reader(sqlite3* db, const std::string& schema);
+
 class Statement {
  public:
   Statement(sqlite3* db, std::string_view sql);

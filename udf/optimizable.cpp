@@ -9,8 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "src/event_store.h"
+#include "src/event_table.h"
+#include "src/sqlite_util.h"
 #include "udf/registry.h"
 #include "udf/tree_access.h"
 
@@ -19,7 +23,7 @@ namespace tlsql {
 namespace {
 
 struct Host {
-  int64_t uid, start, end, self;
+  int64_t uid, start, end, self, key;
   int queue_depth = 0;
   int64_t idle = 0;
 };
@@ -94,73 +98,177 @@ struct Query {
   }
   ~Query() { sqlite3_finalize(s); }
   bool ok() const { return s != nullptr; }
-  bool next() { return s && sqlite3_step(s) == SQLITE_ROW; }
+  bool next() { return s && (rc = sqlite3_step(s)) == SQLITE_ROW; }
+  bool complete() const { return rc == SQLITE_DONE; }  // every row read (not stopped by an error)
+  int rc = SQLITE_OK;
   int64_t i(int c) { return sqlite3_column_int64(s, c); }
   std::string t(int c) { return sqlite3_column_text(s, c) ? (const char*)sqlite3_column_text(s, c) : ""; }
 };
+
+// What the function reads of one trace: host events (ops, annotations, python frames, runtime
+// calls) with a start, kernels (not memcpy / memset) and launch calls with the GPU events they
+// launched, each list in uid order. From the loaded store directly or through SQL (a saved
+// database): the same rows either way. (ORDER BY ts in SQL sorted a GB trace's millions of rows
+// through temporary files, most of this function's time: the lists are sorted in C++.)
+struct Rows {
+  std::vector<Host> host;                               // self = the event's duration, for now
+  std::vector<std::pair<int64_t, int64_t>> parent_dur;  // (parent uid, duration) of each host event
+  struct Kernel {
+    int64_t uid, start, end, key;  // key: the start, INT64_MIN for none (the start reads 0)
+  };
+  std::vector<Kernel> kernels;
+  struct LaunchRow {  // one per (launch call, GPU event it launched), by uid then GPU uid
+    int64_t uid, start, end, key;
+    std::optional<int64_t> gpu;
+  };
+  std::vector<LaunchRow> launches;
+};
+
+bool is_host(Kind k) {
+  return k == Kind::cpu_op || k == Kind::annotation || k == Kind::python || k == Kind::runtime || k == Kind::driver;
+}
+bool is_memory_kernel(std::string_view name) { return lower(std::string(name)).find("mem") != std::string::npos; }
+
+bool read_sql_host(sqlite3* db, const std::string& q, int64_t trace, Rows& out) {
+  Query h(db,
+          fmt::format("SELECT uid, ts, end, dur, parent FROM {}.event WHERE trace = ?1 AND ts IS NOT NULL "
+                      "AND +kind IN ('cpu_op', 'annotation', 'python', 'runtime', 'driver')",  // a scan, by uid
+                      q),
+          trace);
+  if (!h.ok()) return false;
+  while (h.next()) {
+    out.host.push_back({h.i(0), h.i(1), h.i(2), h.i(3), h.i(1)});
+    if (sqlite3_column_type(h.s, 4) != SQLITE_NULL) out.parent_dur.emplace_back(h.i(4), h.i(3));
+  }
+  return h.complete();
+}
+
+bool read_sql_gpu(sqlite3* db, const std::string& q, int64_t trace, Rows& out) {
+  auto key = [](const Query& x, int c) {
+    return sqlite3_column_type(x.s, c) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(x.s, c);
+  };
+  Query k(db, fmt::format("SELECT uid, ts, end, name FROM {}.event WHERE trace = ?1 AND kind = 'kernel'", q), trace);
+  while (k.next())
+    if (!is_memory_kernel(k.t(3))) out.kernels.push_back({k.i(0), k.i(1), k.i(2), key(k, 1)});
+  Query l(db,
+          fmt::format("SELECT r.ts, r.end, r.name, l.gpu, r.uid FROM {0}.event r LEFT JOIN {0}.launch_link l "
+                      "ON l.runtime = r.uid WHERE r.trace = ?1 AND r.kind IN ('runtime', 'driver')",
+                      q),
+          trace);
+  while (l.next())
+    if (is_launch(l.t(2)))
+      out.launches.push_back({l.i(4), l.i(0), l.i(1), key(l, 0),
+                              sqlite3_column_type(l.s, 3) == SQLITE_NULL ? std::nullopt : std::optional(l.i(3))});
+  return k.complete() && l.complete();
+}
+
+// A saved file is read on two connections at once: host events on this one, kernels and launches
+// on a second, read-only one (when it can be opened and read; else all here).
+bool read_sql(sqlite3* db, const std::string& schema, int64_t trace, Rows& out) {
+  const std::string q = fmt::format("\"{}\"", schema);
+  sqlite3* second = open_second_reader(db, schema);
+  bool gpu_read = false;
+  std::thread other;
+  if (second) other = std::thread([&] { gpu_read = read_sql_gpu(second, "\"main\"", trace, out); });
+  const bool ok = read_sql_host(db, q, trace, out);
+  if (second) other.join();
+  sqlite3_close(second);
+  if (!ok) return false;
+  if (gpu_read) return true;
+  out.kernels.clear(), out.launches.clear();
+  return read_sql_gpu(db, q, trace, out);
+}
+bool read_store(const EventStore& s, sqlite3* db, const std::string& q, int64_t trace, Rows& out) {
+  std::vector<std::pair<int64_t, int64_t>> links;  // (runtime, gpu), sorted
+  Query l(db, fmt::format("SELECT runtime, gpu FROM {}.launch_link", q), trace);
+  if (!l.ok()) return false;
+  while (l.next()) links.emplace_back(l.i(0), l.i(1));
+  std::sort(links.begin(), links.end());
+  // Per name: 0 not looked at, 1 yes, 2 no (names repeat millions of times).
+  std::vector<uint8_t> launch_name(s.strings.size(), 0), memory_name(s.strings.size(), 0);
+  auto fact = [&](std::vector<uint8_t>& cache, uint32_t n, bool (*test)(std::string_view)) {
+    if (n == StringPool::kNone) return test({});
+    if (!cache[n]) cache[n] = test(s.strings.get(n)) ? 1 : 2;
+    return cache[n] == 1;
+  };
+  auto or0 = [](int64_t v) { return v == kNull ? 0 : v; };
+  for (const auto& t : s.traces) {
+    if (t->id != trace) continue;
+    for (size_t i = 0; i < t->rows.size(); ++i) {
+      const EventRec& e = t->rows[i];
+      const int64_t uid = t->uid_base + (int64_t)i, start = or0(e.ts), key = e.ts == kNull ? INT64_MIN : e.ts;
+      if (is_host(e.kind) && e.ts != kNull) {
+        out.host.push_back({uid, e.ts, or0(e.end()), or0(e.dur), e.ts});
+        if (e.parent >= 0) out.parent_dur.emplace_back(t->uid_base + e.parent, or0(e.dur));
+      }
+      if (e.kind == Kind::kernel && !fact(memory_name, e.name, is_memory_kernel))
+        out.kernels.push_back({uid, start, or0(e.end()), key});
+      if ((e.kind == Kind::runtime || e.kind == Kind::driver) &&
+          fact(launch_name, e.name, [](std::string_view n) { return is_launch(std::string(n)); })) {
+        auto it = std::lower_bound(links.begin(), links.end(), std::pair<int64_t, int64_t>{uid, INT64_MIN});
+        if (it == links.end() || it->first != uid)
+          out.launches.push_back({uid, start, or0(e.end()), key, std::nullopt});
+        for (; it != links.end() && it->first == uid; ++it)
+          out.launches.push_back({uid, start, or0(e.end()), key, it->second});
+      }
+    }
+  }
+  return true;
+}
 
 void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3* db = sqlite3_context_db_handle(ctx);
   int64_t trace = sqlite3_value_int64(argv[0]);
   int64_t top = argc > 1 && sqlite3_value_type(argv[1]) != SQLITE_NULL ? sqlite3_value_int64(argv[1]) : 10;
-  std::string q = fmt::format("\"{}\"", schema_arg(db, argc > 2 ? argv[2] : nullptr));
+  const std::string schema = schema_arg(db, argc > 2 ? argv[2] : nullptr), q = fmt::format("\"{}\"", schema);
 
-  // Host events (torch's event tree) and their self time: duration less the children's durations.
-  std::vector<Host> host;
-  UidIndex index;
-  Query h(db,
-          fmt::format("SELECT uid, ts, end, dur, parent FROM {}.event WHERE trace = ?1 AND ts IS NOT NULL "
-                      "AND kind IN ('cpu_op', 'annotation', 'python', 'runtime', 'driver') ORDER BY ts, uid",
-                      q),
-          trace);
-  if (!h.ok()) return sqlite3_result_error(ctx, "optimizable_events: no tlsql event table in that schema", -1);
-  std::vector<std::pair<int64_t, int64_t>> parent_dur;
-  while (h.next()) {
-    index.add(h.i(0), host.size());
-    host.push_back({h.i(0), h.i(1), h.i(2), h.i(3)});
-    if (sqlite3_column_type(h.s, 4) != SQLITE_NULL) parent_dur.emplace_back(h.i(4), h.i(3));
+  Rows rows;
+  if (const EventStore* store = loaded_store(db, schema)) {
+    if (!read_store(*store, db, q, trace, rows))
+      return sqlite3_result_error(ctx, "optimizable_events: cannot read a tlsql event table in that schema", -1);
+  } else if (!read_sql(db, schema, trace, rows)) {
+    return sqlite3_result_error(ctx, "optimizable_events: cannot read a tlsql event table in that schema", -1);
   }
-  index.seal();
-  for (auto [p, d] : parent_dur)
-    if (auto at = index.find(p)) host[*at].self -= d;
-  parent_dur = {};
-  index = {};
+  // Each list is sorted here by (start, uid) (where a start is missing, key is INT64_MIN: ORDER BY
+  // ts puts a NULL first; the start itself reads 0, as SQLite's integer of a NULL).
+  auto by_start = [](const auto& a, const auto& b) { return std::pair(a.key, a.uid) < std::pair(b.key, b.uid); };
+
+  // Host events (torch's event tree) and their self time: duration less the children's durations,
+  // each parent found by binary search over the uid order the rows come in.
+  std::vector<Host>& host = rows.host;
+  auto by_uid = [](const Host& a, const Host& b) { return a.uid < b.uid; };
+  if (!std::is_sorted(host.begin(), host.end(), by_uid)) std::sort(host.begin(), host.end(), by_uid);
+  for (auto [p, d] : rows.parent_dur) {
+    auto it = std::lower_bound(host.begin(), host.end(), Host{p, 0, 0, 0, 0}, by_uid);
+    if (it != host.end() && it->uid == p) it->self -= d;
+  }
+  rows.parent_dur = {};
+  std::sort(host.begin(), host.end(), by_start);
 
   // Kernels (not memcpy / memset) by start, and each launch call's kernel index.
+  std::sort(rows.kernels.begin(), rows.kernels.end(), by_start);
   std::vector<std::pair<int64_t, int64_t>> kernels;  // (start, end)
   UidIndex kernel_index;                             // kernel uid -> position
-  Query k(
-      db,
-      fmt::format("SELECT uid, ts, end, name FROM {}.event WHERE trace = ?1 AND kind = 'kernel' ORDER BY ts, uid", q),
-      trace);
-  while (k.next())
-    if (lower(k.t(3)).find("mem") == std::string::npos) {
-      kernel_index.add(k.i(0), kernels.size());
-      kernels.emplace_back(k.i(1), k.i(2));
-    }
+  for (const Rows::Kernel& x : rows.kernels)
+    kernel_index.add(x.uid, kernels.size()), kernels.emplace_back(x.start, x.end);
+  rows.kernels = {};
+  kernel_index.seal();
   struct Launch {
-    int64_t uid, start, end;
+    int64_t uid, start, end, key;
     std::optional<size_t> kernel;
   };
   std::vector<Launch> launches;
-  kernel_index.seal();
-  Query l(
-      db,
-      fmt::format(
-          "SELECT r.ts, r.end, r.name, l.gpu, r.uid FROM {0}.event r LEFT JOIN {0}.launch_link l ON l.runtime = r.uid "
-          "WHERE r.trace = ?1 AND r.kind IN ('runtime', 'driver') ORDER BY r.ts, r.uid",
-          q),
-      trace);
-  while (l.next()) {
-    if (!is_launch(l.t(2))) continue;
+  for (const Rows::LaunchRow& l : rows.launches) {
     std::optional<size_t> kid;
-    if (sqlite3_column_type(l.s, 3) != SQLITE_NULL) kid = kernel_index.find(l.i(3));
-    if (!launches.empty() && launches.back().uid == l.i(4)) {
+    if (l.gpu) kid = kernel_index.find(*l.gpu);
+    if (!launches.empty() && launches.back().uid == l.uid) {
       if (!launches.back().kernel) launches.back().kernel = kid;  // one launch, several GPU events
       continue;
     }
-    launches.push_back({l.i(4), l.i(0), l.i(1), kid});
+    launches.push_back({l.uid, l.start, l.end, l.key, kid});
   }
+  rows.launches = {};
+  std::sort(launches.begin(), launches.end(), by_start);
 
   // Queue depth: walk launches, kernels and host events by start (launch before kernel before host
   // event on ties); depth = index of the kernel spawned by the latest launch - kernels started + 1.
@@ -170,12 +278,21 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     size_t i;
   };
   std::vector<Item> items;
+  items.reserve(launches.size() + kernels.size() + host.size());
   for (size_t i = 0; i < launches.size(); ++i) items.push_back({launches[i].start, 0, i});
   for (size_t i = 0; i < kernels.size(); ++i) items.push_back({kernels[i].first, 1, i});
   for (size_t i = 0; i < host.size(); ++i) items.push_back({host[i].start, 2, i});
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    return a.start != b.start ? a.start < b.start : a.group < b.group;
-  });
+  // A stable sort by (start, group). Each list is already in start order unless a start is
+  // missing (read as 0): then three runs merge in linear time, as the sort would order them.
+  auto before = [](const Item& a, const Item& b) { return a.start != b.start ? a.start < b.start : a.group < b.group; };
+  const auto mid1 = items.begin() + (std::ptrdiff_t)launches.size(), mid2 = mid1 + (std::ptrdiff_t)kernels.size();
+  if (std::is_sorted(items.begin(), mid1, before) && std::is_sorted(mid1, mid2, before) &&
+      std::is_sorted(mid2, items.end(), before)) {
+    std::inplace_merge(items.begin(), mid1, mid2, before);
+    std::inplace_merge(items.begin(), mid2, items.end(), before);
+  } else {
+    std::stable_sort(items.begin(), items.end(), before);
+  }
   std::vector<Span> depth;  // launches and kernels
   int64_t spawned = -1;
   size_t current = 0;

@@ -14,7 +14,9 @@
 
 #include "src/event_table.h"
 #include "src/kind.h"
+#include "src/sqlite_util.h"
 #include "udf/interval_union.h"
+#include "udf/perf_cache.h"
 #include "udf/perf_model.h"
 #include "udf/tree_access.h"
 #include "udf/user_models.h"
@@ -164,16 +166,23 @@ void add_parsed(Input& in, Parsed& p) {
   in.augmented.insert(in.augmented.end(), p.augmented.begin(), p.augmented.end());
 }
 
-void read_launches(sqlite3* db, const std::string& schema, Input& in, const PerfTable& t) {
+// (GPU event uid, launcher uid) of each launch link: the one input of the pass read through SQL
+// even for a loaded trace (launch_link is a table of the session's database).
+using LaunchUids = std::vector<std::pair<int64_t, int64_t>>;
+LaunchUids read_launches(sqlite3* db, const std::string& schema) {
+  LaunchUids out;
   sqlite3_stmt* s = nullptr;
   if (sqlite3_prepare_v2(db, fmt::format("SELECT gpu, launcher FROM \"{}\".launch_link", schema).c_str(), -1, &s,
-                         nullptr) != SQLITE_OK)
-    return;
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    int64_t g = t.row(sqlite3_column_int64(s, 0)), l = t.row(sqlite3_column_int64(s, 1));
+                         nullptr) == SQLITE_OK)
+    while (sqlite3_step(s) == SQLITE_ROW) out.emplace_back(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+  sqlite3_finalize(s);
+  return out;
+}
+void add_launches(const LaunchUids& links, Input& in, const PerfTable& t) {
+  for (auto [gpu, launcher] : links) {
+    int64_t g = t.row(gpu), l = t.row(launcher);
     if (g >= 0 && l >= 0) in.launches.emplace_back((uint32_t)g, (uint32_t)l);
   }
-  sqlite3_finalize(s);
 }
 
 // The in-memory store: rows by position (uid - first_uid), names from its pool.
@@ -316,14 +325,8 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
     sqlite3_finalize(s);
   }
   const uint64_t span = (uint64_t)hi - (uint64_t)lo;  // unsigned: uids may run from INT64_MIN to INT64_MAX
-  const char* file = sqlite3_db_filename(db, schema.c_str());
   // (The second connection waits for no lock: if it cannot read now, this one reads its range.)
-  sqlite3* second = nullptr;
-  if (file && *file && sqlite3_get_autocommit(db) && hi > lo && span > 10000 &&
-      sqlite3_open_v2(file, &second, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-    sqlite3_close(second);
-    second = nullptr;
-  }
+  sqlite3* second = hi > lo && span > 10000 ? open_second_reader(db, schema) : nullptr;
   const int64_t mid = second ? (int64_t)((uint64_t)lo + span / 2) : hi;  // the first range ends at mid
   parts.push_back(std::make_unique<SavedPart>());
   parts.push_back(std::make_unique<SavedPart>());
@@ -656,47 +659,81 @@ std::map<sqlite3*, std::map<std::string, Cached>>& cached_tables() {
 
 }  // namespace
 
-std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error) {
-  const EventStore* store = loaded_store(db, schema);
-  const char* f = sqlite3_db_filename(db, schema.c_str());  // NULL: no such schema
-  const char* file = f ? f : "";                            // (compared in place: this runs on every function call)
-  // A saved database's table is valid until that database changes (a commit by any connection).
+namespace {
+
+// What a table is valid for, and the table cached for it, if any.
+struct Key {
+  const EventStore* store = nullptr;
+  const char* file = nullptr;  // NULL: no such schema
   unsigned int version = 0;
-  if (!store && f) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &version);
-  const std::shared_ptr<const UserModels> user = user_models(db);
-  const uint64_t models = user ? user->generation : 0;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto& mine = cached_tables()[db];
-    if (auto it = mine.find(schema); it != mine.end()) {
-      const Cached& c = it->second;
-      if (c.store == (store ? store->generation : 0) && c.models == models && c.file == file &&
-          (store || c.data_version == version))
-        return c.table;
-    }
-  }
-  if (!f) {
+  std::shared_ptr<const UserModels> user;
+  uint64_t models = 0;
+};
+Key key_of(sqlite3* db, const std::string& schema) {
+  Key k;
+  k.store = loaded_store(db, schema);
+  k.file = sqlite3_db_filename(db, schema.c_str());
+  // A saved database's table is valid until that database changes (a commit by any connection).
+  if (!k.store && k.file) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &k.version);
+  k.user = user_models(db);
+  k.models = k.user ? k.user->generation : 0;
+  return k;
+}
+std::shared_ptr<const PerfTable> cached(sqlite3* db, const std::string& schema, const Key& k) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto& mine = cached_tables()[db];
+  auto it = mine.find(schema);
+  if (it == mine.end()) return nullptr;
+  const Cached& c = it->second;
+  // (file compared in place: this runs on every function call)
+  if (c.store == (k.store ? k.store->generation : 0) && c.models == k.models && c.file == (k.file ? k.file : "") &&
+      (k.store || c.data_version == k.version))
+    return c.table;
+  return nullptr;
+}
+void remember(sqlite3* db, const std::string& schema, const Key& k, const std::string& file,
+              std::shared_ptr<const PerfTable> t) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  cached_tables()[db][schema] = Cached{std::move(t), k.store ? k.store->generation : 0, k.models, file, k.version};
+}
+
+// The pass over rows read into `in` (and `t`'s row mapping set from them).
+void start_table(Input& in, PerfTable& t) {
+  t.first_uid = in.first_uid;
+  t.rows = in.size();
+  t.uids = in.uids;
+  t.trace = std::move(in.trace);
+  t.device = std::move(in.device);
+  t.traces = std::move(in.traces);
+}
+
+}  // namespace
+
+std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error) {
+  const Key k = key_of(db, schema);
+  if (auto t = cached(db, schema, k)) return t;
+  if (!k.file) {
     error = fmt::format("no tlsql event table in schema '{}' (no such database)", schema);
     return nullptr;
   }
+  if (!k.store && !k.user)  // a saved database may carry its table (udf/perf_cache.h)
+    if (std::shared_ptr<const PerfTable> saved = load_perf_table(db, schema)) {
+      remember(db, schema, k, k.file, saved);
+      return saved;
+    }
   auto t = std::make_shared<PerfTable>();
   Input in;
   std::vector<std::unique_ptr<SavedPart>> parts;  // a saved database's rows: `in.names` views their names
-  if (store)
-    read_store(*store, in);
+  if (k.store)
+    read_store(*k.store, in);
   else if (!read_saved(db, schema, in, parts, error))
     return nullptr;
-  t->first_uid = in.first_uid;
-  t->rows = in.size();
-  t->uids = in.uids;
-  t->trace = std::move(in.trace);
-  t->device = std::move(in.device);
-  t->traces = std::move(in.traces);
-  read_launches(db, schema, in, *t);
-  if (user) {  // the user's models replace the built-in ones of their names
-    in.user = user.get();
+  start_table(in, *t);
+  add_launches(read_launches(db, schema), in, *t);
+  if (k.user) {  // the user's models replace the built-in ones of their names
+    in.user = k.user.get();
     const bool ok = apply_user_models(
-        db, schema, *user,
+        db, schema, *k.user,
         [&](int64_t uid, OpPerf m) {
           if (const int64_t r = t->row(uid); r >= 0) {
             in.own[(size_t)r] = (uint32_t)in.own_models.size();
@@ -707,9 +744,25 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
     if (!ok) return nullptr;
   }
   compute(in, *t);
-  std::lock_guard<std::mutex> lock(g_mutex);
-  cached_tables()[db][schema] = Cached{t, store ? store->generation : 0, models, file, version};
+  remember(db, schema, k, k.file, t);
   return t;
+}
+
+std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, const std::string& schema) {
+  const Key k = key_of(db, schema);
+  if (auto t = cached(db, schema, k)) return [t] { return t; };
+  if (!k.store || k.user) return nullptr;
+  // (The file name is copied: the job may outlive this call's view of the connection.)
+  return [db, schema, k, file = std::string(k.file ? k.file : ""), links = read_launches(db, schema)] {
+    auto t = std::make_shared<PerfTable>();
+    Input in;
+    read_store(*k.store, in);
+    start_table(in, *t);
+    add_launches(links, in, *t);
+    compute(in, *t);
+    remember(db, schema, k, file, t);
+    return std::shared_ptr<const PerfTable>(t);
+  };
 }
 
 std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn,

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -87,6 +88,13 @@ struct PerfTable {
 // The table for `schema` on `db`: computed on first use and kept until the connection closes or
 // the schema holds another database. nullptr with `error` set when the schema has no tlsql tables.
 std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error);
+
+// perf_table in two halves, for a caller that computes the table on another thread while it uses
+// the connection itself (a save): what needs the connection happens in this call; the job it
+// returns only reads the loaded store and computes (no SQLite), then caches the table as
+// perf_table does. No job (empty function) for a saved database or with the user's models, whose
+// pass reads through SQL: call perf_table.
+std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, const std::string& schema);
 
 // For a scalar function taking (uid [, schema]): the schema's table, and the row of uid. nullptr
 // when the function's result is already set: NULL for a NULL uid, else an error naming `fn`

@@ -6,7 +6,7 @@ inclusive numbers (an op, python frame or annotation without its own model repor
 children's numbers, a runtime call passing its kernel's up), marker / marker_path (the "## ... ##"
 events above), and the reports built on them.
 usage: perf_table_rules.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
-import csv, io, os, subprocess, sys
+import csv, io, os, shutil, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -120,12 +120,18 @@ for trace in traces:
     if os.path.exists(db):
         os.remove(db)
     subprocess.run([tlsql, "-q", trace, "-o", db, "-c", "SELECT 1"], capture_output=True, check=True)
-    for target in (trace, db):
+    # The saved file carries its perf table (udf/perf_cache.h); a copy without it is computed from
+    # the saved rows: both checked.
+    recompute = db[:-3] + ".recompute.db"
+    shutil.copyfile(db, recompute)
+    with sqlite3.connect(recompute) as c:
+        c.execute("DELETE FROM tlsql_perf")
+    for target in (trace, db, recompute):
         rows = query(target, SQL)
         by = {r["uid"]: r for r in rows}
         launchers = {r["launcher"] for r in query(target, "SELECT DISTINCT launcher FROM launch_link")}
         gpu, counted, marker, path, inclusive = expected(rows, launchers)
-        what = f"{name} ({'saved' if target == db else 'loaded'}, {len(rows)} events)"
+        what = f"{name} ({'loaded' if target == trace else 'saved' if target == db else 'saved, recomputed'}, {len(rows)} events)"
         bad = [r["uid"] for r in rows if int(r["gpu"]) != gpu[r["uid"]]]
         check(not bad, f"{what}: gpu_time = union of the GPU work at or below, every event (first bad: {bad[:3]})")
         bad = [r["uid"] for r in rows if int(r["counted"]) != counted[r["uid"]]]
@@ -170,7 +176,7 @@ for trace in traces:
               f"{what}: counted_op holds those {n} ops and their GPU time")
 # A saved database this connection holds locked (locking_mode=EXCLUSIVE after a write): the second
 # connection that reads half of the rows cannot; the same numbers come from this one alone.
-vllm = os.path.join(work, "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz.db")
+vllm = os.path.join(work, "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz.recompute.db")
 if os.path.exists(vllm):
     sums = "SELECT sum(gpu_time(uid)) AS g, sum(counted(uid)) AS c, sum(flops(uid)) AS f FROM event"
     free = query(vllm, sums)

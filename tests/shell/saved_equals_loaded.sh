@@ -12,7 +12,7 @@ q="SELECT * FROM event ORDER BY uid; SELECT * FROM kernel ORDER BY uid; SELECT *
    SELECT name, count(*) FROM event WHERE trace = 0 GROUP BY name;
    SELECT name FROM event WHERE parent = 716 ORDER BY name;
    SELECT name FROM event ORDER BY name; SELECT DISTINCT name FROM op;
-   SELECT count(*) FROM event WHERE name IS NULL;"
+   SELECT count(*) FROM event WHERE name IS NULL; SELECT optimizable_events(0, 100);"
 "$tlsql" "$trace" -c "$q" > "$work/eq_loaded.csv"
 "$tlsql" "$work/eq.db" -c "$q" > "$work/eq_saved.csv"
 [ "$(wc -l < "$work/eq_loaded.csv")" -gt 2600 ] || { echo "too few rows"; exit 1; }
@@ -33,3 +33,13 @@ q="SELECT uid, name FROM event ORDER BY name, uid; SELECT name, count(*), group_
 "$tlsql" "$work/eq_names.db" -c "$q" > "$work/eq_names_saved.csv"
 cmp "$work/eq_names_loaded.csv" "$work/eq_names_saved.csv"
 [ "$(sed -n 2p "$work/eq_names_loaded.csv")" = "1," ] || { echo "a NULL name sorts first"; exit 1; }
+# optimizable_events reads the store directly, or a saved file through SQL on two connections:
+# the same ranking (queue_depth.json has falling phases; hand arithmetic in tests/cases/optimizable_small).
+qd="$(dirname "$trace")/queue_depth.json"
+rm -f "$work/eq_qd.db"
+"$tlsql" -q "$qd" -o "$work/eq_qd.db" -c "SELECT 1" >/dev/null
+q="SELECT optimizable_events(0, 100)"
+"$tlsql" -q "$qd" -c "$q" > "$work/eq_qd_loaded.csv"
+"$tlsql" "$work/eq_qd.db" -c "$q" > "$work/eq_qd_saved.csv"
+cmp "$work/eq_qd_loaded.csv" "$work/eq_qd_saved.csv"
+grep -q '""uid"":11' "$work/eq_qd_saved.csv" || { echo "optimizable: aten::b (uid 11) not ranked"; exit 1; }

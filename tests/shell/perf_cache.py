@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""The perf table a saved database carries (udf/perf_cache.h): reopening reads it instead of
+recomputing, gives the loaded trace's numbers, and is used only while it certainly describes the
+file. The stored format is read and rewritten here with Python's zlib (raw deflate) to prove which
+path answered: a planted value shows through only while the table is valid.
+usage: perf_cache.py TLSQL DATA_DIR WORK_DIR"""
+import csv, io, os, shutil, sqlite3, struct, subprocess, sys, zlib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
+
+tlsql, data, work = sys.argv[1:4]
+work = os.path.join(work, "perf_cache")
+os.makedirs(work, exist_ok=True)
+trace = os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz")
+saved = os.path.join(work, "bert.db")
+if os.path.exists(saved):
+    os.remove(saved)
+
+
+def run(target, sql):
+    r = subprocess.run([tlsql, target, "--csv", "-c", sql], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"{os.path.basename(target)}: {sql[:50]}: {r.stderr.strip()[:200]}")
+    return r.stdout
+
+
+r = subprocess.run([tlsql, "-q", trace, "-o", saved, "-c", "SELECT 1"], capture_output=True, text=True)
+check(r.returncode == 0, f"save: {r.stderr.strip()[:200]}")
+
+# A plain SQLite file: Python reads the table without tlsql.
+con = sqlite3.connect(saved)
+rows = con.execute("SELECT rules, first_uid, rows, raw_size, data FROM tlsql_perf").fetchall()
+check(len(rows) == 1, f"one stored perf table ({len(rows)})")
+rules, first_uid, n, raw_size, blob = rows[0]
+raw = zlib.decompress(blob, -15)
+check(len(raw) == raw_size, f"the blob inflates to raw_size ({len(raw)} vs {raw_size})")
+# Layout (perf_cache.cpp): rows u64, first_uid i64, then gpu_ns: count u64 + rows x i64, ...
+hdr_rows, hdr_first, count = struct.unpack_from("<QqQ", raw, 0)
+check(hdr_rows == n and hdr_first == first_uid and count == n, "header: rows, first uid, gpu_ns count")
+events = int(con.execute("SELECT count(*) FROM event").fetchone()[0])
+check(n == events, f"one entry per event ({n} vs {events})")
+
+# Every perf number of every event: loaded = saved (stored table) = saved without it (recomputed).
+ALL = "SELECT * FROM perf_rows() ORDER BY uid"
+loaded = run(trace, ALL)
+check(loaded.count("\n") == events + 1, "perf_rows has every event")
+check(run(saved, ALL) == loaded, "the stored table answers as the loaded trace")
+
+# Which path answered: plant a GPU time the trace does not have in the stored table.
+kernel = int(con.execute("SELECT min(uid) FROM event WHERE kind = 'kernel'").fetchone()[0])
+truth = run(trace, f"SELECT gpu_time({kernel})").split()[-1]
+planted = bytearray(raw)
+struct.pack_into("<q", planted, 24 + 8 * (kernel - first_uid), 123456789)
+
+
+def store(data_bytes, rules_text=rules):
+    c = zlib.compressobj(1, zlib.DEFLATED, -15)
+    con.execute("UPDATE tlsql_perf SET data = ?, raw_size = ?, rules = ?",
+                (c.compress(bytes(data_bytes)) + c.flush(), len(data_bytes), rules_text))
+    con.commit()
+
+
+def gpu_time():
+    return run(saved, f"SELECT gpu_time({kernel})").split()[-1]
+
+
+store(planted)
+check(gpu_time() == "123456789", "reopening reads the stored table (the planted value shows)")
+store(planted, "other rules")
+check(gpu_time() == truth, f"a table made by other perf rules is recomputed ({truth})")
+store(planted)
+# Any later schema change (CREATE INDEX, ...) makes it stale.
+backup = os.path.join(work, "bert_planted.db")
+con.close()
+shutil.copyfile(saved, backup)
+con = sqlite3.connect(saved)
+con.execute("CREATE INDEX by_path ON trace(path)")
+con.commit()
+check(gpu_time() == truth, "after a schema change the table is recomputed")
+con.close()
+shutil.copyfile(backup, saved)
+con = sqlite3.connect(saved)
+check(gpu_time() == "123456789", "(planted again)")
+# A change to the rows, by any program: the triggers drop the stored table.
+con.execute("UPDATE event SET dur = dur + 1000, end = end + 1000 WHERE uid = ?", (kernel,))
+con.commit()
+check(con.execute("SELECT count(*) FROM tlsql_perf").fetchone()[0] == 0, "a change to event drops the stored table")
+check(gpu_time() == str(int(truth) + 1000), "and the numbers follow the edited rows")
+con.close()
+shutil.copyfile(backup, saved)
+con = sqlite3.connect(saved)
+con.execute("DELETE FROM launch_link WHERE gpu = ?", (kernel,))
+con.commit()
+check(con.execute("SELECT count(*) FROM tlsql_perf").fetchone()[0] == 0, "so does a change to launch_link")
+
+# Hostile stored tables: each is refused (the numbers are recomputed), never read out of bounds.
+shutil.copyfile(backup, saved)
+con.close()
+con = sqlite3.connect(saved)
+offset_model = 24 + 8 * n + 8  # the model array: count u64 + rows x u32
+bad_model = bytearray(raw)
+struct.pack_into("<I", bad_model, offset_model + 4 * (kernel - first_uid), 0x7FFFFFF0)
+for what, payload in (("a model index past the models", bad_model), ("a truncated table", raw[: len(raw) // 2]),
+                      ("trailing bytes", raw + b"\0"), ("a wrong row count", struct.pack("<Q", n + 1) + raw[8:])):
+    store(payload)
+    check(gpu_time() == truth and run(saved, ALL) == loaded, f"{what}: recomputed, same numbers")
+con.execute("UPDATE tlsql_perf SET data = x'00112233'")
+con.commit()
+check(gpu_time() == truth, "bytes that do not inflate: recomputed")
+con.close()
+
+# Saving a reopened database (a page copy) keeps a valid table; with the user's own models none is stored.
+copy = os.path.join(work, "copy.db")
+for p in (copy,):
+    if os.path.exists(p):
+        os.remove(p)
+shutil.copyfile(backup, saved)
+r = subprocess.run([tlsql, saved, "-c", f".save {copy}"], capture_output=True, text=True)
+check(r.returncode == 0 and run(copy, f"SELECT gpu_time({kernel})").split()[-1] == "123456789",
+      "a saved database saved again keeps its table (valid in the copy)")
+finish()
