@@ -71,4 +71,10 @@ Kind normalise_kind(char ph, std::string_view cat) {
   return Kind::other;
 }
 
+bool is_graph_launch(std::string_view name) {
+  for (std::string_view p : {"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
+    if (name.substr(0, p.size()) == p && (name.size() == p.size() || name[p.size()] == '_')) return true;
+  return false;
+}
+
 }  // namespace tlsql

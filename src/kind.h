@@ -27,4 +27,10 @@ inline bool is_host_node(Kind k) {
          k == Kind::instant || k == Kind::other;
 }
 
+// Whether a runtime / driver call launches a CUDA or HIP graph (cudaGraphLaunch, cuGraphLaunch,
+// hipGraphLaunch, and their per-thread-stream spellings such as cudaGraphLaunch_ptsz): the GPU
+// events it launches replay kernels that ops launched when the graph was captured, ops that are
+// not its ancestors (docs/inference.md).
+bool is_graph_launch(std::string_view name);
+
 }  // namespace tlsql

@@ -278,6 +278,27 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
     unlinked.erase(std::remove_if(unlinked.begin(), unlinked.end(), [&](int32_t g) { return ev_[g].parent >= 0; }),
                    unlinked.end());
   }
+  // GPU work replayed by a graph launch: linked to the launch, but the ops that made those kernels
+  // ran when the graph was captured, so no op above the launch carries them (ops, gemm, sdpa,
+  // the roofline and an op's gpu_time leave them out): counted with the GPU time they cover.
+  int64_t replayed = 0, replayed_ns = 0, all_ns = 0;
+  int32_t replay_example = -1;
+  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
+    const EventRec& e = ev_[i];
+    if (!is_gpu_work(e.kind)) continue;
+    const int64_t ns = e.dur == kNull || e.dur < 0 ? 0 : e.dur;
+    all_ns += ns;
+    if (e.parent < 0 || !is_graph_launch(name(ev_[e.parent]))) continue;
+    ++replayed, replayed_ns += ns;
+    if (replay_example < 0) replay_example = i;
+  }
+  if (replayed)
+    h.add("graph_replay_unattributed", replay_example,
+          fmt::format("GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
+                      "(ops, gemm, sdpa, the roofline and op GPU time leave them out): {:.3f} ms, {:.1f}% of the "
+                      "GPU events' time (view graph_replay; docs/inference.md)",
+                      (double)replayed_ns / 1e6, all_ns ? 100.0 * (double)replayed_ns / (double)all_ns : 0.0),
+          replayed);
   if (!unlinked.empty())
     h.add("gpu_without_launch", unlinked.front(),
           fmt::format("GPU events (kernel/memcpy/memset) with no runtime call of their correlation id in the trace, "

@@ -268,6 +268,12 @@ void perf_source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_text(ctx, source, -1, SQLITE_STATIC);
 }
 
+void is_graph_launch_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  const auto* t = sqlite3_value_text(argv[0]);
+  sqlite3_result_int(ctx, is_graph_launch({(const char*)t, (size_t)sqlite3_value_bytes(argv[0])}) ? 1 : 0);
+}
+
 // perf_rows([schema]): the perf table itself, one row per event, for queries that read the numbers
 // of many events (counted_op, op_summary): one schema lookup and one scan instead of a lookup per
 // function call and row. The values are those of the per-uid functions of the same names.
@@ -746,6 +752,10 @@ std::vector<SqlFunction> perf_functions() {
   cls_of.min_args = 2, cls_of.max_args = 3, cls_of.fn = gpu_class_of_fn;
   cls_of.flags |= SQLITE_DETERMINISTIC;
   v.push_back(cls_of);
+  pure("is_graph_launch", "(name)",
+       "1 if a runtime call of that name launches a CUDA / HIP graph (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch, "
+       "..._ptsz), else 0",
+       is_graph_launch_fn);
   pure("dtype_bytes", "(type)", "bytes per element of a trace dtype ('c10::BFloat16' -> 2)", dtype_bytes_fn);
   pure("numel", "(dims_json)", "elements of a shape ('[2, 3]' -> 6)", numel_fn);
   return v;

@@ -18,3 +18,13 @@ TEST_CASE("GPU work is kernels, memcpys and memsets") {
   CHECK_FALSE(is_gpu_work(Kind::sync));
   CHECK_FALSE(is_gpu_work(Kind::runtime));
 }
+
+TEST_CASE("graph launches: CUDA runtime and driver, HIP, per-thread-stream spellings") {
+  using tlsql::is_graph_launch;
+  for (const char* n : {"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch", "cudaGraphLaunch_ptsz",
+                        "hipGraphLaunch_spt", "cudaGraphLaunch_v10000"})
+    CHECK_MESSAGE(is_graph_launch(n), n);
+  for (const char* n : {"cudaLaunchKernel", "cudaGraphLaunchX", "cudaGraphInstantiate", "hipGraphExecDestroy",
+                        "GraphLaunch", "cudaGraphLaunc", ""})
+    CHECK_MESSAGE(!is_graph_launch(n), n);
+}
