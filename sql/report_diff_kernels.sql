@@ -3,21 +3,23 @@
 -- GB/s and its % of HBM bandwidth over those that have bytes, mean duration over all. A side
 -- without the kernel shows NULL. FLOPs and bytes: the kernel's own (inductor's kernel_flop /
 -- kernel_num_gb) or its launching op's model (see perf). speedup = main mean / other mean.
-WITH k AS (SELECT 'main' AS side, name, dur, flops(uid) AS f, bytes(uid) AS b, tflops(uid) AS tf, tbps(uid) AS tb,
-                  peak_tflops(uid) AS ptf, peak_tbps(uid) AS ptb
-           FROM main.kernel WHERE @name IS NULL OR name LIKE @name
-           UNION ALL
-           SELECT 'other', name, dur, flops(uid, 'other'), bytes(uid, 'other'), tflops(uid, 'other'),
-                  tbps(uid, 'other'), peak_tflops(uid, 'other'), peak_tbps(uid, 'other')
-           FROM other.kernel WHERE @name IS NULL OR name LIKE @name),
-s AS (SELECT side, name, count(*) AS n, sum(dur) AS total, avg(dur) / 1e3 AS mean_us,
-             avg(CASE WHEN f > 0 THEN tf END) AS tflops,
-             avg(CASE WHEN b > 0 THEN tb * 1e3 END) AS gbps,
-             avg(CASE WHEN f > 0 THEN 100 * tf / ptf END) AS flops_pct,
-             avg(CASE WHEN b > 0 THEN 100 * tb / ptb END) AS bw_pct
-      FROM k GROUP BY side, name),
-ms AS (SELECT * FROM s WHERE side = 'main'),
-os AS (SELECT * FROM s WHERE side = 'other'),
+-- (Each side grouped by itself: its event table hands the kernels over grouped by name.)
+WITH ms AS (SELECT name, count(*) AS n, sum(dur) AS total, avg(dur) / 1e3 AS mean_us,
+                   avg(CASE WHEN f > 0 THEN tf END) AS tflops, avg(CASE WHEN b > 0 THEN tb * 1e3 END) AS gbps,
+                   avg(CASE WHEN f > 0 THEN 100 * tf / ptf END) AS flops_pct,
+                   avg(CASE WHEN b > 0 THEN 100 * tb / ptb END) AS bw_pct
+            FROM (SELECT name, dur, flops(uid) AS f, bytes(uid) AS b, tflops(uid) AS tf, tbps(uid) AS tb,
+                         peak_tflops(uid) AS ptf, peak_tbps(uid) AS ptb
+                  FROM main.kernel WHERE @name IS NULL OR name LIKE @name)
+            GROUP BY name),
+os AS (SELECT name, count(*) AS n, sum(dur) AS total, avg(dur) / 1e3 AS mean_us,
+              avg(CASE WHEN f > 0 THEN tf END) AS tflops, avg(CASE WHEN b > 0 THEN tb * 1e3 END) AS gbps,
+              avg(CASE WHEN f > 0 THEN 100 * tf / ptf END) AS flops_pct,
+              avg(CASE WHEN b > 0 THEN 100 * tb / ptb END) AS bw_pct
+       FROM (SELECT name, dur, flops(uid, 'other') AS f, bytes(uid, 'other') AS b, tflops(uid, 'other') AS tf,
+                    tbps(uid, 'other') AS tb, peak_tflops(uid, 'other') AS ptf, peak_tbps(uid, 'other') AS ptb
+             FROM other.kernel WHERE @name IS NULL OR name LIKE @name)
+       GROUP BY name),
 names AS (SELECT name FROM ms UNION SELECT name FROM os)
 SELECT k.name,
        a.n AS main_count, round(a.tflops, 3) AS main_tflops, round(a.gbps, 1) AS main_gbps,

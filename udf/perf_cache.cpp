@@ -212,10 +212,11 @@ bool deserialize(std::string_view bytes, uint64_t rows, int64_t first_uid, PerfT
   return true;
 }
 
-int64_t schema_version(sqlite3* db, const std::string& schema) {
-  Statement s(db, fmt::format("PRAGMA \"{}\".schema_version", schema));
+int64_t pragma(sqlite3* db, const std::string& schema, const char* name) {
+  Statement s(db, fmt::format("PRAGMA \"{}\".{}", schema, name));
   return s.step() ? sqlite3_column_int64(s.get(), 0) : -1;
 }
+int64_t schema_version(sqlite3* db, const std::string& schema) { return pragma(db, schema, "schema_version"); }
 
 }  // namespace
 
@@ -229,8 +230,8 @@ void store_perf_table(sqlite3* db, const std::string& schema, const PackedPerfTa
   for (const char* table : {"event", "launch_link"})
     for (const char* op : {"INSERT", "UPDATE", "DELETE"})
       sql += fmt::format(
-          "CREATE TRIGGER IF NOT EXISTS \"{0}\".tlsql_perf_{1}_{2} AFTER {3} ON {1} "
-          "BEGIN DELETE FROM tlsql_perf; END;\n",
+          "DROP TRIGGER IF EXISTS \"{0}\".tlsql_perf_{1}_{2};\n"
+          "CREATE TRIGGER \"{0}\".tlsql_perf_{1}_{2} AFTER {3} ON {1} BEGIN DELETE FROM tlsql_perf; END;\n",
           schema, table,
           op[0] == 'I'   ? "insert"
           : op[0] == 'U' ? "update"
@@ -265,11 +266,15 @@ std::shared_ptr<PerfTable> load_perf_table(sqlite3* db, const std::string& schem
       return v ? std::string((const char*)v) : std::string();
     };
     const int64_t first = sqlite3_column_int64(s, 2), rows = sqlite3_column_int64(s, 3),
-                  raw = sqlite3_column_int64(s, 4);
+                  raw = sqlite3_column_int64(s, 4), hi = sqlite3_column_int64(s, 7);
+    // Sizes a file cannot hold are refused before anything is allocated: a row of the event
+    // table takes more than 4 bytes of the file, a row of the table at most 80 bytes.
+    const int64_t file_bytes = pragma(db, schema, "page_count") * pragma(db, schema, "page_size");
+    int64_t span;
     // The event table's uids are first .. first + rows - 1 (dense, as saved), and nothing changed.
-    if (text(0) == kRules && sqlite3_column_int64(s, 1) == version && rows > 0 && raw > 0 &&
-        sqlite3_column_type(s, 6) == SQLITE_INTEGER && sqlite3_column_int64(s, 6) == first &&
-        sqlite3_column_int64(s, 7) - first == rows - 1) {
+    if (text(0) == kRules && sqlite3_column_int64(s, 1) == version && rows > 0 && rows <= file_bytes / 4 && raw > 0 &&
+        raw <= rows * 80 + (1 << 20) && sqlite3_column_type(s, 6) == SQLITE_INTEGER &&
+        sqlite3_column_int64(s, 6) == first && !__builtin_sub_overflow(hi, first, &span) && span == rows - 1) {
       std::string bytes((size_t)raw, '\0');
       const void* blob = sqlite3_column_blob(s, 5);
       const size_t size = (size_t)sqlite3_column_bytes(s, 5);

@@ -627,18 +627,24 @@ void normalize_name_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_text(ctx, s.c_str(), -1, SQLITE_TRANSIENT);
 }
 
+// (Both are called once per row of the reports and pictures: a name that stays whole is handed
+// back as it came, and a built-in category is static text, with no copy either way.)
 void short_name_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* n = sqlite3_value_text(argv[0]);
   if (!n) return sqlite3_result_null(ctx);
-  std::string s = short_name((const char*)n);
+  const std::string_view v(reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[0]));
+  if (v.find_first_of("<(") == std::string_view::npos) return sqlite3_result_value(ctx, argv[0]);
+  std::string s = short_name(std::string(v));
   sqlite3_result_text(ctx, s.c_str(), -1, SQLITE_TRANSIENT);
 }
 
 void op_category_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* n = sqlite3_value_text(argv[0]);
   if (!n) return sqlite3_result_null(ctx);
+  const std::string_view name(reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[0]));
   auto user = user_models(sqlite3_context_db_handle(ctx));
-  const std::string c = op_category(user.get(), (const char*)n);
+  if (!user) return sqlite3_result_text(ctx, op_category(name), -1, SQLITE_STATIC);
+  const std::string c = op_category(user.get(), name);
   sqlite3_result_text(ctx, c.c_str(), -1, SQLITE_TRANSIENT);
 }
 

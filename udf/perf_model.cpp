@@ -943,7 +943,7 @@ bool has_perf_model(std::string_view name) {
   return f && f->model;
 }
 
-std::string op_category(std::string_view name) {
+const char* op_category(std::string_view name) {
   if (const Family* f = family(name)) return f->category;
   // The rest reads the whole (lower-cased) name, which for a kernel can be 700 characters, and
   // reports call this once per row: each name is decided once per thread.

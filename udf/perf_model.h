@@ -18,8 +18,8 @@ struct OpPerf {
 };
 
 // The category of an op or kernel name: GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, NORM_fwd,
-// NORM_bwd, elementwise, reduce, comm, memcpy or other.
-std::string op_category(std::string_view name);
+// NORM_bwd, elementwise, reduce, comm, memcpy or other (static text: reports call it per row).
+const char* op_category(std::string_view name);
 
 // Whether `name` has a model (flops/bytes are computed for it when it is the innermost modeled op).
 bool has_perf_model(std::string_view name);

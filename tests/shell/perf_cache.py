@@ -106,6 +106,10 @@ for what, payload in (("a model index past the models", bad_model), ("a truncate
 con.execute("UPDATE tlsql_perf SET data = x'00112233'")
 con.commit()
 check(gpu_time() == truth, "bytes that do not inflate: recomputed")
+store(raw)
+con.execute("UPDATE tlsql_perf SET raw_size = ?", (1 << 50,))  # a petabyte: refused before allocating
+con.commit()
+check(gpu_time() == truth, "a raw size the file cannot explain: recomputed")
 con.close()
 
 # Saving a reopened database (a page copy) keeps a valid table; with the user's own models none is stored.
