@@ -91,9 +91,9 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
 
 // perf_table in two halves, for a caller that computes the table on another thread while it uses
 // the connection itself (a save): what needs the connection happens in this call; the job it
-// returns only reads the loaded store and computes (no SQLite), then caches the table as
-// perf_table does. No job (empty function) for a saved database or with the user's models, whose
-// pass reads through SQL: call perf_table.
+// returns only reads the loaded store and computes (no SQLite); the table it makes is not cached
+// (the cached one, when there is one, is what it returns). No job (empty function) for a saved
+// database or with the user's models, whose pass reads through SQL: call perf_table.
 std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, const std::string& schema);
 
 // For a scalar function taking (uid [, schema]): the schema's table, and the row of uid. nullptr
