@@ -550,7 +550,14 @@ void Shell::dump(const std::string& like) {
   for (const auto& [name, sql] : tables) {
     fmt::print(f, "{};\n", sql);
     insert.table = name;
-    Statement rows(db(), fmt::format("SELECT * FROM main.\"{}\"", name));
+    // The stored columns only: a saved event's generated ones (input_dims, ...) take no values.
+    std::vector<std::string> stored;
+    {
+      Statement cols(db(), "SELECT name FROM pragma_table_xinfo(?1, 'main') WHERE hidden NOT IN (2, 3)");
+      sqlite3_bind_text(cols.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
+      while (cols.step()) stored.push_back(sql_identifier((const char*)sqlite3_column_text(cols.get(), 0)));
+    }
+    Statement rows(db(), fmt::format("SELECT {} FROM main.{}", fmt::join(stored, ", "), sql_identifier(name)));
     if (print_statement(f, rows.get(), insert) != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db()));
   }
   for (const auto& [name, sql] : later) fmt::print(f, "{};\n", sql);

@@ -314,6 +314,13 @@ void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
   box ? rule("└", "┴", "┘", "─") : rule("+", "+", "+", "-");
 }
 
+// A BLOB as SQL writes it, X'0a1b..' (as sqlite3's insert and quote modes).
+std::string blob_literal(const std::string& bytes) {
+  std::string out = "X'";
+  for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
+  return out + "'";
+}
+
 // The streaming modes, one row at a time. `type(i)` is the cell's SQLite type, `text(i)` its text.
 class RowPrinter {
  public:
@@ -380,6 +387,7 @@ class RowPrinter {
           s_ += t == SQLITE_NULL      ? "NULL"
                 : t == SQLITE_INTEGER ? text(i)
                 : t == SQLITE_FLOAT   ? fmt::format("{}", real(i))
+                : t == SQLITE_BLOB    ? blob_literal(text(i))
                                       : sql_string(text(i));
         }
         s_ += opt_.mode == OutputMode::insert ? ");\n" : "\n";

@@ -10,7 +10,8 @@ set -u
 tlsql=$1 data=$2 work=$3
 fail() { echo "FAIL $*"; exit 1; }
 t="$data/fx_markers.json"
-Q="SELECT 1 AS a, 'x,y' AS b, NULL AS c, 2.5 AS d, 'it''s <b>' AS e UNION ALL SELECT 2, 'p|q', 'z', -0.5, ''"
+Q="SELECT 1 AS a, 'x,y' AS b, NULL AS c, 2.5 AS d, 'it''s <b>' AS e, x'41ff10' AS f
+   UNION ALL SELECT 2, 'p|q', 'z', -0.5, '', x''"
 if command -v sqlite3 >/dev/null; then
   for m in list tabs html line insert quote; do
     want=$(sqlite3 :memory: ".headers on" ".nullvalue NA" ".mode $m" "$Q")
@@ -33,6 +34,16 @@ $got"
   want=$("$tlsql" -q "$t" --list -c ".headers off" -c "$q")
   got=$(sqlite3 -list "$work/habits_dump.db" "$q")
   [ -n "$want" ] && [ "$got" = "$want" ] || fail ".dump: sqlite3 reads back $got, want $want"
+  # And a saved database's: its event table's generated columns take no values, its stored perf
+  # table (a BLOB) comes back byte for byte.
+  rm -f "$work/habits_saved.db" "$work/habits_saved_dump.db"
+  "$tlsql" -q "$t" -o "$work/habits_saved.db" -c "SELECT 1" >/dev/null
+  "$tlsql" "$work/habits_saved.db" -c ".dump" | sqlite3 "$work/habits_saved_dump.db" ||
+    fail ".dump of a saved database does not load into sqlite3"
+  q2="$q, (SELECT hex(data) FROM tlsql_perf), (SELECT count(input_dims) FROM event)"
+  want=$(sqlite3 -list "$work/habits_saved.db" "$q2")
+  got=$(sqlite3 -list "$work/habits_saved_dump.db" "$q2")
+  [ -n "$want" ] && [ "$got" = "$want" ] || fail ".dump of a saved database: sqlite3 reads back $got, want $want"
 else
   echo "skip the comparison with the sqlite3 shell: not installed"
 fi
