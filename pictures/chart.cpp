@@ -10,9 +10,12 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 #include "pictures/picture_sql.h"
+#include "udf/event_names.h"
+#include "udf/user_models.h"
 
 namespace tlsql {
 
@@ -347,15 +350,27 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   if (!where.empty()) sql += " AND (" + where + ")";
   std::vector<Point> pts;
   int zero_flops = 0, no_bytes = 0, no_time = 0;
+  // A NULL label / category (the ops' query) is the name's short name / op_category, worked out
+  // here once per name: a GB trace has a few hundred op names and hundreds of thousands of points.
+  const std::shared_ptr<const UserModels> user = user_models(db);
+  std::unordered_map<std::string, std::pair<std::string, std::string>> by_name;
+  auto named = [&](sqlite3_stmt* s, const std::string& name, int c) {
+    if (sqlite3_column_type(s, c) != SQLITE_NULL) return column_text(s, c);
+    auto it = by_name.find(name);
+    if (it == by_name.end())
+      it = by_name.emplace(name, std::pair(short_name(name), op_category(user.get(), name))).first;
+    return c == 3 ? it->second.first : it->second.second;
+  };
   auto point = [&](sqlite3_stmt* s) {
     // NULL (no number: a non-finite one, or no peak for this GPU) reads as NaN.
     auto num = [&](int c) { return sqlite3_column_type(s, c) == SQLITE_NULL ? NAN : sqlite3_column_double(s, c); };
     if (sqlite3_column_type(s, 5) == SQLITE_NULL) return;  // no FLOPs model
+    std::string name = column_text(s, 2);
     Point p{sqlite3_column_int64(s, 0),
             sqlite3_column_int64(s, 1),
-            column_text(s, 2),
-            column_text(s, 3),
-            column_text(s, 4),
+            name,
+            named(s, name, 3),
+            named(s, name, 4),
             sqlite3_column_type(s, 10) == SQLITE_NULL ? "fp32" : column_text(s, 10),
             sqlite3_column_type(s, 11) == SQLITE_NULL ? "vector" : column_text(s, 11),
             num(5),

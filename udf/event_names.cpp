@@ -38,4 +38,31 @@ std::string normalize_name(std::string_view name) {
   return out;
 }
 
+// HTA's shorten_name as its outputs show it: names holding template or argument lists lose
+// them (and any return type before the last space, and "->"); other names stay whole, as does
+// a name that would shorten to nothing ("Memcpy DtoH (Device -> Pinned)").
+std::string short_name(const std::string& name) {
+  if (name.find_first_of("<(") == std::string::npos) return name;
+  std::string s, out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name.compare(i, 2, "->") == 0) {
+      ++i;
+      continue;
+    }
+    s += name[i];
+  }
+  for (char c : s) {
+    if (c == '>' || c == ')') {
+      char open = c == '>' ? '<' : '(';
+      while (!out.empty() && out.back() != open) out.pop_back();
+      if (!out.empty()) out.pop_back();
+    } else {
+      out += c;
+    }
+  }
+  size_t sp = out.rfind(' ');
+  std::string last = sp == std::string::npos ? out : out.substr(sp + 1);
+  return last.empty() ? name : last;
+}
+
 }  // namespace tlsql

@@ -13,4 +13,8 @@ namespace tlsql {
 // of a python frame location ".py(123)" written ".py(?)". Other names come back unchanged.
 std::string normalize_name(std::string_view name);
 
+// HTA's shorten_name (use_short_name): a name holding template or argument lists without them,
+// and without a return type; other names whole ("aten::mm", "Memcpy DtoH (Device -> Pinned)").
+std::string short_name(const std::string& name);
+
 }  // namespace tlsql
