@@ -178,6 +178,7 @@ bool read_sql(sqlite3* db, const std::string& schema, int64_t trace, Rows& out) 
   out.kernels.clear(), out.launches.clear();
   return read_sql_gpu(db, q, trace, out);
 }
+
 bool read_store(const EventStore& s, sqlite3* db, const std::string& q, int64_t trace, Rows& out) {
   std::vector<std::pair<int64_t, int64_t>> links;  // (runtime, gpu), sorted
   Query l(db, fmt::format("SELECT runtime, gpu FROM {}.launch_link", q), trace);

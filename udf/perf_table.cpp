@@ -697,7 +697,8 @@ void remember(sqlite3* db, const std::string& schema, const Key& k, std::shared_
       Cached{std::move(t), k.store ? k.store->generation : 0, k.models, k.file ? k.file : "", k.version};
 }
 
-// The pass over rows read into `in` (and `t`'s row mapping set from them).
+// Moves what the table keeps of the rows read into `in` (uids, traces, devices, trace stats) into
+// `t`: its row() works from then on, which mapping the launch links needs.
 void start_table(Input& in, PerfTable& t) {
   t.first_uid = in.first_uid;
   t.rows = in.size();
