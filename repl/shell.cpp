@@ -226,14 +226,16 @@ std::optional<std::string> where_after(const std::string& line, size_t words) {
   return line.substr(p + 6);
 }
 
-// A main-schema table's visible columns as "name TYPE" (a virtual table's CREATE statement names
-// only its module: .schema shows these, .dump writes them as a plain table).
-std::vector<std::string> column_definitions(sqlite3* db, const std::string& table) {
+// A main-schema table's ordinary columns, as SQL names, each with its declared type after it when
+// `with_types` (a virtual table's CREATE statement names only its module: .schema shows these,
+// .dump writes them as a plain table). Hidden and generated columns are left out: .dump's INSERTs
+// give values to these columns only.
+std::vector<std::string> column_definitions(sqlite3* db, const std::string& table, bool with_types = true) {
   Statement cols(db, "SELECT name, type FROM pragma_table_xinfo(?1, 'main') WHERE hidden = 0 ORDER BY cid");
   sqlite3_bind_text(cols.get(), 1, table.c_str(), -1, SQLITE_TRANSIENT);
   std::vector<std::string> list;
   while (cols.step()) {
-    const std::string type = (const char*)sqlite3_column_text(cols.get(), 1);
+    const std::string type = with_types ? (const char*)sqlite3_column_text(cols.get(), 1) : "";
     list.push_back(sql_identifier((const char*)sqlite3_column_text(cols.get(), 0)) + (type.empty() ? "" : " " + type));
   }
   return list;
@@ -550,14 +552,9 @@ void Shell::dump(const std::string& like) {
   for (const auto& [name, sql] : tables) {
     fmt::print(f, "{};\n", sql);
     insert.table = name;
-    // The stored columns only: a saved event's generated ones (input_dims, ...) take no values.
-    std::vector<std::string> stored;
-    {
-      Statement cols(db(), "SELECT name FROM pragma_table_xinfo(?1, 'main') WHERE hidden NOT IN (2, 3)");
-      sqlite3_bind_text(cols.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
-      while (cols.step()) stored.push_back(sql_identifier((const char*)sqlite3_column_text(cols.get(), 0)));
-    }
-    Statement rows(db(), fmt::format("SELECT {} FROM main.{}", fmt::join(stored, ", "), sql_identifier(name)));
+    // (A saved event's generated columns, input_dims ..., take no values.)
+    Statement rows(db(), fmt::format("SELECT {} FROM main.{}", fmt::join(column_definitions(db(), name, false), ", "),
+                                     sql_identifier(name)));
     if (print_statement(f, rows.get(), insert) != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db()));
   }
   for (const auto& [name, sql] : later) fmt::print(f, "{};\n", sql);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "src/btree_writer.h"
 #include "src/json_scan.h"
@@ -279,7 +280,8 @@ bool int_arg(sqlite3_value* v, int64_t& out) {
 }
 
 // Replaces the cursor's rows (its list, or its range within the trace bounds) by the same rows
-// ordered by name, then position: a counting sort over the ranks of the names they use.
+// ordered by name (no name first), then position: a counting sort over the ranks of the names
+// they use.
 void order_by_name(Cursor& c) {
   const EventStore& s = *c.store;
   std::vector<uint32_t> rows;
@@ -293,6 +295,22 @@ void order_by_name(Cursor& c) {
     int64_t local;
     return s.trace_at(pos, local).rows[(size_t)local].name;
   };
+  c.use_list = true;
+  c.at = 0;
+  c.lo_bound = 0, c.hi_bound = INT64_MAX;
+  // A few rows (a node's children, per call of a correlated subquery): a stable sort by name text,
+  // not a rank table the size of the string pool.
+  if (rows.size() * 16 < s.strings.size()) {
+    auto text = [&](uint32_t pos) {
+      const uint32_t n = name_of(pos);
+      return n == StringPool::kNone ? std::optional<std::string_view>() : s.strings.get(n);
+    };
+    std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return text(a) < text(b); });
+    c.owned = std::move(rows);
+    c.list = c.owned.data();
+    c.list_size = c.owned.size();
+    return;
+  }
   // rank[id]: 0 for no name, then 1.. in the names' byte order (SQLite's BINARY collation).
   std::vector<uint32_t> names(rows.size());
   std::vector<uint32_t> rank(s.strings.size() + 1, 0);
@@ -310,11 +328,8 @@ void order_by_name(Cursor& c) {
   for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
   c.owned.resize(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) c.owned[start[rank[names[i]]]++] = rows[i];
-  c.use_list = true;
   c.list = c.owned.data();
   c.list_size = c.owned.size();
-  c.at = 0;
-  c.lo_bound = 0, c.hi_bound = INT64_MAX;
 }
 
 int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_value** argv) {

@@ -29,9 +29,21 @@ cat > "$work/eq_names.json" <<'JSON'
  {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 10, "dur": 1},
  {"ph": "X", "cat": "cpu_op", "name": "B", "pid": 1, "tid": 1, "ts": 12, "dur": 1}]}
 JSON
+# 40 more names on another thread: a node's two children are few beside the names in the trace
+# (the sort by text, not the counting sort, orders them; a name-less child first there too).
+/usr/bin/python3 - "$work/eq_names.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["traceEvents"] += [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 2, "ts": 100 + 2 * i, "dur": 1}
+                     for i in range(40)]
+json.dump(t, open(sys.argv[1], "w"))
+PY
 same eq_names "$work/eq_names.json" \
-  "SELECT uid, name FROM event ORDER BY name, uid; SELECT name, count(*), group_concat(uid) FROM op GROUP BY name"
+  "SELECT uid, name FROM event ORDER BY name, uid; SELECT name, count(*), group_concat(uid) FROM op GROUP BY name;
+   SELECT '-'; SELECT uid, name FROM event WHERE parent = 0 ORDER BY name"
 [ "$(sed -n 2p "$work/eq_names_loaded.csv")" = "1," ] || { echo "a NULL name sorts first"; exit 1; }
+[ "$(sed -n '/^-$/,$p' "$work/eq_names_loaded.csv" | tail -2 | tr '\n' ' ')" = "1, 2,a " ] ||
+  { echo "children by name: a NULL name first, then a"; exit 1; }
 # optimizable_events reads the store directly, or a saved file through SQL on two connections:
 # the same ranking (queue_depth.json has falling phases; hand arithmetic in tests/cases/optimizable_small).
 same eq_qd "$(dirname "$trace")/queue_depth.json" "SELECT optimizable_events(0, 100)"
