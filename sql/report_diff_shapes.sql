@@ -1,5 +1,5 @@
 -- main vs other per (op name, input dims, input types): counts, GPU µs per side and the change; @name LIKE filter, @top rows
--- Rows: counted_op on each side (modeled and kernel-launching ops with no modeled op above, so
+-- Rows: counted_op on each side (modeled and kernel-launching ops with no modeled or counted op above, so
 -- each GPU nanosecond once). change: 'same shape' (on both sides), 'new shape' / 'shape gone'
 -- (the op is on both sides, this shape on one), 'op added' / 'op removed' (the op is on one side).
 WITH a AS (SELECT name, input_dims, input_types, count(*) AS n, sum(gpu_ns) AS ns

@@ -626,19 +626,21 @@ void compute(Input& in, PerfTable& t) {
     t.flags[r] = (uint8_t)((t.flags[r] & ~PerfTable::from_launcher) | PerfTable::augmented);
   }
 
-  // Top-down: a modeled op above (for counted_op) and the nearest marker above.
+  // Top-down: whether an op above is counted or modeled (for counted_op) and the nearest marker
+  // above. An op under a counted one is not counted: a custom op that launches kernels itself and
+  // calls others that do (vllm::moe_forward over SortTokens) would count their GPU time twice.
   auto modeled_op = [&](size_t r) {
     const PerfTable::Model* m = t.model_of((int64_t)r);
     return in.kind[r] == Kind::cpu_op && m &&
            ((m->has_flops && std::isfinite(m->flops)) || (m->has_bytes && std::isfinite(m->bytes)));
   };
-  std::vector<bool> modeled_above(n, false);
+  std::vector<bool> taken_above(n, false);
   for (uint32_t r : order) {
     if (const int32_t p = in.parent[r]; p >= 0) {
-      modeled_above[r] = modeled_above[(size_t)p] || modeled_op((size_t)p);
+      taken_above[r] = taken_above[(size_t)p] || modeled_op((size_t)p) || (t.flags[(size_t)p] & PerfTable::counted);
       t.marker[r] = facts.marker(in.name[(size_t)p]) ? (uint32_t)p : t.marker[(size_t)p];
     }
-    if (in.kind[r] == Kind::cpu_op && (modeled_op(r) || launches[r]) && !modeled_above[r])
+    if (in.kind[r] == Kind::cpu_op && (modeled_op(r) || launches[r]) && !taken_above[r])
       t.flags[r] |= PerfTable::counted;
   }
   inclusive_models(in, t, order, start, kids, gpu_below);

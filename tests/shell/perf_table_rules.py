@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The bulk perf pass (udf/perf_table.h) against the rules re-implemented here in Python, over
 every event of several traces, loaded and saved: gpu_time (the union of the GPU work at or below
-the event), counted (modeled or kernel-launching ops with no modeled op above: counted_op),
+the event), counted (modeled or kernel-launching ops with no modeled or counted op above: counted_op),
 inclusive numbers (an op, python frame or annotation without its own model reports the sum of its
 children's numbers, a runtime call passing its kernel's up), marker / marker_path (the "## ... ##"
 events above), and the reports built on them.
@@ -67,7 +67,7 @@ def expected(rows, launchers):
     for u in order:
         r = by_uid[u]
         p = r["parent"] if r["parent"] in by_uid else None
-        above[u] = p is not None and (above[p] or p in modeled_op)
+        above[u] = p is not None and (above[p] or p in modeled_op or counted[p])
         counted[u] = int(r["kind"] == "cpu_op" and (u in modeled_op or u in launchers) and not above[u])
         chain, a = [], p
         while a is not None:
@@ -135,7 +135,7 @@ for trace in traces:
         bad = [r["uid"] for r in rows if int(r["gpu"]) != gpu[r["uid"]]]
         check(not bad, f"{what}: gpu_time = union of the GPU work at or below, every event (first bad: {bad[:3]})")
         bad = [r["uid"] for r in rows if int(r["counted"]) != counted[r["uid"]]]
-        check(not bad, f"{what}: counted = modeled or launching op, nothing modeled above (first bad: {bad[:3]})")
+        check(not bad, f"{what}: counted = modeled or launching op, nothing modeled or counted above (first bad: {bad[:3]})")
         bad = [r["uid"] for r in rows if r["src"] not in ("model", "launcher", "inductor")
                and (r["src"] == "beneath") != (r["uid"] in inclusive)]
         bad += [u for u, (f, b) in inclusive.items() if not (same(by[u]["f"], f) and same(by[u]["b"], b))]
