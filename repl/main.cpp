@@ -20,7 +20,7 @@ extern "C" const char* __lsan_default_options() { return "print_suppressions=0";
 int main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
   app.set_version_flag("--version", "tlsql " TLSQL_VERSION);
-  std::vector<std::string> traces, commands, scripts, reports;
+  std::vector<std::string> traces, commands, scripts, reports, captures;
   std::string out_db, augment, diff, html, models;
   bool bail = false, quiet = false;
   std::string mode_flag;
@@ -36,6 +36,11 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--diff", diff,
                  "load OTHER (a trace or saved .db) as schema `other` and run the diff report (or --report NAME)");
+  app.add_option("--capture", captures,
+                 "a trace recorded while CUDA / HIP graphs were captured, or a folder of them (vLLM, SGLang; "
+                 "TraceLens's execution_details.json read when there): graph replays in TRACE are attributed to the "
+                 "ops that captured them (docs/inference.md); may be repeated")
+      ->allow_extra_args(false);
   app.add_option("--augment", augment,
                  "write the trace to FILE.json with kernel_flop / kernel_num_gb in the args of each kernel and op");
   app.add_option("--html", html,
@@ -80,6 +85,7 @@ int main(int argc, char** argv) {
   shell.quiet = quiet;
   try {
     shell.session = std::make_unique<tlsql::Session>(open_saved ? traces[0] : "");
+    for (const std::string& c : captures) shell.session->add_captures(c);
     if (!open_saved)
       for (const std::string& path : traces) shell.load(path);
     shell.session->finish();

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "src/augment.h"
 #include "src/db_writer.h"
@@ -44,7 +45,9 @@ std::vector<std::string> trace_files(const std::string& path) {
   for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
     const std::string name = entry.path().filename().string();
     auto ends = [&](std::string_view end) { return name.size() > end.size() && name.ends_with(end); };
-    if (entry.is_regular_file(ec) && (ends(".json") || ends(".json.gz"))) files.push_back(entry.path().string());
+    // TraceLens's execution_details.json (beside capture traces) describes traces; it is not one.
+    if (entry.is_regular_file(ec) && (ends(".json") || ends(".json.gz")) && name != "execution_details.json")
+      files.push_back(entry.path().string());
   }
   if (ec) throw LoadError(fmt::format("{}: cannot list the directory: {}", path, ec.message()));
   if (files.empty()) throw LoadError(fmt::format("{}: a directory with no .json or .json.gz trace files", path));
@@ -91,7 +94,69 @@ Session::~Session() {
 LoadStats Session::load(const std::string& path, const LoadOptions& opt) {
   auto& store = stores_[opt.schema];
   if (!store) store = std::make_unique<EventStore>();
-  return load_trace_file(db_, *store, path, opt);
+  if (opt.schema != "main" || captured_.empty() || opt.captured) return load_trace_file(db_, *store, path, opt);
+  LoadOptions with = opt;
+  with.captured = &captured_;
+  return load_trace_file(db_, *store, path, with);
+}
+
+namespace {
+
+// TraceLens's execution_details.json beside capture traces: [{"file", "batch_size", "mode"}, ...].
+std::map<std::string, std::pair<std::optional<int64_t>, std::string>> execution_details(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto bad = [&](size_t at, const std::string& what) {
+    return LoadError(fmt::format("{}: at byte {}: {}", path, at, what));
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw bad(e.byte > 0 ? e.byte - 1 : 0, "not JSON");
+  }
+  if (!j.is_array()) throw bad(0, "expected an array of {\"file\", \"batch_size\", \"mode\"} objects");
+  std::map<std::string, std::pair<std::optional<int64_t>, std::string>> out;
+  for (const auto& e : j) {
+    if (!e.is_object() || !e.contains("file") || !e["file"].is_string())
+      throw bad(0, "expected an array of objects with a \"file\" string");
+    auto& d = out[e["file"].get<std::string>()];
+    if (e.contains("batch_size") && e["batch_size"].is_number_integer()) d.first = e["batch_size"].get<int64_t>();
+    if (e.contains("mode") && e["mode"].is_string()) d.second = e["mode"].get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace
+
+void Session::add_captures(const std::string& path) {
+  if (saved_)
+    throw LoadError(fmt::format("{}: a capture trace applies to traces being loaded, not to a saved database", path));
+  auto& store = stores_["main"];
+  if (!store) store = std::make_unique<EventStore>();
+  std::error_code ec;
+  std::map<std::string, std::pair<std::optional<int64_t>, std::string>> details;
+  const auto sidecar = std::filesystem::path(path) / "execution_details.json";
+  if (std::filesystem::is_directory(path, ec) && std::filesystem::is_regular_file(sidecar, ec))
+    details = execution_details(sidecar.string());
+  const size_t first = captured_.size();
+  std::vector<CapturedGraph> graphs;
+  Health health;
+  for (const std::string& file : trace_files(path)) {
+    Health h;
+    std::vector<CapturedGraph> g = read_capture_file(*store, file, h);
+    if (auto it = details.find(std::filesystem::path(file).filename().string()); it != details.end())
+      for (CapturedGraph& x : g) x.batch_size = it->second.first, x.mode = it->second.second;
+    for (const auto& [check, row] : h.rows())
+      health.add(check, -1, fmt::format("capture trace {}: {}", file, row.detail), row.count);
+    for (CapturedGraph& x : g) graphs.push_back(std::move(x));
+  }
+  try {
+    write_captured_graphs(db_, "main", graphs, (int64_t)first, health);
+  } catch (const SqlError& e) {
+    throw LoadError(fmt::format("{}: cannot store the captured graphs: {}", path, e.what()));
+  }
+  for (CapturedGraph& g : graphs) captured_.push_back(std::move(g));
 }
 
 void require_tlsql_database(sqlite3* db, const std::string& schema, const std::string& path) {

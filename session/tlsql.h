@@ -23,6 +23,10 @@ class Session {
 
   // Loads a trace into `opt.schema` (main, or a schema made by attach_empty). Throws LoadError.
   LoadStats load(const std::string& path, const LoadOptions& opt = {});
+  // --capture: reads a capture trace, or a folder of them with TraceLens's execution_details.json
+  // (batch size and mode per file); graph replays in the traces loaded into main after it are
+  // attributed to the graphs they hold (docs/inference.md). Throws LoadError.
+  void add_captures(const std::string& path);
   // Creates the event table, views and indexes of `schema`; call after its last load.
   void finish(const std::string& schema = "main");
   // `.attach FILE AS NAME`: a saved database, or a trace loaded into a fresh in-memory schema.
@@ -37,8 +41,9 @@ class Session {
 
  private:
   sqlite3* db_ = nullptr;
-  bool saved_ = false;    // main is a saved database file: never written to
-  StoreRegistry stores_;  // read by the connection's virtual tables: ~Session closes db_ first
+  bool saved_ = false;                   // main is a saved database file: never written to
+  StoreRegistry stores_;                 // read by the connection's virtual tables: ~Session closes db_ first
+  std::vector<CapturedGraph> captured_;  // from add_captures; their strings live in main's store
 };
 
 // Writes `trace_path` (loaded as trace 0 of `session`) to `out_path` with kernel_flop /

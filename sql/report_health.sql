@@ -1,4 +1,5 @@
 -- what the loader repaired, skipped or could not link, per trace (see docs/schema.md)
-SELECT t.path, h."check", h.count, h.example_uid, h.detail
-FROM health h JOIN trace t ON t.id = h.trace
-ORDER BY t.id, h."check";
+-- (rows without a trace: the capture traces of --capture, named in detail)
+SELECT coalesce(t.path, '(capture traces)') AS path, h."check", h.count, h.example_uid, h.detail
+FROM health h LEFT JOIN trace t ON t.id = h.trace
+ORDER BY h.trace IS NULL, t.id, h."check";

@@ -6,7 +6,8 @@ CREATE TABLE IF NOT EXISTS @schema.trace(
   uid_base INTEGER,            -- added to each event's position in traceEvents to make its uid
   rank INTEGER,                -- distributedInfo.rank
   world_size INTEGER,          -- distributedInfo.world_size
-  events INTEGER,              -- elements in traceEvents (= rows in event for this trace)
+  events INTEGER,              -- rows in event for this trace: traceEvents' elements, then (--capture)
+                               -- the capture-time events copied under graph replays
   bytes INTEGER,               -- JSON text size (uncompressed)
   load_ms REAL,                -- wall time to load this file
   schema_version INTEGER,      -- top-level schemaVersion
@@ -40,6 +41,21 @@ CREATE TABLE IF NOT EXISTS @schema.launch_link(
   gpu INTEGER PRIMARY KEY,
   runtime INTEGER NOT NULL,
   launcher INTEGER NOT NULL
+);
+
+-- Graphs read from capture traces (--capture), and the graph each attributed graph launch replayed
+-- (docs/inference.md).
+CREATE TABLE IF NOT EXISTS @schema.captured_graph(
+  id INTEGER PRIMARY KEY,
+  path TEXT,                   -- the capture trace
+  capture INTEGER,             -- the nth begin-capture .. end-capture in it, from 0
+  nodes INTEGER,               -- launch calls (kernels, copies, fills) captured
+  batch_size INTEGER,          -- from TraceLens's execution_details.json, when given
+  mode TEXT                    -- likewise (FULL, PIECEWISE, ...)
+);
+CREATE TABLE IF NOT EXISTS @schema.replay_graph(
+  launch INTEGER PRIMARY KEY,  -- uid of a graph launch call whose replay was attributed
+  graph INTEGER                -- captured_graph.id
 );
 
 -- A random token naming this database, whatever schema name it is attached under: tlsql's views

@@ -32,12 +32,14 @@ CREATE VIEW IF NOT EXISTS @schema.process AS
   SELECT trace, pid, args ->> '$.name' AS name FROM event WHERE kind = 'meta' AND name = 'process_name';
 
 -- GPU work replayed by a CUDA / HIP graph launch (is_graph_launch; docs/inference.md): the GPU
--- event, the graph launch call that replayed it, and its place in that replay (0-based, by GPU
--- start). Its launcher is the graph launch: the ops that made the kernels ran at capture time.
+-- event, the graph launch call that replayed it, its place in that replay (0-based, by GPU start),
+-- and the captured graph it was attributed to (captured_graph.id; NULL when not: its launcher is
+-- then the graph launch, else the capture-time op, and its parent the capture-time launch call).
 CREATE VIEW IF NOT EXISTS @schema.graph_replay AS
   SELECT l.gpu AS uid, l.runtime AS graph_launch,
-         row_number() OVER (PARTITION BY l.runtime ORDER BY g.ts, g.uid) - 1 AS position
+         row_number() OVER (PARTITION BY l.runtime ORDER BY g.ts, g.uid) - 1 AS position, rg.graph AS graph
   FROM launch_link l CROSS JOIN event r ON r.uid = l.runtime CROSS JOIN event g ON g.uid = l.gpu
+       LEFT JOIN replay_graph rg ON rg.launch = l.runtime
   WHERE is_graph_launch(r.name);
 
 -- HTA's TraceAnalysis drops the trace's last ProfilerStep (it may be cut short): CPU events from its

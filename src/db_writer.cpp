@@ -64,7 +64,8 @@ bool table_exists(sqlite3* db, const std::string& schema, const char* table) {
 }  // namespace
 
 void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trace, const std::string& path,
-                 size_t json_bytes, const std::vector<LaunchLink>& launches, const Health& health) {
+                 size_t json_bytes, const std::vector<LaunchLink>& launches,
+                 const std::vector<std::pair<int32_t, int32_t>>& replayed_graphs, const Health& health) {
   const std::string q = "\"" + schema + "\"";
   exec_sql(db, "BEGIN");
   try {
@@ -74,6 +75,15 @@ void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trac
         sqlite3_bind_int64(ins.get(), 1, trace.uid_base + l.gpu);
         sqlite3_bind_int64(ins.get(), 2, trace.uid_base + l.runtime);
         sqlite3_bind_int64(ins.get(), 3, trace.uid_base + l.launcher);
+        ins.step();
+        ins.reset();
+      }
+    }
+    {
+      Statement ins(db, fmt::format("INSERT INTO {}.replay_graph(launch, graph) VALUES(?,?)", q));
+      for (auto [launch, graph] : replayed_graphs) {
+        sqlite3_bind_int64(ins.get(), 1, trace.uid_base + launch);
+        sqlite3_bind_int64(ins.get(), 2, graph);
         ins.step();
         ins.reset();
       }
@@ -113,6 +123,40 @@ void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trac
   } catch (...) {
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
+  }
+}
+
+void write_captured_graphs(sqlite3* db, const std::string& schema, const std::vector<CapturedGraph>& graphs,
+                           int64_t first_id, const Health& health) {
+  create_schema(db, schema);
+  {
+    Statement ins(db, fmt::format("INSERT INTO \"{}\".health(trace, \"check\", count, example_uid, detail) "
+                                  "VALUES(NULL,?,?,NULL,?)",
+                                  schema));
+    for (const auto& [check, row] : health.rows()) {
+      bind_text(ins.get(), 1, check);
+      sqlite3_bind_int64(ins.get(), 2, row.count);
+      bind_text(ins.get(), 3, row.detail);
+      ins.step();
+      ins.reset();
+    }
+  }
+  Statement ins(db, fmt::format("INSERT INTO \"{}\".captured_graph(id, path, capture, nodes, batch_size, mode) "
+                                "VALUES(?,?,?,?,?,?)",
+                                schema));
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    const CapturedGraph& g = graphs[i];
+    sqlite3_bind_int64(ins.get(), 1, first_id + (int64_t)i);
+    bind_text(ins.get(), 2, g.file);
+    sqlite3_bind_int64(ins.get(), 3, g.capture);
+    sqlite3_bind_int64(ins.get(), 4, (int64_t)g.nodes.size());
+    bind_int(ins.get(), 5, g.batch_size.value_or(kNull));
+    if (g.mode.empty())
+      sqlite3_bind_null(ins.get(), 6);
+    else
+      bind_text(ins.get(), 6, g.mode);
+    ins.step();
+    ins.reset();
   }
 }
 

@@ -16,7 +16,12 @@ namespace tlsql {
 // Creates the small tables if missing.
 void create_schema(sqlite3* db, const std::string& schema);
 void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trace, const std::string& path,
-                 size_t json_bytes, const std::vector<LaunchLink>& launches, const Health& health);
+                 size_t json_bytes, const std::vector<LaunchLink>& launches,
+                 const std::vector<std::pair<int32_t, int32_t>>& replayed_graphs, const Health& health);
+// Rows of the captured_graph table for `graphs` (ids from first_id on), and health rows (trace
+// NULL) for what reading their capture traces repaired.
+void write_captured_graphs(sqlite3* db, const std::string& schema, const std::vector<CapturedGraph>& graphs,
+                           int64_t first_id, const Health& health);
 // Updates trace.load_ms once the whole load of that file is timed.
 void set_load_ms(sqlite3* db, const std::string& schema, int64_t trace_id, double ms);
 // The event table (virtual, when traces were loaded), views and indexes; call after loading.

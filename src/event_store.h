@@ -3,10 +3,12 @@
 // SQLite until a database is saved.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -103,6 +105,12 @@ class RowArray {
   void reserve(size_t n);                         // keeps every slot below the old capacity
   EventRec* slot(size_t i) { return data_ + i; }  // i < capacity: construct with placement new
   void set_size(size_t n) { size_ = n; }
+  // Appends after the rows (rows made after parsing, such as a graph replay's capture-time ops).
+  void push_back(const EventRec& r) {
+    if (size_ == capacity_) reserve(std::max<size_t>(16, capacity_ + capacity_ / 2));
+    new (data_ + size_) EventRec(r);
+    ++size_;
+  }
   EventRec& operator[](size_t i) { return data_[i]; }
   const EventRec& operator[](size_t i) const { return data_[i]; }
   size_t size() const { return size_; }

@@ -780,7 +780,8 @@ void save_database(sqlite3* db, const std::string& path, const std::function<voi
     exec_sql(db, "BEGIN");
     // gpu_spec as the session has it (the user may have edited it), not the shipped defaults.
     exec_sql(db, "DELETE FROM save.gpu_spec; DELETE FROM save.gpu_alias;");
-    for (const char* t : {"trace", "device", "health", "launch_link", "gpu_spec", "gpu_alias"})
+    for (const char* t :
+         {"trace", "device", "health", "launch_link", "captured_graph", "replay_graph", "gpu_spec", "gpu_alias"})
       exec_sql(db, fmt::format("INSERT INTO save.{0} SELECT * FROM main.{0}", t));
     const EventStore* store = loaded_store(db, "main");
     if (!store) {  // main's event is a real table (no trace loaded): SQL copies it

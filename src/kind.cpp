@@ -77,4 +77,24 @@ bool is_graph_launch(std::string_view name) {
   return false;
 }
 
+Kind launched_work(std::string_view call) {
+  auto has = [&](std::string_view part) { return call.find(part) != std::string_view::npos; };
+  // Only CUDA / HIP API calls: a cpu_op or python frame is never asked, but a name is cheap to check.
+  if (!(call.starts_with("cu") || call.starts_with("hip") || call.starts_with("__cuda"))) return Kind::other;
+  if (is_graph_launch(call) || has("HostFunc")) return Kind::other;
+  if (has("Launch") && has("Kernel")) return Kind::kernel;
+  // Synchronous cudaMemcpy is not allowed while capturing; the async forms (and 2D / 3D / peer
+  // variants, hipMemcpyWithStream) are the graph's copy nodes.
+  if (has("Memcpy") && (has("Async") || has("WithStream"))) return Kind::memcpy;
+  if (has("Memset") && has("Async")) return Kind::memset;
+  return Kind::other;
+}
+
+int capture_boundary(std::string_view call) {
+  if (!(call.starts_with("cu") || call.starts_with("hip"))) return 0;
+  if (call.find("StreamBeginCapture") != std::string_view::npos) return 1;
+  if (call.find("StreamEndCapture") != std::string_view::npos) return -1;
+  return 0;
+}
+
 }  // namespace tlsql

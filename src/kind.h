@@ -33,4 +33,15 @@ inline bool is_host_node(Kind k) {
 // not its ancestors (docs/inference.md).
 bool is_graph_launch(std::string_view name);
 
+// The GPU work a runtime / driver call puts on a stream: Kind::kernel for kernel launches
+// (cudaLaunchKernel[ExC], cuLaunchKernel[Ex], hipLaunchKernel, hipModuleLaunchKernel,
+// hipExtModuleLaunchKernel, cooperative launches, ...), Kind::memcpy / Kind::memset for
+// asynchronous copies and fills, Kind::other for anything else (graph launches included). Used
+// where no GPU event says it, as inside a graph capture: there each such call adds one node.
+Kind launched_work(std::string_view call);
+
+// +1 for a call that starts capturing a stream into a graph (cudaStreamBeginCapture[ToGraph],
+// cuStreamBeginCapture, hipStreamBeginCapture, ...), -1 for one that ends it, 0 otherwise.
+int capture_boundary(std::string_view call);
+
 }  // namespace tlsql

@@ -106,7 +106,21 @@ void parse_chunk(EventChunk& chunk, ChunkSink& sink, const std::string& path) {
 
 namespace {
 LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt);
+std::unique_ptr<LoadedTrace> parse_file(EventStore& store, const std::string& path, const LoadOptions& opt,
+                                        Health& health, LoadStats& st);
 }  // namespace
+
+std::vector<CapturedGraph> read_capture_file(EventStore& store, const std::string& path, Health& health) {
+  try {
+    LoadStats st;
+    std::unique_ptr<LoadedTrace> trace = parse_file(store, path, {}, health, st);
+    ProfileTreeBuilder tree(*trace, store.strings, health);
+    tree.build();
+    return captured_graphs(*trace, store.strings, store.args, path);
+  } catch (const std::bad_alloc&) {
+    throw LoadError(fmt::format("{}: out of memory: the trace needs more memory than this machine has", path));
+  }
+}
 
 LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt) {
   try {
@@ -117,15 +131,15 @@ LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& pat
 }
 
 namespace {
-LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt) {
+// Reads `path` into a new trace of `store` (rows, strings, args; not yet in store.traces) and
+// counts what it repairs into `health`.
+std::unique_ptr<LoadedTrace> parse_file(EventStore& store, const std::string& path, const LoadOptions& opt,
+                                        Health& health, LoadStats& st) {
   using clock = std::chrono::steady_clock;
   auto done = [&](const char* stage) {
     if (opt.stage_done) opt.stage_done(stage);
   };
-  LoadStats st;
-  st.path = path;
-  auto t0 = clock::now(), t = t0;
-  Health health;
+  auto t = clock::now();
   InputSource in(path);
   st.file_bytes = in.file_bytes();
   st.read_s = seconds_since(t);
@@ -221,9 +235,22 @@ LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, con
     throw LoadError(fmt::format("{}: at byte 0: not a trace: the array holds no event objects", path));
   st.parse_s = seconds_since(t);
   done("parse");
+  return trace;
+}
 
-  t = clock::now();
-  ProfileTreeBuilder tree(*trace, store.strings, health);
+LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt) {
+  using clock = std::chrono::steady_clock;
+  auto done = [&](const char* stage) {
+    if (opt.stage_done) opt.stage_done(stage);
+  };
+  LoadStats st;
+  st.path = path;
+  auto t0 = clock::now();
+  Health health;
+  std::unique_ptr<LoadedTrace> trace = parse_file(store, path, opt, health, st);
+
+  auto t = clock::now();
+  ProfileTreeBuilder tree(*trace, store.strings, health, &store.args, opt.captured);
   tree.build();
   st.tree_s = seconds_since(t);
   done("tree");
@@ -231,7 +258,7 @@ LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, con
   t = clock::now();
   try {
     create_schema(db, opt.schema);
-    write_trace(db, opt.schema, *trace, path, st.json_bytes, tree.launches(), health);
+    write_trace(db, opt.schema, *trace, path, st.json_bytes, tree.launches(), tree.replayed_graphs(), health);
   } catch (const SqlError& e) {
     throw LoadError(fmt::format("{}: cannot store the trace: {}", path, e.what()));
   }

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "src/event_store.h"
+#include "src/graph_capture.h"
+#include "src/health.h"
 
 namespace tlsql {
 
@@ -25,10 +27,17 @@ struct LoadOptions {
   std::function<void(const char*)> stage_done;              // after "read", "parse", "tree", "insert"
   std::function<void(size_t done, size_t total)> progress;  // input bytes, from the scanner thread
   size_t chunk_bytes = 8u << 20;  // events are parsed in runs of about this much text (the fuzz target sets it small)
+  // Graphs from capture traces (read_capture_file): the trace's graph replays are attributed to them.
+  const std::vector<CapturedGraph>* captured = nullptr;
 };
 
 // Loads `path` into `store` and the schema's small tables. Throws LoadError with a one-line
 // message naming the file; on error neither the store nor the database changes.
+// Reads a capture trace (what torch.profiler recorded while graphs were captured) and returns its
+// graphs, their strings and args kept in `store`; the trace's own rows are not kept. What the
+// reader repairs is counted in `health`. Throws LoadError as load_trace_file.
+std::vector<CapturedGraph> read_capture_file(EventStore& store, const std::string& path, Health& health);
+
 LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt = {});
 
 }  // namespace tlsql

@@ -6,7 +6,9 @@
 #include <charconv>
 #include <exception>
 #include <optional>
+#include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "src/kind.h"
@@ -78,6 +80,7 @@ void ProfileTreeBuilder::build() {
   Health fwd_health;
   both([&] { assign_steps(); }, [&] { link_backward_to_forward(fwd_health); });
   for (const auto& [check, row] : fwd_health.rows()) h_.add(check, row.example, row.detail, row.count);
+  attribute_graph_replays();
   both([&] { find_launchers(); }, [&] { build_children(); });
 }
 
@@ -278,27 +281,6 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
     unlinked.erase(std::remove_if(unlinked.begin(), unlinked.end(), [&](int32_t g) { return ev_[g].parent >= 0; }),
                    unlinked.end());
   }
-  // GPU work replayed by a graph launch: linked to the launch, but the ops that made those kernels
-  // ran when the graph was captured, so no op above the launch carries them (ops, gemm, sdpa,
-  // the roofline and an op's gpu_time leave them out): counted with the GPU time they cover.
-  int64_t replayed = 0, replayed_ns = 0, all_ns = 0;
-  int32_t replay_example = -1;
-  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
-    const EventRec& e = ev_[i];
-    if (!is_gpu_work(e.kind)) continue;
-    const int64_t ns = e.dur == kNull || e.dur < 0 ? 0 : e.dur;
-    all_ns += ns;
-    if (e.parent < 0 || !is_graph_launch(name(ev_[e.parent]))) continue;
-    ++replayed, replayed_ns += ns;
-    if (replay_example < 0) replay_example = i;
-  }
-  if (replayed)
-    h.add("graph_replay_unattributed", replay_example,
-          fmt::format("GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
-                      "(ops, gemm, sdpa, the roofline and op GPU time leave them out): {:.3f} ms, {:.1f}% of the "
-                      "GPU events' time (view graph_replay; docs/inference.md)",
-                      (double)replayed_ns / 1e6, all_ns ? 100.0 * (double)replayed_ns / (double)all_ns : 0.0),
-          replayed);
   if (!unlinked.empty())
     h.add("gpu_without_launch", unlinked.front(),
           fmt::format("GPU events (kernel/memcpy/memset) with no runtime call of their correlation id in the trace, "
@@ -306,6 +288,138 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
                       gpu_work - (int64_t)unlinked.size(), gpu_work,
                       100.0 * (gpu_work - (double)unlinked.size()) / (double)gpu_work),
           (int64_t)unlinked.size());
+}
+
+// GPU work replayed by a graph launch hangs under the launch, but the ops that made those kernels
+// ran when the graph was captured. When a capture trace holds the graph (match_replay), each
+// replay gets a copy of the capture-time launch calls and everything above them (ops with their
+// shapes, python frames, annotations), placed under the graph launch with its start and zero
+// duration (they took no host time then), and each replayed event hangs under its node's launch
+// call: ancestors, launched(), gpu_time and the perf numbers then read it as eager work, one op
+// instance per replay. The rest is counted with the GPU time it covers.
+void ProfileTreeBuilder::attribute_graph_replays() {
+  std::vector<std::tuple<int32_t, int64_t, int32_t>> replayed;  // (graph launch, ts, GPU row)
+  int64_t all_ns = 0;
+  auto ns_of = [](const EventRec& e) { return e.dur == kNull || e.dur < 0 ? int64_t{0} : e.dur; };
+  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
+    const EventRec& e = ev_[i];
+    if (!is_gpu_work(e.kind)) continue;
+    all_ns += ns_of(e);
+    if (e.parent >= 0 && is_graph_launch(name(ev_[e.parent]))) replayed.emplace_back(e.parent, e.ts, i);
+  }
+  if (replayed.empty()) return;
+  std::sort(replayed.begin(), replayed.end());
+  const bool have_graphs = captured_ && !captured_->empty() && args_;
+  int64_t attributed = 0, attributed_ns = 0, left = 0, left_ns = 0, ambiguous = 0, unmatched = 0;
+  int32_t attributed_example = -1, left_example = -1;
+  // Each replay's match first: whether the copies may carry the capture's python frames depends
+  // on how many rows all of them take.
+  struct Replay {
+    size_t from, to;  // its events in `replayed`
+    ReplayMatch m;
+  };
+  std::vector<Replay> replays;
+  std::unordered_map<std::string, ReplayMatch> matches;
+  int64_t full_rows = 0;
+  for (size_t k = 0; k < replayed.size();) {
+    const int32_t launch = std::get<0>(replayed[k]);
+    size_t j = k;
+    while (j < replayed.size() && std::get<0>(replayed[j]) == launch) ++j;
+    Replay r{k, j, {}};
+    if (have_graphs) {
+      std::vector<ReplayEvent> events;
+      for (size_t x = k; x < j; ++x) {
+        const EventRec& e = ev_[std::get<2>(replayed[x])];
+        std::string_view a = e.is(EventRec::has_args) ? args_->get(e.args, e.args_len) : std::string_view();
+        events.push_back({e.kind, e.name, launch_geometry(a)});
+      }
+      std::optional<int64_t> batch;
+      for (int32_t p = ev_[launch].parent; p >= 0 && !batch; p = ev_[p].parent)
+        if (ev_[p].kind == Kind::annotation) batch = execute_batch_size(name(ev_[p]));
+      // A graph replays many times with the same events: match each distinct replay once.
+      std::string key = batch ? std::to_string(*batch) : "-";
+      for (const ReplayEvent& e : events) key += fmt::format("|{}:{}:{}", (int)e.work, e.name, e.geometry);
+      auto [it, fresh] = matches.try_emplace(std::move(key));
+      if (fresh) it->second = match_replay(events, *captured_, batch);
+      r.m = it->second;
+      if (r.m.graph < 0) ++(r.m.candidates > 1 ? ambiguous : unmatched);
+      if (r.m.graph >= 0) full_rows += (int64_t)(*captured_)[(size_t)r.m.graph].rows.size();
+    }
+    replays.push_back(std::move(r));
+    k = j;
+  }
+  // At most as many copied rows as the trace has (and always 1 M): beyond that, ops, annotations
+  // and launch calls only.
+  const bool frames = full_rows <= std::max<int64_t>((int64_t)ev_.size(), int64_t{1} << 20);
+  int64_t added = 0;
+  std::set<int32_t> graphs_used;
+  for (const Replay& r : replays) {
+    const int32_t launch = std::get<0>(replayed[r.from]);
+    if (r.m.graph < 0) {
+      for (size_t x = r.from; x < r.to; ++x) {
+        const int32_t g = std::get<2>(replayed[x]);
+        ++left, left_ns += ns_of(ev_[g]);
+        if (left_example < 0 || g < left_example) left_example = g;
+      }
+      continue;
+    }
+    // Copy the graph's capture-time events under the launch (rows may move: no references).
+    const CapturedGraph& graph = (*captured_)[(size_t)r.m.graph];
+    const std::vector<EventRec>& rows = frames ? graph.rows : graph.lean_rows;
+    const int32_t base = (int32_t)ev_.size();
+    const EventRec at = ev_[launch];
+    for (const EventRec& c : rows) {
+      EventRec e = c;
+      e.parent = c.parent >= 0 ? base + c.parent : launch;
+      e.depth = ev_[e.parent].depth + 1;
+      e.ts = at.ts, e.dur = at.ts == kNull ? kNull : 0;
+      e.pid = at.pid, e.tid = at.tid;
+      e.flags = (uint8_t)((c.flags & ~(EventRec::pid_text | EventRec::tid_text)) |
+                          (at.flags & (EventRec::pid_text | EventRec::tid_text)));
+      // Capture-time ids would meet this trace's own: the copies link by parent, not by id.
+      e.correlation = e.external_id = e.seq = e.flow_id = kNull;
+      e.fwd = -1, e.step = at.step;
+      ev_.push_back(e);
+    }
+    added += (int64_t)rows.size();
+    for (size_t x = r.from; x < r.to; ++x) {
+      const int32_t g = std::get<2>(replayed[x]);
+      const CapturedGraph::Node& node = graph.nodes[(size_t)r.m.node_of[x - r.from]];
+      EventRec& e = ev_[g];
+      e.parent = base + (frames ? node.row : node.lean_row);
+      e.depth = ev_[e.parent].depth + 1;
+      graph_launch_of_.emplace(g, launch);
+      ++attributed, attributed_ns += ns_of(e);
+      if (attributed_example < 0 || g < attributed_example) attributed_example = g;
+    }
+    replayed_graphs_.emplace_back(launch, r.m.graph);
+    graphs_used.insert(r.m.graph);
+  }
+  auto share = [&](int64_t ns) {
+    return fmt::format("{:.3f} ms, {:.1f}% of the GPU events' time", (double)ns / 1e6,
+                       all_ns ? 100.0 * (double)ns / (double)all_ns : 0.0);
+  };
+  if (attributed)
+    h_.add("graph_replay_attributed", attributed_example,
+           fmt::format("GPU events replayed by a graph launch, attributed to the ops that captured them: {}; {} "
+                       "replays of {} captured graphs, {} capture-time events copied under their graph launches{} "
+                       "(docs/inference.md)",
+                       share(attributed_ns), replayed_graphs_.size(), graphs_used.size(), added,
+                       frames ? ""
+                              : fmt::format(" (python frames left out: with them, {} rows, more than the trace's own)",
+                                            full_rows)),
+           attributed);
+  if (left)
+    h_.add("graph_replay_unattributed", left_example,
+           fmt::format("GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
+                       "(ops, gemm, sdpa, the roofline and op GPU time leave them out): {}{} (view graph_replay; "
+                       "docs/inference.md)",
+                       share(left_ns),
+                       have_graphs ? fmt::format("; of their replays, {} match no captured graph and {} match several "
+                                                 "equally",
+                                                 unmatched, ambiguous)
+                                   : std::string("; no capture trace given (--capture)")),
+           left);
 }
 
 // HTA's rule: a root on another thread of a process (the autograd engine's backward thread,
@@ -506,8 +620,11 @@ void ProfileTreeBuilder::find_launchers() {
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
     const EventRec& g = ev_[i];
     if (!(g.kind == Kind::kernel || g.kind == Kind::memcpy || g.kind == Kind::memset) || g.parent < 0) continue;
-    int32_t runtime = g.parent, launcher = launcher_above(ev_[runtime].parent);
-    launches_.push_back({i, runtime, launcher >= 0 ? launcher : runtime});
+    // A replay attributed to its capture hangs under the capture-time launch call; the call that
+    // launched it at run time is the graph launch.
+    const int32_t call = g.parent, launcher = launcher_above(ev_[call].parent);
+    const auto replay = graph_launch_of_.find(i);
+    launches_.push_back({i, replay == graph_launch_of_.end() ? call : replay->second, launcher >= 0 ? launcher : call});
   }
 }
 

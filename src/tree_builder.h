@@ -3,7 +3,10 @@
 // annotations, and every event gets its step and (for backward ops) its forward op.
 #pragma once
 
+#include <unordered_map>
+
 #include "src/event_store.h"
+#include "src/graph_capture.h"
 #include "src/health.h"
 
 namespace tlsql {
@@ -17,10 +20,15 @@ struct LaunchLink {
 
 class ProfileTreeBuilder {
  public:
-  ProfileTreeBuilder(LoadedTrace& trace, const StringPool& strings, Health& health)
-      : t_(trace), ev_(trace.rows), strings_(strings), h_(health) {}
+  // `captured`: graphs from capture traces, for attributing this trace's graph replays (the
+  // events' args, in `args`, give their grid and block).
+  ProfileTreeBuilder(LoadedTrace& trace, const StringPool& strings, Health& health, const TextArena* args = nullptr,
+                     const std::vector<CapturedGraph>* captured = nullptr)
+      : t_(trace), ev_(trace.rows), strings_(strings), h_(health), args_(args), captured_(captured) {}
   void build();
   const std::vector<LaunchLink>& launches() const { return launches_; }
+  // Each graph launch whose replay was attributed, and the captured graph (index) it ran.
+  const std::vector<std::pair<int32_t, int32_t>>& replayed_graphs() const { return replayed_graphs_; }
 
  private:
   void group_threads();
@@ -31,6 +39,7 @@ class ProfileTreeBuilder {
   void compute_depths();
   void assign_steps();
   void link_backward_to_forward(Health& h);
+  void attribute_graph_replays();
   void find_launchers();
   void build_children();
   std::string_view name(const EventRec& e) const {
@@ -44,7 +53,11 @@ class ProfileTreeBuilder {
   RowArray& ev_;
   const StringPool& strings_;
   Health& h_;
+  const TextArena* args_;
+  const std::vector<CapturedGraph>* captured_;
   std::vector<LaunchLink> launches_;
+  std::vector<std::pair<int32_t, int32_t>> replayed_graphs_;
+  std::unordered_map<int32_t, int32_t> graph_launch_of_;  // attributed GPU row -> its graph launch
   // Host thread of each event (index into threads_), -1 for events outside the host tree.
   std::vector<int32_t> thread_of_;
   struct Thread {

@@ -2,7 +2,9 @@
 """GPU work replayed by CUDA / HIP graph launches (docs/inference.md): the health row
 graph_replay_unattributed counts it with the GPU time it covers, and the graph_replay view lists
 each replayed GPU event with its launch and place. References come from the raw JSON, read here:
-the GPU events whose correlation id is that of a graph launch call.
+the GPU events whose correlation id is that of a graph launch call. With --capture, replays are
+attributed to the capture-time ops: hand-made traces with the answers written below, and the
+shared MI300 vLLM pair against the capture trace's own launch calls and their enclosing ops.
 usage: graph_replay.py TLSQL SHARED_DIR WORK_DIR"""
 import csv, gzip, io, json, os, re, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
@@ -15,8 +17,8 @@ GRAPH = re.compile(r"^(cudaGraphLaunch|cuGraphLaunch|hipGraphLaunch)(_.*)?$")
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
 
 
-def query(target, sql):
-    r = subprocess.run([tlsql, "-q", target, "--csv", "-c", sql], capture_output=True, text=True, timeout=300)
+def query(target, sql, extra=()):
+    r = subprocess.run([tlsql, "-q", target, *extra, "--csv", "-c", sql], capture_output=True, text=True, timeout=300)
     check(r.returncode == 0, f"{os.path.basename(target)}: {sql[:50]}: {r.stderr.strip()[:200]}")
     return list(csv.DictReader(io.StringIO(r.stdout)))
 
@@ -80,4 +82,206 @@ for name in ("h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz", "tracelens/mi300/
                        "total(position = 0) AS firsts FROM graph_replay")[0]
     check(int(view["n"]) == n and int(float(view["firsts"])) == int(view["launches"]),
           f"{name}: graph_replay lists them, one position 0 per launch ({view})")
+
+
+# --capture, hand-made. The capture trace holds four graphs:
+#   0: aten::mm > gemm_a, then python frame forward > aten::relu > relu_k, then aten::zero_ > a memset
+#   1: aten::add > add_k (grid 1, block 32)        2: aten::sub > add_k (grid 2, block 64)
+#   3: aten::bmm and aten::cat, each one launch that records no kernel name (CUDA traces do not)
+# all inside the annotation capture_4_FULL, which started before the first capture (the harness).
+def x(cat, name, ts, dur, tid=1, pid=1, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+def launch(ts, kernel=None, grid=None, block=None, name="cudaLaunchKernel"):
+    a = {}
+    if kernel:
+        a["kernel"] = kernel
+    if grid:
+        a["grid"], a["block"] = grid, block
+    return x("cuda_runtime", name, ts, 1, **a)
+
+
+cap = [x("user_annotation", "capture_4_FULL", 0, 1000),
+       x("cuda_runtime", "cudaStreamBeginCapture", 10, 1),
+       x("cpu_op", "aten::mm", 20, 20, **{"Input Dims": [[4, 8], [8, 16]], "Input type": ["float", "float"]}),
+       launch(22, "gemm_a"),
+       x("python_function", "model.py(3): forward", 50, 40),
+       x("cpu_op", "aten::relu", 55, 20),
+       launch(60, "relu_k"),
+       x("cpu_op", "aten::zero_", 80, 8),
+       launch(82, name="cudaMemsetAsync"),
+       x("cuda_runtime", "cudaStreamEndCapture", 100, 1),
+       x("cuda_runtime", "cudaStreamBeginCapture", 200, 1),
+       x("cpu_op", "aten::add", 210, 10), launch(212, "add_k", [1, 1, 1], [32, 1, 1]),
+       x("cuda_runtime", "cudaStreamEndCapture", 230, 1),
+       x("cuda_runtime", "cudaStreamBeginCapture", 300, 1),
+       x("cpu_op", "aten::sub", 310, 10), launch(312, "add_k", [2, 1, 1], [64, 1, 1]),
+       x("cuda_runtime", "cudaStreamEndCapture", 330, 1),
+       x("cuda_runtime", "cudaStreamBeginCapture", 400, 1),
+       x("cpu_op", "aten::bmm", 410, 10), launch(412),
+       x("cpu_op", "aten::cat", 430, 10), launch(432),
+       x("cuda_runtime", "cudaStreamEndCapture", 450, 1)]
+capdir = os.path.join(work, "capture")
+os.makedirs(capdir, exist_ok=True)
+with open(os.path.join(capdir, "cap.json"), "w") as f:
+    json.dump({"traceEvents": cap}, f)
+with open(os.path.join(capdir, "execution_details.json"), "w") as f:
+    json.dump([{"file": "cap.json", "batch_size": 4, "mode": "FULL"}], f)
+
+# The served trace: six graph launches inside execute_4_x.
+#   100, 101: graph 0 (101's kernels out of order in the file; GPU order gemm_a, relu_k, memset)
+#   102: add_k with grid 2 / block 64: graph 2 by its geometry
+#   103: add_k with no grid: graphs 1 and 2 equally: not attributed (ambiguous)
+#   104: other_k: no graph has it: not attributed
+#   105: two kernels x1, x2: graph 3, by position (its calls name no kernels)
+exe = [x("user_annotation", "execute_4_x", 1000, 1000)]
+gpu = []
+
+
+def k(name, ts, dur, corr, cat="kernel", **args):
+    gpu.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+                "args": {"correlation": corr, "device": 0, "stream": 7, **args}})
+
+
+for i, corr in enumerate(range(100, 106)):
+    exe.append(x("cuda_runtime", "cudaGraphLaunch", 1010 + 10 * i, 5, correlation=corr))
+k("gemm_a", 1100, 10, 100), k("relu_k", 1120, 5, 100), k("Memset (Device)", 1130, 1, 100, cat="gpu_memset")
+k("Memset (Device)", 1230, 1, 101, cat="gpu_memset"), k("relu_k", 1220, 6, 101), k("gemm_a", 1200, 12, 101)
+k("add_k", 1300, 3, 102, grid=[2, 1, 1], block=[64, 1, 1])
+k("add_k", 1350, 3, 103)
+k("other_k", 1400, 2, 104)
+k("x1", 1500, 4, 105), k("x2", 1510, 5, 105)
+served = os.path.join(work, "served.json")
+with open(served, "w") as f:
+    json.dump({"traceEvents": exe + gpu}, f)
+withcap = ("--capture", capdir)
+
+rows = query(served, "SELECT \"check\", count FROM health WHERE \"check\" LIKE 'graph_replay%' ORDER BY 1", withcap)
+# attributed: 3 + 3 + 1 + 2 = 9 GPU events; not: add_k of 103 and other_k of 104
+check([(r["check"], r["count"]) for r in rows] == [("graph_replay_attributed", "9"), ("graph_replay_unattributed", "2")],
+      f"hand-made capture: 9 replayed events attributed, 2 not ({rows})")
+detail = query(served, "SELECT detail FROM health WHERE \"check\" = 'graph_replay_unattributed'", withcap)[0]["detail"]
+check("1 match no captured graph and 1 match several equally" in detail, f"hand-made capture: why not ({detail})")
+rows = query(served, "SELECT id, capture, nodes, batch_size, mode FROM captured_graph ORDER BY id", withcap)
+check([tuple(r.values()) for r in rows] == [("0", "0", "3", "4", "FULL"), ("1", "1", "1", "4", "FULL"),
+                                             ("2", "2", "1", "4", "FULL"), ("3", "3", "2", "4", "FULL")],
+      f"hand-made capture: captured_graph, with execution_details.json's batch size and mode ({rows})")
+rows = query(served, "SELECT l.correlation, g.graph FROM replay_graph g JOIN event l ON l.uid = g.launch ORDER BY 1",
+             withcap)
+check([(r["correlation"], r["graph"]) for r in rows] == [("100", "0"), ("101", "0"), ("102", "2"), ("105", "3")],
+      f"hand-made capture: replay_graph ({rows})")
+rows = query(served, "SELECT l.correlation, count(*) AS n, group_concat(DISTINCT coalesce(r.graph, '-')) AS g "
+                     "FROM graph_replay r JOIN event l ON l.uid = r.graph_launch GROUP BY 1 ORDER BY 1", withcap)
+check([tuple(r.values()) for r in rows] == [("100", "3", "0"), ("101", "3", "0"), ("102", "1", "2"), ("103", "1", "-"),
+                                             ("104", "1", "-"), ("105", "2", "3")],
+      f"hand-made capture: the graph_replay view says which graph each event replayed ({rows})")
+rows = query(served, "SELECT lc.correlation AS corr, e.name, o.name AS launcher, r.position, "
+                     "(SELECT group_concat(a.name, ' < ') FROM ancestors(e.uid) a) AS stack "
+                     "FROM graph_replay r JOIN event e ON e.uid = r.uid JOIN launch_link l ON l.gpu = e.uid "
+                     "JOIN event o ON o.uid = l.launcher JOIN event lc ON lc.uid = r.graph_launch "
+                     "WHERE l.runtime = r.graph_launch ORDER BY e.ts", withcap)
+got = [(r["corr"], r["name"], r["launcher"]) for r in rows]
+want = [("100", "gemm_a", "aten::mm"), ("100", "relu_k", "aten::relu"), ("100", "Memset (Device)", "aten::zero_"),
+        ("101", "gemm_a", "aten::mm"), ("101", "relu_k", "aten::relu"), ("101", "Memset (Device)", "aten::zero_"),
+        ("102", "add_k", "aten::sub"), ("103", "add_k", "cudaGraphLaunch"), ("104", "other_k", "cudaGraphLaunch"),
+        ("105", "x1", "aten::bmm"), ("105", "x2", "aten::cat")]
+check(got == want, f"hand-made capture: each replayed event's launcher, runtime still the graph launch ({got})")
+relu = [r["stack"] for r in rows if r["name"] == "relu_k"]
+# The capture's launch call, op and frame, then the served trace's own stack; not the harness
+# annotation capture_4_FULL (it started before the capture began).
+check(relu == ["cudaLaunchKernel < aten::relu < model.py(3): forward < cudaGraphLaunch < execute_4_x"] * 2,
+      f"hand-made capture: ancestors of a replayed kernel ({relu})")
+rows = query(served, "SELECT o.uid, gpu_time(o.uid) AS ns, flops(o.uid) AS f, o.dur FROM op o WHERE o.name = 'aten::mm' "
+                     "ORDER BY o.uid", withcap)
+# one aten::mm per replay of graph 0: 10 and 12 µs of GPU time, 2 * 4 * 8 * 16 = 1024 FLOPs each, no host time
+check([(r["ns"], r["f"], r["dur"]) for r in rows] == [("10000", "1024.0", "0"), ("12000", "1024.0", "0")],
+      f"hand-made capture: each replay's copy of aten::mm has its own GPU time and FLOPs ({rows})")
+rows = query(served, "SELECT name, count, gpu_us FROM op_summary WHERE name IN ('aten::mm', 'aten::relu', 'aten::sub') "
+                     "ORDER BY name", withcap)
+check([tuple(r.values()) for r in rows] == [("aten::mm", "2", "22.0"), ("aten::relu", "2", "11.0"),
+                                             ("aten::sub", "1", "3.0")],
+      f"hand-made capture: the ops report counts graph work ({rows})")
+# Saved and reopened, the attribution stays (the copies are rows like any other).
+saved = os.path.join(work, "served.db")
+if os.path.exists(saved):
+    os.remove(saved)
+r = subprocess.run([tlsql, "-q", served, *withcap, "-o", saved], capture_output=True, text=True, timeout=60)
+check(r.returncode == 0, f"hand-made capture: saved ({r.stderr.strip()})")
+rows = query(saved, "SELECT name, count, gpu_us FROM op_summary WHERE name = 'aten::mm'")
+check([tuple(r.values()) for r in rows] == [("aten::mm", "2", "22.0")], f"hand-made capture: reopened ({rows})")
+
+# Bad capture input: one line naming the file, exit code 1.
+for args, want in ((("--capture", os.path.join(work, "missing.json")), "missing.json"),
+                   (("--capture", os.path.join(work, "badcap")), "execution_details.json: at byte")):
+    if "badcap" in args[1]:
+        os.makedirs(args[1], exist_ok=True)
+        with open(os.path.join(args[1], "cap.json"), "w") as f:
+            json.dump({"traceEvents": cap}, f)
+        with open(os.path.join(args[1], "execution_details.json"), "w") as f:
+            f.write('[{"file": "cap.json", "batch_size": 4,')
+    r = subprocess.run([tlsql, "-q", served, *args, "-c", "SELECT 1"], capture_output=True, text=True, timeout=60)
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 1 and len(lines) == 1 and want in lines[0], f"--capture {args[1]}: one-line error ({lines})")
+
+
+# The shared MI300 vLLM decode pair. The reference reads the capture trace's own calls: between
+# hipStreamBeginCapture and hipStreamEndCapture, the launch calls in start order, each with the
+# kernel its `kernel` arg names and the innermost cpu_op that contains it on its thread.
+def load(path):
+    with gzip.open(path, "rt") as f:
+        return json.load(f)["traceEvents"]
+
+
+mi300 = os.path.join(shared, "traces", "tracelens", "mi300")
+execution = os.path.join(mi300, "vllm_decode_graph_execution.json.gz")
+capture_dir = os.path.join(mi300, "vllm_decode_capture")
+if os.path.exists(execution) and os.path.isdir(capture_dir):
+    capture = [os.path.join(capture_dir, f) for f in os.listdir(capture_dir) if f.endswith(".json.gz")]
+    ev = load(capture[0])
+    begin = next(e for e in ev if e.get("name") == "hipStreamBeginCapture")
+    end = next(e for e in ev if e.get("name") == "hipStreamEndCapture")
+    calls = sorted((e for e in ev if e.get("cat") == "cuda_runtime" and e["tid"] == begin["tid"]
+                    and begin["ts"] < e["ts"] < end["ts"] and "kernel" in e.get("args", {})), key=lambda e: e["ts"])
+    ops = [e for e in ev if e.get("cat") == "cpu_op" and e["tid"] == begin["tid"]]
+
+    def innermost(call):
+        inside = [o for o in ops if o["ts"] <= call["ts"] and call["ts"] + call["dur"] <= o["ts"] + o["dur"]]
+        return max(inside, key=lambda o: (o["ts"], -o["dur"]))["name"] if inside else None
+
+    want = [(c["args"]["kernel"], innermost(c)) for c in calls]
+    rows = query(execution, "SELECT r.position, e.name, o.name AS launcher, o.kind FROM graph_replay r "
+                            "JOIN event e ON e.uid = r.uid JOIN launch_link l ON l.gpu = r.uid "
+                            "JOIN event o ON o.uid = l.launcher ORDER BY r.position", ("--capture", capture_dir))
+    same = sum(1 for r in rows if int(r["position"]) < len(want) and r["kind"] == "cpu_op"
+               and (r["name"], r["launcher"]) == want[int(r["position"])])
+    check(len(rows) == len(want) == 421 and same >= 0.95 * len(rows),
+          f"MI300 vLLM: {same} of {len(rows)} replayed kernels have the capture's kernel at their position and its "
+          f"innermost op as launcher (capture: {len(want)} launch calls)")
+    aten = sum(1 for r in rows if r["launcher"].startswith("aten::"))
+    print(f"MI300 vLLM: {same} of {len(rows)} attributed as the capture says; {aten} of them to aten:: ops "
+          f"(the rest to vllm::, triton and aiter ops, as in the capture trace)")
+    # The ops report's GPU time against the trace's busy time (union of GPU intervals, from the
+    # JSON): they differ by at most the GPU time no op carries (eager work outside ops).
+    raw = load(execution)
+    spans = sorted((round(float(e["ts"]) * 1000), round(float(e["ts"]) * 1000) + round(float(e["dur"]) * 1000))
+                   for e in raw if e.get("cat") in GPU_CATS)
+    busy, cur_s, cur_e = 0, None, None
+    for s_, e_ in spans:
+        if cur_e is None or s_ > cur_e:
+            busy += 0 if cur_e is None else cur_e - cur_s
+            cur_s, cur_e = s_, e_
+        else:
+            cur_e = max(cur_e, e_)
+    busy += cur_e - cur_s
+    ops_us = float(query(execution, "SELECT sum(gpu_us) AS us FROM op_summary", ("--capture", capture_dir))[0]["us"])
+    outside = [e for e in raw if e.get("cat") in GPU_CATS
+               and e.get("args", {}).get("correlation") not in {505113}]
+    outside_us = sum(float(e["dur"]) for e in outside)
+    # counted_op counts each GPU ns once: never above busy, and below it by at most the eager work
+    check(busy / 1e3 - outside_us - 1 <= ops_us <= busy / 1e3 + 1,
+          f"MI300 vLLM: ops report {ops_us:.1f} us of GPU time vs {busy / 1e3:.1f} us busy (eager GPU work outside "
+          f"the replay: {outside_us:.1f} us)")
+else:
+    print("skip MI300 vLLM capture: not present")
 finish()

@@ -28,3 +28,33 @@ TEST_CASE("graph launches: CUDA runtime and driver, HIP, per-thread-stream spell
                         "GraphLaunch", "cudaGraphLaunc", ""})
     CHECK_MESSAGE(!is_graph_launch(n), n);
 }
+
+TEST_CASE("launched work of a runtime call, as inside a graph capture") {
+  using tlsql::Kind;
+  using tlsql::launched_work;
+  for (const char* n : {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchKernelExC_v11060", "cuLaunchKernel",
+                        "cuLaunchKernelEx", "hipLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel",
+                        "hipExtLaunchKernel", "cudaLaunchCooperativeKernel", "cudaLaunchKernel_ptsz"})
+    CHECK_MESSAGE(launched_work(n) == Kind::kernel, n);
+  for (const char* n : {"cudaMemcpyAsync", "cudaMemcpy2DAsync", "hipMemcpyAsync", "cuMemcpyHtoDAsync_v2",
+                        "hipMemcpyWithStream", "cudaMemcpyPeerAsync"})
+    CHECK_MESSAGE(launched_work(n) == Kind::memcpy, n);
+  for (const char* n : {"cudaMemsetAsync", "hipMemsetAsync", "cuMemsetD32Async"})
+    CHECK_MESSAGE(launched_work(n) == Kind::memset, n);
+  // Graph launches, host nodes, synchronous copies, queries and ops launch no node of their own.
+  for (const char* n : {"cudaGraphLaunch", "hipGraphLaunch", "cudaLaunchHostFunc", "cudaMemcpy", "hipMemset",
+                        "cudaStreamBeginCapture", "hipGetDevicePropertiesR0600", "aten::mm", "LaunchKernel", ""})
+    CHECK_MESSAGE(launched_work(n) == Kind::other, n);
+}
+
+TEST_CASE("capture boundaries") {
+  using tlsql::capture_boundary;
+  for (const char* n : {"cudaStreamBeginCapture", "cudaStreamBeginCaptureToGraph", "cuStreamBeginCapture_v2",
+                        "hipStreamBeginCapture", "cudaStreamBeginCapture_ptsz"})
+    CHECK_MESSAGE(capture_boundary(n) == 1, n);
+  for (const char* n : {"cudaStreamEndCapture", "hipStreamEndCapture", "cuStreamEndCapture"})
+    CHECK_MESSAGE(capture_boundary(n) == -1, n);
+  for (const char* n :
+       {"hipStreamGetCaptureInfo", "cudaStreamIsCapturing", "cudaGraphInstantiate", "StreamBeginCapture"})
+    CHECK_MESSAGE(capture_boundary(n) == 0, n);
+}

@@ -1,0 +1,184 @@
+#include "src/graph_capture.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+#include <unordered_map>
+
+#include "src/json_scan.h"
+#include "src/kind.h"
+
+namespace tlsql {
+
+std::string launch_geometry(std::string_view args) {
+  std::string_view grid = json_scan::find_member(args, "grid"), block = json_scan::find_member(args, "block");
+  if (grid.empty() || block.empty()) return {};
+  return json_scan::minify(grid) + "|" + json_scan::minify(block);
+}
+
+namespace {
+
+// The `kernel` arg of a launch call as text: a JSON string, decoded.
+std::optional<std::string> kernel_arg(std::string_view args) {
+  std::string_view raw = json_scan::find_member(args, "kernel");
+  if (raw.size() < 2 || raw.front() != '"') return std::nullopt;
+  if (raw.find('\\') == std::string_view::npos) return std::string(raw.substr(1, raw.size() - 2));
+  auto j = nlohmann::json::parse(raw, nullptr, false);
+  if (!j.is_string()) return std::nullopt;
+  return j.get<std::string>();
+}
+
+}  // namespace
+
+std::vector<CapturedGraph> captured_graphs(const LoadedTrace& trace, StringPool& strings, const TextArena& args,
+                                           const std::string& file) {
+  const RowArray& ev = trace.rows;
+  auto name = [&](const EventRec& e) { return e.name == StringPool::kNone ? std::string_view() : strings.get(e.name); };
+  // Runtime and driver calls by thread, then start: a capture is one thread's calls between its
+  // begin and end calls.
+  std::vector<int32_t> calls;
+  for (int32_t i = 0; i < (int32_t)ev.size(); ++i) {
+    const EventRec& e = ev[i];
+    if ((e.kind == Kind::runtime || e.kind == Kind::driver) && e.ts != kNull) calls.push_back(i);
+  }
+  auto thread_key = [&](int32_t i) {
+    return std::make_tuple(ev[i].flags & (EventRec::pid_text | EventRec::tid_text), ev[i].pid, ev[i].tid);
+  };
+  std::stable_sort(calls.begin(), calls.end(), [&](int32_t a, int32_t b) {
+    return std::make_tuple(thread_key(a), ev[a].ts) < std::make_tuple(thread_key(b), ev[b].ts);
+  });
+
+  std::vector<CapturedGraph> graphs;
+  int32_t capture = 0;
+  for (size_t k = 0; k < calls.size();) {
+    if (capture_boundary(name(ev[calls[k]])) != 1) {
+      ++k;
+      continue;
+    }
+    // The launch calls up to the end-capture call on the same thread (or the thread's last call).
+    std::vector<int32_t> launches;
+    const size_t k0 = k;
+    size_t j = k + 1;
+    for (; j < calls.size() && thread_key(calls[j]) == thread_key(calls[k]); ++j) {
+      std::string_view n = name(ev[calls[j]]);
+      if (capture_boundary(n) != 0) break;
+      if (launched_work(n) != Kind::other) launches.push_back(calls[j]);
+    }
+    const bool ended = j < calls.size() && capture_boundary(name(ev[calls[j]])) == -1;
+    k = ended ? j + 1 : j;
+    if (!ended) continue;  // an unfinished capture made no graph
+    const int32_t index = capture++;
+    if (launches.empty()) continue;
+
+    CapturedGraph g;
+    g.file = file;
+    g.capture = index;
+    // The launch calls and the events above them that started inside the capture (the model's
+    // ops, frames and modules; not the harness around the capture, which the replay's own stack
+    // stands for), parents first (by depth, then row).
+    const int64_t begin = ev[calls[k0]].ts;
+    std::unordered_map<int32_t, int32_t> local;
+    std::vector<int32_t> members;
+    for (int32_t l : launches)
+      for (int32_t p = l; p >= 0 && (p == l || ev[p].ts >= begin) && local.emplace(p, -1).second; p = ev[p].parent)
+        members.push_back(p);
+    std::sort(members.begin(), members.end(),
+              [&](int32_t a, int32_t b) { return std::make_pair(ev[a].depth, a) < std::make_pair(ev[b].depth, b); });
+    std::unordered_map<int32_t, int32_t> lean;  // member -> lean_rows index (python frames: their kept parent's)
+    for (int32_t m : members) {
+      EventRec r = ev[m];
+      auto up = r.parent >= 0 ? local.find(r.parent) : local.end();
+      auto lean_up = r.parent >= 0 ? lean.find(r.parent) : lean.end();
+      local[m] = (int32_t)g.rows.size();
+      r.parent = up != local.end() ? up->second : -1;
+      g.rows.push_back(r);
+      const int32_t lean_parent = lean_up != lean.end() ? lean_up->second : -1;
+      if (r.kind == Kind::python) {
+        lean[m] = lean_parent;
+        continue;
+      }
+      lean[m] = (int32_t)g.lean_rows.size();
+      r.parent = lean_parent;
+      g.lean_rows.push_back(r);
+    }
+    for (int32_t l : launches) {
+      CapturedGraph::Node node;
+      node.row = local.at(l), node.lean_row = lean.at(l);
+      node.work = launched_work(name(ev[l]));
+      std::string_view a = ev[l].is(EventRec::has_args) ? args.get(ev[l].args, ev[l].args_len) : std::string_view();
+      if (node.work == Kind::kernel)
+        if (auto k = kernel_arg(a)) node.kernel = strings.intern(*k);
+      node.geometry = launch_geometry(a);
+      g.nodes.push_back(std::move(node));
+    }
+    graphs.push_back(std::move(g));
+  }
+  return graphs;
+}
+
+std::optional<int64_t> execute_batch_size(std::string_view annotation) {
+  constexpr std::string_view prefix = "execute_";
+  if (!annotation.starts_with(prefix)) return std::nullopt;
+  std::string_view rest = annotation.substr(prefix.size());
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
+  if (ec != std::errc() || p == rest.data() || (p != rest.data() + rest.size() && *p != '_')) return std::nullopt;
+  return n;
+}
+
+ReplayMatch match_replay(const std::vector<ReplayEvent>& replay, const std::vector<CapturedGraph>& graphs,
+                         std::optional<int64_t> batch) {
+  struct Candidate {
+    int32_t graph;
+    int64_t same_geometry;
+    std::vector<int32_t> node_of;
+  };
+  std::vector<Candidate> found;
+  for (int32_t gi = 0; gi < (int32_t)graphs.size(); ++gi) {
+    const CapturedGraph& g = graphs[gi];
+    if (g.nodes.size() != replay.size() || replay.empty()) continue;
+    bool named = true;
+    for (const auto& n : g.nodes)
+      if (n.work == Kind::kernel && n.kernel == StringPool::kNone) named = false;
+    auto key = [&](Kind work, uint32_t kernel) {
+      return std::make_pair(work, named && work == Kind::kernel ? kernel : StringPool::kNone);
+    };
+    // The nodes of each key in launch order, and how many of them replay events have taken.
+    std::map<std::pair<Kind, uint32_t>, std::pair<std::vector<int32_t>, size_t>> by_key;
+    for (int32_t n = 0; n < (int32_t)g.nodes.size(); ++n)
+      by_key[key(g.nodes[n].work, g.nodes[n].kernel)].first.push_back(n);
+    Candidate c{gi, 0, {}};
+    c.node_of.reserve(replay.size());
+    bool ok = true;
+    for (const ReplayEvent& e : replay) {
+      auto it = by_key.find(key(e.work, e.name));
+      if (it == by_key.end() || it->second.second >= it->second.first.size()) {
+        ok = false;
+        break;
+      }
+      const int32_t n = it->second.first[it->second.second++];
+      c.node_of.push_back(n);
+      if (!e.geometry.empty() && e.geometry == g.nodes[n].geometry) ++c.same_geometry;
+    }
+    if (ok) found.push_back(std::move(c));
+  }
+  ReplayMatch m;
+  m.candidates = (int32_t)found.size();
+  if (found.empty()) return m;
+  int64_t best = 0;
+  for (const Candidate& c : found) best = std::max(best, c.same_geometry);
+  std::erase_if(found, [&](const Candidate& c) { return c.same_geometry != best; });
+  if (found.size() > 1 && batch) {
+    auto of_batch = [&](const Candidate& c) { return graphs[c.graph].batch_size == batch; };
+    if (std::any_of(found.begin(), found.end(), of_batch))
+      std::erase_if(found, [&](const Candidate& c) { return !of_batch(c); });
+  }
+  if (found.size() != 1) return m;
+  m.graph = found.front().graph;
+  m.node_of = std::move(found.front().node_of);
+  return m;
+}
+
+}  // namespace tlsql
