@@ -1,4 +1,4 @@
--- per rank: GPU busy / idle / computation / communication / memcpy time, exposed comm and memcpy (TraceLens gpu_timeline: type, time ms, percent); @steps @rank @linked
+-- per rank: GPU busy / idle / computation / communication / memcpy time, exposed comm and memcpy (TraceLens gpu_timeline: type, time ms, percent); @steps @rank @linked @iteration @phase
 -- GPU events: kernels, memcpys, memsets, by gpu_class_of(kind, name, 'tracelens'): memcpy = gpu_memcpy events;
 -- communication = kernels of a communication library (NCCL / RCCL, vLLM's custom all-reduce, ...);
 -- computation = the rest (memsets included, as TraceLens). Exposed communication: not
@@ -7,7 +7,8 @@
 -- ProfilerStep but the last, as HTA), or a step number. @rank: one rank (default all). @linked 1:
 -- only GPU events linked to a launch call (TraceLens's gpu_timeline, which leaves out kernels
 -- launched before the profiling window; default 0: all, since they ran all the same). The rank
--- column comes first when several traces are loaded.
+-- column comes first when several traces are loaded. @iteration / @phase: only the GPU work
+-- launched inside those serving-engine steps (engine_step_gpu; total then spans that work).
 DROP TABLE IF EXISTS temp.timeline_rows;
 CREATE TEMP TABLE timeline_rows AS
 WITH sel AS (SELECT g.trace, g.ts, g.end AS e_end,
@@ -16,6 +17,9 @@ WITH sel AS (SELECT g.trace, g.ts, g.end AS e_end,
              FROM gpu_steps g
              WHERE (@rank IS NULL OR g.rank = @rank)
                AND (coalesce(@linked, 0) = 0 OR g.uid IN (SELECT gpu FROM launch_link))
+               AND ((@iteration IS NULL AND @phase IS NULL)
+                    OR g.uid IN (SELECT gpu FROM engine_step_gpu
+                                 WHERE (@iteration IS NULL OR iteration = @iteration) AND (@phase IS NULL OR phase = @phase)))
                AND CASE coalesce(@steps, 'all')
                      WHEN 'all' THEN 1
                      WHEN 'complete' THEN g.complete

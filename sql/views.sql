@@ -42,6 +42,28 @@ CREATE VIEW IF NOT EXISTS @schema.graph_replay AS
        LEFT JOIN replay_graph rg ON rg.launch = l.runtime
   WHERE is_graph_launch(r.name);
 
+-- Iterations of a serving engine's loop (serving_step; docs/inference.md), numbered per trace by
+-- start from 0: vLLM's step annotations where the trace has them, else the worker's per-step
+-- frames. tokens, prefill / decode requests and phase (prefill, decode, mixed) where the
+-- annotation says them (frames say nothing: NULL).
+CREATE VIEW IF NOT EXISTS @schema.engine_step AS
+WITH found AS MATERIALIZED (
+  SELECT uid, trace, ts, end, dur, j FROM (
+    SELECT uid, trace, ts, end, dur, serving_step(kind, name) AS j FROM event WHERE kind IN ('annotation', 'python'))
+  WHERE j IS NOT NULL),
+annotated AS (SELECT DISTINCT trace FROM found WHERE j ->> '$.source' = 'annotation')
+SELECT row_number() OVER (PARTITION BY trace ORDER BY ts, uid) - 1 AS iteration, uid, trace, ts, end, dur,
+       j ->> '$.source' AS source, j ->> '$.tokens' AS tokens, j ->> '$.prefill' AS prefill_requests,
+       j ->> '$.decode' AS decode_requests, j ->> '$.phase' AS phase
+FROM found
+WHERE j ->> '$.source' = 'annotation' OR trace NOT IN (SELECT trace FROM annotated);
+
+-- The GPU work launched inside each engine step (graph replays included: their kernels hang under
+-- the step's graph launches): what the step / phase filters of the ops, kernels and timeline
+-- reports select.
+CREATE VIEW IF NOT EXISTS @schema.engine_step_gpu AS
+  SELECT s.trace, s.iteration, s.phase, g.uid AS gpu FROM engine_step s CROSS JOIN launched(s.uid) g;
+
 -- HTA's TraceAnalysis drops the trace's last ProfilerStep (it may be cut short): CPU events from its
 -- start on, and the GPU work they launched, when the trace has two or more steps
 -- (include_last_profiler_step=False); otherwise nothing. last_step_start: that start, else NULL.
@@ -80,7 +102,7 @@ CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
   JOIN trace t ON t.id = g.trace JOIN step_cut c ON c.trace = g.trace;  -- CROSS: the links drive (not a scan of event)
 
 -- The ops whose GPU time the summaries count, each GPU nanosecond once: ops with a perf model and
--- kernel-launching ops, each only when no modeled op is above it (a convolution's bias add_ is
+-- kernel-launching ops, each only when no modeled or counted op is above it (a convolution's bias add_ is
 -- part of the convolution): the perf table's counted flag, from its one pass (udf/perf_table.h),
 -- read with one scan of perf_rows (not a function call per op).
 -- self: this database's token, so that perf_rows reads this schema's events whatever name it

@@ -1,7 +1,6 @@
 #include "src/graph_capture.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -116,16 +115,6 @@ std::vector<CapturedGraph> captured_graphs(const LoadedTrace& trace, StringPool&
     graphs.push_back(std::move(g));
   }
   return graphs;
-}
-
-std::optional<int64_t> execute_batch_size(std::string_view annotation) {
-  constexpr std::string_view prefix = "execute_";
-  if (!annotation.starts_with(prefix)) return std::nullopt;
-  std::string_view rest = annotation.substr(prefix.size());
-  int64_t n = 0;
-  auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
-  if (ec != std::errc() || p == rest.data() || (p != rest.data() + rest.size() && *p != '_')) return std::nullopt;
-  return n;
 }
 
 ReplayMatch match_replay(const std::vector<ReplayEvent>& replay, const std::vector<CapturedGraph>& graphs,

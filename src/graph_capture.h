@@ -62,11 +62,9 @@ struct ReplayMatch {
 // of that name (a graph with parallel branches may run them in another order than they were
 // launched). A graph whose calls record no kernel names pairs by work kind alone, in order.
 // Several matches: the most events with the node's grid and block win, then the graph of the
-// replay's batch size (`batch`); a tie after that is no match.
+// replay's batch size (`batch`: the tokens of the serving step around it, serving_step); a tie
+// after that is no match.
 ReplayMatch match_replay(const std::vector<ReplayEvent>& replay, const std::vector<CapturedGraph>& graphs,
                          std::optional<int64_t> batch);
-
-// The batch size TraceLens's vLLM annotation `execute_<N>_...` says, or nullopt.
-std::optional<int64_t> execute_batch_size(std::string_view annotation);
 
 }  // namespace tlsql

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <string>
 #include <unordered_map>
 
@@ -88,6 +89,58 @@ Kind launched_work(std::string_view call) {
   if (has("Memcpy") && (has("Async") || has("WithStream"))) return Kind::memcpy;
   if (has("Memset") && has("Async")) return Kind::memset;
   return Kind::other;
+}
+
+namespace {
+// The digits at the start of `s`, consumed; nullopt if none.
+std::optional<int64_t> leading_number(std::string_view& s) {
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || p == s.data()) return std::nullopt;
+  s.remove_prefix((size_t)(p - s.data()));
+  return n;
+}
+// The number after the first `key` in `s`, if one follows it.
+std::optional<int64_t> number_after(std::string_view s, std::string_view key) {
+  size_t at = s.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  s.remove_prefix(at + key.size());
+  return leading_number(s);
+}
+}  // namespace
+
+const char* ServingStep::phase() const {
+  if (!prefill || !decode) return nullptr;
+  if (*prefill > 0 && *decode > 0) return "mixed";
+  if (*prefill > 0) return "prefill";
+  if (*decode > 0) return "decode";
+  return nullptr;
+}
+
+std::optional<ServingStep> serving_step(Kind kind, std::string_view name) {
+  ServingStep st;
+  if (kind == Kind::annotation) {
+    constexpr std::string_view prefix = "execute_";
+    if (!name.starts_with(prefix)) return std::nullopt;
+    std::string_view rest = name.substr(prefix.size());
+    st.tokens = leading_number(rest);
+    if (!st.tokens || !(rest.empty() || rest[0] == '_')) return std::nullopt;
+    st.annotation = true;
+    st.prefill = number_after(rest, "_context_");
+    st.decode = number_after(rest, "_generation_");
+    return st;
+  }
+  if (kind != Kind::python) return std::nullopt;
+  // "<path>/<file>.py(<line>): <function>"
+  size_t paren = name.rfind(".py(");
+  size_t colon = name.rfind("): ");
+  if (paren == std::string_view::npos || colon == std::string_view::npos || colon < paren) return std::nullopt;
+  std::string_view file = name.substr(0, paren), function = name.substr(colon + 3);
+  if (size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+  if ((function == "execute_model" && file.ends_with("worker")) ||
+      (function == "forward_batch_generation" && file == "tp_worker"))
+    return st;
+  return std::nullopt;
 }
 
 int capture_boundary(std::string_view call) {

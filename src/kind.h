@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "src/trace_model.h"
@@ -43,5 +45,19 @@ Kind launched_work(std::string_view call);
 // +1 for a call that starts capturing a stream into a graph (cudaStreamBeginCapture[ToGraph],
 // cuStreamBeginCapture, hipStreamBeginCapture, ...), -1 for one that ends it, 0 otherwise.
 int capture_boundary(std::string_view call);
+
+// One iteration of a serving engine's loop, read from an event's name (docs/inference.md):
+//   - the annotation vLLM's profiling scopes (and TraceLens's harness) put around each step,
+//     `execute_<tokens>_context_<P>(...)_generation_<D>(...)`: tokens scheduled, P prefill and D
+//     decode requests;
+//   - else a serving worker's per-step python frame: vLLM's `...worker.py(N): execute_model`,
+//     SGLang's `...tp_worker.py(N): forward_batch_generation` (nothing about the batch).
+struct ServingStep {
+  bool annotation = false;                         // from the annotation (else a frame)
+  std::optional<int64_t> tokens, prefill, decode;  // what the name says
+  // "prefill" (prefill requests only), "decode" (decode only), "mixed", or nullptr (unknown)
+  const char* phase() const;
+};
+std::optional<ServingStep> serving_step(Kind kind, std::string_view name);
 
 }  // namespace tlsql

@@ -335,7 +335,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
       }
       std::optional<int64_t> batch;
       for (int32_t p = ev_[launch].parent; p >= 0 && !batch; p = ev_[p].parent)
-        if (ev_[p].kind == Kind::annotation) batch = execute_batch_size(name(ev_[p]));
+        if (auto st = serving_step(ev_[p].kind, name(ev_[p])); st && st->annotation) batch = st->tokens;
       // A graph replays many times with the same events: match each distinct replay once.
       std::string key = batch ? std::to_string(*batch) : "-";
       for (const ReplayEvent& e : events) key += fmt::format("|{}:{}:{}", (int)e.work, e.name, e.geometry);

@@ -274,6 +274,23 @@ void is_graph_launch_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_int(ctx, is_graph_launch({(const char*)t, (size_t)sqlite3_value_bytes(argv[0])}) ? 1 : 0);
 }
 
+void serving_step_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL)
+    return sqlite3_result_null(ctx);
+  auto text = [&](int i) {
+    const auto* t = sqlite3_value_text(argv[i]);
+    return std::string_view((const char*)t, (size_t)sqlite3_value_bytes(argv[i]));
+  };
+  auto st = serving_step(kind_from_name(text(0)), text(1));
+  if (!st) return sqlite3_result_null(ctx);
+  std::string json = fmt::format("{{\"source\":\"{}\"", st->annotation ? "annotation" : "frame");
+  for (auto [key, v] : {std::pair{"tokens", st->tokens}, {"prefill", st->prefill}, {"decode", st->decode}})
+    if (v) json += fmt::format(",\"{}\":{}", key, *v);
+  if (const char* phase = st->phase()) json += fmt::format(",\"phase\":\"{}\"", phase);
+  json += "}";
+  sqlite3_result_text(ctx, json.c_str(), (int)json.size(), SQLITE_TRANSIENT);
+}
+
 // perf_rows([schema]): the perf table itself, one row per event, for queries that read the numbers
 // of many events (counted_op, op_summary): one schema lookup and one scan instead of a lookup per
 // function call and row. The values are those of the per-uid functions of the same names.
@@ -735,6 +752,12 @@ std::vector<SqlFunction> perf_functions() {
        "1 if a runtime call of that name launches a CUDA / HIP graph (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch, "
        "..._ptsz), else 0",
        is_graph_launch_fn);
+  SqlFunction step{"serving_step", "(kind, name)",
+                   "an engine step of a serving loop, as JSON {source, tokens, prefill, decode, phase}, from vLLM's "
+                   "execute_<tokens>_context_<P>_generation_<D> annotation or a worker's per-step frame; else NULL"};
+  step.min_args = step.max_args = 2, step.fn = serving_step_fn;
+  step.flags |= SQLITE_DETERMINISTIC;
+  v.push_back(step);
   pure("dtype_bytes", "(type)", "bytes per element of a trace dtype ('c10::BFloat16' -> 2)", dtype_bytes_fn);
   pure("numel", "(dims_json)", "elements of a shape ('[2, 3]' -> 6)", numel_fn);
   return v;

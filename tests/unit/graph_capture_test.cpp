@@ -68,14 +68,6 @@ TEST_CASE("a graph whose calls name no kernels pairs by work kind, in order") {
         -1);
 }
 
-TEST_CASE("TraceLens's execute_<N> annotation gives the batch size") {
-  CHECK(tlsql::execute_batch_size("execute_32_context_0(sq0sk0)_generation_32(sq32sk55086)") == 32);
-  CHECK(tlsql::execute_batch_size("execute_8") == 8);
-  CHECK_FALSE(tlsql::execute_batch_size("execute_x").has_value());
-  CHECK_FALSE(tlsql::execute_batch_size("execute_12abc").has_value());
-  CHECK_FALSE(tlsql::execute_batch_size("ProfilerStep#3").has_value());
-}
-
 TEST_CASE("launch geometry: grid and block, minified, only when both are recorded") {
   CHECK(tlsql::launch_geometry(R"({"grid": [4, 1, 1], "block": [128,1,1], "x": 1})") == "[4,1,1]|[128,1,1]");
   CHECK(tlsql::launch_geometry(R"({"grid": [4, 1, 1]})").empty());

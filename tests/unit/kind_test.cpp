@@ -58,3 +58,38 @@ TEST_CASE("capture boundaries") {
        {"hipStreamGetCaptureInfo", "cudaStreamIsCapturing", "cudaGraphInstantiate", "StreamBeginCapture"})
     CHECK_MESSAGE(capture_boundary(n) == 0, n);
 }
+
+TEST_CASE("serving steps: vLLM's step annotation, or a worker's per-step frame") {
+  using tlsql::Kind;
+  using tlsql::serving_step;
+  auto d = serving_step(Kind::annotation,
+                        "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)");
+  REQUIRE(d);
+  CHECK(d->annotation);
+  CHECK(d->tokens == 32);
+  CHECK(d->prefill == 0);
+  CHECK(d->decode == 32);
+  CHECK(std::string(d->phase()) == "decode");
+  auto p = serving_step(Kind::annotation, "execute_2048_context_4(sq512sk512)_generation_0()");
+  REQUIRE(p);
+  CHECK(std::string(p->phase()) == "prefill");
+  auto m = serving_step(Kind::annotation, "execute_300_context_1(sq260sk260)_generation_40(sq40sk900)");
+  REQUIRE(m);
+  CHECK(std::string(m->phase()) == "mixed");
+  auto bare = serving_step(Kind::annotation, "execute_8");
+  REQUIRE(bare);
+  CHECK(bare->tokens == 8);
+  CHECK(bare->phase() == nullptr);  // the name says nothing about the requests
+  for (const char* n : {"execute_x", "execute_12abc", "ProfilerStep#3", "execute_model"})
+    CHECK_MESSAGE(!serving_step(Kind::annotation, n), n);
+  // Frames: a step but no batch.
+  auto f = serving_step(Kind::python, "vllm/v1/worker/gpu_worker.py(263): execute_model");
+  REQUIRE(f);
+  CHECK_FALSE(f->annotation);
+  CHECK_FALSE(f->tokens.has_value());
+  CHECK(serving_step(Kind::python, "sglang/srt/managers/tp_worker.py(190): forward_batch_generation"));
+  for (const char* n : {"vllm/v1/worker/gpu_model_runner.py(1002): execute_model", "model.py(3): forward",
+                        "vllm/v1/worker/gpu_worker.py(263): execute_model_x", "no frame"})
+    CHECK_MESSAGE(!serving_step(Kind::python, n), n);
+  CHECK_FALSE(serving_step(Kind::cpu_op, "vllm/v1/worker/gpu_worker.py(263): execute_model"));
+}
