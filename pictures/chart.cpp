@@ -944,6 +944,118 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const
 }
 
 // -------------------------------------------------------------------------------------------------
+// Memory
+
+Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
+  struct Sample {
+    int64_t ts, allocated, reserved, uid;
+  };
+  std::map<std::pair<int64_t, std::string>, std::vector<Sample>> devices;  // (trace, device) -> samples by time
+  for_each_row(db,
+               fmt::format("SELECT trace, device, ts, allocated, reserved, uid FROM \"{}\".memory_event "
+                           "WHERE ts IS NOT NULL AND allocated IS NOT NULL ORDER BY trace, device, ts, uid",
+                           schema),
+               {}, [&](sqlite3_stmt* s) {
+                 devices[{sqlite3_column_int64(s, 0), column_text(s, 1)}].push_back(
+                     {sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
+                      sqlite3_column_int64(s, 5)});
+               });
+  if (devices.empty())
+    throw std::runtime_error("memory: the trace has no [memory] events (profile with profile_memory=True)");
+  const bool ranks = devices.begin()->first.first != devices.rbegin()->first.first;
+  auto label = [&](const std::pair<int64_t, std::string>& d) {
+    return ranks ? fmt::format("trace {} {}", d.first, d.second) : d.second;
+  };
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN, top = 1;
+  for (auto& [d, v] : devices)
+    for (const Sample& x : v)
+      t0 = std::min(t0, x.ts), t1 = std::max(t1, x.ts), top = std::max({top, x.allocated, x.reserved});
+  if (t1 <= t0) t1 = t0 + 1;
+  std::string summary = fmt::format("memory: {} device(s), {} [memory] events", devices.size(), [&] {
+    size_t n = 0;
+    for (auto& [d, v] : devices) n += v.size();
+    return n;
+  }());
+  if (f == ChartFormat::csv) {
+    ResultSet rs;
+    rs.columns = {"device", "ms", "allocated_bytes", "reserved_bytes", "uid"};
+    for (auto& [d, v] : devices)
+      for (const Sample& x : v)
+        rs.rows.push_back({label(d), fmt::format("{}", (double)(x.ts - t0) / 1e6), std::to_string(x.allocated),
+                           std::to_string(x.reserved), std::to_string(x.uid)});
+    return {to_csv(rs), summary, ChartFormat::csv};
+  }
+
+  const double W = 1100, H = 540, L = 90, R = W - 30, T = 100, B = H - 60;
+  const Rgb colours[] = {hex(0x636efa), hex(0xef553b), hex(0x00cc96), hex(0xab63fa), hex(0xffa15a), hex(0x19d3f3)};
+  // Bytes in the largest unit that keeps the axis numbers >= 1.
+  const char* unit = top >= (int64_t{1} << 30) ? "GiB" : top >= (1 << 20) ? "MiB" : top >= (1 << 10) ? "KiB" : "B";
+  const double scale = top >= (int64_t{1} << 30) ? 1073741824.0
+                       : top >= (1 << 20)        ? 1048576.0
+                       : top >= (1 << 10)        ? 1024.0
+                                                 : 1.0;
+  auto draw = [&](ChartFormat format) {
+    Canvas cv(format, W, H);
+    cv.text(24, 30, "Memory", 17, kInk, 0, true);
+    cv.text(24, 52, "allocated (solid) and reserved (dashed) bytes after each [memory] event; ● the peak", 12, kGrey);
+    LinScale sx{0, (double)(t1 - t0) / 1e6, L, R};
+    double hi = (double)top / scale, step = nice_step(hi, 6);
+    hi = std::ceil(hi / step) * step;
+    LinScale sy{0, hi, B, T};
+    for (double v = 0; v <= hi + step * 0.001; v += step) {
+      cv.line(L, sy(v), R, sy(v), v == 0 ? kGrey : kGrid);
+      cv.text(L - 8, sy(v) + 4, number(v), 11, kInk, 1);
+    }
+    double xstep = nice_step((double)(t1 - t0) / 1e6, 8);
+    for (double v = 0; v <= (double)(t1 - t0) / 1e6 + xstep * 0.001; v += xstep) {
+      cv.line(sx(v), B, sx(v), B + 4, kGrey);
+      cv.text(sx(v), B + 18, number(v), 11, kInk, 0.5);
+    }
+    cv.text((L + R) / 2, B + 42, "ms from the first [memory] event", 13, kInk, 0.5);
+    cv.text(L - 8, T - 12, unit, 12, kInk, 1);
+    std::vector<std::pair<std::string, Rgb>> keys;
+    size_t i = 0;
+    for (auto& [d, v] : devices) {
+      const Rgb c = colours[i++ % 6];
+      keys.emplace_back(label(d), c);
+      // A step line, one vertex pair per pixel column at most: each column keeps its highest
+      // value, so the peak is never smoothed away.
+      for (int which = 0; which < 2; ++which) {
+        std::vector<std::pair<double, double>> line;
+        double col = -1, best = 0;
+        auto value = [&](const Sample& x) { return (double)(which ? x.reserved : x.allocated) / scale; };
+        for (size_t k = 0; k < v.size(); ++k) {
+          double x = std::floor(sx((double)(v[k].ts - t0) / 1e6)), y = value(v[k]);
+          if (x != col) {
+            if (col >= 0) line.emplace_back(col, sy(best)), line.emplace_back(x, sy(best));
+            col = x, best = y;
+          } else {
+            best = std::max(best, y);
+          }
+        }
+        line.emplace_back(col, sy(best)), line.emplace_back(R, sy(value(v.back())));
+        cv.polyline(line, c, which ? 1.0 : 1.6, which == 1);
+      }
+      auto peak = std::max_element(v.begin(), v.end(),
+                                   [](const Sample& a, const Sample& b) { return a.allocated < b.allocated; });
+      double px = sx((double)(peak->ts - t0) / 1e6), py = sy((double)peak->allocated / scale);
+      cv.circle(px, py, 4, c, kMarkAlpha);
+      const double b = (double)peak->allocated;
+      const std::string text = fmt::format("{} peak {}", label(d),
+                                           b >= 1073741824.0 ? fmt::format("{:.3g} GiB", b / 1073741824.0)
+                                           : b >= 1048576.0  ? fmt::format("{:.3g} MiB", b / 1048576.0)
+                                           : b >= 1024.0     ? fmt::format("{:.3g} KiB", b / 1024.0)
+                                                             : fmt::format("{:.0f} B", b));
+      const bool left = px + 7 + cv.text_width(text, 11) > R;
+      cv.text(left ? px - 7 : px + 7, py - 6, text, 11, kInk, left ? 1 : 0);
+    }
+    legend_row(cv, 24, 66, keys);
+    return cv.finish();
+  };
+  return render(draw, f, summary);
+}
+
+// -------------------------------------------------------------------------------------------------
 // Diff
 
 Chart diff_chart(const ResultSet& diff_rows, bool duration_chart, int top, ChartFormat f) {

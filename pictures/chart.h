@@ -1,5 +1,5 @@
-// Pictures of a loaded trace, drawn with cairo: the roofline, the GPU timeline and the diff
-// charts. Each chart is built from SQL over the session's database into a small model, then
+// Pictures of a loaded trace, drawn with cairo: the roofline, the GPU timeline, the memory
+// timeline and the diff charts. Each chart is built from SQL over the session's database into a small model, then
 // rendered as SVG or PNG, or written as CSV (the numbers behind the chart).
 #pragma once
 
@@ -36,6 +36,10 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
 // GPU activity per stream. `range`: empty (everything), a step number, or "A..B" (ms from the
 // first GPU event).
 Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const std::string& schema = "main");
+
+// Allocated and reserved bytes over time per device, from the trace's [memory] events (view
+// memory_event; profile_memory=True), each device's peak marked.
+Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema = "main");
 
 // HTA's visualize_counts_diff / visualize_duration_diff over the rows of the diff report: the
 // `top` names with the largest |difference| (ProfilerStep* left out of the duration chart).

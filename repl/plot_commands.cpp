@@ -30,7 +30,8 @@ std::vector<ResultSet> Shell::query_all(const std::string& sql) {
   return out;
 }
 
-// .plot roofline FILE [kernels] [WHERE ...] | timeline FILE [STEP | A..B] | diff FILE [counts|duration] [TOP]
+// .plot roofline FILE [kernels] [WHERE ...] | timeline FILE [STEP | A..B] | memory FILE | diff FILE [counts|duration]
+// [TOP]
 void Shell::plot_command(const std::vector<std::string>& w, const std::string& where) {
   const std::string& kind = w[1];
   const std::string& path = w[2];
@@ -43,6 +44,9 @@ void Shell::plot_command(const std::vector<std::string>& w, const std::string& w
   } else if (kind == "timeline") {
     if (w.size() > 4) throw std::invalid_argument("usage");
     chart = timeline_chart(db(), w.size() > 3 ? w[3] : "", *format);
+  } else if (kind == "memory") {
+    if (w.size() > 3) throw std::invalid_argument("usage");
+    chart = memory_chart(db(), *format);
   } else if (kind == "diff") {
     bool duration = true;
     int64_t top = 15;

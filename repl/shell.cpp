@@ -134,6 +134,7 @@ constexpr const char* kHelp =
 .parameter set @K V     bind V to @K in later statements; .parameter list / clear
 .plot roofline FILE [kernels] [WHERE ...]  ops (or kernels) against the GPU's roofline
 .plot timeline FILE [STEP | START..END]     GPU streams over time (END, START: ms from the first GPU event)
+.plot memory FILE                          allocated / reserved bytes over time per device ([memory] events)
 .plot diff FILE [counts|duration] [TOP]     control vs test per name (needs a trace attached as other)
                         FILE: .svg or .png picture, or .csv with the numbers behind it
 .print TEXT...          print TEXT
@@ -965,7 +966,8 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       export_replay(w[1], *where);
     } else if (cmd == ".plot") {
       const char* usage =
-          ".plot roofline FILE [kernels] [WHERE ...] | timeline FILE [STEP | START..END] | diff FILE [counts|duration] "
+          ".plot roofline FILE [kernels] [WHERE ...] | timeline FILE [STEP | START..END] | memory FILE | diff FILE "
+          "[counts|duration] "
           "[TOP]   (FILE: .svg, .png or .csv)";
       std::optional<std::string> where = "";
       if (arg(1) == "roofline") where = where_after(line, arg(3) == "kernels" ? 4 : 3);

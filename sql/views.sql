@@ -42,6 +42,21 @@ CREATE VIEW IF NOT EXISTS @schema.graph_replay AS
        LEFT JOIN replay_graph rg ON rg.launch = l.runtime
   WHERE is_graph_launch(r.name);
 
+-- The caching allocator's [memory] events (torch.profiler with profile_memory=True): one row per
+-- allocation (bytes > 0) or free (bytes < 0) with the device's totals after it. device: 'cpu',
+-- 'cuda:N' (ROCm's HIP devices report as CUDA), 'xpu:N', 'mps:N', else 'device_type_T:N'
+-- (c10::DeviceType numbers).
+CREATE VIEW IF NOT EXISTS @schema.memory_event AS
+SELECT uid, trace, ts, parent,
+       CASE t WHEN 0 THEN 'cpu' WHEN 1 THEN 'cuda:' || i WHEN 6 THEN 'hip:' || i WHEN 12 THEN 'xpu:' || i
+              WHEN 13 THEN 'mps:' || i ELSE 'device_type_' || t || ':' || i END AS device,
+       bytes, allocated, reserved, addr
+FROM (SELECT uid, trace, ts, parent, CAST(args ->> '$."Device Type"' AS INTEGER) AS t,
+             CAST(args ->> '$."Device Id"' AS INTEGER) AS i, CAST(args ->> '$.Bytes' AS INTEGER) AS bytes,
+             CAST(args ->> '$."Total Allocated"' AS INTEGER) AS allocated,
+             CAST(args ->> '$."Total Reserved"' AS INTEGER) AS reserved, args ->> '$.Addr' AS addr
+      FROM event WHERE kind = 'instant' AND name = '[memory]');
+
 -- Iterations of a serving engine's loop (serving_step; docs/inference.md), numbered per trace by
 -- start from 0: vLLM's step annotations where the trace has them, else the worker's per-step
 -- frames. tokens, prefill / decode requests and phase (prefill, decode, mixed) where the
