@@ -1,0 +1,33 @@
+-- per ProfilerStep: model FLOPs (the counted ops), wall and GPU busy ms, achieved TFLOP/s and model FLOPs utilisation (% of the GPU's peak for the step's dominant dtype); @rank
+-- model_tflop: the FLOPs of counted_op (each op's own model, counted once) whose host start is in
+-- the step. dtype / units: the dtype and units (matrix / vector) holding most of those FLOPs, and
+-- peak_tflops that GPU's peak for them (gpu_spec); dtype_flops_pct their share. mfu_pct: all the
+-- step's model FLOPs per wall second (the ProfilerStep's duration) against that peak;
+-- busy_mfu_pct: the same per second of GPU busy time (the union of the GPU work the step
+-- launched). docs/reports.md.
+WITH steps AS (
+  SELECT e.trace, e.step, e.ts, e.dur FROM event e
+  WHERE e.kind IN ('annotation', 'cpu_op') AND e.step IS NOT NULL AND e.name = 'ProfilerStep#' || e.step),
+ops AS MATERIALIZED (
+  SELECT o.trace, o.step, p.flops AS f, p.peak_dtype AS dtype, p.peak_units AS units, p.peak_tflops AS peak
+  FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN op o ON o.uid = p.uid
+  WHERE p.counted = 1 AND o.step IS NOT NULL AND p.flops > 0),
+total AS (SELECT trace, step, sum(f) AS f FROM ops GROUP BY trace, step),
+dominant AS (
+  SELECT * FROM (SELECT trace, step, dtype, units, sum(f) AS f, max(peak) AS peak,
+                        row_number() OVER (PARTITION BY trace, step ORDER BY sum(f) DESC, dtype, units) AS r
+                 FROM ops GROUP BY trace, step, dtype, units)
+  WHERE r = 1),
+gpu AS (SELECT trace, step, union_ns(ts, end) AS busy FROM gpu_steps WHERE step IS NOT NULL GROUP BY trace, step)
+SELECT s.step, round(s.dur / 1e6, 3) AS wall_ms, round(g.busy / 1e6, 3) AS gpu_busy_ms,
+       round(100.0 * g.busy / s.dur, 2) AS gpu_busy_pct, round(t.f / 1e12, 6) AS model_tflop, d.dtype, d.units,
+       round(100.0 * d.f / t.f, 1) AS dtype_flops_pct, d.peak AS peak_tflops,
+       round(t.f / s.dur / 1e3, 3) AS achieved_tflops, round(100.0 * t.f / s.dur / 1e3 / d.peak, 2) AS mfu_pct,
+       round(t.f / g.busy / 1e3, 3) AS busy_tflops, round(100.0 * t.f / g.busy / 1e3 / d.peak, 2) AS busy_mfu_pct,
+       r.rank, s.trace
+FROM steps s JOIN trace r ON r.id = s.trace
+LEFT JOIN total t ON t.trace = s.trace AND t.step = s.step
+LEFT JOIN dominant d ON d.trace = s.trace AND d.step = s.step
+LEFT JOIN gpu g ON g.trace = s.trace AND g.step = s.step
+WHERE @rank IS NULL OR r.rank = @rank
+ORDER BY s.trace, s.step;
