@@ -42,6 +42,26 @@ CREATE VIEW IF NOT EXISTS @schema.graph_replay AS
        LEFT JOIN replay_graph rg ON rg.launch = l.runtime
   WHERE is_graph_launch(r.name);
 
+-- Communication kernels (gpu_class: NCCL / RCCL, vLLM's custom all-reduce, ...) with what the
+-- collectives and overlap reports read of them. coll: the kernel's "Collective name" arg, else the
+-- word after nccl(Dev)Kernel_ in its name (AllReduce, AllGather, ReduceScatter, SendRecv, ...),
+-- else AllReduce for a custom all-reduce (a name with "reduce"), else the kernel's short name. pg:
+-- "Process Group Name" ('' if not recorded); group_ranks: "Process Group Ranks" (JSON array);
+-- bytes: "In msg nelems" x dtype bytes (max of in / out, for all-gather), NULL when not recorded.
+CREATE VIEW IF NOT EXISTS @schema.collective_kernel AS
+SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
+       coalesce(k.args ->> '$."Collective name"',
+                CASE WHEN instr(k.name, 'Kernel_') > 0
+                     THEN substr(k.name, instr(k.name, 'Kernel_') + 7,
+                                 instr(substr(k.name, instr(k.name, 'Kernel_') + 7) || '_', '_') - 1)
+                     WHEN k.name LIKE '%reduce%' THEN 'AllReduce' ELSE short_name(k.name) END) AS coll,
+       coalesce(k.args ->> '$."Process Group Name"', '') AS pg, k.args ->> '$."Process Group Ranks"' AS group_ranks,
+       k.args ->> '$."Group size"' AS group_size, k.args ->> '$.dtype' AS dtype,
+       max(coalesce(k.args ->> '$."In msg nelems"', 0), coalesce(k.args ->> '$."Out msg nelems"', 0))
+         * nullif(dtype_bytes(k.args ->> '$.dtype'), 0) AS bytes
+FROM kernel k JOIN trace t ON t.id = k.trace
+WHERE gpu_class_of(k.kind, k.name) = 'communication';
+
 -- The caching allocator's [memory] events (torch.profiler with profile_memory=True): one row per
 -- allocation (bytes > 0) or free (bytes < 0) with the device's totals after it. device: 'cpu',
 -- 'cuda:N' (ROCm's HIP devices report as CUDA), 'xpu:N', 'mps:N', else 'device_type_T:N'
