@@ -349,13 +349,21 @@ void ProfileTreeBuilder::attribute_graph_replays() {
     k = j;
   }
   // At most as many copied rows as the trace has (and always 1 M): beyond that, ops, annotations
-  // and launch calls only.
-  const bool frames = full_rows <= std::max<int64_t>((int64_t)ev_.size(), int64_t{1} << 20);
-  int64_t added = 0;
+  // and launch calls only; and never more than 4 times that (a capture trace cannot make the
+  // load take any memory it likes): the replays past it stay unattributed, counted.
+  const int64_t budget = std::max<int64_t>((int64_t)ev_.size(), int64_t{1} << 20);
+  const bool frames = full_rows <= budget;
+  const int64_t cap = std::min<int64_t>(4 * budget, INT32_MAX - (int64_t)ev_.size());
+  int64_t added = 0, over_cap = 0;
   std::set<int32_t> graphs_used;
   for (const Replay& r : replays) {
     const int32_t launch = std::get<0>(replayed[r.from]);
-    if (r.m.graph < 0) {
+    bool skip = r.m.graph < 0;
+    if (!skip) {  // once one replay does not fit, none after it is copied
+      const CapturedGraph& g = (*captured_)[(size_t)r.m.graph];
+      if (over_cap || added + (int64_t)(frames ? g.rows.size() : g.lean_rows.size()) > cap) ++over_cap, skip = true;
+    }
+    if (skip) {
       for (size_t x = r.from; x < r.to; ++x) {
         const int32_t g = std::get<2>(replayed[x]);
         ++left, left_ns += ns_of(ev_[g]);
@@ -410,16 +418,19 @@ void ProfileTreeBuilder::attribute_graph_replays() {
                                             full_rows)),
            attributed);
   if (left)
-    h_.add("graph_replay_unattributed", left_example,
-           fmt::format("GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
-                       "(ops, gemm, sdpa, the roofline and op GPU time leave them out): {}{} (view graph_replay; "
-                       "docs/inference.md)",
-                       share(left_ns),
-                       have_graphs ? fmt::format("; of their replays, {} match no captured graph and {} match several "
-                                                 "equally",
-                                                 unmatched, ambiguous)
-                                   : std::string("; no capture trace given (--capture)")),
-           left);
+    h_.add(
+        "graph_replay_unattributed", left_example,
+        fmt::format("GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
+                    "(ops, gemm, sdpa, the roofline and op GPU time leave them out): {}{} (view graph_replay; "
+                    "docs/inference.md)",
+                    share(left_ns),
+                    have_graphs ? fmt::format("; of their replays, {} match no captured graph, {} match several "
+                                              "equally{}",
+                                              unmatched, ambiguous,
+                                              over_cap ? fmt::format(", {} would copy more than {} rows", over_cap, cap)
+                                                       : std::string())
+                                : std::string("; no capture trace given (--capture)")),
+        left);
 }
 
 // HTA's rule: a root on another thread of a process (the autograd engine's backward thread,

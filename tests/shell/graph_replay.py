@@ -162,7 +162,7 @@ rows = query(served, "SELECT \"check\", count FROM health WHERE \"check\" LIKE '
 check([(r["check"], r["count"]) for r in rows] == [("graph_replay_attributed", "9"), ("graph_replay_unattributed", "2")],
       f"hand-made capture: 9 replayed events attributed, 2 not ({rows})")
 detail = query(served, "SELECT detail FROM health WHERE \"check\" = 'graph_replay_unattributed'", withcap)[0]["detail"]
-check("1 match no captured graph and 1 match several equally" in detail, f"hand-made capture: why not ({detail})")
+check("1 match no captured graph, 1 match several equally" in detail, f"hand-made capture: why not ({detail})")
 rows = query(served, "SELECT id, capture, nodes, batch_size, mode FROM captured_graph ORDER BY id", withcap)
 check([tuple(r.values()) for r in rows] == [("0", "0", "3", "4", "FULL"), ("1", "1", "1", "4", "FULL"),
                                              ("2", "2", "1", "4", "FULL"), ("3", "3", "2", "4", "FULL")],
@@ -210,6 +210,32 @@ r = subprocess.run([tlsql, "-q", served, *withcap, "-o", saved], capture_output=
 check(r.returncode == 0, f"hand-made capture: saved ({r.stderr.strip()})")
 rows = query(saved, "SELECT name, count, gpu_us FROM op_summary WHERE name = 'aten::mm'")
 check([tuple(r.values()) for r in rows] == [("aten::mm", "2", "22.0")], f"hand-made capture: reopened ({rows})")
+
+# A capture trace cannot make the load take what memory it likes: a graph whose one launch sits
+# under 5,000 nested ops (5,001 rows to copy per replay, no python frames to leave out), replayed
+# 1,000 times. The copies stop at 4 x 2^20 rows (the trace is smaller than 2^20): 838 replays of
+# 5,001 rows fit in 4,194,304; the other 162 are not attributed, and health says why.
+deep = [x("cuda_runtime", "cudaStreamBeginCapture", 0, 1)]
+deep += [x("cpu_op", f"op{i}", 10 + i, 20000 - 2 * i) for i in range(5000)]
+deep += [launch(5100, "deep_k"), x("cuda_runtime", "cudaStreamEndCapture", 30000, 1)]
+deepdir = os.path.join(work, "deep")
+os.makedirs(deepdir, exist_ok=True)
+with open(os.path.join(deepdir, "cap.json"), "w") as f:
+    json.dump({"traceEvents": deep}, f)
+many = []
+for i in range(1000):
+    many.append(x("cuda_runtime", "cudaGraphLaunch", 100 * i, 5, correlation=i + 1))
+    many.append({"ph": "X", "cat": "kernel", "name": "deep_k", "pid": 0, "tid": 7, "ts": 100 * i + 50, "dur": 1,
+                 "args": {"correlation": i + 1, "device": 0, "stream": 7}})
+manypath = os.path.join(work, "many.json")
+with open(manypath, "w") as f:
+    json.dump({"traceEvents": many}, f)
+rows = query(manypath, "SELECT \"check\", count, detail FROM health WHERE \"check\" LIKE 'graph_replay%' ORDER BY 1",
+             ("--capture", deepdir))
+got = [(r["check"], r["count"]) for r in rows]
+check(got == [("graph_replay_attributed", "838"), ("graph_replay_unattributed", "162")]
+      and "162 would copy more than 4194304 rows" in rows[-1]["detail"],
+      f"hostile capture: copies stop at 4 M rows ({got}, {rows[-1]['detail'][-120:] if rows else ''})")
 
 # Bad capture input: one line naming the file, exit code 1.
 for args, want in ((("--capture", os.path.join(work, "missing.json")), "missing.json"),
