@@ -5,7 +5,7 @@
 -- waited for the last arrival); algbw = size / latency; busbw = algbw x 2(n-1)/n for all-reduce,
 -- x (n-1)/n for reduce-scatter / all-gather / all-to-all, x 1 otherwise, n = "Group size" arg else
 -- the ranks seen. skew: latest start - earliest start; straggler: the rank that started last.
-WITH c AS (SELECT * FROM collective_kernel),
+WITH c AS (SELECT uid, trace, rank, ts, dur, coll, pg, group_size, dtype, bytes FROM collective_kernel),
 n AS (SELECT *, row_number() OVER (PARTITION BY trace, pg, coll ORDER BY ts, uid) AS seq FROM c),
 i AS (SELECT pg, coll, seq, count(*) AS ranks, max(bytes) AS bytes, max(dtype) AS dtype,
              coalesce(max(group_size), count(*)) AS group_n, min(ts) AS first_start, max(ts) - min(ts) AS skew,

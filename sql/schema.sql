@@ -55,7 +55,8 @@ CREATE TABLE IF NOT EXISTS @schema.captured_graph(
 );
 CREATE TABLE IF NOT EXISTS @schema.replay_graph(
   launch INTEGER PRIMARY KEY,  -- uid of a graph launch call whose replay was attributed
-  graph INTEGER                -- captured_graph.id
+  graph INTEGER,               -- captured_graph.id (NULL: matched to an eager run)
+  eager_start INTEGER          -- else the uid of the first GPU event of the eager run of the same kernels
 );
 
 -- A random token naming this database, whatever schema name it is attached under: tlsql's views

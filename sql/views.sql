@@ -33,11 +33,13 @@ CREATE VIEW IF NOT EXISTS @schema.process AS
 
 -- GPU work replayed by a CUDA / HIP graph launch (is_graph_launch; docs/inference.md): the GPU
 -- event, the graph launch call that replayed it, its place in that replay (0-based, by GPU start),
--- and the captured graph it was attributed to (captured_graph.id; NULL when not: its launcher is
--- then the graph launch, else the capture-time op, and its parent the capture-time launch call).
+-- and the captured graph it was attributed to (captured_graph.id) or the eager run of the same
+-- kernels (eager_start: its first GPU event); both NULL when not attributed: its launcher is then
+-- the graph launch, else the capture-time op, and its parent the capture-time launch call.
 CREATE VIEW IF NOT EXISTS @schema.graph_replay AS
   SELECT l.gpu AS uid, l.runtime AS graph_launch,
-         row_number() OVER (PARTITION BY l.runtime ORDER BY g.ts, g.uid) - 1 AS position, rg.graph AS graph
+         row_number() OVER (PARTITION BY l.runtime ORDER BY g.ts, g.uid) - 1 AS position, rg.graph AS graph,
+         rg.eager_start AS eager_start
   FROM launch_link l CROSS JOIN event r ON r.uid = l.runtime CROSS JOIN event g ON g.uid = l.gpu
        LEFT JOIN replay_graph rg ON rg.launch = l.runtime
   WHERE is_graph_launch(r.name);
@@ -48,8 +50,18 @@ CREATE VIEW IF NOT EXISTS @schema.graph_replay AS
 -- else AllReduce for a custom all-reduce (a name with "reduce"), else the kernel's short name. pg:
 -- "Process Group Name" ('' if not recorded); group_ranks: "Process Group Ranks" (JSON array);
 -- bytes: "In msg nelems" x dtype bytes (max of in / out, for all-gather), NULL when not recorded.
+-- phase: the training phase of the op that launched it: optimizer under an Optimizer.* range
+-- (torch's Optimizer.step#...), backward when that op or one above it is a backward op (linked
+-- to its forward op) or autograd's evaluate_function, else forward; NULL when it has no launch.
 CREATE VIEW IF NOT EXISTS @schema.collective_kernel AS
 SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
+       CASE WHEN k.launcher IS NULL THEN NULL
+            WHEN lo.name LIKE 'Optimizer.%'
+                 OR EXISTS (SELECT 1 FROM ancestors(k.launcher) a WHERE a.name LIKE 'Optimizer.%') THEN 'optimizer'
+            WHEN lo.fwd IS NOT NULL OR lo.name LIKE 'autograd::engine::evaluate_function%'
+                 OR EXISTS (SELECT 1 FROM ancestors(k.launcher) a JOIN event ae ON ae.uid = a.uid
+                            WHERE ae.fwd IS NOT NULL OR ae.name LIKE 'autograd::engine::evaluate_function%')
+            THEN 'backward' ELSE 'forward' END AS phase,
        coalesce(k.args ->> '$."Collective name"',
                 CASE WHEN instr(k.name, 'Kernel_') > 0
                      THEN substr(k.name, instr(k.name, 'Kernel_') + 7,
@@ -59,7 +71,7 @@ SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
        k.args ->> '$."Group size"' AS group_size, k.args ->> '$.dtype' AS dtype,
        max(coalesce(k.args ->> '$."In msg nelems"', 0), coalesce(k.args ->> '$."Out msg nelems"', 0))
          * nullif(dtype_bytes(k.args ->> '$.dtype'), 0) AS bytes
-FROM kernel k JOIN trace t ON t.id = k.trace
+FROM kernel k JOIN trace t ON t.id = k.trace LEFT JOIN event lo ON lo.uid = k.launcher
 WHERE gpu_class_of(k.kind, k.name) = 'communication';
 
 -- The caching allocator's [memory] events (torch.profiler with profile_memory=True): one row per
@@ -76,6 +88,15 @@ FROM (SELECT uid, trace, ts, parent, CAST(args ->> '$."Device Type"' AS INTEGER)
              CAST(args ->> '$."Total Allocated"' AS INTEGER) AS allocated,
              CAST(args ->> '$."Total Reserved"' AS INTEGER) AS reserved, args ->> '$.Addr' AS addr
       FROM event WHERE kind = 'instant' AND name = '[memory]');
+
+-- memory_event with, for each event, the nearest op above it (op, a uid) and, for an allocation,
+-- whether no later event of the trace frees its address (never_freed): what the memory reports
+-- group by.
+CREATE VIEW IF NOT EXISTS @schema.memory_alloc AS
+SELECT m.*, (SELECT a.uid FROM ancestors(m.uid) a WHERE a.kind = 'cpu_op' LIMIT 1) AS op,
+       m.bytes > 0 AND lead(m.bytes) OVER (PARTITION BY m.trace, m.device, m.addr ORDER BY m.ts, m.uid) IS NULL
+         AS never_freed
+FROM memory_event m;
 
 -- Iterations of a serving engine's loop (serving_step; docs/inference.md), numbered per trace by
 -- start from 0: vLLM's step annotations where the trace has them, else the worker's per-step

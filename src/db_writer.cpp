@@ -65,7 +65,7 @@ bool table_exists(sqlite3* db, const std::string& schema, const char* table) {
 
 void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trace, const std::string& path,
                  size_t json_bytes, const std::vector<LaunchLink>& launches,
-                 const std::vector<std::pair<int32_t, int32_t>>& replayed_graphs, const Health& health) {
+                 const std::vector<ProfileTreeBuilder::ReplayedGraph>& replayed_graphs, const Health& health) {
   const std::string q = "\"" + schema + "\"";
   exec_sql(db, "BEGIN");
   try {
@@ -80,10 +80,11 @@ void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trac
       }
     }
     {
-      Statement ins(db, fmt::format("INSERT INTO {}.replay_graph(launch, graph) VALUES(?,?)", q));
-      for (auto [launch, graph] : replayed_graphs) {
+      Statement ins(db, fmt::format("INSERT INTO {}.replay_graph(launch, graph, eager_start) VALUES(?,?,?)", q));
+      for (auto [launch, graph, eager_start] : replayed_graphs) {
         sqlite3_bind_int64(ins.get(), 1, trace.uid_base + launch);
-        sqlite3_bind_int64(ins.get(), 2, graph);
+        bind_int(ins.get(), 2, graph >= 0 ? graph : kNull);
+        bind_int(ins.get(), 3, eager_start >= 0 ? trace.uid_base + eager_start : kNull);
         ins.step();
         ins.reset();
       }

@@ -17,7 +17,7 @@ namespace tlsql {
 void create_schema(sqlite3* db, const std::string& schema);
 void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trace, const std::string& path,
                  size_t json_bytes, const std::vector<LaunchLink>& launches,
-                 const std::vector<std::pair<int32_t, int32_t>>& replayed_graphs, const Health& health);
+                 const std::vector<ProfileTreeBuilder::ReplayedGraph>& replayed_graphs, const Health& health);
 // Rows of the captured_graph table for `graphs` (ids from first_id on), and health rows (trace
 // NULL) for what reading their capture traces repaired.
 void write_captured_graphs(sqlite3* db, const std::string& schema, const std::vector<CapturedGraph>& graphs,

@@ -29,6 +29,44 @@ std::optional<std::string> kernel_arg(std::string_view args) {
   return j.get<std::string>();
 }
 
+// A graph of the launch calls `launches` (in node order) and the events above each that `keep`
+// says belong to it (walking up from the call; the first refusal ends the walk), parents first
+// (by depth, then row), with the lean copy that leaves python frames out. Nodes: rows only.
+template <class Keep>
+CapturedGraph graph_of_calls(const RowArray& ev, const std::vector<int32_t>& launches, Keep keep) {
+  CapturedGraph g;
+  std::unordered_map<int32_t, int32_t> local;
+  std::vector<int32_t> members;
+  for (int32_t l : launches)
+    for (int32_t p = l; p >= 0 && (p == l || keep(p)) && local.emplace(p, -1).second; p = ev[p].parent)
+      members.push_back(p);
+  std::sort(members.begin(), members.end(),
+            [&](int32_t a, int32_t b) { return std::make_pair(ev[a].depth, a) < std::make_pair(ev[b].depth, b); });
+  std::unordered_map<int32_t, int32_t> lean;  // member -> lean_rows index (python frames: their kept parent's)
+  for (int32_t m : members) {
+    EventRec r = ev[m];
+    auto up = r.parent >= 0 ? local.find(r.parent) : local.end();
+    auto lean_up = r.parent >= 0 ? lean.find(r.parent) : lean.end();
+    local[m] = (int32_t)g.rows.size();
+    r.parent = up != local.end() ? up->second : -1;
+    g.rows.push_back(r);
+    const int32_t lean_parent = lean_up != lean.end() ? lean_up->second : -1;
+    if (r.kind == Kind::python) {
+      lean[m] = lean_parent;
+      continue;
+    }
+    lean[m] = (int32_t)g.lean_rows.size();
+    r.parent = lean_parent;
+    g.lean_rows.push_back(r);
+  }
+  for (int32_t l : launches) {
+    CapturedGraph::Node node;
+    node.row = local.at(l), node.lean_row = lean.at(l);
+    g.nodes.push_back(std::move(node));
+  }
+  return g;
+}
+
 }  // namespace
 
 std::vector<CapturedGraph> captured_graphs(const LoadedTrace& trace, StringPool& strings, const TextArena& args,
@@ -71,50 +109,119 @@ std::vector<CapturedGraph> captured_graphs(const LoadedTrace& trace, StringPool&
     const int32_t index = capture++;
     if (launches.empty()) continue;
 
-    CapturedGraph g;
-    g.file = file;
-    g.capture = index;
     // The launch calls and the events above them that started inside the capture (the model's
     // ops, frames and modules; not the harness around the capture, which the replay's own stack
-    // stands for), parents first (by depth, then row).
+    // stands for).
     const int64_t begin = ev[calls[k0]].ts;
-    std::unordered_map<int32_t, int32_t> local;
-    std::vector<int32_t> members;
-    for (int32_t l : launches)
-      for (int32_t p = l; p >= 0 && (p == l || ev[p].ts >= begin) && local.emplace(p, -1).second; p = ev[p].parent)
-        members.push_back(p);
-    std::sort(members.begin(), members.end(),
-              [&](int32_t a, int32_t b) { return std::make_pair(ev[a].depth, a) < std::make_pair(ev[b].depth, b); });
-    std::unordered_map<int32_t, int32_t> lean;  // member -> lean_rows index (python frames: their kept parent's)
-    for (int32_t m : members) {
-      EventRec r = ev[m];
-      auto up = r.parent >= 0 ? local.find(r.parent) : local.end();
-      auto lean_up = r.parent >= 0 ? lean.find(r.parent) : lean.end();
-      local[m] = (int32_t)g.rows.size();
-      r.parent = up != local.end() ? up->second : -1;
-      g.rows.push_back(r);
-      const int32_t lean_parent = lean_up != lean.end() ? lean_up->second : -1;
-      if (r.kind == Kind::python) {
-        lean[m] = lean_parent;
-        continue;
-      }
-      lean[m] = (int32_t)g.lean_rows.size();
-      r.parent = lean_parent;
-      g.lean_rows.push_back(r);
-    }
-    for (int32_t l : launches) {
-      CapturedGraph::Node node;
-      node.row = local.at(l), node.lean_row = lean.at(l);
-      node.work = launched_work(name(ev[l]));
-      std::string_view a = ev[l].is(EventRec::has_args) ? args.get(ev[l].args, ev[l].args_len) : std::string_view();
+    CapturedGraph g = graph_of_calls(ev, launches, [&](int32_t p) { return ev[p].ts >= begin; });
+    g.file = file;
+    g.capture = index;
+    for (size_t n = 0; n < launches.size(); ++n) {
+      const EventRec& l = ev[launches[n]];
+      CapturedGraph::Node& node = g.nodes[n];
+      node.work = launched_work(name(l));
+      std::string_view a = l.is(EventRec::has_args) ? args.get(l.args, l.args_len) : std::string_view();
       if (node.work == Kind::kernel)
         if (auto k = kernel_arg(a)) node.kernel = strings.intern(*k);
       node.geometry = launch_geometry(a);
-      g.nodes.push_back(std::move(node));
     }
     graphs.push_back(std::move(g));
   }
   return graphs;
+}
+
+EagerRuns::EagerRuns(const RowArray& ev, const StringPool& strings, const TextArena& args) : ev_(ev), args_(args) {
+  std::map<std::pair<int32_t, int64_t>, uint32_t> index;  // (device, stream) -> streams_ index
+  for (int32_t i = 0; i < (int32_t)ev.size(); ++i) {
+    const EventRec& e = ev[i];
+    if (!is_gpu_work(e.kind) || e.parent < 0 || e.ts == kNull) continue;
+    const EventRec& call = ev[e.parent];
+    if (call.name != StringPool::kNone && is_graph_launch(strings.get(call.name))) continue;
+    auto [it, fresh] = index.try_emplace({e.device, e.stream}, (uint32_t)streams_.size());
+    if (fresh) streams_.emplace_back();
+    streams_[it->second].push_back(i);
+  }
+  for (uint32_t s = 0; s < streams_.size(); ++s) {
+    auto& rows = streams_[s];
+    std::stable_sort(rows.begin(), rows.end(), [&](int32_t a, int32_t b) { return ev[a].ts < ev[b].ts; });
+    for (uint32_t k = 0; k < rows.size(); ++k) starts_[ev[rows[k]].name].emplace_back(s, k);
+  }
+}
+
+std::optional<CapturedGraph> EagerRuns::graph_for(const std::vector<ReplayEvent>& replay, int64_t& runs) const {
+  runs = 0;
+  if (replay.empty()) return std::nullopt;
+  auto it = starts_.find(replay[0].name);
+  if (it == starts_.end()) return std::nullopt;
+  // The op that launched a GPU event (the nearest cpu_op above its call) and its shapes: what two
+  // runs must share to be the same graph's work.
+  auto launcher = [&](int32_t gpu) {
+    int32_t p = ev_[gpu].parent;
+    while (p >= 0 && ev_[p].kind != Kind::cpu_op) p = ev_[p].parent;
+    return p;
+  };
+  auto signature = [&](int32_t gpu) {
+    const int32_t op = launcher(gpu);
+    if (op < 0) return std::string("-");
+    std::string_view a =
+        ev_[op].is(EventRec::has_args) ? args_.get(ev_[op].args, ev_[op].args_len) : std::string_view();
+    return std::to_string(ev_[op].name) + "|" + std::string(json_scan::find_member(a, "Input Dims"));
+  };
+  std::vector<int32_t> first;
+  std::vector<std::string> first_signature;
+  for (auto [s, k] : it->second) {
+    const auto& rows = streams_[s];
+    if (k + replay.size() > rows.size()) continue;
+    bool same = true;
+    for (size_t n = 0; n < replay.size() && same; ++n)
+      same = ev_[rows[k + n]].name == replay[n].name && ev_[rows[k + n]].kind == replay[n].work;
+    if (!same) continue;
+    std::vector<std::string> sig;
+    for (size_t n = 0; n < replay.size(); ++n) sig.push_back(signature(rows[k + n]));
+    if (runs++ == 0) {
+      first.assign(rows.begin() + k, rows.begin() + k + (ptrdiff_t)replay.size());
+      first_signature = std::move(sig);
+    } else if (sig != first_signature) {
+      return std::nullopt;
+    }
+  }
+  if (runs == 0) return std::nullopt;
+  runs = 1;  // one graph of work, however many times it ran
+  std::vector<int32_t> calls;
+  for (int32_t g : first) calls.push_back(ev_[g].parent);
+  // The lowest common ancestor of the calls, whose own stack the replay's stands for; for one
+  // call, the event above its op.
+  int32_t stop = -1;
+  if (calls.size() == 1) {
+    const int32_t op = launcher(first[0]);
+    stop = op >= 0 ? ev_[op].parent : -1;
+  } else {
+    std::unordered_map<int32_t, int32_t> up;  // ancestor of calls[0] -> its distance
+    int32_t d = 0;
+    for (int32_t p = calls[0]; p >= 0; p = ev_[p].parent) up.emplace(p, d++);
+    int32_t far = 0;
+    bool common = true;
+    for (size_t n = 1; n < calls.size() && common; ++n) {
+      int32_t p = calls[n];
+      while (p >= 0 && !up.count(p)) p = ev_[p].parent;
+      if (p < 0)
+        common = false;
+      else
+        far = std::max(far, up.at(p));
+    }
+    if (common)
+      for (int32_t p = calls[0]; p >= 0; p = ev_[p].parent)
+        if (up.at(p) == far) stop = p;
+  }
+  CapturedGraph g = graph_of_calls(ev_, calls, [&](int32_t p) { return p != stop; });
+  g.eager_start = first[0];
+  for (size_t n = 0; n < first.size(); ++n) {
+    const EventRec& e = ev_[first[n]];
+    g.nodes[n].work = e.kind, g.nodes[n].kernel = e.name;
+    g.nodes[n].geometry =
+        launch_geometry(e.is(EventRec::has_args) ? args_.get(e.args, e.args_len) : std::string_view());
+  }
+  return g;
 }
 
 ReplayMatch match_replay(const std::vector<ReplayEvent>& replay, const std::vector<CapturedGraph>& graphs,

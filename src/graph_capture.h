@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "src/event_store.h"
@@ -18,6 +19,7 @@ struct CapturedGraph {
   int32_t capture = 0;                // the nth capture (begin-capture .. end-capture call) in the file, from 0
   std::optional<int64_t> batch_size;  // TraceLens's execution_details.json, when it has the file
   std::string mode;                   // likewise ("FULL", "PIECEWISE", ...)
+  int32_t eager_start = -1;           // a graph read from an eager run (EagerRuns): its first GPU row
   // The host events at and above the graph's launch calls (launch calls, ops, python frames,
   // annotations), parents before children; `parent` indexes rows (-1: a root of the capture
   // trace). Their strings and args live in the store the capture was read into.
@@ -49,6 +51,25 @@ struct ReplayEvent {
   Kind work = Kind::kernel;
   uint32_t name = StringPool::kNone;
   std::string geometry;
+};
+
+// GPU work of one trace that ran eagerly (not replayed by a graph launch), per stream in start
+// order: where a graph's kernels also ran outside the graph (vLLM's warm-up and piecewise runs).
+class EagerRuns {
+ public:
+  EagerRuns(const RowArray& ev, const StringPool& strings, const TextArena& args);
+  // A graph made from the eager run of the replay's events: the first run, on one stream, of GPU
+  // events of the replay's kinds and names in its order (contiguous), with the launch calls and
+  // the events above them below the run's lowest common ancestor (for a one-event run: up to its
+  // op). nullopt when no run exists (`runs` = 0) or when runs were launched by different ops or
+  // shapes (`runs` > 1: which one the graph captured cannot be told).
+  std::optional<CapturedGraph> graph_for(const std::vector<ReplayEvent>& replay, int64_t& runs) const;
+
+ private:
+  const RowArray& ev_;
+  const TextArena& args_;
+  std::vector<std::vector<int32_t>> streams_;                                        // GPU rows per stream
+  std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint32_t>>> starts_;  // name -> (stream, index)
 };
 
 struct ReplayMatch {

@@ -310,8 +310,15 @@ void ProfileTreeBuilder::attribute_graph_replays() {
   if (replayed.empty()) return;
   std::sort(replayed.begin(), replayed.end());
   const bool have_graphs = captured_ && !captured_->empty() && args_;
-  int64_t attributed = 0, attributed_ns = 0, left = 0, left_ns = 0, ambiguous = 0, unmatched = 0;
+  int64_t attributed = 0, attributed_ns = 0, left = 0, left_ns = 0, ambiguous = 0, unmatched = 0, from_eager = 0;
   int32_t attributed_example = -1, left_example = -1;
+  // Graphs: those of the capture traces, then those read from this trace's eager runs.
+  const size_t ncap = captured_ ? captured_->size() : 0;
+  std::vector<CapturedGraph> eager;
+  std::optional<EagerRuns> runs;
+  auto graph_at = [&](int32_t i) -> const CapturedGraph& {
+    return (size_t)i < ncap ? (*captured_)[(size_t)i] : eager[(size_t)i - ncap];
+  };
   // Each replay's match first: whether the copies may carry the capture's python frames depends
   // on how many rows all of them take.
   struct Replay {
@@ -326,7 +333,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
     size_t j = k;
     while (j < replayed.size() && std::get<0>(replayed[j]) == launch) ++j;
     Replay r{k, j, {}};
-    if (have_graphs) {
+    if (args_) {
       std::vector<ReplayEvent> events;
       for (size_t x = k; x < j; ++x) {
         const EventRec& e = ev_[std::get<2>(replayed[x])];
@@ -340,10 +347,26 @@ void ProfileTreeBuilder::attribute_graph_replays() {
       std::string key = batch ? std::to_string(*batch) : "-";
       for (const ReplayEvent& e : events) key += fmt::format("|{}:{}:{}", (int)e.work, e.name, e.geometry);
       auto [it, fresh] = matches.try_emplace(std::move(key));
-      if (fresh) it->second = match_replay(events, *captured_, batch);
+      if (fresh) {
+        ReplayMatch& m = it->second;
+        if (have_graphs) m = match_replay(events, *captured_, batch);
+        // No captured graph has these events: the same events run eagerly in this trace, if
+        // they did (and always by the same ops).
+        if (m.graph < 0 && m.candidates == 0) {
+          if (!runs) runs.emplace(ev_, strings_, *args_);
+          int64_t n = 0;
+          if (auto g = runs->graph_for(events, n)) {
+            eager.push_back(std::move(*g));
+            m.graph = (int32_t)(ncap + eager.size() - 1);
+            m.node_of.resize(events.size());
+            for (size_t x = 0; x < events.size(); ++x) m.node_of[x] = (int32_t)x;
+          }
+          m.candidates = (int32_t)n;
+        }
+      }
       r.m = it->second;
       if (r.m.graph < 0) ++(r.m.candidates > 1 ? ambiguous : unmatched);
-      if (r.m.graph >= 0) full_rows += (int64_t)(*captured_)[(size_t)r.m.graph].rows.size();
+      if (r.m.graph >= 0) full_rows += (int64_t)graph_at(r.m.graph).rows.size();
     }
     replays.push_back(std::move(r));
     k = j;
@@ -360,7 +383,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
     const int32_t launch = std::get<0>(replayed[r.from]);
     bool skip = r.m.graph < 0;
     if (!skip) {  // once one replay does not fit, none after it is copied
-      const CapturedGraph& g = (*captured_)[(size_t)r.m.graph];
+      const CapturedGraph& g = graph_at(r.m.graph);
       if (over_cap || added + (int64_t)(frames ? g.rows.size() : g.lean_rows.size()) > cap) ++over_cap, skip = true;
     }
     if (skip) {
@@ -372,7 +395,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
       continue;
     }
     // Copy the graph's capture-time events under the launch (rows may move: no references).
-    const CapturedGraph& graph = (*captured_)[(size_t)r.m.graph];
+    const CapturedGraph& graph = graph_at(r.m.graph);
     const std::vector<EventRec>& rows = frames ? graph.rows : graph.lean_rows;
     const int32_t base = (int32_t)ev_.size();
     const EventRec at = ev_[launch];
@@ -400,7 +423,8 @@ void ProfileTreeBuilder::attribute_graph_replays() {
       ++attributed, attributed_ns += ns_of(e);
       if (attributed_example < 0 || g < attributed_example) attributed_example = g;
     }
-    replayed_graphs_.emplace_back(launch, r.m.graph);
+    if (graph.eager_start >= 0) ++from_eager;
+    replayed_graphs_.push_back({launch, graph.eager_start >= 0 ? -1 : r.m.graph, graph.eager_start});
     graphs_used.insert(r.m.graph);
   }
   auto share = [&](int64_t ns) {
@@ -410,27 +434,23 @@ void ProfileTreeBuilder::attribute_graph_replays() {
   if (attributed)
     h_.add("graph_replay_attributed", attributed_example,
            fmt::format("GPU events replayed by a graph launch, attributed to the ops that captured them: {}; {} "
-                       "replays of {} captured graphs, {} capture-time events copied under their graph launches{} "
-                       "(docs/inference.md)",
-                       share(attributed_ns), replayed_graphs_.size(), graphs_used.size(), added,
+                       "replays of {} graphs ({} of the replays matched to eager runs of the same kernels in this "
+                       "trace), {} capture-time events copied under their graph launches{} (docs/inference.md)",
+                       share(attributed_ns), replayed_graphs_.size(), graphs_used.size(), from_eager, added,
                        frames ? ""
                               : fmt::format(" (python frames left out: with them, {} rows, more than the trace's own)",
                                             full_rows)),
            attributed);
   if (left)
-    h_.add(
-        "graph_replay_unattributed", left_example,
-        fmt::format("GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
-                    "(ops, gemm, sdpa, the roofline and op GPU time leave them out): {}{} (view graph_replay; "
-                    "docs/inference.md)",
-                    share(left_ns),
-                    have_graphs ? fmt::format("; of their replays, {} match no captured graph, {} match several "
-                                              "equally{}",
-                                              unmatched, ambiguous,
-                                              over_cap ? fmt::format(", {} would copy more than {} rows", over_cap, cap)
-                                                       : std::string())
-                                : std::string("; no capture trace given (--capture)")),
-        left);
+    h_.add("graph_replay_unattributed", left_example,
+           fmt::format("GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
+                       "(ops, gemm, sdpa, the roofline and op GPU time leave them out): {}; of their replays, {} match "
+                       "no captured graph nor eager run, {} match several equally{}{} (view graph_replay; "
+                       "docs/inference.md)",
+                       share(left_ns), unmatched, ambiguous,
+                       over_cap ? fmt::format(", {} would copy more than {} rows", over_cap, cap) : std::string(),
+                       have_graphs ? "" : "; no capture trace given (--capture)"),
+           left);
 }
 
 // HTA's rule: a root on another thread of a process (the autograd engine's backward thread,

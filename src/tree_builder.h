@@ -27,8 +27,12 @@ class ProfileTreeBuilder {
       : t_(trace), ev_(trace.rows), strings_(strings), h_(health), args_(args), captured_(captured) {}
   void build();
   const std::vector<LaunchLink>& launches() const { return launches_; }
-  // Each graph launch whose replay was attributed, and the captured graph (index) it ran.
-  const std::vector<std::pair<int32_t, int32_t>>& replayed_graphs() const { return replayed_graphs_; }
+  // Each graph launch whose replay was attributed: the captured graph (index) it ran, or -1 and
+  // the first GPU row of the eager run it matched.
+  struct ReplayedGraph {
+    int32_t launch, graph, eager_start;
+  };
+  const std::vector<ReplayedGraph>& replayed_graphs() const { return replayed_graphs_; }
 
  private:
   void group_threads();
@@ -56,7 +60,7 @@ class ProfileTreeBuilder {
   const TextArena* args_;
   const std::vector<CapturedGraph>* captured_;
   std::vector<LaunchLink> launches_;
-  std::vector<std::pair<int32_t, int32_t>> replayed_graphs_;
+  std::vector<ReplayedGraph> replayed_graphs_;
   std::unordered_map<int32_t, int32_t> graph_launch_of_;  // attributed GPU row -> its graph launch
   // Host thread of each event (index into threads_), -1 for events outside the host tree.
   std::vector<int32_t> thread_of_;

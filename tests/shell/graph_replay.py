@@ -162,7 +162,7 @@ rows = query(served, "SELECT \"check\", count FROM health WHERE \"check\" LIKE '
 check([(r["check"], r["count"]) for r in rows] == [("graph_replay_attributed", "9"), ("graph_replay_unattributed", "2")],
       f"hand-made capture: 9 replayed events attributed, 2 not ({rows})")
 detail = query(served, "SELECT detail FROM health WHERE \"check\" = 'graph_replay_unattributed'", withcap)[0]["detail"]
-check("1 match no captured graph, 1 match several equally" in detail, f"hand-made capture: why not ({detail})")
+check("1 match no captured graph nor eager run, 1 match several equally" in detail, f"hand-made capture: why not ({detail})")
 rows = query(served, "SELECT id, capture, nodes, batch_size, mode FROM captured_graph ORDER BY id", withcap)
 check([tuple(r.values()) for r in rows] == [("0", "0", "3", "4", "FULL"), ("1", "1", "1", "4", "FULL"),
                                              ("2", "2", "1", "4", "FULL"), ("3", "3", "2", "4", "FULL")],
@@ -210,6 +210,61 @@ r = subprocess.run([tlsql, "-q", served, *withcap, "-o", saved], capture_output=
 check(r.returncode == 0, f"hand-made capture: saved ({r.stderr.strip()})")
 rows = query(saved, "SELECT name, count, gpu_us FROM op_summary WHERE name = 'aten::mm'")
 check([tuple(r.values()) for r in rows] == [("aten::mm", "2", "22.0")], f"hand-made capture: reopened ({rows})")
+
+# Without a capture trace: a replay whose kernels also ran eagerly in the same trace, one after the
+# other on a stream and always launched by the same ops with the same shapes, takes those ops.
+#   eager, twice (under model.py(5): forward): aten::mm -> k1, then aten::relu -> k2
+#   eager k3: once by aten::add, once by aten::sub (two different ops: which one is unknown)
+#   graph launch 50: k1, k2 -> aten::mm, aten::relu (copies; eager_start = the first eager k1)
+#   graph launch 51: k3 -> not attributed (several eager runs, different ops)
+#   graph launch 52: k1 alone -> the run k1 alone exists eagerly (contiguous): aten::mm
+ev, corr, t = [], [0], [0]
+
+
+def eager(op, kernel, frame=None, dims=None):
+    corr[0] += 1
+    t[0] += 100
+    if frame:
+        ev.append(x("python_function", frame, t[0] - 5, 60))
+    ev.append(x("cpu_op", op, t[0], 40, **({"Input Dims": dims} if dims else {})))
+    ev.append(x("cuda_runtime", "cudaLaunchKernel", t[0] + 5, 5, correlation=corr[0]))
+    ev.append({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7, "ts": 10000 + t[0], "dur": 7,
+               "args": {"correlation": corr[0], "device": 0, "stream": 7}})
+
+
+for _ in range(2):
+    eager("aten::mm", "k1", "model.py(5): forward", [[2, 3], [3, 4]])
+    eager("aten::relu", "k2", None, [[2, 4]])
+eager("aten::add", "k3")
+eager("aten::sub", "k3")
+for c, names in ((50, ["k1", "k2"]), (51, ["k3"]), (52, ["k1"])):
+    t[0] += 100
+    ev.append(x("cuda_runtime", "cudaGraphLaunch", t[0], 5, correlation=c))
+    for i, n in enumerate(names):
+        ev.append({"ph": "X", "cat": "kernel", "name": n, "pid": 0, "tid": 8, "ts": 20000 + t[0] + 10 * i, "dur": 3,
+                   "args": {"correlation": c, "device": 0, "stream": 8}})
+eagerpath = os.path.join(work, "eager.json")
+with open(eagerpath, "w") as f:
+    json.dump({"traceEvents": ev}, f)
+rows = query(eagerpath, "SELECT l.correlation AS corr, e.name, o.name AS launcher, k.correlation AS start "
+                        "FROM graph_replay r JOIN event e ON e.uid = r.uid JOIN launch_link ll ON ll.gpu = e.uid "
+                        "JOIN event o ON o.uid = ll.launcher JOIN event l ON l.uid = r.graph_launch "
+                        "LEFT JOIN event k ON k.uid = r.eager_start ORDER BY e.ts")
+got = [(r["corr"], r["name"], r["launcher"], r["start"]) for r in rows]
+check(got == [("50", "k1", "aten::mm", "1"), ("50", "k2", "aten::relu", "1"), ("51", "k3", "cudaGraphLaunch", ""),
+              ("52", "k1", "aten::mm", "1")], f"eager runs: replays take the ops of the same kernels run eagerly ({got})")
+rows = query(eagerpath, "SELECT \"check\", count FROM health WHERE \"check\" LIKE 'graph_replay%' ORDER BY 1")
+check([(r["check"], r["count"]) for r in rows] == [("graph_replay_attributed", "3"), ("graph_replay_unattributed", "1")],
+      f"eager runs: 3 attributed, 1 not ({rows})")
+rows = query(eagerpath, "SELECT (SELECT group_concat(a.name, ' < ') FROM ancestors(e.uid) a) AS stack, "
+                        "flops(ll.launcher) AS f FROM graph_replay r JOIN event e ON e.uid = r.uid "
+                        "JOIN launch_link ll ON ll.gpu = e.uid WHERE e.name = 'k1' ORDER BY e.ts")
+# k1, k2: their calls share no ancestor (the frame holds aten::mm only), so whole stacks are
+# copied; k1 alone: up to its op, not the frame above it.
+got = [(r["stack"], r["f"]) for r in rows]
+check(got == [("cudaLaunchKernel < aten::mm < model.py(5): forward < cudaGraphLaunch", "48.0"),
+              ("cudaLaunchKernel < aten::mm < cudaGraphLaunch", "48.0")],
+      f"eager runs: the copied stack and the op's FLOPs (2 x 2 x 3 x 4 = 48) ({got})")
 
 # A capture trace cannot make the load take what memory it likes: a graph whose one launch sits
 # under 5,000 nested ops (5,001 rows to copy per replay, no python frames to leave out), replayed

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The memory report (docs/reports.md) and `.plot memory`: torch.profiler's [memory] events (profile_memory=True).
+"""The memory reports (memory, memory_ops, memory_leaks; docs/reports.md) and `.plot memory`: torch.profiler's [memory] events (profile_memory=True).
 References recomputed here from the raw JSON: per device the largest Total Allocated and its first
 event, the largest Total Reserved, the first and last totals, allocation and free counts, the
 allocations whose address is never freed later in the trace, and the innermost cpu_op containing
@@ -16,18 +16,14 @@ os.makedirs(work, exist_ok=True)
 
 
 def report(path):
-    """The report's three result sets, as lists of dicts."""
-    r = subprocess.run([tlsql, "-q", path, "--csv", "-c", ".parameter set @top 100000", "--report", "memory"],
-                       capture_output=True, text=True, timeout=300)
-    check(r.returncode == 0, f"{os.path.basename(path)}: memory report runs ({r.stderr.strip()[:200]})")
-    sets, cur = [], []
-    for line in r.stdout.splitlines(keepends=True):
-        if line.startswith("device,") and cur:
-            sets.append(cur)
-            cur = []
-        cur.append(line)
-    sets.append(cur)
-    return [list(csv.DictReader(io.StringIO("".join(s)))) for s in sets]
+    """The memory, memory_ops and memory_leaks reports, as lists of dicts."""
+    out = []
+    for name in ("memory", "memory_ops", "memory_leaks"):
+        r = subprocess.run([tlsql, "-q", path, "--csv", "-c", ".parameter set @top 100000", "--report", name],
+                           capture_output=True, text=True, timeout=300)
+        check(r.returncode == 0, f"{os.path.basename(path)}: {name} report runs ({r.stderr.strip()[:200]})")
+        out.append(list(csv.DictReader(io.StringIO(r.stdout))))
+    return out
 
 
 def ns(v):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The overlap report (docs/reports.md): HTA's get_comm_comp_overlap rule re-implemented here
+"""The overlap and overlap_groups reports (docs/reports.md): HTA's get_comm_comp_overlap rule re-implemented here
 (per rank: GPU kernels, "nccl" kernels are communication, Memcpy / Memset neither, the rest
 computation; each side's intervals merged; overlap time over communication time) on the 8 DLRM
 ranks and hta/ns_resolution_rank0, with HTA's step selection (the last ProfilerStep dropped) and
@@ -17,17 +17,14 @@ os.makedirs(work, exist_ok=True)
 
 
 def sets(args):
-    r = subprocess.run([tlsql, "-q", *args, "--csv", "--report", "overlap"], capture_output=True, text=True,
-                       timeout=300)
-    check(r.returncode == 0, f"overlap {args[-1][-40:]}: {r.stderr.strip()[:200]}")
-    parts, cur = [], []
-    for line in r.stdout.splitlines(keepends=True):
-        if line.startswith("rank,") and cur:
-            parts.append(cur)
-            cur = []
-        cur.append(line)
-    parts.append(cur)
-    return [list(csv.DictReader(io.StringIO("".join(p)))) for p in parts]
+    """The overlap and overlap_groups reports, as lists of dicts."""
+    out = []
+    for name in ("overlap", "overlap_groups"):
+        r = subprocess.run([tlsql, "-q", *args, "--csv", "--report", name], capture_output=True, text=True,
+                           timeout=300)
+        check(r.returncode == 0, f"{name} {args[-1][-40:]}: {r.stderr.strip()[:200]}")
+        out.append(list(csv.DictReader(io.StringIO(r.stdout))))
+    return out
 
 
 def ns(v):
