@@ -148,8 +148,12 @@ EagerRuns::EagerRuns(const RowArray& ev, const StringPool& strings, const TextAr
   }
 }
 
-std::optional<CapturedGraph> EagerRuns::graph_for(const std::vector<ReplayEvent>& replay, int64_t& runs) const {
+std::optional<CapturedGraph> EagerRuns::graph_for(const std::vector<ReplayEvent>& replay, int64_t& runs) {
   runs = 0;
+  if (budget_ < 0) {
+    runs = -1;
+    return std::nullopt;
+  }
   if (replay.empty()) return std::nullopt;
   auto it = starts_.find(replay[0].name);
   if (it == starts_.end()) return std::nullopt;
@@ -173,9 +177,14 @@ std::optional<CapturedGraph> EagerRuns::graph_for(const std::vector<ReplayEvent>
     const auto& rows = streams_[s];
     if (k + replay.size() > rows.size()) continue;
     bool same = true;
-    for (size_t n = 0; n < replay.size() && same; ++n)
+    for (size_t n = 0; n < replay.size() && same; ++n, --budget_)
       same = ev_[rows[k + n]].name == replay[n].name && ev_[rows[k + n]].kind == replay[n].work;
+    if (budget_ < 0) {
+      runs = -1;
+      return std::nullopt;
+    }
     if (!same) continue;
+    budget_ -= (int64_t)replay.size() * 8;  // the signatures below cost more than a comparison
     std::vector<std::string> sig;
     for (size_t n = 0; n < replay.size(); ++n) sig.push_back(signature(rows[k + n]));
     if (runs++ == 0) {

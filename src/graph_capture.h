@@ -62,19 +62,23 @@ class EagerRuns {
   // events of the replay's kinds and names in its order (contiguous), with the launch calls and
   // the events above them below the run's lowest common ancestor (for a one-event run: up to its
   // op). nullopt when no run exists (`runs` = 0) or when runs were launched by different ops or
-  // shapes (`runs` > 1: which one the graph captured cannot be told).
-  std::optional<CapturedGraph> graph_for(const std::vector<ReplayEvent>& replay, int64_t& runs) const;
+  // shapes (`runs` > 1: which one the graph captured cannot be told), or the searches of this
+  // trace passed their budget (`runs` = -1: not searched).
+  std::optional<CapturedGraph> graph_for(const std::vector<ReplayEvent>& replay, int64_t& runs);
 
  private:
   const RowArray& ev_;
   const TextArena& args_;
   std::vector<std::vector<int32_t>> streams_;                                        // GPU rows per stream
   std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint32_t>>> starts_;  // name -> (stream, index)
+  // Comparisons left for all searches: a trace of a million kernels of one name must not make each
+  // of many replays scan them all (past it, replays are not searched, and counted).
+  int64_t budget_ = int64_t{1} << 25;
 };
 
 struct ReplayMatch {
   int32_t graph = -1;            // the captured graph replayed, -1 when none is certain
-  int32_t candidates = 0;        // graphs whose nodes are the replay's events (before tie-breaks)
+  int32_t candidates = 0;        // graphs whose nodes are the replay's events (before tie-breaks); -1: not searched
   std::vector<int32_t> node_of;  // per replay event, its node in that graph
 };
 

@@ -310,7 +310,8 @@ void ProfileTreeBuilder::attribute_graph_replays() {
   if (replayed.empty()) return;
   std::sort(replayed.begin(), replayed.end());
   const bool have_graphs = captured_ && !captured_->empty() && args_;
-  int64_t attributed = 0, attributed_ns = 0, left = 0, left_ns = 0, ambiguous = 0, unmatched = 0, from_eager = 0;
+  int64_t attributed = 0, attributed_ns = 0, left = 0, left_ns = 0, ambiguous = 0, unmatched = 0, from_eager = 0,
+          unsearched = 0;
   int32_t attributed_example = -1, left_example = -1;
   // Graphs: those of the capture traces, then those read from this trace's eager runs.
   const size_t ncap = captured_ ? captured_->size() : 0;
@@ -327,6 +328,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
   };
   std::vector<Replay> replays;
   std::unordered_map<std::string, ReplayMatch> matches;
+  std::unordered_map<std::string, std::pair<std::optional<int32_t>, int64_t>> eager_by_names;  // -> (graph, runs)
   int64_t full_rows = 0;
   for (size_t k = 0; k < replayed.size();) {
     const int32_t launch = std::get<0>(replayed[k]);
@@ -352,20 +354,30 @@ void ProfileTreeBuilder::attribute_graph_replays() {
         if (have_graphs) m = match_replay(events, *captured_, batch);
         // No captured graph has these events: the same events run eagerly in this trace, if
         // they did (and always by the same ops).
+        // (Searched once per kind and name sequence: the geometry and batch do not change it.)
         if (m.graph < 0 && m.candidates == 0) {
-          if (!runs) runs.emplace(ev_, strings_, *args_);
-          int64_t n = 0;
-          if (auto g = runs->graph_for(events, n)) {
-            eager.push_back(std::move(*g));
-            m.graph = (int32_t)(ncap + eager.size() - 1);
+          std::string names;
+          for (const ReplayEvent& e : events) names += fmt::format("{}:{}|", (int)e.work, e.name);
+          auto [found, first] = eager_by_names.try_emplace(std::move(names));
+          if (first) {
+            if (!runs) runs.emplace(ev_, strings_, *args_);
+            int64_t n = 0;
+            if (auto g = runs->graph_for(events, n)) {
+              eager.push_back(std::move(*g));
+              found->second.first = (int32_t)(ncap + eager.size() - 1);
+            }
+            found->second.second = n;
+          }
+          if (found->second.first) {
+            m.graph = *found->second.first;
             m.node_of.resize(events.size());
             for (size_t x = 0; x < events.size(); ++x) m.node_of[x] = (int32_t)x;
           }
-          m.candidates = (int32_t)n;
+          m.candidates = (int32_t)std::clamp<int64_t>(found->second.second, -1, INT32_MAX);
         }
       }
       r.m = it->second;
-      if (r.m.graph < 0) ++(r.m.candidates > 1 ? ambiguous : unmatched);
+      if (r.m.graph < 0) ++(r.m.candidates < 0 ? unsearched : r.m.candidates > 1 ? ambiguous : unmatched);
       if (r.m.graph >= 0) full_rows += (int64_t)graph_at(r.m.graph).rows.size();
     }
     replays.push_back(std::move(r));
@@ -445,9 +457,12 @@ void ProfileTreeBuilder::attribute_graph_replays() {
     h_.add("graph_replay_unattributed", left_example,
            fmt::format("GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
                        "(ops, gemm, sdpa, the roofline and op GPU time leave them out): {}; of their replays, {} match "
-                       "no captured graph nor eager run, {} match several equally{}{} (view graph_replay; "
+                       "no captured graph nor eager run, {} match several equally{}{}{} (view graph_replay; "
                        "docs/inference.md)",
                        share(left_ns), unmatched, ambiguous,
+                       unsearched
+                           ? fmt::format(", {} not searched for eager runs (the search's budget ran out)", unsearched)
+                           : std::string(),
                        over_cap ? fmt::format(", {} would copy more than {} rows", over_cap, cap) : std::string(),
                        have_graphs ? "" : "; no capture trace given (--capture)"),
            left);
