@@ -9,6 +9,7 @@ usage: graph_replay.py TLSQL SHARED_DIR WORK_DIR"""
 import csv, gzip, io, json, os, re, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from intervals import union_length  # noqa: E402
 
 tlsql, shared, work = sys.argv[1:4]
 work = os.path.join(work, "graph_replay")
@@ -345,16 +346,8 @@ if os.path.exists(execution) and os.path.isdir(capture_dir):
     # The ops report's GPU time against the trace's busy time (union of GPU intervals, from the
     # JSON): they differ by at most the GPU time no op carries (eager work outside ops).
     raw = load(execution)
-    spans = sorted((round(float(e["ts"]) * 1000), round(float(e["ts"]) * 1000) + round(float(e["dur"]) * 1000))
-                   for e in raw if e.get("cat") in GPU_CATS)
-    busy, cur_s, cur_e = 0, None, None
-    for s_, e_ in spans:
-        if cur_e is None or s_ > cur_e:
-            busy += 0 if cur_e is None else cur_e - cur_s
-            cur_s, cur_e = s_, e_
-        else:
-            cur_e = max(cur_e, e_)
-    busy += cur_e - cur_s
+    busy = union_length((round(float(e["ts"]) * 1000), round(float(e["ts"]) * 1000) + round(float(e["dur"]) * 1000))
+                        for e in raw if e.get("cat") in GPU_CATS)
     ops_us = float(query(execution, "SELECT sum(gpu_us) AS us FROM op_summary", ("--capture", capture_dir))[0]["us"])
     outside = [e for e in raw if e.get("cat") in GPU_CATS
                and e.get("args", {}).get("correlation") not in {505113}]

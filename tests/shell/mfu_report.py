@@ -9,6 +9,7 @@ import csv, io, json, os, subprocess, sys
 from decimal import Decimal
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from intervals import union_length  # noqa: E402
 
 tlsql, shared, work = sys.argv[1:4]
 work = os.path.join(work, "mfu_report")
@@ -62,15 +63,7 @@ if os.path.exists(t4):
     got = {int(r["step"]): r for r in rows(t4, "--report", "mfu")}
     check(sorted(got) == sorted(steps) == [2, 3, 4], f"t4_train_fp32: one row per ProfilerStep ({sorted(got)})")
     for n, (ts, dur) in sorted(steps.items()):
-        spans = sorted((s, e) for s, e, l in gpu if l is not None and ts <= l < ts + dur)
-        busy, cs, ce = 0, None, None
-        for s, e in spans:
-            if ce is None or s > ce:
-                busy += 0 if ce is None else ce - cs
-                cs, ce = s, e
-            else:
-                ce = max(ce, e)
-        busy += 0 if ce is None else ce - cs
+        busy = union_length((s, e) for s, e, l in gpu if l is not None and ts <= l < ts + dur)
         want = (round(dur / 1e6, 3), round(busy / 1e6, 3), round(100 * flops[n] / dur / 1e3 / 8.1, 2),
                 round(100 * flops[n] / busy / 1e3 / 8.1, 2))
         r = got.get(n, {})

@@ -10,6 +10,7 @@ import csv, gzip, io, json, os, subprocess, sys
 from decimal import Decimal
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from intervals import merged  # noqa: E402
 
 tlsql, shared, work = sys.argv[1:4]
 work = os.path.join(work, "overlap_report")
@@ -29,16 +30,6 @@ def sets(args):
 
 def ns(v):
     return int(Decimal(str(v)) * 1000)
-
-
-def merged(spans):
-    out = []
-    for s, e in sorted(spans):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
 
 
 def hta_overlap(events, complete):

@@ -9,6 +9,7 @@ usage: perf_table_rules.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
 import csv, io, os, shutil, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from intervals import union_length  # noqa: E402
 
 tlsql, data, shared, work = sys.argv[1:5]
 work = os.path.join(work, "perf_table_rules")
@@ -26,19 +27,6 @@ def query(target, sql):
     check(r.returncode == 0, f"{os.path.basename(target)}: {sql[:60]}... {r.stderr.strip()[:100]}")
     return list(csv.DictReader(io.StringIO(r.stdout)))
 
-
-def union_length(iv):
-    total, cur = 0, None
-    for s, e in sorted(iv):
-        if e <= s:
-            continue
-        if cur is None or s > cur[1]:
-            if cur:
-                total += cur[1] - cur[0]
-            cur = [s, e]
-        else:
-            cur[1] = max(cur[1], e)
-    return total + (cur[1] - cur[0] if cur else 0)
 
 
 def expected(rows, launchers):
