@@ -291,12 +291,13 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
 }
 
 // GPU work replayed by a graph launch hangs under the launch, but the ops that made those kernels
-// ran when the graph was captured. When a capture trace holds the graph (match_replay), each
-// replay gets a copy of the capture-time launch calls and everything above them (ops with their
-// shapes, python frames, annotations), placed under the graph launch with its start and zero
-// duration (they took no host time then), and each replayed event hangs under its node's launch
-// call: ancestors, launched(), gpu_time and the perf numbers then read it as eager work, one op
-// instance per replay. The rest is counted with the GPU time it covers.
+// ran when the graph was captured. When a capture trace holds the graph (match_replay), or else
+// the same kernels ran eagerly in this trace, always by the same ops (EagerRuns), each replay gets
+// a copy of those launch calls and what is above them (ops with their shapes, python frames,
+// annotations), placed under the graph launch with its start and zero duration (they took no
+// host time then), and each replayed event hangs under its node's launch call: ancestors,
+// launched(), gpu_time and the perf numbers then read it as eager work, one op instance per
+// replay. The rest is counted with the GPU time it covers.
 void ProfileTreeBuilder::attribute_graph_replays() {
   std::vector<std::tuple<int32_t, int64_t, int32_t>> replayed;  // (graph launch, ts, GPU row)
   int64_t all_ns = 0;
