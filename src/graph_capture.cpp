@@ -159,9 +159,10 @@ std::optional<CapturedGraph> EagerRuns::graph_for(const std::vector<ReplayEvent>
   if (it == starts_.end()) return std::nullopt;
   // The op that launched a GPU event (the nearest cpu_op above its call) and its shapes: what two
   // runs must share to be the same graph's work.
+  // (Every step up the tree is charged to the budget too: runs under a deep python stack.)
   auto launcher = [&](int32_t gpu) {
     int32_t p = ev_[gpu].parent;
-    while (p >= 0 && ev_[p].kind != Kind::cpu_op) p = ev_[p].parent;
+    while (p >= 0 && ev_[p].kind != Kind::cpu_op) p = ev_[p].parent, --budget_;
     return p;
   };
   auto signature = [&](int32_t gpu) {
@@ -187,6 +188,10 @@ std::optional<CapturedGraph> EagerRuns::graph_for(const std::vector<ReplayEvent>
     budget_ -= (int64_t)replay.size() * 8;  // the signatures below cost more than a comparison
     std::vector<std::string> sig;
     for (size_t n = 0; n < replay.size(); ++n) sig.push_back(signature(rows[k + n]));
+    if (budget_ < 0) {
+      runs = -1;
+      return std::nullopt;
+    }
     if (runs++ == 0) {
       first.assign(rows.begin() + k, rows.begin() + k + (ptrdiff_t)replay.size());
       first_signature = std::move(sig);
@@ -207,12 +212,16 @@ std::optional<CapturedGraph> EagerRuns::graph_for(const std::vector<ReplayEvent>
   } else {
     std::unordered_map<int32_t, int32_t> up;  // ancestor of calls[0] -> its distance
     int32_t d = 0;
-    for (int32_t p = calls[0]; p >= 0; p = ev_[p].parent) up.emplace(p, d++);
+    for (int32_t p = calls[0]; p >= 0; p = ev_[p].parent) up.emplace(p, d++), --budget_;
     int32_t far = 0;
     bool common = true;
     for (size_t n = 1; n < calls.size() && common; ++n) {
       int32_t p = calls[n];
-      while (p >= 0 && !up.count(p)) p = ev_[p].parent;
+      while (p >= 0 && !up.count(p) && budget_ >= 0) p = ev_[p].parent, --budget_;
+      if (budget_ < 0) {
+        runs = -1;
+        return std::nullopt;
+      }
       if (p < 0)
         common = false;
       else

@@ -327,6 +327,29 @@ void ProfileTreeBuilder::attribute_graph_replays() {
     size_t from, to;  // its events in `replayed`
     ReplayMatch m;
   };
+  // The batch size of the serving step above a node (what breaks ties between captured graphs),
+  // each node's answer remembered: thousands of launches under one deep stack walk it once.
+  constexpr int64_t kUnknown = INT64_MIN, kNone = INT64_MIN + 1;
+  std::vector<int64_t> batch_of;
+  std::vector<int32_t> path;
+  auto batch_above = [&](int32_t p) -> std::optional<int64_t> {
+    if (batch_of.empty()) batch_of.assign(ev_.size(), kUnknown);
+    int64_t found = kNone;
+    path.clear();
+    for (; p >= 0; p = ev_[p].parent) {
+      if (batch_of[p] != kUnknown) {
+        found = batch_of[p];
+        break;
+      }
+      path.push_back(p);
+      if (auto st = serving_step(ev_[p].kind, name(ev_[p])); st && st->annotation && st->tokens) {
+        found = *st->tokens;
+        break;
+      }
+    }
+    for (int32_t q : path) batch_of[q] = found;
+    return found == kNone ? std::nullopt : std::optional<int64_t>(found);
+  };
   std::vector<Replay> replays;
   std::unordered_map<std::string, ReplayMatch> matches;
   std::unordered_map<std::string, std::pair<std::optional<int32_t>, int64_t>> eager_by_names;  // -> (graph, runs)
@@ -343,9 +366,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
         std::string_view a = e.is(EventRec::has_args) ? args_->get(e.args, e.args_len) : std::string_view();
         events.push_back({e.kind, e.name, launch_geometry(a)});
       }
-      std::optional<int64_t> batch;
-      for (int32_t p = ev_[launch].parent; p >= 0 && !batch; p = ev_[p].parent)
-        if (auto st = serving_step(ev_[p].kind, name(ev_[p])); st && st->annotation) batch = st->tokens;
+      const std::optional<int64_t> batch = have_graphs ? batch_above(ev_[launch].parent) : std::nullopt;
       // A graph replays many times with the same events: match each distinct replay once.
       std::string key = batch ? std::to_string(*batch) : "-";
       for (const ReplayEvent& e : events) key += fmt::format("|{}:{}:{}", (int)e.work, e.name, e.geometry);
