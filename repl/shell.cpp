@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <clocale>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
@@ -168,6 +170,34 @@ void on_sigint(int) {
   if (sqlite3* db = g_running.load()) sqlite3_interrupt(db);
 }
 bool interrupted() { return g_interrupted; }
+
+// The prompt's input, read by us rather than by libedit, so that a Ctrl-C at the prompt ends
+// readline() whatever libedit makes of an interrupted read (twice the prompt did not come back
+// within 10 s in a loaded test run): an interrupted read ends the line when the interrupt was
+// ours and is retried otherwise (a resize). UTF-8 sequences are decoded (libedit takes one
+// character per call).
+int read_prompt_char(FILE* in) {
+  auto byte = [&]() -> int {
+    for (;;) {
+      unsigned char c;
+      ssize_t n = ::read(fileno(in), &c, 1);
+      if (n == 1) return c;
+      if (n < 0 && errno == EINTR && !g_interrupted) continue;
+      return EOF;
+    }
+  };
+  int c = byte();
+  if (c == EOF || c < 0x80) return c;
+  const int more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+  int cp = more == 3 ? c & 0x07 : more == 2 ? c & 0x0F : c & 0x1F;
+  for (int i = 0; i < more; ++i) {
+    int b = byte();
+    if (b == EOF) return EOF;
+    if ((b & 0xC0) != 0x80) return 0xFFFD;  // not UTF-8: a replacement character, as the loader does
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  return more ? cp : 0xFFFD;
+}
 
 // While a dot-command runs, Ctrl-C reaches it (and the statements it runs).
 struct DotCommandScope {
@@ -994,6 +1024,10 @@ void Shell::interactive() {
   sa.sa_handler = on_sigint;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
+  rl_getc_function = read_prompt_char;  // before anything initialises libedit
+  // libedit turns the typed characters back into bytes with the C library's multibyte functions:
+  // in the "C" locale every non-ASCII character was dropped ('µs' became 's').
+  if (!std::setlocale(LC_CTYPE, "C.UTF-8")) std::setlocale(LC_CTYPE, "");
   const std::string hist = history_path();
   using_history();
   if (!hist.empty()) read_history(hist.c_str());

@@ -94,8 +94,8 @@ fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
 send("SELECT 1 +")
 time.sleep(0.3)
 send("\x03")
-expect("^C")
-expect("tlsql> ")
+expect("^C", timeout=30)
+expect("tlsql> ", timeout=30)
 send("SELECT 'first' AS a\r")
 expect("...> ")
 send("\x03")
@@ -103,6 +103,21 @@ expect("tlsql> ")
 send("SELECT 6 * 8 AS b;\r")
 out = expect("tlsql> ")
 assert "48" in out and "first" not in out and "error" not in out, out
+
+# A resize just before Ctrl-C at the prompt: the prompt comes back without a key.
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+send("SELECT 2 +")
+time.sleep(0.3)
+send("\x03")
+expect("tlsql> ", timeout=5)
+send("SELECT 5 AS five;\r")
+out = expect("tlsql> ")
+assert "5" in out and "error" not in out, out
+
+# Typed non-ASCII text reaches SQLite whole (in the C locale libedit dropped it).
+send("SELECT 'µs é' AS u, length('µs é') AS n;\r")
+out = expect("tlsql> ")
+assert "µs é" in out and "│ 4 │" in out, out
 
 send(".quit\r")
 _, status = os.waitpid(pid, 0)
