@@ -18,7 +18,7 @@ if pid == 0:
 buf = b""
 
 
-def expect(what, timeout=10):
+def expect(what, timeout=30):
     global buf
     end = time.time() + timeout
     while what.encode() not in buf:
@@ -60,7 +60,7 @@ t0 = time.time()
 send("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) SELECT count(*) FROM c;\r")
 time.sleep(1.0)
 send("\x03")  # Ctrl-C
-out = expect("tlsql> ", timeout=20)
+out = expect("tlsql> ")
 assert "interrupted" in out, out
 assert time.time() - t0 < 15, "the interrupt did not stop the query"
 
@@ -77,7 +77,7 @@ assert "current output mode: markdown" in out, out
 send(".mode box\r")
 expect("tlsql> ")
 send(".report summa\t\r")
-out = expect("tlsql> ", timeout=20)
+out = expect("tlsql> ")
 assert "gpu_busy_pct" in out, out  # .report summa<TAB> ran the summary
 
 # A table wider than the terminal wraps its widest column to fit (issue 18 item 5).
@@ -109,7 +109,7 @@ fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
 send("SELECT 2 +")
 time.sleep(0.3)
 send("\x03")
-expect("tlsql> ", timeout=5)
+expect("tlsql> ", timeout=30)
 send("SELECT 5 AS five;\r")
 out = expect("tlsql> ")
 assert "5" in out and "error" not in out, out
