@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
   app.set_version_flag("--version", "tlsql " TLSQL_VERSION);
   std::vector<std::string> traces, commands, scripts, reports, captures;
-  std::string out_db, augment, diff, html, models;
+  std::string out_db, augment, diff, html, overlay, models;
   bool bail = false, quiet = false;
   std::string mode_flag;
   app.add_option("TRACE", traces,
@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
   app.add_option("--html", html,
                  "write a self-contained HTML report (summary, timeline, ops, kernels, roofline and timeline "
                  "pictures; with --diff the diff) to FILE and exit");
+  app.add_option("--overlay", overlay,
+                 "write the trace to FILE.json with its critical path marked, for Perfetto (after -c / -f: "
+                 "@annotation, @instance, @rank as the critical_path report takes them)");
   app.add_option("--models", models,
                  "run FILE's SQL first: rows of perf_model_user, your own FLOPs / bytes formulas per op name "
                  "(docs/perf_models.md)")
@@ -137,14 +140,17 @@ int main(int argc, char** argv) {
   if (!diff.empty() && runs.empty() && reports.empty() && html.empty()) reports.push_back("diff");
   for (const std::string& r : reports) runs.emplace_back(r == "list" ? ".reports" : ".report " + r, "--report");
 
-  bool batch = !runs.empty() || !html.empty();
+  bool batch = !runs.empty() || !html.empty() || !overlay.empty();
   for (const auto& [text, source] : runs) {
     if (shell.stop()) break;
     shell.run_script(text, source);
   }
-  if (!html.empty() && !shell.stop()) {
+  // The files written after the runs: the HTML report, the overlaid trace.
+  for (auto [file, write] :
+       {std::pair{&html, &tlsql::Shell::html_command}, {&overlay, &tlsql::Shell::overlay_command}}) {
+    if (file->empty() || shell.stop()) continue;
     try {
-      shell.html_command(html);
+      (shell.*write)(*file);
     } catch (const std::exception& e) {
       fmt::print(stderr, "tlsql: error: {}\n", e.what());
       return 1;

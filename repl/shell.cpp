@@ -126,6 +126,8 @@ constexpr const char* kHelp =
 .indexes [TABLE]        the indexes (of the tables matching TABLE)
 .html FILE.html         write a self-contained HTML report: summary, timeline, ops, kernels, roofline
                         and GPU timeline pictures (and the diff when a trace is attached as other)
+.overlay FILE.json      write the trace with its critical path marked, for Perfetto (@annotation,
+                        @instance, @rank as the critical_path report)
 .mode [MODE] [--wrap N] box, table, markdown, column, csv, json, line, list, tabs, html, insert [TABLE]
                         or quote; no MODE: print the mode. --wrap N: aligned cells wrap at N columns
                         (on a terminal the widest columns always wrap to fit its width)
@@ -225,9 +227,9 @@ char** complete(const char* text, int start, int) {
   const std::string before(rl_line_buffer, (size_t)std::max(0, start));
   const std::string first = before.substr(0, before.find_first_of(" \t"));
   const bool first_word = before.find_first_not_of(" \t") == std::string::npos;
-  static const std::set<std::string> file_commands = {".read",   ".open",          ".attach", ".save",
-                                                      ".output", ".once",          ".import", ".html",
-                                                      ".plot",   ".export-replay", ".shell",  ".system"};
+  static const std::set<std::string> file_commands = {".read",          ".open",   ".attach", ".save",    ".output",
+                                                      ".once",          ".import", ".html",   ".overlay", ".plot",
+                                                      ".export-replay", ".shell",  ".system"};
   if (!first_word && file_commands.count(first) && text[0] != '@') {
     rl_attempted_completion_over = 0;  // libedit completes the file name
     return nullptr;
@@ -1010,6 +1012,9 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
     } else if (cmd == ".html") {
       if (w.size() != 2) return fail(".html FILE.html"), true;
       html_command(w[1]);
+    } else if (cmd == ".overlay") {
+      if (w.size() != 2) return fail(".overlay FILE.json"), true;
+      overlay_command(w[1]);
     } else {
       fail(fmt::format("unknown command '{}': .help lists them", cmd));
     }
@@ -1038,13 +1043,13 @@ void Shell::interactive() {
   auto refresh_words = [&] {
     std::set<std::string> words;
     for (const char* c :
-         {".attach",    ".exit",     ".headers", ".help",      ".mode",    ".once",      ".open",          ".output",
-          ".parameter", ".plot",     ".html",    ".quit",      ".read",    ".replay",    ".export-replay", ".report",
-          ".reports",   ".save",     ".schema",  ".stack",     ".tables",  ".timer",     ".tree",          ".width",
-          ".nullvalue", ".show",     ".echo",    ".changes",   ".eqp",     ".indexes",   ".import",        ".print",
-          ".bail",      ".shell",    ".system",  ".databases", ".version", ".separator", ".dump",          "SELECT",
-          "FROM",       "WHERE",     "GROUP",    "ORDER",      "BY",       "LIMIT",      "JOIN",           "ON",
-          "WITH",       "RECURSIVE", "HAVING",   "DISTINCT",   "COUNT"})
+         {".attach",    ".exit",      ".headers",  ".help",    ".mode",      ".once",    ".open",      ".output",
+          ".parameter", ".plot",      ".html",     ".overlay", ".quit",      ".read",    ".replay",    ".export-replay",
+          ".report",    ".reports",   ".save",     ".schema",  ".stack",     ".tables",  ".timer",     ".tree",
+          ".width",     ".nullvalue", ".show",     ".echo",    ".changes",   ".eqp",     ".indexes",   ".import",
+          ".print",     ".bail",      ".shell",    ".system",  ".databases", ".version", ".separator", ".dump",
+          "SELECT",     "FROM",       "WHERE",     "GROUP",    "ORDER",      "BY",       "LIMIT",      "JOIN",
+          "ON",         "WITH",       "RECURSIVE", "HAVING",   "DISTINCT",   "COUNT"})
       words.insert(c);
     sqlite3_stmt* s = nullptr;
     sqlite3_prepare_v2(db(),

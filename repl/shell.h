@@ -38,6 +38,7 @@ class Shell {
   void interactive();
   // .html FILE / --html FILE: the self-contained HTML report. Throws if it cannot be written.
   void html_command(const std::string& path);
+  void overlay_command(const std::string& path);  // overlay_command.cpp
   bool failed() const { return errors_ > 0; }
   // The process's exit code: .exit N's, else 1 after any error, else 0.
   int exit_code() const { return exit_code_ ? *exit_code_ : failed() ? 1 : 0; }

@@ -31,12 +31,13 @@ std::string fields(const Augment& a) {
 
 }  // namespace
 
-void write_augmented(const std::string& in_path, const std::string& out_path,
-                     const std::map<int64_t, Augment>& numbers) {
+void write_trace_copy(const std::string& in_path, const std::string& out_path, const TraceAdditions& edits,
+                      const char* what) {
+  const std::map<int64_t, std::string>& numbers = edits.members;
   const std::string text = read_all(in_path);
   const char* d = text.data();
   const size_t n = text.size();
-  auto fail = [&](const std::string& what) { throw LoadError(fmt::format("{}: cannot augment: {}", in_path, what)); };
+  auto fail = [&](const std::string& why) { throw LoadError(fmt::format("{}: cannot {}: {}", in_path, what, why)); };
 
   // Find the traceEvents array (a bare array is the array itself).
   size_t p = skip_ws(d, n, 0);
@@ -63,9 +64,10 @@ void write_augmented(const std::string& in_path, const std::string& out_path,
   if (p >= n || d[p] != '[') fail("traceEvents is not an array");
 
   std::string out;
-  out.reserve(n + numbers.size() * 64);
+  out.reserve(n + numbers.size() * 64 + edits.events.size());
   size_t copied = 0;
   ++p;
+  bool any = false;  // the array has an element
   for (int64_t i = 0;; ++i) {
     p = skip_ws(d, n, p);
     if (p < n && d[p] == ']') break;
@@ -73,11 +75,12 @@ void write_augmented(const std::string& in_path, const std::string& out_path,
     if (e == npos) fail("malformed JSON");
     auto it = numbers.find(i);
     if (it != numbers.end() && d[p] == '{') {
-      std::string add = fields(it->second);
+      const std::string& add = it->second;
       std::string_view ev(d + p, e - p);
       std::string_view args = find_member(ev, "args");
-      if (!add.empty() && args.find("kernel_flop") == std::string_view::npos &&
-          args.find("kernel_num_gb") == std::string_view::npos) {
+      bool named = false;
+      for (const std::string& k : edits.unless) named = named || args.find("\"" + k + "\"") != std::string_view::npos;
+      if (!add.empty() && !named) {
         if (!args.empty() && args[0] == '{') {
           size_t at = (args.data() - d) + 1;  // just inside the args object
           bool empty = skip_ws(d, n, at) < n && d[skip_ws(d, n, at)] == '}';
@@ -99,10 +102,25 @@ void write_augmented(const std::string& in_path, const std::string& out_path,
       ++p;
     else if (p >= n || d[p] != ']')
       fail("malformed JSON in traceEvents");
+    any = true;
+  }
+  if (!edits.events.empty()) {  // p is at the array's closing bracket
+    out.append(d + copied, p - copied);
+    out += any ? ",\n" : "\n";
+    out += edits.events;
+    copied = p;
   }
   out.append(d + copied, n - copied);
 
   write_file_atomic(out_path, out);
+}
+
+void write_augmented(const std::string& in_path, const std::string& out_path,
+                     const std::map<int64_t, Augment>& numbers) {
+  TraceAdditions add;
+  for (const auto& [i, a] : numbers) add.members.emplace(i, fields(a));
+  add.unless = {"kernel_flop", "kernel_num_gb"};
+  write_trace_copy(in_path, out_path, add, "augment");
 }
 
 }  // namespace tlsql

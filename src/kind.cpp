@@ -150,4 +150,20 @@ int capture_boundary(std::string_view call) {
   return 0;
 }
 
+bool blocking_host_call(std::string_view call) {
+  std::string_view rest;
+  if (call.starts_with("cuda"))
+    rest = call.substr(4);
+  else if (call.starts_with("hip"))
+    rest = call.substr(3);
+  else
+    return false;
+  // Per-thread default stream spellings (cudaMemcpy_ptds, cudaStreamSynchronize_ptsz).
+  if (size_t u = rest.find('_'); u != std::string_view::npos) rest = rest.substr(0, u);
+  for (std::string_view b : {"DeviceSynchronize", "StreamSynchronize", "EventSynchronize", "EventQuery", "Memcpy",
+                             "MemcpyAsync", "MemcpyWithStream"})
+    if (rest == b) return true;
+  return false;
+}
+
 }  // namespace tlsql

@@ -46,6 +46,12 @@ Kind launched_work(std::string_view call);
 // cuStreamBeginCapture, hipStreamBeginCapture, ...), -1 for one that ends it, 0 otherwise.
 int capture_boundary(std::string_view call);
 
+// A host call that waits for the GPU (cudaDeviceSynchronize, cudaStreamSynchronize,
+// cudaEventSynchronize, cudaEventQuery, cudaMemcpy, cudaMemcpyAsync: HTA's list, as an async copy
+// may synchronize; and their hip* spellings, cudaMemcpy*'s _ptds / WithStream variants). Its time
+// is waiting, not work: the critical path gives it no weight (udf/critical_path.h).
+bool blocking_host_call(std::string_view call);
+
 // One iteration of a serving engine's loop, read from an event's name (docs/inference.md):
 //   - the annotation vLLM's profiling scopes (and TraceLens's harness) put around each step,
 //     `execute_<tokens>_context_<P>(...)_generation_<D>(...)`: tokens scheduled, P prefill and D

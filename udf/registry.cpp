@@ -8,8 +8,8 @@ namespace tlsql {
 const std::vector<SqlFunction>& sql_functions() {
   static const std::vector<SqlFunction> all = [] {
     std::vector<SqlFunction> v;
-    for (auto family :
-         {tree_functions, perf_functions, interval_functions, stats_functions, optimizable_functions, replay_functions})
+    for (auto family : {tree_functions, perf_functions, interval_functions, stats_functions, optimizable_functions,
+                        critical_path_functions, replay_functions})
       for (SqlFunction& f : family()) v.push_back(f);
     return v;
   }();

@@ -30,6 +30,7 @@ std::vector<SqlFunction> perf_functions();
 std::vector<SqlFunction> interval_functions();
 std::vector<SqlFunction> stats_functions();
 std::vector<SqlFunction> optimizable_functions();
+std::vector<SqlFunction> critical_path_functions();
 std::vector<SqlFunction> replay_functions();
 
 const std::vector<SqlFunction>& sql_functions();

@@ -93,3 +93,14 @@ TEST_CASE("serving steps: vLLM's step annotation, or a worker's per-step frame")
     CHECK_MESSAGE(!serving_step(Kind::python, n), n);
   CHECK_FALSE(serving_step(Kind::cpu_op, "vllm/v1/worker/gpu_worker.py(263): execute_model"));
 }
+
+TEST_CASE("blocking host calls: HTA's list, HIP and per-thread spellings") {
+  using tlsql::blocking_host_call;
+  for (const char* n : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaEventQuery",
+                        "cudaMemcpy", "cudaMemcpyAsync", "hipDeviceSynchronize", "hipStreamSynchronize",
+                        "hipMemcpyWithStream", "cudaMemcpyAsync_ptsz", "cudaStreamSynchronize_v3020"})
+    CHECK_MESSAGE(blocking_host_call(n), n);
+  for (const char* n : {"cudaLaunchKernel", "cudaMemsetAsync", "cudaMemcpy2DAsync", "cudaEventRecord",
+                        "cudaStreamWaitEvent", "DeviceSynchronize", "cudaDeviceSynchronizeX", "aten::copy_", ""})
+    CHECK_MESSAGE(!blocking_host_call(n), n);
+}

@@ -1,0 +1,134 @@
+// The critical path algorithm on hand-made windows; each expected path is worked out in the
+// comments from HTA's rules (hta/analyzers/critical_path_analysis.py).
+#include "udf/critical_path.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using tlsql::CpEdge;
+using tlsql::CpGpu;
+using tlsql::CpHost;
+using tlsql::CpInput;
+using tlsql::CpSync;
+
+namespace {
+
+CpHost op(int64_t uid, int64_t parent, int32_t depth, int64_t ts, int64_t end, bool blocking = false) {
+  return CpHost{uid, parent, 0, depth, ts, end, true, blocking};
+}
+CpGpu kernel(int64_t uid, int64_t runtime, int64_t runtime_ts, int64_t ts, int64_t end, int64_t stream) {
+  return CpGpu{uid, runtime, runtime_ts, 0, ts, end, stream, true, false};
+}
+std::string types(const tlsql::CpResult& r) {
+  std::string s;
+  for (const auto& x : r.path) s += std::string(tlsql::cp_edge_name(x.type)).substr(14) + " ";
+  return s;
+}
+int64_t total(const tlsql::CpResult& r) {
+  int64_t t = 0;
+  for (const auto& x : r.path) t += x.weight;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("launch delay, a blocking sync call and the GPU -> CPU edge of a context sync") {
+  // Op A [0, 100] holds launch L [10, 20] (kernel K [30, 90], queue empty) and
+  // cudaDeviceSynchronize S [25, 95], whose wait ends when K does (Context Sync).
+  // Host edges: A.s->L.s 10 (A's), L.s->L.e 10 (L's), L.e->S.s 5 (between children: A's),
+  // S.s->S.e 0 (a blocking call weighs nothing), S.e->A.e 5 (A's).
+  // GPU: K.s->K.e 60; L.s->K.s launch delay 20 (queue 1 at launch, 0 at start); K.e->S.e sync 0.
+  // Longest: A.s -10-> L.s -20-> K.s -60-> K.e -0-> S.e -5-> A.e = 95 (the host chain is 30).
+  CpInput in;
+  in.host = {op(1, -1, 0, 0, 100), op(2, 1, 1, 10, 20), op(3, 1, 1, 25, 95, true)};
+  in.gpu = {kernel(10, 2, 10, 30, 90, 0)};
+  CpSync sync{CpSync::context_sync, 11, 30, 94, -1};
+  sync.runtime = 3;
+  in.sync = {sync};
+  auto r = tlsql::critical_path(in);
+  REQUIRE(r.error.empty());
+  CHECK(types(r) == "operator kernel_launch_delay operator sync_dependency operator ");
+  CHECK(total(r) == 95);
+  REQUIRE(r.path.size() == 5);
+  CHECK(r.path[0].uid == 1);
+  CHECK(std::string(r.path[0].bound_by) == "cpu_bound");
+  CHECK(r.path[1].uid == -1);  // HTA attributes launch delays to no event
+  CHECK(std::string(r.path[1].bound_by) == "gpu_kernel_launch_overhead");
+  CHECK(r.path[2].uid == 10);
+  CHECK(std::string(r.path[2].bound_by) == "gpu_compute_bound");
+  CHECK(std::string(r.path[3].bound_by) == "");
+  CHECK(r.path[4].uid == 1);  // S.e -> A.e: an end to an end belongs to the ending event
+  CHECK(r.path[4].weight == 5);
+
+  // Without the sync event the path stops at K's end: 10 + 20 + 60.
+  in.sync.clear();
+  r = tlsql::critical_path(in);
+  CHECK(types(r) == "operator kernel_launch_delay operator ");
+  CHECK(total(r) == 90);
+}
+
+TEST_CASE("kernel-kernel delay on a busy stream") {
+  // Launches L1 [0, 5], L2 [6, 11] (top level: a dependency between them), kernels K1 [20, 50],
+  // K2 [53, 80] on one stream. K1 starts with L2 queued (queue 1, not 0): no launch delay, and no
+  // earlier kernel: no edge into K1. K2 was launched with K1 queued: the gap K1.e -> K2.s is a
+  // kernel-kernel delay of 3, attributed to K1. Longest: K1 30 + 3 + K2 27 = 60.
+  CpInput in;
+  in.host = {op(1, -1, 0, 0, 5), op(2, -1, 0, 6, 11)};
+  in.gpu = {kernel(10, 1, 0, 20, 50, 0), kernel(11, 2, 6, 53, 80, 0)};
+  auto r = tlsql::critical_path(in);
+  REQUIRE(r.error.empty());
+  CHECK(types(r) == "operator kernel_kernel_delay operator ");
+  CHECK(total(r) == 60);
+  REQUIRE(r.path.size() == 3);
+  CHECK(r.path[1].uid == 10);
+  CHECK(std::string(r.path[1].bound_by) == "gpu_kernel_kernel_overhead");
+}
+
+TEST_CASE("a stream waits for an event recorded on another stream") {
+  // Thread 0: L1 [0, 5] launches K1 [10, 100] on stream 0; cudaEventRecord at 6 (stream 0);
+  // cudaStreamWaitEvent [8, 9] makes stream 1 wait; L2 [10, 15] launches K2 [101, 120] on stream 1.
+  // K2 waits for K1 (the launch on stream 0 before the record): sync K1.e -> K2.s, and no launch
+  // delay (K1 ended after L2 started). Longest: L1.s -10-> K1.s -90-> K1.e -0-> K2.s -19-> K2.e =
+  // 119 (the four top-level calls chain by weightless dependencies: 5 + 1 + 1 + 5 = 12).
+  CpInput in;
+  in.host = {op(1, -1, 0, 0, 5), op(2, -1, 0, 6, 7), op(3, -1, 0, 8, 9), op(4, -1, 0, 10, 15)};
+  in.gpu = {kernel(10, 1, 0, 10, 100, 0), kernel(11, 4, 10, 101, 120, 1)};
+  CpSync wait{CpSync::stream_wait, 12, 9, 9, 1};
+  wait.runtime = 3, wait.wait_ts = 8, wait.wait_thread = 0, wait.record_ts = 6, wait.record_stream = 0;
+  in.sync = {wait};
+  auto r = tlsql::critical_path(in);
+  REQUIRE(r.error.empty());
+  CHECK(types(r) == "kernel_launch_delay operator sync_dependency operator ");
+  CHECK(total(r) == 119);
+
+  // Without knowing which record it waits for (older traces), K2 is a plain launch (queue 1, then
+  // 0): L2.s -91-> K2.s -19-> K2.e, reached through the host chain L1 (5), the record call (1) and
+  // the wait call (1): 5 + 1 + 1 + 91 + 19 = 117 > the K1 chain's 100.
+  in.sync[0].record_ts = -1;
+  r = tlsql::critical_path(in);
+  CHECK(types(r) == "operator dependency operator dependency operator dependency kernel_launch_delay operator ");
+  CHECK(total(r) == 117);
+}
+
+TEST_CASE("negative weights count as zero; an empty window is an error; deep stacks need no recursion") {
+  CpInput in;
+  // A child that ends after its parent (clock granularity): S.e -> A.e would be -2.
+  in.host = {op(1, -1, 0, 0, 10), op(2, 1, 1, 2, 12)};
+  auto r = tlsql::critical_path(in);
+  REQUIRE(r.error.empty());
+  CHECK(r.negative == 1);
+  CHECK(total(r) == 12);  // A.s -2-> B.s -10-> B.e -0-> A.e
+
+  CHECK_FALSE(tlsql::critical_path(CpInput{}).error.empty());
+
+  // 100,000 nested ops, each 1 ns inside its parent at both ends: the path walks down and up.
+  CpInput deep;
+  const int n = 100000;
+  for (int i = 0; i < n; ++i) deep.host.push_back(op(i, i - 1, i, i, 2 * n - i));
+  r = tlsql::critical_path(deep);
+  REQUIRE(r.error.empty());
+  CHECK(total(r) == 2 * n);
+  CHECK(r.path.size() == (size_t)(2 * n - 1));
+}

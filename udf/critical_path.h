@@ -1,0 +1,73 @@
+// The critical path of one window of one trace (HTA's critical_path_analysis, docs/reports.md):
+// a graph whose nodes are the start and the end of each host op / runtime call and each piece of
+// GPU work, whose edges are durations and delays (and zero-weight dependencies), and its longest
+// path. The algorithm works on plain rows (CpInput) so that it is tested without a database; the
+// table-valued function critical_path(annotation, ...) reads them from a schema's events.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tlsql {
+
+struct CpHost {  // a host event (any kind) starting in the window with a duration > 0
+  int64_t uid;
+  int64_t parent;  // its parent in the call tree if that is in the window, else -1
+  int32_t thread;  // (pid, tid), numbered
+  int32_t depth;   // call-tree depth (a parent is shallower than its children)
+  int64_t ts, end;
+  bool node;      // an op, runtime or driver call: it gets a start and an end node
+  bool blocking;  // blocking_host_call(name): its duration is waiting, weight 0
+};
+
+struct CpGpu {  // a piece of GPU work of the whole trace with its launch call (launch_link)
+  int64_t uid, runtime;
+  int64_t runtime_ts;      // the launch call's start
+  int32_t runtime_thread;  // and thread
+  int64_t ts, end;
+  int64_t stream;      // (device, stream), numbered
+  bool in_window;      // its launch call starts in the window with a duration > 0: it gets nodes
+  bool communication;  // a collective (gpu_class.h): gpu_communication_bound, else gpu_compute_bound
+};
+
+struct CpSync {  // a cuda_sync event
+  enum What { stream_sync, context_sync, event_sync, stream_wait } what;
+  int64_t uid, ts, end;
+  int64_t stream;        // the stream it synchronizes (stream_sync) or that waits (stream_wait)
+  int64_t runtime = -1;  // the host call with its correlation, if in the window
+  int64_t wait_ts = 0;   // stream_wait: that call's start and thread
+  int32_t wait_thread = -1;
+  int64_t record_ts = -1;      // event_sync / stream_wait: start of the cudaEventRecord waited for
+  int64_t record_stream = -1;  // and the stream it recorded on; -1: unknown (older traces)
+};
+
+struct CpInput {
+  std::vector<CpHost> host;
+  std::vector<CpGpu> gpu;
+  std::vector<CpSync> sync;
+};
+
+enum class CpEdge : uint8_t { operator_kernel, dependency, kernel_launch_delay, kernel_kernel_delay, sync_dependency };
+const char* cp_edge_name(CpEdge t);  // HTA's names: critical_path_operator, ...
+
+struct CpStep {  // one edge of the path, in path order
+  CpEdge type;
+  int64_t from_uid, to_uid;
+  bool from_end, to_end;  // which node of each event: its start (false) or its end (true)
+  int64_t from_ts, to_ts;
+  int64_t weight;        // ns
+  int64_t uid;           // the event the edge's time belongs to (HTA's attribution), -1 for none
+  const char* bound_by;  // HTA's classes: cpu_bound, gpu_compute_bound, ...; "" for dependencies
+};
+
+struct CpResult {
+  std::vector<CpStep> path;
+  int64_t nodes = 0, edges = 0;
+  int64_t negative = 0;  // edges whose end precedes their start (weight set to 0, as HTA does)
+  std::string error;     // non-empty: no path (a cycle, or nothing in the window)
+};
+
+CpResult critical_path(const CpInput& in);
+
+}  // namespace tlsql

@@ -1,0 +1,314 @@
+// critical_path(annotation [, instance [, trace [, schema]]]): the critical path (critical_path.h)
+// of one occurrence of an annotation, one row per edge in path order. Its rows are read here from
+// the schema's event and launch_link tables (the loaded store and a saved file alike).
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "src/kind.h"
+#include "udf/critical_path.h"
+#include "udf/gpu_class.h"
+#include "udf/registry.h"
+#include "udf/tree_access.h"
+
+namespace tlsql {
+
+namespace {
+
+struct Query {
+  sqlite3_stmt* s = nullptr;
+  int rc = SQLITE_OK;
+  Query(sqlite3* db, const std::string& sql) { rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr); }
+  ~Query() { sqlite3_finalize(s); }
+  Query& bind(int i, int64_t v) { return sqlite3_bind_int64(s, i, v), *this; }
+  Query& bind(int i, const std::string& v) { return sqlite3_bind_text(s, i, v.c_str(), -1, SQLITE_TRANSIENT), *this; }
+  bool next() { return s && (rc = sqlite3_step(s)) == SQLITE_ROW; }
+  bool done() const { return rc == SQLITE_DONE; }
+  bool null(int c) const { return sqlite3_column_type(s, c) == SQLITE_NULL; }
+  int64_t i(int c) const { return sqlite3_column_int64(s, c); }
+  std::string t(int c) const { return sqlite3_column_text(s, c) ? (const char*)sqlite3_column_text(s, c) : ""; }
+};
+
+// Numbers for text keys: threads (pid, tid) and streams (device, stream).
+struct Numbering {
+  std::map<std::pair<std::string, std::string>, int32_t> ids;
+  int32_t operator()(const std::string& a, const std::string& b) {
+    return ids.try_emplace({a, b}, (int32_t)ids.size()).first->second;
+  }
+};
+
+// The window: the instance-th (by start) host event of the trace whose name contains
+// `annotation` (HTA matches the same way); the whole trace for an empty annotation.
+bool window(sqlite3* db, const std::string& q, int64_t trace, const std::string& annotation, int64_t instance,
+            int64_t& start, int64_t& end, std::string& error) {
+  Query t(db, fmt::format("SELECT 1 FROM {}.trace WHERE id = ?1", q));
+  if (!t.bind(1, trace).next()) return error = fmt::format("no trace has id {}", trace), false;
+  if (annotation.empty()) {
+    Query w(db, fmt::format("SELECT min(ts), max(end) FROM {}.event WHERE trace = ?1", q));
+    w.bind(1, trace);
+    if (!w.next() || w.null(0)) return error = fmt::format("trace {} has no timed events", trace), false;
+    start = w.i(0), end = w.i(1);
+    return true;
+  }
+  Query w(db, fmt::format("SELECT ts, end FROM {}.event WHERE trace = ?1 AND kind IN ('annotation', 'cpu_op', "
+                          "'python') AND ts IS NOT NULL AND instr(name, ?2) > 0 ORDER BY ts, uid",
+                          q));
+  w.bind(1, trace).bind(2, annotation);
+  int64_t seen = 0;
+  while (w.next())
+    if (seen++ == instance) {
+      start = w.i(0), end = w.i(1);
+      return true;
+    }
+  if (!w.done()) return error = sqlite3_errmsg(db), false;
+  error = seen == 0 ? fmt::format("no host event of trace {} has '{}' in its name", trace, annotation)
+                    : fmt::format("'{}' occurs {} times in trace {}: instance {} is not one of 0..{}", annotation, seen,
+                                  trace, instance, seen - 1);
+  return false;
+}
+
+bool read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t start, int64_t end, CpInput& in,
+                std::string& error) {
+  Numbering threads, streams;
+  std::unordered_map<int64_t, int64_t> runtime_of;  // correlation -> host call in the window
+  Query h(db, fmt::format("SELECT uid, kind, name, pid, tid, ts, end, parent, depth, correlation FROM {}.event "
+                          "WHERE trace = ?1 AND kind IN ('cpu_op', 'runtime', 'driver', 'annotation', 'python') "
+                          "AND ts BETWEEN ?2 AND ?3 AND dur > 0",
+                          q));
+  h.bind(1, trace).bind(2, start).bind(3, end);
+  while (h.next()) {
+    const std::string kind = h.t(1);
+    const bool call = kind == "runtime" || kind == "driver";
+    in.host.push_back({h.i(0), h.null(7) ? -1 : h.i(7), threads(h.t(3), h.t(4)), (int32_t)h.i(8), h.i(5), h.i(6),
+                       call || kind == "cpu_op", call && blocking_host_call(h.t(2))});
+    if (call && !h.null(9)) runtime_of.emplace(h.i(9), h.i(0));
+  }
+  if (!h.done()) return error = sqlite3_errmsg(db), false;
+
+  Query g(db, fmt::format("SELECT g.uid, g.kind, g.name, g.pid, g.stream, g.ts, g.end, r.uid, r.ts, r.dur, r.pid, "
+                          "r.tid FROM {0}.launch_link l JOIN {0}.event g ON g.uid = l.gpu JOIN {0}.event r ON r.uid = "
+                          "l.runtime WHERE g.trace = ?1 AND g.ts IS NOT NULL AND r.ts IS NOT NULL",
+                          q));
+  g.bind(1, trace);
+  while (g.next()) {
+    const bool in_window = g.i(8) >= start && g.i(8) <= end && g.i(9) > 0;
+    in.gpu.push_back({g.i(0), g.i(7), g.i(8), threads(g.t(10), g.t(11)), g.i(5), g.i(6), streams(g.t(3), g.t(4)),
+                      in_window,
+                      classify_gpu(kind_from_name(g.t(1)), g.t(2), GpuRule::tlsql) == GpuClass::communication});
+  }
+  if (!g.done()) return error = sqlite3_errmsg(db), false;
+
+  // cudaEventRecord / cudaStreamWaitEvent calls by correlation (the sync events name them).
+  struct Call {
+    int64_t ts;
+    int32_t thread;
+  };
+  std::unordered_map<int64_t, Call> calls;
+  Query c(db, fmt::format("SELECT correlation, ts, pid, tid FROM {}.event WHERE trace = ?1 AND kind IN ('runtime', "
+                          "'driver') AND correlation IS NOT NULL AND ts IS NOT NULL AND (name LIKE '%EventRecord%' "
+                          "OR name LIKE '%StreamWaitEvent%')",
+                          q));
+  c.bind(1, trace);
+  while (c.next()) calls.emplace(c.i(0), Call{c.i(1), threads(c.t(2), c.t(3))});
+  if (!c.done()) return error = sqlite3_errmsg(db), false;
+
+  Query s(db, fmt::format("SELECT uid, name, pid, stream, ts, end, correlation, args ->> '$.wait_on_stream', "
+                          "args ->> '$.wait_on_cuda_event_record_corr_id' FROM {}.event WHERE trace = ?1 AND kind = "
+                          "'sync' AND ts IS NOT NULL",
+                          q));
+  s.bind(1, trace);
+  while (s.next()) {
+    const std::string name = s.t(1);
+    CpSync x{CpSync::stream_sync, s.i(0), s.i(4), s.i(5), streams(s.t(2), s.t(3))};
+    if (name == "Context Sync")
+      x.what = CpSync::context_sync;
+    else if (name == "Event Sync")
+      x.what = CpSync::event_sync;
+    else if (name == "Stream Wait Event")
+      x.what = CpSync::stream_wait;
+    else if (name != "Stream Sync")
+      continue;
+    if (!s.null(6)) {
+      if (auto r = runtime_of.find(s.i(6)); r != runtime_of.end()) x.runtime = r->second;
+      if (auto w = calls.find(s.i(6)); w != calls.end()) x.wait_ts = w->second.ts, x.wait_thread = w->second.thread;
+    }
+    if (!s.null(7) && !s.null(8))
+      if (auto r = calls.find(s.i(8)); r != calls.end())
+        x.record_ts = r->second.ts, x.record_stream = streams(s.t(2), s.t(7));
+    in.sync.push_back(x);
+  }
+  if (!s.done()) return error = sqlite3_errmsg(db), false;
+  return true;
+}
+
+enum Col {
+  kStep,
+  kType,
+  kBoundBy,
+  kUid,
+  kDur,
+  kFromUid,
+  kFromEnd,
+  kToUid,
+  kToEnd,
+  kTs,
+  kArgAnnotation,
+  kArgInstance,
+  kArgTrace,
+  kArgSchema
+};
+
+struct Table {
+  sqlite3_vtab base{};
+  sqlite3* db;
+};
+struct Cursor {
+  sqlite3_vtab_cursor base{};
+  std::vector<CpStep> rows;
+  size_t at = 0;
+};
+
+int x_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
+  int rc = sqlite3_declare_vtab(db,
+                                "CREATE TABLE x(step INTEGER, type TEXT, bound_by TEXT, uid INTEGER, dur INTEGER, "
+                                "from_uid INTEGER, from_end INTEGER, to_uid INTEGER, to_end INTEGER, ts INTEGER, "
+                                "annotation HIDDEN, instance HIDDEN, trace HIDDEN, schema HIDDEN)");
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  auto* t = new Table;
+  t->db = db;
+  *out = &t->base;
+  return SQLITE_OK;
+}
+int x_disconnect(sqlite3_vtab* v) {
+  delete reinterpret_cast<Table*>(v);
+  return SQLITE_OK;
+}
+
+// The hidden columns are the arguments: each usable one is passed to x_filter, in column order
+// (idxNum has a bit per argument given).
+int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+  int given[4] = {-1, -1, -1, -1};
+  bool waiting = false;
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (c.op != SQLITE_INDEX_CONSTRAINT_EQ || c.iColumn < kArgAnnotation) continue;
+    if (c.usable)
+      given[c.iColumn - kArgAnnotation] = i;
+    else
+      waiting = true;
+  }
+  // An argument whose value comes from a table joined later (critical_path(a, 0, t.id)): a plan
+  // without it would take the default, so refuse every plan until it is usable.
+  if (waiting) return SQLITE_CONSTRAINT;
+  int plan = 0, arg = 0;
+  for (int k = 0; k < 4; ++k)
+    if (given[k] >= 0) {
+      plan |= 1 << k;
+      info->aConstraintUsage[given[k]].argvIndex = ++arg;
+      info->aConstraintUsage[given[k]].omit = 1;
+    }
+  info->idxNum = plan;
+  info->estimatedCost = given[0] >= 0 ? 1e6 : 1e12;
+  info->estimatedRows = 1000;
+  return SQLITE_OK;
+}
+
+int x_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  *out = &(new Cursor)->base;
+  return SQLITE_OK;
+}
+int x_close(sqlite3_vtab_cursor* c) {
+  delete reinterpret_cast<Cursor*>(c);
+  return SQLITE_OK;
+}
+
+int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value** argv) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  sqlite3* db = reinterpret_cast<Table*>(cur->pVtab)->db;
+  c->rows.clear(), c->at = 0;
+  sqlite3_value* args[4] = {nullptr, nullptr, nullptr, nullptr};
+  for (int k = 0, a = 0; k < 4; ++k)
+    if (plan & (1 << k)) args[k] = argv[a++];
+  const char* usage = "critical_path(annotation [, instance [, trace [, schema]]])";
+  if (!args[0] || sqlite3_value_type(args[0]) != SQLITE_TEXT)
+    return vtab_error(cur->pVtab, fmt::format("{}: annotation must be text ('' for the whole trace)", usage));
+  auto integer = [](sqlite3_value* v, int64_t fallback, int64_t& out) {
+    if (!v || sqlite3_value_type(v) == SQLITE_NULL) return out = fallback, true;
+    if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) return false;
+    return out = sqlite3_value_int64(v), true;
+  };
+  int64_t instance = 0, trace = 0;
+  if (!integer(args[1], 0, instance) || instance < 0)
+    return vtab_error(cur->pVtab, fmt::format("{}: instance must be an integer >= 0", usage));
+  // A NULL trace is what a report's lookup of a missing rank gives: an error, not trace 0.
+  if ((args[2] && sqlite3_value_type(args[2]) == SQLITE_NULL) || !integer(args[2], 0, trace))
+    return vtab_error(cur->pVtab,
+                      fmt::format("{}: trace must be a trace id (no trace has the rank asked for?)", usage));
+  const std::string annotation = (const char*)sqlite3_value_text(args[0]);
+  const std::string q = fmt::format("\"{}\"", schema_arg(db, args[3]));
+
+  std::string error;
+  int64_t start = 0, end = 0;
+  CpInput in;
+  if (!window(db, q, trace, annotation, instance, start, end, error) ||
+      !read_input(db, q, trace, start, end, in, error))
+    return vtab_error(cur->pVtab, "critical_path: " + error);
+  CpResult r = critical_path(in);
+  if (!r.error.empty())
+    return vtab_error(cur->pVtab, fmt::format("critical_path('{}', {}, {}): {}", annotation, instance, trace, r.error));
+  c->rows = std::move(r.path);
+  return SQLITE_OK;
+}
+
+int x_next(sqlite3_vtab_cursor* cur) {
+  ++reinterpret_cast<Cursor*>(cur)->at;
+  return SQLITE_OK;
+}
+int x_eof(sqlite3_vtab_cursor* cur) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  return c->at >= c->rows.size();
+}
+int x_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
+  auto* c = reinterpret_cast<Cursor*>(cur);
+  const CpStep& s = c->rows[c->at];
+  switch (col) {
+    case kStep: sqlite3_result_int64(ctx, (int64_t)c->at); break;
+    case kType: sqlite3_result_text(ctx, cp_edge_name(s.type), -1, SQLITE_STATIC); break;
+    case kBoundBy: sqlite3_result_text(ctx, s.bound_by, -1, SQLITE_STATIC); break;
+    case kUid: s.uid >= 0 ? sqlite3_result_int64(ctx, s.uid) : sqlite3_result_null(ctx); break;
+    case kDur: sqlite3_result_int64(ctx, s.weight); break;
+    case kFromUid: sqlite3_result_int64(ctx, s.from_uid); break;
+    case kFromEnd: sqlite3_result_int(ctx, s.from_end); break;
+    case kToUid: sqlite3_result_int64(ctx, s.to_uid); break;
+    case kToEnd: sqlite3_result_int(ctx, s.to_end); break;
+    case kTs: sqlite3_result_int64(ctx, s.from_ts); break;
+    default: sqlite3_result_null(ctx);
+  }
+  return SQLITE_OK;
+}
+int x_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
+  *rowid = (sqlite3_int64) reinterpret_cast<Cursor*>(cur)->at;
+  return SQLITE_OK;
+}
+
+const sqlite3_module kModule = {0,        nullptr, x_connect, x_best_index, x_disconnect, nullptr, x_open,  x_close,
+                                x_filter, x_next,  x_eof,     x_column,     x_rowid,      nullptr, nullptr, nullptr,
+                                nullptr,  nullptr, nullptr,   nullptr,      nullptr,      nullptr, nullptr, nullptr};
+
+}  // namespace
+
+std::vector<SqlFunction> critical_path_functions() {
+  SqlFunction f{"critical_path", "(annotation [, instance [, trace [, schema]]])",
+                "table: the critical path of the instance-th (from 0) host event whose name contains annotation "
+                "('' = whole trace), one row per edge: step, type, bound_by, uid, dur (ns), from/to node, ts "
+                "(HTA's critical_path_analysis)",
+                SqlFunction::table};
+  f.module = &kModule;
+  return {f};
+}
+
+}  // namespace tlsql
