@@ -135,8 +135,10 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
                           row[2] ? fmt::format(" (rank {} of {})", *row[2], row[3].value_or("?")) : ""),
               "meta");
   if (diff) page.para("compared with the trace attached as `other` (test) — see Diff", "meta");
+  page.raw("<nav>");
+  if (diff) page.raw("<a href=\"#diff_tree\">Op by op</a>");
   page.raw(
-      "<nav><a href=\"#summary\">Summary</a><a href=\"#pictures\">Roofline and timeline</a>"
+      "<a href=\"#summary\">Summary</a><a href=\"#pictures\">Roofline and timeline</a>"
       "<a href=\"#timeline\">GPU time breakdown</a><a href=\"#ops\">Ops</a><a href=\"#kernels\">Kernels</a>");
   if (diff) page.raw("<a href=\"#diff\">Diff</a>");
   page.raw("</nav>\n");
@@ -172,6 +174,31 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
       diff ? std::vector<std::pair<std::string, std::string>>{{"main", " — control (main)"},
                                                               {"other", " — test (other)"}}
            : std::vector<std::pair<std::string, std::string>>{{"main", ""}};
+  // With a diff, first what a user comparing two runs asks: which op got slower or faster, matched
+  // op by op through the call tree whatever kernels each side ran (.report diff_tree_ops).
+  if (diff) {
+    page.heading(2, "Op by op (main = control, other = test)", "diff_tree");
+    page.para(
+        "Each op matched with its counterpart through the call tree; kernels of either side under their lowest "
+        "common ancestor, slowest in control first. All columns (shapes, FLOPs, achieved %): .report "
+        "diff_tree_ops; per kernel: .report diff_tree.",
+        "note");
+    try {  // the columns that fit a page
+      std::string sql(sql_asset("report_diff_tree_ops"));
+      sql.erase(sql.find_last_not_of(" \n;") + 1);
+      auto sets = query(
+          "SELECT name, lowest_common_ancestor_name, kernel_time_trace1_us, kernel_time_trace2_us, "
+          "\"speedup (trace1/trace2)\", \"delta_us (trace2 - trace1)\", num_kernels_trace1, num_kernels_trace2, "
+          "kernel_names_trace1, kernel_names_trace2 FROM (" +
+          sql + ")");
+      if (sets.empty() || sets[0].rows.empty())
+        page.para("(no rows)", "note");
+      else
+        page.table(sets[0], 100);
+    } catch (const std::exception& e) {
+      page.problem("The op-by-op comparison", e.what());
+    }
+  }
   page.heading(2, "Summary", "summary");
   for (const auto& [schema, label] : sides) report("summary", {"Traces" + label}, 200, schema);
   report("health", {"Health (what the loader repaired or skipped)"}, 200);

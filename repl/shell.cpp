@@ -29,6 +29,7 @@
 #include "src/sqlite_util.h"
 #include "udf/registry.h"
 #include "udf/tree_access.h"
+#include "udf/tree_diff_sql.h"
 
 namespace tlsql {
 
@@ -702,6 +703,33 @@ void Shell::print_help(const std::string& topic) {
 // TraceLens's traverse_subtree_and_print: box-drawing branches, "UID: n, Category: c, Name: x"
 // and the duration (µs) of GPU events; names over 64 characters are cut with "..".
 void Shell::print_tree(int64_t uid, int max_depth, bool all) {
+  // With a second trace attached as other, an event that has a counterpart there prints as both
+  // trees merged (TraceLens's print_merged_tree): "name" where both sides have it, "combined: a |
+  // b" where the names differ, ">> trace1: a" / "<< trace2: b" where one side only, and the uids.
+  if (!all)
+    if (auto merged = merged_tree(db(), uid, max_depth)) {
+      TreeAccess a(db(), "main"), b(db(), "other");
+      std::vector<bool> open;  // per depth: the ancestor there has more children below
+      for (const MergedRow& r : *merged) {
+        open.resize((size_t)r.depth + 1);
+        std::string prefix;
+        for (int k = 0; k < r.depth; ++k) prefix += open[(size_t)k] ? "│   " : "    ";
+        open[(size_t)r.depth] = !r.last;
+        auto name = [](TreeAccess& t, std::optional<int64_t> u) {
+          auto row = u ? t.row(*u) : std::nullopt;
+          std::string n = row ? row->name : "?";
+          return n.size() > 64 ? n.substr(0, 64) + ".." : n;
+        };
+        std::string n1 = r.main ? name(a, r.main) : "", n2 = r.other ? name(b, r.other) : "";
+        std::string text = r.main && r.other ? (n1 == n2 ? n1 : "combined: " + n1 + " | " + n2)
+                           : r.main          ? ">> trace1: " + n1
+                                             : "<< trace2: " + n2;
+        std::string uids =
+            fmt::format("[{} | {}]", r.main ? std::to_string(*r.main) : "-", r.other ? std::to_string(*r.other) : "-");
+        fmt::print(out(), "{}{}{}  {}\n", prefix, r.last ? "└── " : "├── ", text, uids);
+      }
+      return;
+    }
   TreeAccess tree(db(), "main");
   auto root = tree.row(uid);
   if (!root) {

@@ -22,5 +22,6 @@ SELECT CASE
     THEN 'no falling phase of the GPU queue (a peak of 4 or more queued kernels draining to 0): nothing to rank'
   WHEN @report = 'launch' THEN 'no GPU work linked to a launch call in this trace'
   WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op) THEN 'no ops (cpu_op events) in this trace'
+  WHEN @report LIKE 'diff_tree%' THEN 'no GPU work under the call tree of either trace'
   WHEN @report LIKE 'diff%' THEN 'no events on either side for the chosen @control_rank / @test_rank, steps and @device'
 END;

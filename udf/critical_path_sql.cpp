@@ -188,34 +188,7 @@ int x_disconnect(sqlite3_vtab* v) {
   return SQLITE_OK;
 }
 
-// The hidden columns are the arguments: each usable one is passed to x_filter, in column order
-// (idxNum has a bit per argument given).
-int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
-  int given[4] = {-1, -1, -1, -1};
-  bool waiting = false;
-  for (int i = 0; i < info->nConstraint; ++i) {
-    const auto& c = info->aConstraint[i];
-    if (c.op != SQLITE_INDEX_CONSTRAINT_EQ || c.iColumn < kArgAnnotation) continue;
-    if (c.usable)
-      given[c.iColumn - kArgAnnotation] = i;
-    else
-      waiting = true;
-  }
-  // An argument whose value comes from a table joined later (critical_path(a, 0, t.id)): a plan
-  // without it would take the default, so refuse every plan until it is usable.
-  if (waiting) return SQLITE_CONSTRAINT;
-  int plan = 0, arg = 0;
-  for (int k = 0; k < 4; ++k)
-    if (given[k] >= 0) {
-      plan |= 1 << k;
-      info->aConstraintUsage[given[k]].argvIndex = ++arg;
-      info->aConstraintUsage[given[k]].omit = 1;
-    }
-  info->idxNum = plan;
-  info->estimatedCost = given[0] >= 0 ? 1e6 : 1e12;
-  info->estimatedRows = 1000;
-  return SQLITE_OK;
-}
+int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) { return hidden_args_best_index(info, kArgAnnotation, 4); }
 
 int x_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
   *out = &(new Cursor)->base;

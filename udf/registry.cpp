@@ -9,11 +9,32 @@ const std::vector<SqlFunction>& sql_functions() {
   static const std::vector<SqlFunction> all = [] {
     std::vector<SqlFunction> v;
     for (auto family : {tree_functions, perf_functions, interval_functions, stats_functions, optimizable_functions,
-                        critical_path_functions, replay_functions})
+                        critical_path_functions, tree_diff_functions, replay_functions})
       for (SqlFunction& f : family()) v.push_back(f);
     return v;
   }();
   return all;
+}
+
+int hidden_args_best_index(sqlite3_index_info* info, int first, int count) {
+  int given[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (c.op != SQLITE_INDEX_CONSTRAINT_EQ || c.iColumn < first || c.iColumn >= first + count) continue;
+    if (!c.usable) return SQLITE_CONSTRAINT;
+    given[c.iColumn - first] = i;
+  }
+  int plan = 0, arg = 0;
+  for (int k = 0; k < count && k < 8; ++k)
+    if (given[k] >= 0) {
+      plan |= 1 << k;
+      info->aConstraintUsage[given[k]].argvIndex = ++arg;
+      info->aConstraintUsage[given[k]].omit = 1;
+    }
+  info->idxNum = plan;
+  info->estimatedCost = given[0] >= 0 ? 1e3 : 1e12;
+  info->estimatedRows = 1000;
+  return SQLITE_OK;
 }
 
 namespace {

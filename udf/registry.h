@@ -31,6 +31,7 @@ std::vector<SqlFunction> interval_functions();
 std::vector<SqlFunction> stats_functions();
 std::vector<SqlFunction> optimizable_functions();
 std::vector<SqlFunction> critical_path_functions();
+std::vector<SqlFunction> tree_diff_functions();
 std::vector<SqlFunction> replay_functions();
 
 const std::vector<SqlFunction>& sql_functions();
@@ -41,6 +42,13 @@ inline int vtab_error(sqlite3_vtab* v, const std::string& msg) {
   v->zErrMsg = sqlite3_mprintf("%s", msg.c_str());
   return SQLITE_ERROR;
 }
+
+// xBestIndex of a table-valued function whose arguments are its hidden columns [first, first +
+// count): each argument given (an = constraint) goes to xFilter, in column order, and idxNum has
+// bit k set when argument k was given. A plan where an argument's value is not known yet (it comes
+// from a table joined later) is refused, so that SQLite picks one where it is; without the first
+// argument the plan costs more (xFilter then reports the mistake).
+int hidden_args_best_index(sqlite3_index_info* info, int first, int count);
 
 // Registers every function, and the tlsql_functions table, on `db`.
 void register_sql_functions(sqlite3* db);

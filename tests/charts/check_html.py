@@ -109,6 +109,15 @@ k = header.index("diff_duration")
 rows.sort(key=lambda r: -abs(float(r[k])))
 check(any(t and t[0] == header and [x[0] for x in t[1:]] == [r[0] for r in rows] for t in d.tables),
       "diff.html: the diff table, largest |diff_duration| first")
+# The op-by-op comparison comes first (issue 21): the diff_tree_ops report, as --report prints it.
+full = report_rows([base, "--diff", test] + params, "diff_tree_ops")
+keep = [full[0].index(c) for c in ("name", "lowest_common_ancestor_name", "kernel_time_trace1_us",
+                                   "kernel_time_trace2_us", "speedup (trace1/trace2)", "delta_us (trace2 - trace1)",
+                                   "num_kernels_trace1", "num_kernels_trace2", "kernel_names_trace1",
+                                   "kernel_names_trace2")]
+ops_tree = [[r[k] for k in keep] for r in full]
+check(d.ids and d.ids[0] == "diff_tree" and d.tables and same_table(d.tables[0], ops_tree[:101]),
+      f"diff.html: first section = --report diff_tree_ops ({d.ids[:2]})")
 
 # A CPU-only trace: no timeline picture (a note says why), an empty roofline, exit 0.
 cpu = os.path.join(shared, "traces", "hta", "cpu_only_rank34.json.gz")

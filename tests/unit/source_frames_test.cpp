@@ -7,12 +7,13 @@ using tlsql::library_frame;
 using tlsql::python_location;
 
 TEST_CASE("torch and the standard library are library frames") {
-  for (const char* f : {"torch/nn/modules/module.py(1501): _call_impl", "torch/utils/_device.py(100): __torch_function__",
-                        "functorch/_src/vmap.py(12): f", "threading.py(982): run", "multiprocessing/process.py(108): run",
-                        "typing.py(350): inner", "_collections_abc.py(900): update", "json/decoder.py(337): decode",
-                        "<frozen importlib._bootstrap>(1178): _find_and_load", "<built-in method exp of type object>",
-                        "/usr/lib/python3.11/threading.py(975): _bootstrap_inner",
-                        "/opt/venv/lib/python3.10/site-packages/torch/nn/functional.py(2573): layer_norm"}) {
+  for (const char* f :
+       {"torch/nn/modules/module.py(1501): _call_impl", "torch/utils/_device.py(100): __torch_function__",
+        "functorch/_src/vmap.py(12): f", "threading.py(982): run", "multiprocessing/process.py(108): run",
+        "typing.py(350): inner", "_collections_abc.py(900): update", "json/decoder.py(337): decode",
+        "<frozen importlib._bootstrap>(1178): _find_and_load", "<built-in method exp of type object>",
+        "/usr/lib/python3.11/threading.py(975): _bootstrap_inner",
+        "/opt/venv/lib/python3.10/site-packages/torch/nn/functional.py(2573): layer_norm"}) {
     CAPTURE(f);
     CHECK(library_frame(f));
   }

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""The structural diff (docs/reports.md): diff_tree, diff_tree_ops and matched() through --diff.
+A hand-made pair of traces (an NVIDIA and an AMD run of one small model: renamed kernels, an
+inserted cast, a deleted op, a convolution with another library's op and kernel count, repeated
+identical layers) with every assignment written below; t4_train_fp32 vs t4_train_amp and
+a100_switch_moe_batch4 vs batch8, where each GEMM op must pair with its counterpart: the k-th
+GEMM op (by start) of one run with the k-th of the other, read from the raw JSON here.
+usage: diff_tree.py TLSQL SHARED_DIR WORK_DIR"""
+import csv, gzip, io, json, os, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
+
+tlsql, shared, work = sys.argv[1:4]
+work = os.path.join(work, "diff_tree")
+os.makedirs(work, exist_ok=True)
+
+
+def run(*args):
+    return subprocess.run([tlsql, "-q", "--csv", *args], capture_output=True, text=True, timeout=300)
+
+
+def rows(*args):
+    r = run(*args)
+    check(r.returncode == 0, f"{' '.join(os.path.basename(a) for a in args[:3])}: {r.stderr.strip()[:300]}")
+    return list(csv.DictReader(io.StringIO(r.stdout)))
+
+
+class Trace:
+    """Events written as a tree: op(name, children) / launch(call, kernel)."""
+
+    def __init__(self, step):
+        self.ev = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
+                    "ts": 0, "dur": 100000, "args": {}}]
+        self.t, self.gpu_t, self.corr = 10, 50000, 0
+
+    def op(self, name, *children):
+        me = {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": self.t, "args": {}}
+        self.ev.append(me)
+        self.t += 1
+        uid = len(self.ev) - 1
+        for c in children:
+            c()
+        me["dur"] = self.t - me["ts"]
+        self.t += 1
+        return uid
+
+    def launch(self, call, kernel):
+        def add():
+            self.corr += 1
+            self.ev.append({"ph": "X", "cat": "cuda_runtime", "name": call, "pid": 1, "tid": 1, "ts": self.t,
+                            "dur": 1, "args": {"correlation": self.corr}})
+            self.ev.append({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7, "ts": self.gpu_t,
+                            "dur": 10, "args": {"correlation": self.corr, "device": 0, "stream": 7}})
+            self.t += 2
+            self.gpu_t += 20
+        return add
+
+    def uid(self, name, nth=0):
+        return [i for i, e in enumerate(self.ev) if e["name"] == name][nth]
+
+    def write(self, name):
+        path = os.path.join(work, name)
+        with open(path, "w") as f:
+            json.dump({"traceEvents": self.ev}, f)
+        return path
+
+
+# A (CUDA): linear > addmm > sgemm; relu; conv2d > cudnn_convolution > 2 kernels; gelu x2.
+# B (HIP): linear > [_to_copy > copy, addmm > Cijk gemm]; no relu; conv2d > miopen_convolution >
+# 3 kernels; gelu x3. Step numbers differ (7 vs 1): they do not count.
+a, b = Trace(1), Trace(7)
+a.op("aten::linear", lambda: a.op("aten::addmm", a.launch("cudaLaunchKernel", "sgemm_fp32")))
+a.op("aten::relu", a.launch("cudaLaunchKernel", "relu_kernel"))
+a.op("aten::conv2d", lambda: a.op("aten::cudnn_convolution", a.launch("cudaLaunchKernel", "cudnn_a"),
+                                  a.launch("cudaLaunchKernel", "cudnn_b")))
+for _ in range(2):
+    a.op("aten::gelu", a.launch("cudaLaunchKernel", "gelu_kernel"))
+b.op("aten::linear", lambda: b.op("aten::_to_copy", b.launch("hipLaunchKernel", "copy_kernel")),
+     lambda: b.op("aten::addmm", b.launch("hipLaunchKernel", "Cijk_gemm_fp16")))
+b.op("aten::conv2d", lambda: b.op("aten::miopen_convolution", b.launch("hipLaunchKernel", "miopen_a"),
+                                  b.launch("hipLaunchKernel", "miopen_b"), b.launch("hipLaunchKernel", "miopen_c")))
+for _ in range(3):
+    b.op("aten::gelu", b.launch("hipLaunchKernel", "gelu_kernel"))
+pa, pb = a.write("cuda.json"), b.write("hip.json")
+
+got = {(r["source"], r["name"]): (r["cpu_op_name"], r["lowest_common_ancestor_name"], r["lowest_common_ancestor_id"])
+       for r in rows(pa, "--diff", pb, "--report", "diff_tree") if "gelu" not in r["name"]}
+A = lambda n, k=0: str(a.uid(n, k))  # noqa: E731 (lowest_common_ancestor_id: the uid in trace1)
+want = {("trace1", "sgemm_fp32"): ("aten::addmm", "aten::addmm", A("aten::addmm")),
+        ("trace2", "Cijk_gemm_fp16"): ("aten::addmm", "aten::addmm", A("aten::addmm")),
+        ("trace2", "copy_kernel"): ("aten::_to_copy", "aten::linear", A("aten::linear")),
+        ("trace1", "relu_kernel"): ("aten::relu", "ProfilerStep#1", A("ProfilerStep#1")),
+        ("trace1", "cudnn_a"): ("aten::cudnn_convolution", "aten::conv2d", A("aten::conv2d")),
+        ("trace1", "cudnn_b"): ("aten::cudnn_convolution", "aten::conv2d", A("aten::conv2d")),
+        ("trace2", "miopen_a"): ("aten::miopen_convolution", "aten::conv2d", A("aten::conv2d")),
+        ("trace2", "miopen_b"): ("aten::miopen_convolution", "aten::conv2d", A("aten::conv2d")),
+        ("trace2", "miopen_c"): ("aten::miopen_convolution", "aten::conv2d", A("aten::conv2d"))}
+check(got == want, f"hand-made: each kernel's op and lowest common ancestor ({got})")
+# Repeated layers: the two gelus of A match B's first two (their kernels too); B's third is new.
+q = ("SELECT e.uid, m.other_uid, m.lca_uid FROM event e, matched(e.uid) m WHERE e.name = 'aten::gelu' "
+     "ORDER BY e.uid")
+got = [(r["other_uid"], r["lca_uid"]) for r in rows(pa, "--diff", pb, "-c", q)]
+check(got == [(str(b.uid("aten::gelu", 0)), A("ProfilerStep#1")), (str(b.uid("aten::gelu", 1)), A("ProfilerStep#1"))],
+      f"hand-made: gelu 1, 2 pair with gelu 1, 2 ({got})")
+got = [(r["other_uid"], r["lca_uid"]) for r in rows(pb, "--diff", pa, "-c", q)]
+check(got[2] == ("", str(b.uid("ProfilerStep#7"))), f"hand-made, the other way: B's third gelu is new ({got})")
+# Per common ancestor: conv2d has 2 kernels (20 us) against 3 (30 us).
+ops = {r["lowest_common_ancestor_name"]: r for r in rows(pa, "--diff", pb, "--report", "diff_tree_ops")}
+conv = ops.get("aten::conv2d", {})
+check((conv.get("num_kernels_trace1"), conv.get("num_kernels_trace2"), conv.get("kernel_time_trace1_us"),
+       conv.get("kernel_time_trace2_us"), conv.get("speedup (trace1/trace2)"), conv.get("name")) ==
+      ("2", "3", "20.0", "30.0", "0.667", "aten::cudnn_convolution"), f"diff_tree_ops conv2d ({conv})")
+check(json.loads(ops.get("aten::addmm", {}).get("kernel_names_trace2", "[]")) == ["Cijk_gemm_fp16"],
+      "diff_tree_ops addmm: trace2's kernel names")
+# .tree on a matched op: both trees merged (TraceLens's print_merged_tree), worked out from the
+# trees above: addmm pairs; each side's launch call and kernel differ; the cast is B's alone.
+r = run(pa, "--diff", pb, "-c", f".tree {a.uid('aten::linear')}")
+want = f"""└── aten::linear  [{a.uid('aten::linear')} | {b.uid('aten::linear')}]
+    ├── aten::addmm  [{a.uid('aten::addmm')} | {b.uid('aten::addmm')}]
+    │   ├── >> trace1: cudaLaunchKernel  [{a.uid('cudaLaunchKernel')} | -]
+    │   │   └── >> trace1: sgemm_fp32  [{a.uid('sgemm_fp32')} | -]
+    │   └── << trace2: hipLaunchKernel  [- | {b.uid('hipLaunchKernel', 1)}]
+    │       └── << trace2: Cijk_gemm_fp16  [- | {b.uid('Cijk_gemm_fp16')}]
+    └── << trace2: aten::_to_copy  [- | {b.uid('aten::_to_copy')}]
+        └── << trace2: hipLaunchKernel  [- | {b.uid('hipLaunchKernel')}]
+            └── << trace2: copy_kernel  [- | {b.uid('copy_kernel')}]
+"""
+check(r.returncode == 0 and r.stdout == want, f".tree merged:\n{r.stdout}{r.stderr}")
+r = run(pa, "-c", f".tree {a.uid('aten::linear')}")
+check(r.returncode == 0 and "UID: " in r.stdout and "trace2" not in r.stdout, "without --diff, .tree is main's tree")
+
+r = run(pa, "--report", "diff_tree")
+check(r.returncode == 1 and "needs a second trace" in r.stderr, f"without --diff: one line, exit 1 ({r.stderr.strip()})")
+
+
+def raw(path):
+    with (gzip.open(path) if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)["traceEvents"]
+
+
+GEMM = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}
+for x, y in [("t4_train_fp32.pt.trace.json", "t4_train_amp.pt.trace.json"),
+             ("a100_switch_moe_batch4.json.gz", "a100_switch_moe_batch8.json.gz")]:
+    px, py = os.path.join(shared, "traces", x), os.path.join(shared, "traces", y)
+    if not (os.path.exists(px) and os.path.exists(py)):
+        print(f"skip: {x} / {y} absent")
+        continue
+    gx = sorted((e["ts"], i, e["name"]) for i, e in enumerate(raw(px)) if e.get("cat") == "cpu_op" and e["name"] in GEMM)
+    gy = sorted((e["ts"], i, e["name"]) for i, e in enumerate(raw(py)) if e.get("cat") == "cpu_op" and e["name"] in GEMM)
+    check([n for _, _, n in gx] == [n for _, _, n in gy], f"{x}: the same GEMM ops in the same order")
+    want = {str(i): str(j) for (_, i, _), (_, j, _) in zip(gx, gy)}
+    ids = ",".join(want)
+    got = {r["uid"]: r["other_uid"] for r in rows(px, "--diff", py, "-c",
+                                                 f"SELECT e.uid, m.other_uid FROM event e, matched(e.uid) m WHERE e.uid IN ({ids})")}
+    check(got == want, f"{x} vs {y}: {len(want)} GEMM ops pair with their counterparts "
+                       f"({sum(got.get(k) == v for k, v in want.items())} do)")
+    # Each GEMM's kernels (both sides) belong to that GEMM pair.
+    lca = rows(px, "--diff", py, "-c",
+               f"SELECT source, cpu_op_uid, lca_uid FROM tree_diff WHERE cpu_op_uid IN ({ids}) AND source = 'trace1' "
+               f"UNION ALL SELECT source, cpu_op_uid, lca_uid FROM tree_diff WHERE source = 'trace2' AND cpu_op_uid IN "
+               f"({','.join(want.values())})")
+    back = {v: k for k, v in want.items()}
+    bad = [r for r in lca if r["lca_uid"] != (r["cpu_op_uid"] if r["source"] == "trace1" else back[r["cpu_op_uid"]])]
+    check(lca and not bad, f"{x}: {len(lca)} GEMM kernels under their GEMM pair ({len(bad)} not)")
+
+finish()

@@ -1,0 +1,273 @@
+#include "udf/tree_diff.h"
+
+#include <algorithm>
+#include <tuple>
+#include <unordered_set>
+#include <utility>
+
+#include "udf/event_names.h"
+
+namespace tlsql {
+
+namespace {
+
+bool digit(char c) { return c >= '0' && c <= '9'; }
+
+// One alignment step: a child of each side (a match), or of one side only (-1 on the other).
+using Pair = std::pair<int64_t, int64_t>;
+
+// The part of a tree that leads to GPU work: its roots (by trace, start, uid), each node's
+// children there (by start, uid) and the size of its subtree there.
+struct GpuPaths {
+  std::vector<int64_t> roots;
+  std::vector<std::vector<int64_t>> children;
+  std::vector<int32_t> size;
+
+  explicit GpuPaths(const std::vector<DiffNode>& t) : children(t.size()), size(t.size(), 0) {
+    std::vector<uint8_t> on(t.size(), 0);
+    for (size_t i = 0; i < t.size(); ++i)  // up from each piece of GPU work, until a marked node
+      if (t[i].kind == DiffNode::gpu)
+        for (int64_t k = (int64_t)i; k >= 0 && !on[(size_t)k]; k = t[(size_t)k].parent) on[(size_t)k] = 1;
+    for (size_t i = 0; i < t.size(); ++i)
+      if (on[i]) (t[i].parent >= 0 ? children[(size_t)t[i].parent] : roots).push_back((int64_t)i);
+    auto by_start = [&](int64_t x, int64_t y) {
+      const DiffNode &p = t[(size_t)x], &q = t[(size_t)y];
+      return std::tuple(p.trace, p.ts, p.uid) < std::tuple(q.trace, q.ts, q.uid);
+    };
+    std::sort(roots.begin(), roots.end(), by_start);
+    for (auto& c : children) std::sort(c.begin(), c.end(), by_start);
+    std::vector<int64_t> order(roots.begin(), roots.end());  // pre-order; sizes summed in reverse
+    for (size_t k = 0; k < order.size(); ++k)
+      for (int64_t c : children[(size_t)order[k]]) order.push_back(c);
+    for (size_t k = order.size(); k-- > 0;) {
+      const size_t i = (size_t)order[k];
+      size[i] += 1;
+      if (t[i].parent >= 0) size[(size_t)t[i].parent] += size[i];
+    }
+  }
+};
+
+class Aligner {
+ public:
+  Aligner(const std::vector<DiffNode>& a, const std::vector<DiffNode>& b, const GpuPaths& pa, const GpuPaths& pb,
+          int64_t budget)
+      : a_(a), b_(b), pa_(pa), pb_(pb), budget_(budget) {}
+  int64_t greedy = 0;
+
+  // The children lists x (of a) and y (of b), aligned: equal names at the start match first; the
+  // rest so that the matched subtrees are as large as possible: a longest common subsequence by
+  // name, each match weighing the smaller of the two subtrees. (TraceLens's Wagner-Fischer counts
+  // a substitution as one edit and every match alike: it pairs unequal names position by position
+  // rather than match an equal name across a few extra nodes, and weighs a leftover kernel like a
+  // whole ProfilerStep, so two runs whose steps begin among different leftover kernels matched no
+  // step.) Of equally good alignments, the one matching earliest: with three identical layers
+  // against two, the third is the new one (TraceLens, walking back from the end, makes it the
+  // first). Past the budget: greedily, also from the start.
+  void align(const std::vector<int64_t>& x, const std::vector<int64_t>& y, std::vector<Pair>& out) {
+    out.clear();
+    const size_t m = x.size(), n = y.size();
+    size_t head = 0;
+    while (head < m && head < n && same(x[head], y[head])) out.emplace_back(x[head], y[head]), ++head;
+    const size_t mm = m - head, nn = n - head;
+    const int64_t cells = (int64_t)(mm + 1) * (int64_t)(nn + 1);
+    if (mm && nn && cells <= budget_ && cells <= kListCells) {
+      budget_ -= cells;
+      common_subsequence(x.data() + head, mm, y.data() + head, nn, out);
+    } else if (mm && nn) {
+      ++greedy;
+      greedy_align(x.data() + head, mm, y.data() + head, nn, out);
+    } else {
+      for (size_t i = 0; i < mm; ++i) out.emplace_back(x[head + i], -1);
+      for (size_t j = 0; j < nn; ++j) out.emplace_back(-1, y[head + j]);
+    }
+  }
+
+ private:
+  static constexpr int64_t kListCells = int64_t(1) << 24;  // one table: 64 MB at most
+  bool same(int64_t i, int64_t j) const { return a_[(size_t)i].name == b_[(size_t)j].name; }
+  int32_t weight(int64_t i, int64_t j) const { return std::min(pa_.size[(size_t)i], pb_.size[(size_t)j]); }
+
+  void common_subsequence(const int64_t* x, size_t m, const int64_t* y, size_t n, std::vector<Pair>& out) {
+    const size_t w = n + 1;
+    dp_.assign((m + 1) * w, 0);  // dp[i][j]: the best weight aligning x[i, m) with y[j, n)
+    for (size_t i = m; i-- > 0;)
+      for (size_t j = n; j-- > 0;) {
+        int32_t best = std::max(dp_[(i + 1) * w + j], dp_[i * w + j + 1]);
+        if (same(x[i], y[j])) best = std::max(best, dp_[(i + 1) * w + j + 1] + weight(x[i], y[j]));
+        dp_[i * w + j] = best;
+      }
+    size_t i = 0, j = 0;  // forward: each match as early as an optimal alignment allows
+    while (i < m || j < n) {
+      if (i < m && j < n && same(x[i], y[j]) && dp_[i * w + j] == dp_[(i + 1) * w + j + 1] + weight(x[i], y[j])) {
+        out.emplace_back(x[i], y[j]), ++i, ++j;
+      } else if (i < m && (j == n || dp_[i * w + j] == dp_[(i + 1) * w + j])) {
+        out.emplace_back(x[i], -1), ++i;
+      } else {
+        out.emplace_back(-1, y[j]), ++j;
+      }
+    }
+  }
+
+  // Each child of x to the next child of y with its name within a window, the children of y
+  // skipped on the way inserted: linear, and exact for lists that differ by local edits.
+  void greedy_align(const int64_t* x, size_t m, const int64_t* y, size_t n, std::vector<Pair>& out) {
+    constexpr size_t kWindow = 64;
+    size_t j = 0;
+    for (size_t i = 0; i < m; ++i) {
+      size_t k = j;
+      while (k < n && k < j + kWindow && !same(x[i], y[k])) ++k;
+      if (k < n && k < j + kWindow) {
+        for (; j < k; ++j) out.emplace_back(-1, y[j]);
+        out.emplace_back(x[i], y[k]), j = k + 1;
+      } else {
+        out.emplace_back(x[i], -1);
+      }
+    }
+    for (; j < n; ++j) out.emplace_back(-1, y[j]);
+  }
+
+  const std::vector<DiffNode>&a_, &b_;
+  const GpuPaths &pa_, &pb_;
+  int64_t budget_;
+  std::vector<int32_t> dp_;
+};
+
+// Per node, the nearest node at or above it that `pick` accepts (walking up from its parent
+// when `proper`), with each answer remembered: O(nodes) whatever the depth, no recursion.
+template <class Pick>
+std::vector<int64_t> nearest_above(const std::vector<DiffNode>& t, Pick pick) {
+  std::vector<int64_t> at(t.size(), -2);  // -2: not known yet
+  std::vector<size_t> path;
+  for (size_t i = 0; i < t.size(); ++i) {
+    int64_t k = (int64_t)i;
+    while (k >= 0 && at[(size_t)k] == -2 && !pick((size_t)k)) path.push_back((size_t)k), k = t[(size_t)k].parent;
+    const int64_t found = k < 0 ? -1 : at[(size_t)k] != -2 ? at[(size_t)k] : k;
+    if (k >= 0) at[(size_t)k] = found;
+    for (size_t p : path) at[p] = found;
+    path.clear();
+  }
+  return at;
+}
+
+// One round of looking through wrappers in the aligned lists (see match_trees); true if a list
+// changed. Launch calls and GPU work are never wrappers.
+bool flatten(const std::vector<DiffNode>& a, const std::vector<DiffNode>& b, const GpuPaths& pa, const GpuPaths& pb,
+             const std::vector<Pair>& steps, std::vector<int64_t>& cx, std::vector<int64_t>& cy) {
+  auto wrapper = [](const DiffNode& n) { return n.kind != DiffNode::call && n.kind != DiffNode::gpu; };
+  std::unordered_set<int32_t> only_a, only_b;
+  std::vector<int64_t> del, ins;
+  for (auto [i, j] : steps) {
+    if (j < 0 && wrapper(a[(size_t)i])) del.push_back(i), only_a.insert(a[(size_t)i].name);
+    if (i < 0 && wrapper(b[(size_t)j])) ins.push_back(j), only_b.insert(b[(size_t)j].name);
+  }
+  if (del.empty() || ins.empty()) return false;
+  auto holds = [](const std::vector<DiffNode>& t, const std::vector<int64_t>& kids,
+                  const std::unordered_set<int32_t>& names) {
+    for (int64_t k : kids)
+      if (names.count(t[(size_t)k].name)) return true;
+    return false;
+  };
+  auto open = [](std::vector<int64_t>& list, const std::unordered_set<int64_t>& drop, const GpuPaths& p) {
+    std::vector<int64_t> out;
+    for (int64_t k : list)
+      if (drop.count(k))
+        out.insert(out.end(), p.children[(size_t)k].begin(), p.children[(size_t)k].end());
+      else
+        out.push_back(k);
+    list = std::move(out);
+  };
+  std::unordered_set<int64_t> open_a, open_b;
+  for (int64_t j : ins)
+    if (holds(b, pb.children[(size_t)j], only_a)) open_b.insert(j);
+  for (int64_t i : del)
+    if (holds(a, pa.children[(size_t)i], only_b)) open_a.insert(i);
+  if (open_a.empty() && open_b.empty()) return false;
+  open(cx, open_a, pa), open(cy, open_b, pb);
+  return true;
+}
+
+}  // namespace
+
+std::string diff_name(std::string_view name) {
+  std::string out = normalize_name(name);
+  size_t d = out.size();
+  while (d > 0 && digit(out[d - 1])) --d;
+  if (d < out.size() && d > 1 && out[d - 1] == '#') out.resize(d);  // something before the '#'
+  return out;
+}
+
+DiffMatch match_trees(const std::vector<DiffNode>& a, const std::vector<DiffNode>& b, int64_t dp_cells) {
+  DiffMatch m;
+  m.a.assign(a.size(), -1), m.b.assign(b.size(), -1);
+  const GpuPaths pa(a), pb(b);
+  Aligner aligner(a, b, pa, pb, dp_cells);
+  std::vector<Pair> work{{-1, -1}}, steps;  // matched pairs whose children are still to align
+  std::vector<int64_t> cx, cy;
+  while (!work.empty()) {
+    auto [x, y] = work.back();
+    work.pop_back();
+    cx = x < 0 ? pa.roots : pa.children[(size_t)x];
+    cy = y < 0 ? pb.roots : pb.children[(size_t)y];
+    aligner.align(cx, cy, steps);
+    // Wrappers (TraceLens's check_diff_children): where a child only one side has holds a node
+    // named like a child only the other side has (AMP's aten::linear calls aten::linear; a
+    // module gains a frame), that extra level is looked through: its children take its place
+    // in the list, and the lists are aligned again (a few rounds at most).
+    for (int round = 0; round < 4 && flatten(a, b, pa, pb, steps, cx, cy); ++round) aligner.align(cx, cy, steps);
+    // Matched children in reverse, so that the stack aligns them in order (deterministic ids).
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+      if (it->first >= 0 && it->second >= 0) {
+        m.a[(size_t)it->first] = it->second, m.b[(size_t)it->second] = it->first;
+        work.push_back(*it);
+      }
+  }
+  m.greedy = aligner.greedy;
+  return m;
+}
+
+std::vector<int64_t> lowest_matched_ancestors(const std::vector<DiffNode>& t, const std::vector<int64_t>& match) {
+  auto at = nearest_above(
+      t, [&](size_t k) { return match[k] >= 0 && t[k].kind != DiffNode::call && t[k].kind != DiffNode::gpu; });
+  std::vector<int64_t> out(t.size(), -1);  // proper ancestors: the answer of the parent
+  for (size_t i = 0; i < t.size(); ++i)
+    if (t[i].parent >= 0) out[i] = at[(size_t)t[i].parent];
+  return out;
+}
+
+std::vector<int64_t> nearest_ops(const std::vector<DiffNode>& t) {
+  return nearest_above(t, [&](size_t k) { return t[k].kind == DiffNode::op; });
+}
+
+std::vector<MergedNode> merged_subtree(const std::vector<DiffNode>& a, const std::vector<DiffNode>& b,
+                                       const std::vector<int64_t>& match_a, const std::vector<int64_t>& match_b,
+                                       int64_t ia, int64_t ib, int max_depth) {
+  const GpuPaths pa(a), pb(b);
+  std::vector<MergedNode> out;
+  std::vector<MergedNode> stack{{0, ia, ib, true}};  // explicit: the input decides the depth
+  while (!stack.empty()) {
+    MergedNode n = stack.back();
+    stack.pop_back();
+    out.push_back(n);
+    if (n.depth >= max_depth) continue;
+    std::vector<MergedNode> kids;
+    if (n.a >= 0 && n.b >= 0) {
+      for (int64_t c : pa.children[(size_t)n.a])
+        if (match_a[(size_t)c] >= 0) kids.push_back({n.depth + 1, c, match_a[(size_t)c], false});
+      for (int64_t c : pa.children[(size_t)n.a])
+        if (match_a[(size_t)c] < 0) kids.push_back({n.depth + 1, c, -1, false});
+      for (int64_t c : pb.children[(size_t)n.b])
+        if (match_b[(size_t)c] < 0) kids.push_back({n.depth + 1, -1, c, false});
+    } else if (n.a >= 0) {  // one side's subtree; what matched through a wrapper shows where it matched
+      for (int64_t c : pa.children[(size_t)n.a])
+        if (match_a[(size_t)c] < 0) kids.push_back({n.depth + 1, c, -1, false});
+    } else {
+      for (int64_t c : pb.children[(size_t)n.b])
+        if (match_b[(size_t)c] < 0) kids.push_back({n.depth + 1, -1, c, false});
+    }
+    if (!kids.empty()) kids.back().last = true;
+    stack.insert(stack.end(), kids.rbegin(), kids.rend());
+  }
+  return out;
+}
+
+}  // namespace tlsql

@@ -1,0 +1,332 @@
+// The structural diff of `main` and `other` (tree_diff.h) as SQL: tree_diff, one row per piece of
+// GPU work of either side with its counterpart, launching op and lowest common ancestor (what the
+// diff_tree reports read), and matched(uid [, schema]), any event's counterpart. The match is made
+// once per pair of databases on a connection (their tlsql_self tokens name the pair).
+#include "udf/tree_diff_sql.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "udf/connection_cache.h"
+#include "udf/registry.h"
+#include "udf/tree_access.h"
+#include "udf/tree_diff.h"
+
+namespace tlsql {
+
+namespace {
+
+struct Side {
+  std::vector<DiffNode> nodes;
+  std::vector<int64_t> uids;  // nodes[i].uid, ascending (rows come in uid order): uid -> index
+  std::vector<int64_t> match, lca, op;
+  int64_t find(int64_t uid) const {
+    auto it = std::lower_bound(uids.begin(), uids.end(), uid);
+    return it != uids.end() && *it == uid ? it - uids.begin() : -1;
+  }
+};
+
+struct TreeDiff {
+  Side side[2];  // main, other
+  std::string error;
+};
+
+struct Names {  // diff_name numbers, each raw name normalised once
+  std::unordered_map<std::string, int32_t> raw, normal;
+  int32_t operator()(const char* name) {
+    auto [it, fresh] = raw.try_emplace(name ? name : "", 0);
+    if (fresh) it->second = normal.try_emplace(diff_name(it->first), (int32_t)normal.size()).first->second;
+    return it->second;
+  }
+};
+
+bool read_side(sqlite3* db, const std::string& schema, Names& names, Side& s, std::string& error) {
+  sqlite3_stmt* q = nullptr;
+  const std::string sql = fmt::format(
+      "SELECT uid, parent, kind, name, trace, ts FROM \"{}\".event WHERE kind IN ('cpu_op', 'python', 'annotation', "
+      "'runtime', 'driver', 'kernel', 'memcpy', 'memset') AND ts IS NOT NULL",
+      schema);
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) != SQLITE_OK) {
+    error = fmt::format("{}: {}", schema, sqlite3_errmsg(db));
+    return false;
+  }
+  std::vector<int64_t> parent_uid;
+  int rc;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    const std::string kind = (const char*)sqlite3_column_text(q, 2);
+    DiffNode::Kind k = kind == "cpu_op"                                           ? DiffNode::op
+                       : kind == "runtime" || kind == "driver"                    ? DiffNode::call
+                       : kind == "kernel" || kind == "memcpy" || kind == "memset" ? DiffNode::gpu
+                                                                                  : DiffNode::host;
+    s.uids.push_back(sqlite3_column_int64(q, 0));
+    parent_uid.push_back(sqlite3_column_type(q, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 1));
+    s.nodes.push_back({s.uids.back(), -1, names((const char*)sqlite3_column_text(q, 3)),
+                       (int32_t)sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5), k});
+  }
+  sqlite3_finalize(q);
+  if (rc != SQLITE_DONE) return error = fmt::format("{}: {}", schema, sqlite3_errmsg(db)), false;
+  if (!std::is_sorted(s.uids.begin(), s.uids.end())) {  // the event table is read in uid order; be sure
+    std::vector<size_t> order(s.uids.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return s.uids[x] < s.uids[y]; });
+    std::vector<DiffNode> nodes;
+    std::vector<int64_t> parents;
+    for (size_t i : order) nodes.push_back(s.nodes[i]), parents.push_back(parent_uid[i]);
+    s.nodes = std::move(nodes), parent_uid = std::move(parents);
+    for (size_t i = 0; i < s.nodes.size(); ++i) s.uids[i] = s.nodes[i].uid;
+  }
+  for (size_t i = 0; i < s.nodes.size(); ++i) s.nodes[i].parent = parent_uid[i] < 0 ? -1 : s.find(parent_uid[i]);
+  return true;
+}
+
+std::string token(sqlite3* db, const char* schema) {
+  sqlite3_stmt* q = nullptr;
+  std::string t;
+  if (sqlite3_prepare_v2(db, fmt::format("SELECT token FROM \"{}\".tlsql_self", schema).c_str(), -1, &q, nullptr) ==
+          SQLITE_OK &&
+      sqlite3_step(q) == SQLITE_ROW)
+    t = (const char*)sqlite3_column_text(q, 0);
+  sqlite3_finalize(q);
+  return t;
+}
+
+std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
+  auto d = std::make_unique<TreeDiff>();
+  Names names;
+  if (!read_side(db, "main", names, d->side[0], d->error) || !read_side(db, "other", names, d->side[1], d->error))
+    return d;
+  DiffMatch m = match_trees(d->side[0].nodes, d->side[1].nodes);
+  d->side[0].match = std::move(m.a), d->side[1].match = std::move(m.b);
+  for (Side& s : d->side) s.lca = lowest_matched_ancestors(s.nodes, s.match), s.op = nearest_ops(s.nodes);
+  return d;
+}
+
+// The diff of main and other on this connection: cached under both databases' tokens, else made
+// into `own` (a connection without a cache). nullptr and `error` set when other is not attached.
+TreeDiff* diff_for(sqlite3* db, std::unique_ptr<TreeDiff>& own, std::string& error) {
+  const std::string a = token(db, "main"), b = token(db, "other");
+  if (a.empty() || b.empty()) {
+    error = "needs two traces: the second attached as other (--diff OTHER, or .attach FILE AS other)";
+    return nullptr;
+  }
+  TreeDiff* d = connection_cached<TreeDiff>(db, "tree_diff:" + a + ":" + b, [&] { return make_diff(db); });
+  if (!d) d = (own = make_diff(db)).get();
+  if (!d->error.empty()) return error = d->error, nullptr;
+  return d;
+}
+
+// ---- tree_diff: one row per piece of GPU work of either side ------------------------------------
+
+enum DiffCol { kSource, kUid, kOtherUid, kCpuOpUid, kLca, kLcaOther };
+
+struct DiffCursor {
+  sqlite3_vtab_cursor base{};
+  std::unique_ptr<TreeDiff> own;
+  TreeDiff* d = nullptr;
+  int s = 0;
+  size_t at = 0;
+  void settle() {  // to the next GPU row
+    for (; s < 2; ++s, at = 0)
+      for (; at < d->side[s].nodes.size(); ++at)
+        if (d->side[s].nodes[at].kind == DiffNode::gpu) return;
+  }
+};
+
+struct Vtab {
+  sqlite3_vtab base{};
+  sqlite3* db;
+};
+
+int diff_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
+  int rc = sqlite3_declare_vtab(db,
+                                "CREATE TABLE x(source TEXT, uid INTEGER, other_uid INTEGER, cpu_op_uid INTEGER, "
+                                "lca_uid INTEGER, lca_other_uid INTEGER)");
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  *out = &(new Vtab{{}, db})->base;
+  return SQLITE_OK;
+}
+int x_disconnect(sqlite3_vtab* v) {
+  delete reinterpret_cast<Vtab*>(v);
+  return SQLITE_OK;
+}
+int diff_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+  info->estimatedCost = 1e6;
+  return SQLITE_OK;
+}
+int diff_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  *out = &(new DiffCursor)->base;
+  return SQLITE_OK;
+}
+int diff_close(sqlite3_vtab_cursor* c) {
+  delete reinterpret_cast<DiffCursor*>(c);
+  return SQLITE_OK;
+}
+int diff_filter(sqlite3_vtab_cursor* cur, int, const char*, int, sqlite3_value**) {
+  auto* c = reinterpret_cast<DiffCursor*>(cur);
+  std::string error;
+  c->d = diff_for(reinterpret_cast<Vtab*>(cur->pVtab)->db, c->own, error);
+  if (!c->d) return vtab_error(cur->pVtab, "tree_diff: " + error);
+  c->s = 0, c->at = 0;
+  c->settle();
+  return SQLITE_OK;
+}
+int diff_next(sqlite3_vtab_cursor* cur) {
+  auto* c = reinterpret_cast<DiffCursor*>(cur);
+  ++c->at;
+  c->settle();
+  return SQLITE_OK;
+}
+int diff_eof(sqlite3_vtab_cursor* cur) { return reinterpret_cast<DiffCursor*>(cur)->s >= 2; }
+
+void result_uid(sqlite3_context* ctx, const Side& s, int64_t index) {
+  index >= 0 ? sqlite3_result_int64(ctx, s.nodes[(size_t)index].uid) : sqlite3_result_null(ctx);
+}
+
+int diff_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
+  auto* c = reinterpret_cast<DiffCursor*>(cur);
+  const Side &me = c->d->side[c->s], &them = c->d->side[1 - c->s];
+  const size_t i = c->at;
+  // The LCA's id is its uid on the first side, whichever side the row is from (TraceLens's
+  // lowest_common_ancestor_id: one id for the pair).
+  const int64_t lca = me.lca[i], lca_other = lca >= 0 ? me.match[(size_t)lca] : -1;
+  switch (col) {
+    case kSource: sqlite3_result_text(ctx, c->s == 0 ? "trace1" : "trace2", -1, SQLITE_STATIC); break;
+    case kUid: sqlite3_result_int64(ctx, me.nodes[i].uid); break;
+    case kOtherUid: result_uid(ctx, them, me.match[i]); break;
+    case kCpuOpUid: result_uid(ctx, me, me.op[i]); break;
+    case kLca: c->s == 0 ? result_uid(ctx, me, lca) : result_uid(ctx, them, lca_other); break;
+    case kLcaOther: c->s == 0 ? result_uid(ctx, them, lca_other) : result_uid(ctx, me, lca); break;
+    default: sqlite3_result_null(ctx);
+  }
+  return SQLITE_OK;
+}
+int diff_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
+  auto* c = reinterpret_cast<DiffCursor*>(cur);
+  *rowid = (sqlite3_int64)(c->s * (int64_t(1) << 40) + (int64_t)c->at);
+  return SQLITE_OK;
+}
+
+const sqlite3_module kDiffModule = {0,          nullptr,    diff_connect, diff_best_index, x_disconnect, nullptr,
+                                    diff_open,  diff_close, diff_filter,  diff_next,       diff_eof,     diff_column,
+                                    diff_rowid, nullptr,    nullptr,      nullptr,         nullptr,      nullptr,
+                                    nullptr,    nullptr,    nullptr,      nullptr,         nullptr,      nullptr};
+
+// ---- matched(uid [, schema]) -----------------------------------------------------------------
+
+enum MatchCol { kMOther, kMLca, kMLcaOther, kMArgUid, kMArgSchema };
+
+struct MatchCursor {
+  sqlite3_vtab_cursor base{};
+  bool done = true;
+  int64_t other = -1, lca = -1, lca_other = -1;
+};
+
+int match_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
+  int rc = sqlite3_declare_vtab(
+      db, "CREATE TABLE x(other_uid INTEGER, lca_uid INTEGER, lca_other_uid INTEGER, uid HIDDEN, schema HIDDEN)");
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  *out = &(new Vtab{{}, db})->base;
+  return SQLITE_OK;
+}
+int match_best_index(sqlite3_vtab*, sqlite3_index_info* info) { return hidden_args_best_index(info, kMArgUid, 2); }
+int match_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  *out = &(new MatchCursor)->base;
+  return SQLITE_OK;
+}
+int match_close(sqlite3_vtab_cursor* c) {
+  delete reinterpret_cast<MatchCursor*>(c);
+  return SQLITE_OK;
+}
+int match_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value** argv) {
+  auto* c = reinterpret_cast<MatchCursor*>(cur);
+  sqlite3* db = reinterpret_cast<Vtab*>(cur->pVtab)->db;
+  if (!(plan & 1) || sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER)
+    return vtab_error(cur->pVtab, "matched(uid [, schema]): uid must be an event uid");
+  const int64_t uid = sqlite3_value_int64(argv[0]);
+  const std::string schema = schema_arg(db, (plan & 2) ? argv[1] : nullptr);
+  if (schema != "main" && schema != "other")
+    return vtab_error(cur->pVtab, fmt::format("matched: schema must be main or other, not '{}'", schema));
+  std::unique_ptr<TreeDiff> own;
+  std::string error;
+  TreeDiff* d = diff_for(db, own, error);
+  if (!d) return vtab_error(cur->pVtab, "matched: " + error);
+  const int s = schema == "main" ? 0 : 1;
+  const Side &me = d->side[s], &them = d->side[1 - s];
+  const int64_t i = me.find(uid);
+  c->done = false;
+  c->other = c->lca = c->lca_other = -1;
+  if (i >= 0) {
+    const int64_t o = me.match[(size_t)i], l = me.lca[(size_t)i];
+    c->other = o >= 0 ? them.nodes[(size_t)o].uid : -1;
+    c->lca = l >= 0 ? me.nodes[(size_t)l].uid : -1;
+    c->lca_other = l >= 0 && me.match[(size_t)l] >= 0 ? them.nodes[(size_t)me.match[(size_t)l]].uid : -1;
+  }
+  return SQLITE_OK;
+}
+int match_next(sqlite3_vtab_cursor* cur) {
+  reinterpret_cast<MatchCursor*>(cur)->done = true;
+  return SQLITE_OK;
+}
+int match_eof(sqlite3_vtab_cursor* cur) { return reinterpret_cast<MatchCursor*>(cur)->done; }
+int match_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
+  auto* c = reinterpret_cast<MatchCursor*>(cur);
+  const int64_t v = col == kMOther ? c->other : col == kMLca ? c->lca : col == kMLcaOther ? c->lca_other : -1;
+  v >= 0 ? sqlite3_result_int64(ctx, v) : sqlite3_result_null(ctx);
+  return SQLITE_OK;
+}
+int match_rowid(sqlite3_vtab_cursor*, sqlite3_int64* rowid) {
+  *rowid = 0;
+  return SQLITE_OK;
+}
+
+const sqlite3_module kMatchModule = {0,         nullptr,      match_connect, match_best_index, x_disconnect,
+                                     nullptr,   match_open,   match_close,   match_filter,     match_next,
+                                     match_eof, match_column, match_rowid,   nullptr,          nullptr,
+                                     nullptr,   nullptr,      nullptr,       nullptr,          nullptr,
+                                     nullptr,   nullptr,      nullptr,       nullptr};
+
+}  // namespace
+
+std::optional<std::vector<MergedRow>> merged_tree(sqlite3* db, int64_t uid, int max_depth) {
+  if (token(db, "other").empty()) return std::nullopt;
+  std::unique_ptr<TreeDiff> own;
+  std::string error;
+  TreeDiff* d = diff_for(db, own, error);
+  if (!d) throw std::runtime_error(error);
+  const Side &a = d->side[0], &b = d->side[1];
+  const int64_t i = a.find(uid);
+  if (i < 0 || a.match[(size_t)i] < 0) return std::nullopt;
+  std::vector<MergedRow> out;
+  for (const MergedNode& n : merged_subtree(a.nodes, b.nodes, a.match, b.match, i, a.match[(size_t)i], max_depth)) {
+    MergedRow r{n.depth, n.last, std::nullopt, std::nullopt};
+    if (n.a >= 0) r.main = a.nodes[(size_t)n.a].uid;
+    if (n.b >= 0) r.other = b.nodes[(size_t)n.b].uid;
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<SqlFunction> tree_diff_functions() {
+  SqlFunction rows{"tree_diff", "()",
+                   "table: the structural diff of main and other (TraceLens's TraceDiff), one row per GPU kernel / "
+                   "copy / fill of either side: source ('trace1' main, 'trace2' other), uid, other_uid (its "
+                   "counterpart), cpu_op_uid, lca_uid / lca_other_uid (the lowest common ancestor on each side)",
+                   SqlFunction::table};
+  rows.module = &kDiffModule;
+  SqlFunction match{"matched", "(uid [, schema])",
+                    "table: the counterpart in the other database (main <-> other) of event uid of schema (default "
+                    "main), by the structural diff: other_uid, lca_uid, lca_other_uid (NULL: none)",
+                    SqlFunction::table};
+  match.module = &kMatchModule;
+  return {rows, match};
+}
+
+}  // namespace tlsql
