@@ -969,11 +969,14 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
         session->attach(w[1], w[3], opt);
       }
     } else if (cmd == ".reports") {
+      size_t width = 0;  // the longest name and two spaces (launch_outliers ran into its text)
+      for (const SqlAsset& a : sql_assets())
+        if (a.name.rfind("report_", 0) == 0) width = std::max(width, a.name.size() - 7 + 2);
       for (const SqlAsset& a : sql_assets())
         if (a.name.rfind("report_", 0) == 0) {
           std::string_view doc = a.text.substr(0, a.text.find('\n'));
           if (doc.rfind("-- ", 0) == 0) doc.remove_prefix(3);
-          fmt::print(out(), "{:<14}{}\n", a.name.substr(7), doc);
+          fmt::print(out(), "{:<{}}{}\n", a.name.substr(7), width, doc);
         }
     } else if (cmd == ".report") {
       const std::string text = sql_for("report_" + arg(1), "main");

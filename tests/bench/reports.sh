@@ -46,11 +46,12 @@ for input in ${INPUTS:-control_1g.json resnet_1g.json}; do
   load=$(awk -v a="$load" -v b="$secs" 'BEGIN { print (a < b ? a : b) }')
   secs=$load
   row "load (SELECT count(*) FROM event)" "$secs" "$load" "$kb" "$bytes"
-  for r in summary ops kernels gemm sdpa conv fx optimizable collectives timeline temporal idle launch; do
+  for r in summary ops kernels gemm sdpa conv fx optimizable collectives timeline temporal idle launch \
+    launch_outliers events health critical_path steps memory memory_ops memory_leaks mfu overlap overlap_groups; do
     run "$bin" -q "$json" --report "$r"
     row "--report $r" "$secs" "$load" "$kb" "$bytes"
   done
-  for r in diff diff_kernels diff_shapes; do
+  for r in diff diff_kernels diff_shapes diff_tree diff_tree_ops; do
     run "$bin" -q "$json" --diff "$json" --report "$r"
     row "--diff self --report $r (two loads)" "$secs" "$load" "$kb" "$bytes"
   done
