@@ -6,24 +6,24 @@
 -- the sum beneath it: docs/perf_models.md). Sorted by trace1 time, as TraceLens.
 WITH d AS MATERIALIZED (SELECT * FROM tree_diff WHERE lca_uid IS NOT NULL),
 k AS MATERIALIZED (
-  SELECT d.lca_uid, d.lca_other_uid, d.source, e.name, e.dur, e.ts, o.name AS op FROM d
+  SELECT d.lca_uid, d.lca_other_uid, d.source, d.uid, e.dur, e.ts, o.name AS op FROM d
   JOIN main.event e ON e.uid = d.uid LEFT JOIN main.event o ON o.uid = d.cpu_op_uid WHERE d.source = 'trace1'
   UNION ALL
-  SELECT d.lca_uid, d.lca_other_uid, d.source, e.name, e.dur, e.ts, o.name FROM d
+  SELECT d.lca_uid, d.lca_other_uid, d.source, d.uid, e.dur, e.ts, o.name FROM d
   JOIN other.event e ON e.uid = d.uid LEFT JOIN other.event o ON o.uid = d.cpu_op_uid WHERE d.source = 'trace2'),
-g AS (
+g AS MATERIALIZED (
   SELECT lca_uid, max(lca_other_uid) AS lca_other_uid,
          count(*) FILTER (WHERE source = 'trace1') AS n1, count(*) FILTER (WHERE source = 'trace2') AS n2,
          coalesce(sum(dur) FILTER (WHERE source = 'trace1'), 0) AS t1, coalesce(sum(dur) FILTER (WHERE source = 'trace2'), 0) AS t2
-  FROM k GROUP BY lca_uid),
-ops AS (
+  FROM k GROUP BY lca_uid ORDER BY t1 DESC, lca_uid),  -- the output's order: sorting it last moved every row's name arrays
+ops AS MATERIALIZED (
   SELECT lca_uid, source, group_concat(op, ' | ') AS ops
   FROM (SELECT DISTINCT lca_uid, source, op FROM k WHERE op IS NOT NULL ORDER BY lca_uid, source, op)
   GROUP BY lca_uid, source),
-names AS (
-  SELECT lca_uid, json_group_array(name) FILTER (WHERE source = 'trace1') AS names1,
-         json_group_array(name) FILTER (WHERE source = 'trace2') AS names2
-  FROM (SELECT * FROM k ORDER BY lca_uid, ts) GROUP BY lca_uid)
+names AS MATERIALIZED (
+  SELECT lca_uid, json_group_array((SELECT name FROM main.event WHERE uid = k.uid)) FILTER (WHERE source = 'trace1') AS names1,
+         json_group_array((SELECT name FROM other.event WHERE uid = k.uid)) FILTER (WHERE source = 'trace2') AS names2
+  FROM (SELECT * FROM k ORDER BY lca_uid, ts) k GROUP BY lca_uid)
 SELECT coalesce(o1.ops, o2.ops) AS name, l.name AS lowest_common_ancestor_name, g.lca_uid AS lowest_common_ancestor_id,
        g.lca_other_uid AS lowest_common_ancestor_other_uid, l.input_dims AS "Input Dims", l.input_types AS "Input type",
        round(g.t1 / 1e3, 3) AS kernel_time_trace1_us, round(g.t2 / 1e3, 3) AS kernel_time_trace2_us,
@@ -35,5 +35,4 @@ SELECT coalesce(o1.ops, o2.ops) AS name, l.name AS lowest_common_ancestor_name, 
 FROM g JOIN names n ON n.lca_uid = g.lca_uid JOIN main.event l ON l.uid = g.lca_uid
 LEFT JOIN ops o1 ON o1.lca_uid = g.lca_uid AND o1.source = 'trace1'
 LEFT JOIN ops o2 ON o2.lca_uid = g.lca_uid AND o2.source = 'trace2'
-ORDER BY g.t1 DESC, g.lca_uid
 LIMIT coalesce(@top, -1);

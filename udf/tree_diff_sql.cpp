@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/event_store.h"
+#include "src/event_table.h"
 #include "udf/connection_cache.h"
 #include "udf/registry.h"
 #include "udf/tree_access.h"
@@ -46,6 +48,21 @@ struct Names {  // diff_name numbers, each raw name normalised once
   }
 };
 
+// Rows come in uid order (the event table's, the store's); parents become indices.
+void link_parents(Side& s, std::vector<int64_t>& parent_uid) {
+  if (!std::is_sorted(s.uids.begin(), s.uids.end())) {  // the event table is read in uid order; be sure
+    std::vector<size_t> order(s.uids.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return s.uids[x] < s.uids[y]; });
+    std::vector<DiffNode> nodes;
+    std::vector<int64_t> parents;
+    for (size_t i : order) nodes.push_back(s.nodes[i]), parents.push_back(parent_uid[i]);
+    s.nodes = std::move(nodes), parent_uid = std::move(parents);
+    for (size_t i = 0; i < s.nodes.size(); ++i) s.uids[i] = s.nodes[i].uid;
+  }
+  for (size_t i = 0; i < s.nodes.size(); ++i) s.nodes[i].parent = parent_uid[i] < 0 ? -1 : s.find(parent_uid[i]);
+}
+
 bool read_side(sqlite3* db, const std::string& schema, Names& names, Side& s, std::string& error) {
   sqlite3_stmt* q = nullptr;
   const std::string sql = fmt::format(
@@ -71,18 +88,43 @@ bool read_side(sqlite3* db, const std::string& schema, Names& names, Side& s, st
   }
   sqlite3_finalize(q);
   if (rc != SQLITE_DONE) return error = fmt::format("{}: {}", schema, sqlite3_errmsg(db)), false;
-  if (!std::is_sorted(s.uids.begin(), s.uids.end())) {  // the event table is read in uid order; be sure
-    std::vector<size_t> order(s.uids.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return s.uids[x] < s.uids[y]; });
-    std::vector<DiffNode> nodes;
-    std::vector<int64_t> parents;
-    for (size_t i : order) nodes.push_back(s.nodes[i]), parents.push_back(parent_uid[i]);
-    s.nodes = std::move(nodes), parent_uid = std::move(parents);
-    for (size_t i = 0; i < s.nodes.size(); ++i) s.uids[i] = s.nodes[i].uid;
-  }
-  for (size_t i = 0; i < s.nodes.size(); ++i) s.nodes[i].parent = parent_uid[i] < 0 ? -1 : s.find(parent_uid[i]);
+  link_parents(s, parent_uid);
   return true;
+}
+
+// The same rows straight from a loaded trace's store (no SQL, names by their pool ids): on a GB
+// trace this is most of what the diff costs.
+void read_store(const EventStore& store, Names& names, Side& s) {
+  std::vector<int32_t> name_of(store.strings.size(), -1);  // pool id -> diff name number
+  std::vector<int64_t> parent_uid;
+  for (const auto& t : store.traces)
+    for (size_t r = 0; r < t->rows.size(); ++r) {
+      const EventRec& e = t->rows[r];
+      DiffNode::Kind k;
+      switch (e.kind) {
+        case Kind::cpu_op: k = DiffNode::op; break;
+        case Kind::runtime:
+        case Kind::driver: k = DiffNode::call; break;
+        case Kind::kernel:
+        case Kind::memcpy:
+        case Kind::memset: k = DiffNode::gpu; break;
+        case Kind::python:
+        case Kind::annotation: k = DiffNode::host; break;
+        default: continue;
+      }
+      if (e.ts == kNull) continue;
+      int32_t name;
+      if (e.name == StringPool::kNone) {
+        name = names("");
+      } else {
+        if (name_of[e.name] < 0) name_of[e.name] = names(std::string(store.strings.get(e.name)).c_str());
+        name = name_of[e.name];
+      }
+      s.uids.push_back(t->uid_base + (int64_t)r);
+      parent_uid.push_back(e.parent >= 0 ? t->uid_base + e.parent : -1);
+      s.nodes.push_back({s.uids.back(), -1, name, (int32_t)t->id, e.ts, k});
+    }
+  link_parents(s, parent_uid);
 }
 
 std::string token(sqlite3* db, const char* schema) {
@@ -99,8 +141,13 @@ std::string token(sqlite3* db, const char* schema) {
 std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
   auto d = std::make_unique<TreeDiff>();
   Names names;
-  if (!read_side(db, "main", names, d->side[0], d->error) || !read_side(db, "other", names, d->side[1], d->error))
-    return d;
+  for (int k = 0; k < 2; ++k) {
+    const char* schema = k == 0 ? "main" : "other";
+    if (const EventStore* store = loaded_store(db, schema))
+      read_store(*store, names, d->side[k]);
+    else if (!read_side(db, schema, names, d->side[k], d->error))
+      return d;
+  }
   DiffMatch m = match_trees(d->side[0].nodes, d->side[1].nodes);
   d->side[0].match = std::move(m.a), d->side[1].match = std::move(m.b);
   for (Side& s : d->side) s.lca = lowest_matched_ancestors(s.nodes, s.match), s.op = nearest_ops(s.nodes);

@@ -110,6 +110,8 @@ conv = ops.get("aten::conv2d", {})
 check((conv.get("num_kernels_trace1"), conv.get("num_kernels_trace2"), conv.get("kernel_time_trace1_us"),
        conv.get("kernel_time_trace2_us"), conv.get("speedup (trace1/trace2)"), conv.get("name")) ==
       ("2", "3", "20.0", "30.0", "0.667", "aten::cudnn_convolution"), f"diff_tree_ops conv2d ({conv})")
+times = [float(r["kernel_time_trace1_us"]) for r in rows(pa, "--diff", pb, "--report", "diff_tree_ops")]
+check(times == sorted(times, reverse=True), f"diff_tree_ops: slowest in trace1 first ({times})")
 check(json.loads(ops.get("aten::addmm", {}).get("kernel_names_trace2", "[]")) == ["Cijk_gemm_fp16"],
       "diff_tree_ops addmm: trace2's kernel names")
 # .tree on a matched op: both trees merged (TraceLens's print_merged_tree), worked out from the
@@ -128,6 +130,15 @@ want = f"""└── aten::linear  [{a.uid('aten::linear')} | {b.uid('aten::line
 check(r.returncode == 0 and r.stdout == want, f".tree merged:\n{r.stdout}{r.stderr}")
 r = run(pa, "-c", f".tree {a.uid('aten::linear')}")
 check(r.returncode == 0 and "UID: " in r.stdout and "trace2" not in r.stdout, "without --diff, .tree is main's tree")
+
+# Saved databases are read through SQL, loaded traces from the store: the same rows.
+dbs = [os.path.join(work, n) for n in ("cuda.db", "hip.db")]
+for src, db in zip((pa, pb), dbs):
+    if os.path.exists(db):
+        os.remove(db)
+    subprocess.run([tlsql, "-q", src, "-o", db], check=True, stdin=subprocess.DEVNULL, timeout=300)
+check(rows(*dbs[:1], "--diff", dbs[1], "-c", "SELECT * FROM tree_diff") == rows(pa, "--diff", pb, "-c", "SELECT * FROM tree_diff"),
+      "saved databases: the same tree_diff rows as the loaded traces")
 
 r = run(pa, "--report", "diff_tree")
 check(r.returncode == 1 and "needs a second trace" in r.stderr, f"without --diff: one line, exit 1 ({r.stderr.strip()})")
