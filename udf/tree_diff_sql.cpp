@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -26,6 +27,8 @@ namespace {
 
 struct Side {
   std::vector<DiffNode> nodes;
+  std::vector<int32_t> raw;   // per node: its name as written (Names::raw)
+  std::vector<int64_t> dur;   // per node: its duration, kNull when none
   std::vector<int64_t> uids;  // nodes[i].uid, ascending (rows come in uid order): uid -> index
   std::vector<int64_t> match, lca, op;
   int64_t find(int64_t uid) const {
@@ -34,18 +37,27 @@ struct Side {
   }
 };
 
-struct TreeDiff {
-  Side side[2];  // main, other
-  std::string error;
-};
-
-struct Names {  // diff_name numbers, each raw name normalised once
-  std::unordered_map<std::string, int32_t> raw, normal;
-  int32_t operator()(const char* name) {
-    auto [it, fresh] = raw.try_emplace(name ? name : "", 0);
-    if (fresh) it->second = normal.try_emplace(diff_name(it->first), (int32_t)normal.size()).first->second;
+// Names, numbered twice: as written (for the reports) and as compared (diff_name, each raw name
+// normalised once).
+struct Names {
+  std::unordered_map<std::string, std::pair<int32_t, int32_t>> ids;  // raw -> (diff name, raw)
+  std::unordered_map<std::string, int32_t> normal;
+  std::vector<const std::string*> raw;  // raw id -> the name (keys of ids: stable)
+  std::pair<int32_t, int32_t> operator()(const char* name) {
+    auto [it, fresh] = ids.try_emplace(name ? name : "", 0, 0);
+    if (fresh) {
+      it->second = {normal.try_emplace(diff_name(it->first), (int32_t)normal.size()).first->second,
+                    (int32_t)raw.size()};
+      raw.push_back(&it->first);
+    }
     return it->second;
   }
+};
+
+struct TreeDiff {
+  Side side[2];  // main, other
+  Names names;
+  std::string error;
 };
 
 // Rows come in uid order (the event table's, the store's); parents become indices.
@@ -55,9 +67,11 @@ void link_parents(Side& s, std::vector<int64_t>& parent_uid) {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return s.uids[x] < s.uids[y]; });
     std::vector<DiffNode> nodes;
-    std::vector<int64_t> parents;
-    for (size_t i : order) nodes.push_back(s.nodes[i]), parents.push_back(parent_uid[i]);
-    s.nodes = std::move(nodes), parent_uid = std::move(parents);
+    std::vector<int64_t> parents, dur;
+    std::vector<int32_t> raw;
+    for (size_t i : order)
+      nodes.push_back(s.nodes[i]), parents.push_back(parent_uid[i]), raw.push_back(s.raw[i]), dur.push_back(s.dur[i]);
+    s.nodes = std::move(nodes), parent_uid = std::move(parents), s.raw = std::move(raw), s.dur = std::move(dur);
     for (size_t i = 0; i < s.nodes.size(); ++i) s.uids[i] = s.nodes[i].uid;
   }
   for (size_t i = 0; i < s.nodes.size(); ++i) s.nodes[i].parent = parent_uid[i] < 0 ? -1 : s.find(parent_uid[i]);
@@ -66,7 +80,8 @@ void link_parents(Side& s, std::vector<int64_t>& parent_uid) {
 bool read_side(sqlite3* db, const std::string& schema, Names& names, Side& s, std::string& error) {
   sqlite3_stmt* q = nullptr;
   const std::string sql = fmt::format(
-      "SELECT uid, parent, kind, name, trace, ts FROM \"{}\".event WHERE kind IN ('cpu_op', 'python', 'annotation', "
+      "SELECT uid, parent, kind, name, trace, ts, dur FROM \"{}\".event WHERE kind IN ('cpu_op', 'python', "
+      "'annotation', "
       "'runtime', 'driver', 'kernel', 'memcpy', 'memset') AND ts IS NOT NULL",
       schema);
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) != SQLITE_OK) {
@@ -83,8 +98,10 @@ bool read_side(sqlite3* db, const std::string& schema, Names& names, Side& s, st
                                                                                   : DiffNode::host;
     s.uids.push_back(sqlite3_column_int64(q, 0));
     parent_uid.push_back(sqlite3_column_type(q, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 1));
-    s.nodes.push_back({s.uids.back(), -1, names((const char*)sqlite3_column_text(q, 3)),
-                       (int32_t)sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5), k});
+    auto [name, raw] = names((const char*)sqlite3_column_text(q, 3));
+    s.nodes.push_back({s.uids.back(), -1, name, (int32_t)sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5), k});
+    s.raw.push_back(raw);
+    s.dur.push_back(sqlite3_column_type(q, 6) == SQLITE_NULL ? kNull : sqlite3_column_int64(q, 6));
   }
   sqlite3_finalize(q);
   if (rc != SQLITE_DONE) return error = fmt::format("{}: {}", schema, sqlite3_errmsg(db)), false;
@@ -95,7 +112,7 @@ bool read_side(sqlite3* db, const std::string& schema, Names& names, Side& s, st
 // The same rows straight from a loaded trace's store (no SQL, names by their pool ids): on a GB
 // trace this is most of what the diff costs.
 void read_store(const EventStore& store, Names& names, Side& s) {
-  std::vector<int32_t> name_of(store.strings.size(), -1);  // pool id -> diff name number
+  std::vector<std::pair<int32_t, int32_t>> name_of(store.strings.size(), {-1, -1});  // pool id -> Names ids
   std::vector<int64_t> parent_uid;
   for (const auto& t : store.traces)
     for (size_t r = 0; r < t->rows.size(); ++r) {
@@ -113,16 +130,18 @@ void read_store(const EventStore& store, Names& names, Side& s) {
         default: continue;
       }
       if (e.ts == kNull) continue;
-      int32_t name;
+      std::pair<int32_t, int32_t> name;
       if (e.name == StringPool::kNone) {
         name = names("");
       } else {
-        if (name_of[e.name] < 0) name_of[e.name] = names(std::string(store.strings.get(e.name)).c_str());
+        if (name_of[e.name].first < 0) name_of[e.name] = names(std::string(store.strings.get(e.name)).c_str());
         name = name_of[e.name];
       }
       s.uids.push_back(t->uid_base + (int64_t)r);
       parent_uid.push_back(e.parent >= 0 ? t->uid_base + e.parent : -1);
-      s.nodes.push_back({s.uids.back(), -1, name, (int32_t)t->id, e.ts, k});
+      s.nodes.push_back({s.uids.back(), -1, name.first, (int32_t)t->id, e.ts, k});
+      s.raw.push_back(name.second);
+      s.dur.push_back(e.dur);
     }
   link_parents(s, parent_uid);
 }
@@ -140,7 +159,7 @@ std::string token(sqlite3* db, const char* schema) {
 
 std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
   auto d = std::make_unique<TreeDiff>();
-  Names names;
+  Names& names = d->names;
   for (int k = 0; k < 2; ++k) {
     const char* schema = k == 0 ? "main" : "other";
     if (const EventStore* store = loaded_store(db, schema))
@@ -265,6 +284,142 @@ const sqlite3_module kDiffModule = {0,          nullptr,    diff_connect, diff_b
                                     diff_rowid, nullptr,    nullptr,      nullptr,         nullptr,      nullptr,
                                     nullptr,    nullptr,    nullptr,      nullptr,         nullptr,      nullptr};
 
+// ---- tree_diff_groups: per lowest common ancestor, what diff_tree_ops reports ---------------------
+
+// Both sides' GPU work per ancestor pair: counts, summed durations, the launching ops' names and
+// the kernels' names in start order; rows slowest in trace1 first (then by uid). In C++ rather than
+// SQL: grouping two GB traces' kernels by ancestor with their names took SQLite most of a minute.
+struct Group {
+  int64_t lca = -1, lca_other = -1;
+  int64_t n[2] = {0, 0}, t[2] = {0, 0};
+  std::string ops[2];  // ' | ' between distinct names, in byte order; empty: none
+  std::string names[2];
+};
+
+std::vector<Group> groups_of(const TreeDiff& d) {
+  struct Kernel {
+    int64_t ts, uid;
+    int32_t raw;
+  };
+  std::unordered_map<int64_t, size_t> at;  // ancestor's uid in main -> group
+  std::vector<Group> groups;
+  std::vector<std::vector<Kernel>> kernels[2];
+  std::vector<std::vector<int32_t>> ops[2];
+  for (int s = 0; s < 2; ++s) {
+    const Side &me = d.side[s], &them = d.side[1 - s];
+    for (size_t i = 0; i < me.nodes.size(); ++i) {
+      const int64_t l = me.lca[i];
+      if (me.nodes[i].kind != DiffNode::gpu || l < 0) continue;
+      const int64_t here = me.nodes[(size_t)l].uid, there = them.nodes[(size_t)me.match[(size_t)l]].uid;
+      const int64_t key = s == 0 ? here : there;
+      auto [it, fresh] = at.try_emplace(key, groups.size());
+      if (fresh) {
+        groups.push_back({});
+        groups.back().lca = key, groups.back().lca_other = s == 0 ? there : here;
+        for (int k = 0; k < 2; ++k) kernels[k].emplace_back(), ops[k].emplace_back();
+      }
+      Group& g = groups[it->second];
+      ++g.n[s];
+      if (me.dur[i] != kNull) g.t[s] += me.dur[i];
+      kernels[s][it->second].push_back({me.nodes[i].ts, me.nodes[i].uid, me.raw[i]});
+      if (me.op[i] >= 0) ops[s][it->second].push_back(me.raw[(size_t)me.op[i]]);
+    }
+  }
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (int s = 0; s < 2; ++s) {
+      std::vector<std::string_view> names;
+      for (int32_t r : ops[s][g]) names.push_back(*d.names.raw[(size_t)r]);
+      std::sort(names.begin(), names.end());
+      names.erase(std::unique(names.begin(), names.end()), names.end());
+      for (std::string_view n : names) (groups[g].ops[s] += groups[g].ops[s].empty() ? "" : " | ") += n;
+      auto& ks = kernels[s][g];
+      std::sort(ks.begin(), ks.end(),
+                [](const Kernel& a, const Kernel& b) { return std::pair(a.ts, a.uid) < std::pair(b.ts, b.uid); });
+      nlohmann::json list = nlohmann::json::array();
+      for (const Kernel& k : ks) list.push_back(*d.names.raw[(size_t)k.raw]);
+      groups[g].names[s] = list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+  std::sort(groups.begin(), groups.end(),
+            [](const Group& a, const Group& b) { return a.t[0] != b.t[0] ? a.t[0] > b.t[0] : a.lca < b.lca; });
+  return groups;
+}
+
+enum GroupCol { kGLca, kGLcaOther, kGN1, kGN2, kGT1, kGT2, kGOps1, kGOps2, kGNames1, kGNames2 };
+
+struct GroupCursor {
+  sqlite3_vtab_cursor base{};
+  std::vector<Group> rows;
+  size_t at = 0;
+};
+
+int group_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
+  int rc =
+      sqlite3_declare_vtab(db,
+                           "CREATE TABLE x(lca_uid INTEGER, lca_other_uid INTEGER, num_kernels_trace1 INTEGER, "
+                           "num_kernels_trace2 INTEGER, kernel_time_trace1 INTEGER, kernel_time_trace2 INTEGER, "
+                           "ops_trace1 TEXT, ops_trace2 TEXT, kernel_names_trace1 TEXT, kernel_names_trace2 TEXT)");
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  *out = &(new Vtab{{}, db})->base;
+  return SQLITE_OK;
+}
+int group_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  *out = &(new GroupCursor)->base;
+  return SQLITE_OK;
+}
+int group_close(sqlite3_vtab_cursor* c) {
+  delete reinterpret_cast<GroupCursor*>(c);
+  return SQLITE_OK;
+}
+int group_filter(sqlite3_vtab_cursor* cur, int, const char*, int, sqlite3_value**) {
+  auto* c = reinterpret_cast<GroupCursor*>(cur);
+  std::unique_ptr<TreeDiff> own;
+  std::string error;
+  TreeDiff* d = diff_for(reinterpret_cast<Vtab*>(cur->pVtab)->db, own, error);
+  if (!d) return vtab_error(cur->pVtab, "tree_diff_groups: " + error);
+  c->rows = groups_of(*d);
+  c->at = 0;
+  return SQLITE_OK;
+}
+int group_next(sqlite3_vtab_cursor* cur) {
+  ++reinterpret_cast<GroupCursor*>(cur)->at;
+  return SQLITE_OK;
+}
+int group_eof(sqlite3_vtab_cursor* cur) {
+  auto* c = reinterpret_cast<GroupCursor*>(cur);
+  return c->at >= c->rows.size();
+}
+int group_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
+  const Group& g = reinterpret_cast<GroupCursor*>(cur)->rows[reinterpret_cast<GroupCursor*>(cur)->at];
+  auto text = [&](const std::string& v, bool null_if_empty) {
+    null_if_empty&& v.empty() ? sqlite3_result_null(ctx)
+                              : sqlite3_result_text(ctx, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
+  };
+  switch (col) {
+    case kGLca: sqlite3_result_int64(ctx, g.lca); break;
+    case kGLcaOther: sqlite3_result_int64(ctx, g.lca_other); break;
+    case kGN1: sqlite3_result_int64(ctx, g.n[0]); break;
+    case kGN2: sqlite3_result_int64(ctx, g.n[1]); break;
+    case kGT1: sqlite3_result_int64(ctx, g.t[0]); break;
+    case kGT2: sqlite3_result_int64(ctx, g.t[1]); break;
+    case kGOps1: text(g.ops[0], true); break;
+    case kGOps2: text(g.ops[1], true); break;
+    case kGNames1: text(g.names[0], false); break;
+    case kGNames2: text(g.names[1], false); break;
+    default: sqlite3_result_null(ctx);
+  }
+  return SQLITE_OK;
+}
+int group_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
+  *rowid = (sqlite3_int64) reinterpret_cast<GroupCursor*>(cur)->at;
+  return SQLITE_OK;
+}
+
+const sqlite3_module kGroupModule = {
+    0,          nullptr,   group_connect, diff_best_index, x_disconnect, nullptr, group_open, group_close, group_filter,
+    group_next, group_eof, group_column,  group_rowid,     nullptr,      nullptr, nullptr,    nullptr,     nullptr,
+    nullptr,    nullptr,   nullptr,       nullptr,         nullptr,      nullptr};
+
 // ---- matched(uid [, schema]) -----------------------------------------------------------------
 
 enum MatchCol { kMOther, kMLca, kMLcaOther, kMArgUid, kMArgSchema };
@@ -373,7 +528,13 @@ std::vector<SqlFunction> tree_diff_functions() {
                     "main), by the structural diff: other_uid, lca_uid, lca_other_uid (NULL: none)",
                     SqlFunction::table};
   match.module = &kMatchModule;
-  return {rows, match};
+  SqlFunction groups{"tree_diff_groups", "()",
+                     "table: the structural diff of main and other per lowest common ancestor (what diff_tree_ops "
+                     "reports): lca_uid, lca_other_uid, num_kernels_trace1/2, kernel_time_trace1/2 (ns), ops_trace1/2, "
+                     "kernel_names_trace1/2 (JSON arrays); slowest in main first",
+                     SqlFunction::table};
+  groups.module = &kGroupModule;
+  return {rows, groups, match};
 }
 
 }  // namespace tlsql
