@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "src/kind.h"
+#include "src/sqlite_util.h"
 #include "udf/critical_path.h"
 #include "udf/gpu_class.h"
 #include "udf/registry.h"
@@ -18,18 +20,19 @@ namespace tlsql {
 
 namespace {
 
-struct Query {
-  sqlite3_stmt* s = nullptr;
-  int rc = SQLITE_OK;
-  Query(sqlite3* db, const std::string& sql) { rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr); }
-  ~Query() { sqlite3_finalize(s); }
-  Query& bind(int i, int64_t v) { return sqlite3_bind_int64(s, i, v), *this; }
-  Query& bind(int i, const std::string& v) { return sqlite3_bind_text(s, i, v.c_str(), -1, SQLITE_TRANSIENT), *this; }
-  bool next() { return s && (rc = sqlite3_step(s)) == SQLITE_ROW; }
-  bool done() const { return rc == SQLITE_DONE; }
-  bool null(int c) const { return sqlite3_column_type(s, c) == SQLITE_NULL; }
-  int64_t i(int c) const { return sqlite3_column_int64(s, c); }
-  std::string t(int c) const { return sqlite3_column_text(s, c) ? (const char*)sqlite3_column_text(s, c) : ""; }
+// A Statement (its errors thrown as SqlError) with the binds and column reads used here.
+struct Query : Statement {
+  using Statement::Statement;
+  Query& bind(int i, int64_t v) { return sqlite3_bind_int64(get(), i, v), *this; }
+  Query& bind(int i, const std::string& v) {
+    return sqlite3_bind_text(get(), i, v.c_str(), -1, SQLITE_TRANSIENT), *this;
+  }
+  bool null(int c) const { return sqlite3_column_type(get(), c) == SQLITE_NULL; }
+  int64_t i(int c) const { return sqlite3_column_int64(get(), c); }
+  std::string t(int c) const {
+    const unsigned char* v = sqlite3_column_text(get(), c);
+    return v ? (const char*)v : "";
+  }
 };
 
 // Numbers for text keys: threads (pid, tid) and streams (device, stream).
@@ -41,37 +44,32 @@ struct Numbering {
 };
 
 // The window: the instance-th (by start) host event of the trace whose name contains
-// `annotation` (HTA matches the same way); the whole trace for an empty annotation.
-bool window(sqlite3* db, const std::string& q, int64_t trace, const std::string& annotation, int64_t instance,
-            int64_t& start, int64_t& end, std::string& error) {
+// `annotation` (HTA matches the same way); the whole trace for an empty annotation. Throws
+// std::runtime_error (a SqlError for SQLite's own errors).
+std::pair<int64_t, int64_t> window(sqlite3* db, const std::string& q, int64_t trace, const std::string& annotation,
+                                   int64_t instance) {
   Query t(db, fmt::format("SELECT 1 FROM {}.trace WHERE id = ?1", q));
-  if (!t.bind(1, trace).next()) return error = fmt::format("no trace has id {}", trace), false;
+  if (!t.bind(1, trace).step()) throw std::runtime_error(fmt::format("no trace has id {}", trace));
   if (annotation.empty()) {
     Query w(db, fmt::format("SELECT min(ts), max(end) FROM {}.event WHERE trace = ?1", q));
     w.bind(1, trace);
-    if (!w.next() || w.null(0)) return error = fmt::format("trace {} has no timed events", trace), false;
-    start = w.i(0), end = w.i(1);
-    return true;
+    if (!w.step() || w.null(0)) throw std::runtime_error(fmt::format("trace {} has no timed events", trace));
+    return {w.i(0), w.i(1)};
   }
   Query w(db, fmt::format("SELECT ts, end FROM {}.event WHERE trace = ?1 AND kind IN ('annotation', 'cpu_op', "
                           "'python') AND ts IS NOT NULL AND instr(name, ?2) > 0 ORDER BY ts, uid",
                           q));
   w.bind(1, trace).bind(2, annotation);
   int64_t seen = 0;
-  while (w.next())
-    if (seen++ == instance) {
-      start = w.i(0), end = w.i(1);
-      return true;
-    }
-  if (!w.done()) return error = sqlite3_errmsg(db), false;
-  error = seen == 0 ? fmt::format("no host event of trace {} has '{}' in its name", trace, annotation)
-                    : fmt::format("'{}' occurs {} times in trace {}: instance {} is not one of 0..{}", annotation, seen,
-                                  trace, instance, seen - 1);
-  return false;
+  while (w.step())
+    if (seen++ == instance) return {w.i(0), w.i(1)};
+  throw std::runtime_error(seen == 0 ? fmt::format("no host event of trace {} has '{}' in its name", trace, annotation)
+                                     : fmt::format("'{}' occurs {} times in trace {}: instance {} is not one of 0..{}",
+                                                   annotation, seen, trace, instance, seen - 1));
 }
 
-bool read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t start, int64_t end, CpInput& in,
-                std::string& error) {
+CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t start, int64_t end) {
+  CpInput in;
   Numbering threads, streams;
   std::unordered_map<int64_t, int64_t> runtime_of;  // correlation -> host call in the window
   Query h(db, fmt::format("SELECT uid, kind, name, pid, tid, ts, end, parent, depth, correlation FROM {}.event "
@@ -79,27 +77,25 @@ bool read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t start,
                           "AND ts BETWEEN ?2 AND ?3 AND dur > 0",
                           q));
   h.bind(1, trace).bind(2, start).bind(3, end);
-  while (h.next()) {
+  while (h.step()) {
     const std::string kind = h.t(1);
     const bool call = kind == "runtime" || kind == "driver";
     in.host.push_back({h.i(0), h.null(7) ? -1 : h.i(7), threads(h.t(3), h.t(4)), (int32_t)h.i(8), h.i(5), h.i(6),
                        call || kind == "cpu_op", call && blocking_host_call(h.t(2))});
     if (call && !h.null(9)) runtime_of.emplace(h.i(9), h.i(0));
   }
-  if (!h.done()) return error = sqlite3_errmsg(db), false;
 
   Query g(db, fmt::format("SELECT g.uid, g.kind, g.name, g.pid, g.stream, g.ts, g.end, r.uid, r.ts, r.dur, r.pid, "
                           "r.tid FROM {0}.launch_link l JOIN {0}.event g ON g.uid = l.gpu JOIN {0}.event r ON r.uid = "
                           "l.runtime WHERE g.trace = ?1 AND g.ts IS NOT NULL AND r.ts IS NOT NULL",
                           q));
   g.bind(1, trace);
-  while (g.next()) {
+  while (g.step()) {
     const bool in_window = g.i(8) >= start && g.i(8) <= end && g.i(9) > 0;
     in.gpu.push_back({g.i(0), g.i(7), g.i(8), threads(g.t(10), g.t(11)), g.i(5), g.i(6), streams(g.t(3), g.t(4)),
                       in_window,
                       classify_gpu(kind_from_name(g.t(1)), g.t(2), GpuRule::tlsql) == GpuClass::communication});
   }
-  if (!g.done()) return error = sqlite3_errmsg(db), false;
 
   // cudaEventRecord / cudaStreamWaitEvent calls by correlation (the sync events name them).
   struct Call {
@@ -112,15 +108,14 @@ bool read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t start,
                           "OR name LIKE '%StreamWaitEvent%')",
                           q));
   c.bind(1, trace);
-  while (c.next()) calls.emplace(c.i(0), Call{c.i(1), threads(c.t(2), c.t(3))});
-  if (!c.done()) return error = sqlite3_errmsg(db), false;
+  while (c.step()) calls.emplace(c.i(0), Call{c.i(1), threads(c.t(2), c.t(3))});
 
   Query s(db, fmt::format("SELECT uid, name, pid, stream, ts, end, correlation, args ->> '$.wait_on_stream', "
                           "args ->> '$.wait_on_cuda_event_record_corr_id' FROM {}.event WHERE trace = ?1 AND kind = "
                           "'sync' AND ts IS NOT NULL",
                           q));
   s.bind(1, trace);
-  while (s.next()) {
+  while (s.step()) {
     const std::string name = s.t(1);
     CpSync x{CpSync::stream_sync, s.i(0), s.i(4), s.i(5), streams(s.t(2), s.t(3))};
     if (name == "Context Sync")
@@ -140,8 +135,7 @@ bool read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t start,
         x.record_ts = r->second.ts, x.record_stream = streams(s.t(2), s.t(7));
     in.sync.push_back(x);
   }
-  if (!s.done()) return error = sqlite3_errmsg(db), false;
-  return true;
+  return in;
 }
 
 enum Col {
@@ -224,12 +218,13 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value
   const std::string annotation = (const char*)sqlite3_value_text(args[0]);
   const std::string q = fmt::format("\"{}\"", schema_arg(db, args[3]));
 
-  std::string error;
-  int64_t start = 0, end = 0;
   CpInput in;
-  if (!window(db, q, trace, annotation, instance, start, end, error) ||
-      !read_input(db, q, trace, start, end, in, error))
-    return vtab_error(cur->pVtab, "critical_path: " + error);
+  try {
+    auto [start, end] = window(db, q, trace, annotation, instance);
+    in = read_input(db, q, trace, start, end);
+  } catch (const std::exception& e) {
+    return vtab_error(cur->pVtab, std::string("critical_path: ") + e.what());
+  }
   CpResult r = critical_path(in);
   if (!r.error.empty())
     return vtab_error(cur->pVtab, fmt::format("critical_path('{}', {}, {}): {}", annotation, instance, trace, r.error));

@@ -16,6 +16,8 @@
 
 #include "src/event_store.h"
 #include "src/event_table.h"
+#include "src/kind.h"
+#include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
 #include "udf/registry.h"
 #include "udf/tree_access.h"
@@ -77,36 +79,40 @@ void link_parents(Side& s, std::vector<int64_t>& parent_uid) {
   for (size_t i = 0; i < s.nodes.size(); ++i) s.nodes[i].parent = parent_uid[i] < 0 ? -1 : s.find(parent_uid[i]);
 }
 
-bool read_side(sqlite3* db, const std::string& schema, Names& names, Side& s, std::string& error) {
-  sqlite3_stmt* q = nullptr;
-  const std::string sql = fmt::format(
-      "SELECT uid, parent, kind, name, trace, ts, dur FROM \"{}\".event WHERE kind IN ('cpu_op', 'python', "
-      "'annotation', "
-      "'runtime', 'driver', 'kernel', 'memcpy', 'memset') AND ts IS NOT NULL",
-      schema);
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) != SQLITE_OK) {
-    error = fmt::format("{}: {}", schema, sqlite3_errmsg(db));
-    return false;
+// The node kind of an event kind; false for kinds the diff leaves out.
+bool diff_kind(Kind kind, DiffNode::Kind& k) {
+  switch (kind) {
+    case Kind::cpu_op: k = DiffNode::op; return true;
+    case Kind::runtime:
+    case Kind::driver: k = DiffNode::call; return true;
+    case Kind::kernel:
+    case Kind::memcpy:
+    case Kind::memset: k = DiffNode::gpu; return true;
+    case Kind::python:
+    case Kind::annotation: k = DiffNode::host; return true;
+    default: return false;
   }
+}
+
+// A saved database's rows, through SQL. Throws SqlError.
+void read_side(sqlite3* db, const std::string& schema, Names& names, Side& s) {
+  Statement q(db, fmt::format("SELECT uid, parent, kind, name, trace, ts, dur FROM \"{}\".event WHERE kind IN "
+                              "('cpu_op', 'python', 'annotation', 'runtime', 'driver', 'kernel', 'memcpy', 'memset') "
+                              "AND ts IS NOT NULL",
+                              schema));
+  sqlite3_stmt* r = q.get();
   std::vector<int64_t> parent_uid;
-  int rc;
-  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-    const std::string kind = (const char*)sqlite3_column_text(q, 2);
-    DiffNode::Kind k = kind == "cpu_op"                                           ? DiffNode::op
-                       : kind == "runtime" || kind == "driver"                    ? DiffNode::call
-                       : kind == "kernel" || kind == "memcpy" || kind == "memset" ? DiffNode::gpu
-                                                                                  : DiffNode::host;
-    s.uids.push_back(sqlite3_column_int64(q, 0));
-    parent_uid.push_back(sqlite3_column_type(q, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 1));
-    auto [name, raw] = names((const char*)sqlite3_column_text(q, 3));
-    s.nodes.push_back({s.uids.back(), -1, name, (int32_t)sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5), k});
+  while (q.step()) {
+    DiffNode::Kind k;
+    if (!diff_kind(kind_from_name((const char*)sqlite3_column_text(r, 2)), k)) continue;
+    s.uids.push_back(sqlite3_column_int64(r, 0));
+    parent_uid.push_back(sqlite3_column_type(r, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(r, 1));
+    auto [name, raw] = names((const char*)sqlite3_column_text(r, 3));
+    s.nodes.push_back({s.uids.back(), -1, name, (int32_t)sqlite3_column_int64(r, 4), sqlite3_column_int64(r, 5), k});
     s.raw.push_back(raw);
-    s.dur.push_back(sqlite3_column_type(q, 6) == SQLITE_NULL ? kNull : sqlite3_column_int64(q, 6));
+    s.dur.push_back(sqlite3_column_type(r, 6) == SQLITE_NULL ? kNull : sqlite3_column_int64(r, 6));
   }
-  sqlite3_finalize(q);
-  if (rc != SQLITE_DONE) return error = fmt::format("{}: {}", schema, sqlite3_errmsg(db)), false;
   link_parents(s, parent_uid);
-  return true;
 }
 
 // The same rows straight from a loaded trace's store (no SQL, names by their pool ids): on a GB
@@ -118,17 +124,7 @@ void read_store(const EventStore& store, Names& names, Side& s) {
     for (size_t r = 0; r < t->rows.size(); ++r) {
       const EventRec& e = t->rows[r];
       DiffNode::Kind k;
-      switch (e.kind) {
-        case Kind::cpu_op: k = DiffNode::op; break;
-        case Kind::runtime:
-        case Kind::driver: k = DiffNode::call; break;
-        case Kind::kernel:
-        case Kind::memcpy:
-        case Kind::memset: k = DiffNode::gpu; break;
-        case Kind::python:
-        case Kind::annotation: k = DiffNode::host; break;
-        default: continue;
-      }
+      if (!diff_kind(e.kind, k)) continue;
       if (e.ts == kNull) continue;
       std::pair<int32_t, int32_t> name;
       if (e.name == StringPool::kNone) {
@@ -146,15 +142,14 @@ void read_store(const EventStore& store, Names& names, Side& s) {
   link_parents(s, parent_uid);
 }
 
+// The database's tlsql_self token; empty when `schema` is not attached or not tlsql's.
 std::string token(sqlite3* db, const char* schema) {
-  sqlite3_stmt* q = nullptr;
-  std::string t;
-  if (sqlite3_prepare_v2(db, fmt::format("SELECT token FROM \"{}\".tlsql_self", schema).c_str(), -1, &q, nullptr) ==
-          SQLITE_OK &&
-      sqlite3_step(q) == SQLITE_ROW)
-    t = (const char*)sqlite3_column_text(q, 0);
-  sqlite3_finalize(q);
-  return t;
+  try {
+    Statement q(db, fmt::format("SELECT token FROM \"{}\".tlsql_self", schema));
+    return q.step() ? (const char*)sqlite3_column_text(q.get(), 0) : "";
+  } catch (const SqlError&) {
+    return "";
+  }
 }
 
 std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
@@ -162,10 +157,16 @@ std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
   Names& names = d->names;
   for (int k = 0; k < 2; ++k) {
     const char* schema = k == 0 ? "main" : "other";
-    if (const EventStore* store = loaded_store(db, schema))
+    if (const EventStore* store = loaded_store(db, schema)) {
       read_store(*store, names, d->side[k]);
-    else if (!read_side(db, schema, names, d->side[k], d->error))
-      return d;
+    } else {
+      try {
+        read_side(db, schema, names, d->side[k]);
+      } catch (const SqlError& e) {
+        d->error = fmt::format("{}: {}", schema, e.what());
+        return d;
+      }
+    }
   }
   DiffMatch m = match_trees(d->side[0].nodes, d->side[1].nodes);
   d->side[0].match = std::move(m.a), d->side[1].match = std::move(m.b);
