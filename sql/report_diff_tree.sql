@@ -4,22 +4,20 @@
 -- source: trace1 (main) or trace2 (other); cpu_op_*: the op that launched the kernel on its side;
 -- kernel_time: the kernel's duration, µs; lowest_common_ancestor_*: the nearest op (or frame)
 -- above the kernel that both trees have, named by its uid in main (the same id for both sides'
--- rows); other_uid: the same kernel in the other trace, when both ran it.
-WITH d AS MATERIALIZED (SELECT * FROM tree_diff),
-rows AS (
-  SELECT e.name, o.name AS cpu_op_name, d.cpu_op_uid, d.source, d.uid AS gpu_op_uid, d.other_uid,
-         o.input_dims, o.input_types, o.input_strides, o.concrete_inputs, e.dur, e.ts, d.lca_uid, d.lca_other_uid
-  FROM d JOIN main.event e ON e.uid = d.uid LEFT JOIN main.event o ON o.uid = d.cpu_op_uid
-  WHERE d.source = 'trace1'
-  UNION ALL
-  SELECT e.name, o.name, d.cpu_op_uid, d.source, d.uid, d.other_uid,
-         o.input_dims, o.input_types, o.input_strides, o.concrete_inputs, e.dur, e.ts, d.lca_uid, d.lca_other_uid
-  FROM d JOIN other.event e ON e.uid = d.uid LEFT JOIN other.event o ON o.uid = d.cpu_op_uid
-  WHERE d.source = 'trace2')
-SELECT r.name, r.cpu_op_name, r.cpu_op_uid, r.source, r.gpu_op_uid, r.other_uid, r.input_dims AS "Input Dims",
-       r.input_types AS "Input type", r.input_strides AS "Input Strides", r.concrete_inputs AS "Concrete Inputs",
-       round(r.dur / 1e3, 3) AS kernel_time, l.name AS lowest_common_ancestor_name,
-       r.lca_uid AS lowest_common_ancestor_id, r.lca_other_uid AS lowest_common_ancestor_other_uid
-FROM rows r LEFT JOIN main.event l ON l.uid = r.lca_uid
-ORDER BY r.lca_uid IS NULL, r.lca_uid, r.source, r.ts, r.gpu_op_uid
+-- rows); other_uid: the same kernel in the other trace, when both ran it. Rows by ancestor, main's
+-- first, then by start (tree_diff hands them over in that order: pos).
+SELECT coalesce(em.name, eo.name) AS name, coalesce(om.name, oo.name) AS cpu_op_name, d.cpu_op_uid, d.source,
+       d.uid AS gpu_op_uid, d.other_uid, coalesce(om.input_dims, oo.input_dims) AS "Input Dims",
+       coalesce(om.input_types, oo.input_types) AS "Input type",
+       coalesce(om.input_strides, oo.input_strides) AS "Input Strides",
+       coalesce(om.concrete_inputs, oo.concrete_inputs) AS "Concrete Inputs",
+       round(coalesce(em.dur, eo.dur) / 1e3, 3) AS kernel_time, l.name AS lowest_common_ancestor_name,
+       d.lca_uid AS lowest_common_ancestor_id, d.lca_other_uid AS lowest_common_ancestor_other_uid
+FROM tree_diff d
+LEFT JOIN main.event em ON d.source = 'trace1' AND em.uid = d.uid
+LEFT JOIN other.event eo ON d.source = 'trace2' AND eo.uid = d.uid
+LEFT JOIN main.event om ON d.source = 'trace1' AND om.uid = d.cpu_op_uid
+LEFT JOIN other.event oo ON d.source = 'trace2' AND oo.uid = d.cpu_op_uid
+LEFT JOIN main.event l ON l.uid = d.lca_uid
+ORDER BY d.pos
 LIMIT coalesce(@top, -1);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -60,7 +61,39 @@ struct TreeDiff {
   Side side[2];  // main, other
   Names names;
   std::string error;
+  // The GPU rows of both sides (side, index) in the order diff_tree reports them; made on first use.
+  std::vector<std::pair<uint8_t, uint32_t>> gpu_order;
+  bool gpu_ordered = false;
 };
+
+// By lowest common ancestor (its uid in main; rows without one last), main's rows before other's,
+// then by start and uid: made here so that SQLite need not sort millions of rows with their names.
+void order_gpu_rows(TreeDiff& d) {
+  if (d.gpu_ordered) return;
+  d.gpu_ordered = true;
+  struct Key {
+    int64_t lca, ts, uid;
+    uint8_t s;
+    uint32_t i;
+  };
+  std::vector<Key> keys;
+  for (int s = 0; s < 2; ++s) {
+    const Side &me = d.side[s], &them = d.side[1 - s];
+    for (size_t i = 0; i < me.nodes.size(); ++i) {
+      if (me.nodes[i].kind != DiffNode::gpu) continue;
+      const int64_t l = me.lca[i];
+      const int64_t lca = l < 0    ? INT64_MAX
+                          : s == 0 ? me.nodes[(size_t)l].uid
+                                   : them.nodes[(size_t)me.match[(size_t)l]].uid;
+      keys.push_back({lca, me.nodes[i].ts, me.nodes[i].uid, (uint8_t)s, (uint32_t)i});
+    }
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.lca, a.s, a.ts, a.uid) < std::tie(b.lca, b.s, b.ts, b.uid);
+  });
+  d.gpu_order.reserve(keys.size());
+  for (const Key& k : keys) d.gpu_order.emplace_back(k.s, k.i);
+}
 
 // Rows come in uid order (the event table's, the store's); parents become indices.
 void link_parents(Side& s, std::vector<int64_t>& parent_uid) {
@@ -190,19 +223,13 @@ TreeDiff* diff_for(sqlite3* db, std::unique_ptr<TreeDiff>& own, std::string& err
 
 // ---- tree_diff: one row per piece of GPU work of either side ------------------------------------
 
-enum DiffCol { kSource, kUid, kOtherUid, kCpuOpUid, kLca, kLcaOther };
+enum DiffCol { kSource, kUid, kOtherUid, kCpuOpUid, kLca, kLcaOther, kPos };
 
 struct DiffCursor {
   sqlite3_vtab_cursor base{};
   std::unique_ptr<TreeDiff> own;
   TreeDiff* d = nullptr;
-  int s = 0;
-  size_t at = 0;
-  void settle() {  // to the next GPU row
-    for (; s < 2; ++s, at = 0)
-      for (; at < d->side[s].nodes.size(); ++at)
-        if (d->side[s].nodes[at].kind == DiffNode::gpu) return;
-  }
+  size_t at = 0;  // in d->gpu_order
 };
 
 struct Vtab {
@@ -213,7 +240,7 @@ struct Vtab {
 int diff_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
   int rc = sqlite3_declare_vtab(db,
                                 "CREATE TABLE x(source TEXT, uid INTEGER, other_uid INTEGER, cpu_op_uid INTEGER, "
-                                "lca_uid INTEGER, lca_other_uid INTEGER)");
+                                "lca_uid INTEGER, lca_other_uid INTEGER, pos INTEGER)");
   if (rc != SQLITE_OK) return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
   *out = &(new Vtab{{}, db})->base;
@@ -226,6 +253,11 @@ int x_disconnect(sqlite3_vtab* v) {
 int diff_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   info->estimatedCost = 1e6;
   return SQLITE_OK;
+}
+int diff_rows_best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
+  // Rows come in pos order: ORDER BY pos needs no sort.
+  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == kPos && !info->aOrderBy[0].desc) info->orderByConsumed = 1;
+  return diff_best_index(v, info);
 }
 int diff_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
   *out = &(new DiffCursor)->base;
@@ -240,17 +272,18 @@ int diff_filter(sqlite3_vtab_cursor* cur, int, const char*, int, sqlite3_value**
   std::string error;
   c->d = diff_for(reinterpret_cast<Vtab*>(cur->pVtab)->db, c->own, error);
   if (!c->d) return vtab_error(cur->pVtab, "tree_diff: " + error);
-  c->s = 0, c->at = 0;
-  c->settle();
+  order_gpu_rows(*c->d);
+  c->at = 0;
   return SQLITE_OK;
 }
 int diff_next(sqlite3_vtab_cursor* cur) {
-  auto* c = reinterpret_cast<DiffCursor*>(cur);
-  ++c->at;
-  c->settle();
+  ++reinterpret_cast<DiffCursor*>(cur)->at;
   return SQLITE_OK;
 }
-int diff_eof(sqlite3_vtab_cursor* cur) { return reinterpret_cast<DiffCursor*>(cur)->s >= 2; }
+int diff_eof(sqlite3_vtab_cursor* cur) {
+  auto* c = reinterpret_cast<DiffCursor*>(cur);
+  return c->at >= c->d->gpu_order.size();
+}
 
 void result_uid(sqlite3_context* ctx, const Side& s, int64_t index) {
   index >= 0 ? sqlite3_result_int64(ctx, s.nodes[(size_t)index].uid) : sqlite3_result_null(ctx);
@@ -258,32 +291,52 @@ void result_uid(sqlite3_context* ctx, const Side& s, int64_t index) {
 
 int diff_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
   auto* c = reinterpret_cast<DiffCursor*>(cur);
-  const Side &me = c->d->side[c->s], &them = c->d->side[1 - c->s];
-  const size_t i = c->at;
+  const auto [s, i] = c->d->gpu_order[c->at];
+  const Side &me = c->d->side[s], &them = c->d->side[1 - s];
   // The LCA's id is its uid on the first side, whichever side the row is from (TraceLens's
   // lowest_common_ancestor_id: one id for the pair).
   const int64_t lca = me.lca[i], lca_other = lca >= 0 ? me.match[(size_t)lca] : -1;
   switch (col) {
-    case kSource: sqlite3_result_text(ctx, c->s == 0 ? "trace1" : "trace2", -1, SQLITE_STATIC); break;
+    case kSource: sqlite3_result_text(ctx, s == 0 ? "trace1" : "trace2", -1, SQLITE_STATIC); break;
     case kUid: sqlite3_result_int64(ctx, me.nodes[i].uid); break;
     case kOtherUid: result_uid(ctx, them, me.match[i]); break;
     case kCpuOpUid: result_uid(ctx, me, me.op[i]); break;
-    case kLca: c->s == 0 ? result_uid(ctx, me, lca) : result_uid(ctx, them, lca_other); break;
-    case kLcaOther: c->s == 0 ? result_uid(ctx, them, lca_other) : result_uid(ctx, me, lca); break;
+    case kLca: s == 0 ? result_uid(ctx, me, lca) : result_uid(ctx, them, lca_other); break;
+    case kLcaOther: s == 0 ? result_uid(ctx, them, lca_other) : result_uid(ctx, me, lca); break;
+    case kPos: sqlite3_result_int64(ctx, (int64_t)c->at); break;
     default: sqlite3_result_null(ctx);
   }
   return SQLITE_OK;
 }
 int diff_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
-  auto* c = reinterpret_cast<DiffCursor*>(cur);
-  *rowid = (sqlite3_int64)(c->s * (int64_t(1) << 40) + (int64_t)c->at);
+  *rowid = (sqlite3_int64) reinterpret_cast<DiffCursor*>(cur)->at;
   return SQLITE_OK;
 }
 
-const sqlite3_module kDiffModule = {0,          nullptr,    diff_connect, diff_best_index, x_disconnect, nullptr,
-                                    diff_open,  diff_close, diff_filter,  diff_next,       diff_eof,     diff_column,
-                                    diff_rowid, nullptr,    nullptr,      nullptr,         nullptr,      nullptr,
-                                    nullptr,    nullptr,    nullptr,      nullptr,         nullptr,      nullptr};
+const sqlite3_module kDiffModule = {0,
+                                    nullptr,
+                                    diff_connect,
+                                    diff_rows_best_index,
+                                    x_disconnect,
+                                    nullptr,
+                                    diff_open,
+                                    diff_close,
+                                    diff_filter,
+                                    diff_next,
+                                    diff_eof,
+                                    diff_column,
+                                    diff_rowid,
+                                    nullptr,
+                                    nullptr,
+                                    nullptr,
+                                    nullptr,
+                                    nullptr,
+                                    nullptr,
+                                    nullptr,
+                                    nullptr,
+                                    nullptr,
+                                    nullptr,
+                                    nullptr};
 
 // ---- tree_diff_groups: per lowest common ancestor, what diff_tree_ops reports ---------------------
 
@@ -518,11 +571,13 @@ std::optional<std::vector<MergedRow>> merged_tree(sqlite3* db, int64_t uid, int 
 }
 
 std::vector<SqlFunction> tree_diff_functions() {
-  SqlFunction rows{"tree_diff", "()",
-                   "table: the structural diff of main and other (TraceLens's TraceDiff), one row per GPU kernel / "
-                   "copy / fill of either side: source ('trace1' main, 'trace2' other), uid, other_uid (its "
-                   "counterpart), cpu_op_uid, lca_uid / lca_other_uid (the lowest common ancestor on each side)",
-                   SqlFunction::table};
+  SqlFunction rows{
+      "tree_diff", "()",
+      "table: the structural diff of main and other (TraceLens's TraceDiff), one row per GPU kernel / "
+      "copy / fill of either side: source ('trace1' main, 'trace2' other), uid, other_uid (its "
+      "counterpart), cpu_op_uid, lca_uid / lca_other_uid (the lowest common ancestor on each side), pos (rows "
+      "come by lca_uid, NULL last, main's first, then by start: ORDER BY pos sorts nothing)",
+      SqlFunction::table};
   rows.module = &kDiffModule;
   SqlFunction match{"matched", "(uid [, schema])",
                     "table: the counterpart in the other database (main <-> other) of event uid of schema (default "
