@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "pictures/picture_sql.h"
@@ -312,11 +313,22 @@ double legend(Canvas& cv, double x, double y, const std::vector<std::pair<std::s
 // ---------------------------------------------------------------------------------------------
 // Roofline
 
+// The texts of a roofline's points, each kept once: a GB trace has hundreds of thousands of points
+// and a few hundred distinct names, shapes and categories.
+class Texts {
+ public:
+  const std::string* operator()(std::string&& s) { return &*set_.insert(std::move(s)).first; }
+
+ private:
+  std::unordered_set<std::string> set_;  // nodes: the pointers stay valid
+};
+
 struct Point {
   int64_t uid, trace;
-  std::string name, label, category, dtype, units;
+  const std::string *name, *label, *category, *dtype, *units;
+  int category_index;  // of category, in kCategories
   double flops, bytes, ns, peak_tflops = NAN, peak_tbps = NAN;
-  std::string shapes;                            // an op's input dims and types: with its name, the group a label names
+  const std::string* shapes;                     // an op's input dims and types: with its name, the group a label names
   double x() const { return flops / bytes; }     // FLOP/byte
   double y() const { return flops / ns / 1e3; }  // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s
 };
@@ -353,32 +365,35 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   // A NULL label / category (the ops' query) is the name's short name / op_category, worked out
   // here once per name: a GB trace has a few hundred op names and hundreds of thousands of points.
   const std::shared_ptr<const UserModels> user = user_models(db);
-  std::unordered_map<std::string, std::pair<std::string, std::string>> by_name;
-  auto named = [&](sqlite3_stmt* s, const std::string& name, int c) {
-    if (sqlite3_column_type(s, c) != SQLITE_NULL) return column_text(s, c);
-    auto it = by_name.find(name);
+  Texts texts;
+  std::unordered_map<std::string, std::pair<const std::string*, const std::string*>> by_name;
+  auto named = [&](sqlite3_stmt* s, const std::string* name, int c) {
+    if (sqlite3_column_type(s, c) != SQLITE_NULL) return texts(column_text(s, c));
+    auto it = by_name.find(*name);
     if (it == by_name.end())
-      it = by_name.emplace(name, std::pair(short_name(name), op_category(user.get(), name))).first;
+      it = by_name.emplace(*name, std::pair(texts(short_name(*name)), texts(op_category(user.get(), *name)))).first;
     return c == 3 ? it->second.first : it->second.second;
   };
   auto point = [&](sqlite3_stmt* s) {
     // NULL (no number: a non-finite one, or no peak for this GPU) reads as NaN.
     auto num = [&](int c) { return sqlite3_column_type(s, c) == SQLITE_NULL ? NAN : sqlite3_column_double(s, c); };
     if (sqlite3_column_type(s, 5) == SQLITE_NULL) return;  // no FLOPs model
-    std::string name = column_text(s, 2);
+    const std::string* name = texts(column_text(s, 2));
+    const std::string* category = named(s, name, 4);
     Point p{sqlite3_column_int64(s, 0),
             sqlite3_column_int64(s, 1),
             name,
             named(s, name, 3),
-            named(s, name, 4),
-            sqlite3_column_type(s, 10) == SQLITE_NULL ? "fp32" : column_text(s, 10),
-            sqlite3_column_type(s, 11) == SQLITE_NULL ? "vector" : column_text(s, 11),
+            category,
+            texts(sqlite3_column_type(s, 10) == SQLITE_NULL ? "fp32" : column_text(s, 10)),
+            texts(sqlite3_column_type(s, 11) == SQLITE_NULL ? "vector" : column_text(s, 11)),
+            category_index(*category),
             num(5),
             num(6),
             num(7),
             num(8),
             num(9),
-            column_text(s, 12)};
+            texts(column_text(s, 12))};
     if (!(p.ns > 0))
       ++no_time;
     else if (!(p.flops > 0))
@@ -386,7 +401,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     else if (!(p.bytes > 0))
       ++no_bytes;
     else
-      pts.push_back(std::move(p));
+      pts.push_back(p);
   };
   try {
     for_each_row(db, sql, bind, point);
@@ -399,9 +414,9 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   for (const Point& p : pts)
     if (std::isfinite(p.peak_tflops) && std::isfinite(p.peak_tbps) &&
         std::none_of(ceilings.begin(), ceilings.end(), [&](const Ceiling& c) {
-          return c.dtype == p.dtype && c.units == p.units && c.tflops == p.peak_tflops && c.tbps == p.peak_tbps;
+          return c.dtype == *p.dtype && c.units == *p.units && c.tflops == p.peak_tflops && c.tbps == p.peak_tbps;
         }))
-      ceilings.push_back({p.dtype, p.units, p.peak_tflops, p.peak_tbps});
+      ceilings.push_back({*p.dtype, *p.units, p.peak_tflops, p.peak_tbps});
   std::sort(ceilings.begin(), ceilings.end(), [](auto& a, auto& b) { return a.tflops > b.tflops; });
 
   // Title: the trace and its GPU (of the first point, else of the first trace).
@@ -427,7 +442,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     double ns = 0;
     size_t count = 0, top = 0;  // top: its largest point
   };
-  std::map<std::pair<std::string, std::string>, Group> groups;
+  std::map<std::pair<const std::string*, const std::string*>, Group> groups;  // texts are kept once: by address
   for (size_t i : by_time) {  // largest first: the first point seen is the group's top
     Group& g = groups[{pts[i].name, pts[i].shapes}];
     if (!g.count++) g.top = i;
@@ -435,7 +450,12 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   }
   std::vector<const Group*> ranked;
   for (const auto& [key, g] : groups) ranked.push_back(&g);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Group* a, const Group* b) { return a->ns > b->ns; });
+  // Most GPU time first; ties by name, then shapes.
+  std::sort(ranked.begin(), ranked.end(), [&](const Group* a, const Group* b) {
+    if (a->ns != b->ns) return a->ns > b->ns;
+    const Point &pa = pts[a->top], &pb = pts[b->top];
+    return std::tie(*pa.name, *pa.shapes) < std::tie(*pb.name, *pb.shapes);
+  });
   if (ranked.size() > 10) ranked.resize(10);
   const size_t labelled = ranked.size();
   std::vector<bool> is_labelled(pts.size());
@@ -535,14 +555,14 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
           {std::lround(discs[i].x * 4), std::lround(discs[i].y * 4), std::lround(discs[i].r * 4)}, distinct.size());
       distinct_of[i] = it->second;
       if (fresh) distinct.push_back(discs[i]);
-      auto [m, new_mark] = marks.try_emplace({it->second, category_index(p.category)}, layers.size());
+      auto [m, new_mark] = marks.try_emplace({it->second, p.category_index}, layers.size());
       if (new_mark) layers.push_back(0);
       ++layers[mark_of[i] = m->second];
       point_mark[i] = m->second + 1;
     }
     for (size_t i : by_time)
       if (size_t& n = layers[mark_of[i]]) {
-        cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[category_index(pts[i].category)].colour,
+        cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[pts[i].category_index].colour,
                   1 - std::pow(1 - kMarkAlpha, (double)n));
         n = 0;  // drawn
       }
@@ -583,9 +603,9 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     const Box area{L + 2, T + 2, R - 2, B - 2};
     for (size_t r = 0; r < labelled; ++r) {
       const size_t i = ranked[r]->top;
-      std::string label = ranked[r]->count > 1 ? fmt::format("{}. {} ×{} {}", r + 1, pts[i].label, ranked[r]->count,
+      std::string label = ranked[r]->count > 1 ? fmt::format("{}. {} ×{} {}", r + 1, *pts[i].label, ranked[r]->count,
                                                              duration(ranked[r]->ns))
-                                               : fmt::format("{}. {} {}", r + 1, pts[i].label, duration(pts[i].ns));
+                                               : fmt::format("{}. {} {}", r + 1, *pts[i].label, duration(pts[i].ns));
       double w = cv.text_width(label, 11) + 6, h = 15;
       std::vector<Disc> others;
       for (size_t k = 0; k < distinct.size(); ++k)
@@ -604,7 +624,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
 
     // Legend: categories present, with counts, and the size scale.
     std::map<int, int> counts;
-    for (const Point& p : pts) ++counts[category_index(p.category)];
+    for (const Point& p : pts) ++counts[p.category_index];
     std::vector<std::pair<std::string, Rgb>> items;
     for (auto [c, n] : counts) items.push_back({fmt::format("{} ({})", kCategories[c].name, n), kCategories[c].colour});
     cv.text(R + 20, T + 4, "op_category", 12, kInk, 0, true);
@@ -625,7 +645,7 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
     };
     for (size_t r = 0; r < by_time.size(); ++r) {
       const Point& p = pts[by_time[r]];
-      put({"point", std::to_string(p.uid), p.name, p.category, p.dtype, p.units, cell(p.x()), cell(p.y()),
+      put({"point", std::to_string(p.uid), *p.name, *p.category, *p.dtype, *p.units, cell(p.x()), cell(p.y()),
            cell(p.ns / 1e3), is_labelled[by_time[r]] ? "1" : "0", std::to_string(point_mark[by_time[r]])},
           point_label[by_time[r]]);
     }
