@@ -343,21 +343,22 @@ const sqlite3_module kDiffModule = {0,
 // Both sides' GPU work per ancestor pair: counts, summed durations, the launching ops' names and
 // the kernels' names in start order; rows slowest in trace1 first (then by uid). In C++ rather than
 // SQL: grouping two GB traces' kernels by ancestor with their names took SQLite most of a minute.
+// The name lists are written when SQLite reads them, one row at a time: all of them at once took
+// more memory than either trace's store.
 struct Group {
-  int64_t lca = -1, lca_other = -1;
-  int64_t n[2] = {0, 0}, t[2] = {0, 0};
-  std::string ops[2];  // ' | ' between distinct names, in byte order; empty: none
-  std::string names[2];
-};
-
-std::vector<Group> groups_of(const TreeDiff& d) {
   struct Kernel {
     int64_t ts, uid;
     int32_t raw;
   };
+  int64_t lca = -1, lca_other = -1;
+  int64_t n[2] = {0, 0}, t[2] = {0, 0};
+  std::string ops[2];              // ' | ' between distinct names, in byte order; empty: none
+  std::vector<Kernel> kernels[2];  // in start order
+};
+
+std::vector<Group> groups_of(const TreeDiff& d) {
   std::unordered_map<int64_t, size_t> at;  // ancestor's uid in main -> group
   std::vector<Group> groups;
-  std::vector<std::vector<Kernel>> kernels[2];
   std::vector<std::vector<int32_t>> ops[2];
   for (int s = 0; s < 2; ++s) {
     const Side &me = d.side[s], &them = d.side[1 - s];
@@ -370,12 +371,12 @@ std::vector<Group> groups_of(const TreeDiff& d) {
       if (fresh) {
         groups.push_back({});
         groups.back().lca = key, groups.back().lca_other = s == 0 ? there : here;
-        for (int k = 0; k < 2; ++k) kernels[k].emplace_back(), ops[k].emplace_back();
+        for (int k = 0; k < 2; ++k) ops[k].emplace_back();
       }
       Group& g = groups[it->second];
       ++g.n[s];
       if (me.dur[i] != kNull) g.t[s] += me.dur[i];
-      kernels[s][it->second].push_back({me.nodes[i].ts, me.nodes[i].uid, me.raw[i]});
+      g.kernels[s].push_back({me.nodes[i].ts, me.nodes[i].uid, me.raw[i]});
       if (me.op[i] >= 0) ops[s][it->second].push_back(me.raw[(size_t)me.op[i]]);
     }
   }
@@ -386,22 +387,27 @@ std::vector<Group> groups_of(const TreeDiff& d) {
       std::sort(names.begin(), names.end());
       names.erase(std::unique(names.begin(), names.end()), names.end());
       for (std::string_view n : names) (groups[g].ops[s] += groups[g].ops[s].empty() ? "" : " | ") += n;
-      auto& ks = kernels[s][g];
-      std::sort(ks.begin(), ks.end(),
-                [](const Kernel& a, const Kernel& b) { return std::pair(a.ts, a.uid) < std::pair(b.ts, b.uid); });
-      nlohmann::json list = nlohmann::json::array();
-      for (const Kernel& k : ks) list.push_back(*d.names.raw[(size_t)k.raw]);
-      groups[g].names[s] = list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      std::sort(groups[g].kernels[s].begin(), groups[g].kernels[s].end(),
+                [](const auto& a, const auto& b) { return std::pair(a.ts, a.uid) < std::pair(b.ts, b.uid); });
     }
   std::sort(groups.begin(), groups.end(),
             [](const Group& a, const Group& b) { return a.t[0] != b.t[0] ? a.t[0] > b.t[0] : a.lca < b.lca; });
   return groups;
 }
 
+// A group's kernel names on one side as a JSON array.
+std::string kernel_names(const TreeDiff& d, const Group& g, int s) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Group::Kernel& k : g.kernels[s]) list.push_back(*d.names.raw[(size_t)k.raw]);
+  return list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 enum GroupCol { kGLca, kGLcaOther, kGN1, kGN2, kGT1, kGT2, kGOps1, kGOps2, kGNames1, kGNames2 };
 
 struct GroupCursor {
   sqlite3_vtab_cursor base{};
+  std::unique_ptr<TreeDiff> own;
+  const TreeDiff* d = nullptr;
   std::vector<Group> rows;
   size_t at = 0;
 };
@@ -427,11 +433,10 @@ int group_close(sqlite3_vtab_cursor* c) {
 }
 int group_filter(sqlite3_vtab_cursor* cur, int, const char*, int, sqlite3_value**) {
   auto* c = reinterpret_cast<GroupCursor*>(cur);
-  std::unique_ptr<TreeDiff> own;
   std::string error;
-  TreeDiff* d = diff_for(reinterpret_cast<Vtab*>(cur->pVtab)->db, own, error);
-  if (!d) return vtab_error(cur->pVtab, "tree_diff_groups: " + error);
-  c->rows = groups_of(*d);
+  c->d = diff_for(reinterpret_cast<Vtab*>(cur->pVtab)->db, c->own, error);
+  if (!c->d) return vtab_error(cur->pVtab, "tree_diff_groups: " + error);
+  c->rows = groups_of(*c->d);
   c->at = 0;
   return SQLITE_OK;
 }
@@ -444,7 +449,8 @@ int group_eof(sqlite3_vtab_cursor* cur) {
   return c->at >= c->rows.size();
 }
 int group_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
-  const Group& g = reinterpret_cast<GroupCursor*>(cur)->rows[reinterpret_cast<GroupCursor*>(cur)->at];
+  const auto* c = reinterpret_cast<GroupCursor*>(cur);
+  const Group& g = c->rows[c->at];
   auto text = [&](const std::string& v, bool null_if_empty) {
     null_if_empty&& v.empty() ? sqlite3_result_null(ctx)
                               : sqlite3_result_text(ctx, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
@@ -458,8 +464,8 @@ int group_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
     case kGT2: sqlite3_result_int64(ctx, g.t[1]); break;
     case kGOps1: text(g.ops[0], true); break;
     case kGOps2: text(g.ops[1], true); break;
-    case kGNames1: text(g.names[0], false); break;
-    case kGNames2: text(g.names[1], false); break;
+    case kGNames1: text(kernel_names(*c->d, g, 0), false); break;
+    case kGNames2: text(kernel_names(*c->d, g, 1), false); break;
     default: sqlite3_result_null(ctx);
   }
   return SQLITE_OK;

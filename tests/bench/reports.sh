@@ -51,6 +51,9 @@ for input in ${INPUTS:-control_1g.json resnet_1g.json}; do
     run "$bin" -q "$json" --report "$r"
     row "--report $r" "$secs" "$load" "$kb" "$bytes"
   done
+  # A diff loads two traces: its reports compare with this row as well as with one load.
+  run "$bin" -q "$json" --diff "$json" -c "SELECT 1"
+  row "--diff self -c 'SELECT 1' (the two loads)" "$secs" "$load" "$kb" "$bytes"
   for r in diff diff_kernels diff_shapes diff_tree diff_tree_ops; do
     run "$bin" -q "$json" --diff "$json" --report "$r"
     row "--diff self --report $r (two loads)" "$secs" "$load" "$kb" "$bytes"

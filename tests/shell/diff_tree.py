@@ -140,6 +140,22 @@ for src, db in zip((pa, pb), dbs):
 check(rows(*dbs[:1], "--diff", dbs[1], "-c", "SELECT * FROM tree_diff") == rows(pa, "--diff", pb, "-c", "SELECT * FROM tree_diff"),
       "saved databases: the same tree_diff rows as the loaded traces")
 
+# diff_tree's order (tree_diff hands its rows over in it, so SQLite sorts nothing): by ancestor
+# (none last), trace1's rows first, then by start and uid; written here as the plain SQL sort.
+ORDERED = ("SELECT d.source, d.uid FROM tree_diff d LEFT JOIN main.event a ON d.source = 'trace1' AND a.uid = d.uid "
+           "LEFT JOIN other.event b ON d.source = 'trace2' AND b.uid = d.uid "
+           "ORDER BY d.lca_uid IS NULL, d.lca_uid, d.source, coalesce(a.ts, b.ts), d.uid")
+
+
+def check_order(x, y):
+    want = [(r["source"], r["uid"]) for r in rows(x, "--diff", y, "-c", ORDERED)]
+    got = [(r["source"], r["gpu_op_uid"]) for r in rows(x, "--diff", y, "--report", "diff_tree")]
+    check(got == want and len(got) > 0, f"{os.path.basename(x)}: diff_tree rows in ancestor, side, start order "
+                                        f"({len(got)} rows)")
+
+
+check_order(pa, pb)
+
 r = run(pa, "--report", "diff_tree")
 check(r.returncode == 1 and "needs a second trace" in r.stderr, f"without --diff: one line, exit 1 ({r.stderr.strip()})")
 
@@ -173,5 +189,6 @@ for x, y in [("t4_train_fp32.pt.trace.json", "t4_train_amp.pt.trace.json"),
     back = {v: k for k, v in want.items()}
     bad = [r for r in lca if r["lca_uid"] != (r["cpu_op_uid"] if r["source"] == "trace1" else back[r["cpu_op_uid"]])]
     check(lca and not bad, f"{x}: {len(lca)} GEMM kernels under their GEMM pair ({len(bad)} not)")
+    check_order(px, py)
 
 finish()
