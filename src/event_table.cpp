@@ -119,10 +119,11 @@ struct Cursor {
 };
 
 // idxNum bits: which constraints xFilter receives, in this order.
-// kKindOrder: every row, by kind name then uid (GROUP BY kind without a sort). kNameOrder: the
-// plan's rows by name (NULL first, as SQLite orders), then uid: GROUP BY name of a trace's
-// kernels would otherwise sort long kernel names that share most of their text, which costs more
-// than the rest of the query.
+// kKindOrder: every row, by kind name then uid (GROUP BY kind without a sort); kKindCatOrder: by
+// kind, then cat, then uid (GROUP BY kind, cat: the events report, and the first query one types).
+// kNameOrder / kCatOrder: the plan's rows by name / cat (NULL first, as SQLite orders), then uid:
+// GROUP BY name of a trace's kernels would otherwise sort long kernel names that share most of
+// their text, which costs more than the rest of the query.
 enum Plan {
   kByUid = 1,
   kByParent = 2,
@@ -131,7 +132,9 @@ enum Plan {
   kUidHigh = 16,
   kByTrace = 32,
   kKindOrder = 64,
-  kNameOrder = 128
+  kNameOrder = 128,
+  kKindCatOrder = 256,
+  kCatOrder = 512
 };
 
 // The module's client data: the connection's stores, and what to do with them when it closes.
@@ -241,13 +244,20 @@ int x_best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
   // (Not for SELECT DISTINCT name, which lists names as they first occur, in uid order, without it.)
   const bool by_name = info->nOrderBy >= 1 && info->nOrderBy <= 2 && is(0, kName) &&
                        (info->nOrderBy == 1 || is(1, kUid)) && sqlite3_vtab_distinct(info) <= 1;
+  const bool by_cat = info->nOrderBy >= 1 && info->nOrderBy <= 2 && is(0, kCat) &&
+                      (info->nOrderBy == 1 || is(1, kUid)) && sqlite3_vtab_distinct(info) <= 1;
+  const bool by_kind_cat = info->nOrderBy >= 2 && info->nOrderBy <= 3 && is(0, kKind) && is(1, kCat) &&
+                           (info->nOrderBy == 2 || is(2, kUid)) && sqlite3_vtab_distinct(info) <= 1;
   if (by_uid || (by_kind && (plan & kByKind))) {
     info->orderByConsumed = 1;
   } else if (by_kind && plan == 0) {  // the lists are not ascending as a whole: no bounds on top
     info->idxNum = plan | kKindOrder;
     info->orderByConsumed = 1;
-  } else if (by_name && !(plan & (kByUid | kUidLow | kUidHigh))) {  // (the same)
-    info->idxNum = plan | kNameOrder;
+  } else if (by_kind_cat && plan == 0) {
+    info->idxNum = plan | kKindCatOrder;
+    info->orderByConsumed = 1;
+  } else if ((by_name || by_cat) && !(plan & (kByUid | kUidLow | kUidHigh))) {  // (the same)
+    info->idxNum = plan | (by_name ? kNameOrder : kCatOrder);
     info->orderByConsumed = 1;
   }
   return SQLITE_OK;
@@ -279,11 +289,46 @@ bool int_arg(sqlite3_value* v, int64_t& out) {
   return false;
 }
 
+// Orders `rows` (positions) by the text of `field` (NULL first, then byte order, as SQLite's
+// BINARY collation), keeping their order within one text.
+void sort_by_text(const EventStore& s, std::vector<uint32_t>& rows, uint32_t EventRec::*field) {
+  auto id_of = [&](uint32_t pos) {
+    int64_t local;
+    return s.trace_at(pos, local).rows[(size_t)local].*field;
+  };
+  // A few rows (a node's children, per call of a correlated subquery): a stable sort by text, not
+  // a rank table the size of the string pool.
+  if (rows.size() * 16 < s.strings.size()) {
+    auto text = [&](uint32_t pos) {
+      const uint32_t n = id_of(pos);
+      return n == StringPool::kNone ? std::optional<std::string_view>() : s.strings.get(n);
+    };
+    std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return text(a) < text(b); });
+    return;
+  }
+  // A counting sort: rank[id] is 0 for no text, then 1.. in the texts' byte order.
+  std::vector<uint32_t> ids(rows.size());
+  std::vector<uint32_t> rank(s.strings.size() + 1, 0);
+  const uint32_t none = (uint32_t)s.strings.size();  // StringPool::kNone's slot
+  std::vector<uint32_t> used;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint32_t n = id_of(rows[i]);
+    ids[i] = n == StringPool::kNone ? none : n;
+    if (ids[i] != none && !rank[ids[i]]) rank[ids[i]] = 1, used.push_back(ids[i]);
+  }
+  std::sort(used.begin(), used.end(), [&](uint32_t a, uint32_t b) { return s.strings.get(a) < s.strings.get(b); });
+  for (size_t i = 0; i < used.size(); ++i) rank[used[i]] = (uint32_t)i + 1;
+  std::vector<uint32_t> start(used.size() + 2, 0);
+  for (uint32_t n : ids) ++start[rank[n] + 1];
+  for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  std::vector<uint32_t> sorted(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) sorted[start[rank[ids[i]]]++] = rows[i];
+  rows = std::move(sorted);
+}
+
 // Replaces the cursor's rows (its list, or its range within the trace bounds) by the same rows
-// ordered by name (no name first), then position: a counting sort over the ranks of the names
-// they use.
-void order_by_name(Cursor& c) {
-  const EventStore& s = *c.store;
+// ordered by the text of `field`, then position.
+void order_by_text(Cursor& c, uint32_t EventRec::*field) {
   std::vector<uint32_t> rows;
   if (c.use_list) {
     for (size_t i = 0; i < c.list_size; ++i)
@@ -291,43 +336,11 @@ void order_by_name(Cursor& c) {
   } else {
     for (int64_t p = std::max(c.pos, c.lo_bound); p < std::min(c.hi, c.hi_bound); ++p) rows.push_back((uint32_t)p);
   }
-  auto name_of = [&](uint32_t pos) {
-    int64_t local;
-    return s.trace_at(pos, local).rows[(size_t)local].name;
-  };
+  sort_by_text(*c.store, rows, field);
   c.use_list = true;
   c.at = 0;
   c.lo_bound = 0, c.hi_bound = INT64_MAX;
-  // A few rows (a node's children, per call of a correlated subquery): a stable sort by name text,
-  // not a rank table the size of the string pool.
-  if (rows.size() * 16 < s.strings.size()) {
-    auto text = [&](uint32_t pos) {
-      const uint32_t n = name_of(pos);
-      return n == StringPool::kNone ? std::optional<std::string_view>() : s.strings.get(n);
-    };
-    std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return text(a) < text(b); });
-    c.owned = std::move(rows);
-    c.list = c.owned.data();
-    c.list_size = c.owned.size();
-    return;
-  }
-  // rank[id]: 0 for no name, then 1.. in the names' byte order (SQLite's BINARY collation).
-  std::vector<uint32_t> names(rows.size());
-  std::vector<uint32_t> rank(s.strings.size() + 1, 0);
-  const uint32_t none = (uint32_t)s.strings.size();  // StringPool::kNone's slot
-  std::vector<uint32_t> used;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const uint32_t n = name_of(rows[i]);
-    names[i] = n == StringPool::kNone ? none : n;
-    if (names[i] != none && !rank[names[i]]) rank[names[i]] = 1, used.push_back(names[i]);
-  }
-  std::sort(used.begin(), used.end(), [&](uint32_t a, uint32_t b) { return s.strings.get(a) < s.strings.get(b); });
-  for (size_t i = 0; i < used.size(); ++i) rank[used[i]] = (uint32_t)i + 1;
-  std::vector<uint32_t> start(used.size() + 2, 0);
-  for (uint32_t n : names) ++start[rank[n] + 1];
-  for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-  c.owned.resize(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) c.owned[start[rank[names[i]]]++] = rows[i];
+  c.owned = std::move(rows);
   c.list = c.owned.data();
   c.list_size = c.owned.size();
 }
@@ -374,12 +387,16 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
       c->list_size = s.rows_of_kind[(size_t)kind].size();
     }
   }
-  if (plan & kKindOrder) {
+  if (plan & (kKindOrder | kKindCatOrder)) {
     c->use_list = true;
     std::vector<int> kinds;
     for (int i = 0; i < (int)s.rows_of_kind.size(); ++i) kinds.push_back(i);
     std::sort(kinds.begin(), kinds.end(), [](int a, int b) { return kind_name((Kind)a) < kind_name((Kind)b); });
-    for (int k : kinds) c->owned.insert(c->owned.end(), s.rows_of_kind[k].begin(), s.rows_of_kind[k].end());
+    for (int k : kinds) {
+      std::vector<uint32_t> rows(s.rows_of_kind[k].begin(), s.rows_of_kind[k].end());
+      if (plan & kKindCatOrder) sort_by_text(s, rows, &EventRec::cat);
+      c->owned.insert(c->owned.end(), rows.begin(), rows.end());
+    }
     c->list = c->owned.data();
     c->list_size = c->owned.size();
   }
@@ -421,7 +438,7 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
     c->eof = true;
     return SQLITE_OK;
   }
-  if (plan & kNameOrder) order_by_name(*c);
+  if (plan & (kNameOrder | kCatOrder)) order_by_text(*c, (plan & kNameOrder) ? &EventRec::name : &EventRec::cat);
   c->settle();
   return SQLITE_OK;
 }

@@ -17,7 +17,10 @@ q="SELECT * FROM event ORDER BY uid; SELECT * FROM kernel ORDER BY uid; SELECT *
    SELECT name, count(*) FROM event WHERE trace = 0 GROUP BY name;
    SELECT name FROM event WHERE parent = 716 ORDER BY name;
    SELECT name FROM event ORDER BY name; SELECT DISTINCT name FROM op;
-   SELECT count(*) FROM event WHERE name IS NULL; SELECT optimizable_events(0, 100);"
+   SELECT count(*) FROM event WHERE name IS NULL; SELECT optimizable_events(0, 100);
+   SELECT kind, cat, count(*), sum(dur), min(uid), max(uid) FROM event GROUP BY kind, cat;
+   SELECT kind, cat FROM event ORDER BY kind, cat; SELECT cat, count(*), min(uid), max(uid) FROM event GROUP BY cat;
+   SELECT cat, count(*) FROM event WHERE kind = 'kernel' GROUP BY cat; SELECT cat FROM event ORDER BY cat, uid;"
 same eq "$trace" "$q"
 [ "$(wc -l < "$work/eq_loaded.csv")" -gt 2600 ] || { echo "too few rows"; exit 1; }
 # The event table hands rows over by name for GROUP BY / ORDER BY name (no sort by SQLite): a
