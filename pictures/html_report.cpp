@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <future>
 #include <stdexcept>
 
 #include "pictures/picture_sql.h"
 #include "src/sql_assets.h"
+#include "udf/perf_table.h"
 
 namespace tlsql {
 
@@ -107,6 +110,10 @@ class Page {
         "<style>{}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
         html_escape(title), kStyle, body_);
   }
+  void append(const Page& other) {
+    body_ += other.body_;
+    problems += other.problems;
+  }
   int problems = 0;
 
  private:
@@ -144,23 +151,25 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   page.raw("</nav>\n");
 
   // A canned report's result sets, each under its caption.
-  auto report = [&](const std::string& report_name, const std::vector<std::string>& captions, size_t max_rows,
-                    const std::string& schema = "main") {
+  auto report_into = [&](Page& into, const std::string& report_name, const std::vector<std::string>& captions,
+                         size_t max_rows, const std::string& schema) {
     try {
       auto sets = query(sql_for("report_" + report_name, schema));
       int shown = 0;
       for (size_t i = 0; i < sets.size(); ++i) {
         bool captioned = i < captions.size() && !captions[i].empty();
         if (!captioned && sets[i].rows.empty()) continue;  // e.g. the per-rank table of one trace
-        if (captioned) page.heading(3, captions[i]);
-        page.table(sets[i], max_rows);
+        if (captioned) into.heading(3, captions[i]);
+        into.table(sets[i], max_rows);
         ++shown;
       }
-      if (!shown) page.para("(no rows)", "note");
+      if (!shown) into.para("(no rows)", "note");
     } catch (const std::exception& e) {
-      page.problem("The " + report_name + " report", e.what());
+      into.problem("The " + report_name + " report", e.what());
     }
   };
+  auto report = [&](const std::string& report_name, const std::vector<std::string>& captions, size_t max_rows,
+                    const std::string& schema = "main") { report_into(page, report_name, captions, max_rows, schema); };
   auto picture = [&](const char* what, const std::function<Chart()>& make) {
     try {
       page.image(make(), what);
@@ -174,6 +183,35 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
       diff ? std::vector<std::pair<std::string, std::string>>{{"main", " — control (main)"},
                                                               {"other", " — test (other)"}}
            : std::vector<std::pair<std::string, std::string>>{{"main", ""}};
+
+  // The perf table (which the diff, summary, roofline, ops and kernels read) is computed on another
+  // thread while this one draws the GPU timelines and runs the timeline report, which do not need
+  // it; their sections are put in their places below. (A saved database's table is read through
+  // SQL: then the first section that needs it makes it, as before.)
+  std::vector<std::function<std::shared_ptr<const PerfTable>()>> jobs;
+  for (const auto& side : sides)
+    if (auto job = perf_table_job(db, side.first, true)) jobs.push_back(std::move(job));
+  std::future<void> perf = std::async(std::launch::async, [&jobs] {
+    for (auto& job : jobs) job();
+  });
+  std::vector<Page> timelines;  // per side: its GPU timeline picture, or why there is none
+  for (const auto& side : sides) {
+    Page& p = timelines.emplace_back();
+    const std::string s = side.first;
+    auto gpu_events = query(picture_sql("gpu_count", s));
+    if (gpu_events.empty() || gpu_events[0].rows.empty() || gpu_events[0].rows[0][0] == "0")
+      p.para("No GPU events (kernels, memcpys, memsets) in this trace: no GPU timeline.", "note");
+    else
+      try {
+        p.image(timeline_chart(db, "", ChartFormat::inline_image, s), "GPU timeline" + side.second);
+      } catch (const std::exception& e) {
+        p.problem("GPU timeline" + side.second, e.what());
+      }
+  }
+  Page breakdown;  // the GPU time breakdown section
+  breakdown.heading(2, "GPU time breakdown", "timeline");
+  report_into(breakdown, "timeline", {}, 200, "main");
+  perf.get();
   // With a diff, first what a user comparing two runs asks: which op got slower or faster, matched
   // op by op through the call tree whatever kernels each side ran (.report diff_tree_ops).
   if (diff) {
@@ -204,23 +242,18 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   report("health", {"Health (what the loader repaired or skipped)"}, 200);
 
   page.heading(2, "Roofline and GPU timeline", "pictures");
-  for (const auto& [schema, label] : sides) {
-    const std::string s = schema;
-    picture(("Roofline" + label).c_str(),
+  for (size_t k = 0; k < sides.size(); ++k) {
+    const std::string s = sides[k].first;
+    picture(("Roofline" + sides[k].second).c_str(),
             [&] { return roofline_chart(db, false, "", bind, ChartFormat::inline_image, s); });
-    auto gpu_events = query(picture_sql("gpu_count", s));
-    if (gpu_events.empty() || gpu_events[0].rows.empty() || gpu_events[0].rows[0][0] == "0")
-      page.para("No GPU events (kernels, memcpys, memsets) in this trace: no GPU timeline.", "note");
-    else
-      picture(("GPU timeline" + label).c_str(), [&] { return timeline_chart(db, "", ChartFormat::inline_image, s); });
+    page.append(timelines[k]);
   }
   page.para(
       "Other windows: .plot timeline FILE.svg STEP (or START..END in ms); roofline of a subset: "
       ".plot roofline FILE.svg WHERE op_category(name) = 'GEMM'.",
       "note");
 
-  page.heading(2, "GPU time breakdown", "timeline");
-  report("timeline", {}, 200);
+  page.append(breakdown);
   page.heading(2, "Ops", "ops");
   page.para("Per op name and category over counted_op (each GPU nanosecond counted once).", "note");
   report("ops", {}, 200);

@@ -751,19 +751,20 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
   return t;
 }
 
-std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, const std::string& schema) {
+std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, const std::string& schema, bool keep) {
   const Key k = key_of(db, schema);
   if (auto t = cached(db, schema, k)) return [t] { return t; };
   if (!k.store || k.user) return nullptr;
-  // (The table it makes is not cached: a save holding it to the end peaked at 1.52x the JSON on
-  // the 1 GB control trace, 1.36x without; the next query that needs it computes its own.)
-  return [store = k.store, links = read_launches(db, schema)] {
+  // (A save does not keep it: holding it to the end peaked at 1.52x the JSON on the 1 GB control
+  // trace, 1.36x without; the next query that needs it computes its own.)
+  return [db, schema, k, keep, links = read_launches(db, schema)] {
     auto t = std::make_shared<PerfTable>();
     Input in;
-    read_store(*store, in);
+    read_store(*k.store, in);
     start_table(in, *t);
     add_launches(links, in, *t);
     compute(in, *t);
+    if (keep) remember(db, schema, k, t);  // (the cache is shared under its mutex)
     return std::shared_ptr<const PerfTable>(t);
   };
 }

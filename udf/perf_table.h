@@ -91,11 +91,14 @@ struct PerfTable {
 std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error);
 
 // perf_table in two halves, for a caller that computes the table on another thread while it uses
-// the connection itself (a save): what needs the connection happens in this call; the job it
-// returns only reads the loaded store and computes (no SQLite); the table it makes is not cached
-// (the cached one, when there is one, is what it returns). No job (empty function) for a saved
-// database or with the user's models, whose pass reads through SQL: call perf_table.
-std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, const std::string& schema);
+// the connection itself (a save, the HTML report): what needs the connection happens in this call;
+// the job it returns only reads the loaded store and computes (no SQLite). The table it makes is
+// cached for the connection's later queries when `keep` (the HTML report), not otherwise (a save,
+// which would hold it to the end); the cached one, when there is one, is what it returns. The
+// connection must stay open until the job has run. No job (empty function) for a saved database
+// or with the user's models, whose pass reads through SQL: call perf_table.
+std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, const std::string& schema,
+                                                                 bool keep = false);
 
 // For a scalar function taking (uid [, schema]): the schema's table, and the row of uid. nullptr
 // when the function's result is already set: NULL for a NULL uid, else an error naming `fn`
