@@ -355,8 +355,8 @@ Chart render(const std::function<std::string(ChartFormat)>& draw, ChartFormat f,
 
 }  // namespace
 
-Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f,
-                     const std::string& schema) {
+std::function<Chart()> roofline_chart_job(sqlite3* db, bool kernels, const std::string& where, const Binder& bind,
+                                          ChartFormat f, const std::string& schema) {
   const char* what = kernels ? "kernels" : "ops";
   std::string sql = picture_sql(kernels ? "roofline_kernels" : "roofline_ops", schema);
   if (!where.empty()) sql += " AND (" + where + ")";
@@ -433,237 +433,249 @@ Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const 
   trace_name = trace_name.substr(trace_name.find_last_of('/') + 1);
   if (traces.size() > 1) trace_name += fmt::format(" and {} more traces", traces.size() - 1);
 
-  std::vector<size_t> by_time(pts.size());
-  for (size_t i = 0; i < pts.size(); ++i) by_time[i] = i;
-  std::sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return pts[a].ns > pts[b].ns; });
-  // The labels name the 10 (name, shapes) groups with the most GPU time, each at its largest point:
-  // ten instances of one op would otherwise take all ten labels.
-  struct Group {
-    double ns = 0;
-    size_t count = 0, top = 0;  // top: its largest point
-  };
-  std::map<std::pair<const std::string*, const std::string*>, Group> groups;  // texts are kept once: by address
-  for (size_t i : by_time) {  // largest first: the first point seen is the group's top
-    Group& g = groups[{pts[i].name, pts[i].shapes}];
-    if (!g.count++) g.top = i;
-    g.ns += pts[i].ns;
-  }
-  std::vector<const Group*> ranked;
-  for (const auto& [key, g] : groups) ranked.push_back(&g);
-  // Most GPU time first; ties by name, then shapes.
-  std::sort(ranked.begin(), ranked.end(), [&](const Group* a, const Group* b) {
-    if (a->ns != b->ns) return a->ns > b->ns;
-    const Point &pa = pts[a->top], &pb = pts[b->top];
-    return std::tie(*pa.name, *pa.shapes) < std::tie(*pb.name, *pb.shapes);
-  });
-  if (ranked.size() > 10) ranked.resize(10);
-  const size_t labelled = ranked.size();
-  std::vector<bool> is_labelled(pts.size());
-  for (const Group* g : ranked) is_labelled[g->top] = true;
-
-  std::string summary = fmt::format("roofline: {} {} with FLOPs > 0, bytes and GPU time", pts.size(), what);
-  if (zero_flops + no_bytes + no_time)
-    summary += fmt::format(" ({} with 0 FLOPs, {} without bytes, {} without GPU time left out)", zero_flops, no_bytes,
-                           no_time);
-  summary += "; " + device;
-  for (const Ceiling& c : ceilings)
-    summary +=
-        fmt::format("; {} {:g} TFLOP/s, {:g} TB/s, ridge {:.4g} FLOP/byte", c.name(), c.tflops, c.tbps, c.knee());
-
-  // Where draw() put each label (pixels of the 1100 x 720 picture): the CSV reports them.
-  std::vector<std::optional<Box>> point_label(pts.size()), ceiling_label(ceilings.size());
-  std::vector<size_t> point_mark(pts.size());  // which drawn mark (1, 2, ... in drawing order) shows it
-  std::map<double, Box> memory_label;
-  const double W = 1100, H = pts.empty() ? 130 : 720, L = 90, R = 850, T = 72, B = pts.empty() ? 110 : 640;
-  auto draw = [&](ChartFormat format) {
-    Canvas cv(format, W, H);
-    cv.text(L, 30, fit(cv, fmt::format("Roofline: {} on {}", trace_name, device), 17, W - L - 20, true), 17, kInk, 0,
-            true);
-    cv.text(L, 52,
-            fit(cv,
-                fmt::format("{} {} with FLOPs and GPU time · point area ∝ GPU time{}", pts.size(), what,
-                            where.empty() ? "" : " · WHERE " + where),
-                12, W - L - 20),
-            12, kGrey);
-    if (pts.empty()) {
-      cv.frame(L, T, R - L, B - T, kGrid);
-      cv.text((L + R) / 2, (T + B) / 2 + 5, fmt::format("no {} with FLOPs, bytes and GPU time", what), 14, kGrey, 0.5);
-      return cv.finish();
-    }
-
-    // Axes: whole decades around the points and the ridges (knees).
-    double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
-    for (const Point& p : pts)
-      xlo = std::min(xlo, p.x()), xhi = std::max(xhi, p.x()), ylo = std::min(ylo, p.y()), yhi = std::max(yhi, p.y());
-    for (const Ceiling& c : ceilings)
-      xlo = std::min(xlo, c.knee()), xhi = std::max(xhi, c.knee()), yhi = std::max(yhi, c.tflops);
-    auto decade_down = [](double v) { return std::pow(10, std::floor(std::log10(v / 1.5))); };
-    auto decade_up = [](double v) { return std::pow(10, std::ceil(std::log10(v * 1.5))); };
-    LogScale sx{decade_down(xlo), decade_up(xhi), L, R}, sy{decade_down(ylo), decade_up(yhi), B, T};
-
-    for (double d = sx.lo; d <= sx.hi * 1.0001; d *= 10) {
-      for (int m = 2; m < 10 && d * m < sx.hi; ++m) cv.line(sx(d * m), T, sx(d * m), B, kMinorGrid);
-      cv.line(sx(d), T, sx(d), B, kGrid);
-      cv.text(sx(d), B + 18, number(d), 12, kInk, 0.5);
-    }
-    for (double d = sy.lo; d <= sy.hi * 1.0001; d *= 10) {
-      for (int m = 2; m < 10 && d * m < sy.hi; ++m) cv.line(L, sy(d * m), R, sy(d * m), kMinorGrid);
-      cv.line(L, sy(d), R, sy(d), kGrid);
-      cv.text(L - 6, sy(d) + 4, number(d), 12, kInk, 1);
-    }
-    cv.frame(L, T, R - L, B - T, kGrey);
-    cv.text((L + R) / 2, B + 42, "Arithmetic intensity (FLOP/byte)", 13, kInk, 0.5);
-    cv.text(L - 52, (T + B) / 2, "Achieved TFLOP/s", 13, kInk, 0.5, false, -M_PI / 2);
-
-    // Roofs: the memory diagonal (TB/s x FLOP/byte = TFLOP/s) up to each ceiling's ridge.
-    std::vector<Box> taken;
-    cv.clip(L, T, R - L, B - T);
-    for (const Ceiling& c : ceilings)
-      cv.polyline({{sx(sx.lo), sy(c.tbps * sx.lo)}, {sx(c.knee()), sy(c.tflops)}, {sx(sx.hi), sy(c.tflops)}},
-                  hex(0x333333), 1.6);
-    cv.unclip();
-    std::set<double> roofs;
-    for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
-    for (double tb : roofs) {
-      // Along the diagonal, a little right of where it enters the plot.
-      double x_enter = std::max(sx.lo, sy.lo / tb), x_at = x_enter * 2.2;
-      double angle = std::atan2(sy(tb * x_at * 10) - sy(tb * x_at), sx(x_at * 10) - sx(x_at));
-      double px = sx(x_at), py = sy(tb * x_at) - 6;
-      if (px < R - 60 && py > T + 10) {
-        std::string label = fmt::format("memory {:g} TB/s", tb);
-        cv.text(px, py, label, 11, kInk, 0, false, angle);
-        double w = cv.text_width(label, 11);
-        taken.push_back({px, std::min(py, py + std::sin(angle) * w) - 12, px + std::cos(angle) * w + 4, py + 2});
-        memory_label[tb] = taken.back();  // the rotated text's bounding box
-      }
-    }
-
-    // Points, largest first so small ones stay visible; area proportional to GPU time. Marks that
-    // land on each other exactly (same place and size to 1/4 px: an op repeated every step) count
-    // once for label placement, and those of one colour are drawn once, with the alpha of n layers,
-    // 1 - (1 - a)^n (what n draws of one disc composite to): a GB trace's million ops are a few
-    // thousand distinct marks, and cairo's time goes with the marks drawn.
-    const double max_ns = pts[by_time[0]].ns, r_max = 20;
-    std::vector<Disc> discs(pts.size()), distinct;
-    std::vector<size_t> distinct_of(pts.size()), mark_of(pts.size()), layers;
-    std::map<std::tuple<long, long, long>, size_t> seen;
-    std::map<std::pair<size_t, int>, size_t> marks;  // (distinct place, colour) -> mark
-    for (size_t i : by_time) {
-      const Point& p = pts[i];
-      discs[i] = {sx(p.x()), sy(p.y()), std::max(2.5, r_max * std::sqrt(p.ns / max_ns))};
-      auto [it, fresh] = seen.try_emplace(
-          {std::lround(discs[i].x * 4), std::lround(discs[i].y * 4), std::lround(discs[i].r * 4)}, distinct.size());
-      distinct_of[i] = it->second;
-      if (fresh) distinct.push_back(discs[i]);
-      auto [m, new_mark] = marks.try_emplace({it->second, p.category_index}, layers.size());
-      if (new_mark) layers.push_back(0);
-      ++layers[mark_of[i] = m->second];
-      point_mark[i] = m->second + 1;
-    }
-    for (size_t i : by_time)
-      if (size_t& n = layers[mark_of[i]]) {
-        cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[pts[i].category_index].colour,
-                  1 - std::pow(1 - kMarkAlpha, (double)n));
-        n = 0;  // drawn
-      }
-    // Ceiling labels along their line (right end first, then leftwards; above, then below), clear
-    // of the points where possible, on a white backing; ceilings with the same peak share one.
-    std::vector<std::pair<std::string, const Ceiling*>> ceiling_labels;
-    for (const Ceiling& c : ceilings) {
-      auto same = std::find_if(ceiling_labels.begin(), ceiling_labels.end(),
-                               [&](auto& l) { return l.second->tflops == c.tflops && l.second->tbps == c.tbps; });
-      if (same != ceiling_labels.end())
-        same->first += ", " + c.name();
-      else
-        ceiling_labels.push_back({c.name(), &c});
-    }
-    for (auto& [names, c] : ceiling_labels) {
-      std::string label = fmt::format("{}: peak {:g} TFLOP/s · ridge {:.3g} FLOP/byte", names, c->tflops, c->knee());
-      double w = cv.text_width(label, 11) + 6, y = sy(c->tflops);
-      std::optional<Box> best;
-      for (int pass = 0; pass < 3 && !best; ++pass)
-        for (double x1 = R - 2; x1 - w >= (pass == 0 ? std::max(L, sx(c->knee())) : L) && !best; x1 -= 20)
-          for (double y0 : {y - 16, y + 2}) {
-            Box b{x1 - w, y0, x1, y0 + 14};
-            if (!b.inside({L, T, R, B}) || std::any_of(taken.begin(), taken.end(), [&](auto& t) { return t.hits(b); }))
-              continue;
-            if (pass < 2 && std::any_of(distinct.begin(), distinct.end(), [&](auto& d) { return hits(b, d); }))
-              continue;
-            best = b;
-            break;
-          }
-      if (!best) continue;
-      taken.push_back(*best);
-      for (size_t k = 0; k < ceilings.size(); ++k)
-        if (ceilings[k].tflops == c->tflops && ceilings[k].tbps == c->tbps) ceiling_label[k] = best;
-      cv.rect(best->x0, best->y0, w, 14, hex(0xffffff), 0.85);
-      cv.text(best->x0 + 3, best->y1 - 3, label, 11, kInk);
-    }
-    // Labels of the top 10 by GPU time, never overlapping each other or the roof labels.
-    const Box area{L + 2, T + 2, R - 2, B - 2};
-    for (size_t r = 0; r < labelled; ++r) {
-      const size_t i = ranked[r]->top;
-      std::string label = ranked[r]->count > 1 ? fmt::format("{}. {} ×{} {}", r + 1, *pts[i].label, ranked[r]->count,
-                                                             duration(ranked[r]->ns))
-                                               : fmt::format("{}. {} {}", r + 1, *pts[i].label, duration(pts[i].ns));
-      double w = cv.text_width(label, 11) + 6, h = 15;
-      std::vector<Disc> others;
-      for (size_t k = 0; k < distinct.size(); ++k)
-        if (k != distinct_of[i]) others.push_back(distinct[k]);
-      auto b = place_label(discs[i], w, h, area, taken, others);
-      if (!b) continue;
-      taken.push_back(*b);
-      point_label[i] = b;
-      double cx = std::clamp(discs[i].x, b->x0, b->x1), cy = std::clamp(discs[i].y, b->y0, b->y1);
-      double dx = cx - discs[i].x, dy = cy - discs[i].y, dist = std::hypot(dx, dy);
-      if (dist > discs[i].r + 5)
-        cv.line(discs[i].x + dx / dist * discs[i].r, discs[i].y + dy / dist * discs[i].r, cx, cy, kGrey, 0.8);
-      cv.rect(b->x0, b->y0, b->x1 - b->x0, b->y1 - b->y0, hex(0xffffff), 0.85);
-      cv.text(b->x0 + 3, b->y1 - 4, label, 11, kInk);
-    }
-
-    // Legend: categories present, with counts, and the size scale.
-    std::map<int, int> counts;
-    for (const Point& p : pts) ++counts[p.category_index];
-    std::vector<std::pair<std::string, Rgb>> items;
-    for (auto [c, n] : counts) items.push_back({fmt::format("{} ({})", kCategories[c].name, n), kCategories[c].colour});
-    cv.text(R + 20, T + 4, "op_category", 12, kInk, 0, true);
-    double y = legend(cv, R + 20, T + 26, items) + 14;
-    cv.text(R + 20, y, "point area ∝ GPU time", 12, kInk);
-    cv.circle(R + 20 + r_max, y + 12 + r_max, r_max, kGrey, 0.25);
-    cv.text(R + 28 + 2 * r_max, y + 16 + r_max, duration(max_ns) + " (largest)", 11, kGrey);
-    return cv.finish();
-  };
-  if (f == ChartFormat::csv) {
-    draw(ChartFormat::svg);  // lays the labels out
-    ResultSet rs;
-    rs.columns = {"kind",   "uid",      "name", "category", "dtype",    "units",    "x",       "y",
-                  "gpu_us", "labelled", "mark", "label_x0", "label_y0", "label_x1", "label_y1"};
-    auto put = [&](std::vector<std::optional<std::string>> row, const std::optional<Box>& b) {
-      for (double v : {b ? b->x0 : NAN, b ? b->y0 : NAN, b ? b->x1 : NAN, b ? b->y1 : NAN}) row.push_back(cell(v));
-      rs.rows.push_back(std::move(row));
+  // What follows draws, without the connection (the points' texts stay where `texts` keeps them:
+  // moving the set keeps its nodes).
+  return [=, pts = std::move(pts), texts = std::move(texts)]() mutable -> Chart {
+    std::vector<size_t> by_time(pts.size());
+    for (size_t i = 0; i < pts.size(); ++i) by_time[i] = i;
+    std::sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return pts[a].ns > pts[b].ns; });
+    // The labels name the 10 (name, shapes) groups with the most GPU time, each at its largest point:
+    // ten instances of one op would otherwise take all ten labels.
+    struct Group {
+      double ns = 0;
+      size_t count = 0, top = 0;  // top: its largest point
     };
-    for (size_t r = 0; r < by_time.size(); ++r) {
-      const Point& p = pts[by_time[r]];
-      put({"point", std::to_string(p.uid), *p.name, *p.category, *p.dtype, *p.units, cell(p.x()), cell(p.y()),
-           cell(p.ns / 1e3), is_labelled[by_time[r]] ? "1" : "0", std::to_string(point_mark[by_time[r]])},
-          point_label[by_time[r]]);
+    std::map<std::pair<const std::string*, const std::string*>, Group> groups;  // texts are kept once: by address
+    for (size_t i : by_time) {  // largest first: the first point seen is the group's top
+      Group& g = groups[{pts[i].name, pts[i].shapes}];
+      if (!g.count++) g.top = i;
+      g.ns += pts[i].ns;
     }
-    for (size_t k = 0; k < ceilings.size(); ++k) {
-      const Ceiling& c = ceilings[k];
-      put({"ceiling", std::nullopt, c.name(), std::nullopt, c.dtype, c.units, cell(c.knee()), cell(c.tflops),
-           std::nullopt, std::nullopt, std::nullopt},
-          ceiling_label[k]);
+    std::vector<const Group*> ranked;
+    for (const auto& [key, g] : groups) ranked.push_back(&g);
+    // Most GPU time first; ties by name, then shapes.
+    std::sort(ranked.begin(), ranked.end(), [&](const Group* a, const Group* b) {
+      if (a->ns != b->ns) return a->ns > b->ns;
+      const Point &pa = pts[a->top], &pb = pts[b->top];
+      return std::tie(*pa.name, *pa.shapes) < std::tie(*pb.name, *pb.shapes);
+    });
+    if (ranked.size() > 10) ranked.resize(10);
+    const size_t labelled = ranked.size();
+    std::vector<bool> is_labelled(pts.size());
+    for (const Group* g : ranked) is_labelled[g->top] = true;
+
+    std::string summary = fmt::format("roofline: {} {} with FLOPs > 0, bytes and GPU time", pts.size(), what);
+    if (zero_flops + no_bytes + no_time)
+      summary += fmt::format(" ({} with 0 FLOPs, {} without bytes, {} without GPU time left out)", zero_flops, no_bytes,
+                             no_time);
+    summary += "; " + device;
+    for (const Ceiling& c : ceilings)
+      summary +=
+          fmt::format("; {} {:g} TFLOP/s, {:g} TB/s, ridge {:.4g} FLOP/byte", c.name(), c.tflops, c.tbps, c.knee());
+
+    // Where draw() put each label (pixels of the 1100 x 720 picture): the CSV reports them.
+    std::vector<std::optional<Box>> point_label(pts.size()), ceiling_label(ceilings.size());
+    std::vector<size_t> point_mark(pts.size());  // which drawn mark (1, 2, ... in drawing order) shows it
+    std::map<double, Box> memory_label;
+    const double W = 1100, H = pts.empty() ? 130 : 720, L = 90, R = 850, T = 72, B = pts.empty() ? 110 : 640;
+    auto draw = [&](ChartFormat format) {
+      Canvas cv(format, W, H);
+      cv.text(L, 30, fit(cv, fmt::format("Roofline: {} on {}", trace_name, device), 17, W - L - 20, true), 17, kInk, 0,
+              true);
+      cv.text(L, 52,
+              fit(cv,
+                  fmt::format("{} {} with FLOPs and GPU time · point area ∝ GPU time{}", pts.size(), what,
+                              where.empty() ? "" : " · WHERE " + where),
+                  12, W - L - 20),
+              12, kGrey);
+      if (pts.empty()) {
+        cv.frame(L, T, R - L, B - T, kGrid);
+        cv.text((L + R) / 2, (T + B) / 2 + 5, fmt::format("no {} with FLOPs, bytes and GPU time", what), 14, kGrey,
+                0.5);
+        return cv.finish();
+      }
+
+      // Axes: whole decades around the points and the ridges (knees).
+      double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
+      for (const Point& p : pts)
+        xlo = std::min(xlo, p.x()), xhi = std::max(xhi, p.x()), ylo = std::min(ylo, p.y()), yhi = std::max(yhi, p.y());
+      for (const Ceiling& c : ceilings)
+        xlo = std::min(xlo, c.knee()), xhi = std::max(xhi, c.knee()), yhi = std::max(yhi, c.tflops);
+      auto decade_down = [](double v) { return std::pow(10, std::floor(std::log10(v / 1.5))); };
+      auto decade_up = [](double v) { return std::pow(10, std::ceil(std::log10(v * 1.5))); };
+      LogScale sx{decade_down(xlo), decade_up(xhi), L, R}, sy{decade_down(ylo), decade_up(yhi), B, T};
+
+      for (double d = sx.lo; d <= sx.hi * 1.0001; d *= 10) {
+        for (int m = 2; m < 10 && d * m < sx.hi; ++m) cv.line(sx(d * m), T, sx(d * m), B, kMinorGrid);
+        cv.line(sx(d), T, sx(d), B, kGrid);
+        cv.text(sx(d), B + 18, number(d), 12, kInk, 0.5);
+      }
+      for (double d = sy.lo; d <= sy.hi * 1.0001; d *= 10) {
+        for (int m = 2; m < 10 && d * m < sy.hi; ++m) cv.line(L, sy(d * m), R, sy(d * m), kMinorGrid);
+        cv.line(L, sy(d), R, sy(d), kGrid);
+        cv.text(L - 6, sy(d) + 4, number(d), 12, kInk, 1);
+      }
+      cv.frame(L, T, R - L, B - T, kGrey);
+      cv.text((L + R) / 2, B + 42, "Arithmetic intensity (FLOP/byte)", 13, kInk, 0.5);
+      cv.text(L - 52, (T + B) / 2, "Achieved TFLOP/s", 13, kInk, 0.5, false, -M_PI / 2);
+
+      // Roofs: the memory diagonal (TB/s x FLOP/byte = TFLOP/s) up to each ceiling's ridge.
+      std::vector<Box> taken;
+      cv.clip(L, T, R - L, B - T);
+      for (const Ceiling& c : ceilings)
+        cv.polyline({{sx(sx.lo), sy(c.tbps * sx.lo)}, {sx(c.knee()), sy(c.tflops)}, {sx(sx.hi), sy(c.tflops)}},
+                    hex(0x333333), 1.6);
+      cv.unclip();
+      std::set<double> roofs;
+      for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
+      for (double tb : roofs) {
+        // Along the diagonal, a little right of where it enters the plot.
+        double x_enter = std::max(sx.lo, sy.lo / tb), x_at = x_enter * 2.2;
+        double angle = std::atan2(sy(tb * x_at * 10) - sy(tb * x_at), sx(x_at * 10) - sx(x_at));
+        double px = sx(x_at), py = sy(tb * x_at) - 6;
+        if (px < R - 60 && py > T + 10) {
+          std::string label = fmt::format("memory {:g} TB/s", tb);
+          cv.text(px, py, label, 11, kInk, 0, false, angle);
+          double w = cv.text_width(label, 11);
+          taken.push_back({px, std::min(py, py + std::sin(angle) * w) - 12, px + std::cos(angle) * w + 4, py + 2});
+          memory_label[tb] = taken.back();  // the rotated text's bounding box
+        }
+      }
+
+      // Points, largest first so small ones stay visible; area proportional to GPU time. Marks that
+      // land on each other exactly (same place and size to 1/4 px: an op repeated every step) count
+      // once for label placement, and those of one colour are drawn once, with the alpha of n layers,
+      // 1 - (1 - a)^n (what n draws of one disc composite to): a GB trace's million ops are a few
+      // thousand distinct marks, and cairo's time goes with the marks drawn.
+      const double max_ns = pts[by_time[0]].ns, r_max = 20;
+      std::vector<Disc> discs(pts.size()), distinct;
+      std::vector<size_t> distinct_of(pts.size()), mark_of(pts.size()), layers;
+      std::map<std::tuple<long, long, long>, size_t> seen;
+      std::map<std::pair<size_t, int>, size_t> marks;  // (distinct place, colour) -> mark
+      for (size_t i : by_time) {
+        const Point& p = pts[i];
+        discs[i] = {sx(p.x()), sy(p.y()), std::max(2.5, r_max * std::sqrt(p.ns / max_ns))};
+        auto [it, fresh] = seen.try_emplace(
+            {std::lround(discs[i].x * 4), std::lround(discs[i].y * 4), std::lround(discs[i].r * 4)}, distinct.size());
+        distinct_of[i] = it->second;
+        if (fresh) distinct.push_back(discs[i]);
+        auto [m, new_mark] = marks.try_emplace({it->second, p.category_index}, layers.size());
+        if (new_mark) layers.push_back(0);
+        ++layers[mark_of[i] = m->second];
+        point_mark[i] = m->second + 1;
+      }
+      for (size_t i : by_time)
+        if (size_t& n = layers[mark_of[i]]) {
+          cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[pts[i].category_index].colour,
+                    1 - std::pow(1 - kMarkAlpha, (double)n));
+          n = 0;  // drawn
+        }
+      // Ceiling labels along their line (right end first, then leftwards; above, then below), clear
+      // of the points where possible, on a white backing; ceilings with the same peak share one.
+      std::vector<std::pair<std::string, const Ceiling*>> ceiling_labels;
+      for (const Ceiling& c : ceilings) {
+        auto same = std::find_if(ceiling_labels.begin(), ceiling_labels.end(),
+                                 [&](auto& l) { return l.second->tflops == c.tflops && l.second->tbps == c.tbps; });
+        if (same != ceiling_labels.end())
+          same->first += ", " + c.name();
+        else
+          ceiling_labels.push_back({c.name(), &c});
+      }
+      for (auto& [names, c] : ceiling_labels) {
+        std::string label = fmt::format("{}: peak {:g} TFLOP/s · ridge {:.3g} FLOP/byte", names, c->tflops, c->knee());
+        double w = cv.text_width(label, 11) + 6, y = sy(c->tflops);
+        std::optional<Box> best;
+        for (int pass = 0; pass < 3 && !best; ++pass)
+          for (double x1 = R - 2; x1 - w >= (pass == 0 ? std::max(L, sx(c->knee())) : L) && !best; x1 -= 20)
+            for (double y0 : {y - 16, y + 2}) {
+              Box b{x1 - w, y0, x1, y0 + 14};
+              if (!b.inside({L, T, R, B}) ||
+                  std::any_of(taken.begin(), taken.end(), [&](auto& t) { return t.hits(b); }))
+                continue;
+              if (pass < 2 && std::any_of(distinct.begin(), distinct.end(), [&](auto& d) { return hits(b, d); }))
+                continue;
+              best = b;
+              break;
+            }
+        if (!best) continue;
+        taken.push_back(*best);
+        for (size_t k = 0; k < ceilings.size(); ++k)
+          if (ceilings[k].tflops == c->tflops && ceilings[k].tbps == c->tbps) ceiling_label[k] = best;
+        cv.rect(best->x0, best->y0, w, 14, hex(0xffffff), 0.85);
+        cv.text(best->x0 + 3, best->y1 - 3, label, 11, kInk);
+      }
+      // Labels of the top 10 by GPU time, never overlapping each other or the roof labels.
+      const Box area{L + 2, T + 2, R - 2, B - 2};
+      for (size_t r = 0; r < labelled; ++r) {
+        const size_t i = ranked[r]->top;
+        std::string label = ranked[r]->count > 1 ? fmt::format("{}. {} ×{} {}", r + 1, *pts[i].label, ranked[r]->count,
+                                                               duration(ranked[r]->ns))
+                                                 : fmt::format("{}. {} {}", r + 1, *pts[i].label, duration(pts[i].ns));
+        double w = cv.text_width(label, 11) + 6, h = 15;
+        std::vector<Disc> others;
+        for (size_t k = 0; k < distinct.size(); ++k)
+          if (k != distinct_of[i]) others.push_back(distinct[k]);
+        auto b = place_label(discs[i], w, h, area, taken, others);
+        if (!b) continue;
+        taken.push_back(*b);
+        point_label[i] = b;
+        double cx = std::clamp(discs[i].x, b->x0, b->x1), cy = std::clamp(discs[i].y, b->y0, b->y1);
+        double dx = cx - discs[i].x, dy = cy - discs[i].y, dist = std::hypot(dx, dy);
+        if (dist > discs[i].r + 5)
+          cv.line(discs[i].x + dx / dist * discs[i].r, discs[i].y + dy / dist * discs[i].r, cx, cy, kGrey, 0.8);
+        cv.rect(b->x0, b->y0, b->x1 - b->x0, b->y1 - b->y0, hex(0xffffff), 0.85);
+        cv.text(b->x0 + 3, b->y1 - 4, label, 11, kInk);
+      }
+
+      // Legend: categories present, with counts, and the size scale.
+      std::map<int, int> counts;
+      for (const Point& p : pts) ++counts[p.category_index];
+      std::vector<std::pair<std::string, Rgb>> items;
+      for (auto [c, n] : counts)
+        items.push_back({fmt::format("{} ({})", kCategories[c].name, n), kCategories[c].colour});
+      cv.text(R + 20, T + 4, "op_category", 12, kInk, 0, true);
+      double y = legend(cv, R + 20, T + 26, items) + 14;
+      cv.text(R + 20, y, "point area ∝ GPU time", 12, kInk);
+      cv.circle(R + 20 + r_max, y + 12 + r_max, r_max, kGrey, 0.25);
+      cv.text(R + 28 + 2 * r_max, y + 16 + r_max, duration(max_ns) + " (largest)", 11, kGrey);
+      return cv.finish();
+    };
+    if (f == ChartFormat::csv) {
+      draw(ChartFormat::svg);  // lays the labels out
+      ResultSet rs;
+      rs.columns = {"kind",   "uid",      "name", "category", "dtype",    "units",    "x",       "y",
+                    "gpu_us", "labelled", "mark", "label_x0", "label_y0", "label_x1", "label_y1"};
+      auto put = [&](std::vector<std::optional<std::string>> row, const std::optional<Box>& b) {
+        for (double v : {b ? b->x0 : NAN, b ? b->y0 : NAN, b ? b->x1 : NAN, b ? b->y1 : NAN}) row.push_back(cell(v));
+        rs.rows.push_back(std::move(row));
+      };
+      for (size_t r = 0; r < by_time.size(); ++r) {
+        const Point& p = pts[by_time[r]];
+        put({"point", std::to_string(p.uid), *p.name, *p.category, *p.dtype, *p.units, cell(p.x()), cell(p.y()),
+             cell(p.ns / 1e3), is_labelled[by_time[r]] ? "1" : "0", std::to_string(point_mark[by_time[r]])},
+            point_label[by_time[r]]);
+      }
+      for (size_t k = 0; k < ceilings.size(); ++k) {
+        const Ceiling& c = ceilings[k];
+        put({"ceiling", std::nullopt, c.name(), std::nullopt, c.dtype, c.units, cell(c.knee()), cell(c.tflops),
+             std::nullopt, std::nullopt, std::nullopt},
+            ceiling_label[k]);
+      }
+      std::set<double> roofs;
+      for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
+      for (double tb : roofs)
+        put({"memory", std::nullopt, "HBM", std::nullopt, std::nullopt, std::nullopt, std::nullopt, cell(tb),
+             std::nullopt, std::nullopt, std::nullopt},
+            memory_label.count(tb) ? std::optional<Box>(memory_label[tb]) : std::nullopt);
+      return {to_csv(rs), summary, ChartFormat::csv};
     }
-    std::set<double> roofs;
-    for (const Ceiling& c : ceilings) roofs.insert(c.tbps);
-    for (double tb : roofs)
-      put({"memory", std::nullopt, "HBM", std::nullopt, std::nullopt, std::nullopt, std::nullopt, cell(tb),
-           std::nullopt, std::nullopt, std::nullopt},
-          memory_label.count(tb) ? std::optional<Box>(memory_label[tb]) : std::nullopt);
-    return {to_csv(rs), summary, ChartFormat::csv};
-  }
-  return render(draw, f, summary, pts.size());
+    return render(draw, f, summary, pts.size());
+  };
+}
+
+Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f,
+                     const std::string& schema) {
+  return roofline_chart_job(db, kernels, where, bind, f, schema)();
 }
 
 // -------------------------------------------------------------------------------------------------

@@ -32,6 +32,10 @@ struct Chart {
 // dtype and units; `where` is an SQL condition on the op (or kernel) view.
 Chart roofline_chart(sqlite3* db, bool kernels, const std::string& where, const Binder& bind, ChartFormat f,
                      const std::string& schema = "main");
+// The same in two halves: this call reads the points (SQL; throws as roofline_chart does), the job
+// it returns draws them without the connection, so it may run on another thread (the HTML report).
+std::function<Chart()> roofline_chart_job(sqlite3* db, bool kernels, const std::string& where, const Binder& bind,
+                                          ChartFormat f, const std::string& schema = "main");
 
 // GPU activity per stream. `range`: empty (everything), a step number, or "A..B" (ms from the
 // first GPU event).

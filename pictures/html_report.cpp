@@ -241,11 +241,38 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   for (const auto& [schema, label] : sides) report("summary", {"Traces" + label}, 200, schema);
   report("health", {"Health (what the loader repaired or skipped)"}, 200);
 
+  // The rooflines' points are read here and drawn on another thread while the ops and kernels
+  // reports run; their section is put in its place when both are done.
+  std::vector<std::function<Chart()>> roofline_jobs(sides.size());
+  std::vector<std::optional<Chart>> rooflines(sides.size());
+  std::vector<std::string> roofline_errors(sides.size());
+  for (size_t k = 0; k < sides.size(); ++k) try {
+      roofline_jobs[k] = roofline_chart_job(db, false, "", bind, ChartFormat::inline_image, sides[k].first);
+    } catch (const std::exception& e) {
+      roofline_errors[k] = e.what();
+    }
+  std::future<void> drawing = std::async(std::launch::async, [&] {
+    for (size_t k = 0; k < sides.size(); ++k) try {
+        if (roofline_jobs[k]) rooflines[k] = roofline_jobs[k]();
+      } catch (const std::exception& e) {
+        roofline_errors[k] = e.what();
+      }
+  });
+  Page tables;  // the ops and kernels sections
+  tables.heading(2, "Ops", "ops");
+  tables.para("Per op name and category over counted_op (each GPU nanosecond counted once).", "note");
+  report_into(tables, "ops", {}, 200, "main");
+  tables.heading(2, "Kernels", "kernels");
+  report_into(tables, "kernels", {}, 200, "main");
+  drawing.get();
+
   page.heading(2, "Roofline and GPU timeline", "pictures");
   for (size_t k = 0; k < sides.size(); ++k) {
-    const std::string s = sides[k].first;
-    picture(("Roofline" + sides[k].second).c_str(),
-            [&] { return roofline_chart(db, false, "", bind, ChartFormat::inline_image, s); });
+    const std::string what = "Roofline" + sides[k].second;
+    if (rooflines[k])
+      page.image(*rooflines[k], what);
+    else
+      page.problem(what, roofline_errors[k]);
     page.append(timelines[k]);
   }
   page.para(
@@ -254,11 +281,7 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
       "note");
 
   page.append(breakdown);
-  page.heading(2, "Ops", "ops");
-  page.para("Per op name and category over counted_op (each GPU nanosecond counted once).", "note");
-  report("ops", {}, 200);
-  page.heading(2, "Kernels", "kernels");
-  report("kernels", {}, 200);
+  page.append(tables);
 
   if (diff) {
     page.heading(2, "Diff (main = control, other = test)", "diff");
