@@ -15,6 +15,7 @@
 #include "src/output_file.h"
 #include "src/sql_assets.h"
 #include "src/sqlite_util.h"
+#include "src/sqlite_vtab.h"
 
 namespace tlsql {
 
@@ -80,22 +81,36 @@ namespace {
 // args members exposed as columns, with the key they come from.
 const char* const kArgsMember[] = {"Input Dims", "Input type", "Input Strides", "Concrete Inputs"};
 
-struct Table {
-  sqlite3_vtab base{};
+// The module's client data: the connection's stores, and what to do with them when it closes.
+struct ModuleAux {
+  sqlite3* db;
+  StoreRegistry* stores;
+  void (*destroy)(void*);
+};
+
+// One per schema: argv[1] is the schema the table lives in, and its store holds the rows.
+struct Table : sqlite3_vtab {
+  Table(sqlite3*, void* aux, int argc, const char* const* argv) : sqlite3_vtab{} {
+    auto* stores = static_cast<ModuleAux*>(aux)->stores;
+    auto it = argc > 1 ? stores->find(argv[1]) : stores->end();
+    if (it == stores->end())
+      throw std::runtime_error(
+          fmt::format("no trace is loaded in schema {} of this session", argc > 1 ? argv[1] : "?"));
+    store = it->second.get();
+  }
   EventStore* store;
 };
 
 // A cursor walks either a contiguous range of positions or a list of them (kind or children
 // index), optionally bounded by uid; positions are uid - store.first_uid, ascending.
-struct Cursor {
-  sqlite3_vtab_cursor base{};
-  const EventStore* store;
+struct Cursor : VtabCursor<Table> {
+  const EventStore* store = nullptr;
   const uint32_t* list = nullptr;
   std::vector<uint32_t> owned;  // children converted to positions
   size_t list_size = 0, at = 0;
   int64_t pos = 0, hi = 0;                     // range mode: [pos, hi)
   int64_t lo_bound = 0, hi_bound = INT64_MAX;  // list mode bounds on position
-  bool use_list = false, eof = true;
+  bool use_list = false, done = true;
   // current row
   const LoadedTrace* trace = nullptr;
   const EventRec* rec = nullptr;
@@ -105,17 +120,31 @@ struct Cursor {
     if (use_list) {
       if (at < list_size && (int64_t)list[at] < lo_bound)
         at = std::lower_bound(list + at, list + list_size, (uint32_t)std::min<int64_t>(lo_bound, UINT32_MAX)) - list;
-      eof = at >= list_size || (int64_t)list[at] >= hi_bound;
-      if (!eof) pos = list[at];
+      done = at >= list_size || (int64_t)list[at] >= hi_bound;
+      if (!done) pos = list[at];
     } else {
-      eof = pos >= hi;
+      done = pos >= hi;
     }
-    if (!eof) {
+    if (!done) {
       int64_t local;
       trace = &store->trace_at(pos, local);
       rec = &trace->rows[local];
     }
   }
+
+  static std::string declaration();
+  static int best_index(Table&, sqlite3_index_info*);
+  int filter(int plan, int argc, sqlite3_value** argv);
+  bool eof() const { return done; }
+  void next() {
+    if (use_list)
+      ++at;
+    else
+      ++pos;
+    settle();
+  }
+  void column(sqlite3_context* ctx, int col);
+  sqlite3_int64 rowid() const { return store->first_uid + pos; }
 };
 
 // idxNum bits: which constraints xFilter receives, in this order.
@@ -137,12 +166,6 @@ enum Plan {
   kCatOrder = 512
 };
 
-// The module's client data: the connection's stores, and what to do with them when it closes.
-struct ModuleAux {
-  sqlite3* db;
-  StoreRegistry* stores;
-  void (*destroy)(void*);
-};
 std::mutex g_connections_mu;
 std::map<sqlite3*, StoreRegistry*> g_connections;  // for loaded_store()
 
@@ -156,33 +179,15 @@ void destroy_aux(void* p) {
   delete aux;
 }
 
-int x_connect(sqlite3* db, void* aux_ptr, int argc, const char* const* argv, sqlite3_vtab** out, char** err) {
-  // argv[1] is the schema the table lives in: its store holds the rows.
-  auto* stores = static_cast<ModuleAux*>(aux_ptr)->stores;
-  auto it = argc > 1 ? stores->find(argv[1]) : stores->end();
-  if (it == stores->end()) {
-    *err = sqlite3_mprintf("no trace is loaded in schema %s of this session", argc > 1 ? argv[1] : "?");
-    return SQLITE_ERROR;
-  }
+std::string Cursor::declaration() {
   std::string decl = "CREATE TABLE x(";
   for (int i = 0; i < kEventColumnCount; ++i)
     decl += fmt::format("{}\"{}\" {}", i ? ", " : "", kEventColumns[i].name, kEventColumns[i].type);
-  decl += ")";
-  if (int rc = sqlite3_declare_vtab(db, decl.c_str()); rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  auto* t = new Table;
-  t->store = it->second.get();
-  *out = &t->base;
-  return SQLITE_OK;
+  return decl + ")";
 }
 
-int x_disconnect(sqlite3_vtab* v) {
-  delete reinterpret_cast<Table*>(v);
-  return SQLITE_OK;
-}
-
-int x_best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
-  const EventStore* store = reinterpret_cast<Table*>(v)->store;
+int Cursor::best_index(Table& table, sqlite3_index_info* info) {
+  const EventStore* store = table.store;
   double n = std::max<double>(1, (double)store->total_rows);
   int eq_uid = -1, eq_parent = -1, eq_kind = -1, eq_trace = -1, low = -1, high = -1;
   for (int i = 0; i < info->nConstraint; ++i) {
@@ -263,18 +268,6 @@ int x_best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
   return SQLITE_OK;
 }
 
-int x_open(sqlite3_vtab* v, sqlite3_vtab_cursor** out) {
-  auto* c = new Cursor;
-  c->store = reinterpret_cast<Table*>(v)->store;
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
-int x_close(sqlite3_vtab_cursor* c) {
-  delete reinterpret_cast<Cursor*>(c);
-  return SQLITE_OK;
-}
-
 bool int_arg(sqlite3_value* v, int64_t& out) {
   int t = sqlite3_value_numeric_type(v);
   if (t == SQLITE_INTEGER) {
@@ -345,60 +338,60 @@ void order_by_text(Cursor& c, uint32_t EventRec::*field) {
   c.list_size = c.owned.size();
 }
 
-int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_value** argv) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  const EventStore& s = *c->store;
-  c->use_list = false;
-  c->owned.clear();
-  c->at = 0;
-  c->pos = 0;
-  c->hi = s.total_rows;
-  c->lo_bound = 0;
-  c->hi_bound = INT64_MAX;
+int Cursor::filter(int plan, int, sqlite3_value** argv) {
+  store = table().store;
+  const EventStore& s = *store;
+  use_list = false;
+  owned.clear();
+  at = 0;
+  pos = 0;
+  hi = s.total_rows;
+  lo_bound = 0;
+  hi_bound = INT64_MAX;
   int a = 0;
   int64_t v;
   bool none = false;
   if (plan & kByUid) {
     if (int_arg(argv[a++], v) && v >= s.first_uid && v < s.first_uid + s.total_rows)
-      c->pos = v - s.first_uid, c->hi = c->pos + 1;
+      pos = v - s.first_uid, hi = pos + 1;
     else
       none = true;
   }
   if (plan & kByParent) {
-    c->use_list = true;
+    use_list = true;
     if (int_arg(argv[a++], v) && v >= s.first_uid && v < s.first_uid + s.total_rows) {
       int64_t local;
       const LoadedTrace& t = s.trace_at(v - s.first_uid, local);
       int64_t base = t.uid_base - s.first_uid;
       for (uint32_t k = t.child_start[local]; k < t.child_start[local + 1]; ++k)
-        c->owned.push_back((uint32_t)(base + t.children[k]));
+        owned.push_back((uint32_t)(base + t.children[k]));
     }
-    c->list = c->owned.data();
-    c->list_size = c->owned.size();
+    list = owned.data();
+    list_size = owned.size();
   }
   if (plan & kByKind) {
-    c->use_list = true;
+    use_list = true;
     const char* k = (const char*)sqlite3_value_text(argv[a++]);
-    c->list_size = 0;
+    list_size = 0;
     // kind_from_name says Kind::other for any unknown text too: only the kind's own name matches.
     const Kind kind = k ? kind_from_name(k) : Kind::other;
     if (k && kind_name(kind) == k && (size_t)kind < s.rows_of_kind.size()) {
-      c->list = s.rows_of_kind[(size_t)kind].data();
-      c->list_size = s.rows_of_kind[(size_t)kind].size();
+      list = s.rows_of_kind[(size_t)kind].data();
+      list_size = s.rows_of_kind[(size_t)kind].size();
     }
   }
   if (plan & (kKindOrder | kKindCatOrder)) {
-    c->use_list = true;
+    use_list = true;
     std::vector<int> kinds;
     for (int i = 0; i < (int)s.rows_of_kind.size(); ++i) kinds.push_back(i);
     std::sort(kinds.begin(), kinds.end(), [](int a, int b) { return kind_name((Kind)a) < kind_name((Kind)b); });
     for (int k : kinds) {
       std::vector<uint32_t> rows(s.rows_of_kind[k].begin(), s.rows_of_kind[k].end());
       if (plan & kKindCatOrder) sort_by_text(s, rows, &EventRec::cat);
-      c->owned.insert(c->owned.end(), rows.begin(), rows.end());
+      owned.insert(owned.end(), rows.begin(), rows.end());
     }
-    c->list = c->owned.data();
-    c->list_size = c->owned.size();
+    list = owned.data();
+    list_size = owned.size();
   }
   // Bounds are positions in [0, total_rows], clamped before any arithmetic: uid <= 2^63-1 must
   // not overflow into "no rows". (SQLite re-checks the boundary value itself.)
@@ -407,14 +400,14 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
   };
   if (plan & kUidLow) {
     if (int_arg(argv[a], v))
-      c->lo_bound = position(v);
+      lo_bound = position(v);
     else if (sqlite3_value_type(argv[a]) == SQLITE_NULL)
       none = true;
     ++a;
   }
   if (plan & kUidHigh) {
     if (int_arg(argv[a], v))
-      c->hi_bound = v < s.first_uid ? 0 : position(v) + (v - s.first_uid < s.total_rows ? 1 : 0);
+      hi_bound = v < s.first_uid ? 0 : position(v) + (v - s.first_uid < s.total_rows ? 1 : 0);
     else if (sqlite3_value_type(argv[a]) == SQLITE_NULL)
       none = true;
     ++a;
@@ -424,36 +417,23 @@ int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int argc, sqlite3_
     if (int_arg(argv[a++], v))
       for (const auto& t : s.traces)
         if (t->id == v) {
-          c->lo_bound = std::max(c->lo_bound, t->uid_base - s.first_uid);
-          c->hi_bound = std::min<int64_t>(c->hi_bound, t->uid_base - s.first_uid + (int64_t)t->rows.size());
+          lo_bound = std::max(lo_bound, t->uid_base - s.first_uid);
+          hi_bound = std::min<int64_t>(hi_bound, t->uid_base - s.first_uid + (int64_t)t->rows.size());
           none = false;
         }
   }
-  (void)argc;
-  if (!c->use_list) {
-    c->pos = std::max(c->pos, c->lo_bound);
-    c->hi = std::min(c->hi, c->hi_bound);
+  if (!use_list) {
+    pos = std::max(pos, lo_bound);
+    hi = std::min(hi, hi_bound);
   }
   if (none || s.total_rows == 0) {
-    c->eof = true;
+    done = true;
     return SQLITE_OK;
   }
-  if (plan & (kNameOrder | kCatOrder)) order_by_text(*c, (plan & kNameOrder) ? &EventRec::name : &EventRec::cat);
-  c->settle();
+  if (plan & (kNameOrder | kCatOrder)) order_by_text(*this, (plan & kNameOrder) ? &EventRec::name : &EventRec::cat);
+  settle();
   return SQLITE_OK;
 }
-
-int x_next(sqlite3_vtab_cursor* cur) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  if (c->use_list)
-    ++c->at;
-  else
-    ++c->pos;
-  c->settle();
-  return SQLITE_OK;
-}
-
-int x_eof(sqlite3_vtab_cursor* cur) { return reinterpret_cast<Cursor*>(cur)->eof; }
 
 // A stored column (uid .. args) of one row, as the virtual table serves it and a save writes it.
 // Text points into the store (or static data) and stays valid while it lives.
@@ -490,59 +470,25 @@ RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventR
   return {};
 }
 
-int x_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  const EventRec& e = *c->rec;
+void Cursor::column(sqlite3_context* ctx, int col) {
+  const EventRec& e = *rec;
   if (col <= kArgs) {
-    RecordValue v = event_column(*c->store, *c->trace, e, c->store->first_uid + c->pos, col);
+    RecordValue v = event_column(*store, *trace, e, store->first_uid + pos, col);
     switch (v.type) {
       case RecordValue::null: sqlite3_result_null(ctx); break;
       case RecordValue::integer: sqlite3_result_int64(ctx, v.i); break;
       case RecordValue::text: sqlite3_result_text(ctx, v.s, (int)v.len, SQLITE_STATIC); break;
     }
-    return SQLITE_OK;
+    return;
   }
   // args members, minified as SQLite's -> operator returns them
   std::string_view m;
   if (e.is(EventRec::has_args))
-    m = json_scan::find_member(c->store->args.get(e.args, e.args_len), kArgsMember[col - kInputDims]);
-  if (m.empty()) return sqlite3_result_null(ctx), SQLITE_OK;
-  c->scratch = json_scan::minify(m);
-  sqlite3_result_text(ctx, c->scratch.data(), (int)c->scratch.size(), SQLITE_TRANSIENT);
-  return SQLITE_OK;
+    m = json_scan::find_member(store->args.get(e.args, e.args_len), kArgsMember[col - kInputDims]);
+  if (m.empty()) return sqlite3_result_null(ctx);
+  scratch = json_scan::minify(m);
+  sqlite3_result_text(ctx, scratch.data(), (int)scratch.size(), SQLITE_TRANSIENT);
 }
-
-int x_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  *rowid = c->store->first_uid + c->pos;
-  return SQLITE_OK;
-}
-
-const sqlite3_module kModule = {
-    /* iVersion */ 0,
-    x_connect,
-    x_connect,
-    x_best_index,
-    x_disconnect,
-    x_disconnect,
-    x_open,
-    x_close,
-    x_filter,
-    x_next,
-    x_eof,
-    x_column,
-    x_rowid,
-    /* xUpdate .. xShadowName */ nullptr,
-    nullptr,
-    nullptr,
-    nullptr,
-    nullptr,
-    nullptr,
-    nullptr,
-    nullptr,
-    nullptr,
-    nullptr,
-    nullptr};
 
 }  // namespace
 
@@ -551,7 +497,8 @@ void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(v
     std::lock_guard<std::mutex> l(g_connections_mu);
     g_connections[db] = stores;
   }
-  sqlite3_create_module_v2(db, "tlsql_event", &kModule, new ModuleAux{db, stores, destroy}, destroy_aux);
+  sqlite3_create_module_v2(db, "tlsql_event", vtab_module<Cursor, true>(), new ModuleAux{db, stores, destroy},
+                           destroy_aux);
 }
 
 const EventStore* loaded_store(sqlite3* db, const std::string& schema) {

@@ -155,117 +155,75 @@ enum Col {
   kArgSchema
 };
 
-struct Table {
-  sqlite3_vtab base{};
-  sqlite3* db;
-};
-struct Cursor {
-  sqlite3_vtab_cursor base{};
+struct Cursor : VtabCursor<ConnectionTable> {
   std::vector<CpStep> rows;
   size_t at = 0;
+
+  static std::string declaration() {
+    return "CREATE TABLE x(step INTEGER, type TEXT, bound_by TEXT, uid INTEGER, dur INTEGER, from_uid INTEGER, "
+           "from_end INTEGER, to_uid INTEGER, to_end INTEGER, ts INTEGER, annotation HIDDEN, instance HIDDEN, "
+           "trace HIDDEN, schema HIDDEN)";
+  }
+  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
+    return hidden_args_best_index(info, kArgAnnotation, 4);
+  }
+
+  int filter(int plan, int, sqlite3_value** argv) {
+    sqlite3* db = table().db;
+    rows.clear(), at = 0;
+    sqlite3_value* args[4] = {nullptr, nullptr, nullptr, nullptr};
+    for (int k = 0, a = 0; k < 4; ++k)
+      if (plan & (1 << k)) args[k] = argv[a++];
+    const char* usage = "critical_path(annotation [, instance [, trace [, schema]]])";
+    if (!args[0] || sqlite3_value_type(args[0]) != SQLITE_TEXT)
+      return error(fmt::format("{}: annotation must be text ('' for the whole trace)", usage));
+    auto integer = [](sqlite3_value* v, int64_t fallback, int64_t& out) {
+      if (!v || sqlite3_value_type(v) == SQLITE_NULL) return out = fallback, true;
+      if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) return false;
+      return out = sqlite3_value_int64(v), true;
+    };
+    int64_t instance = 0, trace = 0;
+    if (!integer(args[1], 0, instance) || instance < 0)
+      return error(fmt::format("{}: instance must be an integer >= 0", usage));
+    // A NULL trace is what a report's lookup of a missing rank gives: an error, not trace 0.
+    if ((args[2] && sqlite3_value_type(args[2]) == SQLITE_NULL) || !integer(args[2], 0, trace))
+      return error(fmt::format("{}: trace must be a trace id (no trace has the rank asked for?)", usage));
+    const std::string annotation = (const char*)sqlite3_value_text(args[0]);
+    const std::string q = fmt::format("\"{}\"", schema_arg(db, args[3]));
+
+    CpInput in;
+    try {
+      auto [start, end] = window(db, q, trace, annotation, instance);
+      in = read_input(db, q, trace, start, end);
+    } catch (const std::exception& e) {
+      return error(std::string("critical_path: ") + e.what());
+    }
+    CpResult r = critical_path(in);
+    if (!r.error.empty())
+      return error(fmt::format("critical_path('{}', {}, {}): {}", annotation, instance, trace, r.error));
+    rows = std::move(r.path);
+    return SQLITE_OK;
+  }
+  bool eof() const { return at >= rows.size(); }
+  void next() { ++at; }
+  void column(sqlite3_context* ctx, int col) const {
+    const CpStep& s = rows[at];
+    switch (col) {
+      case kStep: sqlite3_result_int64(ctx, (int64_t)at); break;
+      case kType: sqlite3_result_text(ctx, cp_edge_name(s.type), -1, SQLITE_STATIC); break;
+      case kBoundBy: sqlite3_result_text(ctx, s.bound_by, -1, SQLITE_STATIC); break;
+      case kUid: s.uid >= 0 ? sqlite3_result_int64(ctx, s.uid) : sqlite3_result_null(ctx); break;
+      case kDur: sqlite3_result_int64(ctx, s.weight); break;
+      case kFromUid: sqlite3_result_int64(ctx, s.from_uid); break;
+      case kFromEnd: sqlite3_result_int(ctx, s.from_end); break;
+      case kToUid: sqlite3_result_int64(ctx, s.to_uid); break;
+      case kToEnd: sqlite3_result_int(ctx, s.to_end); break;
+      case kTs: sqlite3_result_int64(ctx, s.from_ts); break;
+      default: sqlite3_result_null(ctx);
+    }
+  }
+  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
 };
-
-int x_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc = sqlite3_declare_vtab(db,
-                                "CREATE TABLE x(step INTEGER, type TEXT, bound_by TEXT, uid INTEGER, dur INTEGER, "
-                                "from_uid INTEGER, from_end INTEGER, to_uid INTEGER, to_end INTEGER, ts INTEGER, "
-                                "annotation HIDDEN, instance HIDDEN, trace HIDDEN, schema HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  auto* t = new Table;
-  t->db = db;
-  *out = &t->base;
-  return SQLITE_OK;
-}
-int x_disconnect(sqlite3_vtab* v) {
-  delete reinterpret_cast<Table*>(v);
-  return SQLITE_OK;
-}
-
-int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) { return hidden_args_best_index(info, kArgAnnotation, 4); }
-
-int x_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = &(new Cursor)->base;
-  return SQLITE_OK;
-}
-int x_close(sqlite3_vtab_cursor* c) {
-  delete reinterpret_cast<Cursor*>(c);
-  return SQLITE_OK;
-}
-
-int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value** argv) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  sqlite3* db = reinterpret_cast<Table*>(cur->pVtab)->db;
-  c->rows.clear(), c->at = 0;
-  sqlite3_value* args[4] = {nullptr, nullptr, nullptr, nullptr};
-  for (int k = 0, a = 0; k < 4; ++k)
-    if (plan & (1 << k)) args[k] = argv[a++];
-  const char* usage = "critical_path(annotation [, instance [, trace [, schema]]])";
-  if (!args[0] || sqlite3_value_type(args[0]) != SQLITE_TEXT)
-    return vtab_error(cur->pVtab, fmt::format("{}: annotation must be text ('' for the whole trace)", usage));
-  auto integer = [](sqlite3_value* v, int64_t fallback, int64_t& out) {
-    if (!v || sqlite3_value_type(v) == SQLITE_NULL) return out = fallback, true;
-    if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) return false;
-    return out = sqlite3_value_int64(v), true;
-  };
-  int64_t instance = 0, trace = 0;
-  if (!integer(args[1], 0, instance) || instance < 0)
-    return vtab_error(cur->pVtab, fmt::format("{}: instance must be an integer >= 0", usage));
-  // A NULL trace is what a report's lookup of a missing rank gives: an error, not trace 0.
-  if ((args[2] && sqlite3_value_type(args[2]) == SQLITE_NULL) || !integer(args[2], 0, trace))
-    return vtab_error(cur->pVtab,
-                      fmt::format("{}: trace must be a trace id (no trace has the rank asked for?)", usage));
-  const std::string annotation = (const char*)sqlite3_value_text(args[0]);
-  const std::string q = fmt::format("\"{}\"", schema_arg(db, args[3]));
-
-  CpInput in;
-  try {
-    auto [start, end] = window(db, q, trace, annotation, instance);
-    in = read_input(db, q, trace, start, end);
-  } catch (const std::exception& e) {
-    return vtab_error(cur->pVtab, std::string("critical_path: ") + e.what());
-  }
-  CpResult r = critical_path(in);
-  if (!r.error.empty())
-    return vtab_error(cur->pVtab, fmt::format("critical_path('{}', {}, {}): {}", annotation, instance, trace, r.error));
-  c->rows = std::move(r.path);
-  return SQLITE_OK;
-}
-
-int x_next(sqlite3_vtab_cursor* cur) {
-  ++reinterpret_cast<Cursor*>(cur)->at;
-  return SQLITE_OK;
-}
-int x_eof(sqlite3_vtab_cursor* cur) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  return c->at >= c->rows.size();
-}
-int x_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  const CpStep& s = c->rows[c->at];
-  switch (col) {
-    case kStep: sqlite3_result_int64(ctx, (int64_t)c->at); break;
-    case kType: sqlite3_result_text(ctx, cp_edge_name(s.type), -1, SQLITE_STATIC); break;
-    case kBoundBy: sqlite3_result_text(ctx, s.bound_by, -1, SQLITE_STATIC); break;
-    case kUid: s.uid >= 0 ? sqlite3_result_int64(ctx, s.uid) : sqlite3_result_null(ctx); break;
-    case kDur: sqlite3_result_int64(ctx, s.weight); break;
-    case kFromUid: sqlite3_result_int64(ctx, s.from_uid); break;
-    case kFromEnd: sqlite3_result_int(ctx, s.from_end); break;
-    case kToUid: sqlite3_result_int64(ctx, s.to_uid); break;
-    case kToEnd: sqlite3_result_int(ctx, s.to_end); break;
-    case kTs: sqlite3_result_int64(ctx, s.from_ts); break;
-    default: sqlite3_result_null(ctx);
-  }
-  return SQLITE_OK;
-}
-int x_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
-  *rowid = (sqlite3_int64) reinterpret_cast<Cursor*>(cur)->at;
-  return SQLITE_OK;
-}
-
-const sqlite3_module kModule = {0,        nullptr, x_connect, x_best_index, x_disconnect, nullptr, x_open,  x_close,
-                                x_filter, x_next,  x_eof,     x_column,     x_rowid,      nullptr, nullptr, nullptr,
-                                nullptr,  nullptr, nullptr,   nullptr,      nullptr,      nullptr, nullptr, nullptr};
 
 }  // namespace
 
@@ -275,7 +233,7 @@ std::vector<SqlFunction> critical_path_functions() {
                 "('' = whole trace), one row per edge: step, type, bound_by, uid, dur (ns), from/to node, ts "
                 "(HTA's critical_path_analysis)",
                 SqlFunction::table};
-  f.module = &kModule;
+  f.module = vtab_module<Cursor>();
   return {f};
 }
 

@@ -314,14 +314,8 @@ enum PerfCol {
 };
 enum PerfPlan { kPlanSchema = 1, kPlanCounted = 2 };
 
-struct PerfVtab {
-  sqlite3_vtab base{};
-  sqlite3* db = nullptr;
-};
-
-struct PerfCursor {
-  sqlite3_vtab_cursor base{};
-  std::shared_ptr<const PerfTable> table;
+struct PerfCursor : VtabCursor<ConnectionTable> {
+  std::shared_ptr<const PerfTable> perf_rows;
   std::unique_ptr<Peaks> own_peaks;
   Peaks* peaks = nullptr;
   bool counted_only = false;
@@ -333,160 +327,113 @@ struct PerfCursor {
   Measured m;
   void settle() {  // skip to the next row the plan keeps
     if (counted_only)
-      while (at < table->rows && !(table->flags[at] & PerfTable::counted)) ++at;
+      while (at < perf_rows->rows && !(perf_rows->flags[at] & PerfTable::counted)) ++at;
     perf.reset();
   }
+
+  static std::string declaration() {
+    return "CREATE TABLE x(uid INTEGER, counted INTEGER, gpu_ns INTEGER, flops REAL, bytes REAL, tflops REAL, tbps "
+           "REAL, intensity REAL, peak_tflops REAL, peak_tbps REAL, achieved_pct REAL, bound TEXT, source TEXT, "
+           "peak_dtype TEXT, peak_units TEXT, schema HIDDEN)";
+  }
+  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
+    int plan = 0, arg = 0;
+    for (int i = 0; i < info->nConstraint; ++i) {
+      const auto& c = info->aConstraint[i];
+      if (!c.usable || c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+      if (c.iColumn == kPSchema && !(plan & kPlanSchema)) {
+        plan |= kPlanSchema;
+        info->aConstraintUsage[i].argvIndex = ++arg;
+        info->aConstraintUsage[i].omit = 1;
+      }
+    }
+    // counted = 1 (counted_op): the cursor skips the other rows. SQLite still checks the value.
+    for (int i = 0; i < info->nConstraint; ++i) {
+      const auto& c = info->aConstraint[i];
+      if (c.usable && c.op == SQLITE_INDEX_CONSTRAINT_EQ && c.iColumn == kPCounted && !(plan & kPlanCounted)) {
+        plan |= kPlanCounted;
+        info->aConstraintUsage[i].argvIndex = ++arg;
+      }
+    }
+    info->idxNum = plan;
+    info->estimatedCost = (plan & kPlanCounted) ? 1e5 : 1e6;
+    info->estimatedRows = (plan & kPlanCounted) ? 100000 : 1000000;
+    return SQLITE_OK;
+  }
+  int filter(int plan, int, sqlite3_value** argv) {
+    sqlite3* db = table().db;
+    int arg = 0;
+    const std::string schema = schema_arg(db, (plan & kPlanSchema) ? argv[arg++] : nullptr);
+    counted_only = false;
+    if (plan & kPlanCounted) {
+      sqlite3_value* v = argv[arg++];
+      // counted = 1 keeps the counted rows; any other value (0, NULL, text) is left to SQLite's own check.
+      counted_only = sqlite3_value_numeric_type(v) == SQLITE_INTEGER && sqlite3_value_int64(v) == 1;
+    }
+    std::string why;
+    perf_rows = perf_table(db, schema, why);
+    if (!perf_rows) return error("perf_rows: " + why);
+    if (!perf_rows->loop_uid.empty())
+      for (size_t r = 0; r < perf_rows->rows; ++r)
+        if (perf_rows->flags[r] & PerfTable::looped)
+          return error(fmt::format("perf_rows: {}", cycle_at(perf_rows->loop_uid[r])));
+    peaks = connection_cached<Peaks>(db, "peaks:" + schema, [&] { return std::make_unique<Peaks>(db, schema); });
+    if (!peaks) peaks = (own_peaks = std::make_unique<Peaks>(db, schema)).get();
+    at = 0;
+    settle();
+    return SQLITE_OK;
+  }
+  bool eof() const { return at >= perf_rows->rows; }
+  void next() {
+    ++at;
+    settle();
+  }
+  void column(sqlite3_context* ctx, int col) {
+    const PerfTable& t = *perf_rows;
+    const auto r = (int64_t)at;
+    switch (col) {
+      case kPUid: return sqlite3_result_int64(ctx, t.uid_of(at));
+      case kPCounted: return sqlite3_result_int(ctx, (t.flags[at] & PerfTable::counted) ? 1 : 0);
+      case kPGpuNs: return sqlite3_result_int64(ctx, t.gpu_ns[at]);
+      case kPSource:
+        if (const char* s = perf_source(t, r)) return sqlite3_result_text(ctx, s, -1, SQLITE_STATIC);
+        return sqlite3_result_null(ctx);
+      case kPSchema: return sqlite3_result_null(ctx);
+      default: break;
+    }
+    const bool need_peaks = col >= kPPeakTflops;
+    if (!perf || (need_peaks && !with_peaks)) {
+      m = measured(t, r);
+      perf = evaluate(need_peaks ? peaks : nullptr, &t, m);
+      with_peaks = need_peaks;
+    }
+    const Perf& p = *perf;
+    switch (col) {
+      case kPFlops: result(ctx, p.flops); break;
+      case kPBytes: result(ctx, p.bytes); break;
+      case kPTflops: result(ctx, p.tflops); break;
+      case kPTbps: result(ctx, p.tbps); break;
+      case kPIntensity: result(ctx, p.intensity); break;
+      case kPPeakTflops: result(ctx, p.peak_tflops); break;
+      case kPPeakTbps: result(ctx, p.peak_tbps); break;
+      case kPAchievedPct: result(ctx, p.achieved_pct); break;
+      case kPBound:
+        if (p.bound)
+          sqlite3_result_text(ctx, p.bound->c_str(), -1, SQLITE_TRANSIENT);
+        else
+          sqlite3_result_null(ctx);
+        break;
+      case kPPeakDtype:
+      case kPPeakUnits:
+        if (!p.flops && !p.bytes) return sqlite3_result_null(ctx);  // no model: neither is known
+        if (col == kPPeakUnits) return sqlite3_result_text(ctx, m.matrix ? "matrix" : "vector", -1, SQLITE_STATIC);
+        sqlite3_result_text(ctx, peak_dtype(t, m).c_str(), -1, SQLITE_TRANSIENT);
+        break;
+      default: sqlite3_result_null(ctx);
+    }
+  }
+  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
 };
-
-int perf_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc = sqlite3_declare_vtab(
-      db,
-      "CREATE TABLE x(uid INTEGER, counted INTEGER, gpu_ns INTEGER, flops REAL, bytes REAL, "
-      "tflops REAL, tbps REAL, intensity REAL, peak_tflops REAL, peak_tbps REAL, "
-      "achieved_pct REAL, bound TEXT, source TEXT, peak_dtype TEXT, peak_units TEXT, schema HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  auto* t = new PerfVtab;
-  t->db = db;
-  *out = &t->base;
-  return SQLITE_OK;
-}
-
-int perf_disconnect(sqlite3_vtab* v) {
-  delete reinterpret_cast<PerfVtab*>(v);
-  return SQLITE_OK;
-}
-
-int perf_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
-  int plan = 0, arg = 0;
-  for (int i = 0; i < info->nConstraint; ++i) {
-    const auto& c = info->aConstraint[i];
-    if (!c.usable || c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    if (c.iColumn == kPSchema && !(plan & kPlanSchema)) {
-      plan |= kPlanSchema;
-      info->aConstraintUsage[i].argvIndex = ++arg;
-      info->aConstraintUsage[i].omit = 1;
-    }
-  }
-  // counted = 1 (counted_op): the cursor skips the other rows. SQLite still checks the value.
-  for (int i = 0; i < info->nConstraint; ++i) {
-    const auto& c = info->aConstraint[i];
-    if (c.usable && c.op == SQLITE_INDEX_CONSTRAINT_EQ && c.iColumn == kPCounted && !(plan & kPlanCounted)) {
-      plan |= kPlanCounted;
-      info->aConstraintUsage[i].argvIndex = ++arg;
-    }
-  }
-  info->idxNum = plan;
-  info->estimatedCost = (plan & kPlanCounted) ? 1e5 : 1e6;
-  info->estimatedRows = (plan & kPlanCounted) ? 100000 : 1000000;
-  return SQLITE_OK;
-}
-
-int perf_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = &(new PerfCursor)->base;
-  return SQLITE_OK;
-}
-
-int perf_close(sqlite3_vtab_cursor* c) {
-  delete reinterpret_cast<PerfCursor*>(c);
-  return SQLITE_OK;
-}
-
-int perf_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value** argv) {
-  auto* c = reinterpret_cast<PerfCursor*>(cur);
-  sqlite3_vtab* vtab = cur->pVtab;
-  sqlite3* db = reinterpret_cast<PerfVtab*>(vtab)->db;
-  int arg = 0;
-  const std::string schema = schema_arg(db, (plan & kPlanSchema) ? argv[arg++] : nullptr);
-  c->counted_only = false;
-  if (plan & kPlanCounted) {
-    sqlite3_value* v = argv[arg++];
-    // counted = 1 keeps the counted rows; any other value (0, NULL, text) is left to SQLite's own check.
-    c->counted_only = sqlite3_value_numeric_type(v) == SQLITE_INTEGER && sqlite3_value_int64(v) == 1;
-  }
-  std::string error;
-  c->table = perf_table(db, schema, error);
-  if (!c->table) return vtab_error(vtab, "perf_rows: " + error);
-  if (!c->table->loop_uid.empty())
-    for (size_t r = 0; r < c->table->rows; ++r)
-      if (c->table->flags[r] & PerfTable::looped)
-        return vtab_error(vtab, fmt::format("perf_rows: {}", cycle_at(c->table->loop_uid[r])));
-  c->peaks = connection_cached<Peaks>(db, "peaks:" + schema, [&] { return std::make_unique<Peaks>(db, schema); });
-  if (!c->peaks) c->peaks = (c->own_peaks = std::make_unique<Peaks>(db, schema)).get();
-  c->at = 0;
-  c->settle();
-  return SQLITE_OK;
-}
-
-int perf_next(sqlite3_vtab_cursor* cur) {
-  auto* c = reinterpret_cast<PerfCursor*>(cur);
-  ++c->at;
-  c->settle();
-  return SQLITE_OK;
-}
-
-int perf_eof(sqlite3_vtab_cursor* cur) {
-  auto* c = reinterpret_cast<PerfCursor*>(cur);
-  return c->at >= c->table->rows;
-}
-
-int perf_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
-  auto* c = reinterpret_cast<PerfCursor*>(cur);
-  const PerfTable& t = *c->table;
-  const auto r = (int64_t)c->at;
-  switch (col) {
-    case kPUid: return sqlite3_result_int64(ctx, t.uid_of(c->at)), SQLITE_OK;
-    case kPCounted: return sqlite3_result_int(ctx, (t.flags[c->at] & PerfTable::counted) ? 1 : 0), SQLITE_OK;
-    case kPGpuNs: return sqlite3_result_int64(ctx, t.gpu_ns[c->at]), SQLITE_OK;
-    case kPSource:
-      if (const char* s = perf_source(t, r)) return sqlite3_result_text(ctx, s, -1, SQLITE_STATIC), SQLITE_OK;
-      return sqlite3_result_null(ctx), SQLITE_OK;
-    case kPSchema: return sqlite3_result_null(ctx), SQLITE_OK;
-    default: break;
-  }
-  const bool peaks = col >= kPPeakTflops;
-  if (!c->perf || (peaks && !c->with_peaks)) {
-    c->m = measured(t, r);
-    c->perf = evaluate(peaks ? c->peaks : nullptr, &t, c->m);
-    c->with_peaks = peaks;
-  }
-  const Perf& p = *c->perf;
-  switch (col) {
-    case kPFlops: result(ctx, p.flops); break;
-    case kPBytes: result(ctx, p.bytes); break;
-    case kPTflops: result(ctx, p.tflops); break;
-    case kPTbps: result(ctx, p.tbps); break;
-    case kPIntensity: result(ctx, p.intensity); break;
-    case kPPeakTflops: result(ctx, p.peak_tflops); break;
-    case kPPeakTbps: result(ctx, p.peak_tbps); break;
-    case kPAchievedPct: result(ctx, p.achieved_pct); break;
-    case kPBound:
-      if (p.bound)
-        sqlite3_result_text(ctx, p.bound->c_str(), -1, SQLITE_TRANSIENT);
-      else
-        sqlite3_result_null(ctx);
-      break;
-    case kPPeakDtype:
-    case kPPeakUnits:
-      if (!p.flops && !p.bytes) return sqlite3_result_null(ctx), SQLITE_OK;  // no model: neither is known
-      if (col == kPPeakUnits)
-        return sqlite3_result_text(ctx, c->m.matrix ? "matrix" : "vector", -1, SQLITE_STATIC), SQLITE_OK;
-      sqlite3_result_text(ctx, peak_dtype(t, c->m).c_str(), -1, SQLITE_TRANSIENT);
-      break;
-    default: sqlite3_result_null(ctx);
-  }
-  return SQLITE_OK;
-}
-
-int perf_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
-  *rowid = (sqlite3_int64) reinterpret_cast<PerfCursor*>(cur)->at;
-  return SQLITE_OK;
-}
-
-const sqlite3_module kPerfRows = {0,          nullptr,    perf_connect, perf_best_index, perf_disconnect, nullptr,
-                                  perf_open,  perf_close, perf_filter,  perf_next,       perf_eof,        perf_column,
-                                  perf_rowid, nullptr,    nullptr,      nullptr,         nullptr,         nullptr,
-                                  nullptr,    nullptr,    nullptr,      nullptr,         nullptr,         nullptr};
 
 // The rule argument of gpu_class / gpu_class_of (NULL: tlsql's); false with the error set.
 bool rule_arg(sqlite3_context* ctx, sqlite3_value* v, const char* fn, GpuRule& rule) {
@@ -706,7 +653,7 @@ std::vector<SqlFunction> perf_functions() {
       "perf_rows", "([schema])",
       "table: every event's uid, counted, gpu_ns, flops, bytes, tflops, tbps, intensity, peak_tflops, "
       "peak_tbps, achieved_pct, bound, source, peak_dtype, peak_units (the per-uid functions' values, in one scan)"};
-  rows.kind = SqlFunction::table, rows.module = &kPerfRows;
+  rows.kind = SqlFunction::table, rows.module = vtab_module<PerfCursor>();
   v.push_back(rows);
   SqlFunction changed{"tlsql_perf_models_changed", "()",
                       "internal: perf_model_user's triggers call it to check and publish the user's perf models"};

@@ -40,57 +40,24 @@ int hidden_args_best_index(sqlite3_index_info* info, int first, int count) {
 namespace {
 
 // tlsql_functions: the registry as an eponymous table.
-struct Cursor {
-  sqlite3_vtab_cursor base{};
+struct FunctionsCursor : VtabCursor<ConnectionTable> {
   size_t at = 0;
+  static std::string declaration() { return "CREATE TABLE x(name TEXT, arguments TEXT, kind TEXT, help TEXT)"; }
+  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
+    info->estimatedCost = (double)sql_functions().size();
+    return SQLITE_OK;
+  }
+  int filter(int, int, sqlite3_value**) { return at = 0, SQLITE_OK; }
+  bool eof() const { return at >= sql_functions().size(); }
+  void next() { ++at; }
+  void column(sqlite3_context* ctx, int col) const {
+    const SqlFunction& f = sql_functions()[at];
+    static const char* const kinds[] = {"scalar", "aggregate", "table"};
+    const char* v = col == 0 ? f.name : col == 1 ? f.arguments : col == 2 ? kinds[f.kind] : f.help;
+    sqlite3_result_text(ctx, v, -1, SQLITE_STATIC);
+  }
+  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
 };
-
-int x_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(name TEXT, arguments TEXT, kind TEXT, help TEXT)");
-  if (rc != SQLITE_OK) return rc;
-  *out = new sqlite3_vtab{};
-  return SQLITE_OK;
-}
-int x_disconnect(sqlite3_vtab* v) {
-  delete v;
-  return SQLITE_OK;
-}
-int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
-  info->estimatedCost = (double)sql_functions().size();
-  return SQLITE_OK;
-}
-int x_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = &(new Cursor)->base;
-  return SQLITE_OK;
-}
-int x_close(sqlite3_vtab_cursor* c) {
-  delete reinterpret_cast<Cursor*>(c);
-  return SQLITE_OK;
-}
-int x_filter(sqlite3_vtab_cursor* c, int, const char*, int, sqlite3_value**) {
-  reinterpret_cast<Cursor*>(c)->at = 0;
-  return SQLITE_OK;
-}
-int x_next(sqlite3_vtab_cursor* c) {
-  ++reinterpret_cast<Cursor*>(c)->at;
-  return SQLITE_OK;
-}
-int x_eof(sqlite3_vtab_cursor* c) { return reinterpret_cast<Cursor*>(c)->at >= sql_functions().size(); }
-int x_column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
-  const SqlFunction& f = sql_functions()[reinterpret_cast<Cursor*>(c)->at];
-  static const char* const kinds[] = {"scalar", "aggregate", "table"};
-  const char* v = col == 0 ? f.name : col == 1 ? f.arguments : col == 2 ? kinds[f.kind] : f.help;
-  sqlite3_result_text(ctx, v, -1, SQLITE_STATIC);
-  return SQLITE_OK;
-}
-int x_rowid(sqlite3_vtab_cursor* c, sqlite3_int64* rowid) {
-  *rowid = (sqlite3_int64) reinterpret_cast<Cursor*>(c)->at;
-  return SQLITE_OK;
-}
-const sqlite3_module kFunctionsModule = {0,       nullptr, x_connect, x_best_index, x_disconnect, nullptr,
-                                         x_open,  x_close, x_filter,  x_next,       x_eof,        x_column,
-                                         x_rowid, nullptr, nullptr,   nullptr,      nullptr,      nullptr,
-                                         nullptr, nullptr, nullptr,   nullptr,      nullptr,      nullptr};
 
 }  // namespace
 
@@ -108,7 +75,7 @@ void register_sql_functions(sqlite3* db) {
   // calls this module's destructor, whoever opened the connection (the tlsql session or a host
   // that loaded the extension).
   install_user_models(db);
-  sqlite3_create_module_v2(db, "tlsql_functions", &kFunctionsModule, db, [](void* closing) {
+  sqlite3_create_module_v2(db, "tlsql_functions", vtab_module<FunctionsCursor>(), db, [](void* closing) {
     drop_perf_tables(closing);
     drop_user_models(static_cast<sqlite3*>(closing));
   });

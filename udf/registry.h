@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "src/sqlite_vtab.h"
+
 namespace tlsql {
 
 struct SqlFunction {
@@ -35,13 +37,6 @@ std::vector<SqlFunction> tree_diff_functions();
 std::vector<SqlFunction> replay_functions();
 
 const std::vector<SqlFunction>& sql_functions();
-
-// A table-valued function's error: `msg` as the virtual table's message; returns SQLITE_ERROR.
-inline int vtab_error(sqlite3_vtab* v, const std::string& msg) {
-  sqlite3_free(v->zErrMsg);
-  v->zErrMsg = sqlite3_mprintf("%s", msg.c_str());
-  return SQLITE_ERROR;
-}
 
 // xBestIndex of a table-valued function whose arguments are its hidden columns [first, first +
 // count): each argument given (an = constraint) goes to xFilter, in column order, and idxNum has

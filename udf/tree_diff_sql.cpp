@@ -225,118 +225,54 @@ TreeDiff* diff_for(sqlite3* db, std::unique_ptr<TreeDiff>& own, std::string& err
 
 enum DiffCol { kSource, kUid, kOtherUid, kCpuOpUid, kLca, kLcaOther, kPos };
 
-struct DiffCursor {
-  sqlite3_vtab_cursor base{};
-  std::unique_ptr<TreeDiff> own;
-  TreeDiff* d = nullptr;
-  size_t at = 0;  // in d->gpu_order
-};
-
-struct Vtab {
-  sqlite3_vtab base{};
-  sqlite3* db;
-};
-
-int diff_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc = sqlite3_declare_vtab(db,
-                                "CREATE TABLE x(source TEXT, uid INTEGER, other_uid INTEGER, cpu_op_uid INTEGER, "
-                                "lca_uid INTEGER, lca_other_uid INTEGER, pos INTEGER)");
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *out = &(new Vtab{{}, db})->base;
-  return SQLITE_OK;
-}
-int x_disconnect(sqlite3_vtab* v) {
-  delete reinterpret_cast<Vtab*>(v);
-  return SQLITE_OK;
-}
-int diff_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
-  info->estimatedCost = 1e6;
-  return SQLITE_OK;
-}
-int diff_rows_best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
-  // Rows come in pos order: ORDER BY pos needs no sort.
-  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == kPos && !info->aOrderBy[0].desc) info->orderByConsumed = 1;
-  return diff_best_index(v, info);
-}
-int diff_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = &(new DiffCursor)->base;
-  return SQLITE_OK;
-}
-int diff_close(sqlite3_vtab_cursor* c) {
-  delete reinterpret_cast<DiffCursor*>(c);
-  return SQLITE_OK;
-}
-int diff_filter(sqlite3_vtab_cursor* cur, int, const char*, int, sqlite3_value**) {
-  auto* c = reinterpret_cast<DiffCursor*>(cur);
-  std::string error;
-  c->d = diff_for(reinterpret_cast<Vtab*>(cur->pVtab)->db, c->own, error);
-  if (!c->d) return vtab_error(cur->pVtab, "tree_diff: " + error);
-  order_gpu_rows(*c->d);
-  c->at = 0;
-  return SQLITE_OK;
-}
-int diff_next(sqlite3_vtab_cursor* cur) {
-  ++reinterpret_cast<DiffCursor*>(cur)->at;
-  return SQLITE_OK;
-}
-int diff_eof(sqlite3_vtab_cursor* cur) {
-  auto* c = reinterpret_cast<DiffCursor*>(cur);
-  return c->at >= c->d->gpu_order.size();
-}
-
 void result_uid(sqlite3_context* ctx, const Side& s, int64_t index) {
   index >= 0 ? sqlite3_result_int64(ctx, s.nodes[(size_t)index].uid) : sqlite3_result_null(ctx);
 }
 
-int diff_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
-  auto* c = reinterpret_cast<DiffCursor*>(cur);
-  const auto [s, i] = c->d->gpu_order[c->at];
-  const Side &me = c->d->side[s], &them = c->d->side[1 - s];
-  // The LCA's id is its uid on the first side, whichever side the row is from (TraceLens's
-  // lowest_common_ancestor_id: one id for the pair).
-  const int64_t lca = me.lca[i], lca_other = lca >= 0 ? me.match[(size_t)lca] : -1;
-  switch (col) {
-    case kSource: sqlite3_result_text(ctx, s == 0 ? "trace1" : "trace2", -1, SQLITE_STATIC); break;
-    case kUid: sqlite3_result_int64(ctx, me.nodes[i].uid); break;
-    case kOtherUid: result_uid(ctx, them, me.match[i]); break;
-    case kCpuOpUid: result_uid(ctx, me, me.op[i]); break;
-    case kLca: s == 0 ? result_uid(ctx, me, lca) : result_uid(ctx, them, lca_other); break;
-    case kLcaOther: s == 0 ? result_uid(ctx, them, lca_other) : result_uid(ctx, me, lca); break;
-    case kPos: sqlite3_result_int64(ctx, (int64_t)c->at); break;
-    default: sqlite3_result_null(ctx);
-  }
-  return SQLITE_OK;
-}
-int diff_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
-  *rowid = (sqlite3_int64) reinterpret_cast<DiffCursor*>(cur)->at;
-  return SQLITE_OK;
-}
+struct DiffCursor : VtabCursor<ConnectionTable> {
+  std::unique_ptr<TreeDiff> own;
+  TreeDiff* d = nullptr;
+  size_t at = 0;  // in d->gpu_order
 
-const sqlite3_module kDiffModule = {0,
-                                    nullptr,
-                                    diff_connect,
-                                    diff_rows_best_index,
-                                    x_disconnect,
-                                    nullptr,
-                                    diff_open,
-                                    diff_close,
-                                    diff_filter,
-                                    diff_next,
-                                    diff_eof,
-                                    diff_column,
-                                    diff_rowid,
-                                    nullptr,
-                                    nullptr,
-                                    nullptr,
-                                    nullptr,
-                                    nullptr,
-                                    nullptr,
-                                    nullptr,
-                                    nullptr,
-                                    nullptr,
-                                    nullptr,
-                                    nullptr};
+  static std::string declaration() {
+    return "CREATE TABLE x(source TEXT, uid INTEGER, other_uid INTEGER, cpu_op_uid INTEGER, lca_uid INTEGER, "
+           "lca_other_uid INTEGER, pos INTEGER)";
+  }
+  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
+    // Rows come in pos order: ORDER BY pos needs no sort.
+    if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == kPos && !info->aOrderBy[0].desc) info->orderByConsumed = 1;
+    info->estimatedCost = 1e6;
+    return SQLITE_OK;
+  }
+  int filter(int, int, sqlite3_value**) {
+    std::string why;
+    d = diff_for(table().db, own, why);
+    if (!d) return error("tree_diff: " + why);
+    order_gpu_rows(*d);
+    at = 0;
+    return SQLITE_OK;
+  }
+  bool eof() const { return at >= d->gpu_order.size(); }
+  void next() { ++at; }
+  void column(sqlite3_context* ctx, int col) const {
+    const auto [s, i] = d->gpu_order[at];
+    const Side &me = d->side[s], &them = d->side[1 - s];
+    // The LCA's id is its uid on the first side, whichever side the row is from (TraceLens's
+    // lowest_common_ancestor_id: one id for the pair).
+    const int64_t lca = me.lca[i], lca_other = lca >= 0 ? me.match[(size_t)lca] : -1;
+    switch (col) {
+      case kSource: sqlite3_result_text(ctx, s == 0 ? "trace1" : "trace2", -1, SQLITE_STATIC); break;
+      case kUid: sqlite3_result_int64(ctx, me.nodes[i].uid); break;
+      case kOtherUid: result_uid(ctx, them, me.match[i]); break;
+      case kCpuOpUid: result_uid(ctx, me, me.op[i]); break;
+      case kLca: s == 0 ? result_uid(ctx, me, lca) : result_uid(ctx, them, lca_other); break;
+      case kLcaOther: s == 0 ? result_uid(ctx, them, lca_other) : result_uid(ctx, me, lca); break;
+      case kPos: sqlite3_result_int64(ctx, (int64_t)at); break;
+      default: sqlite3_result_null(ctx);
+    }
+  }
+  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
+};
 
 // ---- tree_diff_groups: per lowest common ancestor, what diff_tree_ops reports ---------------------
 
@@ -404,156 +340,101 @@ std::string kernel_names(const TreeDiff& d, const Group& g, int s) {
 
 enum GroupCol { kGLca, kGLcaOther, kGN1, kGN2, kGT1, kGT2, kGOps1, kGOps2, kGNames1, kGNames2 };
 
-struct GroupCursor {
-  sqlite3_vtab_cursor base{};
+struct GroupCursor : VtabCursor<ConnectionTable> {
   std::unique_ptr<TreeDiff> own;
   const TreeDiff* d = nullptr;
   std::vector<Group> rows;
   size_t at = 0;
-};
 
-int group_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc =
-      sqlite3_declare_vtab(db,
-                           "CREATE TABLE x(lca_uid INTEGER, lca_other_uid INTEGER, num_kernels_trace1 INTEGER, "
-                           "num_kernels_trace2 INTEGER, kernel_time_trace1 INTEGER, kernel_time_trace2 INTEGER, "
-                           "ops_trace1 TEXT, ops_trace2 TEXT, kernel_names_trace1 TEXT, kernel_names_trace2 TEXT)");
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *out = &(new Vtab{{}, db})->base;
-  return SQLITE_OK;
-}
-int group_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = &(new GroupCursor)->base;
-  return SQLITE_OK;
-}
-int group_close(sqlite3_vtab_cursor* c) {
-  delete reinterpret_cast<GroupCursor*>(c);
-  return SQLITE_OK;
-}
-int group_filter(sqlite3_vtab_cursor* cur, int, const char*, int, sqlite3_value**) {
-  auto* c = reinterpret_cast<GroupCursor*>(cur);
-  std::string error;
-  c->d = diff_for(reinterpret_cast<Vtab*>(cur->pVtab)->db, c->own, error);
-  if (!c->d) return vtab_error(cur->pVtab, "tree_diff_groups: " + error);
-  c->rows = groups_of(*c->d);
-  c->at = 0;
-  return SQLITE_OK;
-}
-int group_next(sqlite3_vtab_cursor* cur) {
-  ++reinterpret_cast<GroupCursor*>(cur)->at;
-  return SQLITE_OK;
-}
-int group_eof(sqlite3_vtab_cursor* cur) {
-  auto* c = reinterpret_cast<GroupCursor*>(cur);
-  return c->at >= c->rows.size();
-}
-int group_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
-  const auto* c = reinterpret_cast<GroupCursor*>(cur);
-  const Group& g = c->rows[c->at];
-  auto text = [&](const std::string& v, bool null_if_empty) {
-    null_if_empty&& v.empty() ? sqlite3_result_null(ctx)
-                              : sqlite3_result_text(ctx, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
-  };
-  switch (col) {
-    case kGLca: sqlite3_result_int64(ctx, g.lca); break;
-    case kGLcaOther: sqlite3_result_int64(ctx, g.lca_other); break;
-    case kGN1: sqlite3_result_int64(ctx, g.n[0]); break;
-    case kGN2: sqlite3_result_int64(ctx, g.n[1]); break;
-    case kGT1: sqlite3_result_int64(ctx, g.t[0]); break;
-    case kGT2: sqlite3_result_int64(ctx, g.t[1]); break;
-    case kGOps1: text(g.ops[0], true); break;
-    case kGOps2: text(g.ops[1], true); break;
-    case kGNames1: text(kernel_names(*c->d, g, 0), false); break;
-    case kGNames2: text(kernel_names(*c->d, g, 1), false); break;
-    default: sqlite3_result_null(ctx);
+  static std::string declaration() {
+    return "CREATE TABLE x(lca_uid INTEGER, lca_other_uid INTEGER, num_kernels_trace1 INTEGER, num_kernels_trace2 "
+           "INTEGER, kernel_time_trace1 INTEGER, kernel_time_trace2 INTEGER, ops_trace1 TEXT, ops_trace2 TEXT, "
+           "kernel_names_trace1 TEXT, kernel_names_trace2 TEXT)";
   }
-  return SQLITE_OK;
-}
-int group_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
-  *rowid = (sqlite3_int64) reinterpret_cast<GroupCursor*>(cur)->at;
-  return SQLITE_OK;
-}
-
-const sqlite3_module kGroupModule = {
-    0,          nullptr,   group_connect, diff_best_index, x_disconnect, nullptr, group_open, group_close, group_filter,
-    group_next, group_eof, group_column,  group_rowid,     nullptr,      nullptr, nullptr,    nullptr,     nullptr,
-    nullptr,    nullptr,   nullptr,       nullptr,         nullptr,      nullptr};
+  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
+    info->estimatedCost = 1e6;
+    return SQLITE_OK;
+  }
+  int filter(int, int, sqlite3_value**) {
+    std::string why;
+    d = diff_for(table().db, own, why);
+    if (!d) return error("tree_diff_groups: " + why);
+    rows = groups_of(*d);
+    at = 0;
+    return SQLITE_OK;
+  }
+  bool eof() const { return at >= rows.size(); }
+  void next() { ++at; }
+  void column(sqlite3_context* ctx, int col) const {
+    const Group& g = rows[at];
+    auto text = [&](const std::string& v, bool null_if_empty) {
+      null_if_empty&& v.empty() ? sqlite3_result_null(ctx)
+                                : sqlite3_result_text(ctx, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
+    };
+    switch (col) {
+      case kGLca: sqlite3_result_int64(ctx, g.lca); break;
+      case kGLcaOther: sqlite3_result_int64(ctx, g.lca_other); break;
+      case kGN1: sqlite3_result_int64(ctx, g.n[0]); break;
+      case kGN2: sqlite3_result_int64(ctx, g.n[1]); break;
+      case kGT1: sqlite3_result_int64(ctx, g.t[0]); break;
+      case kGT2: sqlite3_result_int64(ctx, g.t[1]); break;
+      case kGOps1: text(g.ops[0], true); break;
+      case kGOps2: text(g.ops[1], true); break;
+      case kGNames1: text(kernel_names(*d, g, 0), false); break;
+      case kGNames2: text(kernel_names(*d, g, 1), false); break;
+      default: sqlite3_result_null(ctx);
+    }
+  }
+  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
+};
 
 // ---- matched(uid [, schema]) -----------------------------------------------------------------
 
 enum MatchCol { kMOther, kMLca, kMLcaOther, kMArgUid, kMArgSchema };
 
-struct MatchCursor {
-  sqlite3_vtab_cursor base{};
+struct MatchCursor : VtabCursor<ConnectionTable> {
   bool done = true;
   int64_t other = -1, lca = -1, lca_other = -1;
-};
 
-int match_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc = sqlite3_declare_vtab(
-      db, "CREATE TABLE x(other_uid INTEGER, lca_uid INTEGER, lca_other_uid INTEGER, uid HIDDEN, schema HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *out = &(new Vtab{{}, db})->base;
-  return SQLITE_OK;
-}
-int match_best_index(sqlite3_vtab*, sqlite3_index_info* info) { return hidden_args_best_index(info, kMArgUid, 2); }
-int match_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = &(new MatchCursor)->base;
-  return SQLITE_OK;
-}
-int match_close(sqlite3_vtab_cursor* c) {
-  delete reinterpret_cast<MatchCursor*>(c);
-  return SQLITE_OK;
-}
-int match_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value** argv) {
-  auto* c = reinterpret_cast<MatchCursor*>(cur);
-  sqlite3* db = reinterpret_cast<Vtab*>(cur->pVtab)->db;
-  if (!(plan & 1) || sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER)
-    return vtab_error(cur->pVtab, "matched(uid [, schema]): uid must be an event uid");
-  const int64_t uid = sqlite3_value_int64(argv[0]);
-  const std::string schema = schema_arg(db, (plan & 2) ? argv[1] : nullptr);
-  if (schema != "main" && schema != "other")
-    return vtab_error(cur->pVtab, fmt::format("matched: schema must be main or other, not '{}'", schema));
-  std::unique_ptr<TreeDiff> own;
-  std::string error;
-  TreeDiff* d = diff_for(db, own, error);
-  if (!d) return vtab_error(cur->pVtab, "matched: " + error);
-  const int s = schema == "main" ? 0 : 1;
-  const Side &me = d->side[s], &them = d->side[1 - s];
-  const int64_t i = me.find(uid);
-  c->done = false;
-  c->other = c->lca = c->lca_other = -1;
-  if (i >= 0) {
-    const int64_t o = me.match[(size_t)i], l = me.lca[(size_t)i];
-    c->other = o >= 0 ? them.nodes[(size_t)o].uid : -1;
-    c->lca = l >= 0 ? me.nodes[(size_t)l].uid : -1;
-    c->lca_other = l >= 0 && me.match[(size_t)l] >= 0 ? them.nodes[(size_t)me.match[(size_t)l]].uid : -1;
+  static std::string declaration() {
+    return "CREATE TABLE x(other_uid INTEGER, lca_uid INTEGER, lca_other_uid INTEGER, uid HIDDEN, schema HIDDEN)";
   }
-  return SQLITE_OK;
-}
-int match_next(sqlite3_vtab_cursor* cur) {
-  reinterpret_cast<MatchCursor*>(cur)->done = true;
-  return SQLITE_OK;
-}
-int match_eof(sqlite3_vtab_cursor* cur) { return reinterpret_cast<MatchCursor*>(cur)->done; }
-int match_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
-  auto* c = reinterpret_cast<MatchCursor*>(cur);
-  const int64_t v = col == kMOther ? c->other : col == kMLca ? c->lca : col == kMLcaOther ? c->lca_other : -1;
-  v >= 0 ? sqlite3_result_int64(ctx, v) : sqlite3_result_null(ctx);
-  return SQLITE_OK;
-}
-int match_rowid(sqlite3_vtab_cursor*, sqlite3_int64* rowid) {
-  *rowid = 0;
-  return SQLITE_OK;
-}
-
-const sqlite3_module kMatchModule = {0,         nullptr,      match_connect, match_best_index, x_disconnect,
-                                     nullptr,   match_open,   match_close,   match_filter,     match_next,
-                                     match_eof, match_column, match_rowid,   nullptr,          nullptr,
-                                     nullptr,   nullptr,      nullptr,       nullptr,          nullptr,
-                                     nullptr,   nullptr,      nullptr,       nullptr};
+  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
+    return hidden_args_best_index(info, kMArgUid, 2);
+  }
+  int filter(int plan, int, sqlite3_value** argv) {
+    sqlite3* db = table().db;
+    if (!(plan & 1) || sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER)
+      return error("matched(uid [, schema]): uid must be an event uid");
+    const int64_t uid = sqlite3_value_int64(argv[0]);
+    const std::string schema = schema_arg(db, (plan & 2) ? argv[1] : nullptr);
+    if (schema != "main" && schema != "other")
+      return error(fmt::format("matched: schema must be main or other, not '{}'", schema));
+    std::unique_ptr<TreeDiff> own;
+    std::string why;
+    TreeDiff* d = diff_for(db, own, why);
+    if (!d) return error("matched: " + why);
+    const int s = schema == "main" ? 0 : 1;
+    const Side &me = d->side[s], &them = d->side[1 - s];
+    const int64_t i = me.find(uid);
+    done = false;
+    other = lca = lca_other = -1;
+    if (i >= 0) {
+      const int64_t o = me.match[(size_t)i], l = me.lca[(size_t)i];
+      other = o >= 0 ? them.nodes[(size_t)o].uid : -1;
+      lca = l >= 0 ? me.nodes[(size_t)l].uid : -1;
+      lca_other = l >= 0 && me.match[(size_t)l] >= 0 ? them.nodes[(size_t)me.match[(size_t)l]].uid : -1;
+    }
+    return SQLITE_OK;
+  }
+  bool eof() const { return done; }
+  void next() { done = true; }
+  void column(sqlite3_context* ctx, int col) const {
+    const int64_t v = col == kMOther ? other : col == kMLca ? lca : col == kMLcaOther ? lca_other : -1;
+    v >= 0 ? sqlite3_result_int64(ctx, v) : sqlite3_result_null(ctx);
+  }
+  sqlite3_int64 rowid() const { return 0; }
+};
 
 }  // namespace
 
@@ -584,18 +465,18 @@ std::vector<SqlFunction> tree_diff_functions() {
       "counterpart), cpu_op_uid, lca_uid / lca_other_uid (the lowest common ancestor on each side), pos (rows "
       "come by lca_uid, NULL last, main's first, then by start: ORDER BY pos sorts nothing)",
       SqlFunction::table};
-  rows.module = &kDiffModule;
+  rows.module = vtab_module<DiffCursor>();
   SqlFunction match{"matched", "(uid [, schema])",
                     "table: the counterpart in the other database (main <-> other) of event uid of schema (default "
                     "main), by the structural diff: other_uid, lca_uid, lca_other_uid (NULL: none)",
                     SqlFunction::table};
-  match.module = &kMatchModule;
+  match.module = vtab_module<MatchCursor>();
   SqlFunction groups{"tree_diff_groups", "()",
                      "table: the structural diff of main and other per lowest common ancestor (what diff_tree_ops "
                      "reports): lca_uid, lca_other_uid, num_kernels_trace1/2, kernel_time_trace1/2 (ns), ops_trace1/2, "
                      "kernel_names_trace1/2 (JSON arrays); slowest in main first",
                      SqlFunction::table};
-  groups.module = &kGroupModule;
+  groups.module = vtab_module<GroupCursor>();
   return {rows, groups, match};
 }
 

@@ -30,177 +30,131 @@ const char* walk_name(Walk w) {
 // Columns of every tree function; the last two are the (hidden) arguments.
 enum Col { kUid, kKind, kName, kTs, kDur, kParent, kDepth, kRelDepth, kArgUid, kArgSchema };
 
-struct Table {
-  sqlite3_vtab base{};
-  sqlite3* db;
+struct WalkTable : ConnectionTable {
+  WalkTable(sqlite3* db, void* aux, int argc, const char* const* argv)
+      : ConnectionTable(db, aux, argc, argv), walk(static_cast<Walk>(reinterpret_cast<intptr_t>(aux))) {}
   Walk walk;
 };
 
-struct Cursor {
-  sqlite3_vtab_cursor base{};
+struct Cursor : VtabCursor<WalkTable> {
   std::vector<std::pair<int64_t, int>> rows;  // (uid, rel_depth)
   size_t at = 0;
   std::unique_ptr<TreeAccess> own;  // when the connection has no cache
   TreeAccess* tree = nullptr;
   std::optional<TreeRow> current;
   bool fetched = false;
+
+  static std::string declaration() {
+    return "CREATE TABLE x(uid INTEGER, kind TEXT, name TEXT, ts INTEGER, dur INTEGER, parent INTEGER, depth INTEGER, "
+           "rel_depth INTEGER, arg_uid HIDDEN, arg_schema HIDDEN)";
+  }
+  static int best_index(WalkTable&, sqlite3_index_info* info) {
+    int uid = -1, schema = -1;
+    bool uid_unusable = false;
+    for (int i = 0; i < info->nConstraint; ++i) {
+      const auto& c = info->aConstraint[i];
+      if (c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+      if (c.iColumn == kArgUid) (c.usable ? uid = i : uid_unusable = true);
+      if (c.iColumn == kArgSchema && c.usable) schema = i;
+    }
+    // An argument that exists but is not usable yet (a join from the right): wait for a better plan.
+    if (uid < 0 && uid_unusable) return SQLITE_CONSTRAINT;
+    int plan = 0, arg = 0;
+    if (uid >= 0) {
+      plan |= 1;
+      info->aConstraintUsage[uid].argvIndex = ++arg;
+      info->aConstraintUsage[uid].omit = 1;
+    }
+    if (schema >= 0) {
+      plan |= 2;
+      info->aConstraintUsage[schema].argvIndex = ++arg;
+      info->aConstraintUsage[schema].omit = 1;
+    }
+    info->idxNum = plan;
+    info->estimatedCost = uid >= 0 ? 10 : 1e12;  // without a uid xFilter reports the mistake
+    info->estimatedRows = 10;
+    return SQLITE_OK;
+  }
+
+  int filter(int plan, int, sqlite3_value** argv) {
+    const WalkTable& t = table();
+    const char* fn = walk_name(t.walk);
+    rows.clear();
+    at = 0;
+    fetched = false;
+    if (!(plan & 1)) return error(fmt::format("{}(uid [, schema]): the uid argument is missing", fn));
+    sqlite3_value* u = argv[0];
+    if (sqlite3_value_numeric_type(u) != SQLITE_INTEGER)
+      return error(fmt::format("{}(uid): uid must be an integer event uid, got '{}'", fn,
+                               sqlite3_value_text(u) ? (const char*)sqlite3_value_text(u) : "NULL"));
+    int64_t uid = sqlite3_value_int64(u);
+    std::string schema = schema_arg(t.db, (plan & 2) ? argv[1] : nullptr);
+    tree = tree_for(t.db, schema, own);
+    if (!tree->ok()) return error(fmt::format("{}: {}", fn, tree->error()));
+    tree->take_walk_error();
+    auto root = tree->row(uid);
+    if (!root) return error(fmt::format("{}({}): no event has uid {}", fn, uid, uid));
+    switch (t.walk) {
+      case Walk::ancestors: rows = tree->ancestors(uid); break;
+      case Walk::descendants: rows = tree->descendants(uid); break;
+      case Walk::children:
+        for (int64_t k : tree->children(uid)) rows.emplace_back(k, 1);
+        break;
+      case Walk::launched:
+        for (auto [k, d] : tree->descendants(uid))
+          if (auto r = tree->row(k); r && is_gpu_work(r->kind)) rows.emplace_back(k, d);
+        break;
+      case Walk::stack:
+        for (auto [k, d] : tree->ancestors(uid))
+          if (auto r = tree->row(k); r && r->kind == "python") rows.emplace_back(k, d);
+        break;
+    }
+    if (std::string e = tree->take_walk_error(); !e.empty()) return error(fmt::format("{}({}): {}", fn, uid, e));
+    return SQLITE_OK;
+  }
+  bool eof() const { return at >= rows.size(); }
+  void next() {
+    ++at;
+    fetched = false;
+  }
+  void column(sqlite3_context* ctx, int col) {
+    auto [uid, rel] = rows[at];
+    if (col == kUid) return sqlite3_result_int64(ctx, uid);
+    if (col == kRelDepth) return sqlite3_result_int(ctx, rel);
+    if (col >= kArgUid) return sqlite3_result_null(ctx);
+    if (!fetched) {
+      current = tree->row(uid);
+      fetched = true;
+    }
+    if (!current) return sqlite3_result_null(ctx);
+    const TreeRow& r = *current;
+    switch (col) {
+      case kKind: sqlite3_result_text(ctx, r.kind.c_str(), -1, SQLITE_TRANSIENT); break;
+      case kName: sqlite3_result_text(ctx, r.name.c_str(), -1, SQLITE_TRANSIENT); break;
+      case kTs:
+        if (r.has_time)
+          sqlite3_result_int64(ctx, r.ts);
+        else
+          sqlite3_result_null(ctx);
+        break;
+      case kDur:
+        if (r.has_time)
+          sqlite3_result_int64(ctx, r.end - r.ts);
+        else
+          sqlite3_result_null(ctx);
+        break;
+      case kParent:
+        if (r.has_parent)
+          sqlite3_result_int64(ctx, r.parent);
+        else
+          sqlite3_result_null(ctx);
+        break;
+      case kDepth: sqlite3_result_int64(ctx, r.depth); break;
+      default: sqlite3_result_null(ctx);
+    }
+  }
+  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
 };
-
-int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc = sqlite3_declare_vtab(db,
-                                "CREATE TABLE x(uid INTEGER, kind TEXT, name TEXT, ts INTEGER, dur INTEGER, "
-                                "parent INTEGER, depth INTEGER, rel_depth INTEGER, arg_uid HIDDEN, arg_schema HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  auto* t = new Table;
-  t->db = db;
-  t->walk = static_cast<Walk>(reinterpret_cast<intptr_t>(aux));
-  *out = &t->base;
-  return SQLITE_OK;
-}
-
-int x_disconnect(sqlite3_vtab* v) {
-  delete reinterpret_cast<Table*>(v);
-  return SQLITE_OK;
-}
-
-int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
-  int uid = -1, schema = -1;
-  bool uid_unusable = false;
-  for (int i = 0; i < info->nConstraint; ++i) {
-    const auto& c = info->aConstraint[i];
-    if (c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    if (c.iColumn == kArgUid) (c.usable ? uid = i : uid_unusable = true);
-    if (c.iColumn == kArgSchema && c.usable) schema = i;
-  }
-  // An argument that exists but is not usable yet (a join from the right): wait for a better plan.
-  if (uid < 0 && uid_unusable) return SQLITE_CONSTRAINT;
-  int plan = 0, arg = 0;
-  if (uid >= 0) {
-    plan |= 1;
-    info->aConstraintUsage[uid].argvIndex = ++arg;
-    info->aConstraintUsage[uid].omit = 1;
-  }
-  if (schema >= 0) {
-    plan |= 2;
-    info->aConstraintUsage[schema].argvIndex = ++arg;
-    info->aConstraintUsage[schema].omit = 1;
-  }
-  info->idxNum = plan;
-  info->estimatedCost = uid >= 0 ? 10 : 1e12;  // without a uid xFilter reports the mistake
-  info->estimatedRows = 10;
-  return SQLITE_OK;
-}
-
-int x_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = &(new Cursor)->base;
-  return SQLITE_OK;
-}
-
-int x_close(sqlite3_vtab_cursor* c) {
-  delete reinterpret_cast<Cursor*>(c);
-  return SQLITE_OK;
-}
-
-int x_filter(sqlite3_vtab_cursor* cur, int plan, const char*, int, sqlite3_value** argv) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  auto* t = reinterpret_cast<Table*>(cur->pVtab);
-  const char* fn = walk_name(t->walk);
-  c->rows.clear();
-  c->at = 0;
-  c->fetched = false;
-  if (!(plan & 1)) return vtab_error(cur->pVtab, fmt::format("{}(uid [, schema]): the uid argument is missing", fn));
-  sqlite3_value* u = argv[0];
-  if (sqlite3_value_numeric_type(u) != SQLITE_INTEGER)
-    return vtab_error(cur->pVtab, fmt::format("{}(uid): uid must be an integer event uid, got '{}'", fn,
-                                              sqlite3_value_text(u) ? (const char*)sqlite3_value_text(u) : "NULL"));
-  int64_t uid = sqlite3_value_int64(u);
-  std::string schema = schema_arg(t->db, (plan & 2) ? argv[1] : nullptr);
-  c->tree = tree_for(t->db, schema, c->own);
-  if (!c->tree->ok()) return vtab_error(cur->pVtab, fmt::format("{}: {}", fn, c->tree->error()));
-  c->tree->take_walk_error();
-  auto root = c->tree->row(uid);
-  if (!root) return vtab_error(cur->pVtab, fmt::format("{}({}): no event has uid {}", fn, uid, uid));
-  switch (t->walk) {
-    case Walk::ancestors: c->rows = c->tree->ancestors(uid); break;
-    case Walk::descendants: c->rows = c->tree->descendants(uid); break;
-    case Walk::children:
-      for (int64_t k : c->tree->children(uid)) c->rows.emplace_back(k, 1);
-      break;
-    case Walk::launched:
-      for (auto [k, d] : c->tree->descendants(uid))
-        if (auto r = c->tree->row(k); r && is_gpu_work(r->kind)) c->rows.emplace_back(k, d);
-      break;
-    case Walk::stack:
-      for (auto [k, d] : c->tree->ancestors(uid))
-        if (auto r = c->tree->row(k); r && r->kind == "python") c->rows.emplace_back(k, d);
-      break;
-  }
-  if (std::string e = c->tree->take_walk_error(); !e.empty())
-    return vtab_error(cur->pVtab, fmt::format("{}({}): {}", fn, uid, e));
-  return SQLITE_OK;
-}
-
-int x_next(sqlite3_vtab_cursor* cur) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  ++c->at;
-  c->fetched = false;
-  return SQLITE_OK;
-}
-
-int x_eof(sqlite3_vtab_cursor* cur) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  return c->at >= c->rows.size();
-}
-
-int x_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
-  auto* c = reinterpret_cast<Cursor*>(cur);
-  auto [uid, rel] = c->rows[c->at];
-  if (col == kUid) return sqlite3_result_int64(ctx, uid), SQLITE_OK;
-  if (col == kRelDepth) return sqlite3_result_int(ctx, rel), SQLITE_OK;
-  if (col >= kArgUid) return sqlite3_result_null(ctx), SQLITE_OK;
-  if (!c->fetched) {
-    c->current = c->tree->row(uid);
-    c->fetched = true;
-  }
-  if (!c->current) return sqlite3_result_null(ctx), SQLITE_OK;
-  const TreeRow& r = *c->current;
-  switch (col) {
-    case kKind: sqlite3_result_text(ctx, r.kind.c_str(), -1, SQLITE_TRANSIENT); break;
-    case kName: sqlite3_result_text(ctx, r.name.c_str(), -1, SQLITE_TRANSIENT); break;
-    case kTs:
-      if (r.has_time)
-        sqlite3_result_int64(ctx, r.ts);
-      else
-        sqlite3_result_null(ctx);
-      break;
-    case kDur:
-      if (r.has_time)
-        sqlite3_result_int64(ctx, r.end - r.ts);
-      else
-        sqlite3_result_null(ctx);
-      break;
-    case kParent:
-      if (r.has_parent)
-        sqlite3_result_int64(ctx, r.parent);
-      else
-        sqlite3_result_null(ctx);
-      break;
-    case kDepth: sqlite3_result_int64(ctx, r.depth); break;
-    default: sqlite3_result_null(ctx);
-  }
-  return SQLITE_OK;
-}
-
-int x_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
-  *rowid = (sqlite3_int64) reinterpret_cast<Cursor*>(cur)->at;
-  return SQLITE_OK;
-}
-
-// Eponymous-only (no xCreate): usable as ancestors(42) in FROM, without CREATE VIRTUAL TABLE.
-const sqlite3_module kModule = {0,        nullptr, x_connect, x_best_index, x_disconnect, nullptr, x_open,  x_close,
-                                x_filter, x_next,  x_eof,     x_column,     x_rowid,      nullptr, nullptr, nullptr,
-                                nullptr,  nullptr, nullptr,   nullptr,      nullptr,      nullptr, nullptr, nullptr};
 
 // Scalar functions share the argument handling: (uid [, schema]).
 TreeAccess* open_tree(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn, int64_t& uid,
@@ -282,7 +236,7 @@ void source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 std::vector<SqlFunction> tree_functions() {
   auto walk = [](Walk w, const char* help) {
     SqlFunction f{walk_name(w), "(uid [, schema])", help, SqlFunction::table};
-    f.module = &kModule;
+    f.module = vtab_module<Cursor>();
     f.user_data = reinterpret_cast<void*>(static_cast<intptr_t>(w));
     return f;
   };
