@@ -16,12 +16,11 @@ SELECT o.trace, o.ts, o.end, o.dur, c.pg, c.phase, c.bytes
 FROM overlap_group_rows o JOIN collective_kernel c ON c.uid = o.uid WHERE o.cls = 'comm';
 WITH k AS (SELECT DISTINCT trace, pg, phase FROM overlap_group_comm),
 comp AS (SELECT trace, union_ns(ts, end) AS ns FROM overlap_group_rows WHERE cls = 'comp' GROUP BY trace),
-u AS (SELECT k.trace, k.pg, k.phase, union_ns(x.ts, x.end) AS with_comp
-      FROM k CROSS JOIN (SELECT trace, pg, phase, ts, end FROM overlap_group_comm
-                         UNION ALL SELECT k2.trace, k2.pg, k2.phase, r.ts, r.end FROM k k2
-                         JOIN overlap_group_rows r ON r.trace = k2.trace AND r.cls = 'comp') x
-      WHERE x.trace = k.trace AND x.pg = k.pg AND x.phase = k.phase
-      GROUP BY k.trace, k.pg, k.phase)
+u AS (SELECT x.trace, x.pg, x.phase, union_ns(x.ts, x.end) AS with_comp
+      FROM (SELECT trace, pg, phase, ts, end FROM overlap_group_comm
+            UNION ALL SELECT k.trace, k.pg, k.phase, r.ts, r.end FROM k
+            JOIN overlap_group_rows r ON r.trace = k.trace AND r.cls = 'comp') x
+      GROUP BY x.trace, x.pg, x.phase)
 SELECT t.rank, o.pg AS process_group, o.phase, count(*) AS kernels, sum(o.bytes) AS bytes,
        round(sum(o.dur) / 1e6, 6) AS comm_ms, round((u.with_comp - coalesce(c.ns, 0)) / 1e6, 6) AS exposed_comm_ms,
        o.trace
