@@ -1,4 +1,7 @@
--- Views over event. Created after loading; they follow the schema they live in.
+-- Views over event. Created after loading; they follow the schema they live in: tables by their
+-- plain names, and the functions by the schema's token, (SELECT 'db:' || token FROM tlsql_self),
+-- since a function called without a schema reads main (an attached trace's view would walk main's
+-- tree with its own uids).
 CREATE VIEW IF NOT EXISTS @schema.op AS SELECT * FROM event WHERE kind = 'cpu_op';
 CREATE VIEW IF NOT EXISTS @schema.python AS SELECT * FROM event WHERE kind = 'python';
 CREATE VIEW IF NOT EXISTS @schema.annotation AS SELECT * FROM event WHERE kind IN ('annotation', 'gpu_annotation');
@@ -57,9 +60,11 @@ CREATE VIEW IF NOT EXISTS @schema.collective_kernel AS
 SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
        CASE WHEN k.launcher IS NULL THEN NULL
             WHEN lo.name LIKE 'Optimizer.%'
-                 OR EXISTS (SELECT 1 FROM ancestors(k.launcher) a WHERE a.name LIKE 'Optimizer.%') THEN 'optimizer'
+                 OR EXISTS (SELECT 1 FROM ancestors(k.launcher, (SELECT 'db:' || token FROM tlsql_self)) a
+                            WHERE a.name LIKE 'Optimizer.%') THEN 'optimizer'
             WHEN lo.fwd IS NOT NULL OR lo.name LIKE 'autograd::engine::evaluate_function%'
-                 OR EXISTS (SELECT 1 FROM ancestors(k.launcher) a JOIN event ae ON ae.uid = a.uid
+                 OR EXISTS (SELECT 1 FROM ancestors(k.launcher, (SELECT 'db:' || token FROM tlsql_self)) a
+                            JOIN event ae ON ae.uid = a.uid
                             WHERE ae.fwd IS NOT NULL OR ae.name LIKE 'autograd::engine::evaluate_function%')
             THEN 'backward' ELSE 'forward' END AS phase,
        coalesce(k.args ->> '$."Collective name"',
@@ -93,7 +98,8 @@ FROM (SELECT uid, trace, ts, parent, CAST(args ->> '$."Device Type"' AS INTEGER)
 -- whether no later event of the trace frees its address (never_freed): what the memory reports
 -- group by.
 CREATE VIEW IF NOT EXISTS @schema.memory_alloc AS
-SELECT m.*, (SELECT a.uid FROM ancestors(m.uid) a WHERE a.kind = 'cpu_op' LIMIT 1) AS op,
+SELECT m.*, (SELECT a.uid FROM ancestors(m.uid, (SELECT 'db:' || token FROM tlsql_self)) a
+             WHERE a.kind = 'cpu_op' LIMIT 1) AS op,
        m.bytes > 0 AND lead(m.bytes) OVER (PARTITION BY m.trace, m.device, m.addr ORDER BY m.ts, m.uid) IS NULL
          AS never_freed
 FROM memory_event m;
@@ -101,12 +107,18 @@ FROM memory_event m;
 -- Iterations of a serving engine's loop (serving_step; docs/inference.md), numbered per trace by
 -- start from 0: vLLM's step annotations where the trace has them, else the worker's per-step
 -- frames. tokens, prefill / decode requests and phase (prefill, decode, mixed) where the
--- annotation says them (frames say nothing: NULL).
+-- annotation says them (frames say nothing: NULL). A step inside another (vLLM V0's spec-decode
+-- worker calling the scorer's worker_base execute_model) is part of that step, not one of its own.
 CREATE VIEW IF NOT EXISTS @schema.engine_step AS
-WITH found AS MATERIALIZED (
+WITH candidate AS MATERIALIZED (
   SELECT uid, trace, ts, end, dur, j FROM (
     SELECT uid, trace, ts, end, dur, serving_step(kind, name) AS j FROM event WHERE kind IN ('annotation', 'python'))
   WHERE j IS NOT NULL),
+found AS (
+  SELECT * FROM candidate c
+  WHERE NOT EXISTS (SELECT 1 FROM ancestors(c.uid, (SELECT 'db:' || token FROM tlsql_self)) a
+                    JOIN candidate o ON o.uid = a.uid
+                    WHERE o.j ->> '$.source' = c.j ->> '$.source')),
 annotated AS (SELECT DISTINCT trace FROM found WHERE j ->> '$.source' = 'annotation')
 SELECT row_number() OVER (PARTITION BY trace ORDER BY ts, uid) - 1 AS iteration, uid, trace, ts, end, dur,
        j ->> '$.source' AS source, j ->> '$.tokens' AS tokens, j ->> '$.prefill' AS prefill_requests,
@@ -118,7 +130,8 @@ WHERE j ->> '$.source' = 'annotation' OR trace NOT IN (SELECT trace FROM annotat
 -- the step's graph launches): what the step / phase filters of the ops, kernels and timeline
 -- reports select.
 CREATE VIEW IF NOT EXISTS @schema.engine_step_gpu AS
-  SELECT s.trace, s.iteration, s.phase, g.uid AS gpu FROM engine_step s CROSS JOIN launched(s.uid) g;
+  SELECT s.trace, s.iteration, s.phase, g.uid AS gpu
+  FROM engine_step s CROSS JOIN launched(s.uid, (SELECT 'db:' || token FROM tlsql_self)) g;
 
 -- HTA's TraceAnalysis drops the trace's last ProfilerStep (it may be cut short): CPU events from its
 -- start on, and the GPU work they launched, when the trace has two or more steps

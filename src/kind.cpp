@@ -137,7 +137,9 @@ std::optional<ServingStep> serving_step(Kind kind, std::string_view name) {
   if (paren == std::string_view::npos || colon == std::string_view::npos || colon < paren) return std::nullopt;
   std::string_view file = name.substr(0, paren), function = name.substr(colon + 3);
   if (size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
-  if ((function == "execute_model" && file.ends_with("worker")) ||
+  // vLLM V1's gpu_worker, V0's worker_base (where its workers' execute_model lives) and the
+  // spec-decode / multi-step workers; not the model runner's execute_model inside them.
+  if ((function == "execute_model" && (file.ends_with("worker") || file == "worker_base")) ||
       (function == "forward_batch_generation" && file == "tp_worker"))
     return st;
   return std::nullopt;

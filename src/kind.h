@@ -56,7 +56,8 @@ bool blocking_host_call(std::string_view call);
 //   - the annotation vLLM's profiling scopes (and TraceLens's harness) put around each step,
 //     `execute_<tokens>_context_<P>(...)_generation_<D>(...)`: tokens scheduled, P prefill and D
 //     decode requests;
-//   - else a serving worker's per-step python frame: vLLM's `...worker.py(N): execute_model`,
+//   - else a serving worker's per-step python frame: vLLM's `...worker.py(N): execute_model`
+//     (V0: `worker_base.py`),
 //     SGLang's `...tp_worker.py(N): forward_batch_generation` (nothing about the batch).
 struct ServingStep {
   bool annotation = false;                         // from the annotation (else a frame)

@@ -3,7 +3,7 @@
 # exactly as the same trace loaded alone as main: its views (op_summary calls the perf and tree
 # functions) and the functions given the schema name.
 set -eu
-tlsql=$1 trace=$2 other=$3 work=$4
+tlsql=$1 trace=$2 other=$3 work=$4 collectives=$5
 rm -f "$work/att.db"
 "$tlsql" "$trace" -o "$work/att.db" -c "SELECT 1" >/dev/null
 q() {  # $1 = schema prefix ("" or "x."), $2 = schema argument ("" or ", 'x'")
@@ -32,3 +32,20 @@ rm -f "$work/att_other.db"
   -c "DETACH zz" \
   -c ".attach $work/att.db AS zz" -c ".output $work/att_reattached.csv" -c "$(q zz. ", 'zz'")" >/dev/null
 cmp "$work/att_alone.csv" "$work/att_reattached.csv"
+
+# Every view, each row sorted: the views call the tree functions with their own schema's token,
+# never main's tree with the attached trace's uids (memory_alloc's op, collective_kernel's phase,
+# engine_step_gpu). The collectives trace has communication kernels, the trace memory events.
+views() {  # $1 = schema prefix; the view names from main's list
+  for v in $("$tlsql" "$trace" -q --csv -c "SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name" |
+             tail -n +2); do
+    echo "== $v"
+    "$tlsql" "$3" -q --csv ${2:+--diff "$2"} -c "SELECT * FROM $1$v" | sort
+  done
+}
+for t in "$trace" "$collectives"; do
+  views "" "" "$t" > "$work/att_views_alone.csv"
+  views other. "$t" "$other" > "$work/att_views_diff.csv"
+  [ "$(wc -l < "$work/att_views_alone.csv")" -gt 30 ] || { echo "too few view rows"; exit 1; }
+  cmp "$work/att_views_alone.csv" "$work/att_views_diff.csv"
+done

@@ -87,6 +87,27 @@ with open(fpath, "w") as f:
 got = [(r["iteration"], r["phase"], r["source"], r["kernels"]) for r in rows(fpath, "--report", "steps")]
 check(got == [("0", "", "frame", "1"), ("1", "", "frame", "3")], f"hand-made: steps from worker frames ({got})")
 
+# vLLM V0: the workers' execute_model is worker_base.py's; under spec decoding the spec-decode
+# worker's execute_model calls it (and the draft's) within one step: a step inside a step is not
+# one of its own. Steps here: [0, 150) around two worker_base frames, [195, 515) one frame alone.
+v0 = [e for e in frames if e["cat"] != "python_function"]
+v0 += [x("python_function", "vllm/spec_decode/spec_decode_worker.py(418): execute_model", 0, 150),
+       x("python_function", "vllm/worker/worker_base.py(393): execute_model", 5, 60),
+       x("python_function", "vllm/worker/worker_base.py(393): execute_model", 70, 70),
+       x("python_function", "vllm/worker/worker_base.py(393): execute_model", 195, 320)]
+v0path = os.path.join(work, "v0_frames.json")
+with open(v0path, "w") as f:
+    json.dump({"traceEvents": v0}, f)
+got = [(r["iteration"], r["source"], r["kernels"]) for r in rows(v0path, "--report", "steps")]
+check(got == [("0", "frame", "1"), ("1", "frame", "3")], f"hand-made: vLLM V0 frames, nested steps as one ({got})")
+
+# A trace attached as `other` (--diff) has the same steps and step GPU work as loaded alone: the
+# views walk its own tree, not main's (main here has fewer events than other).
+for view in ("engine_step", "engine_step_gpu"):
+    alone = run(steps, "-c", f"SELECT * FROM {view} ORDER BY 1, 2, 3, 4")
+    attached = run(fpath, "--diff", steps, "-c", f"SELECT * FROM other.{view} ORDER BY 1, 2, 3, 4")
+    check(alone == attached and alone.count("\n") > 3, f"hand-made: other.{view} = {view} alone")
+
 # The ops report without filters is op_summary (the view repeats its rollup).
 for name in ("tracelens/mi300/resnet_act_checkpoint.json.gz", "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz",
              "a100_switch_moe_batch4.json.gz"):

@@ -88,7 +88,10 @@ TEST_CASE("serving steps: vLLM's step annotation, or a worker's per-step frame")
   CHECK_FALSE(f->annotation);
   CHECK_FALSE(f->tokens.has_value());
   CHECK(serving_step(Kind::python, "sglang/srt/managers/tp_worker.py(190): forward_batch_generation"));
+  CHECK(serving_step(Kind::python, "vllm/worker/worker_base.py(393): execute_model"));  // V0
+  CHECK(serving_step(Kind::python, "vllm/spec_decode/spec_decode_worker.py(418): execute_model"));
   for (const char* n : {"vllm/v1/worker/gpu_model_runner.py(1002): execute_model", "model.py(3): forward",
+                        "vllm/worker/model_runner.py(1620): execute_model", "my_worker_base_x.py(1): execute_model",
                         "vllm/v1/worker/gpu_worker.py(263): execute_model_x", "no frame"})
     CHECK_MESSAGE(!serving_step(Kind::python, n), n);
   CHECK_FALSE(serving_step(Kind::cpu_op, "vllm/v1/worker/gpu_worker.py(263): execute_model"));
