@@ -63,7 +63,11 @@ std::pair<int64_t, int64_t> window(sqlite3* db, const std::string& q, int64_t tr
   int64_t seen = 0;
   while (w.step())
     if (seen++ == instance) return {w.i(0), w.i(1)};
-  throw std::runtime_error(seen == 0 ? fmt::format("no host event of trace {} has '{}' in its name", trace, annotation)
+  // (The fix is the user's choice of window: say how to pick another, or the whole trace.)
+  throw std::runtime_error(seen == 0 ? fmt::format("no host event of trace {} has '{}' in its name; pick another "
+                                                   "window: critical_path('' ...) (the report: .parameter set "
+                                                   "@annotation '') is the whole trace",
+                                                   trace, annotation)
                                      : fmt::format("'{}' occurs {} times in trace {}: instance {} is not one of 0..{}",
                                                    annotation, seen, trace, instance, seen - 1));
 }

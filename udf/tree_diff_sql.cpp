@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -148,31 +149,48 @@ void read_side(sqlite3* db, const std::string& schema, Names& names, Side& s) {
   link_parents(s, parent_uid);
 }
 
-// The same rows straight from a loaded trace's store (no SQL, names by their pool ids): on a GB
-// trace this is most of what the diff costs.
-void read_store(const EventStore& store, Names& names, Side& s) {
-  std::vector<std::pair<int32_t, int32_t>> name_of(store.strings.size(), {-1, -1});  // pool id -> Names ids
-  std::vector<int64_t> parent_uid;
-  for (const auto& t : store.traces)
+// The same rows straight from a loaded trace's store (no SQL): on a GB trace this is most of what
+// the diff costs, so the two sides are read at once, each on its own thread, with their names as
+// the store's pool ids (kNone for none); name_side() numbers them afterwards. A store's traces take
+// uids in order and rows are in uid order, so nodes come out sorted; a parent (a row index in the
+// same trace, before or after its children) becomes a node index through the trace's row -> node
+// map, not a search.
+void read_store(const EventStore& store, Side& s) {
+  // (Room for every row at once: growing by doubling copied and faulted in the arrays twice.)
+  s.nodes.reserve(store.total_rows), s.uids.reserve(store.total_rows);
+  s.raw.reserve(store.total_rows), s.dur.reserve(store.total_rows);
+  std::vector<int64_t> node_of;  // per row of the trace being read: its node, or -1
+  for (const auto& t : store.traces) {
+    node_of.assign(t->rows.size(), -1);
+    const size_t first = s.nodes.size();
     for (size_t r = 0; r < t->rows.size(); ++r) {
       const EventRec& e = t->rows[r];
       DiffNode::Kind k;
-      if (!diff_kind(e.kind, k)) continue;
-      if (e.ts == kNull) continue;
-      std::pair<int32_t, int32_t> name;
-      if (e.name == StringPool::kNone) {
-        name = names("");
-      } else {
-        if (name_of[e.name].first < 0) name_of[e.name] = names(std::string(store.strings.get(e.name)).c_str());
-        name = name_of[e.name];
-      }
+      if (!diff_kind(e.kind, k) || e.ts == kNull) continue;
+      node_of[r] = (int64_t)s.nodes.size();
       s.uids.push_back(t->uid_base + (int64_t)r);
-      parent_uid.push_back(e.parent >= 0 ? t->uid_base + e.parent : -1);
-      s.nodes.push_back({s.uids.back(), -1, name.first, (int32_t)t->id, e.ts, k});
-      s.raw.push_back(name.second);
+      s.nodes.push_back({s.uids.back(), -1, (int32_t)e.name, (int32_t)t->id, e.ts, k});
       s.dur.push_back(e.dur);
     }
-  link_parents(s, parent_uid);
+    for (size_t i = first; i < s.nodes.size(); ++i) {
+      const int32_t parent = t->rows[(size_t)(s.uids[i] - t->uid_base)].parent;
+      s.nodes[i].parent = parent >= 0 ? node_of[(size_t)parent] : -1;
+    }
+  }
+}
+
+// Replaces the pool ids read_store left in a side's names by the diff's numbering (each distinct
+// name looked up once).
+void name_side(const EventStore& store, Names& names, Side& s) {
+  std::vector<std::pair<int32_t, int32_t>> name_of(store.strings.size() + 1, {-1, -1});  // pool id -> ids
+  for (DiffNode& n : s.nodes) {
+    const auto id = (uint32_t)n.name;
+    const size_t slot = id == StringPool::kNone ? store.strings.size() : id;
+    if (name_of[slot].first < 0)
+      name_of[slot] = names(id == StringPool::kNone ? "" : std::string(store.strings.get(id)).c_str());
+    n.name = name_of[slot].first;
+    s.raw.push_back(name_of[slot].second);
+  }
 }
 
 // The database's tlsql_self token; empty when `schema` is not attached or not tlsql's.
@@ -187,19 +205,27 @@ std::string token(sqlite3* db, const char* schema) {
 
 std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
   auto d = std::make_unique<TreeDiff>();
-  Names& names = d->names;
+  const EventStore* stores[2] = {loaded_store(db, "main"), loaded_store(db, "other")};
+  // Both stores are read at once (each side's arrays are its own). Names are numbered in the
+  // order the sides' nodes come, main's first, whichever way each side is read.
+  std::future<void> other;
+  if (stores[0] && stores[1]) other = std::async(std::launch::async, [&] { read_store(*stores[1], d->side[1]); });
   for (int k = 0; k < 2; ++k) {
     const char* schema = k == 0 ? "main" : "other";
-    if (const EventStore* store = loaded_store(db, schema)) {
-      read_store(*store, names, d->side[k]);
-    } else {
+    if (!stores[k]) {
       try {
-        read_side(db, schema, names, d->side[k]);
+        read_side(db, schema, d->names, d->side[k]);
       } catch (const SqlError& e) {
         d->error = fmt::format("{}: {}", schema, e.what());
         return d;
       }
+      continue;
     }
+    if (k == 1 && other.valid())
+      other.get();
+    else
+      read_store(*stores[k], d->side[k]);
+    name_side(*stores[k], d->names, d->side[k]);
   }
   DiffMatch m = match_trees(d->side[0].nodes, d->side[1].nodes);
   d->side[0].match = std::move(m.a), d->side[1].match = std::move(m.b);

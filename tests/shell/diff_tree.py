@@ -137,8 +137,14 @@ for src, db in zip((pa, pb), dbs):
     if os.path.exists(db):
         os.remove(db)
     subprocess.run([tlsql, "-q", src, "-o", db], check=True, stdin=subprocess.DEVNULL, timeout=300)
-check(rows(*dbs[:1], "--diff", dbs[1], "-c", "SELECT * FROM tree_diff") == rows(pa, "--diff", pb, "-c", "SELECT * FROM tree_diff"),
+loaded = rows(pa, "--diff", pb, "-c", "SELECT * FROM tree_diff")
+check(rows(*dbs[:1], "--diff", dbs[1], "-c", "SELECT * FROM tree_diff") == loaded,
       "saved databases: the same tree_diff rows as the loaded traces")
+# One side loaded, the other saved (the store is read on its own thread, the database through SQL;
+# names are numbered main's first either way).
+for main, other in ((pa, dbs[1]), (dbs[0], pb)):
+    check(rows(main, "--diff", other, "-c", "SELECT * FROM tree_diff") == loaded,
+          f"{os.path.basename(main)} --diff {os.path.basename(other)}: the same tree_diff rows")
 
 # diff_tree's order (tree_diff hands its rows over in it, so SQLite sorts nothing): by ancestor
 # (none last), trace1's rows first, then by start and uid; written here as the plain SQL sort.
