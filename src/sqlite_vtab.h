@@ -11,7 +11,8 @@
 //   void column(sqlite3_context*, int col);  sqlite3_int64 rowid() const;
 // and its Table derives from sqlite3_vtab, built as Table(db, aux, argc, argv) for each connection
 // and schema (a constructor that throws refuses the table, with its message). An exception thrown
-// by filter becomes the statement's error too, so nothing thrown crosses SQLite's C frames.
+// by filter, next or column becomes the statement's error too (a saved database's tree is read
+// through SQL, which throws), so nothing thrown crosses SQLite's C frames.
 #pragma once
 
 #include <sqlite3.h>
@@ -83,12 +84,20 @@ struct Callbacks {
     }
   }
   static int next(sqlite3_vtab_cursor* c) {
-    static_cast<Cursor*>(c)->next();
-    return SQLITE_OK;
+    try {
+      static_cast<Cursor*>(c)->next();
+      return SQLITE_OK;
+    } catch (const std::exception& e) {
+      return vtab_error(c->pVtab, e.what());
+    }
   }
   static int eof(sqlite3_vtab_cursor* c) { return static_cast<const Cursor*>(c)->eof(); }
   static int column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
-    static_cast<Cursor*>(c)->column(ctx, col);
+    try {
+      static_cast<Cursor*>(c)->column(ctx, col);
+    } catch (const std::exception& e) {
+      sqlite3_result_error(ctx, e.what(), -1);
+    }
     return SQLITE_OK;
   }
   static int rowid(sqlite3_vtab_cursor* c, sqlite3_int64* out) {
