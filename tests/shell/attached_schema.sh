@@ -47,5 +47,6 @@ for t in "$trace" "$collectives"; do
   views "" "" "$t" > "$work/att_views_alone.csv"
   views other. "$t" "$other" > "$work/att_views_diff.csv"
   [ "$(wc -l < "$work/att_views_alone.csv")" -gt 30 ] || { echo "too few view rows"; exit 1; }
+  diff "$work/att_views_alone.csv" "$work/att_views_diff.csv" | head -20
   cmp "$work/att_views_alone.csv" "$work/att_views_diff.csv"
 done
