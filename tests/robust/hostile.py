@@ -127,7 +127,7 @@ health("not_strings.json", '{"traceEvents":[{"ph":"X","name":12,"cat":{"a":[1]},
        {"not_a_string": 4, "bad_ph": 2},
        "SELECT name, cat, ph FROM event ORDER BY uid", '12,"{""a"":[1]}",X\n,,X\nn,,7\n')
 health("args_array.json", '{"traceEvents":[%s]}' % ev(args=[1, [2, 3], {"a": 4}]), {"args_not_object": 1},
-       "SELECT args FROM event", '"[1, [2, 3], {""a"": 4}]"')
+       "SELECT args FROM event", '"[1,[2,3],{""a"":4}]"')  # kept whole, minified as every args text
 health("int64_min.json", '{"traceEvents":[%s]}' % ev(id=-2**63, args={"correlation": -2**63 + 1}), {"int64_min": 1},
        "SELECT flow_id IS NULL, correlation FROM event", "\n1,-9223372036854775807\n")
 health("end_wrap.json", '{"traceEvents":[%s]}' % ev(ts=9223372036854775, dur=1000), {"end_overflow": 1},
