@@ -397,7 +397,7 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
   return true;
 }
 
-// Rows the breadth-first order never reached hang under a loop of parent links (a database
+// Rows the order from the roots never reached hang under a loop of parent links (a database
 // edited by hand): each gets the uid of a row on its loop, for the error message.
 void find_loops(const Input& in, PerfTable& t, const std::vector<uint32_t>& order) {
   const size_t n = in.size();
@@ -482,7 +482,7 @@ void compute(Input& in, PerfTable& t) {
   for (size_t r = 0; r < n; ++r)
     if (is_gpu_work(in.kind[r])) t.gpu_classes[r] = facts.gpu_classes(in.name[r], in.kind[r]);
 
-  // Children (CSR) and a breadth-first order from the roots: parents before children.
+  // Children (CSR) and an order from the roots: parents before children.
   std::vector<uint32_t> start(n + 1, 0), kids(n);
   for (size_t r = 0; r < n; ++r)
     if (in.parent[r] >= 0) ++start[(size_t)in.parent[r] + 1];
@@ -492,12 +492,19 @@ void compute(Input& in, PerfTable& t) {
     for (size_t r = 0; r < n; ++r)
       if (in.parent[r] >= 0) kids[fill[(size_t)in.parent[r]]++] = (uint32_t)r;
   }
-  std::vector<uint32_t> order;
+  // Depth-first (preorder, children in row order; an explicit stack: the depth is the trace's):
+  // reversed it is bottom-up too, and a subtree's rows stay together, where breadth-first order
+  // scattered every pass's reads over the whole arrays.
+  std::vector<uint32_t> order, stack;
   order.reserve(n);
-  for (size_t r = 0; r < n; ++r)
-    if (in.parent[r] < 0) order.push_back((uint32_t)r);
-  for (size_t i = 0; i < order.size(); ++i)
-    for (uint32_t k = start[order[i]]; k < start[order[i] + 1]; ++k) order.push_back(kids[k]);
+  for (size_t r = n; r-- > 0;)
+    if (in.parent[r] < 0) stack.push_back((uint32_t)r);
+  while (!stack.empty()) {
+    const uint32_t r = stack.back();
+    stack.pop_back();
+    order.push_back(r);
+    for (uint32_t k = start[r + 1]; k-- > start[r];) stack.push_back(kids[k]);
+  }
   if (order.size() < n) find_loops(in, t, order);
 
   // Bottom-up: GPU events below (0, 1, 2 = more), the families of the ops modeled below, and the
