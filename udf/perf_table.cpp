@@ -532,20 +532,21 @@ void compute(Input& in, PerfTable& t) {
     free_lists.pop_back();
     lists[list_of[r]].swap(iv);
   };
-  for (const auto& g : in.gpu) {
-    Intervals one{{g.ts, g.end}};
-    keep(g.row, one);
-  }
+  // A GPU row's own interval goes in when the pass reaches the row (a kept list per GPU row was a
+  // million small allocations).
+  std::vector<uint32_t> gpu_of(n, PerfTable::kNone);  // row -> its entry in in.gpu
+  for (size_t g = 0; g < in.gpu.size(); ++g) gpu_of[in.gpu[g].row] = (uint32_t)g;
   // The GPU work below a row: kLocal (kernels, memsets, copies within device memory), kLink
   // (copies over a link: host <-> device, peer). An op with only kLink below keeps no model.
   enum : uint8_t { kLocal = 1, kLink = 2 };
   std::vector<uint8_t> work_below(n, 0);
   auto own_of = [&](uint32_t r) { return work_below[r] == kLink ? PerfTable::kNone : in.own[r]; };
   auto own_bit = [&](uint32_t r) { return own_of(r) != PerfTable::kNone ? facts.family_bit(in.name[r]) : 0u; };
+  Intervals iv;  // (kept across rows: keep() swaps a pooled list's buffer in)
   for (size_t i = order.size(); i-- > 0;) {
     const uint32_t r = order[i];
-    Intervals iv;
-    take(r, iv);
+    iv.clear();
+    if (const uint32_t g = gpu_of[r]; g != PerfTable::kNone) iv.emplace_back(in.gpu[g].ts, in.gpu[g].end);
     for (uint32_t k = start[r]; k < start[r + 1]; ++k) {
       const uint32_t c = kids[k];
       gpu_below[r] = (uint8_t)std::min(2, gpu_below[r] + gpu_below[c] + (is_gpu_work(in.kind[c]) ? 1 : 0));
