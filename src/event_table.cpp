@@ -114,7 +114,6 @@ struct Cursor : VtabCursor<Table> {
   // current row
   const LoadedTrace* trace = nullptr;
   const EventRec* rec = nullptr;
-  std::string scratch;
 
   void settle() {
     if (use_list) {
@@ -481,16 +480,13 @@ void Cursor::column(sqlite3_context* ctx, int col) {
     }
     return;
   }
-  // args members, minified as SQLite's -> operator returns them (the loader stores args minified:
-  // then the text is served where it lies)
+  // args members, minified as SQLite's -> operator returns them: the loader stores args minified,
+  // so the text is served where it lies
   std::string_view m;
   if (e.is(EventRec::has_args))
     m = json_scan::find_member(store->args.get(e.args, e.args_len), kArgsMember[col - kInputDims]);
   if (m.empty()) return sqlite3_result_null(ctx);
-  if (std::none_of(m.begin(), m.end(), json_scan::is_ws))
-    return sqlite3_result_text(ctx, m.data(), (int)m.size(), SQLITE_STATIC);
-  scratch = json_scan::minify(m);
-  sqlite3_result_text(ctx, scratch.data(), (int)scratch.size(), SQLITE_TRANSIENT);
+  sqlite3_result_text(ctx, m.data(), (int)m.size(), SQLITE_STATIC);
 }
 
 }  // namespace

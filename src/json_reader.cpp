@@ -110,9 +110,13 @@ class Reader {
     // Kept without the whitespace between tokens (the form SQLite's JSON functions write; strings
     // byte for byte): Kineto indents every args object, and those spaces were a fifth of its
     // bytes, ~100 MB of a GB trace's store and of its saved database.
+    // Always minified (the event table serves args members as they lie): the scalar minifier
+    // where simdjson's refuses the text.
     if (minified_.size() < raw.size() + 64) minified_.resize(raw.size() + 64);  // (room past len: SIMD)
     if (size_t n = 0; simdjson::minify(raw.data(), raw.size(), minified_.data(), n) == simdjson::SUCCESS)
       raw = std::string_view(minified_.data(), n);
+    else
+      raw = minified_ = json_scan::minify(raw);
     std::string quoted;
     if (too_deep(raw)) {
       h_.add("args_too_deep", idx, "args nested deeper than 1000 levels (SQLite's JSON limit): kept as a JSON string");
