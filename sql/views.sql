@@ -105,8 +105,8 @@ SELECT m.*, (SELECT a.uid FROM ancestors(m.uid, (SELECT 'db:' || token FROM tlsq
 FROM memory_event m;
 
 -- Iterations of a serving engine's loop (serving_step; docs/inference.md), numbered per trace by
--- start from 0: vLLM's step annotations where the trace has them, else the worker's per-step
--- frames. tokens, prefill / decode requests and phase (prefill, decode, mixed) where the
+-- start from 0: the engine's step annotations (vLLM, SGLang, ATOM) where the trace has them, else
+-- the worker's per-step frames. tokens, prefill / decode requests and phase (prefill, decode, mixed) where the
 -- annotation says them (frames say nothing: NULL). A step inside another (vLLM V0's spec-decode
 -- worker calling the scorer's worker_base execute_model) is part of that step, not one of its own.
 CREATE VIEW IF NOT EXISTS @schema.engine_step AS

@@ -287,6 +287,10 @@ void serving_step_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   for (auto [key, v] : {std::pair{"tokens", st->tokens}, {"prefill", st->prefill}, {"decode", st->decode}})
     if (v) json += fmt::format(",\"{}\":{}", key, *v);
   if (const char* phase = st->phase()) json += fmt::format(",\"phase\":\"{}\"", phase);
+  if (const auto& l = st->lengths)
+    json += fmt::format(
+        ",\"c_sq\":{},\"c_sk\":{},\"c_sqsq\":{},\"c_sqsk\":{},\"g_sq\":{},\"g_sk\":{},\"g_sqsq\":{},\"g_sqsk\":{}",
+        l->c_sq, l->c_sk, l->c_sqsq, l->c_sqsk, l->g_sq, l->g_sk, l->g_sqsq, l->g_sqsk);
   json += "}";
   sqlite3_result_text(ctx, json.c_str(), (int)json.size(), SQLITE_TRANSIENT);
 }
@@ -700,8 +704,9 @@ std::vector<SqlFunction> perf_functions() {
        "..._ptsz), else 0",
        is_graph_launch_fn);
   SqlFunction step{"serving_step", "(kind, name)",
-                   "an engine step of a serving loop, as JSON {source, tokens, prefill, decode, phase}, from vLLM's "
-                   "execute_<tokens>_context_<P>_generation_<D> annotation or a worker's per-step frame; else NULL"};
+                   "an engine step of a serving loop, as JSON {source, tokens, prefill, decode, phase, and the "
+                   "c_sq .. g_sqsk aggregates where given}, from a vLLM / SGLang / ATOM step annotation or a "
+                   "worker's per-step frame; else NULL"};
   step.min_args = step.max_args = 2, step.fn = serving_step_fn;
   step.flags |= SQLITE_DETERMINISTIC;
   v.push_back(step);

@@ -30,6 +30,7 @@ struct Args {
   std::vector<Shape> dims;
   std::vector<std::vector<Shape>> lists;  // per argument: the shapes of a TensorList (else empty)
   std::vector<std::string> types, concrete;
+  const StepLengths* step = nullptr;  // the op's serving step, for a Family::per_step model
   bool has(size_t i) const { return i < dims.size() && !dims[i].empty(); }
   const Shape& dim(size_t i) const {
     static const Shape none;
@@ -626,6 +627,63 @@ std::optional<OpPerf> rotary_embedding(const Args& a) {
   return p;
 }
 
+// vllm::unified_attention_with_output / vllm::unified_attention (query [T, Hq, Dqk], key [.., Hkv,
+// Dqk], value [.., Hkv, Dv], ...): one layer's attention over a serving step's requests
+// (TraceLens's InferenceAttention). The shapes give the heads and head sizes (T is the graph's
+// padded batch under a CUDA graph, not the requests); the step annotation gives the requests'
+// lengths (StepLengths, src/kind.h). Each query attends to its request's sk keys:
+//   FLOPs = Hq·2·(Dqk + Dv)·(c_sqsk + g_sqsk) - Hq·(Dqk + Dv)·c_sqsq
+// (QKᵀ and PV; a prefill chunk attends to itself causally, which skips half of its sq² pairs),
+//   bytes = (c_sq + g_sq)·(Hq·Dqk + Hq·Dv + Hkv·Dqk + Hkv·Dv)·bpe(query)   Q read, O written, new K, V
+//         + (c_sk - c_sq + g_sk - g_sq)·Hkv·(Dqk + Dv)·bpe(key)           cached K, V read.
+// No lengths (no detailed step annotation around the op), or a step without tokens: no model. A
+// sliding-window layer attends to fewer keys than its request's sk, which the op does not record:
+// its numbers are those of full attention (as TraceLens's).
+std::optional<OpPerf> inference_attention(const Args& a) {
+  const Shape &q = a.dim(0), &k = a.dim(1), &v = a.dim(2);
+  const StepLengths* s = a.step;
+  if (!s || q.size() != 3 || k.size() < 3 || s->c_sq + s->g_sq <= 0) return std::nullopt;
+  const double Hq = (double)q[1], Dqk = (double)q[2], Hkv = (double)k[k.size() - 2];
+  const double Dv = (double)(v.size() >= 3 ? v.back() : k.back());
+  OpPerf p;
+  p.matrix = true;
+  p.dtype = a.type(0);
+  const double sqsk = (double)s->c_sqsk + (double)s->g_sqsk;
+  p.flops = Hq * 2 * (Dqk + Dv) * sqsk - Hq * (Dqk + Dv) * (double)s->c_sqsq;
+  const int b = dtype_bytes(p.dtype), bk = dtype_bytes(a.type(1));
+  const double sq = (double)s->c_sq + (double)s->g_sq;
+  const double cached = (double)s->c_sk - (double)s->c_sq + (double)s->g_sk - (double)s->g_sq;
+  if (b && bk) p.bytes = sq * (Hq * Dqk + Hq * Dv + Hkv * Dqk + Hkv * Dv) * b + cached * Hkv * (Dqk + Dv) * bk;
+  return p;
+}
+
+// Fused MoE: vllm::inplace_fused_experts / outplace_fused_experts, vllm::rocm_aiter_fused_moe and
+// SGLang's (hidden [M, K], w1 [E, G·N, K], w2 [E, K, N], topk_weights [M, topk], ...; G = 2 when
+// w1 holds the gate and up projections, 1 otherwise). Each token runs through topk experts
+// (TraceLens's FusedMoE):
+//   FLOPs = 2·M·topk·K·N·G + 2·M·topk·N·K + M·K·(2·topk - 1)   (up / gate, down, weighted sum)
+//   bytes = 2·M·K·bpe(hidden) + min(E, M·topk)·(G·N·K·bpe(w1) + K·N·bpe(w2))
+// The batch's M·topk assignments reach at most min(E, M·topk) experts, whose weights are read once:
+// exact for one token and for a batch that reaches every expert (a decode batch of 32 tokens with
+// top-4 of 32 experts misses a given expert with probability (1 - 4/32)^32 = 1.4%), an upper bound
+// in between; which experts the router picked is not recorded. (TraceLens counts topk experts'
+// weights, as if every token picked the same ones.) Shapes that do not fit together: no model.
+std::optional<OpPerf> fused_moe(const Args& a) {
+  const Shape &x = a.dim(0), &w1 = a.dim(1), &w2 = a.dim(2), &tw = a.dim(3);
+  if (x.size() != 2 || w1.size() != 3 || w2.size() != 3 || tw.size() != 2 || tw[0] != x[0]) return std::nullopt;
+  const double M = (double)x[0], K = (double)x[1], E = (double)w1[0], N = (double)w2[2], topk = (double)tw[1];
+  if (w2[0] != w1[0] || w1[2] != x[1] || w2[1] != x[1] || N <= 0 || topk <= 0) return std::nullopt;
+  const double G = (double)w1[1] == 2 * N ? 2 : (double)w1[1] == N ? 1 : 0;
+  if (G == 0) return std::nullopt;
+  OpPerf p;
+  p.matrix = true;
+  p.dtype = a.type(0);
+  p.flops = 2 * M * topk * K * N * G + 2 * M * topk * N * K + M * K * (2 * topk - 1);
+  const int b = dtype_bytes(p.dtype), b1 = dtype_bytes(a.type(1)), b2 = dtype_bytes(a.type(2));
+  if (b && b1 && b2) p.bytes = 2 * M * K * b + std::min(E, M * topk) * (G * N * K * b1 + K * N * b2);
+  return p;
+}
+
 // upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d (and _exact / _aa variants)
 // (input [N, C, spatial...], output_size?, ..., scales or scale_factors?): the output's spatial
 // size is output_size when recorded, else floor(input × scale) per dimension. Each output element
@@ -658,7 +716,8 @@ Model upsample(int taps_per_dim) {
 
 struct Family {
   const char* category;
-  Model model;  // empty: category only
+  Model model;            // empty: category only
+  bool per_step = false;  // the model reads Args::step (model_needs_step)
 };
 
 const std::map<std::string, Family, std::less<>>& families() {
@@ -749,6 +808,11 @@ const std::map<std::string, Family, std::less<>>& families() {
     add({"aten::_grouped_mm"}, "GEMM", grouped_mm(2));
     add({"aten::_scaled_grouped_mm"}, "GEMM", grouped_mm(4));
     add({"_C::rotary_embedding", "vllm::rotary_embedding"}, "elementwise", rotary_embedding);
+    add({"vllm::unified_attention_with_output", "vllm::unified_attention"}, "SDPA_fwd", inference_attention);
+    add({"vllm::inplace_fused_experts", "vllm::outplace_fused_experts", "vllm::rocm_aiter_fused_moe",
+         "sglang::inplace_fused_experts", "sglang::outplace_fused_experts"},
+        "GEMM", fused_moe);
+    for (const char* n : {"vllm::unified_attention_with_output", "vllm::unified_attention"}) t[n].per_step = true;
     for (const char* d : {"1d", "2d", "3d"}) {
       const std::string n(d);
       add({("aten::upsample_nearest" + n).c_str(), ("aten::_upsample_nearest_exact" + n).c_str()}, "elementwise",
@@ -962,17 +1026,24 @@ const char* op_category(std::string_view name) {
   return c;
 }
 
-std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json) {
+bool model_needs_step(std::string_view name) {
   const Family* f = family(name);
-  if (!f || !f->model || args_json.empty()) return std::nullopt;
-  return f->model(parse_args(args_json, scan_members(args_json)));
+  return f && f->per_step;
 }
 
-std::optional<OpPerf> OpModelMemo::model(std::string_view name, std::string_view args_json) {
+std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json, const StepLengths* step) {
+  const Family* f = family(name);
+  if (!f || !f->model || args_json.empty()) return std::nullopt;
+  Args a = parse_args(args_json, scan_members(args_json));
+  a.step = f->per_step ? step : nullptr;
+  return f->model(a);
+}
+
+std::optional<OpPerf> OpModelMemo::model(std::string_view name, std::string_view args_json, const StepLengths* step) {
   const Family* f = family(name);
   if (!f || !f->model || args_json.empty()) return std::nullopt;
   const Members m = scan_members(args_json);
-  if (!m.scanned) return f->model(parse_args(args_json, m));
+  if (!m.scanned || f->per_step) return model_op(name, args_json, step);  // (per step: a few per layer and step)
   // The key: the family and the three members' text, each with its length (no separator can be
   // confused with text).
   key_.clear();

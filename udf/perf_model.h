@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/kind.h"
+
 namespace tlsql {
 
 struct OpPerf {
@@ -24,9 +26,15 @@ const char* op_category(std::string_view name);
 // Whether `name` has a model (flops/bytes are computed for it when it is the innermost modeled op).
 bool has_perf_model(std::string_view name);
 
-// The model of one op, given its name and args JSON text. nullopt when the family has no model
-// or the args lack what it needs.
-std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json);
+// Whether the model of `name` also needs the lengths of the serving step the op ran in
+// (StepLengths: the attention of vLLM's unified_attention ops, whose shapes give heads and head
+// sizes but not the requests' query and context lengths).
+bool model_needs_step(std::string_view name);
+
+// The model of one op, given its name and args JSON text (and, for a model_needs_step name, the
+// lengths its step annotation records; without them it has no model). nullopt when the family has
+// no model or the args lack what it needs.
+std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json, const StepLengths* step = nullptr);
 
 // model_op for a pass over many ops: an op's model depends only on its family and the "Input Dims",
 // "Input type" and "Concrete Inputs" members of its args, and a trace repeats those every step and
@@ -34,7 +42,7 @@ std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json
 // that a trace of all-different shapes costs no more memory than that). One per thread.
 class OpModelMemo {
  public:
-  std::optional<OpPerf> model(std::string_view name, std::string_view args_json);
+  std::optional<OpPerf> model(std::string_view name, std::string_view args_json, const StepLengths* step = nullptr);
 
  private:
   static constexpr size_t kMaxEntries = 1 << 16;

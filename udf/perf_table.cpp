@@ -71,12 +71,17 @@ struct Input {
   std::vector<OpPerf> own_models;
   // Inductor-augmented rows and their numbers.
   std::vector<std::tuple<uint32_t, std::optional<double>, std::optional<double>>> augmented;
-  std::vector<std::pair<uint32_t, uint32_t>> launches;  // (GPU row, launcher row)
+  std::vector<std::pair<uint32_t, uint32_t>> launches;     // (GPU row, launcher row)
+  std::vector<std::pair<uint32_t, std::string>> per_step;  // kStepModel rows, until model_per_step
   std::map<int64_t, TraceStats> traces;
   const UserModels* user = nullptr;  // the connection's own models, or none
 
   size_t size() const { return kind.size(); }
 };
+
+// How an op's own model is computed: none; from its args (parse_args); from its args and its
+// serving step's lengths (model_per_step, once the rows' parents are known).
+constexpr uint8_t kNoModel = 0, kOwnModel = 1, kStepModel = 2;
 
 // Per name: does it have a model, its family, is it an FX marker. Names repeat millions of times.
 class NameFacts {
@@ -86,6 +91,11 @@ class NameFacts {
   explicit NameFacts(const std::vector<std::string_view>& names, const UserModels* user = nullptr)
       : names_(names), user_(user) {}
   bool has_model(uint32_t n) { return get(n).has_model; }
+  // How parse_args models an op of this name (kNoModel, kOwnModel, kStepModel).
+  uint8_t modeled(uint32_t n) {
+    const Facts& f = get(n);
+    return !f.has_model ? kNoModel : f.per_step ? kStepModel : kOwnModel;
+  }
   uint32_t family_bit(uint32_t n) { return get(n).family_bit; }
   bool marker(uint32_t n) { return get(n).marker; }
   bool link_copy(uint32_t n) { return get(n).link_copy; }
@@ -105,7 +115,7 @@ class NameFacts {
 
  private:
   struct Facts {
-    bool known = false, has_model = false, marker = false, link_copy = false, tf32 = false;
+    bool known = false, has_model = false, per_step = false, marker = false, link_copy = false, tf32 = false;
     bool classes_known[3] = {false, false, false};  // by kind: kernel, memcpy, memset
     uint16_t classes[3] = {0, 0, 0};
     uint32_t family_bit = 0;
@@ -117,6 +127,7 @@ class NameFacts {
     std::string_view s = names_[n];
     f.known = true;
     f.has_model = has_perf_model(user_, s);
+    f.per_step = f.has_model && model_needs_step(s);
     const std::string fam = op_category(user_, s);
     auto it = std::find(families_.begin(), families_.end(), fam);
     if (it == families_.end()) it = families_.insert(families_.end(), fam);
@@ -141,9 +152,10 @@ class NameFacts {
 struct Parsed {
   std::vector<std::pair<uint32_t, OpPerf>> own;
   std::vector<std::tuple<uint32_t, std::optional<double>, std::optional<double>>> augmented;
-  OpModelMemo memo;  // this thread's
+  std::vector<std::pair<uint32_t, std::string>> per_step;  // kStepModel rows and their args, for model_per_step
+  OpModelMemo memo;                                        // this thread's
 };
-void parse_args(uint32_t row, std::string_view name, bool modeled, std::string_view args, Parsed& out) {
+void parse_args(uint32_t row, std::string_view name, uint8_t modeled, std::string_view args, Parsed& out) {
   // (A plain search for "kernel_" first: '"' starts most of an args text, 'k' little of it.)
   if (args.find("kernel_") != std::string_view::npos && (args.find("\"kernel_flop\"") != std::string_view::npos ||
                                                          args.find("\"kernel_num_gb\"") != std::string_view::npos)) {
@@ -155,7 +167,9 @@ void parse_args(uint32_t row, std::string_view name, bool modeled, std::string_v
       out.augmented.emplace_back(row, f, b);
     }
   }
-  if (modeled)
+  if (modeled == kStepModel)
+    out.per_step.emplace_back(row, args);
+  else if (modeled == kOwnModel)
     if (auto m = out.memo.model(name, args)) out.own.emplace_back(row, std::move(*m));
 }
 void add_parsed(Input& in, Parsed& p) {
@@ -164,6 +178,36 @@ void add_parsed(Input& in, Parsed& p) {
     in.own_models.push_back(std::move(m));
   }
   in.augmented.insert(in.augmented.end(), p.augmented.begin(), p.augmented.end());
+  in.per_step.insert(in.per_step.end(), std::make_move_iterator(p.per_step.begin()),
+                     std::make_move_iterator(p.per_step.end()));
+}
+
+// The models of kStepModel ops (attention of a serving step): each op reads the lengths of the
+// nearest serving-step annotation above it (serving_step; none, or one without the sq/sk
+// aggregates: no model). Run once the rows' parents are known; such ops are one per layer and step.
+void model_per_step(Input& in) {
+  std::unordered_map<int32_t, std::optional<std::optional<StepLengths>>> steps;  // annotation row -> step?
+  OpModelMemo memo;
+  for (auto& [r, args] : in.per_step) {
+    std::optional<StepLengths> lengths;
+    // (bounded: a hand-edited database's parent links may loop)
+    int32_t p = in.parent[r];
+    for (size_t hops = 0; p >= 0 && hops < in.size(); ++hops, p = in.parent[(size_t)p]) {
+      if (in.kind[(size_t)p] != Kind::annotation) continue;
+      auto [it, fresh] = steps.try_emplace(p);
+      if (fresh)
+        if (auto st = serving_step(Kind::annotation, in.names[in.name[(size_t)p]])) it->second = st->lengths;
+      if (it->second) {
+        lengths = *it->second;
+        break;
+      }
+    }
+    if (auto m = memo.model(in.names[in.name[r]], args, lengths ? &*lengths : nullptr)) {
+      in.own[r] = (uint32_t)in.own_models.size();
+      in.own_models.push_back(std::move(*m));
+    }
+  }
+  in.per_step = {};
 }
 
 // (GPU event uid, launcher uid) of each launch link: the one input of the pass read through SQL
@@ -196,7 +240,7 @@ void read_store(const EventStore& s, Input& in) {
   const uint32_t no_name = (uint32_t)in.names.size();
   in.names.push_back({});
   NameFacts facts(in.names);
-  std::vector<bool> modeled(n, false);  // a cpu_op whose name has a model
+  std::vector<uint8_t> modeled(n, kNoModel);  // of cpu_ops whose name has a model
   for (const auto& t : s.traces) {
     const int64_t base = t->uid_base - s.first_uid;
     TraceStats& stats = in.traces[t->id];
@@ -210,7 +254,7 @@ void read_store(const EventStore& s, Input& in) {
       in.device[r] = e.device == EventRec::kNull32 ? -1 : e.device;
       const int64_t end = e.end();
       if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) in.gpu.push_back({r, e.ts, end});
-      modeled[r] = e.kind == Kind::cpu_op && facts.has_model(in.name[r]);
+      modeled[r] = e.kind == Kind::cpu_op ? facts.modeled(in.name[r]) : kNoModel;
       stats.add(e.kind, e.ts == kNull ? std::nullopt : std::optional<int64_t>(e.ts),
                 end == kNull ? std::nullopt : std::optional<int64_t>(end),
                 e.step == EventRec::kNull32 ? std::nullopt : std::optional<int64_t>(e.step));
@@ -239,6 +283,7 @@ void read_store(const EventStore& s, Input& in) {
     parse(0, rows, halves[0]);
   }
   for (Parsed& p : halves) add_parsed(in, p);
+  model_per_step(in);
 }
 
 // A saved database is read in uid ranges, each by one thread on its own connection.
@@ -300,7 +345,7 @@ void scan_saved(sqlite3* db, const std::string& schema, int64_t lo, int64_t hi, 
     if (is_gpu_work(p.kind.back()) && ts && end) p.gpu.push_back({r, *ts, *end});
     p.traces[sqlite3_column_int64(s, 6)].add(p.kind.back(), ts, end, opt(9));
     if (sqlite3_column_type(s, 8) != SQLITE_NULL)
-      parse_args(r, p.names[it->second], p.kind.back() == Kind::cpu_op && facts.has_model(it->second), text(8),
+      parse_args(r, p.names[it->second], p.kind.back() == Kind::cpu_op ? facts.modeled(it->second) : kNoModel, text(8),
                  p.parsed);
   }
   sqlite3_finalize(s);
@@ -373,6 +418,7 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
     for (auto g : p->gpu) in.gpu.push_back({g.row + base, g.ts, g.end});
     for (auto& [r, m] : p->parsed.own) merged.own.emplace_back(r + base, std::move(m));
     for (auto& [r, f, b] : p->parsed.augmented) merged.augmented.emplace_back(r + base, f, b);
+    for (auto& [r, a] : p->parsed.per_step) merged.per_step.emplace_back(r + base, std::move(a));
     for (auto& [id, st] : p->traces) in.traces[id].merge(st);
     p->uids = {}, p->parent_uid = {}, p->kind = {}, p->name = {}, p->gpu = {}, p->parsed = {};
   }
@@ -394,6 +440,7 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
     in.first_uid = n ? in.uids[0] : 0;
     in.uids.clear();
   }
+  model_per_step(in);
   return true;
 }
 

@@ -8,8 +8,9 @@
 #   model or peak bug: an fp32 GEMM on TF32 tensor cores read against the CUDA-core peak, a conv
 #   whose stride was guessed);
 # - no op of a modeled family with recorded shapes (some dimension in Input Dims) has NULL FLOPs, except an op whose GPU work
-#   copies over a link (not HBM traffic) and a convolution whose stride / padding / dilation the
-#   trace does not record (docs/perf_models.md).
+#   copies over a link (not HBM traffic), a convolution whose stride / padding / dilation the
+#   trace does not record, and a serving step's attention op (vllm::unified_attention*) with no step
+#   annotation giving the sq/sk aggregates above it (docs/perf_models.md).
 tlsql=$1 shared=$2
 [ -d "$shared/traces" ] || { echo "SKIP: $shared/traces not present"; exit 0; }
 n=0
@@ -21,6 +22,8 @@ for f in $(find "$shared/traces" -name '*.json*' | sort); do
                                           OR tbps(uid) > 2.5 * peak_tbps(uid)))) AS over_peak,
     (SELECT count(*) FROM op o WHERE has_perf_model(name) AND input_dims GLOB '*[0-9]*' AND flops(uid) IS NULL
        AND NOT (op_category(name) LIKE 'CONV%' AND coalesce(concrete_inputs, '') IN ('', '[]'))
+       AND NOT (name GLOB 'vllm::unified_attention*' AND NOT EXISTS (SELECT 1 FROM ancestors(o.uid) a
+                  WHERE a.kind = 'annotation' AND serving_step(a.kind, a.name) ->> '\$.g_sq' IS NOT NULL))
        AND NOT EXISTS (SELECT 1 FROM descendants(o.uid) d WHERE d.kind = 'memcpy'
                          AND (d.name GLOB '*[HDP]to[HDAP]*'))) AS unmodeled") || { echo "$f: load failed"; exit 1; }
   [ "$got" = "$(printf 'linked,over_peak,unmodeled\n1,0,0')" ] || { echo "$f: $got"; exit 1; }

@@ -108,6 +108,88 @@ for view in ("engine_step", "engine_step_gpu"):
     attached = run(fpath, "--diff", steps, "-c", f"SELECT * FROM other.{view} ORDER BY 1, 2, 3, 4")
     check(alone == attached and alone.count("\n") > 3, f"hand-made: other.{view} = {view} alone")
 
+# SGLang's and ATOM's step labels (src/kind.cpp; TraceLens's formats): one op each, so each step
+# is found, numbered by start, with the counts its label gives.
+labels = [("step[EXTEND bs=2 toks=14721]", "prefill", "14721", "2", "0"),
+          ("step[DECODE bs=64 g_sq=128 g_sqsq=256 g_sqsk=262144 g_sk=131072]", "decode", "128", "0", "64"),
+          ("step[MIXED bs=2]", "mixed", "", "", ""),
+          ("prefill[bs=2 tok=14721 ctx=[7803, 6918]]", "prefill", "14721", "2", "0"),
+          ("decode[bs=117/128 tok=117 d=117]", "decode", "117", "0", "117"),
+          ("decode[bs=128 tok=384 p=2 d=126 sqsq=132612 sqsk=1114112 sk=258048 tbo=1]", "mixed", "384", "2", "126"),
+          ("execute_context_2(14721)_generation_3(3)", "mixed", "14724", "2", "3")]
+ev, corr[0] = [], 0
+for i, (label, *_) in enumerate(labels):
+    ev.append(x("user_annotation", label, 100 * i, 50))
+    op("aten::mm", "gemm", 100 * i + 5, 10, 100 * i + 10)
+lpath = os.path.join(work, "labels.json")
+with open(lpath, "w") as f:
+    json.dump({"traceEvents": ev}, f)
+got = [(r["phase"], r["tokens"], r["prefill_requests"], r["decode_requests"], r["kernels"])
+       for r in rows(lpath, "--report", "steps")]
+check(got == [(p, t, pr, d, "1") for _, p, t, pr, d in labels], f"hand-made: SGLang / ATOM / vLLM native labels ({got})")
+
+# Attention of a serving step (docs/perf_models.md): vllm::unified_attention_with_output records
+# heads and head sizes, the step annotation the requests' lengths. Step 0: one prefill chunk of
+# sq 10 over sk 30 (sqsq 100, sqsk 300) and 3 decode tokens over 50 keys; q [16, 4, 8], k and v
+# [16, 2, 8] bf16: Hq 4, Hkv 2, D 8.
+#   FLOPs = 4 · 2 · (8 + 8) · (300 + 50) - 4 · (8 + 8) · 100 = 38400
+#   bytes = 13 · (32 + 32 + 16 + 16) · 2 + (30 - 10 + 50 - 3) · 2 · 16 · 2 = 2496 + 4288 = 6784
+# Step 1 (SGLang's detailed DECODE label): 2 tokens over 40 keys: FLOPs 4 · 2 · 16 · 40 = 5120,
+# bytes 2 · 96 · 2 + 38 · 64 = 2816. Step 2: no aggregates (vLLM native): no model, GPU time kept.
+dims = [[16, 4, 8], [16, 2, 8], [16, 2, 8], [16, 4, 8], []]
+types = ["c10::BFloat16"] * 4 + ["str"]
+ev, corr[0] = [], 0
+for i, label in enumerate(["execute_13_context_1(sq10sk30sqsq100sqsk300)_generation_3(sq3sk50sqsq3sqsk50)",
+                           "step[DECODE bs=2 g_sq=2 g_sk=40 g_sqsq=2 g_sqsk=40]",
+                           "execute_context_0(0)_generation_2(2)"]):
+    ev.append(x("user_annotation", label, 100 * i, 50))
+    ev.append(x("cpu_op", "vllm::unified_attention_with_output", 100 * i + 5, 20,
+                **{"Input Dims": dims, "Input type": types}))
+    corr[0] += 1
+    ev.append(x("cuda_runtime", "cudaLaunchKernel", 100 * i + 6, 2, correlation=corr[0]))
+    ev.append({"ph": "X", "cat": "kernel", "name": "kernel_unified_attention_2d", "pid": 0, "tid": 7,
+               "ts": 100 * i + 10, "dur": 4, "args": {"correlation": corr[0], "device": 0, "stream": 7}})
+apath = os.path.join(work, "attention.json")
+with open(apath, "w") as f:
+    json.dump({"traceEvents": ev}, f)
+got = [(r["f"], r["b"], r["src"]) for r in rows(apath, "-c", "SELECT flops(uid) AS f, bytes(uid) AS b, "
+                                                "perf_source(uid) AS src FROM op ORDER BY ts")]
+check(got == [("38400.0", "6784.0", "model"), ("5120.0", "2816.0", "model"), ("", "", "")],
+      f"hand-made: attention FLOPs / bytes from the step's lengths ({got})")
+ops = rows(apath, "--report", "ops")
+check([(r["name"], r["category"], r["count"], r["gpu_us"]) for r in ops] ==
+      [("vllm::unified_attention_with_output", "SDPA_fwd", "3", "12.0")],
+      f"hand-made: the ops report counts all three ops' GPU time ({ops})")
+# The same from a saved database (its perf pass reads the event table, not the store).
+adb = os.path.join(work, "attention.db")
+if os.path.exists(adb):
+    os.remove(adb)
+run(apath, "-o", adb, "-c", "SELECT 1")
+got_db = [(r["f"], r["b"], r["src"]) for r in rows(adb, "-c", "SELECT flops(uid) AS f, bytes(uid) AS b, "
+                                                   "perf_source(uid) AS src FROM op ORDER BY ts")]
+check(got_db == got, f"hand-made: attention models from the saved database ({got_db})")
+
+# Fused MoE with its weights recorded (vllm::outplace_fused_experts; docs/perf_models.md), through
+# the binary: hidden [4, 8] bf16, w1 [6, 10, 8], w2 [6, 8, 5], top-2: 2016 FLOPs, 1568 bytes (the
+# arithmetic in tests/unit/perf_model_test.cpp); vllm::moe_forward (no weights): none.
+ev, corr[0] = [], 0
+moe_args = {"Input Dims": [[4, 8], [6, 10, 8], [6, 8, 5], [4, 2], [4, 2]],
+            "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "int"]}
+ev.append(x("cpu_op", "vllm::moe_forward", 0, 40, **{"Input Dims": [[4, 8], [4, 6], []],
+                                                      "Input type": ["c10::BFloat16", "c10::BFloat16", "str"]}))
+ev.append(x("cpu_op", "vllm::outplace_fused_experts", 2, 30, **moe_args))
+corr[0] += 1
+ev.append(x("cuda_runtime", "cudaLaunchKernel", 5, 2, correlation=1))
+ev.append({"ph": "X", "cat": "kernel", "name": "fused_moe_kernel", "pid": 0, "tid": 7, "ts": 10, "dur": 4,
+           "args": {"correlation": 1, "device": 0, "stream": 7}})
+mpath = os.path.join(work, "moe.json")
+with open(mpath, "w") as f:
+    json.dump({"traceEvents": ev}, f)
+got = [(r["name"], r["f"], r["b"], r["src"]) for r in rows(mpath, "-c", "SELECT name, flops(uid) AS f, bytes(uid) AS b, "
+                                                            "perf_source(uid) AS src FROM op ORDER BY ts")]
+check(got == [("vllm::moe_forward", "2016.0", "1568.0", "beneath"),
+              ("vllm::outplace_fused_experts", "2016.0", "1568.0", "model")], f"hand-made: fused MoE model ({got})")
+
 # The ops report without filters is op_summary (the view repeats its rollup).
 for name in ("tracelens/mi300/resnet_act_checkpoint.json.gz", "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz",
              "a100_switch_moe_batch4.json.gz"):
@@ -141,4 +223,29 @@ if os.path.exists(mi300):
     got = [(r["phase"], r["tokens"], r["decode_requests"], r["graph_replays"]) for r in rows(mi300, "--report", "steps")]
     # the one annotation: execute_32_context_0(...)_generation_32(...), around the one hipGraphLaunch
     check(got == [("decode", "32", "32", "1")], f"MI300 vLLM: one decode step of 32 ({got})")
+    # With its capture trace, the replay's attention ops (copied from the capture) take the step's
+    # lengths. Reference: TraceLens's InferenceAttention rule, re-done here from the raw JSON (the
+    # step annotation's aggregates, the captured op's shapes and dtypes).
+    import re
+    capdir = os.path.join(os.path.dirname(mi300), "vllm_decode_capture")
+    ann = [e["name"] for e in load(mi300) if e.get("cat") == "user_annotation" and e["name"].startswith("execute_")]
+    m = re.fullmatch(r"execute_\d+_context_\d+\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)"
+                     r"_generation_\d+\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)", ann[0])
+    c_sq, c_sk, c_sqsq, c_sqsk, g_sq, g_sk, g_sqsq, g_sqsk = map(int, m.groups())
+    want = set()
+    for name in os.listdir(capdir):
+        if name.endswith(".json.gz"):
+            for e in load(os.path.join(capdir, name)):
+                if e.get("name") == "vllm::unified_attention_with_output":
+                    q, k, v = e["args"]["Input Dims"][:3]
+                    hq, dqk, hkv, dv = q[1], q[2], k[-2], v[-1]
+                    bpe = {"c10::BFloat16": 2, "c10::Half": 2, "float": 4}
+                    f = hq * 2 * (dqk + dv) * (c_sqsk + g_sqsk) - hq * (dqk + dv) * c_sqsq
+                    b = ((c_sq + g_sq) * (hq * dqk + hq * dv + hkv * dqk + hkv * dv) * bpe[e["args"]["Input type"][0]]
+                         + (c_sk - c_sq + g_sk - g_sq) * hkv * (dqk + dv) * bpe[e["args"]["Input type"][1]])
+                    want.add((float(f), float(b)))
+    got = rows(mi300, "--capture", capdir, "-c", "SELECT flops(uid) AS f, bytes(uid) AS b FROM op "
+               "WHERE name = 'vllm::unified_attention_with_output'")
+    check(len(got) == 24 and {(float(r["f"]), float(r["b"])) for r in got} == want and len(want) == 1,
+          f"MI300 vLLM: 24 replayed attention ops, FLOPs / bytes from the step's lengths ({want})")
 finish()

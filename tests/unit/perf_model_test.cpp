@@ -394,3 +394,66 @@ TEST_CASE("the memo answers as model_op: keyed by family and the three members i
   const char* escaped = R"({"Input\u0020Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]})";
   CHECK(*same("aten::mm", escaped)->flops == 2.0 * 64 * 32 * 128);
 }
+
+TEST_CASE("inference attention: heads from the op, lengths from its serving step") {
+  // vllm::unified_attention_with_output(q [16, 4, 8], k [16, 2, 8], v [16, 2, 8], out, layer_name):
+  // Hq 4, Hkv 2, Dqk = Dv = 8 (16 = the graph's padded tokens: not used). Step: one prefill chunk
+  // of sq 10 over sk 30 keys (sqsq 100, sqsk 300) and three decode tokens over 50 keys in all.
+  const char* attn = R"({"Input Dims": [[16, 4, 8], [16, 2, 8], [16, 2, 8], [16, 4, 8], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "str"]})";
+  const tlsql::StepLengths step{10, 30, 100, 300, 3, 50, 3, 50};
+  auto p = model_op("vllm::unified_attention_with_output", attn, &step);
+  REQUIRE(p);
+  // FLOPs: 4 · 2 · (8 + 8) · (300 + 50) - 4 · (8 + 8) · 100 (the chunk's causal half) = 44800 - 6400
+  CHECK(*p->flops == 38400);
+  // bytes: 13 queries · (4·8 + 4·8 + 2·8 + 2·8) · 2 (Q, O, new K, V) + (30 - 10 + 50 - 3) cached keys
+  //        · 2 · (8 + 8) · 2 = 2496 + 4288
+  CHECK(*p->bytes == 6784);
+  CHECK(p->matrix);
+  CHECK(std::string(tlsql::op_category("vllm::unified_attention_with_output")) == "SDPA_fwd");
+  CHECK(tlsql::model_needs_step("vllm::unified_attention"));
+  CHECK_FALSE(tlsql::model_needs_step("aten::mm"));
+  // Decode only, fp8 cache keys (1 byte): 4·2·16·50 FLOPs; 3 · 96 · 2 + 47 · 32 · 1 bytes
+  const char* fp8 = R"({"Input Dims": [[16, 4, 8], [16, 2, 8], [16, 2, 8], [16, 4, 8], []],
+      "Input type": ["c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "c10::BFloat16", "str"]})";
+  const tlsql::StepLengths decode{0, 0, 0, 0, 3, 50, 3, 50};
+  CHECK(*model_op("vllm::unified_attention", fp8, &decode)->flops == 6400);
+  CHECK(*model_op("vllm::unified_attention", fp8, &decode)->bytes == 3 * 96 * 2 + 47 * 32);
+  // No step (or one with no tokens): no model, not a guess.
+  CHECK_FALSE(model_op("vllm::unified_attention_with_output", attn));
+  const tlsql::StepLengths empty{};
+  CHECK_FALSE(model_op("vllm::unified_attention_with_output", attn, &empty));
+  // A step given to a model that reads none changes nothing.
+  const char* mm = R"({"Input Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]})";
+  CHECK(*model_op("aten::mm", mm, &step)->flops == 2.0 * 64 * 32 * 128);
+}
+
+TEST_CASE("fused MoE: each token through topk experts, the weights of the experts it can reach") {
+  // inplace_fused_experts(hidden bf16 [4, 8], w1 [6, 10, 8] (gate + up: G = 2, N = 5), w2 [6, 8, 5],
+  // topk_weights [4, 2], topk_ids [4, 2]): M 4, K 8, E 6, N 5, topk 2.
+  const char* moe = R"({"Input Dims": [[4, 8], [6, 10, 8], [6, 8, 5], [4, 2], [4, 2]],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "int"]})";
+  // FLOPs: 2·4·2·8·5·2 (up, gate) + 2·4·2·5·8 (down) + 4·8·(2·2 - 1) (weighted sum) = 1280 + 640 + 96
+  CHECK(flops("vllm::inplace_fused_experts", moe) == 2016);
+  // bytes: hidden read + output written 2·4·8·2 = 128; min(6, 4·2) = 6 experts' weights
+  //        (2·5·8 + 8·5)·2 = 240 each: 1440
+  CHECK(bytes("vllm::inplace_fused_experts", moe) == 1568);
+  CHECK(model_op("sglang::outplace_fused_experts", moe)->matrix);
+  // One token reaches only its 2 experts: 2·2·8·5·2 + 2·2·5·8 + 8·3 = 504 FLOPs; 32 + 2·240 bytes
+  const char* one = R"({"Input Dims": [[1, 8], [6, 10, 8], [6, 8, 5], [1, 2], [1, 2]],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "int"]})";
+  CHECK(flops("vllm::outplace_fused_experts", one) == 504);
+  CHECK(bytes("vllm::outplace_fused_experts", one) == 512);
+  // Not gated (w1 [6, 5, 8]), fp8 weights: 2·4·2·8·5 + 640 + 96 FLOPs; 128 + 6·(40 + 40)·1 bytes
+  const char* fp8 = R"({"Input Dims": [[4, 8], [6, 5, 8], [6, 8, 5], [4, 2], [4, 2]],
+      "Input type": ["c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "float", "int"]})";
+  CHECK(flops("vllm::rocm_aiter_fused_moe", fp8) == 640 + 640 + 96);
+  CHECK(bytes("vllm::rocm_aiter_fused_moe", fp8) == 128 + 6 * 80);
+  // Shapes that do not fit (w1's rows neither N nor 2N; tokens differ): no model
+  for (
+      const char* bad :
+      {R"({"Input Dims": [[4, 8], [6, 7, 8], [6, 8, 5], [4, 2]], "Input type": ["float", "float", "float", "float"]})",
+       R"({"Input Dims": [[4, 8], [6, 10, 8], [6, 8, 5], [3, 2]], "Input type": ["float", "float", "float", "float"]})",
+       R"({"Input Dims": [[4, 8], [6, 10, 8], [5, 8, 5], [4, 2]], "Input type": ["float", "float", "float", "float"]})"})
+    CHECK_FALSE(model_op("vllm::inplace_fused_experts", bad));
+}
