@@ -1,5 +1,5 @@
 -- per op and category: count, GPU time and share, GFLOPs, TFLOP/s, TB/s, FLOPs/byte, achieved %, bound (TraceLens ops summary); @top rows, @iteration / @phase
--- @iteration / @phase: only the ops inside those serving-engine steps (engine_step; phase 'prefill',
+-- @iteration / @phase: only the ops inside those serving-engine steps (engine_step_member; phase 'prefill',
 -- 'decode' or 'mixed'). Unfiltered this is op_summary's rollup (the view, for queries): keep the
 -- two alike; tests/shell/engine_steps.py checks they give the same rows.
 WITH measured AS MATERIALIZED (
@@ -8,8 +8,8 @@ WITH measured AS MATERIALIZED (
   FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN op o ON o.uid = p.uid
   WHERE p.counted = 1
     AND ((@iteration IS NULL AND @phase IS NULL)
-         OR o.uid IN (SELECT d.uid FROM engine_step s CROSS JOIN descendants(s.uid) d
-                      WHERE (@iteration IS NULL OR s.iteration = @iteration) AND (@phase IS NULL OR s.phase = @phase)))),
+         OR o.uid IN (SELECT uid FROM engine_step_member
+                      WHERE (@iteration IS NULL OR iteration = @iteration) AND (@phase IS NULL OR phase = @phase)))),
 total AS (SELECT sum(ns) AS ns FROM measured)
 SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
        round(100.0 * sum(ns) / (SELECT ns FROM total), 2) AS gpu_pct,

@@ -287,20 +287,31 @@ int capture_boundary(std::string_view call) {
   return 0;
 }
 
-bool blocking_host_call(std::string_view call) {
+namespace {
+// A CUDA / HIP runtime call's name without its API prefix and per-thread / version suffix
+// (cudaStreamSynchronize_ptsz -> StreamSynchronize); empty for other names.
+std::string_view runtime_call(std::string_view call) {
   std::string_view rest;
   if (call.starts_with("cuda"))
     rest = call.substr(4);
   else if (call.starts_with("hip"))
     rest = call.substr(3);
   else
-    return false;
-  // Per-thread default stream spellings (cudaMemcpy_ptds, cudaStreamSynchronize_ptsz).
+    return {};
   if (size_t u = rest.find('_'); u != std::string_view::npos) rest = rest.substr(0, u);
-  for (std::string_view b : {"DeviceSynchronize", "StreamSynchronize", "EventSynchronize", "EventQuery", "Memcpy",
-                             "MemcpyAsync", "MemcpyWithStream"})
-    if (rest == b) return true;
-  return false;
+  return rest;
+}
+}  // namespace
+
+bool gpu_wait_call(std::string_view call) {
+  const std::string_view rest = runtime_call(call);
+  return rest == "DeviceSynchronize" || rest == "StreamSynchronize" || rest == "EventSynchronize";
+}
+
+bool blocking_host_call(std::string_view call) {
+  if (gpu_wait_call(call)) return true;
+  const std::string_view rest = runtime_call(call);
+  return rest == "EventQuery" || rest == "Memcpy" || rest == "MemcpyAsync" || rest == "MemcpyWithStream";
 }
 
 }  // namespace tlsql

@@ -52,6 +52,11 @@ int capture_boundary(std::string_view call);
 // is waiting, not work: the critical path gives it no weight (udf/critical_path.h).
 bool blocking_host_call(std::string_view call);
 
+// A host call that does nothing but wait for the GPU (cudaDeviceSynchronize,
+// cudaStreamSynchronize, cudaEventSynchronize; hip* and _ptsz spellings): the serving loop's
+// wait for each step's sampled tokens, which ends a host-loop step (engine_step, docs/inference.md).
+bool gpu_wait_call(std::string_view call);
+
 // The attention work of one serving step's requests, as the detailed step annotations record it
 // (TraceLens's "sq/sk" aggregates): over the context (prefill) requests, the sums of each request's
 // query length sq, key length sk (cached + new tokens), sq·sq and sq·sk; the same over the

@@ -274,6 +274,12 @@ void is_graph_launch_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_int(ctx, is_graph_launch({(const char*)t, (size_t)sqlite3_value_bytes(argv[0])}) ? 1 : 0);
 }
 
+void gpu_wait_call_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  const auto* t = sqlite3_value_text(argv[0]);
+  sqlite3_result_int(ctx, gpu_wait_call({(const char*)t, (size_t)sqlite3_value_bytes(argv[0])}) ? 1 : 0);
+}
+
 void serving_step_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL)
     return sqlite3_result_null(ctx);
@@ -703,6 +709,10 @@ std::vector<SqlFunction> perf_functions() {
        "1 if a runtime call of that name launches a CUDA / HIP graph (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch, "
        "..._ptsz), else 0",
        is_graph_launch_fn);
+  pure("is_gpu_wait", "(name)",
+       "1 if a runtime call of that name only waits for the GPU (cudaStreamSynchronize, cudaDeviceSynchronize, "
+       "cudaEventSynchronize; hip*, _ptsz), else 0",
+       gpu_wait_call_fn);
   SqlFunction step{"serving_step", "(kind, name)",
                    "an engine step of a serving loop, as JSON {source, tokens, prefill, decode, phase, and the "
                    "c_sq .. g_sqsk aggregates where given}, from a vLLM / SGLang / ATOM step annotation or a "

@@ -108,6 +108,48 @@ for view in ("engine_step", "engine_step_gpu"):
     attached = run(fpath, "--diff", steps, "-c", f"SELECT * FROM other.{view} ORDER BY 1, 2, 3, 4")
     check(alone == attached and alone.count("\n") > 3, f"hand-made: other.{view} = {view} alone")
 
+# The host loop (no annotation, no frame): the thread that launches graphs waits for the GPU once
+# per step (cudaStreamSynchronize); a step is that thread's host events from the end of one wait to
+# the end of the next (µs):
+#   step 0: aten::mm -> gemm 30, graph launch replaying k1, k2, aten::item -> sync ending at 100
+#   step 1: graph launch replaying k1, k2, sync ending at 200 (an op starting at 100 is step 1's)
+#   after the last wait: aten::add -> add_k (not a finished step)
+ev, corr[0] = [], 0
+op("aten::mm", "gemm", 10, 30, 15)
+
+
+def replay(ts, *kernels):
+    corr[0] += 1
+    ev.append(x("cuda_runtime", "cudaGraphLaunch", ts, 5, correlation=corr[0]))
+    for i, k in enumerate(kernels):
+        ev.append({"ph": "X", "cat": "kernel", "name": k, "pid": 0, "tid": 7, "ts": ts + 10 + 5 * i, "dur": 4,
+                   "args": {"correlation": corr[0], "device": 0, "stream": 7}})
+
+
+replay(50, "k1", "k2")
+ev.append(x("cpu_op", "aten::item", 80, 22))
+ev.append(x("cuda_runtime", "cudaStreamSynchronize", 90, 10))
+op("aten::mul", "mul_k", 100, 3, 105)
+replay(150, "k1", "k2")
+ev.append(x("cuda_runtime", "cudaStreamSynchronize", 190, 10))
+op("aten::add", "add_k", 210, 5, 220)
+looppath = os.path.join(work, "loop.json")
+with open(looppath, "w") as f:
+    json.dump({"traceEvents": ev}, f)
+got = [(r["iteration"], r["source"], r["start_ms"], r["wall_ms"], r["kernels"], r["graph_replays"])
+       for r in rows(looppath, "--report", "steps")]
+check(got == [("0", "loop", "0.0", "0.09", "3", "1"), ("1", "loop", "0.09", "0.1", "3", "1")],
+      f"hand-made: host-loop steps ({got})")
+ops = rows(looppath, "-c", ".parameter set @iteration 1", "--report", "ops")
+check([(r["name"], r["count"]) for r in ops] == [("aten::mul", "1")], f"hand-made: ops of loop step 1 ({ops})")
+kernels = rows(looppath, "-c", ".parameter set @iteration 0", "--report", "kernels")
+check(sorted((r["name"], r["count"]) for r in kernels) == [("gemm", "1"), ("k1", "1"), ("k2", "1")],
+      f"hand-made: kernels of loop step 0, replays included ({kernels})")
+for view in ("engine_step", "engine_step_gpu", "engine_step_member"):
+    alone = run(looppath, "-c", f"SELECT * FROM {view} ORDER BY 1, 2, 3, 4")
+    attached = run(steps, "--diff", looppath, "-c", f"SELECT * FROM other.{view} ORDER BY 1, 2, 3, 4")
+    check(alone == attached and alone.count("\n") > 2, f"hand-made: other.{view} = {view} alone (loop steps)")
+
 # SGLang's and ATOM's step labels (src/kind.cpp; TraceLens's formats): one op each, so each step
 # is found, numbered by start, with the counts its label gives.
 labels = [("step[EXTEND bs=2 toks=14721]", "prefill", "14721", "2", "0"),
@@ -218,6 +260,29 @@ if os.path.exists(h100):
     want = [sum(1 for g in launches if g["tid"] == s["tid"] and s["ts"] <= g["ts"] < s["ts"] + s["dur"]) for s in fr]
     got = [int(r["graph_replays"]) for r in rows(h100, "--report", "steps")]
     check(got == want and len(want) == 11, f"H100 vLLM: 11 worker steps, graph replays per step {got} (JSON: {want})")
+    # The same trace without its python frames: the host loop's steps. Reference: the rule re-done
+    # on the raw JSON (graph launches between the ends of consecutive waits of the launching
+    # thread), and the frame steps: each of the 10 waits (sampled tokens' tolist) ends one of frame
+    # steps 0-9, whose GPU work and replays the loop steps must have too.
+    tid = launches[0]["tid"]
+    waits = sorted(e["ts"] + e["dur"] for e in raw if e.get("tid") == tid and e.get("name") in
+                   ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize"))
+    want = [sum(1 for g in launches if (i == 0 or waits[i - 1] <= g["ts"]) and g["ts"] < w) for i, w in enumerate(waits)]
+    noframes = os.path.join(work, "h100_noframes.json")
+    with open(noframes, "w") as f:
+        json.dump({"traceEvents": [e for e in raw if e.get("cat") != "python_function"]}, f)
+    loop = rows(noframes, "--report", "steps")
+    got = [int(r["graph_replays"]) for r in loop]
+    check(got == want and len(want) == 11 and {r["source"] for r in loop} == {"loop"},
+          f"H100 vLLM without frames: {len(got)} host-loop steps, graph replays {got} (JSON: {want})")
+    framed = rows(h100, "--report", "steps")
+    key = lambda r: (r["iteration"], r["gpu_busy_ms"], r["kernels"], r["graph_replays"])  # noqa: E731
+    check([key(r) for r in loop[:10]] == [key(r) for r in framed[:10]],
+          "H100 vLLM without frames: loop steps 0-9 launch the frame steps' GPU work")
+    a = run(noframes, "-c", ".parameter set @iteration 4", "--report", "kernels")
+    b = run(h100, "-c", ".parameter set @iteration 4", "--report", "kernels")
+    check(a == b and a.count("\n") > 5, "H100 vLLM without frames: kernels of step 4 = the frame step's")
+    os.remove(noframes)
 mi300 = os.path.join(shared, "traces", "tracelens", "mi300", "vllm_decode_graph_execution.json.gz")
 if os.path.exists(mi300):
     got = [(r["phase"], r["tokens"], r["decode_requests"], r["graph_replays"]) for r in rows(mi300, "--report", "steps")]

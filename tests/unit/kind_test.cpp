@@ -194,4 +194,9 @@ TEST_CASE("blocking host calls: HTA's list, HIP and per-thread spellings") {
   for (const char* n : {"cudaLaunchKernel", "cudaMemsetAsync", "cudaMemcpy2DAsync", "cudaEventRecord",
                         "cudaStreamWaitEvent", "DeviceSynchronize", "cudaDeviceSynchronizeX", "aten::copy_", ""})
     CHECK_MESSAGE(!blocking_host_call(n), n);
+  // Waits only: no copies, no queries.
+  for (const char* n : {"cudaDeviceSynchronize", "cudaStreamSynchronize_ptsz", "hipEventSynchronize"})
+    CHECK_MESSAGE(tlsql::gpu_wait_call(n), n);
+  for (const char* n : {"cudaMemcpyAsync", "cudaEventQuery", "cudaMemcpy", "cudaStreamWaitEvent", "aten::item", ""})
+    CHECK_MESSAGE(!tlsql::gpu_wait_call(n), n);
 }
