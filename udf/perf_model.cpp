@@ -328,6 +328,24 @@ std::optional<OpPerf> rms_norm(const Args& a) {
   if (int bpe = dtype_bytes(p.dtype)) p.bytes = 2 * N * bpe + (weight ? C * bpe : 0);
   return p;
 }
+// Serving engines' fused RMS norms (vLLM's _C kernels, AITER's): rms_norm's count over rows of the
+// weight's H elements (the input's last dimension), with a weight; `add` first adds the residual
+// (1 per element) and keeps the sum as the next residual. The input is operand `x`, the weight
+// operand `w` (each op orders them its own way). Reads the input (and the residual) and the
+// weight, writes the output (and the new residual).
+Model fused_rms_norm(size_t x, size_t w, bool add) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    const Shape &in = a.dim(x), &wt = a.dim(w);
+    if (in.empty() || wt.size() != 1 || wt[0] != in.back() || wt[0] <= 0) return std::nullopt;
+    OpPerf p;
+    p.dtype = a.type(x);
+    const double N = numel(in), H = (double)wt[0];
+    p.flops = (add ? 5 : 4) * N + 2 * (N / H);
+    const int b = dtype_bytes(p.dtype), bw = dtype_bytes(a.type(w));
+    if (b && bw) p.bytes = (add ? 4 : 2) * N * b + H * bw;
+    return p;
+  };
+}
 // _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight?, output_mask): grad_input
 // 8 per element (TraceLens), grad_weight 2 per element more; reads grad_out and x, writes grad_x,
 // and with a weight reads it and writes its gradient.
@@ -627,7 +645,8 @@ std::optional<OpPerf> rotary_embedding(const Args& a) {
   return p;
 }
 
-// vllm::unified_attention_with_output / vllm::unified_attention (query [T, Hq, Dqk], key [.., Hkv,
+// vllm::unified_attention_with_output / vllm::unified_attention, and the FlashAttention ops below
+// them (_vllm_fa3_C::fwd, _vllm_fa2_C::varlen_fwd) (query [T, Hq, Dqk], key or key cache [.., Hkv,
 // Dqk], value [.., Hkv, Dv], ...): one layer's attention over a serving step's requests
 // (TraceLens's InferenceAttention). The shapes give the heads and head sizes (T is the graph's
 // padded batch under a CUDA graph, not the requests); the step annotation gives the requests'
@@ -681,6 +700,21 @@ std::optional<OpPerf> fused_moe(const Args& a) {
   p.flops = 2 * M * topk * K * N * G + 2 * M * topk * N * K + M * K * (2 * topk - 1);
   const int b = dtype_bytes(p.dtype), b1 = dtype_bytes(a.type(1)), b2 = dtype_bytes(a.type(2));
   if (b && b1 && b2) p.bytes = 2 * M * K * b + std::min(E, M * topk) * (G * N * K * b1 + K * N * b2);
+  return p;
+}
+
+// _C_cache_ops::reshape_and_cache(_flash)(key [T, Hkv, D], value [T, Hkv, D], key_cache,
+// value_cache, slot_mapping [T'], kv_cache_dtype, k_scale, v_scale): copies each new token's K and V
+// into its slot of the paged cache. No FLOPs; reads K, V and the slots, writes K and V at the
+// cache's dtype (an fp8 cache is a uint8 tensor: 1 byte).
+std::optional<OpPerf> kv_cache_write(const Args& a) {
+  if (!a.has(0) || !a.has(1) || !a.has(2) || !a.has(4)) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  p.flops = 0;
+  const double kv = numel(a.dim(0)) + numel(a.dim(1));
+  const int b = dtype_bytes(p.dtype), bc = dtype_bytes(a.type(2)), bs = dtype_bytes(a.type(4));
+  if (b && bc && bs) p.bytes = kv * b + kv * bc + numel(a.dim(4)) * bs;
   return p;
 }
 
@@ -808,11 +842,19 @@ const std::map<std::string, Family, std::less<>>& families() {
     add({"aten::_grouped_mm"}, "GEMM", grouped_mm(2));
     add({"aten::_scaled_grouped_mm"}, "GEMM", grouped_mm(4));
     add({"_C::rotary_embedding", "vllm::rotary_embedding"}, "elementwise", rotary_embedding);
-    add({"vllm::unified_attention_with_output", "vllm::unified_attention"}, "SDPA_fwd", inference_attention);
+    add({"_C::rms_norm"}, "NORM_fwd", fused_rms_norm(1, 2, false));  // (out, input, weight, eps)
+    add({"aiter::rms_norm", "aiter::rmsnorm2d_fwd"}, "NORM_fwd", fused_rms_norm(0, 1, false));
+    add({"_C::fused_add_rms_norm"}, "NORM_fwd", fused_rms_norm(0, 2, true));  // (input, residual, weight, eps)
+    // (out, input, residual_in, residual_out, weight, eps, ...)
+    add({"aiter::rmsnorm2d_fwd_with_add", "aiter::rmsnorm2d_fwd_with_add_ck"}, "NORM_fwd", fused_rms_norm(1, 4, true));
+    add({"_C_cache_ops::reshape_and_cache", "_C_cache_ops::reshape_and_cache_flash"}, "elementwise", kv_cache_write);
     add({"vllm::inplace_fused_experts", "vllm::outplace_fused_experts", "vllm::rocm_aiter_fused_moe",
          "sglang::inplace_fused_experts", "sglang::outplace_fused_experts"},
         "GEMM", fused_moe);
-    for (const char* n : {"vllm::unified_attention_with_output", "vllm::unified_attention"}) t[n].per_step = true;
+    // (with vLLM's FlashAttention ops, whose query / key cache / value cache lead their operands too)
+    for (const char* n : {"vllm::unified_attention_with_output", "vllm::unified_attention", "_vllm_fa3_C::fwd",
+                          "_vllm_fa2_C::varlen_fwd"})
+      t[n] = Family{"SDPA_fwd", inference_attention, true};
     for (const char* d : {"1d", "2d", "3d"}) {
       const std::string n(d);
       add({("aten::upsample_nearest" + n).c_str(), ("aten::_upsample_nearest_exact" + n).c_str()}, "elementwise",

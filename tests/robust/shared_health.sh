@@ -9,8 +9,8 @@
 #   whose stride was guessed);
 # - no op of a modeled family with recorded shapes (some dimension in Input Dims) has NULL FLOPs, except an op whose GPU work
 #   copies over a link (not HBM traffic), a convolution whose stride / padding / dilation the
-#   trace does not record, and a serving step's attention op (vllm::unified_attention*) with no step
-#   annotation giving the sq/sk aggregates above it (docs/perf_models.md).
+#   trace does not record, and a serving step's attention op (vllm::unified_attention*, vLLM's FlashAttention
+#   ops) with no step annotation giving the sq/sk aggregates above it (docs/perf_models.md).
 tlsql=$1 shared=$2
 [ -d "$shared/traces" ] || { echo "SKIP: $shared/traces not present"; exit 0; }
 n=0
@@ -22,7 +22,7 @@ for f in $(find "$shared/traces" -name '*.json*' | sort); do
                                           OR tbps(uid) > 2.5 * peak_tbps(uid)))) AS over_peak,
     (SELECT count(*) FROM op o WHERE has_perf_model(name) AND input_dims GLOB '*[0-9]*' AND flops(uid) IS NULL
        AND NOT (op_category(name) LIKE 'CONV%' AND coalesce(concrete_inputs, '') IN ('', '[]'))
-       AND NOT (name GLOB 'vllm::unified_attention*' AND NOT EXISTS (SELECT 1 FROM ancestors(o.uid) a
+       AND NOT ((name GLOB 'vllm::unified_attention*' OR name GLOB '_vllm_fa[23]_C::*') AND NOT EXISTS (SELECT 1 FROM ancestors(o.uid) a
                   WHERE a.kind = 'annotation' AND serving_step(a.kind, a.name) ->> '\$.g_sq' IS NOT NULL))
        AND NOT EXISTS (SELECT 1 FROM descendants(o.uid) d WHERE d.kind = 'memcpy'
                          AND (d.name GLOB '*[HDP]to[HDAP]*'))) AS unmodeled") || { echo "$f: load failed"; exit 1; }

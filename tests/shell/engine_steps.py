@@ -313,4 +313,18 @@ if os.path.exists(mi300):
                "WHERE name = 'vllm::unified_attention_with_output'")
     check(len(got) == 24 and {(float(r["f"]), float(r["b"])) for r in got} == want and len(want) == 1,
           f"MI300 vLLM: 24 replayed attention ops, FLOPs / bytes from the step's lengths ({want})")
+    # AITER's fused add + RMS norm (out, input, residual_in, residual_out, weight, ...): N elements
+    # in rows of H (the weight's): 5·N + 2·N/H FLOPs, 4·N + H elements moved (docs/perf_models.md).
+    want = set()
+    for name in os.listdir(capdir):
+        if name.endswith(".json.gz"):
+            for e in load(os.path.join(capdir, name)):
+                if e.get("name") == "aiter::rmsnorm2d_fwd_with_add_ck":
+                    x, w = e["args"]["Input Dims"][1], e["args"]["Input Dims"][4]
+                    n = x[0] * x[1]
+                    want.add((float(5 * n + 2 * n // w[0]), float((4 * n + w[0]) * 2)))
+    got = rows(mi300, "--capture", capdir, "-c", "SELECT flops(uid) AS f, bytes(uid) AS b FROM op "
+               "WHERE name = 'aiter::rmsnorm2d_fwd_with_add_ck'")
+    check(len(got) == 48 and {(float(r["f"]), float(r["b"])) for r in got} == want and len(want) == 1,
+          f"MI300 vLLM: 48 replayed fused add + RMS norms ({want})")
 finish()

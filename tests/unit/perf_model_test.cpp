@@ -419,6 +419,12 @@ TEST_CASE("inference attention: heads from the op, lengths from its serving step
   const tlsql::StepLengths decode{0, 0, 0, 0, 3, 50, 3, 50};
   CHECK(*model_op("vllm::unified_attention", fp8, &decode)->flops == 6400);
   CHECK(*model_op("vllm::unified_attention", fp8, &decode)->bytes == 3 * 96 * 2 + 47 * 32);
+  // vLLM's FlashAttention op below it reads the paged cache: key cache [blocks, block size, Hkv, D];
+  // the heads come from the same places, so the same numbers.
+  const char* fa3 = R"({"Input Dims": [[16, 4, 8], [100, 16, 2, 8], [100, 16, 2, 8], [], [], [], [16, 4, 8]],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "", "", "c10::BFloat16"]})";
+  CHECK(*model_op("_vllm_fa3_C::fwd", fa3, &step)->flops == 38400);
+  CHECK(*model_op("_vllm_fa3_C::fwd", fa3, &step)->bytes == 6784);
   // No step (or one with no tokens): no model, not a guess.
   CHECK_FALSE(model_op("vllm::unified_attention_with_output", attn));
   const tlsql::StepLengths empty{};
@@ -456,4 +462,34 @@ TEST_CASE("fused MoE: each token through topk experts, the weights of the expert
        R"({"Input Dims": [[4, 8], [6, 10, 8], [6, 8, 5], [3, 2]], "Input type": ["float", "float", "float", "float"]})",
        R"({"Input Dims": [[4, 8], [6, 10, 8], [5, 8, 5], [4, 2]], "Input type": ["float", "float", "float", "float"]})"})
     CHECK_FALSE(model_op("vllm::inplace_fused_experts", bad));
+}
+
+TEST_CASE("serving engines' fused RMS norms and KV-cache writes") {
+  // aiter::rmsnorm2d_fwd_with_add(out, input bf16 [4, 8], residual_in, residual_out, weight [8], eps):
+  // N = 32 elements in 4 rows of H = 8. FLOPs: 32 (add) + 4·32 + 2·4 = 168; bytes: input, residual
+  // read, out, residual out written (4·32·2 = 256) + the weight (8·2) = 272
+  const char* add = R"({"Input Dims": [[4, 8], [4, 8], [4, 8], [4, 8], [8], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]})";
+  CHECK(flops("aiter::rmsnorm2d_fwd_with_add_ck", add) == 168);
+  CHECK(bytes("aiter::rmsnorm2d_fwd_with_add_ck", add) == 272);
+  // _C::fused_add_rms_norm(input, residual, weight fp32 [8], eps), in place: same FLOPs; 256 + 8·4
+  const char* inplace = R"({"Input Dims": [[4, 8], [4, 8], [8], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "float", "Scalar"]})";
+  CHECK(flops("_C::fused_add_rms_norm", inplace) == 168);
+  CHECK(bytes("_C::fused_add_rms_norm", inplace) == 256 + 32);
+  // aiter::rms_norm(input [4, 8], weight [8], eps, ...): 4·32 + 2·4 = 136 FLOPs; 2·32·2 + 16 bytes
+  const char* rms =
+      R"({"Input Dims": [[4, 8], [8], [], []], "Input type": ["c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]})";
+  CHECK(flops("aiter::rms_norm", rms) == 136);
+  CHECK(bytes("aiter::rms_norm", rms) == 144);
+  CHECK(std::string(tlsql::op_category("_C::rms_norm")) == "NORM_fwd");
+  // A weight that is not the input's last dimension: no model
+  CHECK_FALSE(model_op("aiter::rms_norm", R"({"Input Dims": [[4, 8], [4]], "Input type": ["float", "float"]})"));
+  // reshape_and_cache_flash(key bf16 [32, 8, 64], value, key_cache uint8 (fp8), value_cache,
+  // slot_mapping long [32], ...): 2·16384 elements read at 2 bytes, written at 1; 32 slots of 8 bytes
+  const char* cache =
+      R"({"Input Dims": [[32, 8, 64], [32, 8, 64], [1000, 16, 8, 64], [1000, 16, 8, 64], [32], [], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "unsigned char", "unsigned char", "long int", "str", "", ""]})";
+  CHECK(flops("_C_cache_ops::reshape_and_cache_flash", cache) == 0);
+  CHECK(bytes("_C_cache_ops::reshape_and_cache_flash", cache) == 32768 * 2 + 32768 * 1 + 32 * 8);
 }
