@@ -184,24 +184,31 @@ void add_parsed(Input& in, Parsed& p) {
 
 // The models of kStepModel ops (attention of a serving step): each op reads the lengths of the
 // nearest serving-step annotation above it (serving_step; none, or one without the sq/sk
-// aggregates: no model). Run once the rows' parents are known; such ops are one per layer and step.
+// aggregates: no model). Run once the rows' parents are known. What the ops below a row see is
+// remembered for every row walked, so each row is walked once however many ops lie below it, and
+// a loop of parent links (a hand-edited database) ends the walk where it meets itself.
 void model_per_step(Input& in) {
-  std::unordered_map<int32_t, std::optional<std::optional<StepLengths>>> steps;  // annotation row -> step?
+  if (in.per_step.empty()) return;
+  std::unordered_map<int32_t, std::optional<StepLengths>> seen;  // row -> the lengths the ops below it see
+  std::vector<int32_t> path;
   OpModelMemo memo;
   for (auto& [r, args] : in.per_step) {
     std::optional<StepLengths> lengths;
-    // (bounded: a hand-edited database's parent links may loop)
-    int32_t p = in.parent[r];
-    for (size_t hops = 0; p >= 0 && hops < in.size(); ++hops, p = in.parent[(size_t)p]) {
-      if (in.kind[(size_t)p] != Kind::annotation) continue;
-      auto [it, fresh] = steps.try_emplace(p);
-      if (fresh)
-        if (auto st = serving_step(Kind::annotation, in.names[in.name[(size_t)p]])) it->second = st->lengths;
-      if (it->second) {
-        lengths = *it->second;
+    path.clear();
+    for (int32_t p = in.parent[r]; p >= 0; p = in.parent[(size_t)p]) {
+      if (auto it = seen.find(p); it != seen.end()) {
+        lengths = it->second;
         break;
       }
+      if (in.kind[(size_t)p] == Kind::annotation)
+        if (auto st = serving_step(Kind::annotation, in.names[in.name[(size_t)p]])) {
+          lengths = seen[p] = st->lengths;
+          break;
+        }
+      seen.emplace(p, std::nullopt);  // (until the walk ends; met again, it is a loop)
+      path.push_back(p);
     }
+    for (int32_t p : path) seen[p] = lengths;
     if (auto m = memo.model(in.names[in.name[r]], args, lengths ? &*lengths : nullptr)) {
       in.own[r] = (uint32_t)in.own_models.size();
       in.own_models.push_back(std::move(*m));

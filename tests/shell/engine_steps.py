@@ -210,6 +210,18 @@ run(apath, "-o", adb, "-c", "SELECT 1")
 got_db = [(r["f"], r["b"], r["src"]) for r in rows(adb, "-c", "SELECT flops(uid) AS f, bytes(uid) AS b, "
                                                    "perf_source(uid) AS src FROM op ORDER BY ts")]
 check(got_db == got, f"hand-made: attention models from the saved database ({got_db})")
+# The same database edited by hand so that step 0's annotation and its op are each other's parent:
+# the walk up from the op ends (the loop is reported, as for any op on one), nothing hangs.
+import shutil, sqlite3  # noqa: E401
+loopdb = os.path.join(work, "attention_loop.db")
+shutil.copy(adb, loopdb)
+with sqlite3.connect(loopdb) as c:
+    op_uid, ann_uid = c.execute("SELECT o.uid, o.parent FROM event o WHERE o.name = "
+                                "'vllm::unified_attention_with_output' ORDER BY o.ts LIMIT 1").fetchone()
+    c.execute("UPDATE event SET parent = ? WHERE uid = ?", (op_uid, ann_uid))
+r = subprocess.run([tlsql, "-q", loopdb, "--csv", "-c", f"SELECT flops({op_uid})"], capture_output=True, text=True,
+                   timeout=60)
+check(r.returncode == 1 and "loop" in r.stderr, f"hand-made: a looped step annotation is an error ({r.stderr.strip()})")
 
 # Fused MoE with its weights recorded (vllm::outplace_fused_experts; docs/perf_models.md), through
 # the binary: hidden [4, 8] bf16, w1 [6, 10, 8], w2 [6, 8, 5], top-2: 2016 FLOPs, 1568 bytes (the
