@@ -13,14 +13,20 @@ InputDims input_dims(const json& dims) {
   for (const auto& e : dims) {
     Shape s;
     std::vector<Shape> list;
+    auto dim = [&](const json& v, Shape& into) {
+      if (v.is_number_integer() && v.get<int64_t>() >= 0)
+        into.push_back(v.get<int64_t>());
+      else
+        d.valid = false;
+    };
     if (e.is_array())
       for (const auto& v : e) {
-        if (v.is_number_integer()) s.push_back(v.get<int64_t>());
         if (v.is_array()) {  // a TensorList: one shape per tensor
           Shape t;
-          for (const auto& x : v)
-            if (x.is_number_integer()) t.push_back(x.get<int64_t>());
+          for (const auto& x : v) dim(x, t);
           list.push_back(std::move(t));
+        } else {
+          dim(v, s);
         }
       }
     d.shape.push_back(std::move(s));

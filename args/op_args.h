@@ -14,9 +14,12 @@ using Shape = std::vector<int64_t>;
 
 // "Input Dims": per argument its shape ([] for a scalar, an absent tensor or a 0-dim tensor),
 // and for a TensorList the shape of each tensor (`lists`, empty for other arguments).
+// A dimension that is not a non-negative integer (-4, 2.5, "x": a malformed or hostile trace) makes
+// `valid` false: no shape of the op is known then (a model must not count with it).
 struct InputDims {
   std::vector<Shape> shape;
   std::vector<std::vector<Shape>> lists;
+  bool valid = true;
 };
 InputDims input_dims(const nlohmann::json& dims);
 

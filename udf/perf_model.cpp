@@ -31,6 +31,7 @@ struct Args {
   std::vector<std::vector<Shape>> lists;  // per argument: the shapes of a TensorList (else empty)
   std::vector<std::string> types, concrete;
   const StepLengths* step = nullptr;  // the op's serving step, for a Family::per_step model
+  bool valid = true;                  // args::InputDims::valid: false, no model
   bool has(size_t i) const { return i < dims.size() && !dims[i].empty(); }
   const Shape& dim(size_t i) const {
     static const Shape none;
@@ -906,7 +907,7 @@ Args parse_args(std::string_view text, const Members& m) {
     if (!j.is_object()) return a;
   }
   args::InputDims d = args::input_dims(member("Input Dims", m.dims));
-  a.dims = std::move(d.shape), a.lists = std::move(d.lists);
+  a.dims = std::move(d.shape), a.lists = std::move(d.lists), a.valid = d.valid;
   auto strings = [&](const json& d, std::vector<std::string>& out) {
     if (d.is_array())
       for (const auto& e : d) out.push_back(e.is_string() ? e.get<std::string>() : e.dump());
@@ -1078,7 +1079,7 @@ std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json
   if (!f || !f->model || args_json.empty()) return std::nullopt;
   Args a = parse_args(args_json, scan_members(args_json));
   a.step = f->per_step ? step : nullptr;
-  return f->model(a);
+  return a.valid ? f->model(a) : std::nullopt;
 }
 
 std::optional<OpPerf> OpModelMemo::model(std::string_view name, std::string_view args_json, const StepLengths* step) {
@@ -1095,7 +1096,8 @@ std::optional<OpPerf> OpModelMemo::model(std::string_view name, std::string_view
     key_.append(reinterpret_cast<const char*>(&len), sizeof len).append(v);
   }
   if (auto it = seen_.find(key_); it != seen_.end()) return it->second;
-  std::optional<OpPerf> result = f->model(parse_args(args_json, m));
+  const Args a = parse_args(args_json, m);
+  std::optional<OpPerf> result = a.valid ? f->model(a) : std::nullopt;
   if (seen_.size() < kMaxEntries) seen_.emplace(key_, result);
   return result;
 }

@@ -48,4 +48,9 @@ TEST_CASE("Input Dims: shapes, 0-dim and absent tensors, TensorLists") {
   CHECK(d.lists[2] == std::vector<Shape>{{4, 5}, {6}});
   CHECK(d.lists[0].empty());
   CHECK(input_dims(json("not dims")).shape.empty());
+  CHECK(d.valid);
+  // A dimension that is not a non-negative integer: no shape is known (not one with it left out).
+  for (const char* bad : {"[[-64, 128]]", "[[2.5, 3]]", "[[2, \"x\"]]", "[[[4, -1]]]", "[[2, null]]"})
+    CHECK_MESSAGE(!input_dims(json::parse(bad)).valid, bad);
+  CHECK(input_dims(json::parse("[[0, 3], []]")).valid);
 }

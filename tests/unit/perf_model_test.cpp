@@ -493,3 +493,15 @@ TEST_CASE("serving engines' fused RMS norms and KV-cache writes") {
   CHECK(flops("_C_cache_ops::reshape_and_cache_flash", cache) == 0);
   CHECK(bytes("_C_cache_ops::reshape_and_cache_flash", cache) == 32768 * 2 + 32768 * 1 + 32 * 8);
 }
+
+TEST_CASE("a dimension that is not a non-negative integer: no model") {
+  // (It used to count -524288 FLOPs for mm [-64, 128] x [128, 32], and to drop a 2.5 as if absent.)
+  CHECK_FALSE(model_op("aten::mm", R"({"Input Dims": [[-64, 128], [128, 32]], "Input type": ["float", "float"]})"));
+  CHECK_FALSE(model_op("aten::mm", R"({"Input Dims": [[64, 2.5], [128, 32]], "Input type": ["float", "float"]})"));
+  tlsql::OpModelMemo memo;
+  CHECK_FALSE(memo.model("aten::mm", R"({"Input Dims": [[-64, 128], [128, 32]], "Input type": ["float", "float"]})"));
+  const tlsql::StepLengths step{0, 0, 0, 0, 3, 50, 3, 50};
+  CHECK_FALSE(model_op("vllm::unified_attention", R"({"Input Dims": [[16, -4, 8], [16, 2, 8], [16, 2, 8]],
+      "Input type": ["float", "float", "float"]})",
+                       &step));
+}
