@@ -76,7 +76,8 @@ std::vector<double> numbers(std::string_view text) {
 
 std::vector<int64_t> ints(std::string_view text) {
   std::vector<int64_t> v;
-  for (double x : numbers(text)) v.push_back((int64_t)x);
+  for (double x : numbers(text))  // (saturated: a double beyond int64, or NaN, has no int64 value to cast to)
+    v.push_back(x != x ? 0 : x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x);
   return v;
 }
 

@@ -29,7 +29,7 @@ InputDims input_dims(const nlohmann::json& dims);
 nlohmann::json concrete_value(std::string_view text);
 // Its numbers: a scalar's, or a list's elements ("[2., 2.]" -> {2, 2}); {} for None / text.
 std::vector<double> numbers(std::string_view text);
-// Its integers: numbers() truncated.
+// Its integers: numbers() truncated (beyond int64: saturated; NaN: 0).
 std::vector<int64_t> ints(std::string_view text);
 // Its booleans: "True" -> {true}, "[True, False]" -> {true, false}; {} otherwise.
 std::vector<bool> bools(std::string_view text);

@@ -109,14 +109,23 @@ struct Conv {
   Shape x, w, out;
   bool bias, transposed;
 };
-Shape conv_out(const Conv& c, const std::vector<int64_t>& stride, const std::vector<int64_t>& pad,
-               const std::vector<int64_t>& dil, const std::vector<int64_t>& outpad, int64_t groups) {
-  Shape o{c.x[0], c.transposed ? c.w[1] * groups : c.w[0]};
+// The output shape; nullopt when the arguments make no output (a stride or dilation below 1, a
+// negative padding, a kernel larger than the padded input: a hostile trace, never a real op).
+// (In doubles: a trace's integers may be as large as int64 allows, whose products overflow it.)
+std::optional<Shape> conv_out(const Conv& c, const std::vector<int64_t>& stride, const std::vector<int64_t>& pad,
+                              const std::vector<int64_t>& dil, const std::vector<int64_t>& outpad, int64_t groups) {
+  int64_t channels = c.w[0];
+  if (c.transposed && __builtin_mul_overflow(c.w[1], groups, &channels)) return std::nullopt;
+  Shape o{c.x[0], channels};
   for (size_t i = 2; i < c.x.size(); ++i) {
-    size_t k = i - 2;
-    int64_t in = c.x[i], ks = c.w[i];
-    o.push_back(c.transposed ? (in - 1) * stride[k] - 2 * pad[k] + dil[k] * (ks - 1) + outpad[k] + 1
-                             : (in + 2 * pad[k] - dil[k] * (ks - 1) - 1) / stride[k] + 1);
+    const size_t k = i - 2;
+    if (stride[k] < 1 || dil[k] < 1 || pad[k] < 0 || outpad[k] < 0) return std::nullopt;
+    const double in = (double)c.x[i], ks = (double)c.w[i], st = (double)stride[k], p = (double)pad[k];
+    const double d = (double)dil[k];
+    const double n = c.transposed ? (in - 1) * st - 2 * p + d * (ks - 1) + (double)outpad[k] + 1
+                                  : std::floor((in + 2 * p - d * (ks - 1) - 1) / st) + 1;
+    if (!(n >= 1 && n < 9.0e15)) return std::nullopt;
+    o.push_back((int64_t)n);
   }
   return o;
 }
@@ -142,7 +151,9 @@ std::optional<Conv> conv_params(const Args& a, size_t x, size_t w, bool bias, si
   if (stride.size() != nd || pad.size() != nd || dil.size() != nd || outpad.size() != nd || groups <= 0)
     return std::nullopt;
   c.bias = bias;
-  c.out = conv_out(c, stride, pad, dil, outpad, groups);
+  auto out = conv_out(c, stride, pad, dil, outpad, groups);
+  if (!out) return std::nullopt;
+  c.out = std::move(*out);
   return c;
 }
 // aten::convolution(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
@@ -272,18 +283,26 @@ OpPerf norm_bwd(double N, double C, bool affine, bool bias, bool training, bool 
   }
   return p;
 }
+// The element count of a shape a Concrete Input gives (normalized_shape "[768]"; 1 when not
+// recorded); nullopt when a dimension is negative (no such tensor: a hostile trace).
+std::optional<double> conc_numel(const std::string& text) {
+  const std::vector<int64_t> v = int_list(text, 0, 1);
+  if (std::any_of(v.begin(), v.end(), [](int64_t d) { return d < 0; })) return std::nullopt;
+  return numel(v);
+}
 // layer_norm(input, normalized_shape, weight?, bias?, eps, cudnn_enable)
 std::optional<OpPerf> layer_norm(const Args& a) {
-  if (a.dim(0).empty()) return std::nullopt;
-  double C = numel(int_list(a.conc(1), 0, 1));
-  return norm_fwd(numel(a.dim(0)), C, a.has(2), a.has(3), true, a.type(0));
+  const auto C = conc_numel(a.conc(1));
+  if (a.dim(0).empty() || !C) return std::nullopt;
+  return norm_fwd(numel(a.dim(0)), *C, a.has(2), a.has(3), true, a.type(0));
 }
 // native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight?, bias?, output_mask)
 std::optional<OpPerf> layer_norm_backward(const Args& a) {
-  if (a.dim(1).empty()) return std::nullopt;
+  const auto C = conc_numel(a.conc(2));
+  if (a.dim(1).empty() || !C) return std::nullopt;
   auto mask = args::bools(a.conc(7));
   while (mask.size() < 3) mask.push_back(true);
-  return norm_bwd(numel(a.dim(1)), numel(int_list(a.conc(2), 0, 1)), mask[1], mask[2], true, mask[0], a.type(1));
+  return norm_bwd(numel(a.dim(1)), *C, mask[1], mask[2], true, mask[0], a.type(1));
 }
 // batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps, ...)
 std::optional<OpPerf> batch_norm(const Args& a) {
@@ -320,10 +339,11 @@ std::optional<OpPerf> group_norm_backward(const Args& a) {
 // rsqrt (2), then x · rstd and · weight (1 each per element; the latter only with a weight).
 // Reads x and the weight, writes y (TraceLens's RMSNorm, which assumes a weight).
 std::optional<OpPerf> rms_norm(const Args& a) {
-  if (a.dim(0).empty()) return std::nullopt;
+  const auto row_size = conc_numel(a.conc(1));
+  if (a.dim(0).empty() || !row_size || *row_size <= 0) return std::nullopt;
   OpPerf p;
   p.dtype = a.type(0);
-  const double N = numel(a.dim(0)), C = numel(int_list(a.conc(1), 0, 1));
+  const double N = numel(a.dim(0)), C = *row_size;
   const bool weight = a.has(2);
   p.flops = (weight ? 4 : 3) * N + 2 * (N / C);
   if (int bpe = dtype_bytes(p.dtype)) p.bytes = 2 * N * bpe + (weight ? C * bpe : 0);
@@ -351,12 +371,13 @@ Model fused_rms_norm(size_t x, size_t w, bool add) {
 // 8 per element (TraceLens), grad_weight 2 per element more; reads grad_out and x, writes grad_x,
 // and with a weight reads it and writes its gradient.
 std::optional<OpPerf> rms_norm_backward(const Args& a) {
-  if (a.dim(1).empty()) return std::nullopt;
+  const auto row_size = conc_numel(a.conc(2));
+  if (a.dim(1).empty() || !row_size) return std::nullopt;
   auto mask = args::bools(a.conc(5));
   while (mask.size() < 2) mask.push_back(true);
   OpPerf p;
   p.dtype = a.type(1);
-  const double N = numel(a.dim(1)), C = numel(int_list(a.conc(2), 0, 1));
+  const double N = numel(a.dim(1)), C = *row_size;
   const bool weight = a.has(4);
   p.flops = 8 * N + (weight && mask[1] ? 2 * N : 0);
   if (int bpe = dtype_bytes(p.dtype)) p.bytes = 3 * N * bpe + (weight ? 2 * C * bpe : 0);
@@ -732,13 +753,20 @@ Model upsample(int taps_per_dim) {
     Shape out(x.begin(), x.begin() + 2);
     std::vector<double> size = args::numbers(a.conc(1));
     if (size.size() == d) {
-      for (double v : size) out.push_back((int64_t)v);
+      for (double v : size) {
+        if (!(v >= 0 && v < 9.0e15)) return std::nullopt;
+        out.push_back((int64_t)v);
+      }
     } else {
       std::vector<double> scales;
       for (size_t i = 2; i < a.concrete.size(); ++i)
         for (double v : args::numbers(a.conc(i))) scales.push_back(v);
       if (scales.size() != d) return std::nullopt;
-      for (size_t i = 0; i < d; ++i) out.push_back((int64_t)std::floor((double)x[i + 2] * scales[i]));
+      for (size_t i = 0; i < d; ++i) {
+        const double v = std::floor((double)x[i + 2] * scales[i]);
+        if (!(v >= 0 && v < 9.0e15)) return std::nullopt;  // a negative or absurd scale: no output
+        out.push_back((int64_t)v);
+      }
     }
     OpPerf p;
     p.dtype = a.type(0);

@@ -333,4 +333,55 @@ check(r.stderr.splitlines() == [
     f"error: -c: near line 1: {os.path.join(work, 'empty.json')}: at byte 0 (end of file): empty file: expected a JSON object or array"],
     f"clear errors: {r.stderr!r}")
 
+# Hostile op arguments for every model family (negative, zero, fractional, huge and text dimensions
+# and Concrete Inputs; docs/perf_models.md "Malformed shapes"): a model answers with non-negative
+# finite numbers or none, never a crash (a stride of 0 divided by zero: SIGFPE), a negative count
+# or inf / NaN. Deterministic: the same pool and seed every run.
+import math, random  # noqa: E401
+rng = random.Random(7)
+dims_ok = [0, 1, 1, 2, 3, 8, 8, 64, 64, 2**40, 2**62, 2**63 - 1]
+dims_bad = [-1, -64, 2.5, 1e30, "x", None]
+
+
+def dim():
+    return rng.choice(dims_bad) if rng.random() < 0.03 else rng.choice(dims_ok)
+
+
+conc_pool = ["", "0", "1", "-3", "[0, 0]", "[-1, 2]", "[1e30, 1]", "[2, 2]", "True", "False", "None", "[0.5]",
+             "9223372036854775807", "nan", "[]"]
+types_pool = ["float", "c10::BFloat16", "c10::Half", "long int", "c10::Float8_e4m3fn", "Scalar", "", "bool"]
+names = ["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_scaled_mm", "aten::linear", "aten::matmul",
+         "aten::convolution", "aten::convolution_backward", "aten::_scaled_dot_product_flash_attention",
+         "aten::_scaled_dot_product_efficient_attention", "aten::scaled_dot_product_attention",
+         "aten::_scaled_dot_product_flash_attention_backward", "aten::layer_norm", "aten::native_layer_norm",
+         "aten::batch_norm", "aten::group_norm", "aten::native_group_norm", "aten::rms_norm",
+         "aten::native_layer_norm_backward", "aten::native_batch_norm_backward", "aten::native_group_norm_backward",
+         "aten::_fused_rms_norm_backward", "aten::copy_", "aten::add", "aten::mul", "aten::eq", "aten::fill_",
+         "aten::embedding", "aten::index_select", "aten::sum", "aten::norm", "aten::var", "aten::cumsum",
+         "aten::softmax", "aten::where", "aten::nll_loss", "aten::nll_loss_backward", "aten::index_add_",
+         "aten::scatter_", "aten::scatter_add_", "aten::index_put_", "aten::_grouped_mm", "aten::_scaled_grouped_mm",
+         "aten::_foreach_addcmul_", "_C::rotary_embedding", "_C::rms_norm", "aiter::rms_norm",
+         "_C::fused_add_rms_norm", "aiter::rmsnorm2d_fwd_with_add", "_C_cache_ops::reshape_and_cache_flash",
+         "vllm::inplace_fused_experts", "vllm::unified_attention_with_output", "aten::upsample_nearest2d",
+         "aten::upsample_bilinear2d"]
+events = [{"ph": "X", "cat": "user_annotation", "pid": 1, "tid": 1, "ts": 0, "dur": 10**7,
+           "name": "execute_13_context_1(sq10sk30sqsq100sqsk300)_generation_3(sq3sk50sqsq3sqsk50)"}]
+t = 1
+for name in names:
+    for _ in range(60):
+        n = rng.randint(0, 9)
+        dims = [[dim() for _ in range(rng.randint(0, 4))] if rng.random() < 0.9
+                else [[dim() for _ in range(2)] for _ in range(2)] for _ in range(n)]
+        events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": t, "dur": 5,
+                       "args": {"Input Dims": dims, "Input type": [rng.choice(types_pool) for _ in range(n)],
+                                "Concrete Inputs": [rng.choice(conc_pool) for _ in range(n)]}})
+        t += 10
+path = write("hostile_models.json", json.dumps({"traceEvents": events}))
+r = run(path, "SELECT name, flops(uid) AS f, bytes(uid) AS b, achieved_pct(uid) AS p FROM op")
+rows = [l.split(",") for l in r.stdout.splitlines()[1:]]
+bad = [x for x in rows if any(v and (not math.isfinite(float(v)) or float(v) < 0) for v in x[1:])]
+modeled = sum(1 for x in rows if x[1])
+check(r.returncode == 0 and len(rows) == len(events) - 1 and not bad and modeled > 100,
+      f"hostile_models.json: {len(rows)} ops, {modeled} with FLOPs, none negative / inf / NaN "
+      f"(rc {r.returncode}, {bad[:3]}) {r.stderr.strip()[:200]}")
 finish()

@@ -54,3 +54,8 @@ TEST_CASE("Input Dims: shapes, 0-dim and absent tensors, TensorLists") {
     CHECK_MESSAGE(!input_dims(json::parse(bad)).valid, bad);
   CHECK(input_dims(json::parse("[[0, 3], []]")).valid);
 }
+
+TEST_CASE("Concrete Inputs integers beyond int64 saturate") {
+  CHECK(tlsql::args::ints("1e30") == std::vector<int64_t>{INT64_MAX});
+  CHECK(tlsql::args::ints("[-1e30, 2]") == std::vector<int64_t>{INT64_MIN, 2});
+}

@@ -505,3 +505,31 @@ TEST_CASE("a dimension that is not a non-negative integer: no model") {
       "Input type": ["float", "float", "float"]})",
                        &step));
 }
+
+TEST_CASE("convolution and upsample arguments that make no output: no model, no crash") {
+  // stride 0 divided by zero (SIGFPE on a hand-made trace); a negative padding, a dilation of 0, a
+  // kernel larger than the input, a negative scale, a transposed conv whose channels overflow.
+  auto conv = [](const char* conc, const char* w = "[4, 3, 3, 3]") {
+    return std::string(R"({"Input Dims": [[1, 3, 8, 8], )") + w +
+           R"(, [], [], [], [], [], [], []], "Input type": ["float", "float", "", "", "", "", "", "", ""],
+               "Concrete Inputs": )" +
+           conc + "}";
+  };
+  for (const char* conc : {R"(["", "", "", "[0, 0]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"])",
+                           R"(["", "", "", "[1, 1]", "[-5, 0]", "[1, 1]", "False", "[0, 0]", "1"])",
+                           R"(["", "", "", "[1, 1]", "[0, 0]", "[0, 1]", "False", "[0, 0]", "1"])",
+                           R"(["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "True", "[0, 0]", "9223372036854775807"])"})
+    CHECK_MESSAGE(!model_op("aten::convolution", conv(conc)), std::string(conc));
+  // A stride beyond int64 (saturated) is legal arithmetic: one output per spatial dimension.
+  auto huge =
+      model_op("aten::convolution", conv(R"(["", "", "", "[1e30, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"])"));
+  REQUIRE(huge);
+  CHECK(*huge->flops == 2.0 * (1 * 4 * 1 * 6) * (3 * 3 * 3));  // out [1, 4, 1, 6]
+  CHECK_FALSE(model_op("aten::convolution",
+                       conv(R"(["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"])", "[4, 3, 9, 9]")));
+  CHECK(model_op("aten::convolution", conv(R"(["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"])")));
+  CHECK_FALSE(model_op("aten::upsample_nearest2d", R"({"Input Dims": [[2, 3, 8, 8], [], []],
+      "Input type": ["float", "", "ScalarList"], "Concrete Inputs": ["", "", "[-4., 4.]"]})"));
+  CHECK_FALSE(model_op("aten::upsample_nearest2d", R"({"Input Dims": [[2, 3, 8, 8], [], []],
+      "Input type": ["float", "ScalarList", ""], "Concrete Inputs": ["", "[1e300, 4]", ""]})"));
+}
