@@ -268,16 +268,12 @@ void perf_source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_text(ctx, source, -1, SQLITE_STATIC);
 }
 
-void is_graph_launch_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+// A rule on a call's name (src/kind.h) as a SQL function: 1 or 0, NULL for NULL.
+template <bool (*Rule)(std::string_view)>
+void name_rule_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
   const auto* t = sqlite3_value_text(argv[0]);
-  sqlite3_result_int(ctx, is_graph_launch({(const char*)t, (size_t)sqlite3_value_bytes(argv[0])}) ? 1 : 0);
-}
-
-void gpu_wait_call_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
-  const auto* t = sqlite3_value_text(argv[0]);
-  sqlite3_result_int(ctx, gpu_wait_call({(const char*)t, (size_t)sqlite3_value_bytes(argv[0])}) ? 1 : 0);
+  sqlite3_result_int(ctx, Rule({(const char*)t, (size_t)sqlite3_value_bytes(argv[0])}) ? 1 : 0);
 }
 
 void serving_step_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
@@ -708,11 +704,11 @@ std::vector<SqlFunction> perf_functions() {
   pure("is_graph_launch", "(name)",
        "1 if a runtime call of that name launches a CUDA / HIP graph (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch, "
        "..._ptsz), else 0",
-       is_graph_launch_fn);
+       name_rule_fn<is_graph_launch>);
   pure("is_gpu_wait", "(name)",
        "1 if a runtime call of that name only waits for the GPU (cudaStreamSynchronize, cudaDeviceSynchronize, "
        "cudaEventSynchronize; hip*, _ptsz), else 0",
-       gpu_wait_call_fn);
+       name_rule_fn<gpu_wait_call>);
   SqlFunction step{"serving_step", "(kind, name)",
                    "an engine step of a serving loop, as JSON {source, tokens, prefill, decode, phase, and the "
                    "c_sq .. g_sqsk aggregates where given}, from a vLLM / SGLang / ATOM step annotation or a "

@@ -54,6 +54,13 @@ std::vector<int64_t> int_list(const std::string& s, size_t n, int64_t fallback) 
   return v;
 }
 
+// An output dimension computed in doubles: its count, if it is one a tensor can have (non-negative,
+// and small enough for a double to hold exactly); nullopt for what only a hostile trace makes.
+std::optional<int64_t> extent(double v) {
+  if (!(v >= 0 && v < 9.0e15)) return std::nullopt;
+  return (int64_t)v;
+}
+
 using Model = std::function<std::optional<OpPerf>(const Args&)>;
 
 // ---- GEMM: 2·M·N·K (+M·N for a bias / beta term), bytes (MK + KN + MN (+N)) · bpe, × batch ----
@@ -122,10 +129,10 @@ std::optional<Shape> conv_out(const Conv& c, const std::vector<int64_t>& stride,
     if (stride[k] < 1 || dil[k] < 1 || pad[k] < 0 || outpad[k] < 0) return std::nullopt;
     const double in = (double)c.x[i], ks = (double)c.w[i], st = (double)stride[k], p = (double)pad[k];
     const double d = (double)dil[k];
-    const double n = c.transposed ? (in - 1) * st - 2 * p + d * (ks - 1) + (double)outpad[k] + 1
-                                  : std::floor((in + 2 * p - d * (ks - 1) - 1) / st) + 1;
-    if (!(n >= 1 && n < 9.0e15)) return std::nullopt;
-    o.push_back((int64_t)n);
+    const auto n = extent(c.transposed ? (in - 1) * st - 2 * p + d * (ks - 1) + (double)outpad[k] + 1
+                                       : std::floor((in + 2 * p - d * (ks - 1) - 1) / st) + 1);
+    if (!n || *n < 1) return std::nullopt;
+    o.push_back(*n);
   }
   return o;
 }
@@ -338,6 +345,7 @@ std::optional<OpPerf> group_norm_backward(const Args& a) {
 // prod(normalized_shape) elements: square and sum (2 per element), then per row the mean and
 // rsqrt (2), then x · rstd and · weight (1 each per element; the latter only with a weight).
 // Reads x and the weight, writes y (TraceLens's RMSNorm, which assumes a weight).
+double rms_flops(double N, double C, bool weight) { return (weight ? 4 : 3) * N + 2 * (N / C); }
 std::optional<OpPerf> rms_norm(const Args& a) {
   const auto row_size = conc_numel(a.conc(1));
   if (a.dim(0).empty() || !row_size || *row_size <= 0) return std::nullopt;
@@ -345,7 +353,7 @@ std::optional<OpPerf> rms_norm(const Args& a) {
   p.dtype = a.type(0);
   const double N = numel(a.dim(0)), C = *row_size;
   const bool weight = a.has(2);
-  p.flops = (weight ? 4 : 3) * N + 2 * (N / C);
+  p.flops = rms_flops(N, C, weight);
   if (int bpe = dtype_bytes(p.dtype)) p.bytes = 2 * N * bpe + (weight ? C * bpe : 0);
   return p;
 }
@@ -361,7 +369,7 @@ Model fused_rms_norm(size_t x, size_t w, bool add) {
     OpPerf p;
     p.dtype = a.type(x);
     const double N = numel(in), H = (double)wt[0];
-    p.flops = (add ? 5 : 4) * N + 2 * (N / H);
+    p.flops = rms_flops(N, H, true) + (add ? N : 0);
     const int b = dtype_bytes(p.dtype), bw = dtype_bytes(a.type(w));
     if (b && bw) p.bytes = (add ? 4 : 2) * N * b + H * bw;
     return p;
@@ -754,8 +762,9 @@ Model upsample(int taps_per_dim) {
     std::vector<double> size = args::numbers(a.conc(1));
     if (size.size() == d) {
       for (double v : size) {
-        if (!(v >= 0 && v < 9.0e15)) return std::nullopt;
-        out.push_back((int64_t)v);
+        const auto e = extent(v);
+        if (!e) return std::nullopt;
+        out.push_back(*e);
       }
     } else {
       std::vector<double> scales;
@@ -763,9 +772,9 @@ Model upsample(int taps_per_dim) {
         for (double v : args::numbers(a.conc(i))) scales.push_back(v);
       if (scales.size() != d) return std::nullopt;
       for (size_t i = 0; i < d; ++i) {
-        const double v = std::floor((double)x[i + 2] * scales[i]);
-        if (!(v >= 0 && v < 9.0e15)) return std::nullopt;  // a negative or absurd scale: no output
-        out.push_back((int64_t)v);
+        const auto e = extent(std::floor((double)x[i + 2] * scales[i]));  // (a negative scale: none)
+        if (!e) return std::nullopt;
+        out.push_back(*e);
       }
     }
     OpPerf p;
@@ -1102,19 +1111,27 @@ bool model_needs_step(std::string_view name) {
   return f && f->per_step;
 }
 
+namespace {
+// A family's model on an op's args: none when a shape is malformed (args::InputDims::valid); the
+// step's lengths only for a model that reads them.
+std::optional<OpPerf> run(const Family& f, std::string_view args_json, const Members& m, const StepLengths* step) {
+  Args a = parse_args(args_json, m);
+  a.step = f.per_step ? step : nullptr;
+  return a.valid ? f.model(a) : std::nullopt;
+}
+}  // namespace
+
 std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json, const StepLengths* step) {
   const Family* f = family(name);
   if (!f || !f->model || args_json.empty()) return std::nullopt;
-  Args a = parse_args(args_json, scan_members(args_json));
-  a.step = f->per_step ? step : nullptr;
-  return a.valid ? f->model(a) : std::nullopt;
+  return run(*f, args_json, scan_members(args_json), step);
 }
 
 std::optional<OpPerf> OpModelMemo::model(std::string_view name, std::string_view args_json, const StepLengths* step) {
   const Family* f = family(name);
   if (!f || !f->model || args_json.empty()) return std::nullopt;
   const Members m = scan_members(args_json);
-  if (!m.scanned || f->per_step) return model_op(name, args_json, step);  // (per step: a few per layer and step)
+  if (!m.scanned || f->per_step) return run(*f, args_json, m, step);  // (per step: a few per layer and step)
   // The key: the family and the three members' text, each with its length (no separator can be
   // confused with text).
   key_.clear();
@@ -1124,8 +1141,7 @@ std::optional<OpPerf> OpModelMemo::model(std::string_view name, std::string_view
     key_.append(reinterpret_cast<const char*>(&len), sizeof len).append(v);
   }
   if (auto it = seen_.find(key_); it != seen_.end()) return it->second;
-  const Args a = parse_args(args_json, m);
-  std::optional<OpPerf> result = a.valid ? f->model(a) : std::nullopt;
+  std::optional<OpPerf> result = run(*f, args_json, m, nullptr);
   if (seen_.size() < kMaxEntries) seen_.emplace(key_, result);
   return result;
 }
