@@ -5,7 +5,7 @@
 WITH measured AS MATERIALIZED (
   SELECT o.name, op_category(o.name) AS category, p.gpu_ns AS ns, p.flops AS f, p.bytes AS b,
          p.achieved_pct AS pct, p.peak_tflops / p.peak_tbps AS ridge
-  FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN op o ON o.uid = p.uid
+  FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN event o ON o.uid = p.uid
   WHERE p.counted = 1
     AND ((@iteration IS NULL AND @phase IS NULL)
          OR o.uid IN (SELECT uid FROM engine_step_member

@@ -221,7 +221,8 @@ CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
 
 -- The ops whose GPU time the summaries count, each GPU nanosecond once: ops with a perf model and
 -- kernel-launching ops, each only when no modeled or counted op is above it (a convolution's bias add_ is
--- part of the convolution): the perf table's counted flag, from its one pass (udf/perf_table.h),
+-- part of the convolution), and runtime calls that launch with no op above them (their own launcher,
+-- TraceLens's rule: its `event` row, not `op`): the perf table's counted flag, from its one pass (udf/perf_table.h),
 -- read with one scan of perf_rows (not a function call per op).
 -- self: this database's token, so that perf_rows reads this schema's events whatever name it
 -- is attached under. CROSS JOIN: perf_rows drives, each row finds its op by uid.
@@ -229,7 +230,7 @@ CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
 -- input_dims, are never computed.)
 CREATE VIEW IF NOT EXISTS @schema.counted_op AS
 SELECT o.uid, o.name, op_category(o.name) AS category, o.input_dims, o.input_types, p.gpu_ns
-FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN op o ON o.uid = p.uid
+FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN event o ON o.uid = p.uid
 WHERE p.counted = 1;
 
 -- Per op name and category over counted_op: the ops report (.report ops) as a view.
@@ -237,7 +238,7 @@ CREATE VIEW IF NOT EXISTS @schema.op_summary AS
 WITH measured AS MATERIALIZED (
   SELECT o.name, op_category(o.name) AS category, p.gpu_ns AS ns, p.flops AS f, p.bytes AS b,
          p.achieved_pct AS pct, p.peak_tflops / p.peak_tbps AS ridge
-  FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN op o ON o.uid = p.uid
+  FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN event o ON o.uid = p.uid
   WHERE p.counted = 1),
 total AS (SELECT sum(ns) AS ns FROM measured)
 SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,

@@ -32,6 +32,14 @@ std::optional<int64_t> profiler_step_number(std::string_view name) {
   return n;
 }
 
+// A GPU event's time in the health checks' shares (a negative or absent duration counts 0), and
+// how they print a share of the GPU events' time.
+int64_t gpu_ns_of(const EventRec& e) { return e.dur == kNull || e.dur < 0 ? int64_t{0} : e.dur; }
+std::string gpu_time_share(int64_t ns, int64_t all_ns) {
+  return fmt::format("{:.3f} ms, {:.1f}% of the GPU events' time", (double)ns / 1e6,
+                     all_ns ? 100.0 * (double)ns / (double)all_ns : 0.0);
+}
+
 struct PairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& p) const {
     return std::hash<int64_t>()(p.first * 0x9E3779B97F4A7C15ull ^ p.second);
@@ -217,12 +225,13 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
             "runtime calls sharing a correlation id with an earlier one (GPU work goes to the first)");
 
   std::vector<int32_t> unlinked;
-  int64_t gpu_work = 0;
+  int64_t gpu_work = 0, all_ns = 0;
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
     EventRec& e = ev_[i];
     if (!is_gpu_side(e.kind)) continue;
     bool counts = e.kind == Kind::kernel || e.kind == Kind::memcpy || e.kind == Kind::memset;
     gpu_work += counts;
+    if (counts) all_ns += gpu_ns_of(e);
     if (e.correlation != kNull) {
       auto it = std::lower_bound(by_corr.begin(), by_corr.end(), std::make_pair(e.correlation, INT32_MIN));
       if (it != by_corr.end() && it->first == e.correlation) {
@@ -281,13 +290,18 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
     unlinked.erase(std::remove_if(unlinked.begin(), unlinked.end(), [&](int32_t g) { return ev_[g].parent >= 0; }),
                    unlinked.end());
   }
-  if (!unlinked.empty())
+  if (!unlinked.empty()) {
+    int64_t unlinked_ns = 0;
+    for (int32_t g : unlinked) unlinked_ns += gpu_ns_of(ev_[g]);
     h.add("gpu_without_launch", unlinked.front(),
           fmt::format("GPU events (kernel/memcpy/memset) with no runtime call of their correlation id in the trace, "
-                      "e.g. launched before profiling started: {} of {} linked ({:.2f}%)",
+                      "e.g. launched before profiling started: {} of {} linked ({:.2f}%); the others, {}, are in no "
+                      "op's GPU time (the ops report leaves them out; the kernels report and the timelines count them)",
                       gpu_work - (int64_t)unlinked.size(), gpu_work,
-                      100.0 * (gpu_work - (double)unlinked.size()) / (double)gpu_work),
+                      100.0 * (gpu_work - (double)unlinked.size()) / (double)gpu_work,
+                      gpu_time_share(unlinked_ns, all_ns)),
           (int64_t)unlinked.size());
+  }
 }
 
 // GPU work replayed by a graph launch hangs under the launch, but the ops that made those kernels
@@ -301,11 +315,10 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
 void ProfileTreeBuilder::attribute_graph_replays() {
   std::vector<std::tuple<int32_t, int64_t, int32_t>> replayed;  // (graph launch, ts, GPU row)
   int64_t all_ns = 0;
-  auto ns_of = [](const EventRec& e) { return e.dur == kNull || e.dur < 0 ? int64_t{0} : e.dur; };
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
     const EventRec& e = ev_[i];
     if (!is_gpu_work(e.kind)) continue;
-    all_ns += ns_of(e);
+    all_ns += gpu_ns_of(e);
     if (e.parent >= 0 && is_graph_launch(name(ev_[e.parent]))) replayed.emplace_back(e.parent, e.ts, i);
   }
   if (replayed.empty()) return;
@@ -423,7 +436,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
     if (skip) {
       for (size_t x = r.from; x < r.to; ++x) {
         const int32_t g = std::get<2>(replayed[x]);
-        ++left, left_ns += ns_of(ev_[g]);
+        ++left, left_ns += gpu_ns_of(ev_[g]);
         if (left_example < 0 || g < left_example) left_example = g;
       }
       continue;
@@ -454,17 +467,14 @@ void ProfileTreeBuilder::attribute_graph_replays() {
       e.parent = base + (frames ? node.row : node.lean_row);
       e.depth = ev_[e.parent].depth + 1;
       graph_launch_of_.emplace(g, launch);
-      ++attributed, attributed_ns += ns_of(e);
+      ++attributed, attributed_ns += gpu_ns_of(e);
       if (attributed_example < 0 || g < attributed_example) attributed_example = g;
     }
     if (graph.eager_start >= 0) ++from_eager;
     replayed_graphs_.push_back({launch, graph.eager_start >= 0 ? -1 : r.m.graph, graph.eager_start});
     graphs_used.insert(r.m.graph);
   }
-  auto share = [&](int64_t ns) {
-    return fmt::format("{:.3f} ms, {:.1f}% of the GPU events' time", (double)ns / 1e6,
-                       all_ns ? 100.0 * (double)ns / (double)all_ns : 0.0);
-  };
+  auto share = [&](int64_t ns) { return gpu_time_share(ns, all_ns); };
   if (attributed)
     h_.add("graph_replay_attributed", attributed_example,
            fmt::format("GPU events replayed by a graph launch, attributed to the ops that captured them: {}; {} "
@@ -477,16 +487,17 @@ void ProfileTreeBuilder::attribute_graph_replays() {
            attributed);
   if (left)
     h_.add("graph_replay_unattributed", left_example,
-           fmt::format("GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
-                       "(ops, gemm, sdpa, the roofline and op GPU time leave them out): {}; of their replays, {} match "
-                       "no captured graph nor eager run, {} match several equally{}{}{} (view graph_replay; "
-                       "docs/inference.md)",
-                       share(left_ns), unmatched, ambiguous,
-                       unsearched
-                           ? fmt::format(", {} not searched for eager runs (the search's budget ran out)", unsearched)
-                           : std::string(),
-                       over_cap ? fmt::format(", {} would copy more than {} rows", over_cap, cap) : std::string(),
-                       have_graphs ? "" : "; no capture trace given (--capture)"),
+           fmt::format(
+               "GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
+               "(the ops report counts them under the graph launch call, or the op above it, with no shapes nor perf "
+               "model; gemm, sdpa and the roofline leave them out): {}; of their replays, {} match "
+               "no captured graph nor eager run, {} match several equally{}{}{} (view graph_replay; "
+               "docs/inference.md)",
+               share(left_ns), unmatched, ambiguous,
+               unsearched ? fmt::format(", {} not searched for eager runs (the search's budget ran out)", unsearched)
+                          : std::string(),
+               over_cap ? fmt::format(", {} would copy more than {} rows", over_cap, cap) : std::string(),
+               have_graphs ? "" : "; no capture trace given (--capture)"),
            left);
 }
 

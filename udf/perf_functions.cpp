@@ -644,7 +644,9 @@ std::vector<SqlFunction> perf_functions() {
     per_uid(kFnNames[f], help[f], perf_fn, reinterpret_cast<void*>(static_cast<intptr_t>(f)));
   per_uid("gpu_time", "ns the GPU was busy with the GPU work at or below uid: union of their intervals", gpu_time_fn,
           nullptr);
-  per_uid("counted", "1 if counted_op counts the op (modeled or launching, no modeled or counted op above), else 0",
+  per_uid("counted",
+          "1 if counted_op counts the op (modeled or launching, no modeled or counted op above) or runtime call "
+          "(launching, no op above), else 0",
           counted_fn, nullptr);
   per_uid("perf_source",
           "where flops / bytes come from: 'model', 'launcher' (a kernel: its op's), 'inductor', 'beneath' (sum of "

@@ -691,6 +691,10 @@ void compute(Input& in, PerfTable& t) {
   // Top-down: whether an op above is counted or modeled (for counted_op) and the nearest marker
   // above. An op under a counted one is not counted: a custom op that launches kernels itself and
   // calls others that do (vllm::moe_forward over SortTokens) would count their GPU time twice.
+  // A runtime call with no op above it is its own launcher (find_launchers, TraceLens's rule: a
+  // Triton kernel launched from Python, an optimizer's kernels under an annotation, a graph replay
+  // no capture explains): it is counted as the op, so every launched GPU nanosecond is in
+  // counted_op once.
   auto modeled_op = [&](size_t r) {
     const PerfTable::Model* m = t.model_of((int64_t)r);
     return in.kind[r] == Kind::cpu_op && m &&
@@ -702,7 +706,9 @@ void compute(Input& in, PerfTable& t) {
       taken_above[r] = taken_above[(size_t)p] || modeled_op((size_t)p) || (t.flags[(size_t)p] & PerfTable::counted);
       t.marker[r] = facts.marker(in.name[(size_t)p]) ? (uint32_t)p : t.marker[(size_t)p];
     }
-    if (in.kind[r] == Kind::cpu_op && (modeled_op(r) || launches[r]) && !taken_above[r])
+    const bool runtime = in.kind[r] == Kind::runtime || in.kind[r] == Kind::driver;
+    if (((in.kind[r] == Kind::cpu_op && modeled_op(r)) || ((in.kind[r] == Kind::cpu_op || runtime) && launches[r])) &&
+        !taken_above[r])
       t.flags[r] |= PerfTable::counted;
   }
   inclusive_models(in, t, order, start, kids, gpu_below);

@@ -11,7 +11,8 @@
 //     launched nothing else;
 //   - inductor-augmented events (kernel_flop / kernel_num_gb args) carry their own numbers;
 //   - gpu_ns: an event's own interval for GPU work, else the union of the GPU work below it;
-//   - counted: modeled and kernel-launching ops with no modeled or counted op above them
+//   - counted: modeled and kernel-launching ops, and runtime calls launching with no op above
+//     them, with no modeled or counted op above them
 //     (counted_op: each GPU nanosecond once);
 //   - an op, python frame or annotation without numbers of its own reports the sum of the
 //     numbers beneath it (inclusive), which counted_op never adds.

@@ -2,6 +2,8 @@
 # Every trace in ../shared/traces loads, and:
 # - health accounts for every GPU event that is not linked to a launch (gpu_without_launch = the
 #   GPU events missing from launch_link);
+# - every GPU event with a launch is under exactly one counted row (counted_op: an op, or the launch
+#   call itself when no op is above it), so the ops report counts its time once;
 # - no event is printed above 100% of its GPU's peak: achieved_pct never exceeds 100, and the
 #   events bound(uid) calls 'above_peak' are memory-bound ones within 2.5x the HBM bandwidth (data
 #   the previous op left in L2, 1 µs timer resolution), never a compute-bound one (that would be a
@@ -25,8 +27,11 @@ for f in $(find "$shared/traces" -name '*.json*' | sort); do
        AND NOT ((name GLOB 'vllm::unified_attention*' OR name GLOB '_vllm_fa[23]_C::*') AND NOT EXISTS (SELECT 1 FROM ancestors(o.uid) a
                   WHERE a.kind = 'annotation' AND serving_step(a.kind, a.name) ->> '\$.g_sq' IS NOT NULL))
        AND NOT EXISTS (SELECT 1 FROM descendants(o.uid) d WHERE d.kind = 'memcpy'
-                         AND (d.name GLOB '*[HDP]to[HDAP]*'))) AS unmodeled") || { echo "$f: load failed"; exit 1; }
-  [ "$got" = "$(printf 'linked,over_peak,unmodeled\n1,0,0')" ] || { echo "$f: $got"; exit 1; }
+                         AND (d.name GLOB '*[HDP]to[HDAP]*'))) AS unmodeled,
+    (SELECT count(*) FROM gpu g WHERE EXISTS (SELECT 1 FROM launch_link l WHERE l.gpu = g.uid)
+       AND (SELECT count(*) FROM ancestors(g.uid) a WHERE counted(a.uid)) <> 1) AS not_counted_once") ||
+    { echo "$f: load failed"; exit 1; }
+  [ "$got" = "$(printf 'linked,over_peak,unmodeled,not_counted_once\n1,0,0,0')" ] || { echo "$f: $got"; exit 1; }
   n=$((n + 1))
 done
 echo "$n traces ok"

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The bulk perf pass (udf/perf_table.h) against the rules re-implemented here in Python, over
 every event of several traces, loaded and saved: gpu_time (the union of the GPU work at or below
-the event), counted (modeled or kernel-launching ops with no modeled or counted op above: counted_op),
+the event), counted (modeled or kernel-launching ops, or runtime calls launching with no op above them, with
+no modeled or counted op above: counted_op),
 inclusive numbers (an op, python frame or annotation without its own model reports the sum of its
 children's numbers, a runtime call passing its kernel's up), marker / marker_path (the "## ... ##"
 events above), and the reports built on them.
 usage: perf_table_rules.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
-import csv, io, os, shutil, sqlite3, subprocess, sys
+import csv, io, json, os, shutil, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 from intervals import union_length  # noqa: E402
@@ -56,7 +57,9 @@ def expected(rows, launchers):
         r = by_uid[u]
         p = r["parent"] if r["parent"] in by_uid else None
         above[u] = p is not None and (above[p] or p in modeled_op or counted[p])
-        counted[u] = int(r["kind"] == "cpu_op" and (u in modeled_op or u in launchers) and not above[u])
+        # (a runtime call with no op above it launches its GPU work itself: TraceLens's rule)
+        counted[u] = int((u in modeled_op or (r["kind"] in ("cpu_op", "runtime", "driver") and u in launchers))
+                         and not above[u])
         chain, a = [], p
         while a is not None:
             n = by_uid[a]["name"]
@@ -173,4 +176,33 @@ if os.path.exists(vllm):
     check(r.returncode == 0 and list(csv.DictReader(io.StringIO(r.stdout.split("\n", 2)[2])))[-1] == free[0],
           f"a saved database locked by its own connection reads the same ({r.stderr.strip()[:100]})")
 check(summed > 1000, f"inclusive numbers checked on {summed} rows in all")
+
+# Hand-made: GPU work launched with no op above it is counted under its launch call (TraceLens's
+# kernel launchers), so the ops report's shares are of all launched GPU time; GPU work with no
+# launch in the trace is in health with its time. Kernels (µs): a Triton kernel launched from
+# Python frames only, 30; aten::mm's, 20; an optimizer's under only its annotation, 10; one with
+# no runtime call, 5.
+def x(cat, name, ts, dur, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": args}
+def k(name, ts, dur, corr):
+    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+            "args": {"correlation": corr, "device": 0, "stream": 7}}
+hand = os.path.join(work, "launch_without_op.json")
+with open(hand, "w") as f:
+    json.dump({"traceEvents": [
+        x("python_function", "fused_moe.py(120): fused_experts", 0, 100),
+        x("python_function", "triton/runtime/jit.py(500): run", 5, 90),
+        x("cuda_runtime", "cuLaunchKernel", 20, 10, correlation=1), k("fused_moe_kernel", 50, 30, 1),
+        x("cpu_op", "aten::mm", 200, 50, **{"Input Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]}),
+        x("cuda_runtime", "cudaLaunchKernel", 210, 10, correlation=2), k("sm90_gemm", 250, 20, 2),
+        x("user_annotation", "Optimizer.step#AdamW.step", 300, 50),
+        x("cuda_runtime", "cudaLaunchKernel", 310, 10, correlation=3), k("multi_tensor_apply_kernel", 330, 10, 3),
+        k("before_profiling_kernel", 400, 5, 99)]}, f)
+ops = query(hand, "SELECT name, count, gpu_us, gpu_pct FROM op_summary ORDER BY gpu_us DESC")
+check([tuple(r.values()) for r in ops] == [("cuLaunchKernel", "1", "30.0", "50.0"), ("aten::mm", "1", "20.0", "33.33"),
+                                          ("cudaLaunchKernel", "1", "10.0", "16.67")],
+      f"hand-made: launch calls with no op above are counted (30 + 20 + 10 µs of 60): {ops}")
+h = query(hand, "SELECT count, detail FROM health WHERE \"check\" = 'gpu_without_launch'")
+check(len(h) == 1 and h[0]["count"] == "1" and "0.005 ms, 7.7% of the GPU events' time" in h[0]["detail"],
+      f"hand-made: the kernel with no launch, 5 of 65 µs, in health: {h}")
 finish()

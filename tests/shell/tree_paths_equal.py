@@ -40,8 +40,8 @@ SELECT count(*) FROM perf_rows p WHERE p.counted IS NOT counted(p.uid) OR p.gpu_
   OR p.bound IS NOT bound(p.uid) OR p.source IS NOT perf_source(p.uid);
 SELECT (SELECT count(*) FROM perf_rows) - (SELECT count(*) FROM event);
 SELECT count(*) FROM (SELECT uid, name, category, gpu_ns FROM counted_op
-  EXCEPT SELECT uid, name, op_category(name), gpu_time(uid) FROM op WHERE counted(uid));
-SELECT (SELECT count(*) FROM counted_op) - (SELECT count(*) FROM op WHERE counted(uid));
+  EXCEPT SELECT uid, name, op_category(name), gpu_time(uid) FROM event WHERE counted(uid));
+SELECT (SELECT count(*) FROM counted_op) - (SELECT count(*) FROM event WHERE counted(uid));
 """
 
 for trace in traces:
