@@ -235,18 +235,16 @@ WHERE p.counted = 1;
 
 -- Per op name and category over counted_op: the ops report (.report ops) as a view.
 CREATE VIEW IF NOT EXISTS @schema.op_summary AS
-WITH measured AS MATERIALIZED (
-  SELECT o.name, op_category(o.name) AS category, p.gpu_ns AS ns, p.flops AS f, p.bytes AS b,
-         p.achieved_pct AS pct, p.peak_tflops / p.peak_tbps AS ridge
-  FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN event o ON o.uid = p.uid
-  WHERE p.counted = 1),
-total AS (SELECT sum(ns) AS ns FROM measured)
 SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
-       round(100.0 * sum(ns) / (SELECT ns FROM total), 2) AS gpu_pct,
+       round(100.0 * sum(ns) / sum(sum(ns)) OVER (), 2) AS gpu_pct,
        round(sum(f) / 1e9, 6) AS gflops, round(sum(f) / sum(ns) / 1e3, 3) AS tflops,
        round(sum(b) / sum(ns) / 1e3, 4) AS tbps, round(sum(f) / sum(b), 3) AS flops_per_byte,
        round(avg(pct), 2) AS achieved_pct,
        -- the roofline side of the op's totals: intensity against the GPU's ridge point
        CASE WHEN sum(b) > 0 AND avg(ridge) IS NOT NULL
             THEN CASE WHEN sum(f) / sum(b) >= avg(ridge) THEN 'compute' ELSE 'memory' END END AS bound
-FROM measured GROUP BY name, category;
+FROM (SELECT o.name, op_category(o.name) AS category, p.gpu_ns AS ns, p.flops AS f, p.bytes AS b,
+             p.achieved_pct AS pct, p.peak_tflops / p.peak_tbps AS ridge
+      FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN event o ON o.uid = p.uid
+      WHERE p.counted = 1)
+GROUP BY name, category;

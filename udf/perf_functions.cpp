@@ -10,12 +10,12 @@
 #include <optional>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 
 #include "src/kind.h"
 #include "udf/connection_cache.h"
 #include "udf/event_names.h"
 #include "udf/gpu_class.h"
+#include "udf/name_memo.h"
 #include "udf/perf_model.h"
 #include "udf/perf_table.h"
 #include "udf/registry.h"
@@ -482,15 +482,13 @@ void gpu_class_of_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!k || !n) return sqlite3_result_null(ctx);
   const Kind kind = kind_from_name(reinterpret_cast<const char*>(k));
   if (!is_gpu_work(kind)) return sqlite3_result_null(ctx);
-  thread_local std::unordered_map<std::string, GpuClass> seen[3][kGpuRules];
-  auto& cache = seen[kind == Kind::kernel ? 0 : kind == Kind::memcpy ? 1 : 2][(int)rule];
-  std::string name(reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[1]));
-  auto it = cache.find(name);
-  if (it == cache.end()) {
-    if (cache.size() > 100000) cache.clear();  // (a bound on what odd traces can make it hold)
-    it = cache.emplace(name, classify_gpu(kind, name, rule)).first;
-  }
-  class_result(ctx, it->second);
+  thread_local NameMemo<GpuClass> seen[3][kGpuRules];
+  const std::string_view name(reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[1]));
+  const GpuClass c = seen[kind == Kind::kernel   ? 0
+                          : kind == Kind::memcpy ? 1
+                                                 : 2][(int)rule]
+                         .get(name, [&](std::string_view v) { return classify_gpu(kind, v, rule); });
+  class_result(ctx, c);
 }
 
 // has_perf_model(name) / op_category(name): the connection's user models (user_models.h) first.

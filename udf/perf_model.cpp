@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "args/op_args.h"
 #include "src/json_scan.h"
 #include "udf/gpu_class.h"
+#include "udf/name_memo.h"
 
 namespace tlsql {
 
@@ -1089,21 +1089,14 @@ bool has_perf_model(std::string_view name) {
 
 const char* op_category(std::string_view name) {
   if (const Family* f = family(name)) return f->category;
-  // The rest reads the whole (lower-cased) name, which for a kernel can be 700 characters, and
-  // reports call this once per row: each name is decided once per thread.
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  thread_local std::unordered_map<std::string, const char*, Hash, std::equal_to<>> seen;
-  if (auto it = seen.find(name); it != seen.end()) return it->second;
-  const std::string lower = lowercase(name);
-  const char* c = communication_op(name)                                           ? "comm"
-                  : lower.rfind("memcpy", 0) == 0 || lower.rfind("memset", 0) == 0 ? "memcpy"
-                                                                                   : "other";
-  if (seen.size() > 100000) seen.clear();  // (a bound on what odd traces can make it hold)
-  seen.emplace(name, c);
-  return c;
+  // The rest reads the whole (lower-cased) name, which for a kernel can be 700 characters.
+  thread_local NameMemo<const char*> seen;
+  return seen.get(name, [](std::string_view n) {
+    const std::string lower = lowercase(n);
+    return communication_op(n)                                              ? "comm"
+           : lower.rfind("memcpy", 0) == 0 || lower.rfind("memset", 0) == 0 ? "memcpy"
+                                                                            : "other";
+  });
 }
 
 bool model_needs_step(std::string_view name) {
