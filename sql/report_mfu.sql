@@ -8,15 +8,18 @@
 WITH steps AS (
   SELECT e.trace, e.step, e.ts, e.dur FROM event e
   WHERE e.kind IN ('annotation', 'cpu_op') AND e.step IS NOT NULL AND e.name = 'ProfilerStep#' || e.step),
+-- (The ops' FLOPs summed per step, dtype and units in one grouping pass: the step's total and its
+-- dominant dtype come from those few rows.)
 ops AS MATERIALIZED (
-  SELECT o.trace, o.step, p.flops AS f, p.peak_dtype AS dtype, p.peak_units AS units, p.peak_tflops AS peak
+  SELECT o.trace, o.step, p.peak_dtype AS dtype, p.peak_units AS units, sum(p.flops) AS f, max(p.peak_tflops) AS peak
   FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN op o ON o.uid = p.uid
-  WHERE p.counted = 1 AND o.step IS NOT NULL AND p.flops > 0),
+  WHERE p.counted = 1 AND o.step IS NOT NULL AND p.flops > 0
+  GROUP BY o.trace, o.step, p.peak_dtype, p.peak_units),
 total AS (SELECT trace, step, sum(f) AS f FROM ops GROUP BY trace, step),
 dominant AS (
-  SELECT * FROM (SELECT trace, step, dtype, units, sum(f) AS f, max(peak) AS peak,
-                        row_number() OVER (PARTITION BY trace, step ORDER BY sum(f) DESC, dtype, units) AS r
-                 FROM ops GROUP BY trace, step, dtype, units)
+  SELECT * FROM (SELECT trace, step, dtype, units, f, peak,
+                        row_number() OVER (PARTITION BY trace, step ORDER BY f DESC, dtype, units) AS r
+                 FROM ops)
   WHERE r = 1),
 gpu AS (SELECT trace, step, union_ns(ts, end) AS busy FROM gpu_steps WHERE step IS NOT NULL GROUP BY trace, step)
 SELECT s.step, round(s.dur / 1e6, 3) AS wall_ms, round(g.busy / 1e6, 3) AS gpu_busy_ms,
