@@ -46,6 +46,23 @@ struct Scalar {
 
 constexpr int64_t kNull = INT64_MIN;  // marks an absent integer column
 
+// Time arithmetic on values a trace or a hand-edited saved database supplies. Any int64 can arrive
+// (the loader keeps every ts that fits, a saved database's ts / end can be edited independently),
+// so a difference of two times, or a sum of durations, can leave int64: undefined behaviour. These
+// clamp to the int64 range instead; only hostile inputs ever reach the clamp.
+inline int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+inline int64_t sat_sub(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+inline int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? ((a < 0) != (b < 0) ? INT64_MIN : INT64_MAX) : r;
+}
+
 struct Event {
   int64_t ts = kNull, dur = kNull;  // nanoseconds
   int64_t correlation = kNull, external_id = kNull, seq = kNull, stream = kNull, device = kNull;

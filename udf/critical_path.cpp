@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "src/trace_model.h"
+
 namespace tlsql {
 
 const char* cp_edge_name(CpEdge t) {
@@ -42,7 +44,7 @@ class Graph {
   // keeps its place among the node's predecessors (the order that breaks ties below).
   size_t add(int u, int v, CpEdge type, bool zero = false) {
     const bool weightless = zero || type == CpEdge::dependency || type == CpEdge::sync_dependency;
-    Edge e{u, v, type, weightless ? 0 : nodes[(size_t)v].ts - nodes[(size_t)u].ts};
+    Edge e{u, v, type, weightless ? 0 : sat_sub(nodes[(size_t)v].ts, nodes[(size_t)u].ts)};
     auto [it, fresh] = at_.try_emplace(key(u, v), edges.size());
     if (fresh)
       edges.push_back(e);
@@ -331,7 +333,7 @@ CpResult critical_path(const CpInput& in) {
   size_t far = order[0];
   for (size_t v : order) {
     for (size_t e : pred[v]) {
-      int64_t d = dist[(size_t)g.edges[e].u] + g.edges[e].weight;
+      int64_t d = sat_add(dist[(size_t)g.edges[e].u], g.edges[e].weight);
       if (best[v] < 0 || d > dist[v]) dist[v] = d, best[v] = (int64_t)e;
     }
     if (dist[v] > dist[far]) far = v;

@@ -7,10 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "src/trace_model.h"
+
 namespace tlsql {
 
 // Replaces `iv` by its union: disjoint, ascending, empty or inverted intervals dropped (they cover
-// nothing); intervals that touch are joined. Returns the total length covered.
+// nothing); intervals that touch are joined. Returns the total length covered (clamped to int64:
+// hostile times can span more).
 inline int64_t merge_union(std::vector<std::pair<int64_t, int64_t>>& iv) {
   if (!std::is_sorted(iv.begin(), iv.end())) std::sort(iv.begin(), iv.end());
   size_t out = 0;
@@ -19,10 +22,10 @@ inline int64_t merge_union(std::vector<std::pair<int64_t, int64_t>>& iv) {
     auto [s, e] = iv[i];
     if (e <= s) continue;
     if (out > 0 && s <= iv[out - 1].second) {
-      if (e > iv[out - 1].second) total += e - iv[out - 1].second, iv[out - 1].second = e;
+      if (e > iv[out - 1].second) total = sat_add(total, sat_sub(e, iv[out - 1].second)), iv[out - 1].second = e;
     } else {
       iv[out++] = {s, e};
-      total += e - s;
+      total = sat_add(total, sat_sub(e, s));
     }
   }
   iv.resize(out);

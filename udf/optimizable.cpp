@@ -55,7 +55,7 @@ class Coverage {
     std::sort(steps.begin(), steps.end());
     int64_t count = 0, area = 0;
     for (size_t i = 0; i < steps.size(); ++i) {
-      if (i > 0) area += count * (steps[i].first - steps[i - 1].first);
+      if (i > 0) area = sat_add(area, sat_mul(count, sat_sub(steps[i].first, steps[i - 1].first)));
       count += steps[i].second;
       if (!at_.empty() && at_.back() == steps[i].first)
         area_.back() = area, count_.back() = count;
@@ -63,14 +63,14 @@ class Coverage {
         at_.push_back(steps[i].first), area_.push_back(area), count_.push_back(count);
     }
   }
-  int64_t overlap(int64_t s, int64_t e) const { return e > s ? before(e) - before(s) : 0; }
+  int64_t overlap(int64_t s, int64_t e) const { return e > s ? sat_sub(before(e), before(s)) : 0; }
 
  private:
   int64_t before(int64_t t) const {
     auto it = std::upper_bound(at_.begin(), at_.end(), t);
     if (it == at_.begin()) return 0;
     size_t k = (size_t)(it - at_.begin()) - 1;
-    return area_[k] + count_[k] * (t - at_[k]);
+    return sat_add(area_[k], sat_mul(count_[k], sat_sub(t, at_[k])));
   }
   std::vector<int64_t> at_, area_, count_;  // breakpoints; span time before each; spans open after it
 };
@@ -241,7 +241,7 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!std::is_sorted(host.begin(), host.end(), by_uid)) std::sort(host.begin(), host.end(), by_uid);
   for (auto [p, d] : rows.parent_dur) {
     auto it = std::lower_bound(host.begin(), host.end(), Host{p, 0, 0, 0, 0}, by_uid);
-    if (it != host.end() && it->uid == p) it->self -= d;
+    if (it != host.end() && it->uid == p) it->self = sat_sub(it->self, d);
   }
   rows.parent_dur = {};
   std::sort(host.begin(), host.end(), by_start);
@@ -351,7 +351,9 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   const Coverage falling_cover(falling);
   for (size_t i = 0; i < host.size(); ++i)
     if (falling_cover.overlap(host[i].start, host[i].end) > 0) chosen.push_back(i);
-  auto fraction = [&](const Host& e) { return e.end > e.start ? (double)e.idle / (double)(e.end - e.start) : 0.0; };
+  auto fraction = [&](const Host& e) {
+    return e.end > e.start ? (double)e.idle / ((double)e.end - (double)e.start) : 0.0;
+  };
   auto zscores = [&](auto value) {
     std::vector<double> z(chosen.size(), 0.0);
     if (chosen.size() < 2) return z;

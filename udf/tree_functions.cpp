@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "src/trace_model.h"
 #include "udf/registry.h"
 #include "udf/source_frames.h"
 #include "udf/tree_access.h"
@@ -139,7 +140,7 @@ struct Cursor : VtabCursor<WalkTable> {
         break;
       case kDur:
         if (r.has_time)
-          sqlite3_result_int64(ctx, r.end - r.ts);
+          sqlite3_result_int64(ctx, sat_sub(r.end, r.ts));
         else
           sqlite3_result_null(ctx);
         break;
@@ -184,11 +185,11 @@ void self_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!row->has_time) return sqlite3_result_null(ctx);
   // As torch.profiler: the event's duration less its children's, host children only (a launch
   // call's kernels run on the GPU, not inside the call).
-  int64_t self = row->end - row->ts;
+  int64_t self = sat_sub(row->end, row->ts);
   for (int64_t k : tree->children(uid))
     if (auto r = tree->row(k);
         r && r->has_time && !is_gpu_work(r->kind) && r->kind != "sync" && r->kind != "gpu_annotation")
-      self -= r->end - r->ts;
+      self = sat_sub(self, sat_sub(r->end, r->ts));
   sqlite3_result_int64(ctx, std::max<int64_t>(0, self));
 }
 
