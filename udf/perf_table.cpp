@@ -706,10 +706,9 @@ void compute(Input& in, PerfTable& t) {
       taken_above[r] = taken_above[(size_t)p] || modeled_op((size_t)p) || (t.flags[(size_t)p] & PerfTable::counted);
       t.marker[r] = facts.marker(in.name[(size_t)p]) ? (uint32_t)p : t.marker[(size_t)p];
     }
-    const bool runtime = in.kind[r] == Kind::runtime || in.kind[r] == Kind::driver;
-    if (((in.kind[r] == Kind::cpu_op && modeled_op(r)) || ((in.kind[r] == Kind::cpu_op || runtime) && launches[r])) &&
-        !taken_above[r])
-      t.flags[r] |= PerfTable::counted;
+    const Kind k = in.kind[r];  // (modeled_op is an op's alone)
+    const bool launcher = launches[r] && (k == Kind::cpu_op || k == Kind::runtime || k == Kind::driver);
+    if ((modeled_op(r) || launcher) && !taken_above[r]) t.flags[r] |= PerfTable::counted;
   }
   inclusive_models(in, t, order, start, kids, gpu_below);
 }
