@@ -7,22 +7,26 @@
 #include <cstring>
 #include <new>
 
+#include "src/args_text.h"
+
 namespace tlsql {
 
-uint32_t StringPool::intern(std::string_view s) {
+uint32_t StringPool::intern(std::string_view s, size_t cap) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = ids_.find(s);
   if (it != ids_.end()) return it->second;
+  if (strings_.size() >= cap) return kNone;
   const std::string& stored = strings_.emplace_back(s);
   uint32_t id = (uint32_t)strings_.size() - 1;
   ids_.emplace(stored, id);
   return id;
 }
 
-uint32_t StringPool::Cache::intern(std::string_view s) {
+uint32_t StringPool::Cache::intern(std::string_view s, size_t cap) {
   auto it = ids_.find(s);
   if (it != ids_.end()) return it->second;
-  uint32_t id = pool_.intern(s);
+  uint32_t id = pool_.intern(s, cap);
+  if (id == kNone) return kNone;
   std::lock_guard<std::mutex> l(pool_.mu_);  // the deque may be growing in another thread
   ids_.emplace(pool_.strings_[id], id);
   return id;
@@ -43,6 +47,20 @@ uint64_t TextArena::Writer::add(std::string_view s) {
   used_ += s.size();
   std::memset(data_ + used_, ' ', std::min(kSlack, size_ - used_));  // readable slack for in-place parsing
   return handle;
+}
+
+uint64_t TextArena::Writer::add_args(std::string_view json, uint32_t& len, bool& keyed) {
+  encoded_.clear();
+  keyed = args_text::encode(json, keys_, encoded_);
+  const std::string_view stored = keyed ? std::string_view(encoded_) : json;
+  len = (uint32_t)stored.size();
+  return add(stored);
+}
+
+std::string_view args_of(const TextArena& arena, const EventRec& e, std::string& buf) {
+  if (!e.is(EventRec::has_args)) return {};
+  const std::string_view stored = arena.get(e.args, e.args_len);
+  return e.is(EventRec::keyed_args) ? args_text::decode(stored, arena.keys(), buf) : stored;
 }
 
 RowArray::~RowArray() {

@@ -24,7 +24,8 @@ namespace tlsql {
 class StringPool {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
-  uint32_t intern(std::string_view s);
+  // kNone when `s` is new and the pool already holds `cap` strings.
+  uint32_t intern(std::string_view s, size_t cap = SIZE_MAX);
   std::string_view get(uint32_t id) const { return strings_[id]; }
   size_t size() const { return strings_.size(); }
 
@@ -32,7 +33,7 @@ class StringPool {
   class Cache {
    public:
     explicit Cache(StringPool& pool) : pool_(pool) {}
-    uint32_t intern(std::string_view s);
+    uint32_t intern(std::string_view s, size_t cap = SIZE_MAX);
 
    private:
     StringPool& pool_;
@@ -45,36 +46,45 @@ class StringPool {
   std::unordered_map<std::string_view, uint32_t> ids_;
 };
 
-// Append-only text storage; views stay valid (blocks never move). Each block keeps 64 spare
-// bytes past its end so simdjson can read an args text in place.
+// Append-only storage of args texts, their keys as tokens (src/args_text.h); views stay valid
+// (blocks never move). Each block keeps 64 spare bytes past its end so simdjson can read a text
+// in place.
 class TextArena {
  public:
   static constexpr size_t kSlack = 64;
   // Each writing thread appends into blocks of its own; only taking a new block is shared.
   class Writer {
    public:
-    explicit Writer(TextArena& arena) : arena_(arena) {}
+    explicit Writer(TextArena& arena) : arena_(arena), keys_(arena.keys_) {}
     uint64_t add(std::string_view s);  // returns a handle for get()
+    // Adds an args text (minified JSON), its keys as tokens where it can be encoded (`keyed`).
+    uint64_t add_args(std::string_view json, uint32_t& len, bool& keyed);
 
    private:
     TextArena& arena_;
+    StringPool::Cache keys_;
+    std::string encoded_;
     char* data_ = nullptr;
     size_t size_ = 0, used_ = 0;
     uint64_t block_ = 0;
   };
+  // The bytes as stored (an args text's keys as tokens: see args_of).
   std::string_view get(uint64_t handle, uint32_t len) const {
     return {blocks_[handle >> 32].get() + (handle & 0xffffffffu), len};
   }
+  const StringPool& keys() const { return keys_; }
 
  private:
   std::mutex mu_;
   std::deque<std::unique_ptr<char[]>> blocks_;
+  StringPool keys_;  // the args keys' dictionary
 };
 
 // One event, 120 bytes. Integers that may be absent hold kNull (int64) or kNull32 (int32).
 struct EventRec {
   static constexpr int32_t kNull32 = INT32_MIN;
-  enum Flags : uint8_t { pid_text = 1, tid_text = 2, flow_text = 4, backward = 8, has_args = 16 };
+  // keyed_args: the args text's keys are tokens (src/args_text.h)
+  enum Flags : uint8_t { pid_text = 1, tid_text = 2, flow_text = 4, backward = 8, has_args = 16, keyed_args = 32 };
   int64_t ts = kNull, dur = kNull;
   int64_t correlation = kNull, external_id = kNull, seq = kNull, stream = kNull;
   int64_t pid = kNull, tid = kNull, flow_id = kNull;  // string ids when the text flag is set
@@ -93,6 +103,10 @@ struct EventRec {
   }
   bool is(Flags f) const { return flags & f; }
 };
+
+// The args text of `e` ("" when it has none): decoded into `buf` when its keys are tokens, else
+// where it lies in the arena; kSlack readable bytes follow it either way.
+std::string_view args_of(const TextArena& arena, const EventRec& e, std::string& buf);
 
 // Rows of one trace in one anonymous mapping: pages never written are never resident, and parser
 // threads fill disjoint ranges at once. Growth (mremap) happens only while no parser holds a row.

@@ -114,6 +114,9 @@ struct Cursor : VtabCursor<Table> {
   // current row
   const LoadedTrace* trace = nullptr;
   const EventRec* rec = nullptr;
+  std::string buf;                    // the row's args text, decoded (args_of)
+  const EventRec* decoded = nullptr;  // the row `text` is of
+  std::string_view text;
 
   void settle() {
     if (use_list) {
@@ -436,7 +439,8 @@ int Cursor::filter(int plan, int, sqlite3_value** argv) {
 
 // A stored column (uid .. args) of one row, as the virtual table serves it and a save writes it.
 // Text points into the store (or static data) and stays valid while it lives.
-RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventRec& e, int64_t uid, int col) {
+RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventRec& e, int64_t uid, int col,
+                         std::string& buf) {
   auto integer = [](int64_t v) { return v == kNull ? RecordValue{} : RecordValue::of_int(v); };
   auto string = [&](uint32_t id) {
     return id == StringPool::kNone ? RecordValue{} : RecordValue::of_text(s.strings.get(id));
@@ -464,15 +468,15 @@ RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventR
     case kSeq: return integer(e.seq);
     case kFwd: return integer(e.fwd < 0 ? kNull : t.uid_base + e.fwd);
     case kFlowId: return scalar(e.flow_id, e.is(EventRec::flow_text));
-    case kArgs: return e.is(EventRec::has_args) ? RecordValue::of_text(s.args.get(e.args, e.args_len)) : RecordValue{};
+    case kArgs: return e.is(EventRec::has_args) ? RecordValue::of_text(args_of(s.args, e, buf)) : RecordValue{};
   }
   return {};
 }
 
 void Cursor::column(sqlite3_context* ctx, int col) {
   const EventRec& e = *rec;
-  if (col <= kArgs) {
-    RecordValue v = event_column(*store, *trace, e, store->first_uid + pos, col);
+  if (col < kArgs) {
+    RecordValue v = event_column(*store, *trace, e, store->first_uid + pos, col, buf);
     switch (v.type) {
       case RecordValue::null: sqlite3_result_null(ctx); break;
       case RecordValue::integer: sqlite3_result_int64(ctx, v.i); break;
@@ -480,13 +484,15 @@ void Cursor::column(sqlite3_context* ctx, int col) {
     }
     return;
   }
-  // args members, minified as SQLite's -> operator returns them: the loader stores args minified,
-  // so the text is served where it lies
-  std::string_view m;
-  if (e.is(EventRec::has_args))
-    m = json_scan::find_member(store->args.get(e.args, e.args_len), kArgsMember[col - kInputDims]);
-  if (m.empty()) return sqlite3_result_null(ctx);
-  sqlite3_result_text(ctx, m.data(), (int)m.size(), SQLITE_STATIC);
+  if (!e.is(EventRec::has_args)) return sqlite3_result_null(ctx);
+  // The row's args text, decoded once for all the columns read from it (a decoded text lies in
+  // the cursor's buffer, which the next row overwrites: SQLite gets a copy of it).
+  if (decoded != rec) text = args_of(store->args, e, buf), decoded = rec;
+  const auto lifetime = e.is(EventRec::keyed_args) ? SQLITE_TRANSIENT : SQLITE_STATIC;
+  // args members, minified as SQLite's -> operator returns them: the loader stores args minified
+  std::string_view v = col == kArgs ? text : json_scan::find_member(text, kArgsMember[col - kInputDims]);
+  if (col != kArgs && v.empty()) return sqlite3_result_null(ctx);
+  sqlite3_result_text(ctx, v.data(), (int)v.size(), lifetime);
 }
 
 }  // namespace
@@ -570,7 +576,8 @@ EventPages plan_event_pages(sqlite3* db) {
     while (cols.step()) {
       int cid = sqlite3_column_int(cols.get(), 0);
       const char* coll = (const char*)sqlite3_column_text(cols.get(), 2);
-      ok = ok && cid >= 0 && cid <= kArgs && sqlite3_column_int(cols.get(), 1) == 0 && coll &&
+      // (not args: its texts are decoded per row, and entries tell texts apart by their address)
+      ok = ok && cid >= 0 && cid < kArgs && sqlite3_column_int(cols.get(), 1) == 0 && coll &&
            std::string_view(coll) == "BINARY";
       ix.columns.push_back(cid);
     }
@@ -596,11 +603,12 @@ EventPages plan_event_pages(sqlite3* db) {
 void write_event_pages(const EventStore& s, const EventPages& plan, const std::string& path) {
   BtreeFile file(path);
   RecordValue row[kArgs + 1];  // row[kUid] stays NULL: an INTEGER PRIMARY KEY is the rowid
+  std::string buf;
   BtreeFile::Table table(file, plan.table_root);
   for (const auto& t : s.traces)
     for (size_t i = 0; i < t->rows.size(); ++i) {
       const int64_t uid = t->uid_base + (int64_t)i;
-      for (int c = kUid + 1; c <= kArgs; ++c) row[c] = event_column(s, *t, t->rows[i], uid, c);
+      for (int c = kUid + 1; c <= kArgs; ++c) row[c] = event_column(s, *t, t->rows[i], uid, c, buf);
       table.add(uid, row);
     }
   table.finish();
@@ -635,7 +643,7 @@ void write_event_pages(const EventStore& s, const EventPages& plan, const std::s
         Entry e{};
         e.pos = pos;
         for (size_t c = 0; c < k; ++c) {
-          RecordValue v = event_column(s, *t, t->rows[i], uid, ix.columns[c]);
+          RecordValue v = event_column(s, *t, t->rows[i], uid, ix.columns[c], buf);
           if (c == 0 && ix.skip_null_first && v.type == RecordValue::null) goto next_row;
           e.key[2 * c] = v.type;
           if (v.type == RecordValue::integer) e.key[2 * c + 1] = (uint64_t)v.i ^ (1ull << 63);  // signed order

@@ -116,11 +116,12 @@ std::vector<CapturedGraph> captured_graphs(const LoadedTrace& trace, StringPool&
     CapturedGraph g = graph_of_calls(ev, launches, [&](int32_t p) { return ev[p].ts >= begin; });
     g.file = file;
     g.capture = index;
+    std::string buf;
     for (size_t n = 0; n < launches.size(); ++n) {
       const EventRec& l = ev[launches[n]];
       CapturedGraph::Node& node = g.nodes[n];
       node.work = launched_work(name(l));
-      std::string_view a = l.is(EventRec::has_args) ? args.get(l.args, l.args_len) : std::string_view();
+      std::string_view a = args_of(args, l, buf);
       if (node.work == Kind::kernel)
         if (auto k = kernel_arg(a)) node.kernel = strings.intern(*k);
       node.geometry = launch_geometry(a);
@@ -168,8 +169,8 @@ std::optional<CapturedGraph> EagerRuns::graph_for(const std::vector<ReplayEvent>
   auto signature = [&](int32_t gpu) {
     const int32_t op = launcher(gpu);
     if (op < 0) return std::string("-");
-    std::string_view a =
-        ev_[op].is(EventRec::has_args) ? args_.get(ev_[op].args, ev_[op].args_len) : std::string_view();
+    std::string buf;
+    std::string_view a = args_of(args_, ev_[op], buf);
     return std::to_string(ev_[op].name) + "|" + std::string(json_scan::find_member(a, "Input Dims"));
   };
   std::vector<int32_t> first;
@@ -233,11 +234,11 @@ std::optional<CapturedGraph> EagerRuns::graph_for(const std::vector<ReplayEvent>
   }
   CapturedGraph g = graph_of_calls(ev_, calls, [&](int32_t p) { return p != stop; });
   g.eager_start = first[0];
+  std::string buf;
   for (size_t n = 0; n < first.size(); ++n) {
     const EventRec& e = ev_[first[n]];
     g.nodes[n].work = e.kind, g.nodes[n].kernel = e.name;
-    g.nodes[n].geometry =
-        launch_geometry(e.is(EventRec::has_args) ? args_.get(e.args, e.args_len) : std::string_view());
+    g.nodes[n].geometry = launch_geometry(args_of(args_, e, buf));
   }
   return g;
 }

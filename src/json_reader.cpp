@@ -129,9 +129,9 @@ class Reader {
       quoted.push_back('"');
       raw = quoted;
     }
-    ev.args = sink_.args.add(raw);
-    ev.args_len = (uint32_t)raw.size();
-    ev.flags |= EventRec::has_args;
+    bool keyed;
+    ev.args = sink_.args.add_args(raw, ev.args_len, keyed);
+    ev.flags |= EventRec::has_args | (keyed ? EventRec::keyed_args : 0);
   }
 
   // The raw text of any value: simdjson 3.0 has no raw_json() on objects, so we note where the

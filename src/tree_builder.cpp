@@ -374,10 +374,10 @@ void ProfileTreeBuilder::attribute_graph_replays() {
     Replay r{k, j, {}};
     if (args_) {
       std::vector<ReplayEvent> events;
+      std::string buf;
       for (size_t x = k; x < j; ++x) {
         const EventRec& e = ev_[std::get<2>(replayed[x])];
-        std::string_view a = e.is(EventRec::has_args) ? args_->get(e.args, e.args_len) : std::string_view();
-        events.push_back({e.kind, e.name, launch_geometry(a)});
+        events.push_back({e.kind, e.name, launch_geometry(args_of(*args_, e, buf))});
       }
       const std::optional<int64_t> batch = have_graphs ? batch_above(ev_[launch].parent) : std::nullopt;
       // A graph replays many times with the same events: match each distinct replay once.

@@ -12,6 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "src/args_text.h"
 #include "src/event_table.h"
 #include "src/kind.h"
 #include "src/sqlite_util.h"
@@ -268,16 +269,27 @@ void read_store(const EventStore& s, Input& in) {
     }
   }
   // Parsing args is most of the pass: two threads, each on half the rows, merged in row order.
+  // Texts are decoded (args_text.h) only for ops with a model and for those that may hold
+  // inductor's keys: written out ("kernel_", a key the dictionary refused) or as their tokens.
   Parsed halves[2];
+  const std::string flop_token = args_text::key_token("kernel_flop", s.args.keys());
+  const std::string gb_token = args_text::key_token("kernel_num_gb", s.args.keys());
+  auto holds = [](std::string_view text, const std::string& token) {
+    return !token.empty() && text.find(token) != std::string_view::npos;
+  };
   auto parse = [&](int64_t from, int64_t to, Parsed& out) {
+    std::string buf;
     for (int64_t pos = from; pos < to;) {
       int64_t local;
       const LoadedTrace& t = s.trace_at(pos, local);
       for (; pos < to && local < (int64_t)t.rows.size(); ++pos, ++local) {
         const EventRec& e = t.rows[(size_t)local];
-        if (e.is(EventRec::has_args))
-          parse_args((uint32_t)pos, in.names[in.name[(size_t)pos]], modeled[(size_t)pos],
-                     s.args.get(e.args, e.args_len), out);
+        if (!e.is(EventRec::has_args)) continue;
+        const std::string_view stored = s.args.get(e.args, e.args_len);
+        if (modeled[(size_t)pos] == kNoModel && stored.find("kernel_") == std::string_view::npos &&
+            !holds(stored, flop_token) && !holds(stored, gb_token))
+          continue;
+        parse_args((uint32_t)pos, in.names[in.name[(size_t)pos]], modeled[(size_t)pos], args_of(s.args, e, buf), out);
       }
     }
   };

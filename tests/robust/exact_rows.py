@@ -37,6 +37,19 @@ def big_events(n, size):
             for i in range(n)]
 
 
+def keyed_events():
+    # The store writes args keys as tokens into a dictionary of at most 65,536 keys (src/args_text.h):
+    # more distinct keys than that (the later ones stay text), keys reused after the dictionary is
+    # full, keys and strings with escaped quotes and backslashes, ':' inside strings, nested
+    # objects, UTF-8, a key over 256 bytes. Each must come back with its keys in their order.
+    out = [{"ph": "i", "name": "k", "pid": 1, "tid": 1, "ts": i, "args": {f"key {i}": i}} for i in range(70000)]
+    odd = [{"a\"b": 1, "c\\": {"d\"": [1, {"e": "f\":", "g": "\\"}]}, "h": "x\\\"y"},
+           {"key 3": 0, "key 69999": 1, "é ü": "ÿ", "\u0001": "\u0002"},
+           {"x" * 300: "long", "": ""}, {"n": {"m": {"l": {}}}, "arr": [{"key 5": 5}, []]}]
+    out += [{"ph": "i", "name": "k", "pid": 1, "tid": 1, "ts": 70000 + i, "args": a} for i, a in enumerate(odd * 50)]
+    return out
+
+
 def write(name, events, gz):
     text = json.dumps({"traceEvents": events}, separators=(",", ":")).replace('"ts":"', '"ts":').replace('","dur"', ',"dur"')
     path = os.path.join(work, name + (".json.gz" if gz else ".json"))
@@ -44,6 +57,11 @@ def write(name, events, gz):
     with open(path, "wb") as f:
         f.write(gzip.compress(data, 1) if gz else data)
     return path, len(data)
+
+
+def pairs(p):
+    # Objects as their (key, value) pairs in order: args must come back with its keys as written.
+    return p
 
 
 def ns(v):
@@ -55,8 +73,9 @@ def expected_rows(path):
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     rows = []
-    for uid, e in enumerate(json.loads(raw, parse_float=Decimal)["traceEvents"]):
-        a = e.get("args", {})
+    for uid, e in enumerate(dict(json.loads(raw, parse_float=Decimal, object_pairs_hook=pairs))["traceEvents"]):
+        e = dict(e)
+        a = dict(e.get("args") or [])
         ts, dur = ns(e.get("ts")), ns(e.get("dur"))
         rows.append([uid, e.get("ph"), e.get("name"), e.get("pid"), e.get("tid"), ts, dur,
                      ts + dur if ts is not None and dur is not None else None,
@@ -80,7 +99,7 @@ def loaded_rows(path):
     rows = []
     for rec in list(csv.reader(io.StringIO(r.stdout)))[1:]:
         row = [as_value(x) for x in rec[:-1]]
-        row.append(json.loads(rec[-1], parse_float=Decimal) if rec[-1] else None)
+        row.append(json.loads(rec[-1], parse_float=Decimal, object_pairs_hook=pairs) if rec[-1] else None)
         rows.append(row)
     return rows
 
@@ -99,4 +118,5 @@ for gz in (False, True):
     compare(*write("small", small, gz))
     compare(*write("big", big, gz))
     compare(*write("mixed", small[:100000] + big[:12] + small[100000:200000], gz))
+compare(*write("keyed", keyed_events(), False))
 finish()
