@@ -1,6 +1,7 @@
 #include "udf/tree_diff.h"
 
 #include <algorithm>
+#include <span>
 #include <tuple>
 #include <unordered_set>
 #include <utility>
@@ -20,31 +21,46 @@ using Pair = std::pair<int64_t, int64_t>;
 // children there (by start, uid) and the size of its subtree there.
 struct GpuPaths {
   std::vector<int64_t> roots;
-  std::vector<std::vector<int64_t>> children;
   std::vector<int32_t> size;
 
-  explicit GpuPaths(const std::vector<DiffNode>& t) : children(t.size()), size(t.size(), 0) {
+  // The children of node i on the GPU path, in order.
+  std::span<const int64_t> children(int64_t i) const {
+    return {kids_.data() + start_[(size_t)i], kids_.data() + start_[(size_t)i + 1]};
+  }
+
+  // (Children as one array with each node's start, not a vector per node: a GB trace has
+  // millions of nodes, and a vector each was most of the diff's memory and allocations.)
+  explicit GpuPaths(const std::vector<DiffNode>& t) : size(t.size(), 0), start_(t.size() + 1, 0) {
     std::vector<uint8_t> on(t.size(), 0);
     for (size_t i = 0; i < t.size(); ++i)  // up from each piece of GPU work, until a marked node
       if (t[i].kind == DiffNode::gpu)
         for (int64_t k = (int64_t)i; k >= 0 && !on[(size_t)k]; k = t[(size_t)k].parent) on[(size_t)k] = 1;
     for (size_t i = 0; i < t.size(); ++i)
-      if (on[i]) (t[i].parent >= 0 ? children[(size_t)t[i].parent] : roots).push_back((int64_t)i);
+      if (on[i] && t[i].parent >= 0) ++start_[(size_t)t[i].parent + 1];
+    for (size_t i = 0; i < t.size(); ++i) start_[i + 1] += start_[i];
+    kids_.resize(start_.back());
+    std::vector<int64_t> fill(start_.begin(), start_.end() - 1);
+    for (size_t i = 0; i < t.size(); ++i)
+      if (on[i]) (t[i].parent >= 0 ? kids_[(size_t)fill[(size_t)t[i].parent]++] : roots.emplace_back()) = (int64_t)i;
     auto by_start = [&](int64_t x, int64_t y) {
       const DiffNode &p = t[(size_t)x], &q = t[(size_t)y];
       return std::tuple(p.trace, p.ts, p.uid) < std::tuple(q.trace, q.ts, q.uid);
     };
     std::sort(roots.begin(), roots.end(), by_start);
-    for (auto& c : children) std::sort(c.begin(), c.end(), by_start);
+    for (size_t i = 0; i < t.size(); ++i) std::sort(kids_.begin() + start_[i], kids_.begin() + start_[i + 1], by_start);
     std::vector<int64_t> order(roots.begin(), roots.end());  // pre-order; sizes summed in reverse
     for (size_t k = 0; k < order.size(); ++k)
-      for (int64_t c : children[(size_t)order[k]]) order.push_back(c);
+      for (int64_t c : children(order[k])) order.push_back(c);
     for (size_t k = order.size(); k-- > 0;) {
       const size_t i = (size_t)order[k];
       size[i] += 1;
       if (t[i].parent >= 0) size[(size_t)t[i].parent] += size[i];
     }
   }
+
+ private:
+  std::vector<int64_t> start_;  // node i's children: kids_[start_[i], start_[i + 1])
+  std::vector<int64_t> kids_;
 };
 
 class Aligner {
@@ -161,7 +177,7 @@ bool flatten(const std::vector<DiffNode>& a, const std::vector<DiffNode>& b, con
     if (i < 0 && wrapper(b[(size_t)j])) ins.push_back(j), only_b.insert(b[(size_t)j].name);
   }
   if (del.empty() || ins.empty()) return false;
-  auto holds = [](const std::vector<DiffNode>& t, const std::vector<int64_t>& kids,
+  auto holds = [](const std::vector<DiffNode>& t, std::span<const int64_t> kids,
                   const std::unordered_set<int32_t>& names) {
     for (int64_t k : kids)
       if (names.count(t[(size_t)k].name)) return true;
@@ -171,16 +187,16 @@ bool flatten(const std::vector<DiffNode>& a, const std::vector<DiffNode>& b, con
     std::vector<int64_t> out;
     for (int64_t k : list)
       if (drop.count(k))
-        out.insert(out.end(), p.children[(size_t)k].begin(), p.children[(size_t)k].end());
+        out.insert(out.end(), p.children(k).begin(), p.children(k).end());
       else
         out.push_back(k);
     list = std::move(out);
   };
   std::unordered_set<int64_t> open_a, open_b;
   for (int64_t j : ins)
-    if (holds(b, pb.children[(size_t)j], only_a)) open_b.insert(j);
+    if (holds(b, pb.children(j), only_a)) open_b.insert(j);
   for (int64_t i : del)
-    if (holds(a, pa.children[(size_t)i], only_b)) open_a.insert(i);
+    if (holds(a, pa.children(i), only_b)) open_a.insert(i);
   if (open_a.empty() && open_b.empty()) return false;
   open(cx, open_a, pa), open(cy, open_b, pb);
   return true;
@@ -206,8 +222,8 @@ DiffMatch match_trees(const std::vector<DiffNode>& a, const std::vector<DiffNode
   while (!work.empty()) {
     auto [x, y] = work.back();
     work.pop_back();
-    cx = x < 0 ? pa.roots : pa.children[(size_t)x];
-    cy = y < 0 ? pb.roots : pb.children[(size_t)y];
+    const std::span<const int64_t> kx = x < 0 ? pa.roots : pa.children(x), ky = y < 0 ? pb.roots : pb.children(y);
+    cx.assign(kx.begin(), kx.end()), cy.assign(ky.begin(), ky.end());
     aligner.align(cx, cy, steps);
     // Wrappers (TraceLens's check_diff_children): where a child only one side has holds a node
     // named like a child only the other side has (AMP's aten::linear calls aten::linear; a
@@ -251,17 +267,17 @@ std::vector<MergedNode> merged_subtree(const std::vector<DiffNode>& a, const std
     if (n.depth >= max_depth) continue;
     std::vector<MergedNode> kids;
     if (n.a >= 0 && n.b >= 0) {
-      for (int64_t c : pa.children[(size_t)n.a])
+      for (int64_t c : pa.children(n.a))
         if (match_a[(size_t)c] >= 0) kids.push_back({n.depth + 1, c, match_a[(size_t)c], false});
-      for (int64_t c : pa.children[(size_t)n.a])
+      for (int64_t c : pa.children(n.a))
         if (match_a[(size_t)c] < 0) kids.push_back({n.depth + 1, c, -1, false});
-      for (int64_t c : pb.children[(size_t)n.b])
+      for (int64_t c : pb.children(n.b))
         if (match_b[(size_t)c] < 0) kids.push_back({n.depth + 1, -1, c, false});
     } else if (n.a >= 0) {  // one side's subtree; what matched through a wrapper shows where it matched
-      for (int64_t c : pa.children[(size_t)n.a])
+      for (int64_t c : pa.children(n.a))
         if (match_a[(size_t)c] < 0) kids.push_back({n.depth + 1, c, -1, false});
     } else {
-      for (int64_t c : pb.children[(size_t)n.b])
+      for (int64_t c : pb.children(n.b))
         if (match_b[(size_t)c] < 0) kids.push_back({n.depth + 1, -1, c, false});
     }
     if (!kids.empty()) kids.back().last = true;
