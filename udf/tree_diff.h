@@ -22,11 +22,11 @@ std::string diff_name(std::string_view name);
 struct DiffNode {
   enum Kind : uint8_t { host, op, call, gpu };  // other host event, cpu_op, runtime / driver call, GPU work
   int64_t uid;
-  int64_t parent;  // index of the parent in the same vector, -1 for a root
+  int64_t ts;
+  int32_t parent;  // index of the parent in the same vector, -1 for a root (a side holds < 2^31 nodes)
   int32_t name;    // diff_name, numbered (the same numbering for both trees)
   int32_t trace;   // roots are ordered by (trace, ts, uid), children by (ts, uid)
-  int64_t ts;
-  Kind kind;
+  Kind kind;       // (32 bytes a node: a GB trace's diff holds millions)
 };
 
 struct DiffMatch {

@@ -31,13 +31,13 @@ namespace {
 
 struct Side {
   std::vector<DiffNode> nodes;
-  std::vector<int32_t> raw;   // per node: its name as written (Names::raw)
-  std::vector<int64_t> dur;   // per node: its duration, kNull when none
-  std::vector<int64_t> uids;  // nodes[i].uid, ascending (rows come in uid order): uid -> index
+  std::vector<int32_t> raw;  // per node: its name as written (Names::raw)
+  std::vector<int64_t> dur;  // per node: its duration, kNull when none
   std::vector<int64_t> match, lca, op;
+  // uid -> index: nodes are in uid order (rows come in uid order)
   int64_t find(int64_t uid) const {
-    auto it = std::lower_bound(uids.begin(), uids.end(), uid);
-    return it != uids.end() && *it == uid ? it - uids.begin() : -1;
+    auto it = std::lower_bound(nodes.begin(), nodes.end(), uid, [](const DiffNode& n, int64_t u) { return n.uid < u; });
+    return it != nodes.end() && it->uid == uid ? it - nodes.begin() : -1;
   }
 };
 
@@ -98,19 +98,20 @@ void order_gpu_rows(TreeDiff& d) {
 
 // Rows come in uid order (the event table's, the store's); parents become indices.
 void link_parents(Side& s, std::vector<int64_t>& parent_uid) {
-  if (!std::is_sorted(s.uids.begin(), s.uids.end())) {  // the event table is read in uid order; be sure
-    std::vector<size_t> order(s.uids.size());
+  auto by_uid = [](const DiffNode& x, const DiffNode& y) { return x.uid < y.uid; };
+  if (!std::is_sorted(s.nodes.begin(), s.nodes.end(), by_uid)) {  // the event table is read in uid order; be sure
+    std::vector<size_t> order(s.nodes.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return s.uids[x] < s.uids[y]; });
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return s.nodes[x].uid < s.nodes[y].uid; });
     std::vector<DiffNode> nodes;
     std::vector<int64_t> parents, dur;
     std::vector<int32_t> raw;
     for (size_t i : order)
       nodes.push_back(s.nodes[i]), parents.push_back(parent_uid[i]), raw.push_back(s.raw[i]), dur.push_back(s.dur[i]);
     s.nodes = std::move(nodes), parent_uid = std::move(parents), s.raw = std::move(raw), s.dur = std::move(dur);
-    for (size_t i = 0; i < s.nodes.size(); ++i) s.uids[i] = s.nodes[i].uid;
   }
-  for (size_t i = 0; i < s.nodes.size(); ++i) s.nodes[i].parent = parent_uid[i] < 0 ? -1 : s.find(parent_uid[i]);
+  for (size_t i = 0; i < s.nodes.size(); ++i)
+    s.nodes[i].parent = parent_uid[i] < 0 ? -1 : (int32_t)s.find(parent_uid[i]);
 }
 
 // The node kind of an event kind; false for kinds the diff leaves out.
@@ -139,10 +140,10 @@ void read_side(sqlite3* db, const std::string& schema, Names& names, Side& s) {
   while (q.step()) {
     DiffNode::Kind k;
     if (!diff_kind(kind_from_name((const char*)sqlite3_column_text(r, 2)), k)) continue;
-    s.uids.push_back(sqlite3_column_int64(r, 0));
     parent_uid.push_back(sqlite3_column_type(r, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(r, 1));
     auto [name, raw] = names((const char*)sqlite3_column_text(r, 3));
-    s.nodes.push_back({s.uids.back(), -1, name, (int32_t)sqlite3_column_int64(r, 4), sqlite3_column_int64(r, 5), k});
+    s.nodes.push_back(
+        {sqlite3_column_int64(r, 0), sqlite3_column_int64(r, 5), -1, name, (int32_t)sqlite3_column_int64(r, 4), k});
     s.raw.push_back(raw);
     s.dur.push_back(sqlite3_column_type(r, 6) == SQLITE_NULL ? kNull : sqlite3_column_int64(r, 6));
   }
@@ -157,8 +158,7 @@ void read_side(sqlite3* db, const std::string& schema, Names& names, Side& s) {
 // map, not a search.
 void read_store(const EventStore& store, Side& s) {
   // (Room for every row at once: growing by doubling copied and faulted in the arrays twice.)
-  s.nodes.reserve(store.total_rows), s.uids.reserve(store.total_rows);
-  s.raw.reserve(store.total_rows), s.dur.reserve(store.total_rows);
+  s.nodes.reserve(store.total_rows), s.raw.reserve(store.total_rows), s.dur.reserve(store.total_rows);
   std::vector<int64_t> node_of;  // per row of the trace being read: its node, or -1
   for (const auto& t : store.traces) {
     node_of.assign(t->rows.size(), -1);
@@ -168,13 +168,12 @@ void read_store(const EventStore& store, Side& s) {
       DiffNode::Kind k;
       if (!diff_kind(e.kind, k) || e.ts == kNull) continue;
       node_of[r] = (int64_t)s.nodes.size();
-      s.uids.push_back(t->uid_base + (int64_t)r);
-      s.nodes.push_back({s.uids.back(), -1, (int32_t)e.name, (int32_t)t->id, e.ts, k});
+      s.nodes.push_back({t->uid_base + (int64_t)r, e.ts, -1, (int32_t)e.name, (int32_t)t->id, k});
       s.dur.push_back(e.dur);
     }
     for (size_t i = first; i < s.nodes.size(); ++i) {
-      const int32_t parent = t->rows[(size_t)(s.uids[i] - t->uid_base)].parent;
-      s.nodes[i].parent = parent >= 0 ? node_of[(size_t)parent] : -1;
+      const int32_t parent = t->rows[(size_t)(s.nodes[i].uid - t->uid_base)].parent;
+      s.nodes[i].parent = parent >= 0 ? (int32_t)node_of[(size_t)parent] : -1;
     }
   }
 }
@@ -227,6 +226,11 @@ std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
       read_store(*stores[k], d->side[k]);
     name_side(*stores[k], d->names, d->side[k]);
   }
+  for (int k = 0; k < 2; ++k)
+    if (d->side[k].nodes.size() > (size_t)INT32_MAX) {  // (DiffNode's parent indexes)
+      d->error = fmt::format("{}: over 2^31 events to compare", k == 0 ? "main" : "other");
+      return d;
+    }
   DiffMatch m = match_trees(d->side[0].nodes, d->side[1].nodes);
   d->side[0].match = std::move(m.a), d->side[1].match = std::move(m.b);
   for (Side& s : d->side) s.lca = lowest_matched_ancestors(s.nodes, s.match), s.op = nearest_ops(s.nodes);

@@ -22,7 +22,7 @@ struct Builder {
   Builder& add(int64_t uid, int64_t parent, DiffNode::Kind k, const std::string& name, int64_t ts) {
     auto id = names.try_emplace(tlsql::diff_name(name), (int32_t)names.size()).first->second;
     at[uid] = (int64_t)nodes.size();
-    nodes.push_back({uid, parent < 0 ? -1 : at.at(parent), id, 0, ts, k});
+    nodes.push_back({uid, ts, parent < 0 ? -1 : (int32_t)at.at(parent), id, 0, k});
     return *this;
   }
   int64_t operator[](int64_t uid) const { return at.at(uid); }
