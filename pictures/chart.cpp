@@ -315,13 +315,29 @@ double legend(Canvas& cv, double x, double y, const std::vector<std::pair<std::s
 
 // The texts of a roofline's points, each kept once: a GB trace has hundreds of thousands of points
 // and a few hundred distinct names, shapes and categories.
+// Interned texts: a roofline has hundreds of thousands of points and a few hundred distinct
+// names (looked up by view: no string is made for a text already held).
 class Texts {
  public:
-  const std::string* operator()(std::string&& s) { return &*set_.insert(std::move(s)).first; }
+  const std::string* operator()(std::string_view s) {
+    auto it = set_.find(s);
+    if (it == set_.end()) it = set_.emplace(s).first;
+    return &*it;
+  }
 
  private:
-  std::unordered_set<std::string> set_;  // nodes: the pointers stay valid
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_set<std::string, Hash, std::equal_to<>> set_;  // nodes: the pointers stay valid
 };
+
+// Column i's text, valid until the statement steps ("" for NULL).
+std::string_view column_view(sqlite3_stmt* s, int i) {
+  const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(s, i));
+  return t ? std::string_view(t, (size_t)sqlite3_column_bytes(s, i)) : std::string_view();
+}
 
 struct Point {
   int64_t uid, trace;
@@ -366,34 +382,34 @@ std::function<Chart()> roofline_chart_job(sqlite3* db, bool kernels, const std::
   // here once per name: a GB trace has a few hundred op names and hundreds of thousands of points.
   const std::shared_ptr<const UserModels> user = user_models(db);
   Texts texts;
-  std::unordered_map<std::string, std::pair<const std::string*, const std::string*>> by_name;
+  std::unordered_map<const std::string*, std::pair<const std::string*, const std::string*>> by_name;  // interned
   auto named = [&](sqlite3_stmt* s, const std::string* name, int c) {
-    if (sqlite3_column_type(s, c) != SQLITE_NULL) return texts(column_text(s, c));
-    auto it = by_name.find(*name);
+    if (sqlite3_column_type(s, c) != SQLITE_NULL) return texts(column_view(s, c));
+    auto it = by_name.find(name);
     if (it == by_name.end())
-      it = by_name.emplace(*name, std::pair(texts(short_name(*name)), texts(op_category(user.get(), *name)))).first;
+      it = by_name.emplace(name, std::pair(texts(short_name(*name)), texts(op_category(user.get(), *name)))).first;
     return c == 3 ? it->second.first : it->second.second;
   };
   auto point = [&](sqlite3_stmt* s) {
     // NULL (no number: a non-finite one, or no peak for this GPU) reads as NaN.
     auto num = [&](int c) { return sqlite3_column_type(s, c) == SQLITE_NULL ? NAN : sqlite3_column_double(s, c); };
     if (sqlite3_column_type(s, 5) == SQLITE_NULL) return;  // no FLOPs model
-    const std::string* name = texts(column_text(s, 2));
+    const std::string* name = texts(column_view(s, 2));
     const std::string* category = named(s, name, 4);
     Point p{sqlite3_column_int64(s, 0),
             sqlite3_column_int64(s, 1),
             name,
             named(s, name, 3),
             category,
-            texts(sqlite3_column_type(s, 10) == SQLITE_NULL ? "fp32" : column_text(s, 10)),
-            texts(sqlite3_column_type(s, 11) == SQLITE_NULL ? "vector" : column_text(s, 11)),
+            texts(sqlite3_column_type(s, 10) == SQLITE_NULL ? "fp32" : column_view(s, 10)),
+            texts(sqlite3_column_type(s, 11) == SQLITE_NULL ? "vector" : column_view(s, 11)),
             category_index(*category),
             num(5),
             num(6),
             num(7),
             num(8),
             num(9),
-            texts(column_text(s, 12))};
+            texts(column_view(s, 12))};
     if (!(p.ns > 0))
       ++no_time;
     else if (!(p.flops > 0))

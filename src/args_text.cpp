@@ -3,17 +3,22 @@
 #include <algorithm>
 #include <cstring>
 
+#include "src/json_scan.h"
+
 namespace tlsql::args_text {
 
 namespace {
 
 void put_token(uint32_t id, std::string& out) {
   out.push_back(kToken);
-  do {
-    const auto low = (uint8_t)(id & 0x7f);
-    id >>= 7;
-    out.push_back((char)(id ? low | 0x80 : low));
-  } while (id);
+  for (; id >= 64; id >>= 6) out.push_back((char)(0x80 | (id & 63)));
+  out.push_back((char)(0xC0 | id));
+}
+
+// Past the token at p (its 0x01): the index after its last digit.
+size_t token_end(const char* d, size_t n, size_t p) {
+  for (++p; p < n && ((uint8_t)d[p] & 0xC0) == 0x80;) ++p;
+  return p < n ? p + 1 : n;
 }
 
 }  // namespace
@@ -53,27 +58,39 @@ bool encode(std::string_view json, StringPool::Cache& keys, std::string& out) {
 }
 
 std::string_view decode(std::string_view stored, const StringPool& keys, std::string& buf) {
-  buf.clear();
+  // Written through a pointer into `buf`, grown as keys need (no per-append checks): the literal
+  // runs between tokens are a few bytes each, and decoding runs once per row a query reads.
   const char* p = stored.data();
   const char* end = p + stored.size();
+  size_t room = stored.size() * 3 + 64 + TextArena::kSlack;
+  if (buf.size() < room) buf.resize(room);
+  char* out = buf.data();
+  auto reserve = [&](size_t more) {  // room for `more` bytes, what is left of `stored` and the slack
+    const size_t at = (size_t)(out - buf.data()), need = at + more + (size_t)(end - p) + TextArena::kSlack;
+    if (need > buf.size()) buf.resize(std::max(need, buf.size() * 2)), out = buf.data() + at;
+  };
   while (p < end) {
     const auto* t = static_cast<const char*>(std::memchr(p, kToken, (size_t)(end - p)));
-    if (!t) {
-      buf.append(p, end);
-      break;
-    }
-    buf.append(p, t);
+    const char* run_end = t ? t : end;
+    std::memcpy(out, p, (size_t)(run_end - p));
+    out += run_end - p;
+    if (!t) break;
     uint32_t id = 0;
     int shift = 0;
-    for (p = t + 1; p < end && shift < 32; shift += 7) {
+    for (p = t + 1; p < end && shift < 32; shift += 6) {
       const auto b = (uint8_t)*p++;
-      id |= (uint32_t)(b & 0x7f) << shift;
-      if (!(b & 0x80)) break;
+      id |= (uint32_t)(b & 63) << shift;
+      if ((b & 0xC0) == 0xC0) break;
     }
-    if (id < keys.size()) buf.append(keys.get(id));
+    if (id < keys.size()) {
+      const std::string_view key = keys.get(id);
+      reserve(key.size());
+      std::memcpy(out, key.data(), key.size());
+      out += key.size();
+    }
   }
-  const size_t n = buf.size();
-  buf.append(TextArena::kSlack, ' ');
+  const size_t n = (size_t)(out - buf.data());
+  std::memset(out, ' ', TextArena::kSlack);
   return {buf.data(), n};
 }
 
@@ -88,6 +105,41 @@ std::string key_token(std::string_view key, const StringPool& keys) {
       put_token((uint32_t)id, token);
       return token;
     }
+  return {};
+}
+
+std::string stored_key(std::string_view key, const StringPool& keys) {
+  std::string token = key_token(key, keys);
+  if (!token.empty()) return token;
+  std::string text;
+  text.reserve(key.size() + 3);
+  return text.append(1, '"').append(key).append("\":");
+}
+
+std::string_view find_member(std::string_view stored, std::string_view key, const StringPool& keys, std::string& buf) {
+  const char* d = stored.data();
+  const size_t n = stored.size();
+  if (n == 0 || d[0] != '{') return {};
+  for (size_t p = 1; p < n;) {
+    size_t value;  // where the member's value starts
+    if (d[p] == kToken) {
+      value = token_end(d, n, p);
+    } else if (d[p] == '"') {
+      value = json_scan::skip_string(d, n, p);
+      if (value == json_scan::npos || value >= n || d[value] != ':') return {};
+      ++value;
+    } else {
+      return {};  // '}': no members (left)
+    }
+    const size_t after = json_scan::skip_value(d, n, value);
+    if (after == json_scan::npos) return {};
+    if (std::string_view(d + p, value - p) == key) {
+      const std::string_view v(d + value, after - value);
+      return v.find(kToken) == std::string_view::npos ? v : decode(v, keys, buf);
+    }
+    if (after >= n || d[after] != ',') return {};
+    p = after + 1;
+  }
   return {};
 }
 

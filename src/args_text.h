@@ -3,11 +3,13 @@
 // ("Profiler Event Index", "registers per thread", ... repeated on every event), and args text
 // about half of a loaded trace's memory: a diff of two 1 GB traces held 0.9 GB of it.
 //
-// A token is the byte 0x01 and the key's id as a little-endian base-128 varint (1-3 bytes); the
-// dictionary holds the key with its quotes and colon (`"External id":`), byte for byte as written,
-// so decoding gives back exactly the minified text. Minified JSON never holds a byte below 0x20
-// (control characters in strings must be escaped), so 0x01 cannot be part of the text; a text
-// that holds one anyway is kept as it is, unencoded (the caller is told).
+// A token is the byte 0x01 and the key's id in base 64, low digits first: 0x80 | digit, the last
+// 0xC0 | digit (ids below 64 take two bytes in all, below 4096 three). The dictionary holds the
+// key with its quotes and colon (`"External id":`), byte for byte as written, so decoding gives
+// back exactly the minified text. Minified JSON never holds a byte below 0x20 (control characters
+// in strings must be escaped), so 0x01 cannot be part of the text; a text that holds one anyway
+// is kept as it is, unencoded (the caller is told). No token byte is a quote, bracket, comma or
+// space, so json_scan skips the values of an encoded text as it skips JSON's (find_member).
 //
 // A key is in the dictionary or not, for the whole store: every occurrence of a key the
 // dictionary holds is a token, and a key it refused (full: kMaxKeys, or longer than kMaxKeyBytes)
@@ -36,6 +38,15 @@ bool encode(std::string_view json, StringPool::Cache& keys, std::string& out);
 std::string_view decode(std::string_view stored, const StringPool& keys, std::string& buf);
 
 // The token of `key` (`"name":` with quotes and colon) when the dictionary holds it, else "".
+// (A linear search of the dictionary: once per key and query, not per row.)
 std::string key_token(std::string_view key, const StringPool& keys);
+
+// `key` as the store's texts write it: its token, else `"key":` (the dictionary refused it).
+std::string stored_key(std::string_view key, const StringPool& keys);
+
+// The value of the top-level member written `key` (stored_key) of an encoded args object,
+// without decoding the rest of it: as it lies, or decoded into `buf` when the value holds tokens
+// itself (an object). "" when there is no such member or `stored` is not an object.
+std::string_view find_member(std::string_view stored, std::string_view key, const StringPool& keys, std::string& buf);
 
 }  // namespace tlsql::args_text

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
 
+#include "src/args_text.h"
 #include "src/btree_writer.h"
 #include "src/json_scan.h"
 #include "src/kind.h"
@@ -114,9 +116,8 @@ struct Cursor : VtabCursor<Table> {
   // current row
   const LoadedTrace* trace = nullptr;
   const EventRec* rec = nullptr;
-  std::string buf;                    // the row's args text, decoded (args_of)
-  const EventRec* decoded = nullptr;  // the row `text` is of
-  std::string_view text;
+  std::string buf;                         // the row's args text, decoded (args_of)
+  std::array<std::string, 4> member_keys;  // kArgsMember as the store writes them (args_text.h)
 
   void settle() {
     if (use_list) {
@@ -485,14 +486,25 @@ void Cursor::column(sqlite3_context* ctx, int col) {
     return;
   }
   if (!e.is(EventRec::has_args)) return sqlite3_result_null(ctx);
-  // The row's args text, decoded once for all the columns read from it (a decoded text lies in
-  // the cursor's buffer, which the next row overwrites: SQLite gets a copy of it).
-  if (decoded != rec) text = args_of(store->args, e, buf), decoded = rec;
-  const auto lifetime = e.is(EventRec::keyed_args) ? SQLITE_TRANSIENT : SQLITE_STATIC;
-  // args members, minified as SQLite's -> operator returns them: the loader stores args minified
-  std::string_view v = col == kArgs ? text : json_scan::find_member(text, kArgsMember[col - kInputDims]);
-  if (col != kArgs && v.empty()) return sqlite3_result_null(ctx);
-  sqlite3_result_text(ctx, v.data(), (int)v.size(), lifetime);
+  const bool keyed = e.is(EventRec::keyed_args);
+  if (col == kArgs) {
+    // A decoded text lies in the cursor's buffer, which the next row overwrites: SQLite gets a copy.
+    const std::string_view text = args_of(store->args, e, buf);
+    return sqlite3_result_text(ctx, text.data(), (int)text.size(), keyed ? SQLITE_TRANSIENT : SQLITE_STATIC);
+  }
+  // args members, minified as SQLite's -> operator returns them (the loader stores args
+  // minified); read from the stored text without decoding the rest of it (args_text.h)
+  const int m = col - kInputDims;
+  std::string_view v;
+  if (keyed) {
+    if (member_keys[m].empty()) member_keys[m] = args_text::stored_key(kArgsMember[m], store->args.keys());
+    v = args_text::find_member(store->args.get(e.args, e.args_len), member_keys[m], store->args.keys(), buf);
+  } else {
+    v = json_scan::find_member(store->args.get(e.args, e.args_len), kArgsMember[m]);
+  }
+  if (v.empty()) return sqlite3_result_null(ctx);
+  // (a member of a keyed text lies in the arena unless it was decoded into the buffer)
+  sqlite3_result_text(ctx, v.data(), (int)v.size(), v.data() == buf.data() ? SQLITE_TRANSIENT : SQLITE_STATIC);
 }
 
 }  // namespace

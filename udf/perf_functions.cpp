@@ -318,22 +318,28 @@ enum PerfCol {
   kPPeakUnits,
   kPSchema
 };
-enum PerfPlan { kPlanSchema = 1, kPlanCounted = 2 };
+enum PerfPlan { kPlanSchema = 1, kPlanCounted = 2, kPlanFlops = 4 };
 
 struct PerfCursor : VtabCursor<ConnectionTable> {
   std::shared_ptr<const PerfTable> perf_rows;
   std::unique_ptr<Peaks> own_peaks;
   Peaks* peaks = nullptr;
-  bool counted_only = false;
+  bool counted_only = false, flops_only = false;
   size_t at = 0;
   // Row `at`'s numbers, evaluated on the first column that needs them; `with_peaks` when the
   // gpu_spec figures are in (a filter on flops alone need not look them up for every row).
   std::optional<Perf> perf;
   bool with_peaks = false;
   Measured m;
+  // A row whose flops column is not NULL: a model with a finite FLOPs figure (evaluate, result).
+  bool has_flops(size_t r) const {
+    const PerfTable::Model* x = perf_rows->model_of((int64_t)r);
+    return x && x->has_flops && std::isfinite(x->flops);
+  }
   void settle() {  // skip to the next row the plan keeps
-    if (counted_only)
-      while (at < perf_rows->rows && !(perf_rows->flags[at] & PerfTable::counted)) ++at;
+    while (at < perf_rows->rows &&
+           ((counted_only && !(perf_rows->flags[at] & PerfTable::counted)) || (flops_only && !has_flops(at))))
+      ++at;
     perf.reset();
   }
 
@@ -361,9 +367,15 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
         info->aConstraintUsage[i].argvIndex = ++arg;
       }
     }
+    // flops IS NOT NULL (the rooflines): the cursor skips the rows without FLOPs. SQLite still checks.
+    for (int i = 0; i < info->nConstraint; ++i) {
+      const auto& c = info->aConstraint[i];
+      if (c.usable && c.op == SQLITE_INDEX_CONSTRAINT_ISNOTNULL && c.iColumn == kPFlops) plan |= kPlanFlops;
+    }
     info->idxNum = plan;
-    info->estimatedCost = (plan & kPlanCounted) ? 1e5 : 1e6;
-    info->estimatedRows = (plan & kPlanCounted) ? 100000 : 1000000;
+    const bool fewer = plan & (kPlanCounted | kPlanFlops);
+    info->estimatedCost = fewer ? 1e5 : 1e6;
+    info->estimatedRows = fewer ? 100000 : 1000000;
     return SQLITE_OK;
   }
   int filter(int plan, int, sqlite3_value** argv) {
@@ -371,6 +383,7 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
     int arg = 0;
     const std::string schema = schema_arg(db, (plan & kPlanSchema) ? argv[arg++] : nullptr);
     counted_only = false;
+    flops_only = plan & kPlanFlops;
     if (plan & kPlanCounted) {
       sqlite3_value* v = argv[arg++];
       // counted = 1 keeps the counted rows; any other value (0, NULL, text) is left to SQLite's own check.
