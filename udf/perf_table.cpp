@@ -626,6 +626,11 @@ void compute(Input& in, PerfTable& t) {
     t.gpu_ns[r] = merge_union(iv);
     if (in.parent[r] >= 0) keep(r, iv);
   }
+  // The intervals are done with: freed before the next arrays are made (the pass's live arrays
+  // on top of two stores are a diff's peak memory).
+  for (auto* v : {&gpu_of, &list_of, &free_lists}) std::vector<uint32_t>().swap(*v);
+  std::vector<Intervals>().swap(lists), Intervals().swap(iv);
+  std::vector<Input::Interval>().swap(in.gpu);
 
   // Each row's numbers. Models are shared: a kernel points at its op's.
   std::vector<uint32_t> own_to_model(in.own_models.size(), PerfTable::kNone);
