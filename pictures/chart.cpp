@@ -314,9 +314,8 @@ double legend(Canvas& cv, double x, double y, const std::vector<std::pair<std::s
 // Roofline
 
 // The texts of a roofline's points, each kept once: a GB trace has hundreds of thousands of points
-// and a few hundred distinct names, shapes and categories.
-// Interned texts: a roofline has hundreds of thousands of points and a few hundred distinct
-// names (looked up by view: no string is made for a text already held).
+// and a few hundred distinct names, shapes and categories (looked up by view: no string is made
+// for a text already held).
 class Texts {
  public:
   const std::string* operator()(std::string_view s) {

@@ -439,7 +439,8 @@ int Cursor::filter(int plan, int, sqlite3_value** argv) {
 }
 
 // A stored column (uid .. args) of one row, as the virtual table serves it and a save writes it.
-// Text points into the store (or static data) and stays valid while it lives.
+// Text points into the store (or static data) and stays valid while it lives, except a decoded
+// args text (args_of), which lies in `buf` until the next call.
 RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventRec& e, int64_t uid, int col,
                          std::string& buf) {
   auto integer = [](int64_t v) { return v == kNull ? RecordValue{} : RecordValue::of_int(v); };
