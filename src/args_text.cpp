@@ -21,6 +21,13 @@ size_t token_end(const char* d, size_t n, size_t p) {
   return p < n ? p + 1 : n;
 }
 
+// A key as minified JSON writes it before its value: `"key":` (the dictionary's form).
+std::string key_text(std::string_view key) {
+  std::string text;
+  text.reserve(key.size() + 3);
+  return text.append(1, '"').append(key).append("\":");
+}
+
 }  // namespace
 
 bool encode(std::string_view json, StringPool::Cache& keys, std::string& out) {
@@ -96,9 +103,7 @@ std::string_view decode(std::string_view stored, const StringPool& keys, std::st
 
 std::string key_token(std::string_view key, const StringPool& keys) {
   // (The pool is read-only once the store is loaded: a linear search of a few hundred keys.)
-  std::string text;
-  text.reserve(key.size() + 3);
-  text.append(1, '"').append(key).append("\":");
+  const std::string text = key_text(key);
   for (size_t id = 0; id < keys.size(); ++id)
     if (keys.get((uint32_t)id) == text) {
       std::string token;
@@ -110,10 +115,7 @@ std::string key_token(std::string_view key, const StringPool& keys) {
 
 std::string stored_key(std::string_view key, const StringPool& keys) {
   std::string token = key_token(key, keys);
-  if (!token.empty()) return token;
-  std::string text;
-  text.reserve(key.size() + 3);
-  return text.append(1, '"').append(key).append("\":");
+  return token.empty() ? key_text(key) : token;
 }
 
 std::string_view find_member(std::string_view stored, std::string_view key, const StringPool& keys, std::string& buf) {
