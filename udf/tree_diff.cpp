@@ -15,42 +15,40 @@ namespace {
 bool digit(char c) { return c >= '0' && c <= '9'; }
 
 // One alignment step: a child of each side (a match), or of one side only (-1 on the other).
-using Pair = std::pair<int64_t, int64_t>;
+using Pair = std::pair<Ix, Ix>;
 
 // The part of a tree that leads to GPU work: its roots (by trace, start, uid), each node's
 // children there (by start, uid) and the size of its subtree there.
 struct GpuPaths {
-  std::vector<int64_t> roots;
+  std::vector<Ix> roots;
   std::vector<int32_t> size;
 
   // The children of node i on the GPU path, in order.
-  std::span<const int64_t> children(int64_t i) const {
+  std::span<const Ix> children(Ix i) const {
     return {kids_.data() + start_[(size_t)i], kids_.data() + start_[(size_t)i + 1]};
   }
 
   // (Children as one array with each node's start, not a vector per node: a GB trace has
   // millions of nodes, and a vector each was most of the diff's memory and allocations.)
   explicit GpuPaths(const std::vector<DiffNode>& t) : size(t.size(), 0), start_(t.size() + 1, 0) {
-    std::vector<uint8_t> on(t.size(), 0);
-    for (size_t i = 0; i < t.size(); ++i)  // up from each piece of GPU work, until a marked node
-      if (t[i].kind == DiffNode::gpu)
-        for (int64_t k = (int64_t)i; k >= 0 && !on[(size_t)k]; k = t[(size_t)k].parent) on[(size_t)k] = 1;
+    const std::vector<uint8_t> on = gpu_path_marks(
+        t.size(), [&](size_t i) { return t[i].kind == DiffNode::gpu; }, [&](size_t i) { return t[i].parent; });
     for (size_t i = 0; i < t.size(); ++i)
       if (on[i] && t[i].parent >= 0) ++start_[(size_t)t[i].parent + 1];
     for (size_t i = 0; i < t.size(); ++i) start_[i + 1] += start_[i];
     kids_.resize(start_.back());
-    std::vector<int64_t> fill(start_.begin(), start_.end() - 1);
+    std::vector<uint32_t> fill(start_.begin(), start_.end() - 1);
     for (size_t i = 0; i < t.size(); ++i)
-      if (on[i]) (t[i].parent >= 0 ? kids_[(size_t)fill[(size_t)t[i].parent]++] : roots.emplace_back()) = (int64_t)i;
-    auto by_start = [&](int64_t x, int64_t y) {
+      if (on[i]) (t[i].parent >= 0 ? kids_[fill[(size_t)t[i].parent]++] : roots.emplace_back()) = (Ix)i;
+    auto by_start = [&](Ix x, Ix y) {
       const DiffNode &p = t[(size_t)x], &q = t[(size_t)y];
       return std::tuple(p.trace, p.ts, p.uid) < std::tuple(q.trace, q.ts, q.uid);
     };
     std::sort(roots.begin(), roots.end(), by_start);
     for (size_t i = 0; i < t.size(); ++i) std::sort(kids_.begin() + start_[i], kids_.begin() + start_[i + 1], by_start);
-    std::vector<int64_t> order(roots.begin(), roots.end());  // pre-order; sizes summed in reverse
+    std::vector<Ix> order(roots.begin(), roots.end());  // pre-order; sizes summed in reverse
     for (size_t k = 0; k < order.size(); ++k)
-      for (int64_t c : children(order[k])) order.push_back(c);
+      for (Ix c : children(order[k])) order.push_back(c);
     for (size_t k = order.size(); k-- > 0;) {
       const size_t i = (size_t)order[k];
       size[i] += 1;
@@ -59,8 +57,8 @@ struct GpuPaths {
   }
 
  private:
-  std::vector<int64_t> start_;  // node i's children: kids_[start_[i], start_[i + 1])
-  std::vector<int64_t> kids_;
+  std::vector<uint32_t> start_;  // node i's children: kids_[start_[i], start_[i + 1])
+  std::vector<Ix> kids_;
 };
 
 class Aligner {
@@ -79,7 +77,7 @@ class Aligner {
   // step.) Of equally good alignments, the one matching earliest: with three identical layers
   // against two, the third is the new one (TraceLens, walking back from the end, makes it the
   // first). Past the budget: greedily, also from the start.
-  void align(const std::vector<int64_t>& x, const std::vector<int64_t>& y, std::vector<Pair>& out) {
+  void align(const std::vector<Ix>& x, const std::vector<Ix>& y, std::vector<Pair>& out) {
     out.clear();
     const size_t m = x.size(), n = y.size();
     size_t head = 0;
@@ -100,10 +98,10 @@ class Aligner {
 
  private:
   static constexpr int64_t kListCells = int64_t(1) << 24;  // one table: 64 MB at most
-  bool same(int64_t i, int64_t j) const { return a_[(size_t)i].name == b_[(size_t)j].name; }
-  int32_t weight(int64_t i, int64_t j) const { return std::min(pa_.size[(size_t)i], pb_.size[(size_t)j]); }
+  bool same(Ix i, Ix j) const { return a_[(size_t)i].name == b_[(size_t)j].name; }
+  int32_t weight(Ix i, Ix j) const { return std::min(pa_.size[(size_t)i], pb_.size[(size_t)j]); }
 
-  void common_subsequence(const int64_t* x, size_t m, const int64_t* y, size_t n, std::vector<Pair>& out) {
+  void common_subsequence(const Ix* x, size_t m, const Ix* y, size_t n, std::vector<Pair>& out) {
     const size_t w = n + 1;
     dp_.assign((m + 1) * w, 0);  // dp[i][j]: the best weight aligning x[i, m) with y[j, n)
     for (size_t i = m; i-- > 0;)
@@ -126,7 +124,7 @@ class Aligner {
 
   // Each child of x to the next child of y with its name within a window, the children of y
   // skipped on the way inserted: linear, and exact for lists that differ by local edits.
-  void greedy_align(const int64_t* x, size_t m, const int64_t* y, size_t n, std::vector<Pair>& out) {
+  void greedy_align(const Ix* x, size_t m, const Ix* y, size_t n, std::vector<Pair>& out) {
     constexpr size_t kWindow = 64;
     size_t j = 0;
     for (size_t i = 0; i < m; ++i) {
@@ -151,13 +149,13 @@ class Aligner {
 // Per node, the nearest node at or above it that `pick` accepts (walking up from its parent
 // when `proper`), with each answer remembered: O(nodes) whatever the depth, no recursion.
 template <class Pick>
-std::vector<int64_t> nearest_above(const std::vector<DiffNode>& t, Pick pick) {
-  std::vector<int64_t> at(t.size(), -2);  // -2: not known yet
+std::vector<Ix> nearest_above(const std::vector<DiffNode>& t, Pick pick) {
+  std::vector<Ix> at(t.size(), -2);  // -2: not known yet
   std::vector<size_t> path;
   for (size_t i = 0; i < t.size(); ++i) {
-    int64_t k = (int64_t)i;
+    Ix k = (Ix)i;
     while (k >= 0 && at[(size_t)k] == -2 && !pick((size_t)k)) path.push_back((size_t)k), k = t[(size_t)k].parent;
-    const int64_t found = k < 0 ? -1 : at[(size_t)k] != -2 ? at[(size_t)k] : k;
+    const Ix found = k < 0 ? -1 : at[(size_t)k] != -2 ? at[(size_t)k] : k;
     if (k >= 0) at[(size_t)k] = found;
     for (size_t p : path) at[p] = found;
     path.clear();
@@ -168,34 +166,33 @@ std::vector<int64_t> nearest_above(const std::vector<DiffNode>& t, Pick pick) {
 // One round of looking through wrappers in the aligned lists (see match_trees); true if a list
 // changed. Launch calls and GPU work are never wrappers.
 bool flatten(const std::vector<DiffNode>& a, const std::vector<DiffNode>& b, const GpuPaths& pa, const GpuPaths& pb,
-             const std::vector<Pair>& steps, std::vector<int64_t>& cx, std::vector<int64_t>& cy) {
+             const std::vector<Pair>& steps, std::vector<Ix>& cx, std::vector<Ix>& cy) {
   auto wrapper = [](const DiffNode& n) { return n.kind != DiffNode::call && n.kind != DiffNode::gpu; };
   std::unordered_set<int32_t> only_a, only_b;
-  std::vector<int64_t> del, ins;
+  std::vector<Ix> del, ins;
   for (auto [i, j] : steps) {
     if (j < 0 && wrapper(a[(size_t)i])) del.push_back(i), only_a.insert(a[(size_t)i].name);
     if (i < 0 && wrapper(b[(size_t)j])) ins.push_back(j), only_b.insert(b[(size_t)j].name);
   }
   if (del.empty() || ins.empty()) return false;
-  auto holds = [](const std::vector<DiffNode>& t, std::span<const int64_t> kids,
-                  const std::unordered_set<int32_t>& names) {
-    for (int64_t k : kids)
+  auto holds = [](const std::vector<DiffNode>& t, std::span<const Ix> kids, const std::unordered_set<int32_t>& names) {
+    for (Ix k : kids)
       if (names.count(t[(size_t)k].name)) return true;
     return false;
   };
-  auto open = [](std::vector<int64_t>& list, const std::unordered_set<int64_t>& drop, const GpuPaths& p) {
-    std::vector<int64_t> out;
-    for (int64_t k : list)
+  auto open = [](std::vector<Ix>& list, const std::unordered_set<Ix>& drop, const GpuPaths& p) {
+    std::vector<Ix> out;
+    for (Ix k : list)
       if (drop.count(k))
         out.insert(out.end(), p.children(k).begin(), p.children(k).end());
       else
         out.push_back(k);
     list = std::move(out);
   };
-  std::unordered_set<int64_t> open_a, open_b;
-  for (int64_t j : ins)
+  std::unordered_set<Ix> open_a, open_b;
+  for (Ix j : ins)
     if (holds(b, pb.children(j), only_a)) open_b.insert(j);
-  for (int64_t i : del)
+  for (Ix i : del)
     if (holds(a, pa.children(i), only_b)) open_a.insert(i);
   if (open_a.empty() && open_b.empty()) return false;
   open(cx, open_a, pa), open(cy, open_b, pb);
@@ -218,11 +215,11 @@ DiffMatch match_trees(const std::vector<DiffNode>& a, const std::vector<DiffNode
   const GpuPaths pa(a), pb(b);
   Aligner aligner(a, b, pa, pb, dp_cells);
   std::vector<Pair> work{{-1, -1}}, steps;  // matched pairs whose children are still to align
-  std::vector<int64_t> cx, cy;
+  std::vector<Ix> cx, cy;
   while (!work.empty()) {
     auto [x, y] = work.back();
     work.pop_back();
-    const std::span<const int64_t> kx = x < 0 ? pa.roots : pa.children(x), ky = y < 0 ? pb.roots : pb.children(y);
+    const std::span<const Ix> kx = x < 0 ? pa.roots : pa.children(x), ky = y < 0 ? pb.roots : pb.children(y);
     cx.assign(kx.begin(), kx.end()), cy.assign(ky.begin(), ky.end());
     aligner.align(cx, cy, steps);
     // Wrappers (TraceLens's check_diff_children): where a child only one side has holds a node
@@ -241,22 +238,22 @@ DiffMatch match_trees(const std::vector<DiffNode>& a, const std::vector<DiffNode
   return m;
 }
 
-std::vector<int64_t> lowest_matched_ancestors(const std::vector<DiffNode>& t, const std::vector<int64_t>& match) {
+std::vector<Ix> lowest_matched_ancestors(const std::vector<DiffNode>& t, const std::vector<Ix>& match) {
   auto at = nearest_above(
       t, [&](size_t k) { return match[k] >= 0 && t[k].kind != DiffNode::call && t[k].kind != DiffNode::gpu; });
-  std::vector<int64_t> out(t.size(), -1);  // proper ancestors: the answer of the parent
+  std::vector<Ix> out(t.size(), -1);  // proper ancestors: the answer of the parent
   for (size_t i = 0; i < t.size(); ++i)
     if (t[i].parent >= 0) out[i] = at[(size_t)t[i].parent];
   return out;
 }
 
-std::vector<int64_t> nearest_ops(const std::vector<DiffNode>& t) {
+std::vector<Ix> nearest_ops(const std::vector<DiffNode>& t) {
   return nearest_above(t, [&](size_t k) { return t[k].kind == DiffNode::op; });
 }
 
 std::vector<MergedNode> merged_subtree(const std::vector<DiffNode>& a, const std::vector<DiffNode>& b,
-                                       const std::vector<int64_t>& match_a, const std::vector<int64_t>& match_b,
-                                       int64_t ia, int64_t ib, int max_depth) {
+                                       const std::vector<Ix>& match_a, const std::vector<Ix>& match_b, Ix ia, Ix ib,
+                                       int max_depth) {
   const GpuPaths pa(a), pb(b);
   std::vector<MergedNode> out;
   std::vector<MergedNode> stack{{0, ia, ib, true}};  // explicit: the input decides the depth
@@ -267,17 +264,17 @@ std::vector<MergedNode> merged_subtree(const std::vector<DiffNode>& a, const std
     if (n.depth >= max_depth) continue;
     std::vector<MergedNode> kids;
     if (n.a >= 0 && n.b >= 0) {
-      for (int64_t c : pa.children(n.a))
+      for (Ix c : pa.children(n.a))
         if (match_a[(size_t)c] >= 0) kids.push_back({n.depth + 1, c, match_a[(size_t)c], false});
-      for (int64_t c : pa.children(n.a))
+      for (Ix c : pa.children(n.a))
         if (match_a[(size_t)c] < 0) kids.push_back({n.depth + 1, c, -1, false});
-      for (int64_t c : pb.children(n.b))
+      for (Ix c : pb.children(n.b))
         if (match_b[(size_t)c] < 0) kids.push_back({n.depth + 1, -1, c, false});
     } else if (n.a >= 0) {  // one side's subtree; what matched through a wrapper shows where it matched
-      for (int64_t c : pa.children(n.a))
+      for (Ix c : pa.children(n.a))
         if (match_a[(size_t)c] < 0) kids.push_back({n.depth + 1, c, -1, false});
     } else {
-      for (int64_t c : pb.children(n.b))
+      for (Ix c : pb.children(n.b))
         if (match_b[(size_t)c] < 0) kids.push_back({n.depth + 1, -1, c, false});
     }
     if (!kids.empty()) kids.back().last = true;

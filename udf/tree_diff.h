@@ -19,6 +19,10 @@ namespace tlsql {
 // runs number their steps differently).
 std::string diff_name(std::string_view name);
 
+// A node's index in its side's vector: 32 bits (a side holds < 2^31 nodes; a GB trace's diff holds
+// millions of nodes, and every per-node array is one of these).
+using Ix = int32_t;
+
 struct DiffNode {
   enum Kind : uint8_t { host, op, call, gpu };  // other host event, cpu_op, runtime / driver call, GPU work
   int64_t uid;
@@ -30,9 +34,21 @@ struct DiffNode {
 };
 
 struct DiffMatch {
-  std::vector<int64_t> a, b;  // per node: the index of its counterpart in the other tree, or -1
-  int64_t greedy = 0;         // child lists too long for the edit distance, aligned greedily
+  std::vector<Ix> a, b;  // per node: the index of its counterpart in the other tree, or -1
+  int64_t greedy = 0;    // child lists too long for the edit distance, aligned greedily
 };
+
+// Marks the part of a tree that leads to GPU work (the only part the match aligns): each node i
+// with gpu(i), and its ancestors (parent(i), -1 at a root) up to the first one already marked:
+// O(n) whatever the depth.
+template <class Gpu, class Parent>
+std::vector<uint8_t> gpu_path_marks(size_t n, Gpu gpu, Parent parent) {
+  std::vector<uint8_t> on(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    if (gpu(i))
+      for (int64_t k = (int64_t)i; k >= 0 && !on[(size_t)k]; k = parent((size_t)k)) on[(size_t)k] = 1;
+  return on;
+}
 
 // `dp_cells`: the alignment tables' total size allowed (cells); lists beyond it (or beyond 2^24
 // cells alone) are aligned greedily (each name to its next occurrence within a window): the match
@@ -43,8 +59,8 @@ DiffMatch match_trees(const std::vector<DiffNode>& a, const std::vector<DiffNode
 // Per node of one side: its lowest common ancestor, the nearest proper ancestor that has a
 // counterpart and is not a launch call (a launch belongs to its op), or -1; and its nearest op
 // ancestor (the op that launched a kernel), or -1.
-std::vector<int64_t> lowest_matched_ancestors(const std::vector<DiffNode>& side, const std::vector<int64_t>& match);
-std::vector<int64_t> nearest_ops(const std::vector<DiffNode>& side);
+std::vector<Ix> lowest_matched_ancestors(const std::vector<DiffNode>& side, const std::vector<Ix>& match);
+std::vector<Ix> nearest_ops(const std::vector<DiffNode>& side);
 
 // The merged subtree below a matched pair (TraceLens's print_merged_tree), depth first: each
 // node's children on the GPU path, the matched ones first, then a's only, then b's only (an
@@ -52,11 +68,11 @@ std::vector<int64_t> nearest_ops(const std::vector<DiffNode>& side);
 // indices, -1 on the side a node is missing from; `last`: the last child of its parent (for drawing).
 struct MergedNode {
   int depth;
-  int64_t a, b;
+  Ix a, b;
   bool last;
 };
 std::vector<MergedNode> merged_subtree(const std::vector<DiffNode>& a, const std::vector<DiffNode>& b,
-                                       const std::vector<int64_t>& match_a, const std::vector<int64_t>& match_b,
-                                       int64_t ia, int64_t ib, int max_depth);
+                                       const std::vector<Ix>& match_a, const std::vector<Ix>& match_b, Ix ia, Ix ib,
+                                       int max_depth);
 
 }  // namespace tlsql

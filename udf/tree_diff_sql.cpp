@@ -33,7 +33,7 @@ struct Side {
   std::vector<DiffNode> nodes;
   std::vector<int32_t> raw;  // per node: its name as written (Names::raw)
   std::vector<int64_t> dur;  // per node: its duration, kNull when none
-  std::vector<int64_t> match, lca, op;
+  std::vector<Ix> match, lca, op;
   // uid -> index: nodes are in uid order (rows come in uid order)
   int64_t find(int64_t uid) const {
     auto it = std::lower_bound(nodes.begin(), nodes.end(), uid, [](const DiffNode& n, int64_t u) { return n.uid < u; });
@@ -114,6 +114,28 @@ void link_parents(Side& s, std::vector<int64_t>& parent_uid) {
     s.nodes[i].parent = parent_uid[i] < 0 ? -1 : (int32_t)s.find(parent_uid[i]);
 }
 
+// Keeps only the nodes on the way to GPU work, the only ones the match aligns and the reports
+// read (an on-path node's ancestors are all on it): on the shared traces a quarter to a half of
+// the nodes, and a GB trace's diff held every node three times over. matched() finds where the
+// others belong through the tree (lca_off_path).
+void keep_gpu_paths(Side& s) {
+  const std::vector<uint8_t> on = gpu_path_marks(
+      s.nodes.size(), [&](size_t i) { return s.nodes[i].kind == DiffNode::gpu; },
+      [&](size_t i) { return s.nodes[i].parent; });
+  std::vector<Ix> now(s.nodes.size(), -1);  // parents may come after their children: numbered first
+  Ix n = 0;
+  for (size_t i = 0; i < on.size(); ++i)
+    if (on[i]) now[i] = n++;
+  for (size_t i = 0; i < on.size(); ++i) {
+    if (!on[i]) continue;
+    const auto j = (size_t)now[i];
+    s.nodes[j] = s.nodes[i], s.raw[j] = s.raw[i], s.dur[j] = s.dur[i];
+    if (s.nodes[j].parent >= 0) s.nodes[j].parent = now[(size_t)s.nodes[j].parent];
+  }
+  s.nodes.resize((size_t)n), s.raw.resize((size_t)n), s.dur.resize((size_t)n);
+  s.nodes.shrink_to_fit(), s.raw.shrink_to_fit(), s.dur.shrink_to_fit();
+}
+
 // The node kind of an event kind; false for kinds the diff leaves out.
 bool diff_kind(Kind kind, DiffNode::Kind& k) {
   switch (kind) {
@@ -148,6 +170,7 @@ void read_side(sqlite3* db, const std::string& schema, Names& names, Side& s) {
     s.dur.push_back(sqlite3_column_type(r, 6) == SQLITE_NULL ? kNull : sqlite3_column_int64(r, 6));
   }
   link_parents(s, parent_uid);
+  keep_gpu_paths(s);
 }
 
 // The same rows straight from a loaded trace's store (no SQL): on a GB trace this is most of what
@@ -155,27 +178,45 @@ void read_side(sqlite3* db, const std::string& schema, Names& names, Side& s) {
 // the store's pool ids (kNone for none); name_side() numbers them afterwards. A store's traces take
 // uids in order and rows are in uid order, so nodes come out sorted; a parent (a row index in the
 // same trace, before or after its children) becomes a node index through the trace's row -> node
-// map, not a search.
-void read_store(const EventStore& store, Side& s) {
-  // (Room for every row at once: growing by doubling copied and faulted in the arrays twice.)
-  s.nodes.reserve(store.total_rows), s.raw.reserve(store.total_rows), s.dur.reserve(store.total_rows);
-  std::vector<int64_t> node_of;  // per row of the trace being read: its node, or -1
-  for (const auto& t : store.traces) {
-    node_of.assign(t->rows.size(), -1);
+// map, not a search. Only the rows on the way to GPU work become nodes (keep_gpu_paths): the
+// others are never read. False when over 2^31 would.
+bool read_store(const EventStore& store, Side& s) {
+  auto node = [](const EventRec& e, DiffNode::Kind& k) { return diff_kind(e.kind, k) && e.ts != kNull; };
+  std::vector<std::vector<uint8_t>> on(store.traces.size());
+  size_t n = 0;
+  for (size_t ti = 0; ti < on.size(); ++ti) {
+    const RowArray& rows = store.traces[ti]->rows;
+    DiffNode::Kind k;
+    on[ti] = gpu_path_marks(
+        rows.size(), [&](size_t r) { return node(rows[r], k) && k == DiffNode::gpu; },
+        [&](size_t r) {
+          const int32_t p = rows[r].parent;
+          return p >= 0 && node(rows[(size_t)p], k) ? p : -1;
+        });
+    n += (size_t)std::count(on[ti].begin(), on[ti].end(), 1);
+  }
+  if (n > (size_t)INT32_MAX) return false;  // (DiffNode's indexes)
+  s.nodes.reserve(n), s.raw.reserve(n), s.dur.reserve(n);
+  std::vector<Ix> node_of;  // per row of the trace being read: its node, or -1
+  for (size_t ti = 0; ti < on.size(); ++ti) {
+    const LoadedTrace& t = *store.traces[ti];
+    node_of.assign(t.rows.size(), -1);
     const size_t first = s.nodes.size();
-    for (size_t r = 0; r < t->rows.size(); ++r) {
-      const EventRec& e = t->rows[r];
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      const EventRec& e = t.rows[r];
       DiffNode::Kind k;
-      if (!diff_kind(e.kind, k) || e.ts == kNull) continue;
-      node_of[r] = (int64_t)s.nodes.size();
-      s.nodes.push_back({t->uid_base + (int64_t)r, e.ts, -1, (int32_t)e.name, (int32_t)t->id, k});
+      if (!on[ti][r] || !node(e, k)) continue;
+      node_of[r] = (Ix)s.nodes.size();
+      s.nodes.push_back({t.uid_base + (int64_t)r, e.ts, -1, (int32_t)e.name, (int32_t)t.id, k});
       s.dur.push_back(e.dur);
     }
     for (size_t i = first; i < s.nodes.size(); ++i) {
-      const int32_t parent = t->rows[(size_t)(s.nodes[i].uid - t->uid_base)].parent;
-      s.nodes[i].parent = parent >= 0 ? (int32_t)node_of[(size_t)parent] : -1;
+      const int32_t parent = t.rows[(size_t)(s.nodes[i].uid - t.uid_base)].parent;
+      s.nodes[i].parent = parent >= 0 ? node_of[(size_t)parent] : -1;
     }
+    on[ti] = {};
   }
+  return true;
 }
 
 // Replaces the pool ids read_store left in a side's names by the diff's numbering (each distinct
@@ -207,8 +248,9 @@ std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
   const EventStore* stores[2] = {loaded_store(db, "main"), loaded_store(db, "other")};
   // Both stores are read at once (each side's arrays are its own). Names are numbered in the
   // order the sides' nodes come, main's first, whichever way each side is read.
-  std::future<void> other;
-  if (stores[0] && stores[1]) other = std::async(std::launch::async, [&] { read_store(*stores[1], d->side[1]); });
+  std::future<bool> other;
+  if (stores[0] && stores[1])
+    other = std::async(std::launch::async, [&] { return read_store(*stores[1], d->side[1]); });
   for (int k = 0; k < 2; ++k) {
     const char* schema = k == 0 ? "main" : "other";
     if (!stores[k]) {
@@ -220,10 +262,10 @@ std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
       }
       continue;
     }
-    if (k == 1 && other.valid())
-      other.get();
-    else
-      read_store(*stores[k], d->side[k]);
+    if (!(k == 1 && other.valid() ? other.get() : read_store(*stores[k], d->side[k]))) {
+      d->error = fmt::format("{}: over 2^31 events to compare", schema);
+      return d;
+    }
     name_side(*stores[k], d->names, d->side[k]);
   }
   for (int k = 0; k < 2; ++k)
@@ -420,6 +462,33 @@ struct GroupCursor : VtabCursor<ConnectionTable> {
 
 // ---- matched(uid [, schema]) -----------------------------------------------------------------
 
+// The lowest common ancestor (a node index, or -1) of an event the diff holds no node for: one
+// leading to no GPU work (keep_gpu_paths), or no node at all (-1). Its first ancestor that is a
+// node decides, walking up as lowest_matched_ancestors does: itself when matched and not a launch
+// call, else its own. An ancestor that is not a node ends the walk (-1), as it ends a node's chain.
+int64_t lca_off_path(sqlite3* db, const std::string& schema, const Side& me, int64_t uid, std::string& error) {
+  std::unique_ptr<TreeAccess> own;
+  TreeAccess* tree = tree_for(db, schema, own);
+  if (!tree->ok()) return error = tree->error(), -1;
+  auto node = [&](int64_t u) {
+    const std::optional<TreeRow> r = tree->row(u);
+    DiffNode::Kind k;
+    return r && r->has_time && diff_kind(kind_from_name(r->kind), k);
+  };
+  if (!node(uid)) return -1;
+  const auto up = tree->ancestors(uid);
+  if (std::string e = tree->take_walk_error(); !e.empty()) return error = e, -1;
+  for (const auto& [a, distance] : up) {
+    const int64_t k = me.find(a);
+    if (k >= 0) {
+      const DiffNode& n = me.nodes[(size_t)k];
+      return me.match[(size_t)k] >= 0 && n.kind != DiffNode::call && n.kind != DiffNode::gpu ? k : me.lca[(size_t)k];
+    }
+    if (!node(a)) return -1;
+  }
+  return -1;
+}
+
 enum MatchCol { kMOther, kMLca, kMLcaOther, kMArgUid, kMArgSchema };
 
 struct MatchCursor : VtabCursor<ConnectionTable> {
@@ -446,10 +515,16 @@ struct MatchCursor : VtabCursor<ConnectionTable> {
     if (!d) return error("matched: " + why);
     const int s = schema == "main" ? 0 : 1;
     const Side &me = d->side[s], &them = d->side[1 - s];
-    const int64_t i = me.find(uid);
+    int64_t i = me.find(uid);
     done = false;
     other = lca = lca_other = -1;
-    if (i >= 0) {
+    std::string walk_error;
+    const int64_t l_off = i < 0 ? lca_off_path(db, schema, me, uid, walk_error) : -1;
+    if (!walk_error.empty()) return error("matched: " + walk_error);
+    if (l_off >= 0) {
+      lca = me.nodes[(size_t)l_off].uid;
+      lca_other = them.nodes[(size_t)me.match[(size_t)l_off]].uid;
+    } else if (i >= 0) {
       const int64_t o = me.match[(size_t)i], l = me.lca[(size_t)i];
       other = o >= 0 ? them.nodes[(size_t)o].uid : -1;
       lca = l >= 0 ? me.nodes[(size_t)l].uid : -1;
@@ -475,7 +550,7 @@ std::optional<std::vector<MergedRow>> merged_tree(sqlite3* db, int64_t uid, int 
   TreeDiff* d = diff_for(db, own, error);
   if (!d) throw std::runtime_error(error);
   const Side &a = d->side[0], &b = d->side[1];
-  const int64_t i = a.find(uid);
+  const auto i = (Ix)a.find(uid);
   if (i < 0 || a.match[(size_t)i] < 0) return std::nullopt;
   std::vector<MergedRow> out;
   for (const MergedNode& n : merged_subtree(a.nodes, b.nodes, a.match, b.match, i, a.match[(size_t)i], max_depth)) {

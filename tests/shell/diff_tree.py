@@ -65,14 +65,16 @@ class Trace:
         return path
 
 
-# A (CUDA): linear > addmm > sgemm; relu; conv2d > cudnn_convolution > 2 kernels; gelu x2.
+# A (CUDA): linear > addmm > sgemm; relu (> empty, no GPU work); conv2d > [view > as_strided (no GPU
+# work), cudnn_convolution > 2 kernels]; gelu x2.
 # B (HIP): linear > [_to_copy > copy, addmm > Cijk gemm]; no relu; conv2d > miopen_convolution >
 # 3 kernels; gelu x3. Step numbers differ (7 vs 1): they do not count.
 a, b = Trace(1), Trace(7)
 a.op("aten::linear", lambda: a.op("aten::addmm", a.launch("cudaLaunchKernel", "sgemm_fp32")))
-a.op("aten::relu", a.launch("cudaLaunchKernel", "relu_kernel"))
-a.op("aten::conv2d", lambda: a.op("aten::cudnn_convolution", a.launch("cudaLaunchKernel", "cudnn_a"),
-                                  a.launch("cudaLaunchKernel", "cudnn_b")))
+a.op("aten::relu", a.launch("cudaLaunchKernel", "relu_kernel"), lambda: a.op("aten::empty"))
+a.op("aten::conv2d", lambda: a.op("aten::view", lambda: a.op("aten::as_strided")),
+     lambda: a.op("aten::cudnn_convolution", a.launch("cudaLaunchKernel", "cudnn_a"),
+                  a.launch("cudaLaunchKernel", "cudnn_b")))
 for _ in range(2):
     a.op("aten::gelu", a.launch("cudaLaunchKernel", "gelu_kernel"))
 b.op("aten::linear", lambda: b.op("aten::_to_copy", b.launch("hipLaunchKernel", "copy_kernel")),
@@ -104,6 +106,17 @@ check(got == [(str(b.uid("aten::gelu", 0)), A("ProfilerStep#1")), (str(b.uid("at
       f"hand-made: gelu 1, 2 pair with gelu 1, 2 ({got})")
 got = [(r["other_uid"], r["lca_uid"]) for r in rows(pb, "--diff", pa, "-c", q)]
 check(got[2] == ("", str(b.uid("ProfilerStep#7"))), f"hand-made, the other way: B's third gelu is new ({got})")
+# Ops leading to no GPU work take no part in the match: no counterpart; their lowest common
+# ancestor is the nearest matched one above them (conv2d), or, below an unmatched op (relu), that
+# op's own (the step).
+q = ("SELECT e.name, m.other_uid, m.lca_uid, m.lca_other_uid FROM event e, matched(e.uid) m "
+     "WHERE e.name IN ('aten::empty', 'aten::view', 'aten::as_strided') ORDER BY e.uid")
+got = [tuple(r.values()) for r in rows(pa, "--diff", pb, "-c", q)]
+B = lambda n, k=0: str(b.uid(n, k))  # noqa: E731
+check(got == [("aten::empty", "", A("ProfilerStep#1"), B("ProfilerStep#7")),
+              ("aten::view", "", A("aten::conv2d"), B("aten::conv2d")),
+              ("aten::as_strided", "", A("aten::conv2d"), B("aten::conv2d"))],
+      f"hand-made: ops without GPU work, their lowest common ancestors ({got})")
 # Per common ancestor: conv2d has 2 kernels (20 us) against 3 (30 us).
 ops = {r["lowest_common_ancestor_name"]: r for r in rows(pa, "--diff", pb, "--report", "diff_tree_ops")}
 conv = ops.get("aten::conv2d", {})
