@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 
 #include "src/args_text.h"
 
@@ -30,6 +31,22 @@ uint32_t StringPool::Cache::intern(std::string_view s, size_t cap) {
   std::lock_guard<std::mutex> l(pool_.mu_);  // the deque may be growing in another thread
   ids_.emplace(pool_.strings_[id], id);
   return id;
+}
+
+Id32 WideIds::id(int64_t value) {
+  if (value == kNull) return {};
+  if (value >= kLow && value <= INT32_MAX) return {(int32_t)value};
+  std::lock_guard<std::mutex> l(mu_);
+  auto [it, fresh] = codes_.try_emplace(value, 0);
+  if (fresh) {
+    if (values_.size() >= (size_t)(kLow - (INT32_MIN + 1))) {
+      codes_.erase(it);
+      throw std::length_error("over 2^30 distinct ids (correlation, pid, ...) beyond 32 bits");
+    }
+    values_.push_back(value);
+    it->second = (int32_t)(INT32_MIN + (int64_t)values_.size());
+  }
+  return {it->second};
 }
 
 uint64_t TextArena::Writer::add(std::string_view s) {

@@ -80,17 +80,49 @@ class TextArena {
   StringPool keys_;  // the args keys' dictionary
 };
 
-// One event, 120 bytes. Integers that may be absent hold kNull (int64) or kNull32 (int32).
+// An event's id (correlation, external id, sequence number, stream, pid, tid, flow id) in 32 bits.
+// Ids are counters and small numbers in every trace we know of, and these seven were a quarter of
+// the row as int64s. A value outside [-2^30, 2^31) is kept once in the store's WideIds and the
+// field holds its code (below -2^30): equal values have equal codes, so ids compare and group
+// without decoding; WideIds::value() gives the value (kNull for NULL). The order of codes is not
+// the values' order: code that orders by an id decodes it.
+struct Id32 {
+  int32_t v = INT32_MIN;  // INT32_MIN: NULL
+  bool null() const { return v == INT32_MIN; }
+  auto operator<=>(const Id32&) const = default;
+};
+
+class WideIds {
+ public:
+  static constexpr int64_t kLow = -(int64_t(1) << 30);  // values in [kLow, INT32_MAX] are stored as they are
+  // Safe from several threads (the parser threads). kNull gives NULL. Throws std::length_error
+  // past 2^30 - 1 distinct wide values (more than a store's rows could hold).
+  Id32 id(int64_t value);
+  // For after loading (no id() running).
+  int64_t value(Id32 id) const {
+    if (id.null()) return kNull;
+    return id.v >= kLow ? id.v : values_[(size_t)(id.v - (INT32_MIN + 1))];
+  }
+  size_t size() const { return values_.size(); }
+
+ private:
+  std::mutex mu_;
+  std::vector<int64_t> values_;  // code INT32_MIN + 1 + i holds values_[i]
+  std::unordered_map<int64_t, int32_t> codes_;
+};
+
+// One event, 88 bytes. Integers that may be absent hold kNull (int64), kNull32 (int32) or a NULL
+// Id32.
 struct EventRec {
   static constexpr int32_t kNull32 = INT32_MIN;
   // keyed_args: the args text's keys are tokens (src/args_text.h)
   enum Flags : uint8_t { pid_text = 1, tid_text = 2, flow_text = 4, backward = 8, has_args = 16, keyed_args = 32 };
   int64_t ts = kNull, dur = kNull;
-  int64_t correlation = kNull, external_id = kNull, seq = kNull, stream = kNull;
-  int64_t pid = kNull, tid = kNull, flow_id = kNull;  // string ids when the text flag is set
-  uint64_t args = 0;                                  // TextArena handle
+  uint64_t args = 0;  // TextArena handle
   uint32_t args_len = 0;
   uint32_t name = StringPool::kNone, cat = StringPool::kNone;
+  Id32 correlation, external_id, seq, stream;
+  Id32 pid, tid, flow_id;                    // string ids when the text flag is set
   int32_t parent = -1, fwd = -1, depth = 0;  // parent / fwd: index in the same trace
   int32_t device = kNull32, step = kNull32;
   Kind kind = Kind::other;
@@ -103,6 +135,7 @@ struct EventRec {
   }
   bool is(Flags f) const { return flags & f; }
 };
+static_assert(sizeof(EventRec) == 88, "a GB trace holds millions of rows: keep the row small");
 
 // The args text of `e` ("" when it has none): decoded into `buf` when its keys are tokens, else
 // where it lies in the arena; kSlack readable bytes follow it either way.
@@ -157,6 +190,7 @@ struct EventStore {
   const uint64_t generation;
   StringPool strings;
   TextArena args;
+  WideIds ids;  // the rows' Id32 fields beyond 32 bits
   std::vector<std::unique_ptr<LoadedTrace>> traces;
   // Rows of each kind, as global positions (uid - first uid), ascending: the views' fast path.
   std::vector<std::vector<uint32_t>> rows_of_kind;

@@ -447,7 +447,8 @@ RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventR
   auto string = [&](uint32_t id) {
     return id == StringPool::kNone ? RecordValue{} : RecordValue::of_text(s.strings.get(id));
   };
-  auto scalar = [&](int64_t v, bool text) { return text ? string((uint32_t)v) : integer(v); };
+  auto id = [&](Id32 v) { return integer(s.ids.value(v)); };
+  auto scalar = [&](Id32 v, bool text) { return text ? string((uint32_t)s.ids.value(v)) : id(v); };
   switch (col) {
     case kUid: return RecordValue::of_int(uid);
     case kTrace: return RecordValue::of_int(t.id);
@@ -463,11 +464,11 @@ RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventR
     case kParent: return integer(e.parent < 0 ? kNull : t.uid_base + e.parent);
     case kDepth: return RecordValue::of_int(e.depth);
     case kStep: return integer(e.step == EventRec::kNull32 ? kNull : e.step);
-    case kStream: return integer(e.stream);
+    case kStream: return id(e.stream);
     case kDevice: return integer(e.device == EventRec::kNull32 ? kNull : e.device);
-    case kCorrelation: return integer(e.correlation);
-    case kExternalId: return integer(e.external_id);
-    case kSeq: return integer(e.seq);
+    case kCorrelation: return id(e.correlation);
+    case kExternalId: return id(e.external_id);
+    case kSeq: return id(e.seq);
     case kFwd: return integer(e.fwd < 0 ? kNull : t.uid_base + e.fwd);
     case kFlowId: return scalar(e.flow_id, e.is(EventRec::flow_text));
     case kArgs: return e.is(EventRec::has_args) ? RecordValue::of_text(args_of(s.args, e, buf)) : RecordValue{};

@@ -132,7 +132,7 @@ std::vector<CapturedGraph> captured_graphs(const LoadedTrace& trace, StringPool&
 }
 
 EagerRuns::EagerRuns(const RowArray& ev, const StringPool& strings, const TextArena& args) : ev_(ev), args_(args) {
-  std::map<std::pair<int32_t, int64_t>, uint32_t> index;  // (device, stream) -> streams_ index
+  std::map<std::pair<int32_t, Id32>, uint32_t> index;  // (device, stream) -> streams_ index
   for (int32_t i = 0; i < (int32_t)ev.size(); ++i) {
     const EventRec& e = ev[i];
     if (!is_gpu_work(e.kind) || e.parent < 0 || e.ts == kNull) continue;

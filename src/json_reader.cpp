@@ -250,21 +250,27 @@ class Reader {
     return false;
   }
 
+  // An id field (event_store.h: Id32).
+  void id_of(ondemand::value& v, Id32& out, size_t idx) {
+    if (int64_t i = kNull; int_of(v, i, idx)) out = sink_.ids.id(i);
+  }
+
   // pid / tid / flow id: an integer, or a label kept as an interned string.
-  void scalar_of(ondemand::value& v, int64_t& out, uint8_t& flags, uint8_t text_flag, size_t idx) {
+  void scalar_of(ondemand::value& v, Id32& out, uint8_t& flags, uint8_t text_flag, size_t idx) {
     std::string_view tok = v.raw_json_token();
     if (!tok.empty() && tok[0] == '"') {
       std::string_view s;
       if (!string_of(v, s)) return;
       if (auto r = parse_int64(s)) {
-        out = *r;  // Kineto 2021 wrote tids as "25738"
+        out = sink_.ids.id(*r);        // Kineto 2021 wrote tids as "25738"
+        flags &= (uint8_t)~text_flag;  // (a repeated key: the last value wins)
       } else {
-        out = sink_.strings.intern(s);
+        out = sink_.ids.id(sink_.strings.intern(s));
         flags |= text_flag;
       }
       return;
     }
-    int_of(v, out, idx);
+    if (int64_t i = kNull; int_of(v, i, idx)) out = sink_.ids.id(i), flags &= (uint8_t)~text_flag;
   }
 
   ReadStatus read_args(ondemand::value& v, EventRec& ev, size_t idx) {
@@ -291,19 +297,19 @@ class Reader {
       int64_t i = kNull;
       switch (k[0]) {
         case 'c':
-          if (key.unsafe_is_equal("correlation")) int_of(a, ev.correlation, idx);
+          if (key.unsafe_is_equal("correlation")) id_of(a, ev.correlation, idx);
           break;
         case 'E':
-          if (key.unsafe_is_equal("External id")) int_of(a, ev.external_id, idx);
+          if (key.unsafe_is_equal("External id")) id_of(a, ev.external_id, idx);
           break;
         case 'e':
-          if (key.unsafe_is_equal("external id")) int_of(a, ev.external_id, idx);
+          if (key.unsafe_is_equal("external id")) id_of(a, ev.external_id, idx);
           break;
         case 'S':
-          if (key.unsafe_is_equal("Sequence number")) int_of(a, ev.seq, idx);
+          if (key.unsafe_is_equal("Sequence number")) id_of(a, ev.seq, idx);
           break;
         case 's':
-          if (key.unsafe_is_equal("stream")) int_of(a, ev.stream, idx);
+          if (key.unsafe_is_equal("stream")) id_of(a, ev.stream, idx);
           break;
         case 'd':
           if (key.unsafe_is_equal("device") && int_of(a, i, idx) && i >= INT32_MIN + 1 && i <= INT32_MAX)

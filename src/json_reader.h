@@ -25,6 +25,7 @@ struct ChunkSink {
   TextArena::Writer& args;
   Health& health;
   const StringPool& pool;
+  WideIds& ids;
   std::vector<int8_t> kind_of_cat = {};  // category string id -> Kind for X/B/E events (-1: unknown)
   size_t first_row = 0, events = 0;      // set per chunk
 };

@@ -166,7 +166,7 @@ std::unique_ptr<LoadedTrace> parse_file(EventStore& store, const std::string& pa
     ChunkSink sink;
     std::exception_ptr error;
     Worker(LoadedTrace& t, EventStore& s)
-        : strings(s.strings), args(s.args), sink{t.rows, strings, args, health, s.strings} {}
+        : strings(s.strings), args(s.args), sink{t.rows, strings, args, health, s.strings, s.ids} {}
     void parse(EventChunk& c, const std::string& path, std::shared_mutex& mu) {
       std::shared_lock<std::shared_mutex> l(mu);
       sink.first_row = c.first_row;
@@ -188,7 +188,7 @@ std::unique_ptr<LoadedTrace> parse_file(EventStore& store, const std::string& pa
       scanner.run(
           [&](EventChunk&& c) {
             // Real traces hold well under one event per compressed byte; a few KB of gzip'd
-            // "{}," would inflate to millions of 120-byte rows (GBs): refuse it early, by name.
+            // "{}," would inflate to millions of 88-byte rows (GBs): refuse it early, by name.
             if (in.gzip() && c.first_row + c.events > std::max<size_t>(size_t{1} << 20, in.progress() * 16))
               throw LoadError(
                   fmt::format("{}: at byte {}: {} events from {} compressed bytes (over 16 per byte): "

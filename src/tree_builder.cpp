@@ -96,8 +96,8 @@ void ProfileTreeBuilder::build() {
 void ProfileTreeBuilder::group_threads() {
   const int32_t n = (int32_t)ev_.size();
   thread_of_.assign(n, -1);
-  std::unordered_map<std::pair<int64_t, int64_t>, int32_t, PairHash> index[4];
-  int64_t last_pid = kNull, last_tid = kNull;
+  std::unordered_map<std::pair<int32_t, int32_t>, int32_t, PairHash> index[4];  // (pid, tid) codes
+  Id32 last_pid, last_tid;
   uint8_t last_text = 255;
   int32_t last = -1;
   for (int32_t i = 0; i < n; ++i) {
@@ -105,7 +105,7 @@ void ProfileTreeBuilder::group_threads() {
     if (e.kind == Kind::meta || e.kind == Kind::counter) continue;
     uint8_t text = e.flags & (EventRec::pid_text | EventRec::tid_text);
     if (e.pid != last_pid || e.tid != last_tid || text != last_text) {
-      auto [it, fresh] = index[text].emplace(std::make_pair(e.pid, e.tid), (int32_t)threads_.size());
+      auto [it, fresh] = index[text].emplace(std::make_pair(e.pid.v, e.tid.v), (int32_t)threads_.size());
       if (fresh) threads_.push_back({e.pid, e.tid, text, {}});
       last = it->second, last_pid = e.pid, last_tid = e.tid, last_text = text;
     }
@@ -214,9 +214,9 @@ void ProfileTreeBuilder::nest_host_events() {
 
 void ProfileTreeBuilder::link_gpu_events(Health& h) {
   // Runtime calls by correlation id: a sorted vector beats a hash map at millions of entries.
-  std::vector<std::pair<int64_t, int32_t>> by_corr;
+  std::vector<std::pair<Id32, int32_t>> by_corr;
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i)
-    if ((ev_[i].kind == Kind::runtime || ev_[i].kind == Kind::driver) && ev_[i].correlation != kNull)
+    if ((ev_[i].kind == Kind::runtime || ev_[i].kind == Kind::driver) && !ev_[i].correlation.null())
       by_corr.emplace_back(ev_[i].correlation, i);
   std::sort(by_corr.begin(), by_corr.end());
   for (size_t k = 1; k < by_corr.size(); ++k)
@@ -232,7 +232,7 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
     bool counts = e.kind == Kind::kernel || e.kind == Kind::memcpy || e.kind == Kind::memset;
     gpu_work += counts;
     if (counts) all_ns += gpu_ns_of(e);
-    if (e.correlation != kNull) {
+    if (!e.correlation.null()) {
       auto it = std::lower_bound(by_corr.begin(), by_corr.end(), std::make_pair(e.correlation, INT32_MIN));
       if (it != by_corr.end() && it->first == e.correlation) {
         e.parent = it->second;
@@ -245,11 +245,11 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
   // Launch flows ('s' at the launch, 'f' at the GPU event, same id) link what correlation did
   // not, and are checked for a partner either way.
   auto launch_flow = [&](const EventRec& e) {
-    if (e.kind != Kind::flow || e.is(EventRec::flow_text) || e.flow_id == kNull) return false;
+    if (e.kind != Kind::flow || e.is(EventRec::flow_text) || e.flow_id.null()) return false;
     std::string_view c = cat(e);
     return c == "ac2g" || c == "async" || c == "async_cpu_to_gpu";
   };
-  std::vector<std::pair<int64_t, int32_t>> flows;  // (id, row), 's' and 'f' together
+  std::vector<std::pair<Id32, int32_t>> flows;  // (id, row), 's' and 'f' together
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i)
     if (launch_flow(ev_[i])) flows.emplace_back(ev_[i].flow_id, i);
   std::sort(flows.begin(), flows.end());
@@ -455,7 +455,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
       e.flags = (uint8_t)((c.flags & ~(EventRec::pid_text | EventRec::tid_text)) |
                           (at.flags & (EventRec::pid_text | EventRec::tid_text)));
       // Capture-time ids would meet this trace's own: the copies link by parent, not by id.
-      e.correlation = e.external_id = e.seq = e.flow_id = kNull;
+      e.correlation = e.external_id = e.seq = e.flow_id = Id32{};
       e.fwd = -1, e.step = at.step;
       ev_.push_back(e);
     }
@@ -510,16 +510,16 @@ void ProfileTreeBuilder::attach_thread_roots() {
     return (e.kind == Kind::annotation || e.kind == Kind::cpu_op) && profiler_step_number(name(e)).has_value();
   };
   // Main thread of each process: the one holding ProfilerStep annotations, else tid == pid.
-  std::unordered_map<int64_t, int32_t> main_thread;  // integer pid -> thread index
+  std::unordered_map<int64_t, int32_t> main_thread;  // integer pid (its Id32 code) -> thread index
   for (const Thread& th : threads_)
     for (int32_t i : th.events)
       if (!(th.text & EventRec::pid_text) && step_marker(ev_[i])) {
-        main_thread.emplace(th.pid, thread_of_[i]);
+        main_thread.emplace(th.pid.v, thread_of_[i]);
         break;
       }
   for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
     if (!threads_[t].text && threads_[t].pid == threads_[t].tid && !threads_[t].events.empty())
-      main_thread.emplace(threads_[t].pid, t);
+      main_thread.emplace(threads_[t].pid.v, t);
   if (main_thread.empty()) return;
 
   auto by_start = [&](int32_t a, int32_t b) {
@@ -527,7 +527,7 @@ void ProfileTreeBuilder::attach_thread_roots() {
   };
   std::unordered_map<int64_t, std::vector<int32_t>> threads_of;  // integer pid -> its threads
   for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
-    if (!(threads_[t].text & EventRec::pid_text)) threads_of[threads_[t].pid].push_back(t);
+    if (!(threads_[t].text & EventRec::pid_text)) threads_of[threads_[t].pid.v].push_back(t);
   int64_t orphans = 0, example = -1;
   for (auto [pid, main] : main_thread) {
     std::vector<int32_t> anns, roots;
@@ -610,16 +610,17 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
   if (!any_backward) return;
 
   struct Fwd {
-    int64_t seq, ts;
+    Id32 seq;
+    int64_t ts;
     int32_t depth, idx;
   };
   std::vector<Fwd> forward;
-  std::vector<std::pair<int64_t, int32_t>> fwdbwd;  // (flow id, row)
+  std::vector<std::pair<Id32, int32_t>> fwdbwd;  // (flow id, row)
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
     const EventRec& e = ev_[i];
-    if (e.kind == Kind::cpu_op && e.seq != kNull && !e.is(EventRec::backward) && e.ts != kNull)
+    if (e.kind == Kind::cpu_op && !e.seq.null() && !e.is(EventRec::backward) && e.ts != kNull)
       forward.push_back({e.seq, e.ts, e.depth, i});
-    else if (e.kind == Kind::flow && !e.is(EventRec::flow_text) && e.flow_id != kNull && cat(e) == "fwdbwd")
+    else if (e.kind == Kind::flow && !e.is(EventRec::flow_text) && !e.flow_id.null() && cat(e) == "fwdbwd")
       fwdbwd.emplace_back(e.flow_id, i);
   }
   // Sorted by (seq, ts, depth): the last entry of each seq is the op that made the node.
@@ -659,9 +660,8 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
   }
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
     EventRec& e = ev_[i];
-    if (!e.is(EventRec::backward) || e.fwd >= 0 || e.kind != Kind::cpu_op || e.seq == kNull) continue;
-    auto it =
-        std::upper_bound(forward.begin(), forward.end(), e.seq, [](int64_t s, const Fwd& f) { return s < f.seq; });
+    if (!e.is(EventRec::backward) || e.fwd >= 0 || e.kind != Kind::cpu_op || e.seq.null()) continue;
+    auto it = std::upper_bound(forward.begin(), forward.end(), e.seq, [](Id32 s, const Fwd& f) { return s < f.seq; });
     if (it != forward.begin() && std::prev(it)->seq == e.seq)
       e.fwd = std::prev(it)->idx;
     else

@@ -65,7 +65,7 @@ class ProfileTreeBuilder {
   // Host thread of each event (index into threads_), -1 for events outside the host tree.
   std::vector<int32_t> thread_of_;
   struct Thread {
-    int64_t pid, tid;
+    Id32 pid, tid;
     uint8_t text;
     std::vector<int32_t> events;  // sorted by (ts, longer first, file order) after nesting
   };

@@ -50,6 +50,32 @@ def keyed_events():
     return out
 
 
+# Ids at and across the boundaries of the store's 32-bit ids (src/event_store.h, Id32: values
+# outside [-2^30, 2^31) are kept aside, the row holds a code); -2^63 is the loader's NULL marker.
+WIDE = [0, 1, -1, 2**31 - 1, 2**31, -2**30, -2**30 - 1, -2**31, -2**31 + 1, 2**32, 2**40, -2**40, 2**63 - 1,
+        -2**63 + 1, 12345678901234]
+
+
+def wide_events():
+    out = []
+    for i in range(3000):  # every id field, each value many times
+        v, w = WIDE[i % len(WIDE)], WIDE[(i * 7 + 3) % len(WIDE)]
+        out.append({"ph": "i", "cat": "x", "name": "ids", "pid": v, "tid": w, "ts": i, "id": w,
+                    "args": {"correlation": w, "External id": v, "Sequence number": w, "stream": v}})
+    t = 10_000
+    for v in WIDE:  # a launch and its kernel per correlation id: each kernel's parent is its launch
+        out.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 2**40, "tid": -2**35,
+                    "ts": t, "dur": 2, "args": {"correlation": v}})
+        out.append({"ph": "X", "cat": "kernel", "name": f"k{v}", "pid": 0, "tid": 2**33, "ts": t + 5, "dur": 1,
+                    "args": {"correlation": v, "stream": 2**33, "device": 0}})
+        t += 10
+    # Threads told apart by ids beyond 32 bits: only the op on the same (pid, tid) nests.
+    out.append({"ph": "X", "cat": "cpu_op", "name": "outer", "pid": 2**40, "tid": 2**35, "ts": t, "dur": 10, "args": {}})
+    out.append({"ph": "X", "cat": "cpu_op", "name": "inner", "pid": 2**40, "tid": 2**35, "ts": t + 1, "dur": 2, "args": {}})
+    out.append({"ph": "X", "cat": "cpu_op", "name": "apart", "pid": 2**40, "tid": 2**35 + 1, "ts": t + 1, "dur": 2, "args": {}})
+    return out
+
+
 def write(name, events, gz):
     text = json.dumps({"traceEvents": events}, separators=(",", ":")).replace('"ts":"', '"ts":').replace('","dur"', ',"dur"')
     path = os.path.join(work, name + (".json.gz" if gz else ".json"))
@@ -79,7 +105,8 @@ def expected_rows(path):
         ts, dur = ns(e.get("ts")), ns(e.get("dur"))
         rows.append([uid, e.get("ph"), e.get("name"), e.get("pid"), e.get("tid"), ts, dur,
                      ts + dur if ts is not None and dur is not None else None,
-                     a.get("correlation"), a.get("External id"), e.get("args")])
+                     a.get("correlation"), a.get("External id"), a.get("Sequence number"), a.get("stream"),
+                     e.get("id"), e.get("args")])
     return rows
 
 
@@ -93,7 +120,8 @@ def as_value(text):
 
 
 def loaded_rows(path):
-    q = ("SELECT uid, ph, name, pid, tid, ts, dur, end, correlation, external_id, args FROM event ORDER BY uid")
+    q = ("SELECT uid, ph, name, pid, tid, ts, dur, end, correlation, external_id, seq, stream, flow_id, args "
+         "FROM event ORDER BY uid")
     r = subprocess.run([tlsql, path, "--csv", "-c", q], capture_output=True, text=True, timeout=600)
     check(r.returncode == 0, f"{os.path.basename(path)}: loads ({r.stderr.strip()})")
     rows = []
@@ -119,4 +147,14 @@ for gz in (False, True):
     compare(*write("big", big, gz))
     compare(*write("mixed", small[:100000] + big[:12] + small[100000:200000], gz))
 compare(*write("keyed", keyed_events(), False))
+wide, _ = write("wide", wide_events(), False)
+compare(wide, 0)
+r = subprocess.run([tlsql, wide, "--csv", "-c",
+                    "SELECT k.correlation, r.correlation FROM event k JOIN event r ON r.uid = k.parent "
+                    "WHERE k.kind = 'kernel' AND r.kind = 'runtime' ORDER BY k.uid"], capture_output=True, text=True)
+got = [tuple(map(int, x)) for x in list(csv.reader(io.StringIO(r.stdout)))[1:]]
+check(got == [(v, v) for v in WIDE], f"wide ids: each kernel's parent is the launch of its correlation ({got})")
+r = subprocess.run([tlsql, wide, "--csv", "-c", "SELECT c.name, p.name FROM event c LEFT JOIN event p "
+                    "ON p.uid = c.parent WHERE c.name IN ('inner', 'apart') ORDER BY c.uid"], capture_output=True, text=True)
+check(r.stdout.split() == ["name,name", "inner,outer", "apart,"], f"wide ids: threads apart by tid ({r.stdout!r})")
 finish()

@@ -1,0 +1,51 @@
+// Id32 / WideIds (src/event_store.h): an event's ids in 32 bits, values beyond kept aside.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "src/event_store.h"
+
+using tlsql::Id32;
+using tlsql::kNull;
+using tlsql::WideIds;
+
+TEST_CASE("ids: small values in the row, wide ones by code, each value back as it was") {
+  WideIds ids;
+  CHECK(ids.id(kNull).null());
+  CHECK(ids.value(Id32{}) == kNull);
+  // [-2^30, 2^31): the value itself, nothing kept aside.
+  for (int64_t v : {int64_t(0), int64_t(-1), int64_t(7), -(int64_t(1) << 30), int64_t(INT32_MAX)}) {
+    CHECK(ids.id(v).v == v);
+    CHECK(ids.value(ids.id(v)) == v);
+  }
+  CHECK(ids.size() == 0);
+  // Beyond: a code below -2^30, one per distinct value, the same code for the same value.
+  const std::vector<int64_t> wide = {-(int64_t(1) << 30) - 1, int64_t(INT32_MAX) + 1, INT32_MIN, INT64_MAX,
+                                     INT64_MIN + 1,           int64_t(1) << 40};
+  std::vector<Id32> codes;
+  for (int64_t v : wide) codes.push_back(ids.id(v));
+  for (size_t i = 0; i < wide.size(); ++i) {
+    CHECK(!codes[i].null());
+    CHECK(codes[i].v < WideIds::kLow);
+    CHECK(ids.value(codes[i]) == wide[i]);
+    CHECK(ids.id(wide[i]) == codes[i]);
+    for (size_t j = 0; j < i; ++j) CHECK(codes[i] != codes[j]);
+  }
+  CHECK(ids.size() == wide.size());
+}
+
+TEST_CASE("ids: several threads at once agree on each value's code") {
+  WideIds ids;
+  std::vector<std::vector<Id32>> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int64_t i = 0; i < 2000; ++i) got[t].push_back(ids.id((int64_t(1) << 33) + i % 500));
+    });
+  for (auto& th : threads) th.join();
+  CHECK(ids.size() == 500);
+  for (size_t t = 1; t < got.size(); ++t) CHECK(got[t] == got[0]);
+  for (int64_t i = 0; i < 2000; ++i) CHECK(ids.value(got[0][(size_t)i]) == (int64_t(1) << 33) + i % 500);
+}
