@@ -69,6 +69,9 @@ def wide_events():
         out.append({"ph": "X", "cat": "kernel", "name": f"k{v}", "pid": 0, "tid": 2**33, "ts": t + 5, "dur": 1,
                     "args": {"correlation": v, "stream": 2**33, "device": 0}})
         t += 10
+    # A repeated key: the last value counts, a number after a label too (write() renames DUP_*).
+    out.append({"ph": "i", "name": "dup", "pid": "P", "tid": "T", "id": "F", "DUP_pid": 5, "DUP_tid": 2**40,
+                "DUP_id": 7, "ts": 1})
     # Threads told apart by ids beyond 32 bits: only the op on the same (pid, tid) nests.
     out.append({"ph": "X", "cat": "cpu_op", "name": "outer", "pid": 2**40, "tid": 2**35, "ts": t, "dur": 10, "args": {}})
     out.append({"ph": "X", "cat": "cpu_op", "name": "inner", "pid": 2**40, "tid": 2**35, "ts": t + 1, "dur": 2, "args": {}})
@@ -78,6 +81,7 @@ def wide_events():
 
 def write(name, events, gz):
     text = json.dumps({"traceEvents": events}, separators=(",", ":")).replace('"ts":"', '"ts":').replace('","dur"', ',"dur"')
+    text = text.replace('"DUP_', '"')
     path = os.path.join(work, name + (".json.gz" if gz else ".json"))
     data = text.encode()
     with open(path, "wb") as f:
