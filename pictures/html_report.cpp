@@ -122,7 +122,7 @@ class Page {
 
 }  // namespace
 
-HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
+HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqlite3* twin, const Query& twin_query) {
   Page page;
   const bool diff = schema_attached(db, "other");
   std::vector<ResultSet> traces;
@@ -151,10 +151,10 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   page.raw("</nav>\n");
 
   // A canned report's result sets, each under its caption.
-  auto report_into = [&](Page& into, const std::string& report_name, const std::vector<std::string>& captions,
-                         size_t max_rows, const std::string& schema) {
+  auto report_on = [&](const Query& on, Page& into, const std::string& report_name,
+                       const std::vector<std::string>& captions, size_t max_rows, const std::string& schema) {
     try {
-      auto sets = query(sql_for("report_" + report_name, schema));
+      auto sets = on(sql_for("report_" + report_name, schema));
       int shown = 0;
       for (size_t i = 0; i < sets.size(); ++i) {
         bool captioned = i < captions.size() && !captions[i].empty();
@@ -167,6 +167,10 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
     } catch (const std::exception& e) {
       into.problem("The " + report_name + " report", e.what());
     }
+  };
+  auto report_into = [&](Page& into, const std::string& report_name, const std::vector<std::string>& captions,
+                         size_t max_rows, const std::string& schema) {
+    report_on(query, into, report_name, captions, max_rows, schema);
   };
   auto report = [&](const std::string& report_name, const std::vector<std::string>& captions, size_t max_rows,
                     const std::string& schema = "main") { report_into(page, report_name, captions, max_rows, schema); };
@@ -212,6 +216,21 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
   breakdown.heading(2, "GPU time breakdown", "timeline");
   report_into(breakdown, "timeline", {}, 200, "main");
   perf.get();
+  // The ops and kernels sections: on the twin connection, on another thread, from here on (its
+  // perf tables are the ones just made); else on this one after the rest.
+  Page tables;
+  auto make_tables = [&](const Query& on) {
+    tables.heading(2, "Ops", "ops");
+    tables.para("Per op name and category over counted_op (each GPU nanosecond counted once).", "note");
+    report_on(on, tables, "ops", {}, 200, "main");
+    tables.heading(2, "Kernels", "kernels");
+    report_on(on, tables, "kernels", {}, 200, "main");
+  };
+  std::future<void> on_twin;
+  if (twin) {
+    share_perf_tables(db, twin);
+    on_twin = std::async(std::launch::async, [&] { make_tables(twin_query); });
+  }
   // With a diff, first what a user comparing two runs asks: which op got slower or faster, matched
   // op by op through the call tree whatever kernels each side ran (.report diff_tree_ops).
   if (diff) {
@@ -258,12 +277,10 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind) {
         roofline_errors[k] = e.what();
       }
   });
-  Page tables;  // the ops and kernels sections
-  tables.heading(2, "Ops", "ops");
-  tables.para("Per op name and category over counted_op (each GPU nanosecond counted once).", "note");
-  report_into(tables, "ops", {}, 200, "main");
-  tables.heading(2, "Kernels", "kernels");
-  report_into(tables, "kernels", {}, 200, "main");
+  if (on_twin.valid())
+    on_twin.get();
+  else
+    make_tables(query);
   drawing.get();
 
   page.heading(2, "Roofline and GPU timeline", "pictures");

@@ -22,6 +22,10 @@ struct HtmlReport {
   int problems = 0;  // sections that could not be produced (each says why on the page)
 };
 
-HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind);
+// `twin`, when not null: a second connection onto the same main schema (Session::Twin) and
+// `twin_query` runs SQL on it; the ops and kernels sections are then made there, on another
+// thread, while `db` makes the rest (the same page either way).
+HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqlite3* twin = nullptr,
+                       const Query& twin_query = {});
 
 }  // namespace tlsql

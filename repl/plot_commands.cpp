@@ -11,20 +11,21 @@
 
 namespace tlsql {
 
-std::vector<ResultSet> Shell::query_all(const std::string& sql) {
+std::vector<ResultSet> Shell::query_all(const std::string& sql, sqlite3* on) {
+  sqlite3* db = on ? on : this->db();
   std::vector<ResultSet> out;
   const char* p = sql.c_str();
   while (*p) {
     sqlite3_stmt* stmt = nullptr;
     const char* tail = nullptr;
-    if (sqlite3_prepare_v2(db(), p, -1, &stmt, &tail) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db()));
+    if (sqlite3_prepare_v2(db, p, -1, &stmt, &tail) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
     p = tail;
     if (!stmt) continue;  // whitespace or a comment
     bind_parameters(stmt);
     ResultSet rs;
     int rc = collect_rows(stmt, rs);
     sqlite3_finalize(stmt);
-    if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db()));
+    if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db));
     if (!rs.columns.empty()) out.push_back(std::move(rs));  // not CREATE / DROP / INSERT
   }
   return out;
@@ -68,8 +69,11 @@ void Shell::plot_command(const std::vector<std::string>& w, const std::string& w
 }
 
 void Shell::html_command(const std::string& path) {
+  // The ops and kernels sections run on a second connection while this one runs the others.
+  const std::unique_ptr<Session::Twin> twin = session->twin();
   HtmlReport r = html_report(
-      db(), [this](const std::string& sql) { return query_all(sql); }, [this](sqlite3_stmt* s) { bind_parameters(s); });
+      db(), [this](const std::string& sql) { return query_all(sql); }, [this](sqlite3_stmt* s) { bind_parameters(s); },
+      twin ? twin->db() : nullptr, [this, &twin](const std::string& sql) { return query_all(sql, twin->db()); });
   write_file_atomic(path, r.html);
   if (r.problems) ++errors_;  // the page says what is missing; the exit code says so too
   if (!quiet || r.problems)

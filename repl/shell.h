@@ -70,8 +70,8 @@ class Shell {
   void export_replay(const std::string& path, const std::string& where);
   void bind_parameters(sqlite3_stmt* stmt);
   // Runs every statement of `sql` with the .parameter values: the result of each one that returns
-  // columns. Throws on an error.
-  std::vector<ResultSet> query_all(const std::string& sql);
+  // columns. Throws on an error. On the session's connection, or on `on` (a Session::Twin's).
+  std::vector<ResultSet> query_all(const std::string& sql, sqlite3* on = nullptr);
   void plot_command(const std::vector<std::string>& w, const std::string& where);
 
   FILE* out_ = nullptr;

@@ -91,6 +91,38 @@ Session::~Session() {
   sqlite3_close(db_);
 }
 
+Session::Twin::~Twin() {
+  drop_connection_cache(db_);
+  sqlite3_close(db_);
+}
+
+std::unique_ptr<Session::Twin> Session::twin() {
+  if (saved_ || user_models(db_)) return nullptr;
+  // (perf_model_user and its triggers: the user's models' table, which every connection has)
+  if (Statement temp(db_,
+                     "SELECT 1 FROM temp.sqlite_schema WHERE substr(name, 1, 15) <> 'perf_model_user' "
+                     "AND name <> 'sqlite_autoindex_perf_model_user_1'");
+      temp.step())
+    return nullptr;
+  sqlite3_int64 size = 0;
+  unsigned char* bytes = sqlite3_serialize(db_, "main", &size, 0);  // (a copy, sqlite3_malloc'd)
+  if (!bytes) return nullptr;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    sqlite3_free(bytes);
+    sqlite3_close(db);
+    return nullptr;
+  }
+  auto twin = std::make_unique<Twin>(db);
+  register_sql(db, &stores_);
+  enable_connection_cache(db);
+  // The twin owns the copy (FREEONCLOSE) and may not grow it: it only reads.
+  if (sqlite3_deserialize(db, "main", bytes, size, size,
+                          SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
+    return nullptr;
+  return twin;
+}
+
 LoadStats Session::load(const std::string& path, const LoadOptions& opt) {
   auto& store = stores_[opt.schema];
   if (!store) store = std::make_unique<EventStore>();

@@ -39,6 +39,25 @@ class Session {
   // Writes the main schema to `path` as a saved database, atomically. Throws SqlError.
   void save(const std::string& path) const;
 
+  // A second connection that reads what this one's main schema holds, so that read-only reports
+  // can run on another thread at the same time (the HTML report): main's tables copied into it
+  // (sqlite3_serialize: small, the event table is virtual and its rows stay in the store both
+  // read), the same stores; share_perf_tables gives it the perf tables computed here. nullptr
+  // where it could answer differently: main is a saved file, or the temp schema holds anything
+  // (the user's models, views that would shadow main's). Close it before this session.
+  class Twin {
+   public:
+    explicit Twin(sqlite3* db) : db_(db) {}
+    ~Twin();
+    Twin(const Twin&) = delete;
+    Twin& operator=(const Twin&) = delete;
+    sqlite3* db() const { return db_; }
+
+   private:
+    sqlite3* db_;
+  };
+  std::unique_ptr<Twin> twin();
+
  private:
   sqlite3* db_ = nullptr;
   bool saved_ = false;                   // main is a saved database file: never written to

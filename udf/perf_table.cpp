@@ -876,6 +876,18 @@ std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite
   return t;
 }
 
+void share_perf_tables(sqlite3* from, sqlite3* to) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = cached_tables().find(from);
+  if (it == cached_tables().end()) return;
+  auto& mine = cached_tables()[to];
+  for (const auto& [schema, c] : it->second) {
+    // Under its own file name: a copy made with sqlite3_deserialize is "x" where ":memory:" is "".
+    const char* file = sqlite3_db_filename(to, schema.c_str());
+    if (c.store && file) (mine[schema] = c).file = file;  // (a saved database's table stays its own)
+  }
+}
+
 void drop_perf_tables(void* db) {
   std::lock_guard<std::mutex> lock(g_mutex);
   cached_tables().erase(static_cast<sqlite3*>(db));

@@ -108,6 +108,10 @@ std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, co
 std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn,
                                           int64_t& uid, int64_t& row, std::string* schema = nullptr);
 
+// Gives `to` the tables `from` has computed (a second connection onto the same stores,
+// Session::twin): `to` then answers from them instead of making its own.
+void share_perf_tables(sqlite3* from, sqlite3* to);
+
 // Forgets `db`'s tables: the destructor of a function registered on `db` (SQLite calls it when
 // the connection closes, whoever opened it: the tlsql session or a program that loaded the extension).
 void drop_perf_tables(void* db);

@@ -96,6 +96,14 @@ check(any(same_table(t, ops) for t in p.tables), f"bert.html: the ops table = --
 timeline = report_rows([bert], "timeline")
 check(any(same_table(t, timeline) for t in p.tables), "bert.html: the GPU time breakdown = --report timeline")
 check(len(p.tables) == 5, f"bert.html: 5 tables (summary, health, timeline, ops, kernels): {len(p.tables)}")
+kernels = report_rows([bert], "kernels")
+check(any(same_table(t, kernels) for t in p.tables), "bert.html: the kernels table = --report kernels")
+# The ops and kernels sections are made on a second connection (a copy of the main schema,
+# Session::twin) while the first makes the rest; with an object in temp, which that copy would not
+# have, everything is made on the one connection: the same page, byte for byte.
+one_path, _ = render([bert, "-c", "CREATE TEMP VIEW keep_one_connection AS SELECT 1"], "bert_one_connection.html")
+with open(page_path, "rb") as a, open(one_path, "rb") as b:
+    check(a.read() == b.read(), "bert.html: the same page made on one connection")
 
 base, test = (os.path.join(data, f"hta_trace_compare_{s}.json.gz") for s in ("base", "test"))
 params = ["-c", ".parameter set @control_step all", "-c", ".parameter set @test_step all"]
