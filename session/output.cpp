@@ -121,15 +121,23 @@ std::vector<std::string> wrap_cell(const std::string& s, size_t width) {
   return out;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    q += c;
-    if (c == '"') q += '"';
+// Appends `s` as one CSV field: quoted, its quotes doubled, when it holds a comma, a quote or a
+// line break (runs between quotes copied whole: a diff report writes hundreds of MB of quoted
+// JSON lists).
+void append_csv(std::string& out, std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out += s;
+    return;
   }
-  q += '"';
-  return q;
+  out += '"';
+  for (size_t at = 0;;) {
+    const size_t q = s.find('"', at);
+    out.append(s.substr(at, q == std::string_view::npos ? q : q + 1 - at));
+    if (q == std::string_view::npos) break;
+    out += '"';
+    at = q + 1;
+  }
+  out += '"';
 }
 
 std::string json_string(const std::string& s) {
@@ -342,7 +350,7 @@ class RowPrinter {
         if (!rows_ && opt_.headers) header_csv();
         for (size_t i = 0; i < n; ++i) {
           if (i) s_ += ',';
-          if (type(i) != SQLITE_NULL || !opt_.nullvalue.empty()) s_ += csv_field(cell(i));
+          if (type(i) != SQLITE_NULL || !opt_.nullvalue.empty()) append_csv(s_, cell(i));
         }
         s_ += '\n';  // LF, not RFC 4180 CRLF: friendlier to Unix pipelines; csv readers take both
         break;
@@ -447,7 +455,7 @@ class RowPrinter {
   void header_csv() {
     for (size_t i = 0; i < names_.size(); ++i) {
       if (i) s_ += ',';
-      s_ += csv_field(names_[i]);
+      append_csv(s_, names_[i]);
     }
     s_ += '\n';
   }

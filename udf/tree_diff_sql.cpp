@@ -403,11 +403,26 @@ std::vector<Group> groups_of(const TreeDiff& d) {
   return groups;
 }
 
-// A group's kernel names on one side as a JSON array.
-std::string kernel_names(const TreeDiff& d, const Group& g, int s) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const Group::Kernel& k : g.kernels[s]) list.push_back(*d.names.raw[(size_t)k.raw]);
-  return list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+// Each name (Names::raw) as a JSON string, for kernel_names.
+std::vector<std::string> json_names(const TreeDiff& d) {
+  std::vector<std::string> out;
+  out.reserve(d.names.raw.size());
+  for (const std::string* name : d.names.raw)
+    out.push_back(nlohmann::json(*name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return out;
+}
+
+// A group's kernel names on one side as a JSON array (compact, as nlohmann writes one), from each
+// name's JSON text written once: a GB diff lists hundreds of MB of names, a few hundred distinct.
+std::string kernel_names(const std::vector<std::string>& json, const Group& g, int s) {
+  size_t size = 2;
+  for (const Group::Kernel& k : g.kernels[s]) size += json[(size_t)k.raw].size() + 1;
+  std::string list;
+  list.reserve(size);
+  list += '[';
+  for (const Group::Kernel& k : g.kernels[s]) (list += json[(size_t)k.raw]) += ',';
+  if (list.size() > 1) list.pop_back();
+  return list += ']';
 }
 
 enum GroupCol { kGLca, kGLcaOther, kGN1, kGN2, kGT1, kGT2, kGOps1, kGOps2, kGNames1, kGNames2 };
@@ -416,6 +431,7 @@ struct GroupCursor : VtabCursor<ConnectionTable> {
   std::unique_ptr<TreeDiff> own;
   const TreeDiff* d = nullptr;
   std::vector<Group> rows;
+  std::vector<std::string> names;  // json_names
   size_t at = 0;
 
   static std::string declaration() {
@@ -432,6 +448,7 @@ struct GroupCursor : VtabCursor<ConnectionTable> {
     d = diff_for(table().db, own, why);
     if (!d) return error("tree_diff_groups: " + why);
     rows = groups_of(*d);
+    names = json_names(*d);
     at = 0;
     return SQLITE_OK;
   }
@@ -452,8 +469,8 @@ struct GroupCursor : VtabCursor<ConnectionTable> {
       case kGT2: sqlite3_result_int64(ctx, g.t[1]); break;
       case kGOps1: text(g.ops[0], true); break;
       case kGOps2: text(g.ops[1], true); break;
-      case kGNames1: text(kernel_names(*d, g, 0), false); break;
-      case kGNames2: text(kernel_names(*d, g, 1), false); break;
+      case kGNames1: text(kernel_names(names, g, 0), false); break;
+      case kGNames2: text(kernel_names(names, g, 1), false); break;
       default: sqlite3_result_null(ctx);
     }
   }
