@@ -43,8 +43,9 @@ class Session {
   // can run on another thread at the same time (the HTML report): main's tables copied into it
   // (sqlite3_serialize: small, the event table is virtual and its rows stay in the store both
   // read), the same stores; share_perf_tables gives it the perf tables computed here. nullptr
-  // where it could answer differently: main is a saved file, or the temp schema holds anything
-  // (the user's models, views that would shadow main's). Close it before this session.
+  // where it could answer differently: main is a saved file, the user's perf models are set, or
+  // the temp schema holds anything of the user's (a temp view would shadow main's here only).
+  // Close it before this session.
   class Twin {
    public:
     explicit Twin(sqlite3* db) : db_(db) {}

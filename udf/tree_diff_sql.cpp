@@ -116,8 +116,8 @@ void link_parents(Side& s, std::vector<int64_t>& parent_uid) {
 
 // Keeps only the nodes on the way to GPU work, the only ones the match aligns and the reports
 // read (an on-path node's ancestors are all on it): on the shared traces a quarter to a half of
-// the nodes, and a GB trace's diff held every node three times over. matched() finds where the
-// others belong through the tree (lca_off_path).
+// the nodes; the others were most of a GB diff's arrays. matched() finds where they belong through
+// the tree (lca_off_path).
 void keep_gpu_paths(Side& s) {
   const std::vector<uint8_t> on = gpu_path_marks(
       s.nodes.size(), [&](size_t i) { return s.nodes[i].kind == DiffNode::gpu; },
@@ -186,10 +186,14 @@ bool read_store(const EventStore& store, Side& s) {
   size_t n = 0;
   for (size_t ti = 0; ti < on.size(); ++ti) {
     const RowArray& rows = store.traces[ti]->rows;
-    DiffNode::Kind k;
     on[ti] = gpu_path_marks(
-        rows.size(), [&](size_t r) { return node(rows[r], k) && k == DiffNode::gpu; },
+        rows.size(),
         [&](size_t r) {
+          DiffNode::Kind k;
+          return node(rows[r], k) && k == DiffNode::gpu;
+        },
+        [&](size_t r) {  // (a parent that is no node ends the chain, as in the nodes' tree)
+          DiffNode::Kind k;
           const int32_t p = rows[r].parent;
           return p >= 0 && node(rows[(size_t)p], k) ? p : -1;
         });
@@ -532,7 +536,7 @@ struct MatchCursor : VtabCursor<ConnectionTable> {
     if (!d) return error("matched: " + why);
     const int s = schema == "main" ? 0 : 1;
     const Side &me = d->side[s], &them = d->side[1 - s];
-    int64_t i = me.find(uid);
+    const int64_t i = me.find(uid);
     done = false;
     other = lca = lca_other = -1;
     std::string walk_error;
