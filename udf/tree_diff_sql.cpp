@@ -10,6 +10,7 @@
 #include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -358,53 +359,69 @@ struct DiffCursor : VtabCursor<ConnectionTable> {
 // The name lists are written when SQLite reads them, one row at a time: all of them at once took
 // more memory than either trace's store.
 struct Group {
-  struct Kernel {
-    int64_t ts, uid;
-    int32_t raw;
-  };
   int64_t lca = -1, lca_other = -1;
   int64_t n[2] = {0, 0}, t[2] = {0, 0};
-  std::string ops[2];              // ' | ' between distinct names, in byte order; empty: none
-  std::vector<Kernel> kernels[2];  // in start order
+  std::string ops[2];          // ' | ' between distinct names, in byte order; empty: none
+  uint32_t first[2] = {0, 0};  // its kernels on side s: Groups::kernels[first[s], first[s] + n[s])
+};
+struct Groups {
+  struct Kernel {
+    uint32_t group;
+    uint8_t side;
+    int64_t ts, uid;
+    int32_t raw, op;  // names (Names::raw): the kernel's, its launching op's (-1: none)
+  };
+  std::vector<Group> rows;
+  std::vector<Kernel> kernels;  // by group, side, start and uid: each group's lists in start order
 };
 
-std::vector<Group> groups_of(const TreeDiff& d) {
-  std::unordered_map<int64_t, size_t> at;  // ancestor's uid in main -> group
-  std::vector<Group> groups;
-  std::vector<std::vector<int32_t>> ops[2];
+// (Flat: a GB diff has hundreds of thousands of groups of a kernel or two, and vectors and a hash
+// map per group were most of the report's time before its first row.)
+Groups groups_of(const TreeDiff& d) {
+  Groups out;
+  std::vector<int32_t> group_of(d.side[0].nodes.size(), -1);  // by the ancestor's node in main
   for (int s = 0; s < 2; ++s) {
-    const Side &me = d.side[s], &them = d.side[1 - s];
+    const Side& me = d.side[s];
     for (size_t i = 0; i < me.nodes.size(); ++i) {
-      const int64_t l = me.lca[i];
+      const Ix l = me.lca[i];
       if (me.nodes[i].kind != DiffNode::gpu || l < 0) continue;
-      const int64_t here = me.nodes[(size_t)l].uid, there = them.nodes[(size_t)me.match[(size_t)l]].uid;
-      const int64_t key = s == 0 ? here : there;
-      auto [it, fresh] = at.try_emplace(key, groups.size());
-      if (fresh) {
-        groups.push_back({});
-        groups.back().lca = key, groups.back().lca_other = s == 0 ? there : here;
-        for (int k = 0; k < 2; ++k) ops[k].emplace_back();
+      const Ix in_main = s == 0 ? l : me.match[(size_t)l];  // (a lowest common ancestor is matched)
+      int32_t& g = group_of[(size_t)in_main];
+      if (g < 0) {
+        g = (int32_t)out.rows.size();
+        Group& fresh = out.rows.emplace_back();
+        fresh.lca = d.side[0].nodes[(size_t)in_main].uid;
+        fresh.lca_other = d.side[1].nodes[(size_t)d.side[0].match[(size_t)in_main]].uid;
       }
-      Group& g = groups[it->second];
-      ++g.n[s];
-      if (me.dur[i] != kNull) g.t[s] += me.dur[i];
-      g.kernels[s].push_back({me.nodes[i].ts, me.nodes[i].uid, me.raw[i]});
-      if (me.op[i] >= 0) ops[s][it->second].push_back(me.raw[(size_t)me.op[i]]);
+      Group& group = out.rows[(size_t)g];
+      ++group.n[s];
+      if (me.dur[i] != kNull) group.t[s] += me.dur[i];
+      out.kernels.push_back({(uint32_t)g, (uint8_t)s, me.nodes[i].ts, me.nodes[i].uid, me.raw[i],
+                             me.op[i] >= 0 ? me.raw[(size_t)me.op[i]] : -1});
     }
   }
-  for (size_t g = 0; g < groups.size(); ++g)
-    for (int s = 0; s < 2; ++s) {
-      std::vector<std::string_view> names;
-      for (int32_t r : ops[s][g]) names.push_back(*d.names.raw[(size_t)r]);
-      std::sort(names.begin(), names.end());
-      names.erase(std::unique(names.begin(), names.end()), names.end());
-      for (std::string_view n : names) (groups[g].ops[s] += groups[g].ops[s].empty() ? "" : " | ") += n;
-      std::sort(groups[g].kernels[s].begin(), groups[g].kernels[s].end(),
-                [](const auto& a, const auto& b) { return std::pair(a.ts, a.uid) < std::pair(b.ts, b.uid); });
-    }
-  std::sort(groups.begin(), groups.end(),
+  std::sort(out.kernels.begin(), out.kernels.end(), [](const Groups::Kernel& a, const Groups::Kernel& b) {
+    return std::tie(a.group, a.side, a.ts, a.uid) < std::tie(b.group, b.side, b.ts, b.uid);
+  });
+  std::vector<int32_t> ops;
+  std::vector<std::string_view> names;
+  for (size_t k = 0; k < out.kernels.size();) {
+    const Groups::Kernel& head = out.kernels[k];
+    Group& g = out.rows[head.group];
+    g.first[head.side] = (uint32_t)k;
+    ops.clear();
+    for (; k < out.kernels.size() && out.kernels[k].group == head.group && out.kernels[k].side == head.side; ++k)
+      if (out.kernels[k].op >= 0) ops.push_back(out.kernels[k].op);
+    std::sort(ops.begin(), ops.end());
+    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());  // (one raw id per distinct name)
+    names.clear();
+    for (int32_t r : ops) names.push_back(*d.names.raw[(size_t)r]);
+    std::sort(names.begin(), names.end());
+    for (std::string_view n : names) (g.ops[head.side] += g.ops[head.side].empty() ? "" : " | ") += n;
+  }
+  std::sort(out.rows.begin(), out.rows.end(),
             [](const Group& a, const Group& b) { return a.t[0] != b.t[0] ? a.t[0] > b.t[0] : a.lca < b.lca; });
-  return groups;
+  return out;
 }
 
 // Each name (Names::raw) as a JSON string, for kernel_names.
@@ -418,13 +435,14 @@ std::vector<std::string> json_names(const TreeDiff& d) {
 
 // A group's kernel names on one side as a JSON array (compact, as nlohmann writes one), from each
 // name's JSON text written once: a GB diff lists hundreds of MB of names, a few hundred distinct.
-std::string kernel_names(const std::vector<std::string>& json, const Group& g, int s) {
+std::string kernel_names(const std::vector<std::string>& json, const Groups& all, const Group& g, int s) {
+  const std::span<const Groups::Kernel> kernels(all.kernels.data() + g.first[s], (size_t)g.n[s]);
   size_t size = 2;
-  for (const Group::Kernel& k : g.kernels[s]) size += json[(size_t)k.raw].size() + 1;
+  for (const Groups::Kernel& k : kernels) size += json[(size_t)k.raw].size() + 1;
   std::string list;
   list.reserve(size);
   list += '[';
-  for (const Group::Kernel& k : g.kernels[s]) (list += json[(size_t)k.raw]) += ',';
+  for (const Groups::Kernel& k : kernels) (list += json[(size_t)k.raw]) += ',';
   if (list.size() > 1) list.pop_back();
   return list += ']';
 }
@@ -434,7 +452,7 @@ enum GroupCol { kGLca, kGLcaOther, kGN1, kGN2, kGT1, kGT2, kGOps1, kGOps2, kGNam
 struct GroupCursor : VtabCursor<ConnectionTable> {
   std::unique_ptr<TreeDiff> own;
   const TreeDiff* d = nullptr;
-  std::vector<Group> rows;
+  Groups groups;
   std::vector<std::string> names;  // json_names
   size_t at = 0;
 
@@ -451,15 +469,15 @@ struct GroupCursor : VtabCursor<ConnectionTable> {
     std::string why;
     d = diff_for(table().db, own, why);
     if (!d) return error("tree_diff_groups: " + why);
-    rows = groups_of(*d);
+    groups = groups_of(*d);
     names = json_names(*d);
     at = 0;
     return SQLITE_OK;
   }
-  bool eof() const { return at >= rows.size(); }
+  bool eof() const { return at >= groups.rows.size(); }
   void next() { ++at; }
   void column(sqlite3_context* ctx, int col) const {
-    const Group& g = rows[at];
+    const Group& g = groups.rows[at];
     auto text = [&](const std::string& v, bool null_if_empty) {
       null_if_empty&& v.empty() ? sqlite3_result_null(ctx)
                                 : sqlite3_result_text(ctx, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
@@ -473,8 +491,8 @@ struct GroupCursor : VtabCursor<ConnectionTable> {
       case kGT2: sqlite3_result_int64(ctx, g.t[1]); break;
       case kGOps1: text(g.ops[0], true); break;
       case kGOps2: text(g.ops[1], true); break;
-      case kGNames1: text(kernel_names(names, g, 0), false); break;
-      case kGNames2: text(kernel_names(names, g, 1), false); break;
+      case kGNames1: text(kernel_names(names, groups, g, 0), false); break;
+      case kGNames2: text(kernel_names(names, groups, g, 1), false); break;
       default: sqlite3_result_null(ctx);
     }
   }
