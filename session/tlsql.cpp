@@ -10,6 +10,7 @@
 #include <future>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "src/augment.h"
 #include "src/db_writer.h"
@@ -96,29 +97,34 @@ Session::Twin::~Twin() {
   sqlite3_close(db_);
 }
 
+namespace {
+// The temp schema's objects (type, name, SQL) of a connection.
+std::set<std::string> temp_objects(sqlite3* db) {
+  std::set<std::string> out;
+  Statement q(db, "SELECT type || ' ' || name || ' ' || coalesce(sql, '') FROM temp.sqlite_schema");
+  while (q.step()) out.emplace((const char*)sqlite3_column_text(q.get(), 0));
+  return out;
+}
+}  // namespace
+
 std::unique_ptr<Session::Twin> Session::twin() {
   if (saved_ || user_models(db_)) return nullptr;
-  // (perf_model_user and its triggers: the user's models' table, which every connection has)
-  if (Statement temp(db_,
-                     "SELECT 1 FROM temp.sqlite_schema WHERE substr(name, 1, 15) <> 'perf_model_user' "
-                     "AND name <> 'sqlite_autoindex_perf_model_user_1'");
-      temp.step())
-    return nullptr;
-  sqlite3_int64 size = 0;
-  unsigned char* bytes = sqlite3_serialize(db_, "main", &size, 0);  // (a copy, sqlite3_malloc'd)
-  if (!bytes) return nullptr;
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-    sqlite3_free(bytes);
     sqlite3_close(db);
     return nullptr;
   }
   auto twin = std::make_unique<Twin>(db);
   register_sql(db, &stores_);
   enable_connection_cache(db);
+  // Whatever temp holds beyond what registering tlsql made there (the user's models' table) is the
+  // user's, and would answer on this connection only.
+  if (temp_objects(db_) != temp_objects(db)) return nullptr;
+  sqlite3_int64 size = 0;
+  unsigned char* bytes = sqlite3_serialize(db_, "main", &size, 0);  // (a copy, sqlite3_malloc'd)
   // The twin owns the copy (FREEONCLOSE) and may not grow it: it only reads.
-  if (sqlite3_deserialize(db, "main", bytes, size, size,
-                          SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
+  if (!bytes || sqlite3_deserialize(db, "main", bytes, size, size,
+                                    SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
     return nullptr;
   return twin;
 }

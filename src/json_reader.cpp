@@ -250,9 +250,12 @@ class Reader {
     return false;
   }
 
-  // An id field (event_store.h: Id32).
-  void id_of(ondemand::value& v, Id32& out, size_t idx) {
-    if (int64_t i = kNull; int_of(v, i, idx)) out = sink_.ids.id(i);
+  // An id field (event_store.h: Id32); false (`out` as it was) when not an integer.
+  bool id_of(ondemand::value& v, Id32& out, size_t idx) {
+    int64_t i = kNull;
+    if (!int_of(v, i, idx)) return false;
+    out = sink_.ids.id(i);
+    return true;
   }
 
   // pid / tid / flow id: an integer, or a label kept as an interned string.
@@ -270,7 +273,7 @@ class Reader {
       }
       return;
     }
-    if (int64_t i = kNull; int_of(v, i, idx)) out = sink_.ids.id(i), flags &= (uint8_t)~text_flag;
+    if (id_of(v, out, idx)) flags &= (uint8_t)~text_flag;
   }
 
   ReadStatus read_args(ondemand::value& v, EventRec& ev, size_t idx) {
