@@ -229,12 +229,26 @@ struct LinScale {
   double lo, hi, a, b;
   double operator()(double v) const { return a + (v - lo) / (hi - lo) * (b - a); }
 };
+// A round step that cuts `span` into about `target` parts; 1 for a span that is not a positive
+// finite number (the loops drawing ticks by it then end).
 double nice_step(double span, int target) {
   double raw = span / target, p = std::pow(10, std::floor(std::log10(raw)));
+  if (!(raw > 0) || !std::isfinite(raw) || !(p > 0) || !std::isfinite(p))
+    return std::isfinite(span) && span > 0 ? span : 1;
   for (double m : {1.0, 2.0, 5.0})
     if (m * p >= raw * 0.999) return m * p;
   return 10 * p;
 }
+// lo, lo + step, ... up to hi: the ticks of an axis, at most 1,000 whatever the numbers (a
+// saved database's can be anything), none when they are not finite.
+std::vector<double> tick_values(double lo, double hi, double step) {
+  std::vector<double> out;
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !(step > 0) || !std::isfinite(step)) return out;
+  const double n = std::floor((hi - lo) / step + 1e-3);
+  for (int k = 0; k <= n && k < 1000; ++k) out.push_back(lo + k * step);
+  return out;
+}
+
 std::string number(double v) {
   if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3)) return fmt::format("{:.0e}", v);
   return fmt::format("{:.6g}", v);
@@ -376,7 +390,7 @@ std::function<Chart()> roofline_chart_job(sqlite3* db, bool kernels, const std::
   std::string sql = picture_sql(kernels ? "roofline_kernels" : "roofline_ops", schema);
   if (!where.empty()) sql += " AND (" + where + ")";
   std::vector<Point> pts;
-  int zero_flops = 0, no_bytes = 0, no_time = 0;
+  int zero_flops = 0, no_bytes = 0, no_time = 0, out_of_range = 0;
   // A NULL label / category (the ops' query) is the name's short name / op_category, worked out
   // here once per name: a GB trace has a few hundred op names and hundreds of thousands of points.
   const std::shared_ptr<const UserModels> user = user_models(db);
@@ -415,6 +429,8 @@ std::function<Chart()> roofline_chart_job(sqlite3* db, bool kernels, const std::
       ++zero_flops;
     else if (!(p.bytes > 0))
       ++no_bytes;
+    else if (!std::isfinite(p.x()) || !std::isfinite(p.y()) || !(p.y() > 0))
+      ++out_of_range;  // (a saved database's numbers can be anything)
     else
       pts.push_back(p);
   };
@@ -483,6 +499,7 @@ std::function<Chart()> roofline_chart_job(sqlite3* db, bool kernels, const std::
     if (zero_flops + no_bytes + no_time)
       summary += fmt::format(" ({} with 0 FLOPs, {} without bytes, {} without GPU time left out)", zero_flops, no_bytes,
                              no_time);
+    if (out_of_range) summary += fmt::format(" ({} with numbers no plot can hold left out)", out_of_range);
     summary += "; " + device;
     for (const Ceiling& c : ceilings)
       summary +=
@@ -519,6 +536,12 @@ std::function<Chart()> roofline_chart_job(sqlite3* db, bool kernels, const std::
       auto decade_down = [](double v) { return std::pow(10, std::floor(std::log10(v / 1.5))); };
       auto decade_up = [](double v) { return std::pow(10, std::ceil(std::log10(v * 1.5))); };
       LogScale sx{decade_down(xlo), decade_up(xhi), L, R}, sy{decade_down(ylo), decade_up(yhi), B, T};
+      // At most 24 decades an axis, whatever the numbers (the grid is drawn decade by decade): the
+      // lower end gives way (a ridge or point below it sits on the frame).
+      for (LogScale* a : {&sx, &sy}) {
+        if (!(a->hi > 0) || !std::isfinite(a->hi)) a->hi = 1e6;
+        if (!(a->lo > 0) || a->lo >= a->hi || a->hi / a->lo > 1e24) a->lo = a->hi / 1e24;
+      }
 
       for (double d = sx.lo; d <= sx.hi * 1.0001; d *= 10) {
         for (int m = 2; m < 10 && d * m < sx.hi; ++m) cv.line(sx(d * m), T, sx(d * m), B, kMinorGrid);
@@ -979,7 +1002,7 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const
     // Time axis, ms from the window's start.
     double span_ms = window_ns / 1e6, step_ms = nice_step(span_ms, 10);
     cv.line(L, lanes_bottom + 4, R, lanes_bottom + 4, kGrey);
-    for (double t = 0; t <= span_ms * 1.0001; t += step_ms) {
+    for (double t : tick_values(0, span_ms * 1.0001, step_ms)) {
       double x = L + t * 1e6 / ns_per_px;
       cv.line(x, lanes_bottom + 4, x, lanes_bottom + 9, kGrey);
       cv.text(x, lanes_bottom + 22, number(t), 11, kInk, 0.5);
@@ -1049,12 +1072,12 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
     double hi = (double)top / scale, step = nice_step(hi, 6);
     hi = std::ceil(hi / step) * step;
     LinScale sy{0, hi, B, T};
-    for (double v = 0; v <= hi + step * 0.001; v += step) {
+    for (double v : tick_values(0, hi, step)) {
       cv.line(L, sy(v), R, sy(v), v == 0 ? kGrey : kGrid);
       cv.text(L - 8, sy(v) + 4, number(v), 11, kInk, 1);
     }
     double xstep = nice_step((double)(t1 - t0) / 1e6, 8);
-    for (double v = 0; v <= (double)(t1 - t0) / 1e6 + xstep * 0.001; v += xstep) {
+    for (double v : tick_values(0, (double)(t1 - t0) / 1e6, xstep)) {
       cv.line(sx(v), B, sx(v), B + 4, kGrey);
       cv.text(sx(v), B + 18, number(v), 11, kInk, 0.5);
     }
@@ -1165,14 +1188,15 @@ Chart diff_chart(const ResultSet& diff_rows, bool duration_chart, int top, Chart
     }
     double lo = 0, hi = 0;
     for (const Bar& b : bars)
-      for (double v : {b.control, b.test, b.diff}) lo = std::min(lo, v), hi = std::max(hi, v);
+      for (double v : {b.control, b.test, b.diff})
+        if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
     double step = nice_step(hi - lo, 8);
     if (!duration_chart) step = std::max(1.0, step);  // counts are whole numbers
     lo = std::floor(lo / step) * step, hi = std::ceil(hi / step) * step;
     if (hi == lo) hi = lo + 1;
     LinScale sx{lo, hi, L, R};
     const double B = T + bars.size() * group_h;
-    for (double v = lo; v <= hi + step * 0.001; v += step) {
+    for (double v : tick_values(lo, hi, step)) {
       cv.line(sx(v), T - 4, sx(v), B, std::fabs(v) < step * 1e-6 ? kGrey : kGrid);
       cv.text(sx(v), B + 16, number(std::fabs(v) < step * 1e-6 ? 0 : v), 11, kInk, 0.5);
     }

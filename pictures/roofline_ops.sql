@@ -8,6 +8,6 @@ SELECT uid, trace, name, NULL, NULL, p_flops, p_bytes, p_gpu_ns, p_peak_tflops,
        p_peak_tbps, p_peak_dtype, p_peak_units, coalesce(input_dims, '') || coalesce(input_types, '')
 FROM (SELECT o.*, p.flops AS p_flops, p.bytes AS p_bytes, p.gpu_ns AS p_gpu_ns, p.peak_tflops AS p_peak_tflops,
              p.peak_tbps AS p_peak_tbps, p.peak_dtype AS p_peak_dtype, p.peak_units AS p_peak_units
-      FROM perf_rows((SELECT 'db:' || token FROM @schema.tlsql_self)) p CROSS JOIN @schema.op o ON o.uid = p.uid
+      FROM perf_rows('@schema') p CROSS JOIN @schema.op o ON o.uid = p.uid
       WHERE p.source IN ('model', 'inductor') AND p.flops IS NOT NULL)
 WHERE 1

@@ -9,6 +9,7 @@
 
 #include "repl/shell.h"
 #include "session/tlsql.h"
+#include "src/output_file.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 // LeakSanitizer (the sanitizer build): fontconfig, which cairo's text goes through, keeps its
@@ -145,6 +146,7 @@ int main(int argc, char** argv) {
   shell.bail = bail;
 
   auto read_file = [](const std::string& path) {
+    tlsql::note_input(path);
     std::ifstream f(path, std::ios::binary);
     std::stringstream ss;
     ss << f.rdbuf();

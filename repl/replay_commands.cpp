@@ -95,9 +95,9 @@ void Shell::replay_command(int64_t uid, const std::string& device, int iters, in
       {{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", warmup}, {"iters", iters}}, 600, progress);
   if (show) fmt::print(stderr, "\r\033[K");
   if (!r.value("ok", false)) throw std::runtime_error(fmt::format(".replay {}: {}", uid, r.value("error", "")));
-  fmt::print(out(), "{} (uid {}) replayed on {} ({}), {} iterations after {} warm-up\n{}",
-             (*ir)["op_name"].get<std::string>(), uid, r.value("device", ""), r.value("timer", ""), iters, warmup,
-             r.value("arguments", ""));
+  emit(fmt::format("{} (uid {}) replayed on {} ({}), {} iterations after {} warm-up\n{}",
+                   (*ir)["op_name"].get<std::string>(), uid, r.value("device", ""), r.value("timer", ""), iters, warmup,
+                   r.value("arguments", "")));
   std::string shapes;
   for (const auto& s : r["output_shapes"]) shapes += (shapes.empty() ? "" : ", ") + s.dump();
   fmt::print(out(), "Output shapes: {}\n", shapes.empty() ? "(none)" : shapes);

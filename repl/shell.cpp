@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "pictures/chart.h"
+#include "src/input.h"
+#include "src/output_file.h"
 #include "src/sql_assets.h"
 #include "src/sqlite_util.h"
 #include "udf/registry.h"
@@ -284,7 +286,20 @@ std::string history_path() {
 
 void Shell::load(const std::string& path, const std::string& schema) {
   if (const auto files = trace_files(path); files.size() != 1 || files[0] != path) {
-    for (const std::string& f : files) load(f, schema);  // a directory: its traces (one level, no deeper)
+    // A directory: its traces (one level, no deeper). A file in it that is no trace at all (a
+    // PyTorch execution trace beside its Kineto trace, a config) is skipped, said on stderr and
+    // in health; the load fails only when none is a trace. A broken trace fails it as always.
+    size_t loaded = 0;
+    std::string first_skip;
+    for (const std::string& f : files) try {
+        load(f, schema);
+        ++loaded;
+      } catch (const NotATrace& e) {
+        fmt::print(stderr, "tlsql: warning: {}: skipped\n", e.what());
+        session->skip_file(schema, e.what());
+        if (first_skip.empty()) first_skip = e.what();
+      }
+    if (!loaded) throw LoadError(fmt::format("{}: no file in the directory is a trace ({})", path, first_skip));
     return;
   }
   // A progress bar on a terminal for loads that last over a second.
@@ -363,12 +378,18 @@ void Shell::attach_trace(const std::string& path, const std::string& name) {
   }
 }
 
-void Shell::error(const std::string& source, int lineno, const std::string& msg) {
+void Shell::error(const std::string& source, int lineno, const std::string& text) {
   ++errors_;
+  const std::string msg = is_terminal(stderr) ? show_controls(text) : text;  // (messages quote names)
   if (source.empty())
     fmt::print(stderr, "error: {}\n", msg);
   else
     fmt::print(stderr, "error: {}near line {}: {}\n", source == "-" ? "" : source + ": ", lineno, msg);
+}
+
+void Shell::emit(const std::string& text) {
+  const std::string shown = is_terminal(out()) ? show_controls(text) : text;
+  fwrite(shown.data(), 1, shown.size(), out());
 }
 
 void Shell::bind_parameters(sqlite3_stmt* stmt) {
@@ -510,7 +531,7 @@ void Shell::print_tables(const std::string& like) {
   for (auto& n : names) w = std::max(w, n.size());
   size_t per_line = std::max<size_t>(1, 80 / (w + 2));
   for (size_t i = 0; i < names.size(); ++i)
-    fmt::print(out(), "{:<{}}{}", names[i], w + 2, (i + 1) % per_line == 0 || i + 1 == names.size() ? "\n" : "");
+    emit(fmt::format("{:<{}}{}", names[i], w + 2, (i + 1) % per_line == 0 || i + 1 == names.size() ? "\n" : ""));
 }
 
 void Shell::print_schema(const std::string& like) {
@@ -523,9 +544,9 @@ void Shell::print_schema(const std::string& like) {
   if (!like.empty()) sqlite3_bind_text(s.get(), 1, like.c_str(), -1, SQLITE_TRANSIENT);
   while (s.step()) {
     const std::string name = (const char*)sqlite3_column_text(s.get(), 0);
-    fmt::print(out(), "{};\n", (const char*)sqlite3_column_text(s.get(), 1));
+    emit(fmt::format("{};\n", (const char*)sqlite3_column_text(s.get(), 1)));
     if (sqlite3_column_int(s.get(), 2))
-      fmt::print(out(), "/* {} columns:\n  {}\n*/\n", name, fmt::join(column_definitions(db(), name), ",\n  "));
+      emit(fmt::format("/* {} columns:\n  {}\n*/\n", name, fmt::join(column_definitions(db(), name), ",\n  ")));
   }
 }
 
@@ -596,6 +617,7 @@ void Shell::dump(const std::string& like) {
 }
 
 void Shell::import_csv(const std::string& path, const std::string& table) {
+  note_input(path);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error(fmt::format(".import: cannot open '{}'", path));
   // RFC 4180 fields: quoted fields may hold commas, doubled quotes and newlines.
@@ -726,7 +748,7 @@ void Shell::print_tree(int64_t uid, int max_depth, bool all) {
                                              : "<< trace2: " + n2;
         std::string uids =
             fmt::format("[{} | {}]", r.main ? std::to_string(*r.main) : "-", r.other ? std::to_string(*r.other) : "-");
-        fmt::print(out(), "{}{}{}  {}\n", prefix, r.last ? "└── " : "├── ", text, uids);
+        emit(fmt::format("{}{}{}  {}\n", prefix, r.last ? "└── " : "├── ", text, uids));
       }
       return;
     }
@@ -764,7 +786,7 @@ void Shell::print_tree(int64_t uid, int max_depth, bool all) {
     std::string line = fmt::format("{}{}UID: {}, Category: {}, Name: {}", it.prefix, it.last ? "└── " : "├── ", r.uid,
                                    r.cat.empty() ? r.kind : r.cat, name);
     if (is_gpu_work(r.kind) && r.has_time) line += ", Duration: " + micros(r.end - r.ts);
-    fmt::print(out(), "{}\n", line);
+    emit(line + "\n");
     if (it.depth >= max_depth) continue;
     std::vector<TreeRow> kids;
     for (int64_t k : tree.children(r.uid))
@@ -807,11 +829,11 @@ void Shell::print_stack(int64_t uid) {
     std::string line =
         fmt::format("  UID: {}, Category: {}, Name: {}", r->uid, r->cat.empty() ? r->kind : r->cat, name);
     if (is_gpu_work(r->kind) && r->has_time) line += ", Duration: " + micros(r->end - r->ts);
-    fmt::print(out(), "{}\n", line);
+    emit(line + "\n");
     if (r->kind == "cpu_op")
       for (const char* key : {"Input Dims", "Input type"}) {
         std::string v = tree.arg(r->uid, key);
-        if (!v.empty()) fmt::print(out(), "  {}: {}\n", key, python_list(v));
+        if (!v.empty()) emit(fmt::format("  {}: {}\n", key, python_list(v)));
       }
   }
 }
@@ -878,8 +900,9 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       output.widths.clear();
       for (size_t i = 1; i < w.size(); ++i) {
         int64_t n;
-        if (!parse_int(w[i], n))
-          return fail(".width N1 N2 ...: numbers (0 = as wide as needed, < 0 = right-aligned)"), true;
+        if (!parse_int(w[i], n) || n < -10000 || n > 10000)  // (a cell is padded to its width)
+          return fail(".width N1 N2 ...: numbers from -10000 to 10000 (0 = as wide as needed, < 0 = right-aligned)"),
+                 true;
         output.widths.push_back((int)n);
       }
     } else if (cmd == ".show") {
@@ -894,8 +917,8 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       Statement s(db(),
                   "SELECT name, coalesce(nullif(file, ''), '(in memory)') FROM pragma_database_list ORDER BY seq");
       while (s.step())
-        fmt::print(out(), "{}: {}\n", (const char*)sqlite3_column_text(s.get(), 0),
-                   (const char*)sqlite3_column_text(s.get(), 1));
+        emit(fmt::format("{}: {}\n", (const char*)sqlite3_column_text(s.get(), 0),
+                         (const char*)sqlite3_column_text(s.get(), 1)));
     } else if (cmd == ".indexes" || cmd == ".indices") {
       Statement s(db(),
                   "SELECT d.name, l.name FROM pragma_database_list d JOIN pragma_table_list t ON t.schema = d.name, "
@@ -904,7 +927,7 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       if (w.size() > 1) sqlite3_bind_text(s.get(), 1, arg(1).c_str(), -1, SQLITE_TRANSIENT);
       while (s.step()) {
         std::string schema = (const char*)sqlite3_column_text(s.get(), 0);
-        fmt::print(out(), "{}{}\n", schema == "main" ? "" : schema + ".", (const char*)sqlite3_column_text(s.get(), 1));
+        emit(fmt::format("{}{}\n", schema == "main" ? "" : schema + ".", (const char*)sqlite3_column_text(s.get(), 1)));
       }
     } else if (cmd == ".shell" || cmd == ".system") {
       const std::string command = line.substr(std::min(line.size(), line.find(cmd) + cmd.size()));
@@ -922,6 +945,11 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       out_ = nullptr;
       once_ = false;
       if (!arg(1).empty() && arg(1) != "stdout") {
+        try {
+          refuse_input(arg(1));  // (fopen "w" empties the file at once)
+        } catch (const std::exception& e) {
+          return fail(e.what()), true;
+        }
         out_ = fopen(arg(1).c_str(), "w");
         out_name_ = arg(1);
         if (!out_)
@@ -930,6 +958,7 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
           once_ = cmd == ".once";
       }
     } else if (cmd == ".read") {
+      note_input(arg(1));
       std::ifstream f(arg(1), std::ios::binary);
       if (arg(1).empty() || !f) {
         fail(fmt::format("cannot open '{}'", arg(1)));

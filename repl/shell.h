@@ -55,6 +55,9 @@ class Shell {
   void run_report(const std::string& name, const std::string& text);
   void error(const std::string& source, int lineno, const std::string& msg);
   FILE* out() { return out_ ? out_ : stdout; }
+  // Writes text that holds what a file said (names, schema text) to out(): on a terminal its
+  // control characters are shown, not obeyed (show_controls).
+  void emit(const std::string& text);
   void print_tables(const std::string& like);
   void print_schema(const std::string& like);
   void print_help(const std::string& topic);

@@ -40,6 +40,8 @@ void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     }
   // Refused before anything is created: the catch below must only undo what this call made, never
   // the trace already loaded into the schema (the virtual table still reads it).
+  // (A trace loaded under the name and detached since left its store: that one goes.)
+  if (auto it = stores->find(schema); it != stores->end() && !loaded_store(db, schema)) stores->erase(it);
   if (stores->count(schema) || schema_has_event_table(db, schema))
     return sqlite3_result_error(
         ctx,
@@ -63,7 +65,7 @@ void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     LoadOptions opt;
     opt.schema = schema;
     LoadStats stats = load_trace_file(db, *store, path, opt);
-    finish_schema(db, schema, true);
+    finish_schema(db, schema, store.get());
     sqlite3_result_int64(ctx, (int64_t)stats.events);
   } catch (const std::exception& e) {
     stores->erase(schema);

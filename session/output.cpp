@@ -1,6 +1,7 @@
 #include "session/output.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -140,9 +141,17 @@ void append_csv(std::string& out, std::string_view s) {
   out += '"';
 }
 
-std::string json_string(const std::string& s) {
+// `s` as a JSON string; with `all_controls` DEL and C1 controls (U+0080 .. U+009F) are \u
+// escapes too (the same JSON value: a terminal never sees them raw).
+std::string json_string(const std::string& s, bool all_controls = false) {
   std::string out = "\"";
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = (unsigned char)s[i];
+    if (all_controls && (c == 0x7f || (c == 0xc2 && i + 1 < s.size() && (unsigned char)s[i + 1] >= 0x80 &&
+                                       (unsigned char)s[i + 1] < 0xa0))) {
+      out += fmt::format("\\u{:04x}", c == 0x7f ? 0x7f : (unsigned char)s[++i]);
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -173,6 +182,39 @@ std::string sql_identifier(const std::string& name) {
   return q + "\"";
 }
 
+std::string show_controls(std::string_view s, bool keep_lines) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) {
+      if ((c < 0x20 && !(keep_lines && (c == '\n' || c == '\t'))) || c == 0x7f)
+        out += '^', out += c == 0x7f ? '?' : (char)(c + '@');
+      else
+        out += (char)c;
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, every continuation byte 10xxxxxx.
+    const size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
+    if (!ok) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+      continue;
+    }
+    if (len == 2 && c == 0xc2 && (unsigned char)s[i + 1] < 0xa0)  // U+0080 .. U+009F: C1 controls
+      out += fmt::format("\\u{:04x}", (unsigned char)s[i + 1]);
+    else
+      out.append(s.data() + i, len);
+    i += len;
+  }
+  return out;
+}
+
+bool is_terminal(FILE* f) { return f && isatty(fileno(f)); }
+
 std::string html_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -198,15 +240,16 @@ std::string sql_string(const std::string& s) {
   return out + "'";
 }
 
-// Cells shown in aligned modes: control characters would break the grid; markdown escapes its
-// column bar.
+// Cells and names shown in aligned modes (for reading, wherever they go): a newline or tab would
+// break the grid (a space instead), other control characters are shown (show_controls);
+// markdown escapes its column bar.
 std::string visible(const std::string& s, bool markdown) {
   std::string out;
-  for (unsigned char c : s) {
+  for (char c : s) {
     if (markdown && c == '|') out += '\\';
-    out += c < 0x20 ? ' ' : (char)c;
+    out += c == '\n' || c == '\t' || c == '\r' ? ' ' : c;
   }
-  return out;
+  return show_controls(out);
 }
 
 void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
@@ -216,9 +259,11 @@ void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
   const bool headers = opt.headers || md;
   std::vector<std::vector<std::string>> cells;
   cells.reserve(rs.rows.size());
+  std::vector<std::string> names(n);
+  for (size_t i = 0; i < n; ++i) names[i] = visible(rs.columns[i], md);
   std::vector<size_t> width(n, 0);
   if (headers)
-    for (size_t i = 0; i < n; ++i) width[i] = display_width(rs.columns[i]);
+    for (size_t i = 0; i < n; ++i) width[i] = display_width(names[i]);
   for (size_t r = 0; r < rs.rows.size(); ++r) {
     auto& c = cells.emplace_back(n);
     for (size_t i = 0; i < n; ++i) {
@@ -290,7 +335,7 @@ void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
     }
   };
   if (md) {
-    line(rs.columns, true);
+    line(names, true);
     std::string s = "|";
     for (size_t i = 0; i < n; ++i) {
       s.append(width[i] + 1, '-');
@@ -302,7 +347,7 @@ void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
   }
   if (column) {
     if (headers) {
-      line(rs.columns, true);
+      line(names, true);
       std::string s;
       for (size_t i = 0; i < n; ++i) {
         if (i) s += "  ";
@@ -315,7 +360,7 @@ void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
   }
   box ? rule("┌", "┬", "┐", "─") : rule("+", "+", "+", "-");
   if (headers) {
-    line(rs.columns, true);
+    line(names, true);
     box ? rule("├", "┼", "┤", "─") : rule("+", "+", "+", "-");
   }
   for (const auto& c : cells) line(c, false);
@@ -333,7 +378,10 @@ std::string blob_literal(const std::string& bytes) {
 class RowPrinter {
  public:
   RowPrinter(FILE* out, const OutputOptions& opt, std::vector<std::string> names)
-      : out_(out), opt_(opt), names_(std::move(names)) {
+      : out_(out), opt_(opt), names_(std::move(names)), terminal_(is_terminal(out)) {
+    // On a terminal every text is shown (show_controls); in JSON, as \u escapes (the same JSON).
+    if (terminal_ && opt_.mode != OutputMode::json)
+      for (auto& n : names_) n = show_controls(n);
     // (As sqlite3's line mode: names right-aligned to the longest, at least 5 columns.)
     name_width_ = 5;
     for (const auto& n : names_) name_width_ = std::max(name_width_, display_width(n));
@@ -344,7 +392,10 @@ class RowPrinter {
   void row(Type type, Text text, Real real) {
     s_.clear();
     const size_t n = names_.size();
-    auto cell = [&](size_t i) { return type(i) == SQLITE_NULL ? opt_.nullvalue : text(i); };
+    auto cell = [&](size_t i) {
+      std::string v = type(i) == SQLITE_NULL ? opt_.nullvalue : text(i);
+      return terminal_ ? show_controls(v) : v;
+    };
     switch (opt_.mode) {
       case OutputMode::csv:
         if (!rows_ && opt_.headers) header_csv();
@@ -379,7 +430,7 @@ class RowPrinter {
             s_ += '(';
             for (size_t i = 0; i < n; ++i) {
               if (i) s_ += ',';
-              s_ += names_[i];
+              s_ += sql_identifier(names_[i]);  // ("gpu ms", "count(*)": quoted as sqlite3 does)
             }
             s_ += ')';
           }
@@ -396,7 +447,7 @@ class RowPrinter {
                 : t == SQLITE_INTEGER ? text(i)
                 : t == SQLITE_FLOAT   ? fmt::format("{}", real(i))
                 : t == SQLITE_BLOB    ? blob_literal(text(i))
-                                      : sql_string(text(i));
+                                      : sql_string(terminal_ ? show_controls(text(i)) : text(i));
         }
         s_ += opt_.mode == OutputMode::insert ? ");\n" : "\n";
         break;
@@ -405,7 +456,7 @@ class RowPrinter {
         for (size_t i = 0; i < n; ++i) {
           const int t = type(i);
           if (i) s_ += ',';
-          s_ += json_string(names_[i]);
+          s_ += json_string(names_[i], terminal_);
           s_ += ':';
           // Numbers as numbers, cell by cell (a column may mix types); non-finite REALs as null.
           if (t == SQLITE_NULL)
@@ -415,7 +466,7 @@ class RowPrinter {
           else if (t == SQLITE_FLOAT)
             s_ += std::isfinite(std::strtod(text(i).c_str(), nullptr)) ? text(i) : "null";
           else
-            s_ += json_string(text(i));
+            s_ += json_string(text(i), terminal_);
         }
         s_ += '}';
         break;
@@ -466,6 +517,7 @@ class RowPrinter {
   size_t name_width_ = 0;
   int64_t rows_ = 0;
   std::string s_;
+  bool terminal_;
 };
 
 }  // namespace

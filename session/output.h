@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tlsql {
@@ -57,6 +58,16 @@ void print_empty(FILE* out, const std::vector<std::string>& columns, const Outpu
 
 // A REAL as the aligned modes show it: "13,214.179", "0.000038", "7.861".
 std::string readable_real(double v);
+
+// Text for a terminal: a trace's names can hold control characters (ESC sequences that move the
+// cursor, retitle the window or rewrite the screen), which a terminal would obey. They are shown
+// instead: C0 as ^@ .. ^_ (ESC as ^[), DEL as ^?, C1 (U+0080 .. U+009F) as \u0080 .., and a byte
+// that is not UTF-8 as \xNN. Tab and newline stay when `keep_lines`. Used on every text that
+// reaches a terminal (output.cpp: cells and names when the output is one; the shell's .tree,
+// .stack and error lines); files and pipes get the bytes as they are.
+std::string show_controls(std::string_view s, bool keep_lines = true);
+// Whether `f` is a terminal.
+bool is_terminal(FILE* f);
 
 // Text for HTML: & < > " ' as entities (the html mode, the HTML report).
 std::string html_escape(const std::string& s);

@@ -15,6 +15,7 @@
 #include "src/augment.h"
 #include "src/db_writer.h"
 #include "src/input.h"
+#include "src/output_file.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
 #include "udf/perf_cache.h"
@@ -46,8 +47,11 @@ std::vector<std::string> trace_files(const std::string& path) {
   for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
     const std::string name = entry.path().filename().string();
     auto ends = [&](std::string_view end) { return name.size() > end.size() && name.ends_with(end); };
+    // Only regular files (links followed): a dangling link, a link loop, a FIFO or a folder is
+    // not a trace, and its error (ELOOP) is its own, not the listing's.
+    std::error_code entry_ec;
     // TraceLens's execution_details.json (beside capture traces) describes traces; it is not one.
-    if (entry.is_regular_file(ec) && (ends(".json") || ends(".json.gz")) && name != "execution_details.json")
+    if (entry.is_regular_file(entry_ec) && (ends(".json") || ends(".json.gz")) && name != "execution_details.json")
       files.push_back(entry.path().string());
   }
   if (ec) throw LoadError(fmt::format("{}: cannot list the directory: {}", path, ec.message()));
@@ -72,6 +76,8 @@ Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
     throw LoadError(fmt::format("{}: cannot open: {}", target, msg));
   }
   sqlite3_busy_timeout(db_, 10000);  // another process writing it: wait, do not fail at once
+  harden_connection(db_);
+  watch_connection(db_);  // its files are inputs no output of this process may replace
   if (saved_) {
     try {
       require_tlsql_database(db_, "main", saved_db);
@@ -89,6 +95,7 @@ Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
 // The functions' cached statements go before it.
 Session::~Session() {
   drop_connection_cache(db_);
+  unwatch_connection(db_);
   sqlite3_close(db_);
 }
 
@@ -115,6 +122,7 @@ std::unique_ptr<Session::Twin> Session::twin() {
     return nullptr;
   }
   auto twin = std::make_unique<Twin>(db);
+  harden_connection(db);
   register_sql(db, &stores_);
   enable_connection_cache(db);
   // Whatever temp holds beyond what registering tlsql made there (the user's models' table) is the
@@ -198,28 +206,64 @@ void Session::add_captures(const std::string& path) {
 }
 
 void require_tlsql_database(sqlite3* db, const std::string& schema, const std::string& path) {
+  // What each name tlsql reads must be in a file it saved: a table (rows tlsql wrote), never a view
+  // or virtual table standing in for one (a view computes rows from whatever a file's author
+  // wrote; a virtual table of tlsql's own modules would read this session's loaded traces).
+  // tlsql_schema is the one virtual table, of its own module (files saved before it lack it).
+  static const std::map<std::string, std::string> kExpected = {
+      {"event", "table"},         {"trace", "table"},       {"tlsql_self", "table"},     {"device", "table"},
+      {"health", "table"},        {"launch_link", "table"}, {"captured_graph", "table"}, {"replay_graph", "table"},
+      {"gpu_spec", "table"},      {"gpu_alias", "table"},   {"tlsql_perf", "table"},     {"op", "view"},
+      {"tlsql_schema", "virtual"}};
   sqlite3_stmt* q = nullptr;
-  std::string sql = fmt::format(
-      "SELECT count(*) FROM \"{}\".sqlite_schema WHERE type IN ('table', 'view') AND name IN ('event', 'trace', "
-      "'tlsql_self', 'op')",
-      schema);
+  std::string sql = fmt::format("SELECT name, type, coalesce(sql, '') FROM \"{}\".sqlite_schema", schema);
   int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr);
-  if (rc == SQLITE_OK) rc = sqlite3_step(q);
-  int64_t found = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
+  std::set<std::string> found;
+  std::string wrong;
+  while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+    if ((rc = sqlite3_step(q)) != SQLITE_ROW) break;
+    const std::string name = (const char*)sqlite3_column_text(q, 0), type = (const char*)sqlite3_column_text(q, 1);
+    std::string text = (const char*)sqlite3_column_text(q, 2);
+    for (char& c : text) c = (char)std::toupper((unsigned char)c);
+    auto it = kExpected.find(name);
+    if (it == kExpected.end()) continue;
+    const bool is_virtual = text.rfind("CREATE VIRTUAL TABLE", 0) == 0;
+    const std::string is = type == "table" ? (is_virtual ? "virtual" : "table") : type;
+    const bool right = is == it->second && (is != "virtual" || text.find("USING TLSQL_SCHEMA") != std::string::npos);
+    if (!right && wrong.empty())
+      wrong = fmt::format("'{}' is a {} where tlsql writes a {}", name, is == "virtual" ? "virtual table" : is,
+                          it->second == "virtual" ? "virtual table of tlsql_schema" : it->second);
+    found.insert(name);
+  }
+  if (rc == SQLITE_DONE) rc = SQLITE_OK;
   std::string msg = sqlite3_errmsg(db);
   sqlite3_finalize(q);
-  if (found < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, msg));
-  if (found < 4)
-    throw LoadError(
-        fmt::format("{}: not a database tlsql saved (no event, trace, op and tlsql_self tables); "
-                    "load its traces instead",
-                    path));
+  if (rc != SQLITE_OK) throw LoadError(fmt::format("{}: cannot open: {}", path, msg));
+  for (const char* need : {"event", "trace", "tlsql_self", "op"})
+    if (!found.count(need))
+      throw LoadError(
+          fmt::format("{}: not a database tlsql saved (no event, trace, op and tlsql_self tables); "
+                      "load its traces instead",
+                      path));
+  if (!wrong.empty()) throw LoadError(fmt::format("{}: not a database tlsql saved: {}", path, wrong));
 }
 
 void Session::finish(const std::string& schema) {
   if (saved_ && schema == "main") return;  // a saved database has all it needs: never write to it
   auto it = stores_.find(schema);
-  finish_schema(db_, schema, it != stores_.end() && !it->second->traces.empty());
+  finish_schema(db_, schema, it != stores_.end() && !it->second->traces.empty() ? it->second.get() : nullptr);
+  if (auto s = skipped_.find(schema); s != skipped_.end()) {
+    Statement ins(db_, fmt::format("INSERT INTO \"{}\".health(trace, \"check\", count, example_uid, detail) "
+                                   "VALUES(NULL, 'file_not_a_trace', 1, NULL, ?)",
+                                   schema));
+    for (const std::string& why : s->second) {
+      const std::string detail = why + ": skipped, the directory's traces loaded";
+      sqlite3_bind_text(ins.get(), 1, detail.c_str(), -1, SQLITE_TRANSIENT);
+      ins.step();
+      ins.reset();
+    }
+    skipped_.erase(s);
+  }
 }
 
 void check_schema_name(const std::string& name) {
@@ -229,9 +273,19 @@ void check_schema_name(const std::string& name) {
     throw LoadError(fmt::format("cannot use '{}' as a schema name: letters, digits and _, not main or temp", name));
 }
 
+bool Session::schema_taken(const std::string& name) {
+  auto it = stores_.find(name);
+  if (it == stores_.end()) return false;
+  // A trace attached under the name and detached since (DETACH in SQL): its store answers for
+  // nothing any more (loaded_store), and goes.
+  if (loaded_store(db_, name)) return true;
+  stores_.erase(it);
+  return false;
+}
+
 void Session::begin_attach(const std::string& name) {
   check_schema_name(name);
-  if (stores_.count(name)) throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
+  if (schema_taken(name)) throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
   exec_sql(db_, fmt::format("ATTACH ':memory:' AS \"{}\"", name));
 }
 
@@ -243,7 +297,7 @@ void Session::abandon_attach(const std::string& name) {
 void Session::attach(const std::string& file, const std::string& name, const LoadOptions& opt) {
   if (is_sqlite_file(file)) {
     check_schema_name(name);
-    if (stores_.count(name)) throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
+    if (schema_taken(name)) throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
     try {
       Statement s(db_, fmt::format("ATTACH ? AS \"{}\"", name));
       sqlite3_bind_text(s.get(), 1, file.c_str(), -1, SQLITE_TRANSIENT);
@@ -291,16 +345,21 @@ void Session::save(const std::string& path) const {
 
 void augment_trace(Session& session, const std::string& trace_path, const std::string& out_path) {
   std::map<int64_t, Augment> numbers;
+  // Only numbers an event has of its own: an op's sum of the work beneath it (perf_source
+  // 'beneath', aten::linear above its addmm) written as kernel_flop would read back as inductor's
+  // annotation of that op, against another peak; reloaded, it gets the same sum from beneath.
   Statement s(session.db(),
               "SELECT uid, f, b FROM (SELECT uid, flops(uid) AS f, bytes(uid) AS b FROM event "
-              "WHERE trace = 0 AND kind IN ('kernel', 'cpu_op')) WHERE f IS NOT NULL OR b IS NOT NULL");
+              "WHERE trace = 0 AND kind IN ('kernel', 'cpu_op') AND perf_source(uid) IS NOT 'beneath') "
+              "WHERE f IS NOT NULL OR b IS NOT NULL");
   while (s.step()) {
     Augment a;
     if (sqlite3_column_type(s.get(), 1) != SQLITE_NULL) a.flops = sqlite3_column_double(s.get(), 1);
     if (sqlite3_column_type(s.get(), 2) != SQLITE_NULL) a.bytes = sqlite3_column_double(s.get(), 2);
     numbers[sqlite3_column_int64(s.get(), 0)] = a;  // uid_base of trace 0 is 0: uid = position
   }
-  write_augmented(trace_path, out_path, numbers);
+  Statement bytes(session.db(), "SELECT bytes FROM trace WHERE id = 0");
+  write_augmented(trace_path, bytes.step() ? (size_t)sqlite3_column_int64(bytes.get(), 0) : 0, out_path, numbers);
 }
 
 }  // namespace tlsql

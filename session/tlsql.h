@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ class Session {
   void add_captures(const std::string& path);
   // Creates the event table, views and indexes of `schema`; call after its last load.
   void finish(const std::string& schema = "main");
+  // A file of a directory being loaded into `schema` that was no trace (NotATrace's message):
+  // finish() writes it as a health row (check file_not_a_trace, trace NULL).
+  void skip_file(const std::string& schema, const std::string& why) { skipped_[schema].push_back(why); }
   // `.attach FILE AS NAME`: a saved database, or a trace loaded into a fresh in-memory schema.
   // Throws LoadError / SqlError.
   void attach(const std::string& file, const std::string& name, const LoadOptions& opt = {});
@@ -60,10 +64,13 @@ class Session {
   std::unique_ptr<Twin> twin();
 
  private:
+  bool schema_taken(const std::string& name);  // a trace of this session is attached under `name`
+
   sqlite3* db_ = nullptr;
   bool saved_ = false;                   // main is a saved database file: never written to
   StoreRegistry stores_;                 // read by the connection's virtual tables: ~Session closes db_ first
   std::vector<CapturedGraph> captured_;  // from add_captures; their strings live in main's store
+  std::map<std::string, std::vector<std::string>> skipped_;  // skip_file, by schema
 };
 
 // Writes `trace_path` (loaded as trace 0 of `session`) to `out_path` with kernel_flop /

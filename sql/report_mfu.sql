@@ -12,7 +12,7 @@ WITH steps AS (
 -- dominant dtype come from those few rows.)
 ops AS MATERIALIZED (
   SELECT o.trace, o.step, p.peak_dtype AS dtype, p.peak_units AS units, sum(p.flops) AS f, max(p.peak_tflops) AS peak
-  FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN op o ON o.uid = p.uid
+  FROM perf_rows('main') p CROSS JOIN op o ON o.uid = p.uid
   WHERE p.counted = 1 AND o.step IS NOT NULL AND p.flops > 0
   GROUP BY o.trace, o.step, p.peak_dtype, p.peak_units),
 total AS (SELECT trace, step, sum(f) AS f FROM ops GROUP BY trace, step),

@@ -13,7 +13,7 @@ SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
             THEN CASE WHEN sum(f) / sum(b) >= avg(ridge) THEN 'compute' ELSE 'memory' END END AS bound
 FROM (SELECT o.name, op_category(o.name) AS category, p.gpu_ns AS ns, p.flops AS f, p.bytes AS b,
              p.achieved_pct AS pct, p.peak_tflops / p.peak_tbps AS ridge
-      FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN event o ON o.uid = p.uid
+      FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
       WHERE p.counted = 1
         AND ((@iteration IS NULL AND @phase IS NULL)
              OR o.uid IN (SELECT uid FROM engine_step_member

@@ -3,7 +3,7 @@
 -- which reads every row anyway); GPU busy: the union of kernels, memcpys and memsets
 -- over the span of the GPU events (as the timeline report's busy_time / total_time). @schema.:
 -- main, or the diff's other trace in the HTML report.
-WITH st AS (SELECT id AS trace, trace_stats(id, (SELECT 'db:' || token FROM @schema.tlsql_self)) AS j FROM @schema.trace),
+WITH st AS (SELECT id AS trace, trace_stats(id, '@schema') AS j FROM @schema.trace),
 busy AS (SELECT trace, union_ns(ts, end) AS ns, max(end) - min(ts) AS gpu_span FROM @schema.gpu GROUP BY trace),
 devs AS (SELECT trace, group_concat(DISTINCT name) AS devices FROM @schema.device GROUP BY trace)
 SELECT t.id AS trace, t.path, t.rank, t.world_size, d.devices,

@@ -59,7 +59,11 @@ CREATE TABLE IF NOT EXISTS @schema.replay_graph(
   eager_start INTEGER          -- else the uid of the first GPU event of the eager run of the same kernels
 );
 
--- A random token naming this database, whatever schema name it is attached under: tlsql's views
--- pass 'db:' || token to the functions so that other.op_summary computes over other's events.
+-- The schema's own name, whatever it is attached under (a virtual table of tlsql's: SQLite tells it):
+-- tlsql's views pass it to the functions so that other.op_summary computes over other's events.
+CREATE VIRTUAL TABLE IF NOT EXISTS @schema.tlsql_schema USING tlsql_schema;
+-- A random token naming this database. Databases saved before tlsql_schema existed have views
+-- that pass 'db:' || token to the functions (a token held by two attached databases, a file and
+-- its copy, is refused as ambiguous).
 CREATE TABLE IF NOT EXISTS @schema.tlsql_self(token TEXT NOT NULL);
 INSERT INTO @schema.tlsql_self SELECT lower(hex(randomblob(8))) WHERE NOT EXISTS (SELECT 1 FROM @schema.tlsql_self);

@@ -1,7 +1,7 @@
 -- Views over event. Created after loading; they follow the schema they live in: tables by their
--- plain names, and the functions by the schema's token, (SELECT 'db:' || token FROM tlsql_self),
--- since a function called without a schema reads main (an attached trace's view would walk main's
--- tree with its own uids).
+-- plain names, and the functions by the schema's name, (SELECT name FROM tlsql_schema), since a
+-- function called without a schema reads main (an attached trace's view would walk main's tree
+-- with its own uids).
 CREATE VIEW IF NOT EXISTS @schema.op AS SELECT * FROM event WHERE kind = 'cpu_op';
 CREATE VIEW IF NOT EXISTS @schema.python AS SELECT * FROM event WHERE kind = 'python';
 CREATE VIEW IF NOT EXISTS @schema.annotation AS SELECT * FROM event WHERE kind IN ('annotation', 'gpu_annotation');
@@ -60,10 +60,10 @@ CREATE VIEW IF NOT EXISTS @schema.collective_kernel AS
 SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
        CASE WHEN k.launcher IS NULL THEN NULL
             WHEN lo.name LIKE 'Optimizer.%'
-                 OR EXISTS (SELECT 1 FROM ancestors(k.launcher, (SELECT 'db:' || token FROM tlsql_self)) a
+                 OR EXISTS (SELECT 1 FROM ancestors(k.launcher, (SELECT name FROM tlsql_schema)) a
                             WHERE a.name LIKE 'Optimizer.%') THEN 'optimizer'
             WHEN lo.fwd IS NOT NULL OR lo.name LIKE 'autograd::engine::evaluate_function%'
-                 OR EXISTS (SELECT 1 FROM ancestors(k.launcher, (SELECT 'db:' || token FROM tlsql_self)) a
+                 OR EXISTS (SELECT 1 FROM ancestors(k.launcher, (SELECT name FROM tlsql_schema)) a
                             JOIN event ae ON ae.uid = a.uid
                             WHERE ae.fwd IS NOT NULL OR ae.name LIKE 'autograd::engine::evaluate_function%')
             THEN 'backward' ELSE 'forward' END AS phase,
@@ -98,7 +98,7 @@ FROM (SELECT uid, trace, ts, parent, CAST(args ->> '$."Device Type"' AS INTEGER)
 -- whether no later event of the trace frees its address (never_freed): what the memory reports
 -- group by.
 CREATE VIEW IF NOT EXISTS @schema.memory_alloc AS
-SELECT m.*, (SELECT a.uid FROM ancestors(m.uid, (SELECT 'db:' || token FROM tlsql_self)) a
+SELECT m.*, (SELECT a.uid FROM ancestors(m.uid, (SELECT name FROM tlsql_schema)) a
              WHERE a.kind = 'cpu_op' LIMIT 1) AS op,
        m.bytes > 0 AND lead(m.bytes) OVER (PARTITION BY m.trace, m.device, m.addr ORDER BY m.ts, m.uid) IS NULL
          AS never_freed
@@ -141,7 +141,7 @@ WITH candidate AS MATERIALIZED (
   WHERE j IS NOT NULL),
 found AS MATERIALIZED (
   SELECT * FROM candidate c
-  WHERE NOT EXISTS (SELECT 1 FROM ancestors(c.uid, (SELECT 'db:' || token FROM tlsql_self)) a
+  WHERE NOT EXISTS (SELECT 1 FROM ancestors(c.uid, (SELECT name FROM tlsql_schema)) a
                     JOIN candidate o ON o.uid = a.uid
                     WHERE o.j ->> '$.source' = c.j ->> '$.source')),
 annotated AS (SELECT DISTINCT trace FROM found WHERE j ->> '$.source' = 'annotation'),
@@ -167,7 +167,7 @@ WITH s AS MATERIALIZED (SELECT * FROM engine_step)
 SELECT s.trace, s.iteration, s.phase, s.uid FROM s WHERE s.source <> 'loop'
 UNION ALL
 SELECT s.trace, s.iteration, s.phase, d.uid
-FROM s CROSS JOIN descendants(s.uid, (SELECT 'db:' || token FROM tlsql_self)) d WHERE s.source <> 'loop'
+FROM s CROSS JOIN descendants(s.uid, (SELECT name FROM tlsql_schema)) d WHERE s.source <> 'loop'
 UNION ALL
 SELECT s.trace, s.iteration, s.phase, l.uid FROM s JOIN engine_loop_event l ON l.step = s.uid WHERE s.source = 'loop';
 
@@ -177,7 +177,7 @@ SELECT s.trace, s.iteration, s.phase, l.uid FROM s JOIN engine_loop_event l ON l
 CREATE VIEW IF NOT EXISTS @schema.engine_step_gpu AS
 WITH s AS MATERIALIZED (SELECT * FROM engine_step)
 SELECT s.trace, s.iteration, s.phase, g.uid AS gpu
-FROM s CROSS JOIN launched(s.uid, (SELECT 'db:' || token FROM tlsql_self)) g WHERE s.source <> 'loop'
+FROM s CROSS JOIN launched(s.uid, (SELECT name FROM tlsql_schema)) g WHERE s.source <> 'loop'
 UNION ALL
 SELECT s.trace, s.iteration, s.phase, k.gpu
 FROM s JOIN engine_loop_event l ON l.step = s.uid JOIN launch_link k ON k.runtime = l.uid WHERE s.source = 'loop';
@@ -230,7 +230,7 @@ CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
 -- input_dims, are never computed.)
 CREATE VIEW IF NOT EXISTS @schema.counted_op AS
 SELECT o.uid, o.name, op_category(o.name) AS category, o.input_dims, o.input_types, p.gpu_ns
-FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN event o ON o.uid = p.uid
+FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
 WHERE p.counted = 1;
 
 -- Per op name and category over counted_op: the ops report (.report ops) as a view.
@@ -245,6 +245,6 @@ SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
             THEN CASE WHEN sum(f) / sum(b) >= avg(ridge) THEN 'compute' ELSE 'memory' END END AS bound
 FROM (SELECT o.name, op_category(o.name) AS category, p.gpu_ns AS ns, p.flops AS f, p.bytes AS b,
              p.achieved_pct AS pct, p.peak_tflops / p.peak_tbps AS ridge
-      FROM perf_rows((SELECT 'db:' || token FROM tlsql_self)) p CROSS JOIN event o ON o.uid = p.uid
+      FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
       WHERE p.counted = 1)
 GROUP BY name, category;

@@ -52,7 +52,13 @@ bool encode(std::string_view json, StringPool::Cache& keys, std::string& out) {
     p = close + 1;
     // In minified JSON a string followed by ':' is an object key.
     if (p < end && *p == ':' && (size_t)(p + 1 - open) <= kMaxKeyBytes) {
-      const uint32_t id = keys.intern({open, (size_t)(p + 1 - open)}, kMaxKeys);
+      // A key written with escapes is kept as the key it spells ("Input \u0044ims" is "Input
+      // Dims"): the same JSON, and every reader of a member finds it by its name.
+      std::string plain;
+      std::string_view key{open, (size_t)(p + 1 - open)};
+      if (std::memchr(open, '\\', (size_t)(close - open)))
+        if (auto k = json_scan::plain_key(open + 1, end)) plain = key_text(*k), key = plain;
+      const uint32_t id = keys.intern(key, kMaxKeys);
       if (id != StringPool::kNone) {
         out.append(copied, open);
         put_token(id, out);

@@ -14,11 +14,18 @@ using namespace json_scan;
 
 namespace {
 
-// The whole text: augmenting is rare, so the simple way (the file in memory) is fine.
-std::string read_all(const std::string& path) {
-  InputSource in(path, SIZE_MAX);
-  while (in.refill(0)) {
+// The whole text: augmenting is rare, so the simple way (the file in memory) is fine. The path
+// comes from the database (a saved one names its original trace), so it must be a regular file
+// whose text is exactly the `bytes` that were loaded: reading stops past them, so a path that
+// names /dev/zero, a FIFO or another, larger file cannot make the copy read forever.
+std::string read_all(const std::string& path, size_t bytes, const char* what) {
+  InputSource in(path, SIZE_MAX, true);
+  while (in.base() + in.avail() <= bytes && in.refill(0)) {
   }
+  const size_t got = in.base() + in.avail();
+  if (got != bytes)
+    throw LoadError(fmt::format("{}: cannot {}: not the trace that was loaded ({} bytes of JSON, this file {} {})",
+                                path, what, bytes, got > bytes ? "more than" : "has", got > bytes ? bytes : got));
   return std::string(in.window(), in.avail());
 }
 
@@ -31,10 +38,10 @@ std::string fields(const Augment& a) {
 
 }  // namespace
 
-void write_trace_copy(const std::string& in_path, const std::string& out_path, const TraceAdditions& edits,
-                      const char* what) {
+void write_trace_copy(const std::string& in_path, size_t in_bytes, const std::string& out_path,
+                      const TraceAdditions& edits, const char* what) {
   const std::map<int64_t, std::string>& numbers = edits.members;
-  const std::string text = read_all(in_path);
+  const std::string text = read_all(in_path, in_bytes, what);
   const char* d = text.data();
   const size_t n = text.size();
   auto fail = [&](const std::string& why) { throw LoadError(fmt::format("{}: cannot {}: {}", in_path, what, why)); };
@@ -115,12 +122,12 @@ void write_trace_copy(const std::string& in_path, const std::string& out_path, c
   write_file_atomic(out_path, out);
 }
 
-void write_augmented(const std::string& in_path, const std::string& out_path,
+void write_augmented(const std::string& in_path, size_t in_bytes, const std::string& out_path,
                      const std::map<int64_t, Augment>& numbers) {
   TraceAdditions add;
   for (const auto& [i, a] : numbers) add.members.emplace(i, fields(a));
   add.unless = {"kernel_flop", "kernel_num_gb"};
-  write_trace_copy(in_path, out_path, add, "augment");
+  write_trace_copy(in_path, in_bytes, out_path, add, "augment");
 }
 
 }  // namespace tlsql

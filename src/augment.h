@@ -15,9 +15,10 @@ struct Augment {
   double flops = -1, bytes = -1;  // -1: unknown
 };
 
-// Writes `in_path` (plain or gzip) to `out_path` (plain JSON), adding `numbers[i]` to the args of
-// traceEvents element i. Atomic (temp file + rename). Throws LoadError.
-void write_augmented(const std::string& in_path, const std::string& out_path,
+// Writes `in_path` (plain or gzip, `in_bytes` of JSON text as loaded: trace.bytes) to `out_path`
+// (plain JSON), adding `numbers[i]` to the args of traceEvents element i. Atomic (temp file +
+// rename). Throws LoadError, also when `in_path` is not a regular file of exactly `in_bytes`.
+void write_augmented(const std::string& in_path, size_t in_bytes, const std::string& out_path,
                      const std::map<int64_t, Augment>& numbers);
 
 // What a copy of a trace adds (the one writer under --augment and --overlay): `members[i]` (JSON
@@ -29,7 +30,7 @@ struct TraceAdditions {
   std::vector<std::string> unless;
   std::string events;
 };
-void write_trace_copy(const std::string& in_path, const std::string& out_path, const TraceAdditions& add,
-                      const char* what);  // what: the verb errors use ("augment")
+void write_trace_copy(const std::string& in_path, size_t in_bytes, const std::string& out_path,
+                      const TraceAdditions& add, const char* what);  // what: the verb errors use ("augment")
 
 }  // namespace tlsql

@@ -23,11 +23,38 @@ Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
     throw SqlError(sqlite3_errmsg(db));
 }
 
+void harden_connection(sqlite3* db) {
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  // SQLite before 3.41 does not mark its own JSON functions innocuous (fixed on 2023-01-09, test
+  // trustschema1): with TRUSTED_SCHEMA off, every saved database's schema (generated columns over
+  // args, views) would be "malformed" there. Debian 12 ships 3.40.1, so the schema stays trusted
+  // on such a library; what that lets a file's views and triggers call is no more than the
+  // innocuous functions, because every tlsql function that is not innocuous is DIRECTONLY
+  // (register_sql_functions), SQLite's own unsafe ones are direct-only or off (load_extension),
+  // and DEFENSIVE keeps triggers from writing pages or the schema.
+  if (sqlite3_libversion_number() >= 3041000) sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+}
+
+namespace {
+// Whether the file `schema` of `db` was renamed or unlinked since `db` opened it (the path may now
+// name another file). Unknown counts as moved.
+bool file_moved(sqlite3* db, const std::string& schema) {
+  int moved = 1;
+  return sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK || moved;
+}
+}  // namespace
+
 sqlite3* open_second_reader(sqlite3* db, const std::string& schema) {
   const char* file = sqlite3_db_filename(db, schema.c_str());
   sqlite3* second = nullptr;
-  if (!file || !*file || !sqlite3_get_autocommit(db)) return nullptr;
+  if (!file || !*file || !sqlite3_get_autocommit(db) || file_moved(db, schema)) return nullptr;
   if (sqlite3_open_v2(file, &second, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    sqlite3_close(second);
+    return nullptr;
+  }
+  harden_connection(second);
+  // Checked again once the second connection has the file open: a rename in between shows here.
+  if (file_moved(db, schema) || file_moved(second, "main")) {
     sqlite3_close(second);
     return nullptr;
   }
@@ -168,10 +195,11 @@ void set_load_ms(sqlite3* db, const std::string& schema, int64_t trace_id, doubl
   s.step();
 }
 
-void finish_schema(sqlite3* db, const std::string& schema, bool loaded_traces) {
+void finish_schema(sqlite3* db, const std::string& schema, const EventStore* loaded) {
   create_schema(db, schema);
-  if (loaded_traces)
-    exec_sql(db, fmt::format("CREATE VIRTUAL TABLE IF NOT EXISTS \"{}\".event USING tlsql_event", schema));
+  if (loaded)
+    exec_sql(db, fmt::format("CREATE VIRTUAL TABLE IF NOT EXISTS \"{}\".event USING tlsql_event({})", schema,
+                             loaded->generation));
   else if (!table_exists(db, schema, "event"))
     exec_sql(db, sql_for("event_table", schema) + sql_for("event_generated", schema));
   exec_sql(db, sql_for("views", schema));

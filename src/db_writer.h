@@ -24,7 +24,8 @@ void write_captured_graphs(sqlite3* db, const std::string& schema, const std::ve
                            int64_t first_id, const Health& health);
 // Updates trace.load_ms once the whole load of that file is timed.
 void set_load_ms(sqlite3* db, const std::string& schema, int64_t trace_id, double ms);
-// The event table (virtual, when traces were loaded), views and indexes; call after loading.
-void finish_schema(sqlite3* db, const std::string& schema, bool loaded_traces);
+// The event table (virtual, over `loaded` when traces were loaded: nullptr for none), views and
+// indexes; call after loading.
+void finish_schema(sqlite3* db, const std::string& schema, const EventStore* loaded);
 
 }  // namespace tlsql

@@ -90,16 +90,37 @@ struct ModuleAux {
   void (*destroy)(void*);
 };
 
-// One per schema: argv[1] is the schema the table lives in, and its store holds the rows.
+// Which stores have a live `event` table on which connection: a store answers for a schema only
+// while the schema's table is connected to it (loaded_store). DETACH disconnects the table, so a
+// schema detached and attached again under the same name (a saved database, another trace) never
+// reads the store of what was there before.
+std::mutex g_connections_mu;
+std::map<sqlite3*, StoreRegistry*> g_connections;                     // for loaded_store()
+std::map<std::pair<sqlite3*, const EventStore*>, int> g_live_tables;  // tables connected to a store
+
+// One per schema: argv[1] is the schema the table lives in, its store holds the rows, and argv[3]
+// the generation of the store it was created for (finish_schema): a store loaded later under the
+// same name is another trace, and an event table written by hand (or into a file) is refused.
 struct Table : sqlite3_vtab {
-  Table(sqlite3*, void* aux, int argc, const char* const* argv) : sqlite3_vtab{} {
+  Table(sqlite3* connection, void* aux, int argc, const char* const* argv) : sqlite3_vtab{}, db(connection) {
     auto* stores = static_cast<ModuleAux*>(aux)->stores;
     auto it = argc > 1 ? stores->find(argv[1]) : stores->end();
-    if (it == stores->end())
+    if (it == stores->end() || !it->second)
       throw std::runtime_error(
           fmt::format("no trace is loaded in schema {} of this session", argc > 1 ? argv[1] : "?"));
+    if (argc < 4 || std::to_string(it->second->generation) != argv[3])
+      throw std::runtime_error(
+          fmt::format("the event table of schema {} is not the one tlsql created for its trace", argv[1]));
     store = it->second.get();
+    std::lock_guard<std::mutex> l(g_connections_mu);
+    ++g_live_tables[{db, store}];
   }
+  ~Table() {
+    std::lock_guard<std::mutex> l(g_connections_mu);
+    if (auto it = g_live_tables.find({db, store}); it != g_live_tables.end() && --it->second == 0)
+      g_live_tables.erase(it);
+  }
+  sqlite3* db;
   EventStore* store;
 };
 
@@ -168,9 +189,6 @@ enum Plan {
   kKindCatOrder = 256,
   kCatOrder = 512
 };
-
-std::mutex g_connections_mu;
-std::map<sqlite3*, StoreRegistry*> g_connections;  // for loaded_store()
 
 void destroy_aux(void* p) {
   auto* aux = static_cast<ModuleAux*>(p);
@@ -511,7 +529,39 @@ void Cursor::column(sqlite3_context* ctx, int col) {
 
 }  // namespace
 
+namespace {
+
+// tlsql_schema: one row, the name of the schema the table is in (SQLite gives it to the table as
+// argv[1] each time the schema is attached, under whatever name). A view in a saved database
+// passes it to the functions so that they read the view's own database: other.op_summary over
+// other's events. A token stored in the file cannot say that: a copy of the file holds the same
+// one, and a copy attached beside its original would answer with the original's numbers.
+struct SchemaNameTable : sqlite3_vtab {
+  SchemaNameTable(sqlite3*, void*, int argc, const char* const* argv)
+      : sqlite3_vtab{}, schema(argc > 1 ? argv[1] : "main") {}
+  std::string schema;
+};
+struct SchemaNameCursor : VtabCursor<SchemaNameTable> {
+  bool done = false;
+  static std::string declaration() { return "CREATE TABLE x(name TEXT)"; }
+  static int best_index(SchemaNameTable&, sqlite3_index_info* info) {
+    info->estimatedCost = 1;
+    info->estimatedRows = 1;
+    return SQLITE_OK;
+  }
+  int filter(int, int, sqlite3_value**) { return done = false, SQLITE_OK; }
+  bool eof() const { return done; }
+  void next() { done = true; }
+  void column(sqlite3_context* ctx, int) const {
+    sqlite3_result_text(ctx, table().schema.c_str(), -1, SQLITE_TRANSIENT);
+  }
+  sqlite3_int64 rowid() const { return 0; }
+};
+
+}  // namespace
+
 void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(void*)) {
+  sqlite3_create_module_v2(db, "tlsql_schema", vtab_module<SchemaNameCursor, true>(), nullptr, nullptr);
   {
     std::lock_guard<std::mutex> l(g_connections_mu);
     g_connections[db] = stores;
@@ -520,40 +570,43 @@ void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(v
                            destroy_aux);
 }
 
-const EventStore* loaded_store(sqlite3* db, const std::string& schema) {
+namespace {
+// The store registered under `schema` for `db`, and whether a table is connected to it.
+const EventStore* registered_store(sqlite3* db, const std::string& schema, bool& live) {
   std::lock_guard<std::mutex> l(g_connections_mu);
+  live = false;
   auto c = g_connections.find(db);
   if (c == g_connections.end()) return nullptr;
   auto it = c->second->find(schema);
-  return it != c->second->end() && it->second && !it->second->traces.empty() ? it->second.get() : nullptr;
+  if (it == c->second->end() || !it->second || it->second->traces.empty()) return nullptr;
+  live = g_live_tables.count({db, it->second.get()}) > 0;
+  return it->second.get();
+}
+}  // namespace
+
+const EventStore* loaded_store(sqlite3* db, const std::string& schema) {
+  bool live = false;
+  const EventStore* store = registered_store(db, schema, live);
+  if (!store || live) return store;
+  // No table connected to it: SQLite connects a schema's virtual tables lazily (after a schema
+  // reset, on a second connection). Preparing a statement over the table connects it, if the
+  // schema still holds it; a schema detached and attached again holds something else.
+  sqlite3_stmt* probe = nullptr;
+  sqlite3_prepare_v2(db, fmt::format("SELECT 1 FROM \"{}\".event", schema).c_str(), -1, &probe, nullptr);
+  sqlite3_finalize(probe);
+  store = registered_store(db, schema, live);
+  return live ? store : nullptr;
+}
+
+SchemaIdentity schema_identity(sqlite3* db, const std::string& schema) {
+  SchemaIdentity id;
+  if (const EventStore* s = loaded_store(db, schema)) id.store = s->generation;
+  sqlite3_file* file = nullptr;
+  if (sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK) id.file = file;
+  return id;
 }
 
 namespace {
-
-// The files a save must not replace: every database file and loaded trace of the connection.
-void refuse_own_input(sqlite3* db, const std::string& path) {
-  std::vector<std::string> inputs;
-  std::vector<std::string> schemas;
-  {
-    Statement list(db, "SELECT name, file FROM pragma_database_list");
-    while (list.step()) {
-      schemas.emplace_back((const char*)sqlite3_column_text(list.get(), 0));
-      if (auto f = sqlite3_column_text(list.get(), 1); f && *f) inputs.emplace_back((const char*)f);
-    }
-  }
-  for (const std::string& s : schemas) {
-    sqlite3_stmt* q = nullptr;
-    if (sqlite3_prepare_v2(db, fmt::format("SELECT path FROM \"{}\".trace", s).c_str(), -1, &q, nullptr) == SQLITE_OK)
-      while (sqlite3_step(q) == SQLITE_ROW)
-        if (auto f = sqlite3_column_text(q, 0)) inputs.emplace_back((const char*)f);
-    sqlite3_finalize(q);
-  }
-  for (const std::string& in : inputs) {
-    std::error_code ec;
-    if (std::filesystem::equivalent(path, in, ec))
-      throw SqlError(fmt::format("{}: cannot write: it is an input of this session ({})", path, in));
-  }
-}
 
 // Where a save puts the event rows: the roots SQLite allocated for the (empty) event table and
 // its indexes, and which indexes are filled here. An index this writer cannot fill (an
@@ -724,14 +777,21 @@ void copy_database(sqlite3* db, const std::string& path, const TempFile& tmp) {
 }  // namespace
 
 void save_database(sqlite3* db, const std::string& path, const std::function<void(sqlite3*, const std::string&)>& add) {
-  refuse_own_input(db, path);
+  refuse_input(path, db);  // (TempFile checks the watched connections; this one may not be)
   TempFile tmp(path);
   // Attached as `save`, with no journal and no syncs (a half-written file is removed, never used).
   auto attach_save = [&] {
     Statement attach(db, "ATTACH ? AS save");
     sqlite3_bind_text(attach.get(), 1, tmp.path().c_str(), -1, SQLITE_TRANSIENT);
     attach.step();
-    exec_sql(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF;");
+    // (DEFENSIVE refuses journal_mode=OFF, with which SQL could corrupt a file; this file is the
+    // save's own, removed unless complete: lifted for the one statement.)
+    int defensive = 0;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, -1, &defensive);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 0, nullptr);
+    int rc = sqlite3_exec(db, "PRAGMA save.journal_mode=OFF; PRAGMA save.synchronous=OFF;", nullptr, nullptr, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, defensive, nullptr);
+    if (rc != SQLITE_OK) throw SqlError(sqlite3_errmsg(db));
   };
   auto run_add = [&] {
     if (!add) return;

@@ -23,9 +23,21 @@ using StoreRegistry = std::map<std::string, std::unique_ptr<EventStore>>;
 void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(void*) = nullptr);
 
 // The in-memory store whose rows `schema`'s event table serves on `db`, or nullptr (a saved
-// database's real table, or no tlsql table). The SQL functions read it directly instead of
-// querying the table row by row. Valid until the connection closes.
+// database's real table, or no tlsql table; a schema detached since, whatever now has its name).
+// The SQL functions read it directly instead of querying the table row by row. Valid until the
+// connection closes.
 const EventStore* loaded_store(sqlite3* db, const std::string& schema);
+
+// What schema `schema` of `db` holds now: its loaded store's generation (0 for none) and the
+// database SQLite has open under that name (its file handle, unique while attached). What a
+// connection caches per schema name is valid only for the identity it was made for: a name can be
+// detached and attached again holding another trace or file (or a copy of the first).
+struct SchemaIdentity {
+  uint64_t store = 0;
+  const void* file = nullptr;
+  bool operator==(const SchemaIdentity&) const = default;
+};
+SchemaIdentity schema_identity(sqlite3* db, const std::string& schema);
 
 // Column names and declared types, in order: shared by the virtual table and the saved table.
 struct EventColumn {

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "src/output_file.h"
+
 namespace tlsql {
 
 void TextBuffer::resize(size_t size) {
@@ -49,12 +51,18 @@ struct InputSource::Inflater {
   inflate_state state;
 };
 
-InputSource::InputSource(const std::string& path, size_t max_kept) : path_(path), max_kept_(max_kept) {
+InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_only)
+    : path_(path), max_kept_(max_kept) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) throw LoadError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   if (S_ISDIR(st.st_mode)) throw LoadError(fmt::format("{}: cannot read: is a directory", path));
+  // A trace comes from a file or a pipe; a device (/dev/zero, a terminal) would be read forever.
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw LoadError(fmt::format("{}: cannot read: not a regular file or a pipe", path));
+  if (regular_only && !S_ISREG(st.st_mode)) throw LoadError(fmt::format("{}: cannot read: not a regular file", path));
+  if (S_ISREG(st.st_mode)) note_input(path, st.st_dev, st.st_ino);  // what no output may replace
   if (S_ISFIFO(st.st_mode))
     wait_for_writer(fd_, path);
   else

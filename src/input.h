@@ -15,6 +15,12 @@ namespace tlsql {
 struct LoadError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// A file whose document shows from its start that it is no Kineto trace (not JSON, JSON without a
+// traceEvents array: a PyTorch execution trace, a config file). A folder of traces skips such
+// files; a trace that breaks later (truncated, malformed) is a LoadError, never skipped.
+struct NotATrace : LoadError {
+  using LoadError::LoadError;
+};
 
 // A heap buffer with the zero padding simdjson needs past the end of the text.
 class TextBuffer {
@@ -42,8 +48,9 @@ class TextBuffer {
 class InputSource {
  public:
   // Opens `path`; throws LoadError. A single value the reader must keep whole past `max_kept`
-  // bytes of text is refused (a gzip bomb, or a file that is not a trace).
-  explicit InputSource(const std::string& path, size_t max_kept = 256u << 20);
+  // bytes of text is refused (a gzip bomb, or a file that is not a trace). A device is refused;
+  // with `regular_only` a pipe too (a path read from a database, not given by the user).
+  explicit InputSource(const std::string& path, size_t max_kept = 256u << 20, bool regular_only = false);
   ~InputSource();
   InputSource(const InputSource&) = delete;
   InputSource& operator=(const InputSource&) = delete;

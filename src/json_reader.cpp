@@ -296,40 +296,49 @@ class Reader {
       if (auto e = field.key().get(key)) return fail(e, "expected a key in \"args\"");
       ondemand::value a;
       if (auto e = field.value().get(a)) return fail(e, "expected a value in \"args\"");
-      const char* k = key.raw();
       int64_t i = kNull;
-      switch (k[0]) {
-        case 'c':
-          if (key.unsafe_is_equal("correlation")) id_of(a, ev.correlation, idx);
-          break;
-        case 'E':
-          if (key.unsafe_is_equal("External id")) id_of(a, ev.external_id, idx);
-          break;
-        case 'e':
-          if (key.unsafe_is_equal("external id")) id_of(a, ev.external_id, idx);
-          break;
-        case 'S':
-          if (key.unsafe_is_equal("Sequence number")) id_of(a, ev.seq, idx);
-          break;
-        case 's':
-          if (key.unsafe_is_equal("stream")) id_of(a, ev.stream, idx);
-          break;
-        case 'd':
-          if (key.unsafe_is_equal("device") && int_of(a, i, idx) && i >= INT32_MIN + 1 && i <= INT32_MAX)
-            ev.device = (int32_t)i;
-          break;
-        case 'F':
-          // The autograd engine records the forward thread's id (> 0) on backward ops; forward
-          // ops of some PyTorch versions carry 0.
-          if (key.unsafe_is_equal("Fwd thread id") && int_of(a, i, idx) && i != 0) ev.flags |= EventRec::backward;
-          break;
-        default: break;
-      }
+      auto known = [&](raw_json_string key) {
+        switch (key.raw()[0]) {
+          case 'c': return key.unsafe_is_equal("correlation") && (id_of(a, ev.correlation, idx), true);
+          case 'E': return key.unsafe_is_equal("External id") && (id_of(a, ev.external_id, idx), true);
+          case 'e': return key.unsafe_is_equal("external id") && (id_of(a, ev.external_id, idx), true);
+          case 'S': return key.unsafe_is_equal("Sequence number") && (id_of(a, ev.seq, idx), true);
+          case 's': return key.unsafe_is_equal("stream") && (id_of(a, ev.stream, idx), true);
+          case 'd':
+            if (!key.unsafe_is_equal("device")) return false;
+            if (int_of(a, i, idx) && i >= INT32_MIN + 1 && i <= INT32_MAX) ev.device = (int32_t)i;
+            return true;
+          case 'F':
+            // The autograd engine records the forward thread's id (> 0) on backward ops; forward
+            // ops of some PyTorch versions carry 0.
+            if (!key.unsafe_is_equal("Fwd thread id")) return false;
+            if (int_of(a, i, idx) && i != 0) ev.flags |= EventRec::backward;
+            return true;
+          default: return false;
+        }
+      };
+      if (!known(key)) known_unescaped(key, idx, known);
     }
     std::string_view span;
     if (auto st = end_span(start, '}', span); st.code != ReadStatus::ok) return st;
     set_args(ev, span, idx);
     return {};
+  }
+
+  // A key no reader knew, written with escapes ("n\u0061me"): the same key unescaped, tried again
+  // (json_scan::plain_key), and counted. Keys without a backslash cost a scan to their quote.
+  template <class Known>
+  void known_unescaped(raw_json_string key, size_t idx, Known& known) {
+    const char* k = key.raw();
+    const char* end = text_ + size_;
+    const char* q = k;
+    while (q < end && *q != '"' && *q != '\\') ++q;
+    if (q >= end || *q != '\\') return;
+    if (auto plain = json_scan::plain_key(k, end)) {
+      h_.add("escaped_key", idx, "keys written with escapes (\"n\\u0061me\"): read as the key they spell");
+      plain->push_back('"');  // (raw_json_string's form: the text to its closing quote)
+      known(raw_json_string(reinterpret_cast<const uint8_t*>(plain->data())));
+    }
   }
 
   Kind kind_for(char ph, uint32_t cat, std::string_view cat_text) {
@@ -352,58 +361,65 @@ class Reader {
     };
     std::string_view cat_text;
     StringPool::Cache& strings = sink_.strings;
+    ReadStatus status{};
     for (auto field : obj) {
       raw_json_string key;
       if (auto e = field.key().get(key)) return fail(e, "expected a key in an event");
       ondemand::value v;
       if (auto e = field.value().get(v)) return fail(e, "expected a value in an event");
-      const char* k = key.raw();
       std::string_view s;
-      switch (k[0]) {
-        case 'p':
-          if (key.unsafe_is_equal("ph")) {
-            mark(kPh);
-            if (!text_of(v, s, idx) || s.size() != 1)
-              h_.add("bad_ph", idx, "\"ph\" that is not a one-character string: its first character kept");
-            if (!s.empty()) ev.ph = s[0];
-          } else if (key.unsafe_is_equal("pid")) {
+      auto known = [&](raw_json_string key) {
+        switch (key.raw()[0]) {
+          case 'p':
+            if (key.unsafe_is_equal("ph")) {
+              mark(kPh);
+              if (!text_of(v, s, idx) || s.size() != 1)
+                h_.add("bad_ph", idx, "\"ph\" that is not a one-character string: its first character kept");
+              if (!s.empty()) ev.ph = s[0];
+              return true;
+            }
+            if (!key.unsafe_is_equal("pid")) return false;
             mark(kPid);
             scalar_of(v, ev.pid, ev.flags, EventRec::pid_text, idx);
-          }
-          break;
-        case 't':
-          if (key.unsafe_is_equal("ts")) {
-            mark(kTs);
-            time_of(v, ev.ts, idx);
-          } else if (key.unsafe_is_equal("tid")) {
+            return true;
+          case 't':
+            if (key.unsafe_is_equal("ts")) {
+              mark(kTs);
+              time_of(v, ev.ts, idx);
+              return true;
+            }
+            if (!key.unsafe_is_equal("tid")) return false;
             mark(kTid);
             scalar_of(v, ev.tid, ev.flags, EventRec::tid_text, idx);
-          }
-          break;
-        case 'd':
-          if (key.unsafe_is_equal("dur")) mark(kDur), time_of(v, ev.dur, idx);
-          break;
-        case 'n':
-          if (key.unsafe_is_equal("name")) {
+            return true;
+          case 'd':
+            if (!key.unsafe_is_equal("dur")) return false;
+            mark(kDur), time_of(v, ev.dur, idx);
+            return true;
+          case 'n':
+            if (!key.unsafe_is_equal("name")) return false;
             mark(kName);
             if (text_of(v, s, idx) || !s.empty()) ev.name = strings.intern(s);
-          }
-          break;
-        case 'c':
-          if (key.unsafe_is_equal("cat")) {
+            return true;
+          case 'c':
+            if (!key.unsafe_is_equal("cat")) return false;
             mark(kCat);
             if (text_of(v, s, idx) || !s.empty()) ev.cat = strings.intern(s), cat_text = s;
-          }
-          break;
-        case 'i':
-          if (key.unsafe_is_equal("id")) mark(kId), scalar_of(v, ev.flow_id, ev.flags, EventRec::flow_text, idx);
-          break;
-        case 'a':
-          if (key.unsafe_is_equal("args") && (mark(kArgs), true))
-            if (auto st = read_args(v, ev, idx); st.code != ReadStatus::ok) return st;
-          break;
-        default: break;
-      }
+            return true;
+          case 'i':
+            if (!key.unsafe_is_equal("id")) return false;
+            mark(kId), scalar_of(v, ev.flow_id, ev.flags, EventRec::flow_text, idx);
+            return true;
+          case 'a':
+            if (!key.unsafe_is_equal("args")) return false;
+            mark(kArgs);
+            status = read_args(v, ev, idx);
+            return true;
+          default: return false;
+        }
+      };
+      if (!known(key)) known_unescaped(key, idx, known);
+      if (status.code != ReadStatus::ok) return status;
     }
     if (!(seen & kPh)) h_.add("missing_ph", idx, "events without a \"ph\" phase: kind taken from \"cat\" alone");
     if (!(seen & kName)) h_.add("missing_name", idx, "events without a \"name\": name is NULL");

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -243,6 +244,76 @@ inline std::string minify(std::string_view v) {
     }
   }
   return out;
+}
+
+// An object key with escapes, as the key it names: `raw` is the text between its quotes (from
+// the opening quote's next byte on; it ends at the first quote not escaped). JSON lets a writer
+// escape any character of a key ("n\u0061me" is "name"), and an escaped key is the same key.
+// Returns the unescaped key when `raw` holds a backslash and the key is plain text (no control
+// character, quote or backslash: it can be written back without escapes, and every key tlsql
+// reads is such); nullopt otherwise (no escape to undo, or a key no reader looks for). Surrogate
+// pairs become one UTF-8 character; a lone surrogate makes the key not plain.
+inline std::optional<std::string> plain_key(const char* raw, const char* end) {
+  std::string out;
+  bool escaped = false;
+  auto hex4 = [&](const char* p, uint32_t& v) {
+    if (end - p < 4) return false;
+    v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = p[i];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return false;
+      v = v * 16 + (uint32_t)d;
+    }
+    return true;
+  };
+  for (const char* p = raw; p < end;) {
+    const char c = *p;
+    if (c == '"') return escaped ? std::optional<std::string>(std::move(out)) : std::nullopt;
+    if (c != '\\') {
+      if ((unsigned char)c < 0x20) return std::nullopt;
+      out += c, ++p;
+      continue;
+    }
+    escaped = true;
+    if (end - p < 2) return std::nullopt;
+    const char e = p[1];
+    p += 2;
+    uint32_t cp = 0;
+    switch (e) {
+      case '/': cp = '/'; break;
+      case 'u': {
+        if (!hex4(p, cp)) return std::nullopt;
+        p += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) {  // a high surrogate: its low half must follow
+          uint32_t lo = 0;
+          if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !hex4(p + 2, lo) || lo < 0xDC00 || lo >= 0xE000)
+            return std::nullopt;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          p += 6;
+        } else if (cp >= 0xDC00 && cp < 0xE000) {
+          return std::nullopt;
+        }
+        break;
+      }
+      default: return std::nullopt;  // \" \\ (not plain) and \b \f \n \r \t (controls)
+    }
+    if (cp < 0x20 || cp == '"' || cp == '\\') return std::nullopt;
+    if (cp < 0x80) {
+      out += (char)cp;
+    } else if (cp < 0x800) {
+      out += (char)(0xC0 | (cp >> 6)), out += (char)(0x80 | (cp & 63));
+    } else if (cp < 0x10000) {
+      out += (char)(0xE0 | (cp >> 12)), out += (char)(0x80 | ((cp >> 6) & 63)), out += (char)(0x80 | (cp & 63));
+    } else {
+      out += (char)(0xF0 | (cp >> 18)), out += (char)(0x80 | ((cp >> 12) & 63));
+      out += (char)(0x80 | ((cp >> 6) & 63)), out += (char)(0x80 | (cp & 63));
+    }
+  }
+  return std::nullopt;  // no closing quote
 }
 
 }  // namespace tlsql::json_scan

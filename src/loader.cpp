@@ -232,7 +232,7 @@ std::unique_ptr<LoadedTrace> parse_file(EventStore& store, const std::string& pa
   st.json_bytes = in.base() + in.avail();
   if (trace->rows.empty()) health.add("no_events", -1, "traceEvents is empty");
   if (scanner.bare_array() && !trace->rows.empty() && health.count("element_not_object") == (int64_t)trace->rows.size())
-    throw LoadError(fmt::format("{}: at byte 0: not a trace: the array holds no event objects", path));
+    throw NotATrace(fmt::format("{}: at byte 0: not a trace: the array holds no event objects", path));
   st.parse_s = seconds_since(t);
   done("parse");
   return trace;

@@ -1,6 +1,8 @@
 #include "src/output_file.h"
 
 #include <fmt/format.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,7 +12,9 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <stdexcept>
+#include <vector>
 
 namespace tlsql {
 
@@ -44,9 +48,92 @@ void install_handlers() {
   });
 }
 
+struct Input {
+  dev_t device;
+  ino_t inode;
+  std::string path;
+};
+std::mutex g_inputs_mu;
+std::vector<Input> g_inputs;
+std::set<sqlite3*> g_watched;
+
+// The files a watched connection reads: its database files, and the traces their `trace` tables
+// name (a saved database's original trace, which --overlay reads).
+std::vector<std::string> connection_inputs(sqlite3* db) {
+  std::vector<std::string> out, schemas;
+  for (int i = 0; const char* name = sqlite3_db_name(db, i); ++i) {
+    schemas.emplace_back(name);
+    if (const char* f = sqlite3_db_filename(db, name); f && *f) out.emplace_back(f);
+  }
+  for (const std::string& s : schemas) {
+    sqlite3_stmt* q = nullptr;
+    const std::string sql = "SELECT path FROM \"" + s + "\".trace";
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK)
+      while (sqlite3_step(q) == SQLITE_ROW)
+        if (auto f = sqlite3_column_text(q, 0)) out.emplace_back((const char*)f);
+    sqlite3_finalize(q);
+  }
+  return out;
+}
+
+// The temporary name for `target` in its folder: ".tmp-PID" added, the name shortened to fit
+// NAME_MAX (a legal 253-byte name has no room for the suffix).
+std::string temp_name(const std::string& target) {
+  const std::string suffix = ".tmp-" + std::to_string(getpid());
+  const size_t slash = target.rfind('/');
+  const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
+  std::string name = target.substr(name_at);
+  if (name.size() + suffix.size() > NAME_MAX) name.resize(NAME_MAX - suffix.size());
+  return target.substr(0, name_at) + name + suffix;
+}
+
 }  // namespace
 
-TempFile::TempFile(const std::string& target) : target_(target), tmp_(target + ".tmp-" + std::to_string(getpid())) {
+void note_input(const std::string& path, unsigned long device, unsigned long inode) {
+  std::lock_guard<std::mutex> l(g_inputs_mu);
+  for (const Input& in : g_inputs)
+    if (in.device == device && in.inode == inode) return;
+  g_inputs.push_back({(dev_t)device, (ino_t)inode, path});
+}
+
+void note_input(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) note_input(path, st.st_dev, st.st_ino);
+}
+
+void watch_connection(sqlite3* db) {
+  std::lock_guard<std::mutex> l(g_inputs_mu);
+  g_watched.insert(db);
+}
+
+void unwatch_connection(sqlite3* db) {
+  std::lock_guard<std::mutex> l(g_inputs_mu);
+  g_watched.erase(db);
+}
+
+void refuse_input(const std::string& target, sqlite3* also) {
+  struct stat t {};
+  if (::stat(target.c_str(), &t) != 0) return;  // nothing there yet: nothing it could destroy
+  std::vector<Input> inputs;
+  std::vector<sqlite3*> watched;
+  {
+    std::lock_guard<std::mutex> l(g_inputs_mu);
+    inputs = g_inputs;
+    watched.assign(g_watched.begin(), g_watched.end());
+  }
+  if (also) watched.push_back(also);
+  for (sqlite3* db : watched)
+    for (const std::string& f : connection_inputs(db)) {
+      struct stat st {};
+      if (::stat(f.c_str(), &st) == 0) inputs.push_back({st.st_dev, st.st_ino, f});
+    }
+  for (const Input& in : inputs)
+    if (in.device == t.st_dev && in.inode == t.st_ino)
+      throw std::runtime_error(fmt::format("{}: cannot write: it is an input of this session ({})", target, in.path));
+}
+
+TempFile::TempFile(const std::string& target) : target_(target), tmp_(temp_name(target)) {
+  refuse_input(target);
   std::error_code ec;
   auto st = std::filesystem::status(target, ec);
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))

@@ -2,14 +2,31 @@
 // target (PATH.tmp-PID), then renamed over it. Errors name the file: "PATH: cannot write: why".
 #pragma once
 
+#include <sqlite3.h>
+
 #include <string>
 
 namespace tlsql {
 
-// The temporary file a target is written through. Refuses targets that are not regular files
-// (a device node or FIFO would be replaced, not written). Removed unless commit() renamed it over
-// the target: by the destructor, and by a handler when SIGINT / SIGTERM / SIGHUP end the process
-// while it exists (handlers installed only where the signal still has its default action).
+// The one check before tlsql writes a file (TempFile, `.output`): the target must not be one of
+// this process's inputs, whatever name reaches it (a hard link, a symlink, /proc/self/fd/N: the
+// same device and inode). Inputs are the files noted with note_input (every trace, script and
+// model file read) and, for each watched connection, its database files and the traces its
+// `trace` tables name. Throws std::runtime_error "TARGET: cannot write: it is an input of this
+// session (PATH)".
+void refuse_input(const std::string& target, sqlite3* also = nullptr);  // `also`: one more connection
+// Notes a file this process reads (its device and inode now).
+void note_input(const std::string& path);
+void note_input(const std::string& path, unsigned long device, unsigned long inode);
+// Connections whose databases (and their traces' files) are inputs while they are open.
+void watch_connection(sqlite3* db);
+void unwatch_connection(sqlite3* db);
+
+// The temporary file a target is written through. Refuses targets that are inputs (refuse_input)
+// or not regular files (a device node or FIFO would be replaced, not written). The temporary name
+// is the target's with ".tmp-PID" added, shortened to fit the file system's name limit. Removed unless commit() renamed
+// it over the target: by the destructor, and by a handler when SIGINT / SIGTERM / SIGHUP end the process while it
+// exists (handlers installed only where the signal still has its default action).
 class TempFile {
  public:
   explicit TempFile(const std::string& target);

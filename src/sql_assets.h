@@ -21,10 +21,12 @@ inline std::string_view sql_asset(std::string_view name) {
 
 // The asset with its "@schema." prefixes naming `schema` (main, an attached schema, ...): the
 // objects it creates or writes go there; view bodies stay unqualified and so resolve in the
-// view's own schema.
+// view's own schema. '@schema' (quoted) becomes the name as a string, for the functions' schema
+// argument (schema names are letters, digits and _: check_schema_name).
 inline std::string with_schema(std::string s, const std::string& schema) {
-  const std::string q = "\"" + schema + "\".";
+  const std::string q = "\"" + schema + "\".", literal = "'" + schema + "'";
   for (size_t p = 0; (p = s.find("@schema.", p)) != std::string::npos; p += q.size()) s.replace(p, 8, q);
+  for (size_t p = 0; (p = s.find("'@schema'", p)) != std::string::npos; p += literal.size()) s.replace(p, 9, literal);
   return s;
 }
 inline std::string sql_for(std::string_view name, const std::string& schema) {

@@ -16,9 +16,20 @@ struct SqlError : std::runtime_error {
 // Runs every statement in `sql`; throws SqlError with SQLite's message.
 void exec_sql(sqlite3* db, std::string_view sql);
 
+// Every connection tlsql opens reads files that travel (saved databases from bug reports and CI):
+// SQLite's settings for untrusted database files. TRUSTED_SCHEMA off (where the library allows:
+// see the definition): a view, trigger or default in a file may call only functions and virtual
+// tables marked innocuous (and never a DIRECTONLY one, such as replay); DEFENSIVE on: no SQL can
+// corrupt a file (writable_schema, journal_mode=OFF, sqlite_dbpage). Set before anything is
+// attached or read.
+void harden_connection(sqlite3* db);
+
 // A read-only connection of its own to the database file `schema` of `db` holds, for a second
 // reading thread; nullptr when that is not a file, a transaction is open on `db` (the other
 // connection might not see the same rows) or it cannot be opened. The caller closes it.
+// The second connection is hardened like the first, and opened only while `schema`'s file is still
+// the one `db` reads (not replaced by a rename or unlinked since `db` opened it: the path would
+// then name another file, and the two connections would mix two files' rows).
 sqlite3* open_second_reader(sqlite3* db, const std::string& schema);
 
 class Statement {

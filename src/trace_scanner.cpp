@@ -11,11 +11,20 @@ namespace tlsql {
 
 using json_scan::npos;
 
-void TraceScanner::fail(size_t offset, const std::string& what) const {
-  size_t end = in_.base() + in_.avail();
-  if (offset >= end && in_.at_end()) throw LoadError(fmt::format("{}: at byte {} (end of file): {}", path_, end, what));
-  throw LoadError(fmt::format("{}: at byte {}: {}", path_, offset, what));
+namespace {
+template <class Error>
+[[noreturn]] void throw_at(const InputSource& in, const std::string& path, size_t offset, const std::string& what) {
+  size_t end = in.base() + in.avail();
+  if (offset >= end && in.at_end()) throw Error(fmt::format("{}: at byte {} (end of file): {}", path, end, what));
+  throw Error(fmt::format("{}: at byte {}: {}", path, offset, what));
 }
+}  // namespace
+
+void TraceScanner::not_a_trace(size_t offset, const std::string& what) const {
+  throw_at<NotATrace>(in_, path_, offset, what);
+}
+
+void TraceScanner::fail(size_t offset, const std::string& what) const { throw_at<LoadError>(in_, path_, offset, what); }
 
 char TraceScanner::at(size_t p) {
   while (p >= in_.base() + in_.avail())
@@ -114,7 +123,7 @@ void TraceScanner::run(const std::function<bool(EventChunk&&)>& emit, const std:
   }
   p = skip_ws(p);
   char c = at(p);
-  if (!c) fail(0, "empty file: expected a JSON object or array");
+  if (!c) not_a_trace(0, "empty file: expected a JSON object or array");
   if (c == '[') {
     bare_array_ = true;
     p = scan_events(p, emit, spare);
@@ -133,13 +142,18 @@ void TraceScanner::run(const std::function<bool(EventChunk&&)>& emit, const std:
       if (c != '"') fail(p, fmt::format("malformed JSON: expected a key, found '{}'", c));
       size_t kstart = p, kend = value_end(p);
       std::string key(text(p + 1, kend - 1));
+      if (key.find('\\') != std::string::npos) {         // "trace\u0045vents" is traceEvents
+        const std::string_view raw = text(p + 1, kend);  // (to its closing quote)
+        if (auto plain = json_scan::plain_key(raw.data(), raw.data() + raw.size())) key = *plain;
+      }
       p = skip_ws(kend);
       if (at(p) != ':') fail(p, "malformed JSON: expected ':' after a key");
       p = skip_ws(p + 1);
       c = at(p);
       if (!c) fail(SIZE_MAX, "document ends inside the top-level object (truncated file?)");
       if (key == "traceEvents") {
-        if (c != '[') fail(p, fmt::format("not a trace: \"traceEvents\" is not an array, found '{}'", c));
+        if (c != '[')
+          fail(p, fmt::format("not a trace: \"traceEvents\" is not an array, found '{}'", c));  // (a broken one)
         have_events = true;
         p = scan_events(p, emit, spare);
         if (stopped_) return;
@@ -163,9 +177,9 @@ void TraceScanner::run(const std::function<bool(EventChunk&&)>& emit, const std:
       break;
     }
     metadata_ += '}';
-    if (!have_events) fail(0, "not a trace: no \"traceEvents\" array in the top-level object");
+    if (!have_events) not_a_trace(0, "not a trace: no \"traceEvents\" array in the top-level object");
   } else {
-    fail(p, fmt::format("not JSON: expected '{{' or '[', found '{}'", c));
+    not_a_trace(p, fmt::format("not JSON: expected '{{' or '[', found '{}'", c));
   }
   if (stopped_) return;
   p = skip_ws(p);

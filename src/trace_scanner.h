@@ -33,6 +33,7 @@ class TraceScanner {
 
  private:
   [[noreturn]] void fail(size_t offset, const std::string& what) const;
+  [[noreturn]] void not_a_trace(size_t offset, const std::string& what) const;  // NotATrace
   // Offsets are into the whole text; the input shows a window of it.
   char at(size_t p);  // the byte at p, or 0 at the end of the text
   size_t skip_ws(size_t p);

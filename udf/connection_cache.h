@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 
+#include "src/event_table.h"
+
 namespace tlsql {
 
 void enable_connection_cache(sqlite3* db);
@@ -24,6 +26,18 @@ void* connection_cached(sqlite3* db, const std::string& key, const std::function
 template <class T>
 T* connection_cached(sqlite3* db, const std::string& key, const std::function<std::unique_ptr<T>()>& make) {
   return static_cast<T*>(connection_cached(db, key, [&]() -> std::shared_ptr<void> { return make(); }));
+}
+
+// The same for an object made from what a schema holds: valid only while the schema holds what
+// it was made for (`made_for`, schema_identity). One made for another identity is replaced; it is
+// kept until the cache is dropped, as a caller may still be reading it (a scan in progress).
+void* connection_cached(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
+                        const std::function<std::shared_ptr<void>()>& make);
+
+template <class T>
+T* connection_cached(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
+                     const std::function<std::unique_ptr<T>()>& make) {
+  return static_cast<T*>(connection_cached(db, key, made_for, [&]() -> std::shared_ptr<void> { return make(); }));
 }
 
 }  // namespace tlsql

@@ -90,9 +90,15 @@ class Peaks {
     sqlite3_bind_int64(s, 2, m.trace);
     sqlite3_bind_int64(s, 3, m.device);
     if (sqlite3_step(s) == SQLITE_ROW) {
+      // A figure is a peak only in (0, 10^6] TFLOP/s or TB/s (10^6 TFLOP/s is an exaFLOP/s, far
+      // beyond any one GPU): gpu_spec is the user's to edit, and a saved database carries its
+      // rows, so 0, a negative, 1e308 or text reads as no peak, not as a ridge at infinity.
       auto col = [&](int i) -> std::optional<double> {
-        if (sqlite3_column_type(s, i) == SQLITE_NULL) return std::nullopt;
-        return sqlite3_column_double(s, i);
+        if (sqlite3_column_type(s, i) != SQLITE_INTEGER && sqlite3_column_type(s, i) != SQLITE_FLOAT)
+          return std::nullopt;
+        const double v = sqlite3_column_double(s, i);
+        if (!(v > 0 && v <= 1e6)) return std::nullopt;
+        return v;
       };
       // Vector work in a dtype the datasheet gives no vector figure for: the fp32 vector peak.
       out.first = m.matrix ? col(0) : (col(1) ? col(1) : col(3));
@@ -202,7 +208,8 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (fn == Fn::peak_tflops || fn == Fn::peak_tbps || fn == Fn::achieved_pct || fn == Fn::bound || fn == Fn::perf) {
     sqlite3* db = sqlite3_context_db_handle(ctx);
     std::unique_ptr<Peaks> own;
-    Peaks* peaks = connection_cached<Peaks>(db, "peaks:" + schema, [&] { return std::make_unique<Peaks>(db, schema); });
+    Peaks* peaks = connection_cached<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
+                                            [&] { return std::make_unique<Peaks>(db, schema); });
     if (!peaks) peaks = (own = std::make_unique<Peaks>(db, schema)).get();
     p = evaluate(peaks, table.get(), m);
   } else {
@@ -396,7 +403,8 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
       for (size_t r = 0; r < perf_rows->rows; ++r)
         if (perf_rows->flags[r] & PerfTable::looped)
           return error(fmt::format("perf_rows: {}", cycle_at(perf_rows->loop_uid[r])));
-    peaks = connection_cached<Peaks>(db, "peaks:" + schema, [&] { return std::make_unique<Peaks>(db, schema); });
+    peaks = connection_cached<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
+                                     [&] { return std::make_unique<Peaks>(db, schema); });
     if (!peaks) peaks = (own_peaks = std::make_unique<Peaks>(db, schema)).get();
     at = 0;
     settle();

@@ -735,6 +735,7 @@ struct Cached {
   uint64_t store;   // generation, 0 for a saved database
   uint64_t models;  // the user models' generation, 0 for none
   std::string file;
+  const void* handle;  // the database SQLite has open under the name (schema_identity)
   uint32_t data_version;
 };
 std::mutex g_mutex;
@@ -751,6 +752,7 @@ namespace {
 struct Key {
   const EventStore* store = nullptr;
   const char* file = nullptr;  // NULL: no such schema
+  const void* handle = nullptr;
   unsigned int version = 0;
   std::shared_ptr<const UserModels> user;
   uint64_t models = 0;
@@ -759,6 +761,10 @@ Key key_of(sqlite3* db, const std::string& schema) {
   Key k;
   k.store = loaded_store(db, schema);
   k.file = sqlite3_db_filename(db, schema.c_str());
+  // Another database attached under the name since (a copy of the file, another trace) is another
+  // handle.
+  sqlite3_file* handle = nullptr;
+  if (sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_FILE_POINTER, &handle) == SQLITE_OK) k.handle = handle;
   // A saved database's table is valid until that database changes (a commit by any connection).
   if (!k.store && k.file) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &k.version);
   k.user = user_models(db);
@@ -773,14 +779,14 @@ std::shared_ptr<const PerfTable> cached(sqlite3* db, const std::string& schema, 
   const Cached& c = it->second;
   // (file compared in place: this runs on every function call)
   if (c.store == (k.store ? k.store->generation : 0) && c.models == k.models && c.file == (k.file ? k.file : "") &&
-      (k.store || c.data_version == k.version))
+      c.handle == k.handle && (k.store || c.data_version == k.version))
     return c.table;
   return nullptr;
 }
 void remember(sqlite3* db, const std::string& schema, const Key& k, std::shared_ptr<const PerfTable> t) {
   std::lock_guard<std::mutex> lock(g_mutex);
   cached_tables()[db][schema] =
-      Cached{std::move(t), k.store ? k.store->generation : 0, k.models, k.file ? k.file : "", k.version};
+      Cached{std::move(t), k.store ? k.store->generation : 0, k.models, k.file ? k.file : "", k.handle, k.version};
 }
 
 // Moves what the table keeps of the rows read into `in` (uids, traces, devices, trace stats) into

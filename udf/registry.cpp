@@ -67,8 +67,11 @@ void register_sql_functions(sqlite3* db) {
       sqlite3_create_module_v2(db, f.name, f.module, f.user_data, nullptr);
       continue;
     }
+    // A function that is not innocuous (it starts a process, changes the connection's state or
+    // opens files) runs only from SQL the user typed, never from a view or trigger in a file.
+    const int flags = (f.flags & SQLITE_INNOCUOUS) ? f.flags : f.flags | SQLITE_DIRECTONLY;
     for (int argc = f.min_args; argc <= f.max_args; ++argc)
-      sqlite3_create_function_v2(db, f.name, argc, f.flags, f.user_data, f.kind == SqlFunction::scalar ? f.fn : nullptr,
+      sqlite3_create_function_v2(db, f.name, argc, flags, f.user_data, f.kind == SqlFunction::scalar ? f.fn : nullptr,
                                  f.kind == SqlFunction::aggregate ? f.fn : nullptr, f.final, nullptr);
   }
   // The perf tables computed for `db` (perf_table.h) go when the connection closes: SQLite then

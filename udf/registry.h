@@ -18,8 +18,8 @@ struct SqlFunction {
   const char* arguments;  // as the user writes them: "(uid [, schema])"
   const char* help;       // one line
   Kind kind = scalar;
-  int min_args = 1, max_args = 1;  // scalar and aggregate
-  int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
+  int min_args = 1, max_args = 1;                                // scalar and aggregate
+  int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS;                    // without INNOCUOUS it is registered DIRECTONLY
   void (*fn)(sqlite3_context*, int, sqlite3_value**) = nullptr;  // scalar; aggregate: step
   void (*final)(sqlite3_context*) = nullptr;                     // aggregate
   const sqlite3_module* module = nullptr;                        // table (eponymous virtual table)

@@ -56,28 +56,25 @@ bool holds_token(sqlite3* db, const std::string& name, const std::string& token)
   return found;
 }
 
-// Where a token was last found, and what that schema held then: while it holds the same thing
-// (the same loaded store, or the same file unchanged) the token needs no query.
-struct TokenPlace {
-  std::string schema, file;
-  uint64_t store = 0;
-  unsigned int data_version = 0;
+// What every attached schema holds (its name, identity and data version): while that is unchanged,
+// a token resolves to the schema it resolved to last time.
+struct DatabaseList {
+  std::vector<std::pair<std::string, SchemaIdentity>> schemas;
+  std::vector<unsigned int> versions;
+  bool operator==(const DatabaseList&) const = default;
 };
-TokenPlace place_of(sqlite3* db, const std::string& schema) {
-  TokenPlace p;
-  p.schema = schema;
-  const EventStore* store = loaded_store(db, schema);
-  p.store = store ? store->generation : 0;
-  if (const char* f = sqlite3_db_filename(db, schema.c_str())) p.file = f;
-  // (Only a saved database's rows can change under a token; this runs on every function call.)
-  if (!store) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &p.data_version);
-  return p;
-}
-bool same_place(const TokenPlace& a, const TokenPlace& b) {
-  return a.store == b.store && a.file == b.file && (a.store || a.data_version == b.data_version);
+DatabaseList database_list(sqlite3* db) {
+  DatabaseList l;
+  for (int i = 0; const char* name = sqlite3_db_name(db, i); ++i) {
+    l.schemas.emplace_back(name, schema_identity(db, name));
+    unsigned int v = 0;
+    sqlite3_file_control(db, name, SQLITE_FCNTL_DATA_VERSION, &v);
+    l.versions.push_back(v);
+  }
+  return l;
 }
 struct TokenNames {
-  std::map<std::string, TokenPlace> place;  // token -> where it was last found
+  std::map<std::string, std::pair<DatabaseList, std::string>> resolved;  // token -> (list then, answer)
 };
 
 }  // namespace
@@ -87,35 +84,35 @@ std::string schema_arg(sqlite3* db, sqlite3_value* v) {
   if (!t) return "main";
   std::string s = (const char*)t;
   if (s.rfind("db:", 0) != 0) return s;
+  // 'db:' || token: what views of databases saved before tlsql_schema pass. A file and its copy
+  // hold the same token, so a token held by two attached schemas names neither: the functions
+  // then report a schema that does not exist, with the reason, rather than read the wrong one.
   const std::string token = s.substr(3);
   auto* known = connection_cached<TokenNames>(db, "tokens", [] { return std::make_unique<TokenNames>(); });
+  DatabaseList now = database_list(db);
   if (known)
-    if (auto it = known->place.find(token); it != known->place.end()) {
-      if (same_place(it->second, place_of(db, it->second.schema))) return it->second.schema;
-      if (holds_token(db, it->second.schema, token)) {
-        it->second = place_of(db, it->second.schema);
-        return it->second.schema;
-      }
-    }
-  std::vector<std::string> names;
-  sqlite3_stmt* list = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &list, nullptr) == SQLITE_OK)
-    while (sqlite3_step(list) == SQLITE_ROW) names.emplace_back((const char*)sqlite3_column_text(list, 0));
-  sqlite3_finalize(list);
-  for (const std::string& n : names)
-    if (holds_token(db, n, token)) {
-      if (known) known->place[token] = place_of(db, n);
-      return n;
-    }
-  return s;  // no such database attached: the caller reports that the schema has no event table
+    if (auto it = known->resolved.find(token); it != known->resolved.end() && it->second.first == now)
+      return it->second.second;
+  std::vector<std::string> holders;
+  for (const auto& schema : now.schemas)
+    if (holds_token(db, schema.first, token)) holders.push_back(schema.first);
+  std::string answer = holders.size() == 1 ? holders[0]
+                       : holders.empty()   ? s  // no such database attached: the caller says no event table
+                                           : fmt::format(
+                                                 "{} (a token held by {} and {}: a copied database saved by an "
+                                                   "older tlsql; pass the schema name)",
+                                                 s, holders[0], holders[1]);
+  if (known) known->resolved[token] = {std::move(now), answer};
+  return answer;
 }
 
 TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own) {
-  if (auto* t = connection_cached<TreeAccess>(db, "tree:" + schema, [&]() -> std::unique_ptr<TreeAccess> {
-        auto made = std::make_unique<TreeAccess>(db, schema);
-        if (!made->ok()) return nullptr;
-        return made;
-      }))
+  if (auto* t = connection_cached<TreeAccess>(db, "tree:" + schema, schema_identity(db, schema),
+                                              [&]() -> std::unique_ptr<TreeAccess> {
+                                                auto made = std::make_unique<TreeAccess>(db, schema);
+                                                if (!made->ok()) return nullptr;
+                                                return made;
+                                              }))
     return t;
   own = std::make_unique<TreeAccess>(db, schema);
   return own.get();

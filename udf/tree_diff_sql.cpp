@@ -171,6 +171,8 @@ void read_side(sqlite3* db, const std::string& schema, Names& names, Side& s) {
     s.dur.push_back(sqlite3_column_type(r, 6) == SQLITE_NULL ? kNull : sqlite3_column_int64(r, 6));
   }
   link_parents(s, parent_uid);
+  if (auto at = parent_loop(s.nodes.size(), [&](size_t i) { return s.nodes[i].parent; }))
+    throw SqlError(cycle_at(s.nodes[*at].uid));
   keep_gpu_paths(s);
 }
 
@@ -284,15 +286,17 @@ std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
   return d;
 }
 
-// The diff of main and other on this connection: cached under both databases' tokens, else made
-// into `own` (a connection without a cache). nullptr and `error` set when other is not attached.
+// The diff of main and other on this connection: cached for what both schemas hold
+// (schema_identity: a copy of main attached as other is another database), else made into `own`
+// (a connection without a cache). nullptr and `error` set when other is not attached.
 TreeDiff* diff_for(sqlite3* db, std::unique_ptr<TreeDiff>& own, std::string& error) {
-  const std::string a = token(db, "main"), b = token(db, "other");
-  if (a.empty() || b.empty()) {
+  if (token(db, "main").empty() || token(db, "other").empty()) {
     error = "needs two traces: the second attached as other (--diff OTHER, or .attach FILE AS other)";
     return nullptr;
   }
-  TreeDiff* d = connection_cached<TreeDiff>(db, "tree_diff:" + a + ":" + b, [&] { return make_diff(db); });
+  const SchemaIdentity a = schema_identity(db, "main");
+  const std::string key = fmt::format("tree_diff:{}:{}", a.store, a.file);
+  TreeDiff* d = connection_cached<TreeDiff>(db, key, schema_identity(db, "other"), [&] { return make_diff(db); });
   if (!d) d = (own = make_diff(db)).get();
   if (!d->error.empty()) return error = d->error, nullptr;
   return d;

@@ -67,6 +67,22 @@ write(os.path.join("ranks", "rank0.json"), '{"traceEvents": 5}')
 r = run(os.path.join(work, "ranks"), "SELECT 1")
 check(r.returncode == 1 and r.stderr.startswith(f"tlsql: error: {os.path.join(work, 'ranks', 'rank0.json')}: at byte 16"),
       f"a directory with a broken trace: {r.stderr.strip()!r}")
+# A file that is no trace at all beside a trace (a PyTorch execution trace, Chakra / PARAM's
+# *_et.json.gz): skipped with one warning line and a health row; nothing but such files: an error.
+os.makedirs(os.path.join(work, "with_et"), exist_ok=True)
+write(os.path.join("with_et", "rank0.json"),
+      '{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}')
+write(os.path.join("with_et", "rank0_et.json"), '{"schema": "1.0.2-chakra.0.0.4", "pid": 7, "nodes": [{"id": 1}]}')
+et = os.path.join(work, "with_et", "rank0_et.json")
+r = run(os.path.join(work, "with_et"), "SELECT count(*) FROM trace; SELECT \"check\", detail FROM health")
+check(r.returncode == 0 and r.stdout.splitlines()[1] == "1" and "file_not_a_trace," + et in r.stdout
+      and r.stderr == f'tlsql: warning: {et}: at byte 0: not a trace: no "traceEvents" array in the top-level object: '
+      "skipped\n", f"a directory with an execution trace beside the trace: {r.stdout!r} {r.stderr!r}")
+os.remove(os.path.join(work, "with_et", "rank0.json"))
+r = run(os.path.join(work, "with_et"), "SELECT 1")
+check(r.returncode == 1 and r.stderr.splitlines()[-1].startswith(
+    f"tlsql: error: {os.path.join(work, 'with_et')}: no file in the directory is a trace ("),
+      f"a directory with no trace in it: {r.stderr!r}")
 health("arr.json", "[]", {"no_events": 1})
 
 # A real trace cut at every tenth of its length, and with bytes flipped in its middle.
