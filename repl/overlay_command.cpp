@@ -33,9 +33,11 @@ std::string micros(int64_t ns) {
 
 void Shell::overlay_command(const std::string& path) {
   const auto results = query_all(R"(
-    WITH t AS (SELECT id, path, uid_base FROM trace WHERE id = (SELECT min(id) FROM trace WHERE @rank IS NULL OR rank = @rank))
+    WITH t AS (SELECT id, path, uid_base, rank FROM trace WHERE id = (SELECT min(id) FROM trace WHERE @rank IS NULL OR rank = @rank))
     SELECT t.path, p.from_uid - t.uid_base, p.to_uid - t.uid_base, p.type, p.dur, p.from_end, a.pid, a.tid, a.ts,
-           a.dur, p.to_end, b.pid, b.tid, b.ts, b.dur
+           a.dur, p.to_end, b.pid, b.tid, b.ts, b.dur,
+           coalesce((SELECT name FROM event WHERE uid = p.window_uid), 'the whole trace') ||
+             CASE WHEN t.rank IS NULL THEN '' ELSE ' (rank ' || t.rank || ')' END
     FROM t, critical_path(coalesce(@annotation, 'ProfilerStep'), coalesce(@instance, 0), t.id) p
     JOIN event a ON a.uid = p.from_uid JOIN event b ON b.uid = p.to_uid
     ORDER BY p.step)");
@@ -71,8 +73,8 @@ void Shell::overlay_command(const std::string& path) {
   }
   write_trace_copy(trace_path, path, add, "overlay the critical path on");
   if (!quiet)
-    fmt::print(stderr, "{}: critical path of {} edges overlaid ({} events marked, {} arrows)\n", path,
-               results[0].rows.size(), add.members.size(), flow);
+    fmt::print(stderr, "{}: critical path of {}, {} edges overlaid ({} events marked, {} arrows)\n", path,
+               results[0].rows[0][15].value_or(""), results[0].rows.size(), add.members.size(), flow);
 }
 
 }  // namespace tlsql
