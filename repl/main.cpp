@@ -182,6 +182,9 @@ int main(int argc, char** argv) {
   for (auto [file, write] :
        {std::pair{&html, &tlsql::Shell::html_command}, {&overlay, &tlsql::Shell::overlay_command}}) {
     if (file->empty() || shell.stop()) continue;
+    // The overlay draws the path the critical_path report asked for with the same parameters:
+    // when that report failed, its error has been said, and there is nothing to draw.
+    if (file == &overlay && shell.report_failed("critical_path")) continue;
     try {
       (shell.*write)(*file);
     } catch (const std::exception& e) {

@@ -33,9 +33,11 @@ std::string micros(int64_t ns) {
 
 void Shell::overlay_command(const std::string& path) {
   const auto results = query_all(R"(
-    WITH t AS (SELECT id, path, uid_base, bytes FROM trace WHERE id = (SELECT min(id) FROM trace WHERE @rank IS NULL OR rank = @rank))
+    WITH t AS (SELECT id, path, uid_base, rank, bytes FROM trace WHERE id = (SELECT min(id) FROM trace WHERE @rank IS NULL OR rank = @rank))
     SELECT t.path, p.from_uid - t.uid_base, p.to_uid - t.uid_base, p.type, p.dur, p.from_end, a.pid, a.tid, a.ts,
-           a.dur, p.to_end, b.pid, b.tid, b.ts, b.dur, t.bytes
+           a.dur, p.to_end, b.pid, b.tid, b.ts, b.dur,
+           coalesce((SELECT name FROM event WHERE uid = p.window_uid), 'the whole trace') ||
+             CASE WHEN t.rank IS NULL THEN '' ELSE ' (rank ' || t.rank || ')' END, t.bytes
     FROM t, critical_path(coalesce(@annotation, 'ProfilerStep'), coalesce(@instance, 0), t.id) p
     JOIN event a ON a.uid = p.from_uid JOIN event b ON b.uid = p.to_uid
     ORDER BY p.step)");
@@ -48,7 +50,7 @@ void Shell::overlay_command(const std::string& path) {
   auto num = [](const std::optional<std::string>& v) { return v ? parse_int64(*v).value_or(0) : 0; };
   for (const auto& r : results[0].rows) {
     trace_path = r[0].value_or("");
-    trace_bytes = num(r[15]);
+    trace_bytes = num(r[16]);
     add.members[num(r[1])] = "\"critical\": 1";
     add.members[num(r[2])] = "\"critical\": 1";
     const std::string type = r[3].value_or("");
@@ -72,8 +74,8 @@ void Shell::overlay_command(const std::string& path) {
   }
   write_trace_copy(trace_path, (size_t)std::max<int64_t>(0, trace_bytes), path, add, "overlay the critical path on");
   if (!quiet)
-    fmt::print(stderr, "{}: critical path of {} edges overlaid ({} events marked, {} arrows)\n", path,
-               results[0].rows.size(), add.members.size(), flow);
+    fmt::print(stderr, "{}: critical path of {}, {} edges overlaid ({} events marked, {} arrows)\n", path,
+               results[0].rows[0][15].value_or(""), results[0].rows.size(), add.members.size(), flow);
 }
 
 }  // namespace tlsql

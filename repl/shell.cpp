@@ -383,7 +383,14 @@ void Shell::error(const std::string& source, int lineno, const std::string& text
   const std::string msg = is_terminal(stderr) ? show_controls(text) : text;  // (messages quote names)
   if (source.empty())
     fmt::print(stderr, "error: {}\n", msg);
-  else
+  else if (source.starts_with("report ")) {
+    // A canned report's lines are not the user's to fix: no line number, and the name once when
+    // the message starts with it (critical_path's errors do).
+    const std::string name = source.substr(7);
+    std::string_view m = msg;
+    if (m.starts_with(name + ": ")) m.remove_prefix(name.size() + 2);
+    fmt::print(stderr, "error: {}: {}\n", source, m);
+  } else
     fmt::print(stderr, "error: {}near line {}: {}\n", source == "-" ? "" : source + ": ", lineno, msg);
 }
 
@@ -475,21 +482,29 @@ void Shell::run_report(const std::string& name, const std::string& text) {
   report_rows_ = 0;
   report_columns_.clear();
   const int errors = errors_;
+  // What the report covers, first (sql/about_report.sql): a line on stderr, or nothing.
+  if (auto about = report_text("about_report", name)) fmt::print(stderr, "{}: {}\n", name, *about);
   run_script(text, "report " + name);
   in_report_ = false;
+  if (errors_ != errors) failed_reports_.insert(name);
   if (report_rows_ || errors_ != errors || stop()) return;
   print_empty(out(), report_columns_, output);
   // Nothing printed and no error: say why on stderr (sql/empty_report.sql), one line.
-  std::string why = "no rows";
+  const auto why = report_text("empty_report", name);
+  fmt::print(stderr, "{}: no rows{}\n", name, why ? ": " + *why : "");
+}
+
+std::optional<std::string> Shell::report_text(const char* asset, const std::string& name) {
+  std::optional<std::string> text;
   sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db(), std::string(sql_asset("empty_report")).c_str(), -1, &s, nullptr) == SQLITE_OK) {
+  if (sqlite3_prepare_v2(db(), std::string(sql_asset(asset)).c_str(), -1, &s, nullptr) == SQLITE_OK) {
     bind_parameters(s);
     sqlite3_bind_text(s, sqlite3_bind_parameter_index(s, "@report"), name.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-      why += ": " + std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
+      text = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
   }
   sqlite3_finalize(s);
-  fmt::print(stderr, "{}: {}\n", name, why);
+  return text;
 }
 
 bool Shell::run_script(const std::string& text, const std::string& source) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,8 @@ class Shell {
   // counts as a failure.
   void close_output();
   bool stop() const { return quit_ || (bail && errors_ > 0); }
+  // Whether canned report `name` ran and failed (--overlay does not say the same error again).
+  bool report_failed(const std::string& name) const { return failed_reports_.count(name) > 0; }
 
  private:
   sqlite3* db() const { return session->db(); }
@@ -54,6 +57,9 @@ class Shell {
   // A canned report: its SQL, then, when it printed no rows, why on stderr.
   void run_report(const std::string& name, const std::string& text);
   void error(const std::string& source, int lineno, const std::string& msg);
+  // The first column of sql/ASSET.sql's first row with @report bound to `name` (and the
+  // .parameter values): the notes about_report and empty_report; nullopt for NULL or an error.
+  std::optional<std::string> report_text(const char* asset, const std::string& name);
   FILE* out() { return out_ ? out_ : stdout; }
   // Writes text that holds what a file said (names, schema text) to out(): on a terminal its
   // control characters are shown, not obeyed (show_controls).
@@ -86,6 +92,7 @@ class Shell {
   bool in_report_ = false;
   int64_t report_rows_ = 0;
   std::vector<std::string> report_columns_;        // of its first result
+  std::set<std::string> failed_reports_;           // reports that ran and failed
   std::map<std::string, std::string> parameters_;  // .parameter set @k v
 };
 

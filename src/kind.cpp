@@ -314,4 +314,10 @@ bool blocking_host_call(std::string_view call) {
   return rest == "EventQuery" || rest == "Memcpy" || rest == "MemcpyAsync" || rest == "MemcpyWithStream";
 }
 
+bool runtime_lock_call(std::string_view call) {
+  if (!call.starts_with("cuda")) return false;
+  const std::string_view rest = runtime_call(call);
+  return rest == "LaunchKernel" || rest == "MemcpyAsync" || rest == "HostAlloc";
+}
+
 }  // namespace tlsql

@@ -52,6 +52,13 @@ int capture_boundary(std::string_view call);
 // is waiting, not work: the critical path gives it no weight (udf/critical_path.h).
 bool blocking_host_call(std::string_view call);
 
+// A CUDA runtime call that holds the runtime's lock while it runs (cudaLaunchKernel,
+// cudaMemcpyAsync, cudaHostAlloc: HTA's CUDA_RUNTIME_EVENTS; and their _ptsz / _ptds / versioned
+// spellings, the same calls). Such calls on different threads run one at a time, so the critical
+// path chains them across threads in the order they end (udf/critical_path.h). HIP's calls are
+// not listed: HTA names CUDA's, and nothing we have read says HIP's runtime serializes them alike.
+bool runtime_lock_call(std::string_view call);
+
 // A host call that does nothing but wait for the GPU (cudaDeviceSynchronize,
 // cudaStreamSynchronize, cudaEventSynchronize; hip* and _ptsz spellings): the serving loop's
 // wait for each step's sampled tokens, which ends a host-loop step (engine_step, docs/inference.md).

@@ -4,6 +4,7 @@
 #include "udf/critical_path.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "src/trace_model.h"
@@ -113,53 +114,142 @@ CpResult critical_path(const CpInput& in) {
     return out;
   }
 
-  // Host side, per thread (HTA's _construct_graph_from_call_stack): walk each thread's tree of ops
-  // and calls depth first; an edge from each node visited to the next (the time between belongs
-  // to an event, attribute()), consecutive top-level ops linked by a dependency. Events that are
-  // not nodes (annotations, python frames) are looked through: an op's tree parent for this walk
-  // is its nearest ancestor that is a node.
-  std::unordered_map<int64_t, size_t> host_at;
+  std::unordered_map<int64_t, size_t> host_at;  // uid -> host index
   for (size_t i = 0; i < nh; ++i) host_at.emplace(in.host[i].uid, i);
-  std::vector<size_t> by_depth(nh);
-  for (size_t i = 0; i < nh; ++i) by_depth[i] = i;
-  std::stable_sort(by_depth.begin(), by_depth.end(),
-                   [&](size_t a, size_t b) { return in.host[a].depth < in.host[b].depth; });
-  std::vector<int64_t> node_parent(nh, -1);  // host index of the nearest ancestor that is a node
-  std::vector<std::vector<size_t>> kids(nh);
-  int32_t threads = 0;
-  for (const CpHost& h : in.host) threads = std::max(threads, h.thread + 1);
-  std::vector<std::vector<size_t>> roots((size_t)threads);
-  for (size_t i : by_depth) {
-    auto p = in.host[i].parent >= 0 ? host_at.find(in.host[i].parent) : host_at.end();
-    if (p != host_at.end()) node_parent[i] = in.host[p->second].node ? (int64_t)p->second : node_parent[p->second];
-    if (!in.host[i].node) continue;
-    (node_parent[i] >= 0 ? kids[(size_t)node_parent[i]] : roots[(size_t)in.host[i].thread]).push_back(i);
+
+  // The CUDA runtime's lock (HTA's _construct_graph_from_cuda_runtime_events): calls that hold it
+  // (runtime_lock_call) run one at a time, whatever their threads; the one that ends first held it
+  // first. In node order: at each such call's end, every lock-call start seen since the last end
+  // gets an edge to it (its own start: the call's duration; the others: weightless, they waited),
+  // and the previous end, when the lock node just before was an end, a weightless one too. These
+  // edges go in first, as in HTA (the order breaks ties between equally long paths).
+  std::vector<char> lock_node(g.nodes.size(), 0);
+  {
+    std::vector<int> starts;
+    int last = -1;
+    for (size_t k = 0; k < points.size(); ++k) {
+      const Point& p = points[k];
+      if (p.owner >= nh || !in.host[p.owner].lock) continue;
+      lock_node[k] = 1;
+      if (!p.end) {
+        starts.push_back((int)k);
+      } else {
+        for (; !starts.empty(); starts.pop_back()) {
+          const int s = starts.back();
+          if (g.nodes[(size_t)s].uid == p.uid)
+            attribute(g, g.add(s, (int)k, CpEdge::operator_kernel), -1, "cpu_bound");
+          else
+            g.add(s, (int)k, CpEdge::dependency);
+        }
+        if (last >= 0 && g.nodes[(size_t)last].end) g.add(last, (int)k, CpEdge::dependency);
+      }
+      last = (int)k;
+    }
   }
-  auto by_start = [&](size_t a, size_t b) {
-    return std::pair(in.host[a].ts, in.host[a].uid) < std::pair(in.host[b].ts, in.host[b].uid);
+  // Two consecutive nodes of the walk below that the lock chain above already links (HTA's
+  // _shares_cuda_runtime_lock): both of lock calls, and not an end followed by a start.
+  auto shares_lock = [&](int a, int b) {
+    return lock_node[(size_t)a] && lock_node[(size_t)b] && (!g.nodes[(size_t)a].end || g.nodes[(size_t)b].end);
   };
-  for (auto& k : kids) std::sort(k.begin(), k.end(), by_start);
-  for (auto& r : roots) std::sort(r.begin(), r.end(), by_start);
+
+  // Threads (HTA's _construct_graph_from_call_stacks): where exactly one thread id has ops or
+  // annotations named "...forward..." and exactly one other "...autograd...", the second is the
+  // backward pass; its events are walked as the forward thread's (the passes take turns, so the
+  // path flows from the forward pass through the backward one).
+  int32_t forward_tid = -1, backward_tid = -1;
+  {
+    auto only = [&](bool CpHost::*mark) {
+      int32_t tid = -1;
+      for (const CpHost& h : in.host)
+        if (h.*mark) {
+          if (tid >= 0 && tid != h.tid) return -1;
+          tid = h.tid;
+        }
+      return tid;
+    };
+    forward_tid = only(&CpHost::forward), backward_tid = only(&CpHost::autograd);
+    out.merged = forward_tid >= 0 && backward_tid >= 0 && forward_tid != backward_tid;
+  }
+  auto thread_of = [&](const CpHost& h) {
+    return std::pair(h.pid, out.merged && h.tid == backward_tid ? forward_tid : h.tid);
+  };
+
+  // Each thread's call stack over the window's host events, nested by time as HTA's CallStackGraph
+  // nests them (not the call tree: the window cuts it, and the merge above joins two threads).
+  // Starts and ends in time order; at one moment ends before starts, a longer event starts first
+  // and ends last, then by uid; a start's parent is the event on top of the stack, an end pops the
+  // top (HTA's rule, which also settles partial overlaps).
+  std::vector<int64_t> stack_parent(nh, -1);  // host index
+  std::vector<std::vector<size_t>> kids(nh);
+  std::vector<std::vector<size_t>> roots;
+  {
+    std::map<std::pair<int32_t, int32_t>, size_t> thread_at;
+    std::vector<std::vector<size_t>> members;
+    for (size_t i = 0; i < nh; ++i) {
+      auto [it, fresh] = thread_at.try_emplace(thread_of(in.host[i]), members.size());
+      if (fresh) members.emplace_back();
+      members[it->second].push_back(i);
+    }
+    roots.resize(members.size());
+    struct Mark {
+      int64_t ts;
+      bool start;
+      size_t i;
+    };
+    std::vector<Mark> marks;
+    for (size_t t = 0; t < members.size(); ++t) {
+      marks.clear();
+      for (size_t i : members[t])
+        marks.push_back({in.host[i].ts, true, i}), marks.push_back({in.host[i].end, false, i});
+      auto dur = [&](size_t i) { return sat_sub(in.host[i].end, in.host[i].ts); };
+      std::sort(marks.begin(), marks.end(), [&](const Mark& a, const Mark& b) {
+        if (a.ts != b.ts) return a.ts < b.ts;
+        if (a.start != b.start) return !a.start;
+        const int64_t da = dur(a.i), db = dur(b.i), ua = in.host[a.i].uid, ub = in.host[b.i].uid;
+        if (a.start) return da != db ? da > db : ua < ub;
+        return da != db ? da < db : ua > ub;
+      });
+      std::vector<size_t> open;
+      for (const Mark& m : marks) {
+        if (m.start) {
+          if (!open.empty()) stack_parent[m.i] = (int64_t)open.back();
+          (open.empty() ? roots[t] : kids[open.back()]).push_back(m.i);
+          open.push_back(m.i);
+        } else if (!open.empty()) {
+          open.pop_back();
+        }
+      }
+    }
+  }
+
+  // Host side, per thread (HTA's _construct_graph_from_call_stack): walk each thread's stack depth
+  // first; an edge from each node visited to the next (the time between belongs to an event,
+  // attribute()), consecutive top-level ops linked by a dependency. Events that are not nodes
+  // (annotations, python frames) are walked through without edges, but stay the parents that
+  // attribute() names.
   for (const auto& thread_roots : roots) {
     int last_node = -1, last_top = -1, depth = 0;
     int64_t last_parent = -1;
+    auto parent_uid = [&](size_t i) { return stack_parent[i] < 0 ? -1 : in.host[(size_t)stack_parent[i]].uid; };
     auto enter = [&](size_t i) {
+      if (!in.host[i].node) return;
       if (depth == 0 && last_top >= 0) g.add(last_top, start_of[i], CpEdge::dependency);
       ++depth;
-      if (last_node >= 0)
+      if (last_node >= 0 && !shares_lock(last_node, start_of[i]))
         attribute(g, g.add(last_node, start_of[i], CpEdge::operator_kernel), last_parent, "cpu_bound");
       last_node = start_of[i];
-      last_parent = in.host[i].parent;
+      last_parent = parent_uid(i);
     };
     auto leave = [&](size_t i) {
+      if (!in.host[i].node) return;
       --depth;
-      if (last_node >= 0)
+      if (last_node >= 0 && !shares_lock(last_node, end_of[i]))
         attribute(g, g.add(last_node, end_of[i], CpEdge::operator_kernel, in.host[i].blocking), last_parent,
                   "cpu_bound");
       if (depth == 0) {
         last_node = -1, last_top = end_of[i];
       } else {
-        last_node = end_of[i], last_parent = in.host[i].parent;
+        last_node = end_of[i], last_parent = parent_uid(i);
       }
     };
     std::vector<std::pair<size_t, size_t>> stack;  // (host index, next child): no recursion
@@ -289,13 +379,15 @@ CpResult critical_path(const CpInput& in) {
     auto launch = host_at.find(k.runtime);
     // Launch delay: the stream was empty when the call launched this work and when it started,
     // and nothing it waits for ended after the launch. Otherwise the gap after the stream's
-    // previous work is a kernel-kernel delay.
+    // previous work is a kernel-kernel delay, when shorter than HTA's threshold; a longer one gets
+    // no edge (the work waited for something else, usually its launch: the path comes that way).
     if (queued_at_launch[j] == 1 && queued_at_start[j] == 0 && (!prev || g.nodes[(size_t)*prev].ts < k.runtime_ts) &&
         waited_ts < k.runtime_ts && launch != host_at.end() && start_of[launch->second] >= 0) {
       // Attributed to no event, as in HTA (the kernel is the edge's to_uid).
       g.edges[g.add(start_of[launch->second], start, CpEdge::kernel_launch_delay)].bound_by =
           "gpu_kernel_launch_overhead";
-    } else if (prev && waited_ts < g.nodes[(size_t)*prev].ts) {
+    } else if (prev && sat_sub(k.ts, g.nodes[(size_t)*prev].ts) < kKernelKernelGapNs &&
+               waited_ts < g.nodes[(size_t)*prev].ts) {
       attribute(g, g.add(*prev, start, CpEdge::kernel_kernel_delay), -1, "gpu_kernel_kernel_overhead");
     }
     if (prev)

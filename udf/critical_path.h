@@ -13,12 +13,13 @@ namespace tlsql {
 
 struct CpHost {  // a host event (any kind) starting in the window with a duration > 0
   int64_t uid;
-  int64_t parent;  // its parent in the call tree if that is in the window, else -1
-  int32_t thread;  // (pid, tid), numbered
-  int32_t depth;   // call-tree depth (a parent is shallower than its children)
+  int32_t pid, tid;  // numbered, each on its own (HTA merges the backward thread into the forward one by tid)
   int64_t ts, end;
   bool node;      // an op, runtime or driver call: it gets a start and an end node
   bool blocking;  // blocking_host_call(name): its duration is waiting, weight 0
+  bool lock;      // runtime_lock_call(name): runs only while holding the CUDA runtime's lock
+  bool forward;   // an op or annotation whose name has "forward" (HTA's forward-thread mark)
+  bool autograd;  // an op or annotation whose name has "autograd" (HTA's backward-thread mark)
 };
 
 struct CpGpu {  // a piece of GPU work of the whole trace with its launch call (launch_link)
@@ -41,6 +42,11 @@ struct CpSync {  // a cuda_sync event
   int64_t record_ts = -1;      // event_sync / stream_wait: start of the cudaEventRecord waited for
   int64_t record_stream = -1;  // and the stream it recorded on; -1: unknown (older traces)
 };
+
+// HTA's KERNEL_KERNEL_DELAY_THRESHOLD_US: a gap between two pieces of GPU work on a stream is a
+// kernel-kernel delay only when shorter; a longer one means the stream waited for something the
+// trace does not link (usually the host), so the later work gets no edge from the earlier one.
+constexpr int64_t kKernelKernelGapNs = 1'500'000;
 
 struct CpInput {
   std::vector<CpHost> host;
@@ -65,6 +71,7 @@ struct CpResult {
   std::vector<CpStep> path;
   int64_t nodes = 0, edges = 0;
   int64_t negative = 0;  // edges whose end precedes their start (weight set to 0, as HTA does)
+  bool merged = false;   // the backward thread was walked as part of the forward thread (HTA's rule)
   std::string error;     // non-empty: no path (a cycle, or nothing in the window)
 };
 

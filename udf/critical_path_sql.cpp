@@ -4,13 +4,17 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "src/event_store.h"
+#include "src/event_table.h"
 #include "src/kind.h"
 #include "src/sqlite_util.h"
+#include "udf/connection_cache.h"
 #include "udf/critical_path.h"
 #include "udf/gpu_class.h"
 #include "udf/registry.h"
@@ -44,49 +48,55 @@ struct Numbering {
 };
 
 // The window: the instance-th (by start) host event of the trace whose name contains
-// `annotation` (HTA matches the same way); the whole trace for an empty annotation. Throws
-// std::runtime_error (a SqlError for SQLite's own errors).
-std::pair<int64_t, int64_t> window(sqlite3* db, const std::string& q, int64_t trace, const std::string& annotation,
-                                   int64_t instance) {
+// `annotation` (HTA matches the same way), or the whole trace for an empty annotation (uid -1).
+// Throws std::runtime_error (a SqlError for SQLite's own errors).
+struct Window {
+  int64_t uid = -1, ts = 0, end = 0;
+};
+Window window(sqlite3* db, const std::string& q, int64_t trace, const std::string& annotation, int64_t instance) {
   Query t(db, fmt::format("SELECT 1 FROM {}.trace WHERE id = ?1", q));
   if (!t.bind(1, trace).step()) throw std::runtime_error(fmt::format("no trace has id {}", trace));
   if (annotation.empty()) {
     Query w(db, fmt::format("SELECT min(ts), max(end) FROM {}.event WHERE trace = ?1", q));
     w.bind(1, trace);
     if (!w.step() || w.null(0)) throw std::runtime_error(fmt::format("trace {} has no timed events", trace));
-    return {w.i(0), w.i(1)};
+    return {-1, w.i(0), w.i(1)};
   }
-  Query w(db, fmt::format("SELECT ts, end FROM {}.event WHERE trace = ?1 AND kind IN ('annotation', 'cpu_op', "
+  Query w(db, fmt::format("SELECT uid, ts, end FROM {}.event WHERE trace = ?1 AND kind IN ('annotation', 'cpu_op', "
                           "'python') AND ts IS NOT NULL AND instr(name, ?2) > 0 ORDER BY ts, uid",
                           q));
   w.bind(1, trace).bind(2, annotation);
   int64_t seen = 0;
   while (w.step())
-    if (seen++ == instance) return {w.i(0), w.i(1)};
+    if (seen++ == instance) return {w.i(0), w.i(1), w.i(2)};
   // (The fix is the user's choice of window: say how to pick another, or the whole trace.)
-  throw std::runtime_error(seen == 0 ? fmt::format("no host event of trace {} has '{}' in its name; pick another "
-                                                   "window: critical_path('' ...) (the report: .parameter set "
-                                                   "@annotation '') is the whole trace",
-                                                   trace, annotation)
-                                     : fmt::format("'{}' occurs {} times in trace {}: instance {} is not one of 0..{}",
-                                                   annotation, seen, trace, instance, seen - 1));
+  if (seen == 0)
+    throw std::runtime_error(
+        fmt::format("no host event of trace {} has '{}' in its name: name another "
+                    "annotation (the report's @annotation), or '' for the whole trace",
+                    trace, annotation));
+  throw std::runtime_error(fmt::format("'{}' occurs {} time{} in trace {}: instance {} is not one of 0..{}", annotation,
+                                       seen, seen == 1 ? "" : "s", trace, instance, seen - 1));
 }
 
 CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t start, int64_t end) {
   CpInput in;
-  Numbering threads, streams;
+  Numbering threads, streams, pids, tids;
   std::unordered_map<int64_t, int64_t> runtime_of;  // correlation -> host call in the window
-  Query h(db, fmt::format("SELECT uid, kind, name, pid, tid, ts, end, parent, depth, correlation FROM {}.event "
-                          "WHERE trace = ?1 AND kind IN ('cpu_op', 'runtime', 'driver', 'annotation', 'python') "
-                          "AND ts BETWEEN ?2 AND ?3 AND dur > 0",
+  // Every host event starting in the window with a duration (HTA's window: the nesting of the
+  // walk needs the annotations and frames too, and any other host event, as HTA's call stack has).
+  Query h(db, fmt::format("SELECT uid, kind, name, pid, tid, ts, end, correlation, kind IN ('cpu_op', 'annotation') "
+                          "AND instr(name, 'forward') > 0, kind IN ('cpu_op', 'annotation') AND instr(name, "
+                          "'autograd') > 0 FROM {}.event WHERE trace = ?1 AND kind IN ('cpu_op', 'runtime', "
+                          "'driver', 'annotation', 'python', 'other') AND ts BETWEEN ?2 AND ?3 AND dur > 0",
                           q));
   h.bind(1, trace).bind(2, start).bind(3, end);
   while (h.step()) {
-    const std::string kind = h.t(1);
+    const std::string kind = h.t(1), name = h.t(2);
     const bool call = kind == "runtime" || kind == "driver";
-    in.host.push_back({h.i(0), h.null(7) ? -1 : h.i(7), threads(h.t(3), h.t(4)), (int32_t)h.i(8), h.i(5), h.i(6),
-                       call || kind == "cpu_op", call && blocking_host_call(h.t(2))});
-    if (call && !h.null(9)) runtime_of.emplace(h.i(9), h.i(0));
+    in.host.push_back({h.i(0), pids(h.t(3), ""), tids("", h.t(4)), h.i(5), h.i(6), call || kind == "cpu_op",
+                       call && blocking_host_call(name), call && runtime_lock_call(name), h.i(8) != 0, h.i(9) != 0});
+    if (call && !h.null(7)) runtime_of.emplace(h.i(7), h.i(0));
   }
 
   Query g(db, fmt::format("SELECT g.uid, g.kind, g.name, g.pid, g.stream, g.ts, g.end, r.uid, r.ts, r.dur, r.pid, "
@@ -142,6 +152,63 @@ CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t sta
   return in;
 }
 
+// One computed path and the window it covers; `error` set instead when there is none.
+struct Computed {
+  std::vector<CpStep> path;
+  Window win;
+  std::string error;
+};
+
+// The last path computed on a connection, kept while the schema holds the same rows: the
+// critical_path report's note, the report and --overlay each ask for the same path in turn, and
+// reading a window (the whole trace's launches) is most of the work on a large trace.
+struct LastPath {
+  std::string schema, annotation, file;
+  int64_t trace = -1, instance = -1, changes = -1;
+  uint64_t store = 0;
+  unsigned int data_version = 0;
+  std::shared_ptr<const Computed> value;
+};
+
+std::shared_ptr<const Computed> compute(sqlite3* db, const std::string& schema, int64_t trace,
+                                        const std::string& annotation, int64_t instance) {
+  LastPath key;
+  key.schema = schema, key.annotation = annotation, key.trace = trace, key.instance = instance;
+  const EventStore* store = loaded_store(db, schema);
+  key.store = store ? store->generation : 0;
+  if (const char* f = sqlite3_db_filename(db, schema.c_str())) key.file = f;
+  // A saved database changes with a commit by any connection; this connection's own writes (a
+  // launch_link edited in memory) count too.
+  if (!store) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &key.data_version);
+  key.changes = sqlite3_total_changes64(db);
+  LastPath* last = connection_cached<LastPath>(db, "critical_path", [] { return std::make_unique<LastPath>(); });
+  if (last && last->value && last->schema == key.schema && last->annotation == key.annotation &&
+      last->trace == key.trace && last->instance == key.instance && last->store == key.store &&
+      last->file == key.file && last->data_version == key.data_version && last->changes == key.changes)
+    return last->value;
+
+  auto out = std::make_shared<Computed>();
+  const std::string q = fmt::format("\"{}\"", schema);
+  CpInput in;
+  try {
+    out->win = window(db, q, trace, annotation, instance);
+    in = read_input(db, q, trace, out->win.ts, out->win.end);
+  } catch (const SqlError&) {
+    throw;  // SQLite's own (an interrupt, a missing table): not remembered
+  } catch (const std::exception& e) {
+    out->error = std::string("critical_path: ") + e.what();
+  }
+  if (out->error.empty()) {
+    CpResult r = critical_path(in);
+    if (r.error.empty())
+      out->path = std::move(r.path);
+    else
+      out->error = fmt::format("critical_path('{}', {}, {}): {}", annotation, instance, trace, r.error);
+  }
+  if (last) key.value = out, *last = std::move(key);
+  return out;
+}
+
 enum Col {
   kStep,
   kType,
@@ -156,17 +223,23 @@ enum Col {
   kArgAnnotation,
   kArgInstance,
   kArgTrace,
-  kArgSchema
+  kArgSchema,
+  kWindowUid,
+  kWindowTs,
+  kWindowEnd
 };
 
 struct Cursor : VtabCursor<ConnectionTable> {
-  std::vector<CpStep> rows;
+  std::shared_ptr<const Computed> done;
   size_t at = 0;
 
+  // The window's columns are hidden, after the arguments: constant on every row, they stay out
+  // of SELECT * (the report's note reads them).
   static std::string declaration() {
     return "CREATE TABLE x(step INTEGER, type TEXT, bound_by TEXT, uid INTEGER, dur INTEGER, from_uid INTEGER, "
            "from_end INTEGER, to_uid INTEGER, to_end INTEGER, ts INTEGER, annotation HIDDEN, instance HIDDEN, "
-           "trace HIDDEN, schema HIDDEN)";
+           "trace HIDDEN, schema HIDDEN, window_uid INTEGER HIDDEN, window_ts INTEGER HIDDEN, window_end INTEGER "
+           "HIDDEN)";
   }
   static int best_index(ConnectionTable&, sqlite3_index_info* info) {
     return hidden_args_best_index(info, kArgAnnotation, 4);
@@ -174,7 +247,7 @@ struct Cursor : VtabCursor<ConnectionTable> {
 
   int filter(int plan, int, sqlite3_value** argv) {
     sqlite3* db = table().db;
-    rows.clear(), at = 0;
+    done.reset(), at = 0;
     sqlite3_value* args[4] = {nullptr, nullptr, nullptr, nullptr};
     for (int k = 0, a = 0; k < 4; ++k)
       if (plan & (1 << k)) args[k] = argv[a++];
@@ -193,25 +266,18 @@ struct Cursor : VtabCursor<ConnectionTable> {
     if ((args[2] && sqlite3_value_type(args[2]) == SQLITE_NULL) || !integer(args[2], 0, trace))
       return error(fmt::format("{}: trace must be a trace id (no trace has the rank asked for?)", usage));
     const std::string annotation = (const char*)sqlite3_value_text(args[0]);
-    const std::string q = fmt::format("\"{}\"", schema_arg(db, args[3]));
-
-    CpInput in;
     try {
-      auto [start, end] = window(db, q, trace, annotation, instance);
-      in = read_input(db, q, trace, start, end);
+      done = compute(db, schema_arg(db, args[3]), trace, annotation, instance);
     } catch (const std::exception& e) {
       return error(std::string("critical_path: ") + e.what());
     }
-    CpResult r = critical_path(in);
-    if (!r.error.empty())
-      return error(fmt::format("critical_path('{}', {}, {}): {}", annotation, instance, trace, r.error));
-    rows = std::move(r.path);
+    if (!done->error.empty()) return error(done->error);
     return SQLITE_OK;
   }
-  bool eof() const { return at >= rows.size(); }
+  bool eof() const { return !done || at >= done->path.size(); }
   void next() { ++at; }
   void column(sqlite3_context* ctx, int col) const {
-    const CpStep& s = rows[at];
+    const CpStep& s = done->path[at];
     switch (col) {
       case kStep: sqlite3_result_int64(ctx, (int64_t)at); break;
       case kType: sqlite3_result_text(ctx, cp_edge_name(s.type), -1, SQLITE_STATIC); break;
@@ -223,6 +289,9 @@ struct Cursor : VtabCursor<ConnectionTable> {
       case kToUid: sqlite3_result_int64(ctx, s.to_uid); break;
       case kToEnd: sqlite3_result_int(ctx, s.to_end); break;
       case kTs: sqlite3_result_int64(ctx, s.from_ts); break;
+      case kWindowUid: done->win.uid >= 0 ? sqlite3_result_int64(ctx, done->win.uid) : sqlite3_result_null(ctx); break;
+      case kWindowTs: sqlite3_result_int64(ctx, done->win.ts); break;
+      case kWindowEnd: sqlite3_result_int64(ctx, done->win.end); break;
       default: sqlite3_result_null(ctx);
     }
   }

@@ -12,11 +12,20 @@ using tlsql::CpGpu;
 using tlsql::CpHost;
 using tlsql::CpInput;
 using tlsql::CpSync;
+using tlsql::kKernelKernelGapNs;
 
 namespace {
 
-CpHost op(int64_t uid, int64_t parent, int32_t depth, int64_t ts, int64_t end, bool blocking = false) {
-  return CpHost{uid, parent, 0, depth, ts, end, true, blocking};
+// An op or call of thread 0 (the walk nests the window's events by time, as HTA's call stack does).
+CpHost op(int64_t uid, int64_t ts, int64_t end, bool blocking = false) {
+  return CpHost{uid, 0, 0, ts, end, true, blocking, false, false, false};
+}
+// A call that holds the CUDA runtime's lock (cudaLaunchKernel), of thread `tid`.
+CpHost lock_call(int64_t uid, int32_t tid, int64_t ts, int64_t end, bool blocking = false) {
+  return CpHost{uid, 0, tid, ts, end, true, blocking, true, false, false};
+}
+CpHost thread_op(int64_t uid, int32_t tid, int64_t ts, int64_t end) {
+  return CpHost{uid, 0, tid, ts, end, true, false, false, false, false};
 }
 CpGpu kernel(int64_t uid, int64_t runtime, int64_t runtime_ts, int64_t ts, int64_t end, int64_t stream) {
   return CpGpu{uid, runtime, runtime_ts, 0, ts, end, stream, true, false};
@@ -42,7 +51,7 @@ TEST_CASE("launch delay, a blocking sync call and the GPU -> CPU edge of a conte
   // GPU: K.s->K.e 60; L.s->K.s launch delay 20 (queue 1 at launch, 0 at start); K.e->S.e sync 0.
   // Longest: A.s -10-> L.s -20-> K.s -60-> K.e -0-> S.e -5-> A.e = 95 (the host chain is 30).
   CpInput in;
-  in.host = {op(1, -1, 0, 0, 100), op(2, 1, 1, 10, 20), op(3, 1, 1, 25, 95, true)};
+  in.host = {op(1, 0, 100), op(2, 10, 20), op(3, 25, 95, true)};
   in.gpu = {kernel(10, 2, 10, 30, 90, 0)};
   CpSync sync{CpSync::context_sync, 11, 30, 94, -1};
   sync.runtime = 3;
@@ -75,7 +84,7 @@ TEST_CASE("kernel-kernel delay on a busy stream") {
   // earlier kernel: no edge into K1. K2 was launched with K1 queued: the gap K1.e -> K2.s is a
   // kernel-kernel delay of 3, attributed to K1. Longest: K1 30 + 3 + K2 27 = 60.
   CpInput in;
-  in.host = {op(1, -1, 0, 0, 5), op(2, -1, 0, 6, 11)};
+  in.host = {op(1, 0, 5), op(2, 6, 11)};
   in.gpu = {kernel(10, 1, 0, 20, 50, 0), kernel(11, 2, 6, 53, 80, 0)};
   auto r = tlsql::critical_path(in);
   REQUIRE(r.error.empty());
@@ -93,7 +102,7 @@ TEST_CASE("a stream waits for an event recorded on another stream") {
   // delay (K1 ended after L2 started). Longest: L1.s -10-> K1.s -90-> K1.e -0-> K2.s -19-> K2.e =
   // 119 (the four top-level calls chain by weightless dependencies: 5 + 1 + 1 + 5 = 12).
   CpInput in;
-  in.host = {op(1, -1, 0, 0, 5), op(2, -1, 0, 6, 7), op(3, -1, 0, 8, 9), op(4, -1, 0, 10, 15)};
+  in.host = {op(1, 0, 5), op(2, 6, 7), op(3, 8, 9), op(4, 10, 15)};
   in.gpu = {kernel(10, 1, 0, 10, 100, 0), kernel(11, 4, 10, 101, 120, 1)};
   CpSync wait{CpSync::stream_wait, 12, 9, 9, 1};
   wait.runtime = 3, wait.wait_ts = 8, wait.wait_thread = 0, wait.record_ts = 6, wait.record_stream = 0;
@@ -115,7 +124,7 @@ TEST_CASE("a stream waits for an event recorded on another stream") {
 TEST_CASE("negative weights count as zero; an empty window is an error; deep stacks need no recursion") {
   CpInput in;
   // A child that ends after its parent (clock granularity): S.e -> A.e would be -2.
-  in.host = {op(1, -1, 0, 0, 10), op(2, 1, 1, 2, 12)};
+  in.host = {op(1, 0, 10), op(2, 2, 12)};
   auto r = tlsql::critical_path(in);
   REQUIRE(r.error.empty());
   CHECK(r.negative == 1);
@@ -126,9 +135,118 @@ TEST_CASE("negative weights count as zero; an empty window is an error; deep sta
   // 100,000 nested ops, each 1 ns inside its parent at both ends: the path walks down and up.
   CpInput deep;
   const int n = 100000;
-  for (int i = 0; i < n; ++i) deep.host.push_back(op(i, i - 1, i, i, 2 * n - i));
+  for (int i = 0; i < n; ++i) deep.host.push_back(op(i, i, 2 * n - i));
   r = tlsql::critical_path(deep);
   REQUIRE(r.error.empty());
   CHECK(total(r) == 2 * n);
   CHECK(r.path.size() == (size_t)(2 * n - 1));
+}
+
+TEST_CASE("kernel-kernel delays only below HTA's 1.5 ms threshold") {
+  // Launches L1 [0, 5] and L2 [6, 11] us (top level), kernels K1 [20, 50] us and K2 (40 us) on one
+  // stream, K2 starting `gap` ns after K1's end. Neither gets a launch delay: K1 starts with L2
+  // queued, K2 was launched with K1 queued. Below the threshold the gap is a kernel-kernel delay:
+  // K1 30 us + gap + K2 40 us. At 1.5 ms it is no delay HTA recognizes (the stream waited for
+  // something the trace does not link): no edge into K2, and the longest path is K2 alone.
+  for (int64_t gap : {kKernelKernelGapNs - 1, kKernelKernelGapNs}) {
+    CAPTURE(gap);
+    CpInput in;
+    in.host = {op(1, 0, 5'000), op(2, 6'000, 11'000)};
+    const int64_t k2 = 50'000 + gap;
+    in.gpu = {kernel(10, 1, 0, 20'000, 50'000, 0), kernel(11, 2, 6'000, k2, k2 + 40'000, 0)};
+    auto r = tlsql::critical_path(in);
+    REQUIRE(r.error.empty());
+    if (gap < kKernelKernelGapNs) {
+      CHECK(types(r) == "operator kernel_kernel_delay operator ");
+      CHECK(total(r) == 30'000 + gap + 40'000);
+    } else {
+      CHECK(types(r) == "operator ");
+      CHECK(total(r) == 40'000);
+      CHECK(r.path[0].uid == 11);
+    }
+  }
+}
+
+TEST_CASE("the CUDA runtime lock chains launch calls across threads in the order they end") {
+  // Thread 0: op A [0, 100] holds cudaLaunchKernel L1 [10, 50]. Thread 1: op B [15, 200] holds
+  // cudaLaunchKernel L2 [20, 60]. The lock (HTA): L1 ended first, so it held the lock first; at
+  // L1's end the starts seen since (L2.s, L1.s) get edges to it: L1.s -> L1.e 40 (L1's own),
+  // L2.s -> L1.e 0 (waiting); at L2's end, the previous end L1.e -> L2.e 0. L2's own start -> end
+  // is not an edge (the walk leaves lock calls to the chain), nor are the walk's edges between
+  // two lock nodes. Longest: A.s -10-> L1.s -40-> L1.e -0-> L2.e -140-> B.e = 190; without the
+  // lock each thread alone: B 5 + 40 + 140 = 185, A 100.
+  CpInput in;
+  in.host = {thread_op(1, 0, 0, 100), lock_call(2, 0, 10, 50), thread_op(3, 1, 15, 200), lock_call(4, 1, 20, 60)};
+  auto r = tlsql::critical_path(in);
+  REQUIRE(r.error.empty());
+  CHECK(types(r) == "operator operator dependency operator ");
+  CHECK(total(r) == 190);
+  REQUIRE(r.path.size() == 4);
+  CHECK(r.path[1].uid == 2);  // the lock's edge belongs to the call
+  CHECK(std::string(r.path[1].bound_by) == "cpu_bound");
+  CHECK(r.path[3].uid == 3);  // L2.e -> B.e: B's
+
+  // Not lock calls (a cudaLaunchKernelExC, a HIP launch): each thread alone, B's 185.
+  for (auto& h : in.host) h.lock = false;
+  r = tlsql::critical_path(in);
+  CHECK(types(r) == "operator operator operator ");
+  CHECK(total(r) == 185);
+
+  // A cudaMemcpyAsync is blocking (its time waits for the GPU) and holds the lock: the lock's
+  // edge is its own duration with its weight, as in HTA, and the walk adds no zero-weight one.
+  // Op A [0, 100] holds M [10, 60]: A.s -10-> M.s -50-> M.e -40-> A.e = 100 (0 for M alone: 50).
+  CpInput copy;
+  copy.host = {thread_op(1, 0, 0, 100), lock_call(2, 0, 10, 60, true)};
+  r = tlsql::critical_path(copy);
+  CHECK(total(r) == 100);
+  copy.host[1].lock = false;
+  r = tlsql::critical_path(copy);
+  CHECK(total(r) == 50);
+}
+
+TEST_CASE("the backward thread is walked as part of the forward thread (HTA's rule)") {
+  // Thread 0: op "forward" F [0, 100]; thread 1: op "autograd::engine::..." G [200, 300], and
+  // nothing links them. Merged (one thread id says forward, another autograd), G follows F at top
+  // level: F.s -100-> F.e -0-> G.s -100-> G.e = 200. Unmerged: each alone, 100.
+  CpInput in;
+  in.host = {thread_op(1, 0, 0, 100), thread_op(2, 1, 200, 300)};
+  in.host[0].forward = true, in.host[1].autograd = true;
+  auto r = tlsql::critical_path(in);
+  REQUIRE(r.error.empty());
+  CHECK(r.merged);
+  CHECK(types(r) == "operator dependency operator ");
+  CHECK(total(r) == 200);
+
+  // Two threads say forward: no forward thread, nothing merged.
+  in.host.push_back(thread_op(3, 2, 400, 450));
+  in.host[2].forward = true;
+  r = tlsql::critical_path(in);
+  CHECK_FALSE(r.merged);
+  CHECK(total(r) == 100);
+
+  // One thread says both: nothing to merge.
+  in.host = {thread_op(1, 0, 0, 100), thread_op(2, 1, 200, 300)};
+  in.host[0].forward = in.host[0].autograd = true;
+  CHECK_FALSE(tlsql::critical_path(in).merged);
+}
+
+TEST_CASE("the walk nests the window's events by time, as HTA's call stack does") {
+  // Annotation P [0, 100] (not a node) holds ops A [10, 40] and B [50, 90]; A holds C [20, 30].
+  // The walk looks through P: A and B are top-level (a dependency between them), and the edge
+  // C.e -> A.e belongs to A (an end to an end), A.s -> C.s to A. An op that starts when another
+  // ends is its sibling, not its child: D [90, 95] after B (ends before starts at one moment).
+  CpInput in;
+  in.host = {CpHost{1, 0, 0, 0, 100, false, false, false, false, false}, op(2, 10, 40), op(3, 50, 90), op(4, 20, 30),
+             op(5, 90, 95)};
+  auto r = tlsql::critical_path(in);
+  REQUIRE(r.error.empty());
+  // A.s -10-> C.s -10-> C.e -10-> A.e -0-> B.s -40-> B.e -0-> D.s -5-> D.e = 75
+  CHECK(types(r) == "operator operator operator dependency operator dependency operator ");
+  CHECK(total(r) == 75);
+  REQUIRE(r.path.size() == 7);
+  CHECK(r.path[0].uid == 2);
+  CHECK(r.path[1].uid == 4);
+  CHECK(r.path[2].uid == 2);
+  CHECK(r.path[5].from_uid == 3);
+  CHECK(r.path[5].to_uid == 5);
 }

@@ -194,6 +194,12 @@ TEST_CASE("blocking host calls: HTA's list, HIP and per-thread spellings") {
   for (const char* n : {"cudaLaunchKernel", "cudaMemsetAsync", "cudaMemcpy2DAsync", "cudaEventRecord",
                         "cudaStreamWaitEvent", "DeviceSynchronize", "cudaDeviceSynchronizeX", "aten::copy_", ""})
     CHECK_MESSAGE(!blocking_host_call(n), n);
+  // The calls that hold the CUDA runtime's lock (HTA's three), CUDA's only.
+  for (const char* n : {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaHostAlloc", "cudaLaunchKernel_ptsz"})
+    CHECK_MESSAGE(tlsql::runtime_lock_call(n), n);
+  for (const char* n : {"cudaLaunchKernelExC", "cuLaunchKernel", "hipLaunchKernel", "hipMemcpyAsync", "cudaMemcpy",
+                        "cudaMemsetAsync", "cudaHostAllocX", "LaunchKernel", ""})
+    CHECK_MESSAGE(!tlsql::runtime_lock_call(n), n);
   // Waits only: no copies, no queries.
   for (const char* n : {"cudaDeviceSynchronize", "cudaStreamSynchronize_ptsz", "hipEventSynchronize"})
     CHECK_MESSAGE(tlsql::gpu_wait_call(n), n);

@@ -1,0 +1,34 @@
+-- What a canned report covers where its parameters leave it unsaid: the shell prints this on
+-- stderr ("REPORT: NOTE") before the report's rows, one line; NULL: nothing to say. A note that
+-- fails prints nothing (the report then says what failed). empty_report.sql explains empty ones.
+SELECT CASE @report
+  -- critical_path: the rank, the annotation occurrence and the path against its window, and
+  -- whether the path starts at a wait that weighs nothing: a blocking call whose GPU work is not
+  -- in the graph (launched before the window, or no cuda_sync event links the two), so the path
+  -- starts where that wait ended.
+  WHEN 'critical_path' THEN (
+    WITH t AS (SELECT id, rank FROM trace WHERE id = (SELECT min(id) FROM trace WHERE @rank IS NULL OR rank = @rank)),
+    p AS MATERIALIZED (
+      SELECT t.id, t.rank, c.step, c.type, c.dur, c.from_uid, c.from_end, c.to_uid, c.to_end, c.window_uid,
+             c.window_ts, c.window_end
+      FROM t, critical_path(coalesce(@annotation, 'ProfilerStep'), coalesce(@instance, 0), t.id) c),
+    s AS (SELECT id, rank, window_uid, window_end - window_ts AS window_ns, total(dur) AS path_ns FROM p),
+    w AS (SELECT e.name, e.dur FROM p JOIN event e ON e.uid = p.from_uid
+          WHERE p.step = 0 AND p.type = 'critical_path_operator' AND p.dur = 0 AND p.from_end = 0
+            AND p.to_uid = p.from_uid AND p.to_end = 1 AND e.kind IN ('runtime', 'driver') AND e.dur > 0)
+    SELECT printf('%s, %s, window %.3f ms, path %.3f ms (%.0f%% of the window)',
+                  CASE WHEN s.rank IS NULL THEN 'trace ' || s.id ELSE 'rank ' || s.rank END,
+                  CASE WHEN s.window_uid IS NULL THEN 'the whole trace'
+                       ELSE (SELECT name || ' (instance ' || coalesce(@instance, 0) ||
+                                    iif(name = coalesce(@annotation, 'ProfilerStep'), '',
+                                        ' of ''' || coalesce(@annotation, 'ProfilerStep') || '''') || ')'
+                             FROM event WHERE uid = s.window_uid) END,
+                  s.window_ns / 1e6, s.path_ns / 1e6, 100.0 * s.path_ns / max(s.window_ns, 1)) ||
+           coalesce((SELECT printf('; it starts at %s (uid %d), a wait of %.3f ms counted as 0: %s', w.name,
+                                   (SELECT from_uid FROM p WHERE step = 0), w.dur / 1e6,
+                                   CASE WHEN EXISTS (SELECT 1 FROM event WHERE trace = s.id AND kind = 'sync')
+                                        THEN 'the GPU work it waited for was launched before the window'
+                                        ELSE 'no cuda_sync event links it to the GPU work it waited for' END)
+                     FROM w), '')
+    FROM s WHERE s.id IS NOT NULL)
+END;
