@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "args/op_args.h"
+#include "replay/op_policy.h"
 
 namespace tlsql::replay {
 
@@ -14,9 +15,13 @@ using nlohmann::json;
 namespace {
 
 // Some profilers record an aten op without its namespace ("detach").
+std::string qualified(const std::string& recorded) {
+  return recorded.find("::") == std::string::npos ? "aten::" + recorded : recorded;
+}
+
 std::vector<c10::FunctionSchema> overloads(const std::string& recorded) {
   std::vector<c10::FunctionSchema> out;
-  std::string name = recorded.find("::") == std::string::npos ? "aten::" + recorded : recorded;
+  std::string name = qualified(recorded);
   if (name.find(' ') != std::string::npos || name.find("::") == 0) return out;
   for (const auto& op : torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name))) out.push_back(op->schema());
   return out;
@@ -114,6 +119,17 @@ std::optional<json> scalar_value(const c10::Argument& a, const std::string& conc
   return j;
 }
 
+// TraceLens's rule (EventReplay._get_event_replay_IR): a tensor the op overwrites whole needs no
+// initial values, "init": null; that is every tensor of aten::fill_ and every tensor of aten::copy_
+// but src. Every other tensor is "normal", an in-place op's self included: masked_fill_, resize_,
+// add_ and index_put_ read it. (TraceLens compares the recorded name; tlsql its aten:: spelling, so
+// a "fill_" recorded without the namespace is the same op.)
+json tensor_init(const std::string& op, const std::string& arg) {
+  const std::string name = qualified(op);
+  const bool overwritten = name == "aten::fill_" || (name == "aten::copy_" && arg != "src");
+  return overwritten ? json(nullptr) : json("normal");
+}
+
 json contiguous_strides(const json& shape) {
   std::vector<int64_t> s(shape.size());
   int64_t acc = 1;
@@ -150,6 +166,7 @@ std::optional<json> build_ir(const std::string& name, const json& args, std::str
     why = "LibTorch " TORCH_VERSION " has no operator " + name;
     return std::nullopt;
   }
+  if (why = refusal_of_all(schemas); !why.empty()) return std::nullopt;
   size_t n = types.size();
   const c10::FunctionSchema* match = nullptr;
   for (const auto& s : schemas) {
@@ -169,6 +186,8 @@ std::optional<json> build_ir(const std::string& name, const json& args, std::str
     why = o.str();
     return std::nullopt;
   }
+  // The worker refuses it too; saying so here keeps a refused op out of IR files.
+  if (why = refusal(*match); !why.empty()) return std::nullopt;
   json pos = json::array(), kw = json::array();
   for (size_t i = 0; i < n; ++i) {
     const c10::Argument& a = match->arguments()[i];
@@ -179,10 +198,7 @@ std::optional<json> build_ir(const std::string& name, const json& args, std::str
       json st = i < strides.size() && strides[i].is_array() && strides[i].size() == shape.size()
                     ? strides[i]
                     : contiguous_strides(shape);
-      // A tensor the op writes into (Tensor(a!): copy_'s self, an out= argument) is overwritten,
-      // so it needs no initial values: "init": null, as TraceLens writes it.
-      const bool written = a.alias_info() && a.alias_info()->isWrite();
-      value = {{"shape", shape}, {"dtype", t}, {"strides", st}, {"init", written ? json(nullptr) : json("normal")}};
+      value = {{"shape", shape}, {"dtype", t}, {"strides", st}, {"init", tensor_init(name, a.name())}};
     } else if (t == "TensorList") {
       why = "argument '" + a.name() + "' is a tensor list, whose shapes the trace does not record per element";
       if (!(i < dims.size() && dims[i].is_array())) return std::nullopt;
@@ -190,7 +206,10 @@ std::optional<json> build_ir(const std::string& name, const json& args, std::str
       value = json::array();
       for (const auto& d : dims[i]) {
         if (!d.is_array()) return std::nullopt;
-        value.push_back({{"shape", d}, {"dtype", "float"}, {"strides", contiguous_strides(d)}, {"init", "normal"}});
+        value.push_back({{"shape", d},
+                         {"dtype", "float"},
+                         {"strides", contiguous_strides(d)},
+                         {"init", tensor_init(name, a.name())}});
       }
       why.clear();
     } else {
@@ -264,6 +283,7 @@ std::optional<c10::FunctionSchema> schema_for_ir(const json& ir, std::string& wh
     why = "LibTorch " TORCH_VERSION " has no operator " + name;
     return std::nullopt;
   }
+  if (why = refusal_of_all(schemas); !why.empty()) return std::nullopt;
   for (const auto& s : schemas) {
     if (s.is_vararg()) continue;
     // Every IR argument must be a schema argument; the rest must have defaults (or be optional).

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "replay/ir.h"
+#include "replay/op_policy.h"
 
 #if __has_include(<ATen/cuda/CUDAEvent.h>) && __has_include(<cuda_runtime_api.h>)
 #include <ATen/cuda/CUDAEvent.h>
@@ -177,6 +178,9 @@ RunResult run_ir(const json& ir, const RunOptions& opt) {
       r.error = why;
       return r;
     }
+    // The last line: an IR file or a worker request names the op, so the rule is applied here,
+    // before any tensor is made or anything is dispatched, whatever built the IR.
+    if (r.error = refusal(*schema); !r.error.empty()) return r;
     bool cuda = opt.device == "cuda" || (opt.device.empty() && default_device() == "cuda");
     if (cuda && !torch::cuda::is_available()) {
       r.error = "this LibTorch has no CUDA device (build tlsql against a CUDA LibTorch; see README)";

@@ -3,10 +3,12 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,7 +27,31 @@ ReplayClient& ReplayClient::instance() {
   return client;
 }
 
+ReplayClient::ReplayClient() {
+  // A fork while another thread of the parent is inside request() (Python threads release the GIL
+  // in sqlite3) copies mutex_ locked, and buffer_ perhaps half-written, into a child with no such
+  // thread: the child gets a fresh mutex and buffer. (glibc drops this handler if the extension is
+  // unloaded.) The worker itself is forgotten by forget_if_inherited on the child's next request.
+  pthread_atfork(nullptr, nullptr, [] {
+    ReplayClient& c = instance();
+    new (&c.mutex_) std::mutex();
+    new (&c.buffer_) std::string();  // the old one is leaked: it may be mid-update
+  });
+}
+
 ReplayClient::~ReplayClient() { stop(false); }
+
+void ReplayClient::forget_if_inherited() {
+  if (pid_ < 0 || owner_ == getpid()) return;
+  // This process's copy only: the parent's socket stays open. A child that closed every descriptor
+  // (a daemon) may have reused the number for a file of its own: close it only if it is still the
+  // socket.
+  struct stat st;
+  if (fd_ >= 0 && fstat(fd_, &st) == 0 && st.st_dev == sock_dev_ && st.st_ino == sock_ino_) close(fd_);
+  fd_ = -1;
+  pid_ = -1;
+  buffer_.clear();
+}
 
 std::string replay_worker_path() {
   if (const char* p = getenv("TLSQL_REPLAY_WORKER")) return p;
@@ -72,11 +98,15 @@ bool ReplayClient::start(std::string& why) {
     return false;
   }
   fd_ = sv[0];
+  owner_ = getpid();
+  struct stat st;
+  if (fstat(fd_, &st) == 0) sock_dev_ = st.st_dev, sock_ino_ = st.st_ino;
   buffer_.clear();
   return true;
 }
 
 void ReplayClient::stop(bool kill_it) {
+  forget_if_inherited();     // never kill or wait for the parent's worker
   if (fd_ >= 0) close(fd_);  // the worker ends at end of input
   fd_ = -1;
   if (pid_ > 0) {
@@ -104,6 +134,7 @@ std::string ReplayClient::died(const std::string& doing) {
 
 json ReplayClient::request(const json& req, int timeout_s, const std::function<void(int, int)>& progress) {
   std::lock_guard<std::mutex> lock(mutex_);
+  forget_if_inherited();
   std::string why;
   if (fd_ < 0 && !start(why)) return {{"ok", false}, {"error", why}};
   const std::string op = req.value("op", "");

@@ -60,6 +60,23 @@ for ref, ops in by_trace.items():
     check(d.returncode == 0 and ("on CPU (this LibTorch has no CUDA)" in d.stderr) == on_cpu,
           f"{ref}: the default device is named before a CPU replay, and only then ({d.stderr.strip()[:200]})")
 
+# Against TraceLens's own IR (EventReplay's replay_ir_by_uid.json, keyed by the same uids): every
+# entry identical, "init" included (add_'s and resize_'s self are "normal": TraceLens nulls only
+# fill_'s tensors and copy_'s destination).
+for trace, ref in [(os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz"),
+                    os.path.join(shared, "expected", "tracelens", "h100_gaunernst_bert-small-uncased", "replay_ir_by_uid.json")),
+                   (os.path.join(shared, "traces", "tracelens", "h100", "Falconsai_nsfw_image_detection.json.gz"),
+                    os.path.join(shared, "expected", "tracelens", "h100_Falconsai_nsfw_image_detection", "replay_ir_by_uid.json"))]:
+    if not (os.path.exists(trace) and os.path.exists(ref)):
+        print(f"skip {ref}: not present")
+        continue
+    want = json.load(open(ref))
+    r = run([tlsql, trace, "--json", "-c", f"SELECT uid, replay_ir(uid) AS ir FROM event WHERE uid IN ({','.join(want)})"])
+    got = {str(row["uid"]): json.loads(row["ir"]) if row["ir"] else None for row in json.loads(r.stdout or "[]")}
+    differ = [u for u, e in want.items() if got.get(u) != {"op_name": e["op_name"], "replay_ir": e["replay_ir"]}]
+    check(len(want) > 0 and not differ, f"{os.path.basename(ref)} of {os.path.basename(os.path.dirname(ref))}: "
+          f"{len(want)} IRs as TraceLens wrote them (differ: {differ})")
+
 # The worker reports progress before its answer (tlsql shows it on a terminal during long replays):
 # one line after the first call, then at most one a second; the answer follows.
 op = expected[0]
@@ -142,6 +159,78 @@ f = os.path.join(work, "no_strides.json")
 json.dump([mm], open(f, "w"))
 r = run([replay_bin, f, "--device", "cpu", "--iters", "1", "--warmup", "0"])
 check(r.returncode == 0 and "succeeded 1" in r.stdout, "IR without strides replays (contiguous): " + r.stdout[-100:])
+
+# Issue 38 item 1: a trace or an IR bundle names the op, so replay runs only ops that compute on
+# tensors. aten::from_file with shared=True would create (or grow and write) the file it names; a
+# c10d:: op is a collective. Each is refused with a one-line reason, no file appears or changes, and
+# the session goes on. (Before the fix from_file created a 16 KiB file here through both paths.)
+hostile = os.path.join(work, "hostile")
+os.makedirs(hostile, exist_ok=True)
+made = os.path.join(hostile, "made_by_replay.bin")         # must not appear
+kept = os.path.join(hostile, "existing.bin")               # must keep its 3 bytes
+for p in (made,):
+    if os.path.exists(p):
+        os.remove(p)
+with open(kept, "wb") as f:
+    f.write(b"abc")
+refused_from_file = "refused: aten::from_file takes 'filename', the name of a file it would open"
+
+
+def from_file_ir(path):
+    return {"op_name": "aten::from_file", "replay_ir": {"list_kwargs": [], "list_pos_args": [
+        {"arg_name": "filename", "arg_type": "str", "value": path},
+        {"arg_name": "shared", "arg_type": "bool?", "value": True},
+        {"arg_name": "size", "arg_type": "int?", "value": 4096}]}}
+
+
+def files_untouched(where):
+    check(not os.path.exists(made), f"{where}: no file created ({os.listdir(hostile)})")
+    check(open(kept, "rb").read() == b"abc", f"{where}: an existing file neither grown nor written")
+
+
+bundle = os.path.join(work, "hostile_ir.json")
+json.dump([from_file_ir(made), from_file_ir(kept), mm], open(bundle, "w"))
+r = run([replay_bin, bundle, "--device", "cpu", "--iters", "1", "--warmup", "0"])
+errs = [l for l in r.stdout.splitlines() if l.startswith("Error replaying")]
+check(r.returncode == 1 and errs == [f"Error replaying aten::from_file: {refused_from_file}"] * 2 and
+      "Summary: total 3, attempted 3, succeeded 1, errors 2" in r.stdout,
+      f"tlsql-replay: from_file refused with one line each, mm still replayed: {r.stdout[-400:]}")
+files_untouched("tlsql-replay")
+reqs = [{"op": "run", "ir": from_file_ir(made), "device": "cpu", "warmup": 0, "iters": 1},
+        {"op": "run", "ir": mm, "device": "cpu", "warmup": 0, "iters": 1}]
+r = subprocess.run([replay_bin, "--worker"], input="".join(json.dumps(q) + "\n" for q in reqs), capture_output=True,
+                   text=True, timeout=300)
+answers = [json.loads(l) for l in r.stdout.splitlines() if '"ok"' in l]
+check(len(answers) == 2 and answers[0] == {"ok": False, "error": refused_from_file} and answers[1]["ok"] is True,
+      f"worker: from_file refused before anything runs, the next request answered: {r.stdout[-300:]}")
+files_untouched("worker")
+
+trace = os.path.join(work, "hostile_trace.json")
+json.dump({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::from_file", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+     "args": {"Input Dims": [[]] * 7, "Input type": ["Scalar", "Scalar", "Scalar", "", "", "", ""],
+              "Concrete Inputs": [made, "True", "4096", "", "", "", ""]}},
+    {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 1, "tid": 1, "ts": 20, "dur": 5,
+     "args": {"Input Dims": [[[2, 3]], [], [], []], "Input type": ["TensorList", "", "", "Scalar"],
+              "Concrete Inputs": ["", "", "", "-1"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 30, "dur": 5,
+     "args": {"Input Dims": [[2, 3], [2, 3], []], "Input type": ["float", "float", "Scalar"],
+              "Concrete Inputs": ["", "", "1"]}}]}, open(trace, "w"))
+r = run([tlsql, trace, "--csv", "-c", "SELECT replay(0, 'cpu', 1, 0) IS NULL AS a", "-c",
+         "SELECT replay_ir(0) IS NULL AS b", "-c", "SELECT replay(1, 'cpu', 1, 0) IS NULL AS c", "-c",
+         "SELECT replay(2, 'cpu', 1, 0) > 0 AS d"])
+check(r.returncode == 0 and r.stdout.split() == ["a", "1", "b", "1", "c", "1", "d", "1"],
+      f"tlsql: refused ops give NULL, the next replay runs: {r.stdout!r} {r.stderr[-300:]!r}")
+check(f"replay(0): {refused_from_file}\n" in r.stderr and f"replay_ir(0): {refused_from_file}\n" in r.stderr,
+      f"tlsql: from_file's reason on stderr, one line: {r.stderr[-400:]!r}")
+check("replay(1): refused: replay runs only aten:: operators, which compute on tensors, and c10d::allreduce_ is not one"
+      in r.stderr, f"tlsql: a c10d:: op refused: {r.stderr[-400:]!r}")
+files_untouched("tlsql replay(uid)")
+exported = os.path.join(work, "hostile_export.json")
+r = run([tlsql, trace, "-c", f".export-replay {exported} WHERE 1"])
+ops_out = json.load(open(exported)) if os.path.exists(exported) else None
+check(r.returncode == 0 and ops_out is not None and [o["op_name"] for o in ops_out] == ["aten::add"] and
+      f"1 skipped: {refused_from_file}" in r.stderr, f".export-replay leaves refused ops out, saying why: {r.stderr!r}")
 
 # The worker dies with the tlsql that started it, even mid-replay (it used to spin on under init).
 r = subprocess.Popen([tlsql, os.path.join(data, "replay_crash.json"), "-c", "SELECT replay_ir(1)", "-c",
