@@ -1,6 +1,7 @@
 #include "udf/perf_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -44,6 +45,10 @@ struct Args {
 double numel(const Shape& s) {
   return std::accumulate(s.begin(), s.end(), 1.0, [](double a, int64_t b) { return a * (double)b; });
 }
+
+// Whether operand i is a tensor, 0-dim included (a per-tensor scale is one: its Input Dims are []
+// like a Python scalar's, but its Input type is a dtype, not "Scalar").
+bool is_tensor(const Args& a, size_t i) { return i < a.dims.size() && dtype_bytes(a.type(i)) > 0; }
 
 // "[16, 16]" / "16" / "" -> ints (args::ints); `n` broadcasts a single value to n dims (PyTorch's
 // int[2] args), and fills in `fallback` when nothing was recorded.
@@ -357,21 +362,48 @@ std::optional<OpPerf> rms_norm(const Args& a) {
   if (int bpe = dtype_bytes(p.dtype)) p.bytes = 2 * N * bpe + (weight ? C * bpe : 0);
   return p;
 }
-// Serving engines' fused RMS norms (vLLM's _C kernels, AITER's): rms_norm's count over rows of the
-// weight's H elements (the input's last dimension), with a weight; `add` first adds the residual
-// (1 per element) and keeps the sum as the next residual. The input is operand `x`, the weight
-// operand `w` (each op orders them its own way). Reads the input (and the residual) and the
-// weight, writes the output (and the new residual).
-Model fused_rms_norm(size_t x, size_t w, bool add) {
+// Serving engines' fused RMS norms (vLLM's _C kernels, AITER's, sgl_kernel's, FlashInfer's): rms_norm's
+// count over rows of the weight's H elements (the input's last dimension), with a weight. Each
+// engine orders the operands its own way; `FusedNorm` says where its schema puts each one (-1: the
+// op has none):
+//   x         the input [..., H];           w  the weight [H];
+//   out       a separate output (else the result has x's dtype: in place, or returned);
+//   residual  with the add: the residual, added to x first (1 FLOP per element) and kept as the
+//             next residual (read and written, in place or into `residual_out`);
+//   scale     a quantized output's scale: `quant` static (read; 1 multiply per element) or dynamic
+//             (written; max-abs and scale per element: 2, TraceLens's count);
+//   gemma     Gemma's norm multiplies by (1 + w): 1 more per element.
+// Reads x (and the residual) and the weight, writes the output at its own dtype (an fp8 output is
+// 1 byte) (and the new residual), and the scale.
+enum class Quant { none, fixed, dynamic };
+struct FusedNorm {
+  int x, w, out = -1, residual = -1, scale = -1;
+  Quant quant = Quant::none;
+  bool gemma = false;
+};
+// The residual operand counts when the op is given one (vLLM's rms_norm_dynamic_per_token_quant
+// takes an optional residual).
+Model fused_rms_norm(FusedNorm n) {
   return [=](const Args& a) -> std::optional<OpPerf> {
-    const Shape &in = a.dim(x), &wt = a.dim(w);
+    const Shape &in = a.dim((size_t)n.x), &wt = a.dim((size_t)n.w);
     if (in.empty() || wt.size() != 1 || wt[0] != in.back() || wt[0] <= 0) return std::nullopt;
+    const bool add = n.residual >= 0 && a.dim((size_t)n.residual) == in;
+    const bool has_out = n.out >= 0 && a.dim((size_t)n.out) == in;
+    if ((n.out >= 0 && !has_out) || (n.residual >= 0 && !add && a.has((size_t)n.residual))) return std::nullopt;
     OpPerf p;
-    p.dtype = a.type(x);
+    p.dtype = a.type((size_t)n.x);
     const double N = numel(in), H = (double)wt[0];
-    p.flops = rms_flops(N, H, true) + (add ? N : 0);
-    const int b = dtype_bytes(p.dtype), bw = dtype_bytes(a.type(w));
-    if (b && bw) p.bytes = (add ? 4 : 2) * N * b + H * bw;
+    p.flops = rms_flops(N, H, true) + (add ? N : 0) + (n.gemma ? N : 0) +
+              (n.quant == Quant::fixed     ? N
+               : n.quant == Quant::dynamic ? 2 * N
+                                           : 0);
+    const int b = dtype_bytes(p.dtype), bw = dtype_bytes(a.type((size_t)n.w));
+    const int bo = has_out ? dtype_bytes(a.type((size_t)n.out)) : b;
+    const int br = add ? dtype_bytes(a.type((size_t)n.residual)) : 0;
+    const bool scaled = n.scale >= 0 && is_tensor(a, (size_t)n.scale);
+    const int bs = scaled ? dtype_bytes(a.type((size_t)n.scale)) : 0;
+    if (!b || !bw || !bo || (add && !br) || (scaled && !bs)) return p;
+    p.bytes = N * b + H * bw + N * bo + (add ? 2 * N * br : 0) + (scaled ? numel(a.dim((size_t)n.scale)) * bs : 0);
     return p;
   };
 }
@@ -675,34 +707,140 @@ std::optional<OpPerf> rotary_embedding(const Args& a) {
   return p;
 }
 
-// vllm::unified_attention_with_output / vllm::unified_attention, and the FlashAttention ops below
-// them (_vllm_fa3_C::fwd, _vllm_fa2_C::varlen_fwd) (query [T, Hq, Dqk], key or key cache [.., Hkv,
-// Dqk], value [.., Hkv, Dv], ...): one layer's attention over a serving step's requests
-// (TraceLens's InferenceAttention). The shapes give the heads and head sizes (T is the graph's
-// padded batch under a CUDA graph, not the requests); the step annotation gives the requests'
-// lengths (StepLengths, src/kind.h). Each query attends to its request's sk keys:
+// Which of a serving step's requests an attention op computed (TraceLens's InferenceAttention
+// counts the whole step for every op). A decode kernel (paged attention, MLA decode: one query per
+// request, or a few with speculative decoding) computes the generation requests (g_) only; any
+// other op what its query's `rows` say: the whole step (rows >= c_sq + g_sq: under a CUDA graph the
+// rows are the graph's padded batch), or exactly one group (vLLM's MLA runs its prefill requests
+// through FlashAttention and its decode requests through FlashMLA, each op given those rows). Any
+// other count (a micro-batch of the step, or rows equal to both groups' sizes) is a part the step's
+// sums do not describe: none. So is one group's rows over contiguous keys (`key_rows`, a [tokens,
+// Hkv, D] key rather than a cache; < 0 for a cache) other than the group's sk: vLLM's MLA prefill
+// over a cached prefix attends to the new tokens and to chunks of the prefix in separate calls,
+// each given the same query rows.
+std::optional<StepLengths> requests_of(const StepLengths& s, double rows, bool decode, double key_rows = -1) {
+  StepLengths r = s;
+  const double c = (double)s.c_sq, g = (double)s.g_sq;
+  const auto generation_only = [&] { r.c_sq = r.c_sk = r.c_sqsq = r.c_sqsk = 0; };
+  const auto context_only = [&] { r.g_sq = r.g_sk = r.g_sqsq = r.g_sqsk = 0; };
+  if (decode)
+    generation_only();
+  else if (rows >= c + g) {
+  } else if (rows == c && rows != g && (key_rows < 0 || key_rows == (double)s.c_sk))
+    context_only();
+  else if (rows == g && rows != c && (key_rows < 0 || key_rows == (double)s.g_sk))
+    generation_only();
+  else
+    return std::nullopt;
+  // (Each group's sums as a step annotation can hold them: sq <= sk per request, so sq <= sk and
+  // sq·sq <= sq·sk; a hand-edited one that breaks that would give negative FLOPs.)
+  if (r.c_sq + r.g_sq <= 0 || r.c_sq > r.c_sk || r.g_sq > r.g_sk || r.c_sqsq > r.c_sqsk || r.g_sqsq > r.g_sqsk)
+    return std::nullopt;
+  return r;
+}
+
+// One layer's attention over a serving step's requests (TraceLens's InferenceAttention): the op's
+// shapes give the heads and head sizes, the step annotation the requests' lengths (StepLengths,
+// src/kind.h). Each query attends to its request's sk keys:
 //   FLOPs = Hq·2·(Dqk + Dv)·(c_sqsk + g_sqsk) - Hq·(Dqk + Dv)·c_sqsq
 // (QKᵀ and PV; a prefill chunk attends to itself causally, which skips half of its sq² pairs),
-//   bytes = (c_sq + g_sq)·(Hq·Dqk + Hq·Dv + Hkv·Dqk + Hkv·Dv)·bpe(query)   Q read, O written, new K, V
-//         + (c_sk - c_sq + g_sk - g_sq)·Hkv·(Dqk + Dv)·bpe(key)           cached K, V read.
-// No lengths (no detailed step annotation around the op), or a step without tokens: no model. A
-// sliding-window layer attends to fewer keys than its request's sk, which the op does not record:
-// its numbers are those of full attention (as TraceLens's).
-std::optional<OpPerf> inference_attention(const Args& a) {
-  const Shape &q = a.dim(0), &k = a.dim(1), &v = a.dim(2);
-  const StepLengths* s = a.step;
-  if (!s || q.size() != 3 || k.size() < 3 || s->c_sq + s->g_sq <= 0) return std::nullopt;
-  const double Hq = (double)q[1], Dqk = (double)q[2], Hkv = (double)k[k.size() - 2];
-  const double Dv = (double)(v.size() >= 3 ? v.back() : k.back());
+//   bytes = (c_sq + g_sq)·Hq·(Dqk + Dv)·bpe(query)              Q read, O written
+//         + (c_sq + g_sq)·W·bpe(query)                          the new tokens' K, V
+//         + (c_sk - c_sq + g_sk - g_sq)·W·bpe(key)               the cached K, V
+// with W the K / V elements per token: Hkv·(Dqk + Dv), or for MLA's latent cache, which holds K
+// and V in one row of Dqk (kv_lora_rank + rope) elements, Dqk.
+// What the ops record differs; `ServingAttn` says where each engine's schema puts it:
+//   q        the query [..., Hq, Dq] ([T, Hq, D] or [B, S, Hq, D]; rows = numel / (Hq·Dq));
+//   q_pe     MLA with a split query: q is q_nope [.., Hq, kv_lora_rank], q_pe [.., Hq, rope]:
+//            Dqk = their sum, Dv = kv_lora_rank;
+//   k, v     the key and value (or their caches): Hkv is k's dimension before the head size
+//            ([T, Hkv, D], [pages, page, Hkv, D]), or k[1] for the vectorized paged layout
+//            [blocks, Hkv, D/x, block, x] (whose kernels take one head size: Dv = Dqk) and for a
+//            kv_cache_layout argument "HND" ([pages, Hkv, page, D]); Dv is v's last dimension;
+//            v < 0: MLA's latent cache (Hkv = 1, K and V in one row);
+//   hkv_conc num_kv_heads when the op takes it; dv_conc head_size_v (FlashMLA);
+//   decode   a decode kernel (requests_of).
+// No lengths (no detailed step annotation around the op), no requests (requests_of), heads that
+// do not divide (GQA needs Hq a multiple of Hkv), or an MLA op whose value size is not recorded:
+// no model. A sliding-window layer attends to fewer keys than its request's sk, which the op does
+// not record: its numbers are those of full attention (as TraceLens's).
+struct ServingAttn {
+  int q = 0, k = 1, v = 2, q_pe = -1, hkv_conc = -1, dv_conc = -1, layout_conc = -1;
+  bool decode = false;
+};
+OpPerf step_attention(const StepLengths& s, double Hq, double Dqk, double Dv, double kv_width, const std::string& dtype,
+                      int b, int bk) {
   OpPerf p;
   p.matrix = true;
-  p.dtype = a.type(0);
-  const double sqsk = (double)s->c_sqsk + (double)s->g_sqsk;
-  p.flops = Hq * 2 * (Dqk + Dv) * sqsk - Hq * (Dqk + Dv) * (double)s->c_sqsq;
-  const int b = dtype_bytes(p.dtype), bk = dtype_bytes(a.type(1));
-  const double sq = (double)s->c_sq + (double)s->g_sq;
-  const double cached = (double)s->c_sk - (double)s->c_sq + (double)s->g_sk - (double)s->g_sq;
-  if (b && bk) p.bytes = sq * (Hq * Dqk + Hq * Dv + Hkv * Dqk + Hkv * Dv) * b + cached * Hkv * (Dqk + Dv) * bk;
+  p.dtype = dtype;
+  const double sqsk = (double)s.c_sqsk + (double)s.g_sqsk;
+  p.flops = Hq * 2 * (Dqk + Dv) * sqsk - Hq * (Dqk + Dv) * (double)s.c_sqsq;
+  const double sq = (double)s.c_sq + (double)s.g_sq;
+  const double cached = (double)s.c_sk - (double)s.c_sq + (double)s.g_sk - (double)s.g_sq;
+  if (b && bk) p.bytes = sq * (Hq * (Dqk + Dv) + kv_width) * b + cached * kv_width * bk;
+  return p;
+}
+Model inference_attention(ServingAttn m) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    const Shape &q = a.dim((size_t)m.q), &k = a.dim((size_t)m.k);
+    if (!a.step || q.size() < 3 || k.size() < 2) return std::nullopt;
+    const double Hq = (double)q[q.size() - 2], Dq = (double)q.back();
+    if (Hq <= 0 || Dq <= 0) return std::nullopt;
+    double Dqk = Dq, Dv = 0, Hkv = 1;
+    if (m.q_pe >= 0) {  // MLA, split query: q_nope is kv_lora_rank wide, the latent row that wide + rope
+      const Shape& pe = a.dim((size_t)m.q_pe);
+      if (pe.size() != q.size() || pe[pe.size() - 2] != q[q.size() - 2]) return std::nullopt;
+      Dqk = Dq + (double)pe.back(), Dv = Dq;
+    }
+    if (m.dv_conc >= 0) Dv = (double)int_list(a.conc((size_t)m.dv_conc), 1, 0)[0];
+    if (m.v < 0) {  // MLA's latent cache: one head, each row K (all Dqk) and V (its first Dv)
+      if ((double)k.back() != Dqk || Dv <= 0 || Dv > Dqk) return std::nullopt;
+    } else {
+      const bool hnd = m.layout_conc >= 0 && a.conc((size_t)m.layout_conc) == "HND";
+      // (num_kv_heads when the trace records Concrete Inputs, else the cache's layout says it)
+      const bool given = m.hkv_conc >= 0 && !a.conc((size_t)m.hkv_conc).empty();
+      Hkv = (double)(given                                     ? int_list(a.conc((size_t)m.hkv_conc), 1, 0)[0]
+                     : k.size() == 5 || (hnd && k.size() == 4) ? k[1]
+                                                               : k[k.size() - 2]);
+      const Shape& v = a.dim((size_t)m.v);
+      Dv = k.size() == 5 ? Dqk : (double)(v.size() >= 3 ? v.back() : k.back());
+      if (Hkv <= 0 || Dv <= 0 || std::fmod(Hq, Hkv) != 0) return std::nullopt;
+    }
+    const auto s = requests_of(*a.step, numel(q) / (Hq * Dq), m.decode, k.size() == 3 ? (double)k[0] : -1);
+    if (!s) return std::nullopt;
+    const double kv_width = m.v < 0 ? Dqk : Hkv * (Dqk + Dv);
+    return step_attention(*s, Hq, Dqk, Dv, kv_width, a.type((size_t)m.q), dtype_bytes(a.type((size_t)m.q)),
+                          dtype_bytes(a.type((size_t)m.k)));
+  };
+}
+// vLLM's MLA layer, vllm::unified_mla_attention_with_output(q [T, Hq, Dqk], kv_c_normed [T, L],
+// k_pe [T, (1,) R], output [T, Hq·Dv], layer_name, ...) / unified_mla_attention(q, kv_c_normed,
+// k_pe, layer_name): the op computes both groups, each its own way (DeepSeek's MLA):
+//   decode requests on the latent cache, the query absorbed into it: per (query, key) pair Hq·2·
+//   ((L + R) + L) FLOPs; Q and O of Hq·(L + R) and Hq·L, each key a latent row of L + R;
+//   prefill requests as multi-head attention with K, V expanded per head: Hq·2·(Dqk + Dv), causal
+//   halving as above; Q, O and each key's Hq·(Dqk + Dv).
+// Dv (v_head_dim) is the output's width per head; unified_mla_attention records no output, so it
+// has a model for decode requests only. The absorbing and expanding GEMMs (W_UK, W_UV, kv_b_proj)
+// are aten ops below it with their own models. The latent cache is read at kv_c_normed's dtype.
+std::optional<OpPerf> unified_mla_attention(const Args& a) {
+  const Shape &q = a.dim(0), &kv = a.dim(1), &pe = a.dim(2), &out = a.dim(3);
+  if (!a.step || q.size() != 3 || kv.size() != 2 || pe.empty() || kv[0] != q[0]) return std::nullopt;
+  const double T = (double)q[0], Hq = (double)q[1], Dqk = (double)q[2], L = (double)kv[1], R = (double)pe.back();
+  if (Hq <= 0 || T <= 0) return std::nullopt;
+  const double Dv = a.has(3) && (double)out[0] == T ? numel(out) / (T * Hq) : 0;
+  const auto s = requests_of(*a.step, T, false);
+  if (!s || (s->c_sq > 0 && Dv <= 0)) return std::nullopt;
+  StepLengths decode = *s, prefill = *s;
+  decode.c_sq = decode.c_sk = decode.c_sqsq = decode.c_sqsk = 0;
+  prefill.g_sq = prefill.g_sk = prefill.g_sqsq = prefill.g_sqsk = 0;
+  const int b = dtype_bytes(a.type(0)), bk = dtype_bytes(a.type(1));
+  OpPerf p = step_attention(decode, Hq, L + R, L, L + R, a.type(0), b, bk);
+  if (prefill.c_sq > 0) {
+    const OpPerf c = step_attention(prefill, Hq, Dqk, Dv, Hq * (Dqk + Dv), a.type(0), b, b);
+    p.flops = *p.flops + *c.flops;
+    p.bytes = p.bytes && c.bytes ? std::optional<double>(*p.bytes + *c.bytes) : std::nullopt;
+  }
   return p;
 }
 
@@ -746,6 +884,154 @@ std::optional<OpPerf> kv_cache_write(const Args& a) {
   const int b = dtype_bytes(p.dtype), bc = dtype_bytes(a.type(2)), bs = dtype_bytes(a.type(4));
   if (b && bc && bs) p.bytes = kv * b + kv * bc + numel(a.dim(4)) * bs;
   return p;
+}
+
+// Gated activations of serving engines, act(input[..., :d]) · input[..., d:] -> out [..., d]
+// (out, input, ...: vLLM's _C, sgl_kernel, AITER, FlashInfer alike). FLOPs per output element as
+// TraceLens counts them: SiLU x / (1 + exp(-x)) and the product 5, GELU (erf) 8, GELU (tanh) 10
+// (aten's silu / gelu count 1 per element: TraceLens's unary rule, docs/perf_models.md). Reads the
+// input, writes the output; a quantizing variant also scales each output element (1 more; a
+// dynamic scale: its max-abs too, 2) and reads or writes the scale.
+Model act_and_mul(double per_element, Quant quant = Quant::none) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    const Shape &out = a.dim(0), &in = a.dim(1);
+    if (out.empty() || in.size() != out.size() || in.back() != 2 * out.back() || numel(in) != 2 * numel(out))
+      return std::nullopt;
+    OpPerf p;
+    p.dtype = a.type(1);
+    const double n = numel(out);
+    p.flops = n * (per_element + (quant == Quant::fixed ? 1 : quant == Quant::dynamic ? 2 : 0));
+    const int bi = dtype_bytes(a.type(1)), bo = dtype_bytes(a.type(0));
+    const bool scaled = quant != Quant::none && is_tensor(a, 2);
+    const int bs = scaled ? dtype_bytes(a.type(2)) : 0;
+    if (bi && bo && (!scaled || bs)) p.bytes = 2 * n * bi + n * bo + (scaled ? numel(a.dim(2)) * bs : 0);
+    return p;
+  };
+}
+
+// Quantization to fp8 / int8 / fp4 (the activations before a quantized GEMM): scales each element
+// (1 FLOP; a dynamic scale first finds the max-abs: 2, the norms' count above). Reads the input,
+// writes the quantized output at its dtype (fp4 packs two values a byte: its tensor has half the
+// elements) and reads (static) or writes (dynamic) the scales. `in`, `out`, `scale`: where the
+// schema puts them (vLLM's _C ops take (result, input, scale), sgl_kernel's (input, output_q,
+// output_s)). `static_conc`: a Concrete Input that says whether the scale is static.
+Model quantize(int in, int out, int scale, Quant quant, int static_conc = -1) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    const Shape &x = a.dim((size_t)in), &y = a.dim((size_t)out);
+    if (x.empty() || y.empty() || (numel(y) != numel(x) && 2 * numel(y) != numel(x))) return std::nullopt;
+    const Quant kind = static_conc >= 0 && args::truthy(a.conc((size_t)static_conc)) ? Quant::fixed : quant;
+    OpPerf p;
+    p.dtype = a.type((size_t)in);
+    p.flops = numel(x) * (kind == Quant::fixed ? 1 : 2);
+    const int bx = dtype_bytes(a.type((size_t)in)), by = dtype_bytes(a.type((size_t)out));
+    const int bs = is_tensor(a, (size_t)scale) ? dtype_bytes(a.type((size_t)scale)) : 0;
+    if (bx && by && bs) p.bytes = numel(x) * bx + numel(y) * by + numel(a.dim((size_t)scale)) * bs;
+    return p;
+  };
+}
+
+// sgl_kernel / FlashInfer apply_rope_pos_ids_cos_sin_cache(q [T, Hq, D], k [T, Hk, D], q_rope,
+// k_rope, cos_sin_cache [P, R], pos_ids [T], interleave, enable_pdl, stream, v?, k_buffer?,
+// v_buffer?, kv_cache_loc?): rotates the first R of each head's D elements into q_rope / k_rope
+// (3 FLOPs per rotated element, as rotary_embedding); reads q and k and writes them whole (the
+// outputs are other tensors), a cache row and a position per token. SGLang's fused KV-cache save
+// (v and the buffers given) also reads v and writes k and v into the cache at its dtype, and reads
+// the slots.
+std::optional<OpPerf> apply_rope_cos_sin_cache(const Args& a) {
+  const Shape &q = a.dim(0), &k = a.dim(1), &cache = a.dim(4), &pos = a.dim(5);
+  if (q.size() < 2 || k.size() < 2 || cache.size() != 2 || pos.empty() || q.back() <= 0) return std::nullopt;
+  OpPerf p;
+  p.dtype = a.type(0);
+  const double D = (double)q.back(), R = (double)cache[1], T = numel(pos), qk = numel(q) + numel(k);
+  p.flops = 3 * qk * std::min(1.0, R / D);
+  const int b = dtype_bytes(p.dtype), bc = dtype_bytes(a.type(4)), bp = dtype_bytes(a.type(5));
+  if (!b || !bc || !bp) return p;
+  double bytes = 2 * qk * b + T * R * bc + T * bp;
+  if (a.has(9) && a.has(10) && a.has(12)) {
+    const int bv = dtype_bytes(a.type(9)), bb = dtype_bytes(a.type(10)), bl = dtype_bytes(a.type(12));
+    if (!bv || !bb || !bl) return p;
+    bytes += numel(a.dim(9)) * bv + (numel(k) + numel(a.dim(9))) * bb + numel(a.dim(12)) * bl;
+  }
+  p.bytes = bytes;
+  return p;
+}
+
+// GEMMs of serving engines' kernels, quantized (fp8 / int8 activations and weights with scales)
+// or skinny: 2·M·N·K (+ M·N with a bias), from the activations A [..., K] and the weights B, which
+// each schema puts at `a` and `b`, as [K, N] (vLLM's cutlass_scaled_mm, sgl_kernel's) or
+// [N, K] (`b_nk`: AITER's, vLLM's ROCm skinny kernels). Bytes: A, B and the output at their
+// recorded dtypes (the output tensor's when the op takes one; else 2 bytes for 8-bit inputs:
+// these kernels write fp16 or bf16, AITER's assert it; else A's size), and the bias. The scales
+// (per tensor, token, channel or 128-block) are left out, as for aten::_scaled_mm (TraceLens's
+// gemm_a8w8_blockscale does the same): at most K/128 of A's and B's sizes.
+struct ServingGemm {
+  int a, b;
+  bool b_nk;
+  int out = -1, bias = -1;
+};
+Model serving_gemm(ServingGemm g) {
+  return [=](const Args& a) -> std::optional<OpPerf> {
+    const Shape &A = a.dim((size_t)g.a), &B = a.dim((size_t)g.b);
+    if (A.size() < 2 || B.size() != 2 || A.back() <= 0) return std::nullopt;
+    const double K = (double)A.back(), M = numel(A) / K, N = (double)(g.b_nk ? B[0] : B[1]);
+    if ((double)(g.b_nk ? B[1] : B[0]) != K) return std::nullopt;
+    const bool bias = g.bias >= 0 && numel(a.dim((size_t)g.bias)) == N && a.has((size_t)g.bias);
+    const bool out = g.out >= 0 && numel(a.dim((size_t)g.out)) == M * N && a.has((size_t)g.out);
+    OpPerf p;
+    p.matrix = true;
+    p.dtype = a.type((size_t)g.a);
+    p.flops = 2 * M * N * K + (bias ? M * N : 0);
+    const int ba = dtype_bytes(p.dtype), bb = dtype_bytes(a.type((size_t)g.b));
+    const int bo = out ? dtype_bytes(a.type((size_t)g.out)) : ba == 1 ? 2 : ba;
+    const int bbias = bias ? dtype_bytes(a.type((size_t)g.bias)) : 0;
+    if (ba && bb && bo && (!bias || bbias)) p.bytes = M * K * ba + N * K * bb + M * N * bo + (bias ? N * bbias : 0);
+    return p;
+  };
+}
+// A weight-only quantized GEMM (int4 / int8 / fp8 weights packed into int32 words, 16-bit
+// activations): 2·M·N·K at the activations' dtype (the product runs on dequantized values);
+// reads A and the packed weights as recorded (their int32 words hold K·N·bits / 8 bytes), writes
+// M·N at A's dtype. The scales and zero points (per group of 32-128 along K) are left out.
+OpPerf packed_gemm(double M, double N, double K, const std::string& a_type, double weight_bytes) {
+  OpPerf p;
+  p.matrix = true;
+  p.dtype = a_type;
+  p.flops = 2 * M * N * K;
+  if (const int ba = dtype_bytes(a_type); ba && weight_bytes > 0) p.bytes = M * K * ba + weight_bytes + M * N * ba;
+  return p;
+}
+double tensor_bytes(const Args& a, size_t i) { return numel(a.dim(i)) * dtype_bytes(a.type(i)); }
+// Marlin (vLLM's gptq_marlin_gemm / marlin_gemm / fp8_marlin_gemm, sgl_kernel's gptq_marlin_gemm):
+// (a [M, K], [c?,] b_q_weight (int32), ..., size_m, size_n, size_k, ...). The schema has changed
+// between versions (b_q_weight at 1 or 2; size_m at 7 to 12), so the weights are the first int32
+// tensor after a, and (size_m, size_n, size_k) the last three integers in a row that match a's
+// [M, K]: no model when none do.
+std::optional<OpPerf> marlin_gemm(const Args& a) {
+  const Shape& A = a.dim(0);
+  if (A.size() != 2) return std::nullopt;
+  size_t w = 1;
+  while (w < a.dims.size() && !(a.has(w) && a.type(w) == "int")) ++w;
+  if (w >= a.dims.size()) return std::nullopt;
+  for (size_t i = a.concrete.size(); i-- >= 3;) {
+    const std::vector<int64_t> m = args::ints(a.conc(i - 2)), n = args::ints(a.conc(i - 1)), k = args::ints(a.conc(i));
+    if (m.size() == 1 && n.size() == 1 && k.size() == 1 && m[0] == A[0] && k[0] == A[1] && n[0] > 0)
+      return packed_gemm((double)A[0], (double)n[0], (double)A[1], a.type(0), tensor_bytes(a, w));
+  }
+  return std::nullopt;
+}
+// vLLM's awq_gemm(in_feats [M, K], kernel [K, N·bits/32] (int32), scaling_factors [K/G, N], zeros,
+// split_k_iters): N from the scales.
+std::optional<OpPerf> awq_gemm(const Args& a) {
+  const Shape &A = a.dim(0), &W = a.dim(1), &S = a.dim(2);
+  if (A.size() != 2 || W.size() != 2 || S.size() != 2 || W[0] != A[1]) return std::nullopt;
+  return packed_gemm((double)A[0], (double)S[1], (double)A[1], a.type(0), tensor_bytes(a, 1));
+}
+// vLLM's / sgl_kernel's gptq_gemm(a [M, K], b_q_weight [K·bits/32, N] (int32), b_gptq_qzeros,
+// b_gptq_scales [G, N], b_g_idx, ...): N from the weights, checked against the scales.
+std::optional<OpPerf> gptq_gemm(const Args& a) {
+  const Shape &A = a.dim(0), &W = a.dim(1), &S = a.dim(3);
+  if (A.size() != 2 || W.size() != 2 || S.size() != 2 || S[1] != W[1]) return std::nullopt;
+  return packed_gemm((double)A[0], (double)W[1], (double)A[1], a.type(0), tensor_bytes(a, 1));
 }
 
 // upsample_{nearest,linear,bilinear,bicubic,trilinear}{1,2,3}d (and _exact / _aa variants)
@@ -879,20 +1165,119 @@ const std::map<std::string, Family, std::less<>>& families() {
     add({"aten::index_put_", "aten::_index_put_impl_"}, "elementwise", index_put);
     add({"aten::_grouped_mm"}, "GEMM", grouped_mm(2));
     add({"aten::_scaled_grouped_mm"}, "GEMM", grouped_mm(4));
-    add({"_C::rotary_embedding", "vllm::rotary_embedding"}, "elementwise", rotary_embedding);
-    add({"_C::rms_norm"}, "NORM_fwd", fused_rms_norm(1, 2, false));  // (out, input, weight, eps)
-    add({"aiter::rms_norm", "aiter::rmsnorm2d_fwd"}, "NORM_fwd", fused_rms_norm(0, 1, false));
-    add({"_C::fused_add_rms_norm"}, "NORM_fwd", fused_rms_norm(0, 2, true));  // (input, residual, weight, eps)
-    // (out, input, residual_in, residual_out, weight, eps, ...)
-    add({"aiter::rmsnorm2d_fwd_with_add", "aiter::rmsnorm2d_fwd_with_add_ck"}, "NORM_fwd", fused_rms_norm(1, 4, true));
-    add({"_C_cache_ops::reshape_and_cache", "_C_cache_ops::reshape_and_cache_flash"}, "elementwise", kv_cache_write);
-    add({"vllm::inplace_fused_experts", "vllm::outplace_fused_experts", "vllm::rocm_aiter_fused_moe",
-         "sglang::inplace_fused_experts", "sglang::outplace_fused_experts"},
-        "GEMM", fused_moe);
-    // (with vLLM's FlashAttention ops, whose query / key cache / value cache lead their operands too)
-    for (const char* n : {"vllm::unified_attention_with_output", "vllm::unified_attention", "_vllm_fa3_C::fwd",
-                          "_vllm_fa2_C::varlen_fwd"})
-      t[n] = Family{"SDPA_fwd", inference_attention, true};
+    // Serving engines' ops. "*::OP" is OP in any serving namespace (serving_op, below); a full name
+    // is one engine's schema where another engine's OP of that name takes other operands.
+    auto serve = [&](std::initializer_list<const char*> names, const char* cat, Model m, bool per_step = false) {
+      for (const char* n : names) t[std::string("*::") + n] = Family{cat, m, per_step};
+    };
+    serve({"rotary_embedding", "batched_rotary_embedding"}, "elementwise", rotary_embedding);
+    serve({"apply_rope_pos_ids_cos_sin_cache"}, "elementwise", apply_rope_cos_sin_cache);
+    // RMS norms: (out, input, weight, eps, ...): vLLM's _C::rms_norm, sgl_kernel's, FlashInfer's and
+    // AITER's rmsnorm, AITER's rms_norm_cu
+    serve({"rms_norm", "rmsnorm"}, "NORM_fwd", fused_rms_norm({.x = 1, .w = 2, .out = 0}));
+    add({"aiter::rms_norm_cu"}, "NORM_fwd", fused_rms_norm({.x = 1, .w = 2, .out = 0}));
+    serve({"gemma_rmsnorm"}, "NORM_fwd", fused_rms_norm({.x = 1, .w = 2, .out = 0, .gemma = true}));
+    // (input, weight, eps, ...), the output returned: AITER's, and vLLM's wrappers of them
+    add({"aiter::rms_norm", "aiter::rmsnorm2d_fwd", "aiter::rmsnorm2d_fwd_ck", "vllm::rocm_aiter_rms_norm",
+         "vllm_aiter::rms_norm"},
+        "NORM_fwd", fused_rms_norm({.x = 0, .w = 1}));
+    // (input, residual, weight, eps, ...): in place (vLLM, sgl_kernel, FlashInfer, AITER's _cu), or
+    // into new tensors (vLLM's AITER wrapper)
+    serve({"fused_add_rms_norm", "fused_add_rmsnorm"}, "NORM_fwd", fused_rms_norm({.x = 0, .w = 2, .residual = 1}));
+    add({"aiter::fused_add_rms_norm_cu", "vllm::rocm_aiter_rmsnorm2d_fwd_with_add"}, "NORM_fwd",
+        fused_rms_norm({.x = 0, .w = 2, .residual = 1}));
+    serve({"gemma_fused_add_rmsnorm"}, "NORM_fwd", fused_rms_norm({.x = 0, .w = 2, .residual = 1, .gemma = true}));
+    // AITER (out, input, residual_in, residual_out, weight, eps, ...)
+    serve({"rmsnorm2d_fwd_with_add", "rmsnorm2d_fwd_with_add_ck", "add_rmsnorm"}, "NORM_fwd",
+          fused_rms_norm({.x = 1, .w = 4, .out = 0, .residual = 2}));
+    // ... with a quantized output: vLLM's (result, input, [residual,] weight, scale, eps, ...),
+    // AITER's (out, input, [residual_in, residual_out,] scale, weight, eps, ...)
+    serve({"rms_norm_static_fp8_quant"}, "NORM_fwd",
+          fused_rms_norm({.x = 1, .w = 2, .out = 0, .scale = 3, .quant = Quant::fixed}));
+    serve({"fused_add_rms_norm_static_fp8_quant"}, "NORM_fwd",
+          fused_rms_norm({.x = 1, .w = 3, .out = 0, .residual = 2, .scale = 4, .quant = Quant::fixed}));
+    serve({"rms_norm_dynamic_per_token_quant", "rms_norm_per_block_quant"}, "NORM_fwd",
+          fused_rms_norm({.x = 1, .w = 2, .out = 0, .residual = 6, .scale = 3, .quant = Quant::dynamic}));
+    serve({"rmsnorm_quant", "rmsnorm2d_fwd_with_dynamicquant", "rmsnorm2d_fwd_with_dynamicquant_ck"}, "NORM_fwd",
+          fused_rms_norm({.x = 1, .w = 3, .out = 0, .scale = 2, .quant = Quant::dynamic}));
+    serve({"add_rmsnorm_quant", "rmsnorm2d_fwd_with_add_dynamicquant", "rmsnorm2d_fwd_with_add_dynamicquant_ck"},
+          "NORM_fwd", fused_rms_norm({.x = 1, .w = 5, .out = 0, .residual = 2, .scale = 4, .quant = Quant::dynamic}));
+    // Gated activations (out, input, ...)
+    serve({"silu_and_mul", "mul_and_silu"}, "elementwise", act_and_mul(5));
+    serve({"gelu_and_mul"}, "elementwise", act_and_mul(8));
+    serve({"gelu_tanh_and_mul"}, "elementwise", act_and_mul(10));
+    add({"_C::silu_and_mul_quant"}, "elementwise", act_and_mul(5, Quant::fixed));  // (result, input, scale)
+    // (out, input, scales, group_size, ...)
+    add({"_C::silu_and_mul_per_block_quant", "aiter::silu_and_mul_quant"}, "elementwise",
+        act_and_mul(5, Quant::dynamic));
+    // Quantization: (result, input, scale, ...) (vLLM, AITER) or (input, output_q, output_s, ...)
+    serve({"static_scaled_fp8_quant", "static_scaled_int8_quant", "static_per_tensor_quant"}, "elementwise",
+          quantize(1, 0, 2, Quant::fixed));
+    serve({"dynamic_scaled_fp8_quant", "dynamic_per_token_scaled_fp8_quant", "dynamic_scaled_int8_quant",
+           "dynamic_per_tensor_quant", "dynamic_per_token_scaled_quant", "dynamic_per_group_scaled_quant",
+           "dynamic_per_group_scaled_quant_fp4"},
+          "elementwise", quantize(1, 0, 2, Quant::dynamic));
+    serve({"per_token_group_fp8_quant", "per_token_group_quant_int8", "sgl_per_token_group_quant_fp8",
+           "sgl_per_token_group_quant_int8", "sgl_per_token_quant_fp8"},
+          "elementwise", quantize(0, 1, 2, Quant::dynamic));
+    serve({"sgl_per_tensor_quant_fp8"}, "elementwise", quantize(0, 1, 2, Quant::dynamic, 3));  // (..., is_static)
+    serve({"reshape_and_cache", "reshape_and_cache_flash"}, "elementwise", kv_cache_write);
+    serve({"inplace_fused_experts", "outplace_fused_experts", "rocm_aiter_fused_moe"}, "GEMM", fused_moe);
+    // Quantized and skinny GEMMs
+    serve({"cutlass_scaled_mm"}, "GEMM", serving_gemm({.a = 1, .b = 2, .b_nk = false, .out = 0, .bias = 5}));
+    serve({"cutlass_scaled_mm_azp"}, "GEMM", serving_gemm({.a = 1, .b = 2, .b_nk = false, .out = 0, .bias = 7}));
+    serve({"fp8_scaled_mm", "int8_scaled_mm"}, "GEMM", serving_gemm({.a = 0, .b = 1, .b_nk = false, .bias = 5}));
+    serve({"fp8_blockwise_scaled_mm"}, "GEMM", serving_gemm({.a = 0, .b = 1, .b_nk = false}));
+    // AITER (XQ [M, K], WQ [N, K], x_scale, w_scale, Out, ...) and its Python entries (..., bias?,
+    // dtype, ...); vLLM's wrappers (A, B [N, K], As, Bs, [bias,] output_dtype)
+    serve({"gemm_a8w8_ck"}, "GEMM", serving_gemm({.a = 0, .b = 1, .b_nk = true, .out = 4, .bias = 5}));
+    serve({"gemm_a8w8_asm"}, "GEMM", serving_gemm({.a = 0, .b = 1, .b_nk = true, .out = 4, .bias = 6}));
+    serve({"gemm_a8w8_bpreshuffle_ck", "gemm_a8w8_bpreshuffle_cktile", "gemm_a8w8_blockscale_ck",
+           "gemm_a8w8_blockscale_cktile", "gemm_a8w8_blockscale_bpreshuffle_ck",
+           "gemm_a8w8_blockscale_bpreshuffle_cktile", "flatmm_a8w8_blockscale_asm"},
+          "GEMM", serving_gemm({.a = 0, .b = 1, .b_nk = true, .out = 4}));
+    serve({"gemm_a8w8", "gemm_a8w8_bpreshuffle", "rocm_aiter_gemm_a8w8"}, "GEMM",
+          serving_gemm({.a = 0, .b = 1, .b_nk = true, .bias = 4}));
+    serve({"gemm_a8w8_blockscale", "rocm_aiter_gemm_a8w8_blockscale", "rocm_aiter_triton_gemm_a8w8_blockscale"}, "GEMM",
+          serving_gemm({.a = 0, .b = 1, .b_nk = true}));
+    // vLLM's ROCm skinny GEMMs (in_a = the weight [N, K], in_b = the activations [M, K], bias?, ...)
+    serve({"wvSplitK", "wvSplitKrc"}, "GEMM", serving_gemm({.a = 1, .b = 0, .b_nk = true, .bias = 2}));
+    serve({"wvSplitKQ"}, "GEMM", serving_gemm({.a = 1, .b = 0, .b_nk = true, .out = 3, .bias = 2}));
+    serve({"LLMM1"}, "GEMM", serving_gemm({.a = 1, .b = 0, .b_nk = true}));
+    serve({"rocm_unquantized_gemm"}, "GEMM", linear);  // (x [..., K], weight [N, K], bias?): aten::linear's
+    serve({"gptq_marlin_gemm", "marlin_gemm", "fp8_marlin_gemm"}, "GEMM", marlin_gemm);
+    serve({"awq_gemm"}, "GEMM", awq_gemm);
+    serve({"gptq_gemm"}, "GEMM", gptq_gemm);
+    // Attention of a serving step (its lengths from the step annotation): vLLM's unified ops, the
+    // FlashAttention ops (vLLM's _vllm_fa2_C / _vllm_fa3_C, sgl_kernel's FA3 fwd) and AITER's
+    // varlen / batch-prefill kernels take (q, k, v, ...).
+    serve({"unified_attention_with_output", "unified_attention", "fwd", "varlen_fwd", "fwd_kvcache", "mha_varlen_fwd",
+           "fmha_v3_varlen_fwd", "mha_batch_prefill"},
+          "SDPA_fwd", inference_attention({}), true);
+    // Paged decode: vLLM's (out, query, key_cache, value_cache, num_kv_heads, ...) and v2 / ROCm's /
+    // AITER's (out, exp_sums, max_logits, tmp_out, query, key_cache, value_cache, num_kv_heads, ...);
+    // AITER's ragged (out, workspace, query, key_cache, value_cache, ..., kv_cache_layout at 13)
+    // and asm (Q, K, V, ...) kernels.
+    serve({"paged_attention_v1"}, "SDPA_fwd",
+          inference_attention({.q = 1, .k = 2, .v = 3, .hkv_conc = 4, .decode = true}), true);
+    serve({"paged_attention_v2", "paged_attention", "paged_attention_rocm"}, "SDPA_fwd",
+          inference_attention({.q = 4, .k = 5, .v = 6, .hkv_conc = 7, .decode = true}), true);
+    // AITER's paged_attention_v1 is not vLLM's: (out, workspace, query, key_cache, value_cache, ...,
+    // kv_cache_layout at 12)
+    t["aiter::paged_attention_v1"] =
+        Family{"SDPA_fwd", inference_attention({.q = 2, .k = 3, .v = 4, .layout_conc = 12, .decode = true}), true};
+    serve({"paged_attention_ragged"}, "SDPA_fwd",
+          inference_attention({.q = 2, .k = 3, .v = 4, .layout_conc = 13, .decode = true}), true);
+    serve({"pa_fwd_asm"}, "SDPA_fwd", inference_attention({.decode = true}), true);
+    // MLA decode on the latent cache: FlashMLA (q [B, S, Hq, L + R], kcache, head_size_v, ...),
+    // CUTLASS MLA (sgl_kernel: out, q_nope, q_pe, kv_c_and_k_pe_cache, ...; vLLM sm100: out, lse,
+    // q_nope, q_pe, cache, ...); vLLM's MLA layer
+    serve({"fwd_kvcache_mla"}, "SDPA_fwd", inference_attention({.k = 1, .v = -1, .dv_conc = 2, .decode = true}), true);
+    serve({"cutlass_mla_decode"}, "SDPA_fwd", inference_attention({.q = 1, .k = 3, .v = -1, .q_pe = 2, .decode = true}),
+          true);
+    serve({"sm100_cutlass_mla_decode"}, "SDPA_fwd",
+          inference_attention({.q = 2, .k = 4, .v = -1, .q_pe = 3, .decode = true}), true);
+    serve({"unified_mla_attention_with_output", "unified_mla_attention"}, "SDPA_fwd", unified_mla_attention, true);
     for (const char* d : {"1d", "2d", "3d"}) {
       const std::string n(d);
       add({("aten::upsample_nearest" + n).c_str(), ("aten::_upsample_nearest_exact" + n).c_str()}, "elementwise",
@@ -1069,9 +1454,40 @@ std::string spec_dtype(std::string_view t) {
 }
 
 namespace {
-// The family of an op name: the table's entry, or for aten::_foreach_OP[_] the foreach model.
+// The namespaces serving engines register their custom ops in: vLLM (vllm::, its C++ extensions
+// _C, _C_cache_ops, _moe_C, _rocm_C, _flashmla_C, _vllm_fa2_C, _vllm_fa3_C, ... and its IR's
+// vllm_aiter), SGLang (sglang::, sgl_kernel::), AITER, FlashInfer. Engines port one another's
+// kernels under the same op name and schema (sgl_kernel's silu_and_mul and rotary_embedding are
+// vLLM's _C ops; FlashInfer's rmsnorm is sgl_kernel's; sgl_kernel's fwd is FlashAttention 3 as
+// vLLM's _vllm_fa3_C::fwd), so one family entry "*::OP" serves OP in any of them; an entry with
+// the full name (one engine whose OP takes other operands, as aiter::rms_norm(input, weight, ...)
+// against vLLM's _C::rms_norm(out, input, weight, ...)) wins over it. The one rule for namespace
+// aliases: family() below.
+bool serving_namespace(std::string_view ns) {
+  static constexpr std::string_view kNames[] = {"vllm",       "_C",          "_C_cache_ops", "_moe_C",
+                                                "_rocm_C",    "_flashmla_C", "vllm_aiter",   "sglang",
+                                                "sgl_kernel", "aiter",       "flashinfer"};
+  for (std::string_view n : kNames)
+    if (ns == n) return true;
+  return ns.substr(0, 8) == "_vllm_fa";  // _vllm_fa2_C, _vllm_fa3_C, ...
+}
+
+// The family of an op name: the table's entry, for an op in a serving namespace the entry of
+// "*::OP", or for aten::_foreach_OP[_] the foreach model.
 const Family* family(std::string_view name) {
   if (auto it = families().find(name); it != families().end()) return &it->second;
+  if (const size_t colons = name.find("::"); colons != std::string_view::npos && colons > 0) {
+    if (serving_namespace(name.substr(0, colons))) {
+      std::array<char, 128> key;  // "*::OP" (no op name is longer)
+      const std::string_view op = name.substr(colons);
+      if (op.size() < key.size()) {
+        key[0] = '*';
+        std::copy(op.begin(), op.end(), key.begin() + 1);
+        if (auto it = families().find(std::string_view(key.data(), op.size() + 1)); it != families().end())
+          return &it->second;
+      }
+    }
+  }
   static const std::string_view kForeach = "aten::_foreach_";
   if (name.substr(0, kForeach.size()) != kForeach) return nullptr;
   static const Family three{"elementwise", foreach_op(3)}, one{"elementwise", foreach_op(1)};

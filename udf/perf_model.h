@@ -27,8 +27,8 @@ const char* op_category(std::string_view name);
 bool has_perf_model(std::string_view name);
 
 // Whether the model of `name` also needs the lengths of the serving step the op ran in
-// (StepLengths: the attention of vLLM's unified_attention ops, whose shapes give heads and head
-// sizes but not the requests' query and context lengths).
+// (StepLengths: the serving engines' attention ops, whose shapes give heads and head sizes but not
+// the requests' query and context lengths).
 bool model_needs_step(std::string_view name);
 
 // The model of one op, given its name and args JSON text (and, for a model_needs_step name, the

@@ -397,7 +397,7 @@ def dim():
 
 conc_pool = ["", "0", "1", "-3", "[0, 0]", "[-1, 2]", "[1e30, 1]", "[2, 2]", "True", "False", "None", "[0.5]",
              "9223372036854775807", "nan", "[]"]
-types_pool = ["float", "c10::BFloat16", "c10::Half", "long int", "c10::Float8_e4m3fn", "Scalar", "", "bool"]
+types_pool = ["float", "c10::BFloat16", "c10::Half", "long int", "c10::Float8_e4m3fn", "Scalar", "", "bool", "int"]
 names = ["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_scaled_mm", "aten::linear", "aten::matmul",
          "aten::convolution", "aten::convolution_backward", "aten::_scaled_dot_product_flash_attention",
          "aten::_scaled_dot_product_efficient_attention", "aten::scaled_dot_product_attention",
@@ -411,7 +411,12 @@ names = ["aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_scaled
          "aten::_foreach_addcmul_", "_C::rotary_embedding", "_C::rms_norm", "aiter::rms_norm",
          "_C::fused_add_rms_norm", "aiter::rmsnorm2d_fwd_with_add", "_C_cache_ops::reshape_and_cache_flash",
          "vllm::inplace_fused_experts", "vllm::unified_attention_with_output", "aten::upsample_nearest2d",
-         "aten::upsample_bilinear2d"]
+         "aten::upsample_bilinear2d", "sgl_kernel::silu_and_mul", "aiter::add_rmsnorm",
+         "_C::rms_norm_dynamic_per_token_quant", "sgl_kernel::apply_rope_pos_ids_cos_sin_cache",
+         "_C::static_scaled_fp8_quant", "sgl_kernel::sgl_per_tensor_quant_fp8", "_C::cutlass_scaled_mm",
+         "aiter::gemm_a8w8_ck", "_rocm_C::wvSplitK", "_C::gptq_marlin_gemm", "_C::awq_gemm", "_C::gptq_gemm",
+         "_C::paged_attention_v1", "aiter::paged_attention_ragged", "aiter::mha_batch_prefill",
+         "_flashmla_C::fwd_kvcache_mla", "sgl_kernel::cutlass_mla_decode", "vllm::unified_mla_attention_with_output"]
 events = [{"ph": "X", "cat": "user_annotation", "pid": 1, "tid": 1, "ts": 0, "dur": 10**7,
            "name": "execute_13_context_1(sq10sk30sqsq100sqsk300)_generation_3(sq3sk50sqsq3sqsk50)"}]
 t = 1

@@ -533,3 +533,342 @@ TEST_CASE("convolution and upsample arguments that make no output: no model, no 
   CHECK_FALSE(model_op("aten::upsample_nearest2d", R"({"Input Dims": [[2, 3, 8, 8], [], []],
       "Input type": ["float", "ScalarList", ""], "Concrete Inputs": ["", "[1e300, 4]", ""]})"));
 }
+
+TEST_CASE("serving namespaces: one entry serves an op in each engine's namespace, a full name wins") {
+  using tlsql::has_perf_model, tlsql::op_category;
+  // silu_and_mul(out bf16 [3, 16], input bf16 [3, 32]): the same op, schema and numbers in vLLM's
+  // _C, sgl_kernel, AITER and FlashInfer: 48 outputs · 5 = 240 FLOPs
+  const char* act =
+      R"({"Input Dims": [[3, 16], [3, 32], []], "Input type": ["c10::BFloat16", "c10::BFloat16", "Scalar"]})";
+  for (const char* ns : {"_C", "sgl_kernel", "aiter", "flashinfer", "vllm", "sglang"})
+    CHECK_MESSAGE(flops((std::string(ns) + "::silu_and_mul").c_str(), act) == 240, ns);
+  // Not a serving namespace (nor aten, whose silu is the unary model): no model, category "other"
+  CHECK_FALSE(has_perf_model("mylib::silu_and_mul"));
+  CHECK_FALSE(has_perf_model("aten::silu_and_mul"));
+  CHECK(std::string(op_category("mylib::silu_and_mul")) == "other");
+  CHECK(std::string(op_category("sgl_kernel::rmsnorm")) == "NORM_fwd");
+  // vLLM's FlashAttention namespaces, whatever their version, and sgl_kernel's FA3 op
+  for (const char* n : {"_vllm_fa2_C::varlen_fwd", "_vllm_fa3_C::fwd", "_vllm_fa4_C::fwd", "sgl_kernel::fwd"})
+    CHECK_MESSAGE(tlsql::model_needs_step(n), n);
+  // A full name wins: aiter::rms_norm(input, weight, eps) against _C::rms_norm(out, input, weight,
+  // eps): each read its own way, the same 4·32 + 2·4 = 136 FLOPs for [4, 8] in rows of 8
+  const char* two = R"({"Input Dims": [[4, 8], [8], []], "Input type": ["c10::BFloat16", "c10::BFloat16", "Scalar"]})";
+  const char* three = R"({"Input Dims": [[4, 8], [4, 8], [8], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar"]})";
+  CHECK(flops("aiter::rms_norm", two) == 136);
+  CHECK(flops("_C::rms_norm", three) == 136);
+  CHECK(flops("vllm_aiter::rms_norm", two) == 136);
+  // ... and the other layout does not fit: no model rather than a misread
+  CHECK_FALSE(model_op("_C::rms_norm", two));
+  CHECK_FALSE(model_op("aiter::rms_norm", three));
+}
+
+TEST_CASE("serving RMS norms: fused add, Gemma, quantized outputs") {
+  // aiter::rmsnorm(out bf16 [4, 8], input [4, 8], weight [8], eps, gemma_norm): N 32 in 4 rows of
+  // H 8: 4·32 + 2·4 = 136 FLOPs; input read, weight read, output written: 64 + 16 + 64 = 144 bytes
+  const char* rms = R"({"Input Dims": [[4, 8], [4, 8], [8], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]})";
+  CHECK(flops("aiter::rmsnorm", rms) == 136);
+  CHECK(bytes("aiter::rmsnorm", rms) == 144);
+  // aiter::add_rmsnorm(out, input, residual_in, residual_out, weight [8], eps, gemma_norm): + 32 adds;
+  // input and residual read, output and new residual written (4·64) + the weight 16
+  const char* add = R"({"Input Dims": [[4, 8], [4, 8], [4, 8], [4, 8], [8], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]})";
+  CHECK(flops("aiter::add_rmsnorm", add) == 168);
+  CHECK(bytes("aiter::add_rmsnorm", add) == 272);
+  // sgl_kernel::gemma_fused_add_rmsnorm(input, residual, weight, eps, enable_pdl), in place: the
+  // (1 + w) multiplier adds 32: 200 FLOPs; bytes as the add: 272
+  const char* gemma = R"({"Input Dims": [[4, 8], [4, 8], [8], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]})";
+  CHECK(flops("sgl_kernel::gemma_fused_add_rmsnorm", gemma) == 200);
+  CHECK(bytes("sgl_kernel::gemma_fused_add_rmsnorm", gemma) == 272);
+  CHECK(flops("flashinfer::fused_add_rmsnorm", gemma) == 168);
+  // vLLM's AITER wrapper (x, residual, weight, eps) writes new tensors: the same count
+  CHECK(bytes("vllm::rocm_aiter_rmsnorm2d_fwd_with_add", gemma) == 272);
+  // _C::rms_norm_static_fp8_quant(result fp8 [4, 8], input bf16, weight [8], scale float [1], eps):
+  // + 32 scale multiplies: 168; input 64 + weight 16 + fp8 output 32 + the scale 4 = 116 bytes
+  const char* fixed = R"({"Input Dims": [[4, 8], [4, 8], [8], [1], []],
+      "Input type": ["c10::Float8_e4m3fn", "c10::BFloat16", "c10::BFloat16", "float", "Scalar"]})";
+  CHECK(flops("_C::rms_norm_static_fp8_quant", fixed) == 168);
+  CHECK(bytes("_C::rms_norm_static_fp8_quant", fixed) == 116);
+  CHECK(model_op("_C::rms_norm_static_fp8_quant", fixed)->dtype == "c10::BFloat16");
+  // _C::rms_norm_dynamic_per_token_quant(result fp8, input, weight, scale float [4, 1], eps,
+  // scale_ub, residual?): a dynamic scale is max-abs and scale, 2 per element: 136 + 64 = 200;
+  // bytes 64 + 16 + 32 + 16 (the scales written) = 128. With the residual: + 32 FLOPs, + 2·64 bytes
+  const char* dyn = R"({"Input Dims": [[4, 8], [4, 8], [8], [4, 1], [], [], []],
+      "Input type": ["c10::Float8_e4m3fn", "c10::BFloat16", "c10::BFloat16", "float", "Scalar", "", ""]})";
+  CHECK(flops("_C::rms_norm_dynamic_per_token_quant", dyn) == 200);
+  CHECK(bytes("_C::rms_norm_dynamic_per_token_quant", dyn) == 128);
+  const char* dyn_res = R"({"Input Dims": [[4, 8], [4, 8], [8], [4, 1], [], [], [4, 8]],
+      "Input type": ["c10::Float8_e4m3fn", "c10::BFloat16", "c10::BFloat16", "float", "Scalar", "", "c10::BFloat16"]})";
+  CHECK(flops("_C::rms_norm_dynamic_per_token_quant", dyn_res) == 232);
+  CHECK(bytes("_C::rms_norm_dynamic_per_token_quant", dyn_res) == 256);
+  // AITER's (out fp8, input, residual_in, residual_out, yscale [4, 1], weight, eps): the same op
+  const char* aiter_dyn = R"({"Input Dims": [[4, 8], [4, 8], [4, 8], [4, 8], [4, 1], [8], []],
+      "Input type": ["c10::Float8_e4m3fn", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "c10::BFloat16", "Scalar"]})";
+  CHECK(flops("aiter::rmsnorm2d_fwd_with_add_dynamicquant", aiter_dyn) == 232);
+  CHECK(bytes("aiter::rmsnorm2d_fwd_with_add_dynamicquant", aiter_dyn) == 256);
+  // A residual of another shape than the input: no model
+  CHECK_FALSE(model_op("aiter::add_rmsnorm", R"({"Input Dims": [[4, 8], [4, 8], [2, 8], [4, 8], [8]],
+      "Input type": ["float", "float", "float", "float", "float"]})"));
+}
+
+TEST_CASE("gated activations and quantization") {
+  // silu_and_mul(out bf16 [3, 16], input bf16 [3, 32]): 48 outputs; SiLU x / (1 + exp(-x)) and the
+  // product: 5 each (TraceLens) = 240; input 96·2 read, output 48·2 written = 288 bytes
+  const char* act = R"({"Input Dims": [[3, 16], [3, 32]], "Input type": ["c10::BFloat16", "c10::BFloat16"]})";
+  CHECK(flops("sgl_kernel::silu_and_mul", act) == 240);
+  CHECK(bytes("sgl_kernel::silu_and_mul", act) == 288);
+  CHECK(flops("aiter::gelu_and_mul", act) == 48 * 8);
+  CHECK(flops("_C::gelu_tanh_and_mul", act) == 48 * 10);
+  CHECK(std::string(tlsql::op_category("_C::silu_and_mul")) == "elementwise");
+  // AITER's MoE split-K path feeds fp32: 96·4 read + 48·2 written
+  const char* f32 = R"({"Input Dims": [[3, 16], [3, 32]], "Input type": ["c10::BFloat16", "float"]})";
+  CHECK(bytes("aiter::silu_and_mul", f32) == 480);
+  // _C::silu_and_mul_quant(result fp8 [3, 16], input bf16 [3, 32], scale float [1]): + 48 scale
+  // multiplies = 288; 192 + 48 + 4 = 244 bytes
+  const char* q =
+      R"({"Input Dims": [[3, 16], [3, 32], [1]], "Input type": ["c10::Float8_e4m3fn", "c10::BFloat16", "float"]})";
+  CHECK(flops("_C::silu_and_mul_quant", q) == 288);
+  CHECK(bytes("_C::silu_and_mul_quant", q) == 244);
+  // The input is not twice the output: no model
+  CHECK_FALSE(model_op("_C::silu_and_mul", R"({"Input Dims": [[3, 16], [3, 30]], "Input type": ["float", "float"]})"));
+  // _C::static_scaled_fp8_quant(result fp8 [4, 8], input bf16 [4, 8], scale float []): 32 multiplies;
+  // 64 read + 32 written + 4 = 100 bytes (the scale is a 0-dim tensor, as vLLM passes it: Input Dims
+  // [] like a Python scalar's, but a dtype)
+  const char* st = R"({"Input Dims": [[4, 8], [4, 8], [], []],
+      "Input type": ["c10::Float8_e4m3fn", "c10::BFloat16", "float", ""]})";
+  CHECK(flops("_C::static_scaled_fp8_quant", st) == 32);
+  CHECK(bytes("_C::static_scaled_fp8_quant", st) == 100);
+  // sgl_kernel::sgl_per_token_group_quant_fp8(input bf16 [4, 256], output_q fp8 [4, 256], output_s
+  // float [4, 2], group_size 128, ...): max-abs and scale: 2·1024; 2048 + 1024 + 32 bytes
+  const char* grp = R"({"Input Dims": [[4, 256], [4, 256], [4, 2], [], [], [], [], []],
+      "Input type": ["c10::BFloat16", "c10::Float8_e4m3fn", "float", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"],
+      "Concrete Inputs": ["", "", "", "128", "1e-10", "-448.", "448.", "False"]})";
+  CHECK(flops("sgl_kernel::sgl_per_token_group_quant_fp8", grp) == 2048);
+  CHECK(bytes("sgl_kernel::sgl_per_token_group_quant_fp8", grp) == 3104);
+  // sgl_per_tensor_quant_fp8(input, output_q, output_s [1], is_static): static: 1 per element
+  const char* tensor = R"({"Input Dims": [[4, 256], [4, 256], [1], []],
+      "Input type": ["c10::BFloat16", "c10::Float8_e4m3fn", "float", "Scalar"], "Concrete Inputs": ["", "", "", "True"]})";
+  CHECK(flops("sgl_kernel::sgl_per_tensor_quant_fp8", tensor) == 1024);
+  // AITER's fp4 quant packs two values a byte: out uint8 [4, 128], scales uint8 [4, 8]:
+  // 2048 read + 512 + 32 written
+  const char* fp4 = R"({"Input Dims": [[4, 128], [4, 256], [4, 8], []],
+      "Input type": ["unsigned char", "c10::BFloat16", "unsigned char", "Scalar"]})";
+  CHECK(flops("aiter::dynamic_per_group_scaled_quant_fp4", fp4) == 2048);
+  CHECK(bytes("aiter::dynamic_per_group_scaled_quant_fp4", fp4) == 2592);
+}
+
+TEST_CASE("serving RoPE: sgl_kernel's rotary_embedding, FlashInfer's cos / sin cache form") {
+  // sgl_kernel::rotary_embedding is vLLM's (positions, query, key, head_size, cos_sin_cache, is_neox)
+  const char* rope = R"({"Input Dims": [[888], [888, 512], [888, 64], [], [131072, 64], []],
+      "Input type": ["long int", "c10::BFloat16", "c10::BFloat16", "Scalar", "c10::BFloat16", "Scalar"],
+      "Concrete Inputs": ["", "", "", "64", "", "True"]})";
+  CHECK(flops("sgl_kernel::rotary_embedding", rope) == 3.0 * 888 * 576);
+  CHECK(bytes("sgl_kernel::rotary_embedding", rope) == bytes("_C::rotary_embedding", rope));
+  // apply_rope_pos_ids_cos_sin_cache(q bf16 [4, 8, 64], k [4, 2, 64], q_rope, k_rope, cos_sin_cache
+  // float [4096, 32], pos_ids long [4], interleave, enable_pdl, stream): q and k hold 2048 + 512 =
+  // 2560 elements, the first 32 of each 64 rotated: 1280 · 3 = 3840 FLOPs. Bytes: q, k read and
+  // written whole 2·2560·2 = 10240, a cache row per token 4·32·4 = 512, the positions 32: 10784
+  const char* ap = R"({"Input Dims": [[4, 8, 64], [4, 2, 64], [4, 8, 64], [4, 2, 64], [4096, 32], [4], [], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "long int", "Scalar", "Scalar", "Scalar"]})";
+  CHECK(flops("sgl_kernel::apply_rope_pos_ids_cos_sin_cache", ap) == 3840);
+  CHECK(bytes("sgl_kernel::apply_rope_pos_ids_cos_sin_cache", ap) == 10784);
+  // With SGLang's fused KV-cache save (v [4, 2, 64], k_buffer, v_buffer bf16 [100, 2, 64],
+  // kv_cache_loc long [4]): v read 1024, k and v written to the cache (512 + 512)·2 = 2048, the
+  // slots 32: 13888
+  const char* save = R"({"Input Dims": [[4, 8, 64], [4, 2, 64], [4, 8, 64], [4, 2, 64], [4096, 32], [4], [], [], [],
+      [4, 2, 64], [100, 2, 64], [100, 2, 64], [4]],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "long int", "Scalar", "Scalar", "Scalar",
+      "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "long int"]})";
+  CHECK(flops("flashinfer::apply_rope_pos_ids_cos_sin_cache", save) == 3840);
+  CHECK(bytes("flashinfer::apply_rope_pos_ids_cos_sin_cache", save) == 13888);
+}
+
+TEST_CASE("quantized and skinny GEMMs: 2·M·N·K, bytes at the recorded dtypes") {
+  // _C::cutlass_scaled_mm(out bf16 [16, 64], a fp8 [16, 128], b fp8 [128, 64], a_scales [16, 1],
+  // b_scales [1, 64], bias bf16 [64]): 2·16·64·128 = 262144 + 16·64 bias adds = 263168 FLOPs;
+  // bytes A 2048 + B 8192 (1 byte each) + out 16·64·2 = 2048 + bias 128 = 12416
+  const char* cut = R"({"Input Dims": [[16, 64], [16, 128], [128, 64], [16, 1], [1, 64], [64]],
+      "Input type": ["c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "float", "float", "c10::BFloat16"]})";
+  CHECK(flops("_C::cutlass_scaled_mm", cut) == 263168);
+  CHECK(bytes("_C::cutlass_scaled_mm", cut) == 12416);
+  auto p = model_op("_C::cutlass_scaled_mm", cut);
+  CHECK((p->matrix && tlsql::spec_dtype(p->dtype) == "fp8"));
+  CHECK(std::string(tlsql::op_category("_C::cutlass_scaled_mm")) == "GEMM");
+  // sgl_kernel::fp8_scaled_mm(mat_a [16, 128], mat_b [128, 64], scales_a, scales_b, out_dtype, bias
+  // None): no output tensor: an 8-bit GEMM writes 2 bytes: 2048 + 8192 + 2048
+  const char* sgl = R"({"Input Dims": [[16, 128], [128, 64], [16, 1], [1, 64], [], []],
+      "Input type": ["c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "float", "float", "Scalar", ""]})";
+  CHECK(flops("sgl_kernel::fp8_scaled_mm", sgl) == 262144);
+  CHECK(bytes("sgl_kernel::fp8_scaled_mm", sgl) == 12288);
+  const char* i8 = R"({"Input Dims": [[16, 128], [128, 64], [16, 1], [1, 64], [], []],
+      "Input type": ["signed char", "signed char", "float", "float", "Scalar", ""]})";
+  CHECK(tlsql::spec_dtype(model_op("sgl_kernel::int8_scaled_mm", i8)->dtype) == "int8");
+  // AITER (XQ [16, 128], WQ [64, 128] (N, K), x_scale, w_scale, Out): the output's own dtype
+  const char* ai = R"({"Input Dims": [[16, 128], [64, 128], [16, 1], [1, 1], [16, 64], []],
+      "Input type": ["c10::Float8_e4m3fnuz", "c10::Float8_e4m3fnuz", "float", "float", "OUT", "Scalar"]})";
+  auto with_out = [&](const char* name, const char* type) {
+    std::string s = ai;
+    s.replace(s.find("OUT"), 3, type);
+    return *model_op(name, s)->bytes;
+  };
+  CHECK(with_out("aiter::gemm_a8w8_blockscale_ck", "c10::BFloat16") == 12288);
+  CHECK(with_out("aiter::gemm_a8w8_ck", "float") == 2048 + 8192 + 16 * 64 * 4);
+  // vLLM's ROCm skinny GEMM wvSplitK(in_a = weight bf16 [64, 128], in_b = x [2, 128], bias None, cu):
+  // 2·2·64·128 = 32768 FLOPs; (256 + 8192 + 128)·2 = 17152 bytes; vllm::rocm_unquantized_gemm(x,
+  // weight, bias) above it is aten::linear's model
+  const char* sk =
+      R"({"Input Dims": [[64, 128], [2, 128], [], []], "Input type": ["c10::BFloat16", "c10::BFloat16", "", "Scalar"]})";
+  CHECK(flops("_rocm_C::wvSplitK", sk) == 32768);
+  CHECK(bytes("_rocm_C::wvSplitK", sk) == 17152);
+  CHECK(flops("vllm::rocm_unquantized_gemm", R"({"Input Dims": [[2, 128], [64, 128], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", ""]})") == 32768);
+  // K that does not match: no model
+  CHECK_FALSE(
+      model_op("_rocm_C::wvSplitK", R"({"Input Dims": [[64, 96], [2, 128]], "Input type": ["float", "float"]})"));
+}
+
+TEST_CASE("weight-only quantized GEMMs: Marlin, AWQ, GPTQ") {
+  // M 16, K 4096, N 1024, 4-bit weights packed in int32: K·N/2 = 2097152 bytes. FLOPs 2·16·1024·4096
+  // = 134217728; bytes A 16·4096·2 = 131072 + weights 2097152 + out 16·1024·2 = 32768: 2260992
+  // vLLM's marlin_gemm(a, c?, b_q_weight [256, 2048] int32, b_bias?, b_scales, a_scales?, global_scale?,
+  // b_zeros?, g_idx?, perm?, workspace, b_type_id, size_m, size_n, size_k, is_k_full, ...)
+  const char* marlin =
+      R"({"Input Dims": [[16, 4096], [], [256, 2048], [], [32, 1024], [], [], [], [], [], [128], [], [], [], [], [], [], [], []],
+      "Input type": ["c10::Half", "", "int", "", "c10::Half", "", "", "", "", "", "int", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"],
+      "Concrete Inputs": ["", "", "", "", "", "", "", "", "", "", "", "16", "16", "1024", "4096", "True", "False", "True", "False"]})";
+  CHECK(flops("_C::marlin_gemm", marlin) == 134217728);
+  CHECK(bytes("_C::marlin_gemm", marlin) == 2260992);
+  // vLLM 0.6's gptq_marlin_gemm(a, b_q_weight, b_scales, b_zeros, g_idx, perm, workspace, b_q_type,
+  // size_m, size_n, size_k, is_k_full, ...): the same numbers from the other positions
+  const char* old = R"({"Input Dims": [[16, 4096], [256, 2048], [32, 1024], [], [], [], [128], [], [], [], [], []],
+      "Input type": ["c10::Half", "int", "c10::Half", "", "", "", "int", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"],
+      "Concrete Inputs": ["", "", "", "", "", "", "", "4", "16", "1024", "4096", "True"]})";
+  CHECK(bytes("sgl_kernel::gptq_marlin_gemm", old) == 2260992);
+  // sizes that do not match a's [16, 4096]: no model
+  std::string wrong = old;
+  wrong.replace(wrong.find("\"4096\""), 6, "\"2048\"");
+  CHECK_FALSE(model_op("_C::gptq_marlin_gemm", wrong));
+  // awq_gemm(in_feats [16, 4096], kernel int32 [4096, 128], scaling_factors [32, 1024], zeros, split_k)
+  const char* awq = R"({"Input Dims": [[16, 4096], [4096, 128], [32, 1024], [32, 128], []],
+      "Input type": ["c10::Half", "int", "c10::Half", "int", "Scalar"]})";
+  CHECK(flops("_C::awq_gemm", awq) == 134217728);
+  CHECK(bytes("_C::awq_gemm", awq) == 2260992);
+  // gptq_gemm(a, b_q_weight int32 [512, 1024] (K/8 rows of 4-bit), qzeros, scales [32, 1024], g_idx, ...)
+  const char* gptq = R"({"Input Dims": [[16, 4096], [512, 1024], [32, 128], [32, 1024], [4096], [], [], []],
+      "Input type": ["c10::Half", "int", "int", "c10::Half", "int", "Scalar", "Scalar", "Scalar"]})";
+  CHECK(bytes("_C::gptq_gemm", gptq) == 2260992);
+}
+
+TEST_CASE("serving attention: which requests an op computed, paged decode, MLA") {
+  // Step: a prefill chunk of sq 10 over sk 30 (sqsq 100, sqsk 300); three decode tokens over 50 keys.
+  const tlsql::StepLengths step{10, 30, 100, 300, 3, 50, 3, 50};
+  // Hq 4, Hkv 2, D 8: per (query, key) pair 4·2·(8 + 8) = 128 FLOPs; per new token Q, O, K, V
+  // 4·16 + 2·16 = 96 elements, per cached key 2·16 = 32.
+  auto varlen = [&](int rows) {
+    return "{\"Input Dims\": [[" + std::to_string(rows) + R"(, 4, 8], [100, 16, 2, 8], [100, 16, 2, 8]],
+        "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"]})";
+  };
+  // Given the context rows only (vLLM's MLA prefill through FlashAttention): 128·300 - 64·100 =
+  // 32000 FLOPs; 10·96·2 + (30 - 10)·32·2 = 3200 bytes
+  auto c = model_op("_vllm_fa2_C::varlen_fwd", varlen(10), &step);
+  REQUIRE(c);
+  CHECK(*c->flops == 32000);
+  CHECK(*c->bytes == 3200);
+  // the generation rows only: 128·50 = 6400; 3·96·2 + 47·32·2 = 3584
+  CHECK(*model_op("_vllm_fa2_C::varlen_fwd", varlen(3), &step)->flops == 6400);
+  CHECK(*model_op("_vllm_fa2_C::varlen_fwd", varlen(3), &step)->bytes == 3584);
+  // all (13 rows, or a graph's padded 16): 38400 (the unified op's test above)
+  CHECK(*model_op("sgl_kernel::fwd", varlen(16), &step)->flops == 38400);
+  // Contiguous keys [tokens, Hkv, D] (not a cache): a group's rows must see all its sk keys. A
+  // fresh prefill (c_sk = c_sq = 10) over its 10 keys: 128·100 - 64·100 = 6400 FLOPs; the new tokens'
+  // attention of a prefill over a cached prefix (30 keys, vLLM's MLA calls it apart from the
+  // prefix's chunks, each with the same rows): none
+  const tlsql::StepLengths fresh{10, 10, 100, 100, 3, 50, 3, 50};
+  const std::string contiguous = R"({"Input Dims": [[10, 4, 8], [10, 2, 8], [10, 2, 8]],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"]})";
+  CHECK(*model_op("_vllm_fa3_C::fwd", contiguous, &fresh)->flops == 6400);
+  CHECK_FALSE(model_op("_vllm_fa3_C::fwd", contiguous, &step));
+  // 7 rows are neither group: a part the step's sums do not describe
+  CHECK_FALSE(model_op("aiter::mha_varlen_fwd", varlen(7), &step));
+  // rows equal to both groups' sizes: which one is not known
+  const tlsql::StepLengths even{3, 30, 9, 90, 3, 50, 3, 50};
+  CHECK_FALSE(model_op("aiter::mha_batch_prefill", varlen(3), &even));
+  // Paged decode kernels compute the decode requests, whatever their rows: vLLM's
+  // paged_attention_v1(out, query [3, 4, 8], key_cache [blocks, Hkv 2, D/x 1, block 16, x 8],
+  // value_cache [blocks, 2, 8, 16], num_kv_heads 2, scale, block_tables, seq_lens, ...): 6400, 3584
+  const char* v1 =
+      R"({"Input Dims": [[3, 4, 8], [3, 4, 8], [100, 2, 1, 16, 8], [100, 2, 8, 16], [], [], [3, 4], [3], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "int", "int", "Scalar", "Scalar"],
+      "Concrete Inputs": ["", "", "", "", "2", "0.35", "", "", "16", "64"]})";
+  auto d = model_op("_C::paged_attention_v1", v1, &step);
+  REQUIRE(d);
+  CHECK(*d->flops == 6400);
+  CHECK(*d->bytes == 3584);
+  // AITER's asm kernel (Q, K [blocks, Hkv, D/x, block, x], V, ...): Hkv from K, the same
+  const char* asm_pa = R"({"Input Dims": [[3, 4, 8], [100, 2, 1, 16, 8], [100, 2, 8, 16], [3, 4], [3], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int", "Scalar"]})";
+  CHECK(*model_op("aiter::pa_fwd_asm", asm_pa, &step)->bytes == 3584);
+  // A trace without Concrete Inputs: num_kv_heads from the cache's layout, k[1] = 2: the same
+  const char* no_conc =
+      R"({"Input Dims": [[3, 4, 8], [3, 4, 8], [100, 2, 1, 16, 8], [100, 2, 8, 16], [], [], [3, 4], [3], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "int", "int", "Scalar", "Scalar"]})";
+  CHECK(*model_op("_C::paged_attention_v1", no_conc, &step)->bytes == 3584);
+  // Step sums no annotation can hold (sq·sq above sq·sk): no model, not negative FLOPs
+  const tlsql::StepLengths broken{10, 30, 900, 300, 3, 50, 3, 50};
+  CHECK_FALSE(model_op("vllm::unified_attention", varlen(16), &broken));
+  // AITER's ragged decode (out, workspace, query, key_cache, value_cache, scale, kv_indptr,
+  // kv_page_indices, kv_last_page_lens, block_size, max_num_partitions, alibi, kv_cache_dtype,
+  // kv_cache_layout, ...): NHD [pages, page, Hkv, D] or HND [pages, Hkv, page, D]
+  auto ragged = [&](const char* cache, const char* layout) {
+    return std::string(R"({"Input Dims": [[3, 4, 8], [64], [3, 4, 8], )") + cache + ", " + cache +
+           R"(, [], [4], [3], [3], [], [], [], [], [], []],
+        "Input type": ["c10::BFloat16", "unsigned char", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "int", "int", "int", "Scalar", "Scalar", "", "str", "str", "Scalar"],
+        "Concrete Inputs": ["", "", "", "", "", "0.35", "", "", "", "16", "4", "", "auto", ")" +
+           layout + R"(", "0."]})";
+  };
+  CHECK(*model_op("aiter::paged_attention_ragged", ragged("[100, 16, 2, 8]", "NHD"), &step)->bytes == 3584);
+  CHECK(*model_op("aiter::paged_attention_ragged", ragged("[100, 2, 16, 8]", "HND"), &step)->bytes == 3584);
+  // read as NHD, HND's page size 16 would be the KV heads: 4 query heads do not share 16: none
+  CHECK_FALSE(model_op("aiter::paged_attention_ragged", ragged("[100, 2, 16, 8]", "NHD"), &step));
+  CHECK(std::string(tlsql::op_category("aiter::paged_attention_ragged")) == "SDPA_fwd");
+
+  // MLA decode on the latent cache (DeepSeek: kv_lora_rank 512 + rope 64 = 576), Hq 16, decode
+  // only. Per pair 16·2·(576 + 512) = 34816: ·50 = 1740800 FLOPs. Bytes: Q and O 3·16·1088 +
+  // the new latent rows 3·576 = 53952 elements at 2 bytes, the 47 cached rows 47·576·2: 162048
+  const tlsql::StepLengths decode{0, 0, 0, 0, 3, 50, 3, 50};
+  // FlashMLA fwd_kvcache_mla(q [B 3, S 1, Hq 16, 576], kcache [pages, 64, 1, 576], head_size_v 512, ...)
+  const char* flashmla = R"({"Input Dims": [[3, 1, 16, 576], [100, 64, 1, 576], [], [3], [3, 4], [], [], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "Scalar", "int", "int", "Scalar", "Scalar", "int", "int"],
+      "Concrete Inputs": ["", "", "512", "", "", "0.07", "True", "", ""]})";
+  auto m = model_op("_flashmla_C::fwd_kvcache_mla", flashmla, &decode);
+  REQUIRE(m);
+  CHECK(*m->flops == 1740800);
+  CHECK(*m->bytes == 162048);
+  // sgl_kernel's CUTLASS MLA (out, q_nope [3, 16, 512], q_pe [3, 16, 64], kv_c_and_k_pe_cache
+  // [pages, 64, 576], seq_lens, page_table, workspace, sm_scale, num_kv_splits): the same
+  const char* cutlass =
+      R"({"Input Dims": [[3, 16, 512], [3, 16, 512], [3, 16, 64], [100, 64, 576], [3], [3, 4], [1024], [], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int", "unsigned char", "Scalar", "Scalar"]})";
+  CHECK(*model_op("sgl_kernel::cutlass_mla_decode", cutlass, &decode)->flops == 1740800);
+  CHECK(*model_op("sgl_kernel::cutlass_mla_decode", cutlass, &decode)->bytes == 162048);
+  // vLLM's MLA layer over the mixed step: unified_mla_attention_with_output(q [13, 16, 192],
+  // kv_c_normed [13, 512], k_pe [13, 1, 64], output [13, 2048] (Dv = 2048 / 16 = 128), layer_name).
+  // Decode requests on the latent cache as above: 1740800 FLOPs, 162048 bytes. The prefill chunk as
+  // multi-head attention, Dqk 192, Dv 128: 16·2·320·300 - 16·320·100 = 2560000 FLOPs; Q, O
+  // 10·16·320 and the expanded K, V of its 30 keys 30·16·320 (10 new at the query's dtype, 20
+  // cached): (51200 + 153600)·2 = 409600 bytes.
+  const char* mla = R"({"Input Dims": [[13, 16, 192], [13, 512], [13, 1, 64], [13, 2048], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "str"]})";
+  auto u = model_op("vllm::unified_mla_attention_with_output", mla, &step);
+  REQUIRE(u);
+  CHECK(*u->flops == 1740800 + 2560000);
+  CHECK(*u->bytes == 162048 + 409600);
+  // unified_mla_attention records no output: its v_head_dim is unknown, so a step with prefill
+  // requests has no model; a decode-only step needs none
+  const char* noout = R"({"Input Dims": [[13, 16, 192], [13, 512], [13, 1, 64], []],
+      "Input type": ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "str"]})";
+  CHECK_FALSE(model_op("vllm::unified_mla_attention", noout, &step));
+  CHECK(*model_op("vllm::unified_mla_attention", noout, &decode)->flops == 1740800);
+}
