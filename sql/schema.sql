@@ -56,7 +56,11 @@ CREATE TABLE IF NOT EXISTS @schema.captured_graph(
 CREATE TABLE IF NOT EXISTS @schema.replay_graph(
   launch INTEGER PRIMARY KEY,  -- uid of a graph launch call whose replay was attributed
   graph INTEGER,               -- captured_graph.id (NULL: matched to an eager run)
-  eager_start INTEGER          -- else the uid of the first GPU event of the eager run of the same kernels
+  eager_start INTEGER,         -- else the uid of the first GPU event of the eager run of the same kernels
+  rule TEXT,                   -- 'exact', 'near' (all but a few nodes) or 'eager'
+  tied INTEGER,                -- graphs that matched it equally, of which its place chose (1: no tie)
+  missing_nodes INTEGER,       -- the graph's nodes that ran no GPU event in this replay (near)
+  extra_events INTEGER         -- its GPU events that no node launched (near): left under the graph launch
 );
 
 -- The schema's own name, whatever it is attached under (a virtual table of tlsql's: SQLite tells it):

@@ -36,13 +36,15 @@ CREATE VIEW IF NOT EXISTS @schema.process AS
 
 -- GPU work replayed by a CUDA / HIP graph launch (is_graph_launch; docs/inference.md): the GPU
 -- event, the graph launch call that replayed it, its place in that replay (0-based, by GPU start),
--- and the captured graph it was attributed to (captured_graph.id) or the eager run of the same
--- kernels (eager_start: its first GPU event); both NULL when not attributed: its launcher is then
--- the graph launch, else the capture-time op, and its parent the capture-time launch call.
+-- and the captured graph its replay was attributed to (captured_graph.id) or the eager run of the
+-- same kernels (eager_start: its first GPU event); both NULL when not attributed. rule: how
+-- (replay_graph.rule: 'exact', 'near', 'eager'); paired: whether the event itself pairs with a
+-- node of that graph (a near-exact replay may run an event no node launched): then its launcher is
+-- the capture-time op and its parent the capture-time launch call, else the graph launch.
 CREATE VIEW IF NOT EXISTS @schema.graph_replay AS
   SELECT l.gpu AS uid, l.runtime AS graph_launch,
          row_number() OVER (PARTITION BY l.runtime ORDER BY g.ts, g.uid) - 1 AS position, rg.graph AS graph,
-         rg.eager_start AS eager_start
+         rg.eager_start AS eager_start, rg.rule AS rule, rg.launch IS NOT NULL AND g.parent <> l.runtime AS paired
   FROM launch_link l CROSS JOIN event r ON r.uid = l.runtime CROSS JOIN event g ON g.uid = l.gpu
        LEFT JOIN replay_graph rg ON rg.launch = l.runtime
   WHERE is_graph_launch(r.name);

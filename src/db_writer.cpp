@@ -107,11 +107,18 @@ void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trac
       }
     }
     {
-      Statement ins(db, fmt::format("INSERT INTO {}.replay_graph(launch, graph, eager_start) VALUES(?,?,?)", q));
-      for (auto [launch, graph, eager_start] : replayed_graphs) {
-        sqlite3_bind_int64(ins.get(), 1, trace.uid_base + launch);
-        bind_int(ins.get(), 2, graph >= 0 ? graph : kNull);
-        bind_int(ins.get(), 3, eager_start >= 0 ? trace.uid_base + eager_start : kNull);
+      Statement ins(db,
+                    fmt::format("INSERT INTO {}.replay_graph(launch, graph, eager_start, rule, tied, missing_nodes, "
+                                "extra_events) VALUES(?,?,?,?,?,?,?)",
+                                q));
+      for (const auto& r : replayed_graphs) {
+        sqlite3_bind_int64(ins.get(), 1, trace.uid_base + r.launch);
+        bind_int(ins.get(), 2, r.graph >= 0 ? r.graph : kNull);
+        bind_int(ins.get(), 3, r.eager_start >= 0 ? trace.uid_base + r.eager_start : kNull);
+        sqlite3_bind_text(ins.get(), 4, r.rule, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(ins.get(), 5, r.tied);
+        sqlite3_bind_int64(ins.get(), 6, r.missing);
+        sqlite3_bind_int64(ins.get(), 7, r.extra);
         ins.step();
         ins.reset();
       }

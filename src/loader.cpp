@@ -114,9 +114,12 @@ std::vector<CapturedGraph> read_capture_file(EventStore& store, const std::strin
   try {
     LoadStats st;
     std::unique_ptr<LoadedTrace> trace = parse_file(store, path, {}, health, st);
-    ProfileTreeBuilder tree(*trace, store.strings, health);
+    ProfileTreeBuilder tree(*trace, store.strings, health, &store.args);
+    tree.set_capture_trace();
     tree.build();
-    return captured_graphs(*trace, store.strings, store.args, path);
+    std::vector<CapturedGraph> graphs = captured_graphs(*trace, store.strings, store.args, path);
+    tree.describe_capture_replays(graphs);
+    return graphs;
   } catch (const std::bad_alloc&) {
     throw LoadError(fmt::format("{}: out of memory: the trace needs more memory than this machine has", path));
   }

@@ -1,10 +1,13 @@
 #include "src/tree_builder.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <exception>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -304,42 +307,52 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
   }
 }
 
-// GPU work replayed by a graph launch hangs under the launch, but the ops that made those kernels
-// ran when the graph was captured. When a capture trace holds the graph (match_replay), or else
-// the same kernels ran eagerly in this trace, always by the same ops (EagerRuns), each replay gets
-// a copy of those launch calls and what is above them (ops with their shapes, python frames,
-// annotations), placed under the graph launch with its start and zero duration (they took no
-// host time then), and each replayed event hangs under its node's launch call: ancestors,
-// launched(), gpu_time and the perf numbers then read it as eager work, one op instance per
-// replay. The rest is counted with the GPU time it covers.
-void ProfileTreeBuilder::attribute_graph_replays() {
-  std::vector<std::tuple<int32_t, int64_t, int32_t>> replayed;  // (graph launch, ts, GPU row)
-  int64_t all_ns = 0;
+// The graph replays of this trace (GPU events whose launch call is a graph launch), each matched to
+// the graph it ran (GraphMatcher; identical replays once), ties settled by their place
+// (settle_ties_by_order), and, where no captured graph is within reach, the eager runs of the same
+// kernels in this trace (EagerRuns).
+struct ProfileTreeBuilder::ReplayPlan {
+  std::vector<std::tuple<int32_t, int64_t, int32_t>> replayed;  // (graph launch, ts, GPU row), by launch
+  int64_t all_ns = 0;                                           // all GPU events' time
+  struct Distinct {
+    std::vector<ReplayEvent> events;
+    ReplayMatch m;
+    int64_t eager_runs = 0;  // eager runs found (several: by different ops; -1: not searched)
+  };
+  std::vector<Distinct> distinct;
+  enum class Why { attributed, no_graph, eager_ambiguous, tie_unsettled, near_unlike, unsearched };
+  struct Replay {
+    size_t from, to;  // its events in `replayed`
+    int32_t d = -1;   // its Distinct
+    int32_t graph = -1;
+    Why why = Why::no_graph;
+  };
+  std::vector<Replay> replays;
+  std::vector<CapturedGraph> eager;  // graphs read from eager runs: ids from `ncap` on
+  size_t ncap = 0;
+  std::optional<GraphMatcher> matcher;
+  std::string tie_example, near_example;  // for health: one unsettled tie, one near tie of different graphs
+  const CapturedGraph& graph_at(const std::vector<CapturedGraph>* graphs, int32_t i) const {
+    return (size_t)i < ncap ? (*graphs)[(size_t)i] : eager[(size_t)i - ncap];
+  }
+};
+
+ProfileTreeBuilder::ReplayPlan ProfileTreeBuilder::plan_replays(const std::vector<CapturedGraph>* graphs,
+                                                                bool eager_runs) {
+  ReplayPlan plan;
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
     const EventRec& e = ev_[i];
     if (!is_gpu_work(e.kind)) continue;
-    all_ns += gpu_ns_of(e);
-    if (e.parent >= 0 && is_graph_launch(name(ev_[e.parent]))) replayed.emplace_back(e.parent, e.ts, i);
+    plan.all_ns += gpu_ns_of(e);
+    if (e.parent >= 0 && is_graph_launch(name(ev_[e.parent]))) plan.replayed.emplace_back(e.parent, e.ts, i);
   }
-  if (replayed.empty()) return;
-  std::sort(replayed.begin(), replayed.end());
-  const bool have_graphs = captured_ && !captured_->empty() && args_;
-  int64_t attributed = 0, attributed_ns = 0, left = 0, left_ns = 0, ambiguous = 0, unmatched = 0, from_eager = 0,
-          unsearched = 0;
-  int32_t attributed_example = -1, left_example = -1;
-  // Graphs: those of the capture traces, then those read from this trace's eager runs.
-  const size_t ncap = captured_ ? captured_->size() : 0;
-  std::vector<CapturedGraph> eager;
+  if (plan.replayed.empty()) return plan;
+  std::sort(plan.replayed.begin(), plan.replayed.end());
+  const bool have_graphs = graphs && !graphs->empty() && args_;
+  plan.ncap = graphs ? graphs->size() : 0;
+  if (have_graphs) plan.matcher.emplace(*graphs);
   std::optional<EagerRuns> runs;
-  auto graph_at = [&](int32_t i) -> const CapturedGraph& {
-    return (size_t)i < ncap ? (*captured_)[(size_t)i] : eager[(size_t)i - ncap];
-  };
-  // Each replay's match first: whether the copies may carry the capture's python frames depends
-  // on how many rows all of them take.
-  struct Replay {
-    size_t from, to;  // its events in `replayed`
-    ReplayMatch m;
-  };
+
   // The batch size of the serving step above a node (what breaks ties between captured graphs),
   // each node's answer remembered: thousands of launches under one deep stack walk it once.
   constexpr int64_t kUnknown = INT64_MIN, kNone = INT64_MIN + 1;
@@ -363,86 +376,213 @@ void ProfileTreeBuilder::attribute_graph_replays() {
     for (int32_t q : path) batch_of[q] = found;
     return found == kNone ? std::nullopt : std::optional<int64_t>(found);
   };
-  std::vector<Replay> replays;
-  std::unordered_map<std::string, ReplayMatch> matches;
+
+  std::unordered_map<std::string, int32_t> index;  // a replay's batch and events -> its Distinct
   std::unordered_map<std::string, std::pair<std::optional<int32_t>, int64_t>> eager_by_names;  // -> (graph, runs)
-  int64_t full_rows = 0;
-  for (size_t k = 0; k < replayed.size();) {
-    const int32_t launch = std::get<0>(replayed[k]);
+  for (size_t k = 0; k < plan.replayed.size();) {
+    const int32_t launch = std::get<0>(plan.replayed[k]);
     size_t j = k;
-    while (j < replayed.size() && std::get<0>(replayed[j]) == launch) ++j;
-    Replay r{k, j, {}};
-    if (args_) {
-      std::vector<ReplayEvent> events;
-      std::string buf;
-      for (size_t x = k; x < j; ++x) {
-        const EventRec& e = ev_[std::get<2>(replayed[x])];
-        events.push_back({e.kind, e.name, launch_geometry(args_of(*args_, e, buf))});
-      }
-      const std::optional<int64_t> batch = have_graphs ? batch_above(ev_[launch].parent) : std::nullopt;
-      // A graph replays many times with the same events: match each distinct replay once.
-      std::string key = batch ? std::to_string(*batch) : "-";
-      for (const ReplayEvent& e : events) key += fmt::format("|{}:{}:{}", (int)e.work, e.name, e.geometry);
-      auto [it, fresh] = matches.try_emplace(std::move(key));
-      if (fresh) {
-        ReplayMatch& m = it->second;
-        if (have_graphs) m = match_replay(events, *captured_, batch);
-        // No captured graph has these events: the same events run eagerly in this trace, if
-        // they did (and always by the same ops).
-        // (Searched once per kind and name sequence: the geometry and batch do not change it.)
-        if (m.graph < 0 && m.candidates == 0) {
-          std::string names;
-          for (const ReplayEvent& e : events) names += fmt::format("{}:{}|", (int)e.work, e.name);
-          auto [found, first] = eager_by_names.try_emplace(std::move(names));
-          if (first) {
-            if (!runs) runs.emplace(ev_, strings_, *args_);
-            int64_t n = 0;
-            if (auto g = runs->graph_for(events, n)) {
-              eager.push_back(std::move(*g));
-              found->second.first = (int32_t)(ncap + eager.size() - 1);
-            }
-            found->second.second = n;
-          }
-          if (found->second.first) {
-            m.graph = *found->second.first;
-            m.node_of.resize(events.size());
-            for (size_t x = 0; x < events.size(); ++x) m.node_of[x] = (int32_t)x;
-          }
-          m.candidates = (int32_t)std::clamp<int64_t>(found->second.second, -1, INT32_MAX);
-        }
-      }
-      r.m = it->second;
-      if (r.m.graph < 0) ++(r.m.candidates < 0 ? unsearched : r.m.candidates > 1 ? ambiguous : unmatched);
-      if (r.m.graph >= 0) full_rows += (int64_t)graph_at(r.m.graph).rows.size();
-    }
-    replays.push_back(std::move(r));
+    while (j < plan.replayed.size() && std::get<0>(plan.replayed[j]) == launch) ++j;
+    ReplayPlan::Replay r{k, j};
     k = j;
+    if (!args_) {
+      plan.replays.push_back(r);
+      continue;
+    }
+    std::vector<ReplayEvent> events;
+    std::string buf;
+    for (size_t x = r.from; x < r.to; ++x) {
+      const EventRec& e = ev_[std::get<2>(plan.replayed[x])];
+      events.push_back({e.kind, e.name, launch_geometry(args_of(*args_, e, buf))});
+    }
+    const std::optional<int64_t> batch = have_graphs ? batch_above(ev_[launch].parent) : std::nullopt;
+    // A graph replays many times with the same events: match each distinct replay once.
+    std::string key = batch ? std::to_string(*batch) : "-";
+    for (const ReplayEvent& e : events) key += fmt::format("|{}:{}:{}", (int)e.work, e.name, e.geometry);
+    auto [it, fresh] = index.try_emplace(std::move(key), (int32_t)plan.distinct.size());
+    r.d = it->second;
+    if (fresh) {
+      ReplayPlan::Distinct dd;
+      if (have_graphs) dd.m = plan.matcher->match(events, batch);
+      // No captured graph is within reach: the same events run eagerly in this trace, if they did
+      // (and always by the same ops). (Searched once per kind and name sequence: the geometry and
+      // batch do not change it.)
+      if (eager_runs && dd.m.graphs.empty() && dd.m.candidates == 0) {
+        std::string names;
+        for (const ReplayEvent& e : events) names += fmt::format("{}:{}|", (int)e.work, e.name);
+        auto [found, first] = eager_by_names.try_emplace(std::move(names));
+        if (first) {
+          if (!runs) runs.emplace(ev_, strings_, *args_);
+          int64_t n = 0;
+          if (auto g = runs->graph_for(events, n)) {
+            plan.eager.push_back(std::move(*g));
+            found->second.first = (int32_t)(plan.ncap + plan.eager.size() - 1);
+          }
+          found->second.second = n;
+        }
+        if (found->second.first) dd.m.graphs = {*found->second.first};
+        dd.eager_runs = found->second.second;
+      }
+      dd.events = std::move(events);
+      plan.distinct.push_back(std::move(dd));
+    }
+    const ReplayPlan::Distinct& dd = plan.distinct[(size_t)r.d];
+    if (dd.m.graphs.size() == 1) {
+      r.graph = dd.m.graphs[0], r.why = ReplayPlan::Why::attributed;
+    } else if (dd.m.graphs.size() > 1) {
+      r.why = dd.m.distance > 0 && !dd.m.alike ? ReplayPlan::Why::near_unlike : ReplayPlan::Why::tie_unsettled;
+    } else {
+      r.why = dd.m.candidates < 0 || dd.eager_runs < 0 ? ReplayPlan::Why::unsearched
+              : dd.eager_runs > 1                      ? ReplayPlan::Why::eager_ambiguous
+                                                       : ReplayPlan::Why::no_graph;
+    }
+    plan.replays.push_back(r);
   }
+
+  // Ties: by the replay's place among its step's replays that tie between the same graphs. Its
+  // step: the outermost step annotation above its launch, else the outermost worker frame
+  // (serving_step; as engine_step has them), else the trace. (Each node's answer remembered.)
+  constexpr int32_t kOpen = -2;
+  std::vector<std::array<int32_t, 2>> step_of;  // per node: outermost (annotation, frame) step at or above
+  auto scope_of = [&](int32_t p) -> int64_t {
+    if (p < 0) return -1;
+    if (step_of.empty()) step_of.assign(ev_.size(), {kOpen, kOpen});
+    path.clear();
+    for (int32_t q = p; q >= 0 && step_of[q][0] == kOpen; q = ev_[q].parent) path.push_back(q);
+    for (size_t i = path.size(); i-- > 0;) {
+      const int32_t q = path[i], up = ev_[q].parent;
+      std::array<int32_t, 2> above = up >= 0 ? step_of[up] : std::array<int32_t, 2>{-1, -1};
+      if (above[0] < 0 || above[1] < 0)
+        if (auto st = serving_step(ev_[q].kind, name(ev_[q])))
+          if (above[st->annotation ? 0 : 1] < 0) above[st->annotation ? 0 : 1] = q;
+      step_of[q] = above;
+    }
+    return step_of[p][0] >= 0 ? step_of[p][0] : step_of[p][1];
+  };
+  std::vector<TiedReplay> tied;
+  std::vector<size_t> tied_replay;
+  for (size_t i = 0; i < plan.replays.size(); ++i) {
+    const ReplayPlan::Replay& r = plan.replays[i];
+    if (r.why != ReplayPlan::Why::tie_unsettled) continue;
+    const int32_t launch = std::get<0>(plan.replayed[r.from]);
+    const ReplayMatch& m = plan.distinct[(size_t)r.d].m;
+    tied.push_back({scope_of(ev_[launch].parent), {ev_[launch].ts, launch}, &m.graphs, m.alike});
+    tied_replay.push_back(i);
+  }
+  const std::vector<int32_t> settled = settle_ties_by_order(tied);
+  int64_t first_unsettled = -1;
+  for (size_t t = 0; t < tied.size(); ++t) {
+    ReplayPlan::Replay& r = plan.replays[tied_replay[t]];
+    if (settled[t] >= 0)
+      r.graph = settled[t], r.why = ReplayPlan::Why::attributed;
+    else if (first_unsettled < 0)
+      first_unsettled = (int64_t)t;
+  }
+  // What health shows of why: one unsettled tie (how many replays of its step, between how many
+  // graphs), and one near tie between different graphs.
+  if (first_unsettled >= 0) {
+    const TiedReplay& u = tied[(size_t)first_unsettled];
+    int64_t m = 0;
+    for (const TiedReplay& t : tied) m += t.scope == u.scope && *t.graphs == *u.graphs;
+    const size_t shown = std::min<size_t>(u.graphs->size(), 4);
+    plan.tie_example = fmt::format("e.g. {} replays {} tie between the same {} {}graphs, {}{}", m,
+                                   u.scope >= 0 ? "of one step" : "of the trace (no step recorded)", u.graphs->size(),
+                                   u.alike ? "" : "different ",
+                                   fmt::join(u.graphs->begin(), u.graphs->begin() + (ptrdiff_t)shown, ", "),
+                                   shown < u.graphs->size() ? ", ..." : "");
+  }
+  for (const ReplayPlan::Replay& r : plan.replays)
+    if (r.why == ReplayPlan::Why::near_unlike) {
+      const ReplayMatch& m = plan.distinct[(size_t)r.d].m;
+      plan.near_example =
+          fmt::format("e.g. graphs {} each with {} nodes or events unpaired", fmt::join(m.graphs, ", "), m.distance);
+      break;
+    }
+  return plan;
+}
+
+namespace {
+
+// "name ×count, ..." of the most frequent names (then by name), at most 5, and how many more.
+std::string name_counts(const std::map<std::string, int64_t>& names) {
+  std::vector<std::pair<int64_t, std::string>> by_count;
+  for (const auto& [n, c] : names) by_count.emplace_back(-c, n);
+  std::sort(by_count.begin(), by_count.end());
+  std::string out;
+  for (size_t i = 0; i < by_count.size() && i < 5; ++i)
+    out += fmt::format("{}{} x{}", i ? ", " : "", by_count[i].second, -by_count[i].first);
+  if (by_count.size() > 5) out += fmt::format(" and {} more names", by_count.size() - 5);
+  return out;
+}
+
+}  // namespace
+
+// GPU work replayed by a graph launch hangs under the launch, but the ops that made those kernels
+// ran when the graph was captured. When a capture trace holds the graph (plan_replays), or else
+// the same kernels ran eagerly in this trace, always by the same ops (EagerRuns), each replay gets
+// a copy of those launch calls and what is above them (ops with their shapes, python frames,
+// annotations), placed under the graph launch with its start and zero duration (they took no
+// host time then), and each replayed event hangs under its node's launch call: ancestors,
+// launched(), gpu_time and the perf numbers then read it as eager work, one op instance per
+// replay. The rest is counted with the GPU time it covers.
+void ProfileTreeBuilder::attribute_graph_replays() {
+  if (capture_trace_) return;  // describe_capture_replays, once its graphs are read
+  ReplayPlan plan = plan_replays(captured_, true);
+  if (plan.replayed.empty()) return;
+  const bool have_graphs = captured_ && !captured_->empty() && args_;
+  auto graph_at = [&](int32_t i) -> const CapturedGraph& { return plan.graph_at(captured_, i); };
+  // How each attributed replay's events pair with its graph's nodes (per distinct replay and graph).
+  std::map<std::pair<int32_t, int32_t>, ReplayPairing> pairings;
+  auto pairing = [&](const ReplayPlan::Replay& r) -> const ReplayPairing& {
+    auto [it, fresh] = pairings.try_emplace({r.d, r.graph});
+    if (fresh) {
+      const auto& events = plan.distinct[(size_t)r.d].events;
+      if ((size_t)r.graph < plan.ncap) {
+        it->second = plan.matcher->pair(events, r.graph);
+      } else {  // an eager run: its nodes are the replay's events
+        it->second.node_of.resize(events.size());
+        for (size_t x = 0; x < events.size(); ++x) it->second.node_of[x] = (int32_t)x;
+      }
+    }
+    return it->second;
+  };
+  int64_t full_rows = 0;
+  for (const ReplayPlan::Replay& r : plan.replays)
+    if (r.graph >= 0) full_rows += (int64_t)graph_at(r.graph).rows.size();
+
   // At most as many copied rows as the trace has (and always 1 M): beyond that, ops, annotations
   // and launch calls only; and never more than 4 times that (a capture trace cannot make the
   // load take any memory it likes): the replays past it stay unattributed, counted.
   const int64_t budget = std::max<int64_t>((int64_t)ev_.size(), int64_t{1} << 20);
   const bool frames = full_rows <= budget;
   const int64_t cap = std::min<int64_t>(4 * budget, INT32_MAX - (int64_t)ev_.size());
-  int64_t added = 0, over_cap = 0;
+  int64_t attributed = 0, attributed_ns = 0, left = 0, left_ns = 0, added = 0, over_cap = 0;
+  int64_t exact = 0, by_order = 0, near = 0, near_by_order = 0, from_eager = 0, extra_ns = 0;
+  std::map<ReplayPlan::Why, int64_t> why;
+  std::map<std::string, int64_t> missing_names, extra_names;
+  int64_t missing = 0, extra = 0;
+  int32_t attributed_example = -1, left_example = -1, near_example = -1;
   std::set<int32_t> graphs_used;
-  for (const Replay& r : replays) {
-    const int32_t launch = std::get<0>(replayed[r.from]);
-    bool skip = r.m.graph < 0;
+  auto leave = [&](int32_t g) {
+    ++left, left_ns += gpu_ns_of(ev_[g]);
+    if (left_example < 0 || g < left_example) left_example = g;
+  };
+  for (const ReplayPlan::Replay& r : plan.replays) {
+    const int32_t launch = std::get<0>(plan.replayed[r.from]);
+    bool skip = r.graph < 0;
     if (!skip) {  // once one replay does not fit, none after it is copied
-      const CapturedGraph& g = graph_at(r.m.graph);
+      const CapturedGraph& g = graph_at(r.graph);
       if (over_cap || added + (int64_t)(frames ? g.rows.size() : g.lean_rows.size()) > cap) ++over_cap, skip = true;
+    } else {
+      ++why[r.why];
     }
     if (skip) {
-      for (size_t x = r.from; x < r.to; ++x) {
-        const int32_t g = std::get<2>(replayed[x]);
-        ++left, left_ns += gpu_ns_of(ev_[g]);
-        if (left_example < 0 || g < left_example) left_example = g;
-      }
+      for (size_t x = r.from; x < r.to; ++x) leave(std::get<2>(plan.replayed[x]));
       continue;
     }
     // Copy the graph's capture-time events under the launch (rows may move: no references).
-    const CapturedGraph& graph = graph_at(r.m.graph);
+    const CapturedGraph& graph = graph_at(r.graph);
+    const ReplayPairing& p = pairing(r);
     const std::vector<EventRec>& rows = frames ? graph.rows : graph.lean_rows;
     const int32_t base = (int32_t)ev_.size();
     const EventRec at = ev_[launch];
@@ -460,9 +600,16 @@ void ProfileTreeBuilder::attribute_graph_replays() {
       ev_.push_back(e);
     }
     added += (int64_t)rows.size();
+    int32_t extra_here = 0;
     for (size_t x = r.from; x < r.to; ++x) {
-      const int32_t g = std::get<2>(replayed[x]);
-      const CapturedGraph::Node& node = graph.nodes[(size_t)r.m.node_of[x - r.from]];
+      const int32_t g = std::get<2>(plan.replayed[x]);
+      const int32_t n = p.node_of[x - r.from];
+      if (n < 0) {  // no node launched it: it stays under the graph launch
+        ++extra_here, ++extra_names[brief_name(name(ev_[g]))], extra_ns += gpu_ns_of(ev_[g]);
+        leave(g);
+        continue;
+      }
+      const CapturedGraph::Node& node = graph.nodes[(size_t)n];
       EventRec& e = ev_[g];
       e.parent = base + (frames ? node.row : node.lean_row);
       e.depth = ev_[e.parent].depth + 1;
@@ -470,35 +617,120 @@ void ProfileTreeBuilder::attribute_graph_replays() {
       ++attributed, attributed_ns += gpu_ns_of(e);
       if (attributed_example < 0 || g < attributed_example) attributed_example = g;
     }
-    if (graph.eager_start >= 0) ++from_eager;
-    replayed_graphs_.push_back({launch, graph.eager_start >= 0 ? -1 : r.m.graph, graph.eager_start});
-    graphs_used.insert(r.m.graph);
+    for (int32_t n : p.missing) {
+      const CapturedGraph::Node& node = graph.nodes[(size_t)n];
+      ++missing_names[node.kernel != StringPool::kNone ? brief_name(strings_.get(node.kernel))
+                                                       : std::string(name(graph.rows[(size_t)node.row]))];
+    }
+    missing += (int64_t)p.missing.size(), extra += extra_here;
+    const ReplayPlan::Distinct& dd = plan.distinct[(size_t)r.d];
+    const bool ordered = dd.m.graphs.size() > 1;
+    const char* rule = graph.eager_start >= 0 ? "eager" : dd.m.distance > 0 ? "near" : "exact";
+    if (graph.eager_start >= 0)
+      ++from_eager;
+    else if (dd.m.distance > 0)
+      ++near, near_by_order += ordered;
+    else
+      ++(ordered ? by_order : exact);
+    if (dd.m.distance > 0 && (near_example < 0 || launch < near_example)) near_example = launch;
+    replayed_graphs_.push_back({launch, graph.eager_start >= 0 ? -1 : r.graph, graph.eager_start, rule,
+                                (int32_t)std::max<size_t>(1, dd.m.graphs.size()), (int32_t)p.missing.size(),
+                                extra_here});
+    graphs_used.insert(r.graph);
   }
-  auto share = [&](int64_t ns) { return gpu_time_share(ns, all_ns); };
+  auto share = [&](int64_t ns) { return gpu_time_share(ns, plan.all_ns); };
+  // "a, b, c" of the parts that count something.
+  auto listed = [](std::initializer_list<std::pair<int64_t, std::string>> parts) {
+    std::string out;
+    for (const auto& [n, text] : parts)
+      if (n) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n, text);
+    return out;
+  };
   if (attributed)
     h_.add("graph_replay_attributed", attributed_example,
            fmt::format("GPU events replayed by a graph launch, attributed to the ops that captured them: {}; {} "
-                       "replays of {} graphs ({} of the replays matched to eager runs of the same kernels in this "
-                       "trace), {} capture-time events copied under their graph launches{} (docs/inference.md)",
-                       share(attributed_ns), replayed_graphs_.size(), graphs_used.size(), from_eager, added,
+                       "replays of {} graphs ({}); {} capture-time events copied under their graph launches{} "
+                       "(docs/inference.md)",
+                       share(attributed_ns), replayed_graphs_.size(), graphs_used.size(),
+                       listed({{exact, "matched one graph exactly"},
+                               {by_order,
+                                "matched several equally and took one by their place in their step (the "
+                                "order rule)"},
+                               {near, fmt::format("matched all but a few nodes of one graph: near-exact{}",
+                                                  near_by_order ? fmt::format(", {} of them by their place among "
+                                                                              "alike graphs",
+                                                                              near_by_order)
+                                                                : "")},
+                               {from_eager, "matched an eager run of the same kernels in this trace"}}),
+                       added,
                        frames ? ""
                               : fmt::format(" (python frames left out: with them, {} rows, more than the trace's own)",
                                             full_rows)),
            attributed);
-  if (left)
+  if (near)
+    h_.add("graph_replay_near_exact", near_example,
+           fmt::format("graph replays attributed to the graph whose nodes all but a few of their GPU events pair with "
+                       "(at most 1 per 32 nodes; docs/inference.md): {} graph nodes ran no GPU event{}{}; {} GPU "
+                       "events paired with no node and stay under the graph launch{}{}",
+                       missing, missing ? ": " : "", name_counts(missing_names), extra,
+                       extra ? fmt::format(" ({}): ", share(extra_ns)) : "", name_counts(extra_names)),
+           near);
+  if (left) {
+    auto n = [&](ReplayPlan::Why w) {
+      auto it = why.find(w);
+      return it == why.end() ? int64_t{0} : it->second;
+    };
+    const std::string of_replays = listed(
+        {{n(ReplayPlan::Why::no_graph), "match no captured graph nor eager run"},
+         {n(ReplayPlan::Why::tie_unsettled),
+          fmt::format("match several graphs equally, and the order rule cannot pair them with those graphs (alike "
+                      "graphs: their step's or trace's replays of them are not a multiple of their number; "
+                      "different graphs: not exactly their number in one recorded step): {}",
+                      plan.tie_example)},
+         {n(ReplayPlan::Why::near_unlike),
+          fmt::format("are equally close to several different graphs (near-exact: not guessed; {})",
+                      plan.near_example)},
+         {n(ReplayPlan::Why::eager_ambiguous), "match eager runs of the same kernels by different ops or shapes"},
+         {n(ReplayPlan::Why::unsearched), "were not searched (the search's budget ran out)"},
+         {over_cap, fmt::format("would copy more than {} rows", cap)}});
+    std::string reasons = of_replays.empty() ? "" : "of their replays, " + of_replays;
+    if (extra)
+      reasons += fmt::format("{}{} are GPU events of near-exact replays that no node of their graph launched",
+                             reasons.empty() ? "" : "; ", extra);
     h_.add("graph_replay_unattributed", left_example,
-           fmt::format(
-               "GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
-               "(the ops report counts them under the graph launch call, or the op above it, with no shapes nor perf "
-               "model; gemm, sdpa and the roofline leave them out): {}; of their replays, {} match "
-               "no captured graph nor eager run, {} match several equally{}{}{} (view graph_replay; "
-               "docs/inference.md)",
-               share(left_ns), unmatched, ambiguous,
-               unsearched ? fmt::format(", {} not searched for eager runs (the search's budget ran out)", unsearched)
-                          : std::string(),
-               over_cap ? fmt::format(", {} would copy more than {} rows", over_cap, cap) : std::string(),
-               have_graphs ? "" : "; no capture trace given (--capture)"),
+           fmt::format("GPU events replayed by a CUDA / HIP graph launch, not attributed to the ops that captured them "
+                       "(the ops report counts them under the graph launch call, or the op above it, with no shapes "
+                       "nor perf model; gemm, sdpa and the roofline leave them out): {}; {}{} (view graph_replay; "
+                       "docs/inference.md)",
+                       share(left_ns), reasons, have_graphs ? "" : "; no capture trace given (--capture)"),
            left);
+  }
+}
+
+// The capture trace's own replays (vLLM and xDiT replay a graph right after capturing it): not
+// loaded, nor attributed; whether they run what the graphs read from this trace hold tells the
+// user how far its replays in the served trace can be trusted to match.
+void ProfileTreeBuilder::describe_capture_replays(const std::vector<CapturedGraph>& graphs) {
+  ReplayPlan plan = plan_replays(&graphs, false);
+  if (plan.replayed.empty()) return;
+  int64_t replayed_ns = 0, exact = 0, near = 0, tied = 0, none = 0;
+  for (const auto& r : plan.replayed) replayed_ns += gpu_ns_of(ev_[std::get<2>(r)]);
+  for (const ReplayPlan::Replay& r : plan.replays) {
+    if (r.graph < 0) {
+      ++none;
+      continue;
+    }
+    const ReplayMatch& m = plan.distinct[(size_t)r.d].m;
+    ++(m.distance > 0 ? near : exact);
+    tied += m.graphs.size() > 1;
+  }
+  h_.add("graph_replay_in_capture_trace", std::get<2>(plan.replayed.front()),
+         fmt::format("GPU events the capture trace's own graph launches replayed (a capture trace is read for its "
+                     "graphs, not loaded: these are neither kept nor attributed): {}, {} replays; of those, {} run "
+                     "a graph read from this trace exactly, {} all but a few of its nodes, {} none ({} of them "
+                     "matched by their place among equal graphs; docs/inference.md)",
+                     gpu_time_share(replayed_ns, plan.all_ns), plan.replays.size(), exact, near, none, tied),
+         (int64_t)plan.replayed.size());
 }
 
 // HTA's rule: a root on another thread of a process (the autograd engine's backward thread,

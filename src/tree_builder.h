@@ -25,12 +25,21 @@ class ProfileTreeBuilder {
   ProfileTreeBuilder(LoadedTrace& trace, const StringPool& strings, Health& health, const TextArena* args = nullptr,
                      const std::vector<CapturedGraph>* captured = nullptr)
       : t_(trace), ev_(trace.rows), strings_(strings), h_(health), args_(args), captured_(captured) {}
+  // A capture trace (--capture) is read for its graphs, not loaded: build() leaves its own graph
+  // replays (the engine's warm-up after capturing) alone, and describe_capture_replays says in
+  // health whether they match the graphs read from it (`graphs`: captured_graphs of this trace).
+  void set_capture_trace() { capture_trace_ = true; }
   void build();
+  void describe_capture_replays(const std::vector<CapturedGraph>& graphs);
   const std::vector<LaunchLink>& launches() const { return launches_; }
   // Each graph launch whose replay was attributed: the captured graph (index) it ran, or -1 and
-  // the first GPU row of the eager run it matched.
+  // the first GPU row of the eager run it matched; how (rule: "exact", "near" or "eager"), among
+  // how many graphs that matched it equally its place chose (tied; 1: none), and how many of the
+  // graph's nodes ran no GPU event (missing) and of its GPU events paired with no node (extra).
   struct ReplayedGraph {
     int32_t launch, graph, eager_start;
+    const char* rule;
+    int32_t tied, missing, extra;
   };
   const std::vector<ReplayedGraph>& replayed_graphs() const { return replayed_graphs_; }
 
@@ -43,6 +52,8 @@ class ProfileTreeBuilder {
   void compute_depths();
   void assign_steps();
   void link_backward_to_forward(Health& h);
+  struct ReplayPlan;
+  ReplayPlan plan_replays(const std::vector<CapturedGraph>* graphs, bool eager_runs);
   void attribute_graph_replays();
   void find_launchers();
   void build_children();
@@ -59,6 +70,7 @@ class ProfileTreeBuilder {
   Health& h_;
   const TextArena* args_;
   const std::vector<CapturedGraph>* captured_;
+  bool capture_trace_ = false;
   std::vector<LaunchLink> launches_;
   std::vector<ReplayedGraph> replayed_graphs_;
   std::unordered_map<int32_t, int32_t> graph_launch_of_;  // attributed GPU row -> its graph launch
