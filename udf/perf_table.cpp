@@ -573,9 +573,14 @@ void compute(Input& in, PerfTable& t) {
   }
   if (order.size() < n) find_loops(in, t, order);
 
-  // Bottom-up: GPU events below (0, 1, 2 = more), the families of the ops modeled below, and the
-  // union of the GPU intervals at or below (kept per row until its parent takes it).
-  std::vector<uint8_t> gpu_below(n, 0);
+  // Bottom-up: GPU events below (0, 1, 2 = more), kernels below that are not copies or fills (the
+  // same, counting only GpuClass compute and communication), the families of the ops modeled
+  // below, and the union of the GPU intervals at or below (kept per row until its parent takes it).
+  std::vector<uint8_t> gpu_below(n, 0), kernels_below(n, 0);
+  auto kernel_work = [&](uint32_t r) {
+    const GpuClass c = t.gpu_class(r, GpuRule::tlsql);
+    return c == GpuClass::compute || c == GpuClass::communication;
+  };
   std::vector<uint32_t> family_below(n, 0);
   using Intervals = std::vector<std::pair<int64_t, int64_t>>;
   std::vector<uint32_t> list_of(n, PerfTable::kNone);  // a row's list in `lists`, until its parent takes it
@@ -616,6 +621,7 @@ void compute(Input& in, PerfTable& t) {
     for (uint32_t k = start[r]; k < start[r + 1]; ++k) {
       const uint32_t c = kids[k];
       gpu_below[r] = (uint8_t)std::min(2, gpu_below[r] + gpu_below[c] + (is_gpu_work(in.kind[c]) ? 1 : 0));
+      kernels_below[r] = (uint8_t)std::min(2, kernels_below[r] + kernels_below[c] + (kernel_work(c) ? 1 : 0));
       if (is_gpu_work(in.kind[c]))
         work_below[r] |= in.kind[c] == Kind::memcpy && facts.link_copy(in.name[c]) ? kLink : kLocal;
       work_below[r] |= work_below[c];
@@ -660,17 +666,20 @@ void compute(Input& in, PerfTable& t) {
     }
     return own_to_model[o];
   };
+  // A kernel takes the model of the nearest op at or above its launcher that has one, if that op
+  // launched no other kernel. Copies and fills do not count: cuBLAS clears its workspace with a
+  // Memset beside every GEMM (aten::mm on H100), a copy may stage an operand, and neither is the
+  // op's arithmetic; a second kernel (compute or communication) would share the op's numbers.
   for (size_t r = 0; r < n; ++r) {
     if (t.flags[r] & PerfTable::looped) continue;
     if (in.kind[r] == Kind::kernel) {
-      // The nearest op at or above the launcher with a model, if it launched nothing else.
       const uint32_t l = launcher[r];
       for (int64_t c = l == PerfTable::kNone ? int64_t{-1} : (int64_t)l; c >= 0; c = in.parent[(size_t)c]) {
         if (t.flags[(size_t)c] & PerfTable::looped) {
           t.flags[r] |= PerfTable::looped, t.loop_uid[r] = t.loop_uid[(size_t)c];
           break;
         }
-        if (in.kind[(size_t)c] != Kind::cpu_op || gpu_below[(size_t)c] > 1) break;
+        if (in.kind[(size_t)c] != Kind::cpu_op || kernels_below[(size_t)c] > 1) break;
         if (facts.has_model(in.name[(size_t)c])) {
           t.model[r] = innermost((uint32_t)c);
           if (t.model[r] != PerfTable::kNone) t.flags[r] |= PerfTable::from_launcher;

@@ -8,7 +8,8 @@
 //     same family below it is modeled (the op doing the work carries the numbers, so sums count
 //     each FLOP once);
 //   - a kernel takes the model of the nearest op at or above its launcher that has a model and
-//     launched nothing else;
+//     launched no other kernel (memcpys and memsets beside it, gpu_class.h, do not count: cuBLAS's
+//     workspace Memset beside every GEMM);
 //   - inductor-augmented events (kernel_flop / kernel_num_gb args) carry their own numbers;
 //   - gpu_ns: an event's own interval for GPU work, else the union of the GPU work below it;
 //   - counted: modeled and kernel-launching ops, and runtime calls launching with no op above

@@ -17,7 +17,9 @@ work = os.path.join(work, "perf_table_rules")
 os.makedirs(work, exist_ok=True)
 traces = [os.path.join(data, t) for t in ("tracelens_h100_bert_small_uncased.json.gz", "hta_backward_thread.json",
                                           "fx_markers.json", "gpu_time.json")]
+# (Qwen on H100: every aten::mm / addmm launches a cuBLAS workspace Memset beside its GEMM kernel.)
 traces += [os.path.join(shared, "traces", t) for t in ("tracelens/mi300/resnet_act_checkpoint.json.gz",
+                                                      "tracelens/h100/Qwen1.5_0.5B_chat.json.gz",
                                                       "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz",
                                                       "a100_switch_moe_batch4.json.gz")]
 GPU = {"kernel", "memcpy", "memset"}
@@ -93,15 +95,50 @@ def expected(rows, launchers):
     return gpu, counted, marker, path, inclusive
 
 
+def kernel_sources(rows, links):
+    """The kernels whose numbers come from an op (perf_source 'launcher'): the nearest op at or above
+    the launch whose name has a model, if it keeps that model itself and launched no other kernel.
+    Memcpys and memsets do not count as other work (issue 40, item 2: cuBLAS's workspace Memset
+    beside each GEMM on H100). Returns {kernel uid: op uid} for the kernels that take an op's."""
+    by_uid = {r["uid"]: r for r in rows}
+    below = {}  # kernels at or below each row (0, 1, 2 = more)
+    kids = {}
+    for r in rows:
+        if r["parent"] in by_uid:
+            kids.setdefault(r["parent"], []).append(r["uid"])
+    roots = [u for u, r in by_uid.items() if r["parent"] not in by_uid]
+    order, stack = [], list(roots)
+    while stack:
+        u = stack.pop()
+        order.append(u)
+        stack.extend(kids.get(u, []))
+    for u in reversed(order):
+        below[u] = min(2, (by_uid[u]["kind"] == "kernel") + sum(below[k] for k in kids.get(u, [])))
+    out = {}
+    for gpu, launcher in links.items():
+        if by_uid.get(gpu, {}).get("kind") != "kernel":
+            continue
+        c = launcher
+        while c in by_uid and by_uid[c]["kind"] == "cpu_op" and below[c] <= 1:
+            if by_uid[c]["has_model"] == "1":
+                if by_uid[c]["src"] == "model":
+                    out[gpu] = c
+                break
+            c = by_uid[c]["parent"]
+    return out
+
+
 def same(got, want):
     return (not got and want is None) or (got and want is not None and abs(float(got) - want) <= 1e-9 * max(1.0, abs(want)))
 
 
 SQL = ("SELECT uid, parent, trace, kind, name, ts, end, perf_source(uid) IN ('model', 'inductor') AS modeled, "
        "perf_source(uid) AS src, flops(uid) AS f, bytes(uid) AS b, "
-       "gpu_time(uid) AS gpu, counted(uid) AS counted, marker(uid) AS marker, marker_path(uid) AS path "
+       "gpu_time(uid) AS gpu, counted(uid) AS counted, marker(uid) AS marker, marker_path(uid) AS path, "
+       "has_perf_model(name) AS has_model "
        "FROM event ORDER BY uid")
 summed = 0  # rows checked for inclusive numbers, over every trace
+kernels_with_numbers = 0
 for trace in traces:
     name = os.path.basename(trace)
     if not os.path.exists(trace):
@@ -133,6 +170,15 @@ for trace in traces:
         summed += len(inclusive)
         check(not bad,
               f"{what}: {len(inclusive)} rows report the sum of the numbers beneath them (first bad: {bad[:3]})")
+        links = {r["gpu"]: r["launcher"] for r in query(target, "SELECT gpu, launcher FROM launch_link")}
+        takes = kernel_sources(rows, links)
+        bad = [r["uid"] for r in rows if r["kind"] == "kernel" and r["src"] != "inductor"
+               and ((r["src"] == "launcher") != (r["uid"] in takes)
+                    or (r["uid"] in takes and not (same(r["f"], float(by[takes[r["uid"]]]["f"]) if by[takes[r["uid"]]]["f"] else None)
+                                                   and same(r["b"], float(by[takes[r["uid"]]]["b"]) if by[takes[r["uid"]]]["b"] else None))))]
+        check(not bad, f"{what}: {len(takes)} kernels take their op's numbers, memsets and memcpys beside them "
+                       f"not counting as other work (first bad: {bad[:3]})")
+        kernels_with_numbers += len(takes)
         bad = [r["uid"] for r in rows if r["marker"] != marker[r["uid"]] or r["path"] != path[r["uid"]]]
         check(not bad, f"{what}: marker / marker_path = the ## ... ## events above (first bad: {bad[:3]})")
         # trace_stats: per trace, events per kind; over events with a start: first start, last end, steps
