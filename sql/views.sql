@@ -50,9 +50,11 @@ CREATE VIEW IF NOT EXISTS @schema.graph_replay AS
   WHERE is_graph_launch(r.name);
 
 -- Communication kernels (gpu_class: NCCL / RCCL, vLLM's custom all-reduce, ...) with what the
--- collectives and overlap reports read of them. coll: the kernel's "Collective name" arg, else the
--- word after nccl(Dev)Kernel_ in its name (AllReduce, AllGather, ReduceScatter, SendRecv, ...),
--- else AllReduce for a custom all-reduce (a name with "reduce"), else the kernel's short name. pg:
+-- collectives and overlap reports read of them. coll: collective_name (udf/gpu_class.h: one
+-- spelling, AllReduce, AllGather, ...) of the kernel's "Collective name" arg, else of its name
+-- (ncclDevKernel_AllGather_..., cross_device_reduce_...), else of the nearest op above it that
+-- names one (RCCL's ncclDevKernel_Generic runs every collective: nccl:broadcast above it says
+-- which), else the kernel's short name. pg:
 -- "Process Group Name" ('' if not recorded); group_ranks: "Process Group Ranks" (JSON array);
 -- bytes: "In msg nelems" x dtype bytes (max of in / out, for all-gather), NULL when not recorded.
 -- phase: the training phase of the op that launched it: optimizer under an Optimizer.* range
@@ -69,11 +71,12 @@ SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
                             JOIN event ae ON ae.uid = a.uid
                             WHERE ae.fwd IS NOT NULL OR ae.name LIKE 'autograd::engine::evaluate_function%')
             THEN 'backward' ELSE 'forward' END AS phase,
-       coalesce(k.args ->> '$."Collective name"',
-                CASE WHEN instr(k.name, 'Kernel_') > 0
-                     THEN substr(k.name, instr(k.name, 'Kernel_') + 7,
-                                 instr(substr(k.name, instr(k.name, 'Kernel_') + 7) || '_', '_') - 1)
-                     WHEN k.name LIKE '%reduce%' THEN 'AllReduce' ELSE short_name(k.name) END) AS coll,
+       coalesce(collective_name(k.args ->> '$."Collective name"'), collective_name(k.name),
+                (SELECT collective_name(ae.name) FROM ancestors(k.uid, (SELECT name FROM tlsql_schema)) a
+                 JOIN event ae ON ae.uid = a.uid
+                 WHERE ae.kind IN ('cpu_op', 'annotation') AND op_category(ae.name) = 'comm'
+                       AND collective_name(ae.name) IS NOT NULL LIMIT 1),
+                short_name(k.name)) AS coll,
        coalesce(k.args ->> '$."Process Group Name"', '') AS pg, k.args ->> '$."Process Group Ranks"' AS group_ranks,
        k.args ->> '$."Group size"' AS group_size, k.args ->> '$.dtype' AS dtype,
        max(coalesce(k.args ->> '$."In msg nelems"', 0), coalesce(k.args ->> '$."Out msg nelems"', 0))
