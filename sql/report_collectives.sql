@@ -8,7 +8,8 @@
 -- rank that started last. Both compare timestamps of different traces, so they are given only
 -- where those can be compared: with two ranks or more, and when the ranks' kernels of the instance
 -- overlap in time (a collective runs on every rank at once: kernels that do not overlap mean the
--- traces' clocks differ, or the n-th instances are not the same collective). note: why not.
+-- traces' clocks differ, or the n-th instances are not the same collective). note: why not (one
+-- rank loaded; only one rank ran this instance; the kernels do not overlap).
 WITH n AS MATERIALIZED (
   SELECT uid, trace, coalesce(rank, trace) AS who, ts, dur, coll, pg, group_size, dtype, bytes,
          row_number() OVER (PARTITION BY trace, pg, coll ORDER BY ts, uid) AS seq
@@ -27,7 +28,9 @@ SELECT i.coll AS collective, i.pg AS process_group, i.seq, i.ranks, i.dtype, i.b
                                               THEN 1.0 * (i.group_n - 1) / i.group_n ELSE 1 END, 3) AS busbw_gbps,
        CASE WHEN i.ranks > 1 AND i.overlap THEN round(i.skew / 1e3, 3) END AS skew_us,
        CASE WHEN i.ranks > 1 AND i.overlap THEN i.last_rank END AS straggler_rank,
-       CASE WHEN i.ranks = 1 THEN 'one rank: skew and straggler need the traces of the other ranks'
+       CASE WHEN i.ranks = 1 AND (SELECT count(DISTINCT who) FROM n) = 1
+            THEN 'one rank: skew and straggler need the traces of the other ranks'
+            WHEN i.ranks = 1 THEN 'only one of the loaded ranks ran this instance: nothing to compare'
             WHEN NOT i.overlap
             THEN printf('the ranks'' kernels do not overlap in time (starts %.3f ms apart): their clocks differ, '
                         || 'or the instances do not match; no skew, no straggler', i.skew / 1e6) END AS note

@@ -8,4 +8,6 @@
 --    200050, 108950 µs before rank 1 started: a collective cannot do that, the clocks differ.
 --    latency 50 µs; algbw = 4000 B / 50000 ns = 0.08 GB/s; busbw = 0.08 x 2(2-1)/2 = 0.08;
 --    skew and straggler NULL, the note says why, with the start gap 309000 - 200000 µs = 109.000 ms.
+-- 3. Broadcast on rank 0 only (10 Float = 40 bytes, 5 µs): latency 5; algbw = 40 / 5000 = 0.008;
+--    busbw x 1 = 0.008; one rank ran it while two are loaded: no skew, the note says so.
 .report collectives
