@@ -119,7 +119,8 @@ CREATE VIEW IF NOT EXISTS @schema.memory_alloc AS
 SELECT m.*, (SELECT a.uid FROM ancestors(m.uid, (SELECT name FROM tlsql_schema)) a
              WHERE a.kind = 'cpu_op' LIMIT 1) AS op,
        CASE WHEN m.addr IS NOT NULL
-            THEN m.bytes > 0 AND lead(m.bytes) OVER (PARTITION BY m.trace, m.device, m.addr ORDER BY m.ts, m.uid) IS NULL
+            THEN m.bytes > 0
+                 AND lead(m.bytes) OVER (PARTITION BY m.trace, m.device, m.addr ORDER BY m.ts, m.uid) IS NULL
        END AS never_freed
 FROM memory_event m;
 
