@@ -1,6 +1,20 @@
 -- What a canned report covers where its parameters leave it unsaid: the shell prints this on
 -- stderr ("REPORT: NOTE") before the report's rows, one line; NULL: nothing to say. A note that
 -- fails prints nothing (the report then says what failed). empty_report.sql explains empty ones.
+WITH model_cover(note) AS (
+  WITH c AS (SELECT o.uid, o.name, p.gpu_ns, p.flops IS NOT NULL AS modeled
+             FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
+             WHERE p.counted = 1 AND p.gpu_ns > 0
+               AND (@report IS NOT 'mfu' OR (o.step IS NOT NULL AND (@rank IS NULL OR o.trace IN
+                                              (SELECT id FROM trace WHERE rank = @rank))))),
+  total AS (SELECT 100.0 * total(gpu_ns) FILTER (WHERE modeled) / total(gpu_ns) AS pct, total(gpu_ns) AS ns FROM c),
+  gap AS (SELECT name, total(gpu_ns) AS ns, min(uid) AS uid FROM c WHERE NOT modeled
+          GROUP BY name ORDER BY total(gpu_ns) DESC LIMIT 1)
+  SELECT printf('%.0f%% of the GPU time ran in ops with a FLOPs model; the rest adds no FLOPs to %s '
+                || '(the largest part: %s, %.0f%%%s)',
+                t.pct, CASE @report WHEN 'mfu' THEN 'MFU' ELSE 'the TFLOP/s figures' END, g.name, 100.0 * g.ns / t.ns,
+                coalesce((SELECT ', no model: ' || model_gap(e.name, e.args) FROM event e WHERE e.uid = g.uid), ''))
+  FROM total t, gap g WHERE t.pct < 50)
 SELECT CASE @report
   -- critical_path: the rank, the annotation occurrence and the path against its window, and
   -- whether the path starts at a wait that weighs nothing: a blocking call whose GPU work is not
@@ -31,4 +45,11 @@ SELECT CASE @report
                                         ELSE 'no cuda_sync event links it to the GPU work it waited for' END)
                      FROM w), '')
     FROM s WHERE s.id IS NOT NULL)
+  -- mfu, ops, summary: when under half of the counted GPU time (counted_op; mfu: in its steps and
+  -- @rank) ran in ops with a FLOPs model, the FLOP/s figures speak for the smaller part: say so,
+  -- with the op name holding most of the rest and why it has none where the trace says
+  -- (model_gap). (Communication has no FLOPs by nature: it is named, not excused.)
+  WHEN 'mfu' THEN (SELECT note FROM model_cover)
+  WHEN 'ops' THEN (SELECT note FROM model_cover)
+  WHEN 'summary' THEN (SELECT note FROM model_cover)
 END;

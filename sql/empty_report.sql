@@ -10,18 +10,25 @@ SELECT CASE
     CASE WHEN NOT EXISTS (SELECT 1 FROM op, family WHERE op_category(op.name) LIKE family.cat || '%')
            THEN 'no ' || (SELECT cat FROM family) || ' ops in this trace'
          WHEN NOT (SELECT yes FROM shapes) THEN 'no Input Dims: record with record_shapes=True'
+         WHEN NOT (SELECT yes FROM gpu_work) THEN 'no GPU events (kernels, memcpys, memsets): the sheet lists GPU work'
+         WHEN @report = 'conv' AND EXISTS (SELECT 1 FROM op WHERE op_category(name) LIKE 'CONV%'
+                                                             AND model_gap(name, args) = 'Concrete Inputs missing')
+           THEN 'no CONV op has a FLOPs model: Concrete Inputs missing (stride, padding, dilation: '
+                || 'recorded from PyTorch 1.13 on)'
          ELSE 'no ' || (SELECT cat FROM family) || ' op has a FLOPs model for its recorded shapes (docs/perf_models.md)'
     END
-  WHEN @report IN ('temporal', 'idle', 'timeline', 'collectives', 'launch', 'optimizable', 'kernels')
+  WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op) THEN 'no ops (cpu_op events) in this trace'
+  WHEN @report IN ('temporal', 'idle', 'timeline', 'collectives', 'launch', 'optimizable', 'kernels', 'ops')
        AND NOT (SELECT yes FROM gpu_work) THEN 'no GPU events (kernels, memcpys, memsets) in this trace'
   WHEN @report IN ('temporal', 'idle', 'launch') AND coalesce(@steps, 'complete') <> 'all'
     THEN 'no GPU work in the chosen ProfilerSteps: set @steps ''all'''
+  WHEN @report = 'kernels' AND coalesce(@steps, 'all') <> 'all'
+    THEN 'no kernels in the chosen ProfilerSteps: set @steps ''all'''
   WHEN @report = 'collectives' THEN 'no communication kernels (NCCL / RCCL, custom all-reduce) in this trace'
   WHEN @report = 'fx' THEN 'no "## ... ##" markers (FX nodes, record_function ranges of compiled graphs) above any op'
   WHEN @report = 'optimizable'
     THEN 'no falling phase of the GPU queue (a peak of 4 or more queued kernels draining to 0): nothing to rank'
   WHEN @report = 'launch' THEN 'no GPU work linked to a launch call in this trace'
-  WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op) THEN 'no ops (cpu_op events) in this trace'
   WHEN @report = 'cpu_ops'
     THEN 'no host ops (cpu_op, annotation, runtime or driver events with a duration) in this trace'
   WHEN @report IN ('memory', 'memory_ops', 'memory_leaks') AND NOT EXISTS (SELECT 1 FROM memory_event)

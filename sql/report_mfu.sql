@@ -4,7 +4,11 @@
 -- peak_tflops that GPU's peak for them (gpu_spec); dtype_flops_pct their share. mfu_pct: all the
 -- step's model FLOPs per wall second (the ProfilerStep's duration) against that peak;
 -- busy_mfu_pct: the same per second of GPU busy time (the union of the GPU work the step
--- launched). docs/reports.md.
+-- launched). modeled_gpu_pct: the share of the step's counted GPU time (counted_op: ops and the
+-- launch calls that are their own launchers, each GPU ns once) in ops with a FLOPs model; the
+-- rest adds no FLOPs (custom kernels, unrecorded shapes: MFU undercounts them; communication has
+-- none to count). The shell says so on stderr below 50.
+-- docs/reports.md.
 WITH steps AS (
   SELECT e.trace, e.step, e.ts, e.dur FROM event e
   WHERE e.kind IN ('annotation', 'cpu_op') AND e.step IS NOT NULL AND e.name = 'ProfilerStep#' || e.step),
@@ -21,9 +25,15 @@ dominant AS (
                         row_number() OVER (PARTITION BY trace, step ORDER BY f DESC, dtype, units) AS r
                  FROM ops)
   WHERE r = 1),
-gpu AS (SELECT trace, step, union_ns(ts, end) AS busy FROM gpu_steps WHERE step IS NOT NULL GROUP BY trace, step)
+gpu AS (SELECT trace, step, union_ns(ts, end) AS busy FROM gpu_steps WHERE step IS NOT NULL GROUP BY trace, step),
+cover AS (
+  SELECT o.trace, o.step, perf_sum(o.uid) AS s
+  FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
+  WHERE p.counted = 1 AND p.gpu_ns > 0 AND o.step IS NOT NULL
+  GROUP BY o.trace, o.step)
 SELECT s.step, round(s.dur / 1e6, 3) AS wall_ms, round(g.busy / 1e6, 3) AS gpu_busy_ms,
-       round(100.0 * g.busy / s.dur, 2) AS gpu_busy_pct, round(t.f / 1e12, 6) AS model_tflop, d.dtype, d.units,
+       round(100.0 * g.busy / s.dur, 2) AS gpu_busy_pct, round(t.f / 1e12, 6) AS model_tflop,
+       round(100.0 * (c.s ->> 'modeled_ns') / (c.s ->> 'gpu_ns'), 2) AS modeled_gpu_pct, d.dtype, d.units,
        round(100.0 * d.f / t.f, 1) AS dtype_flops_pct, d.peak AS peak_tflops,
        round(t.f / s.dur / 1e3, 3) AS achieved_tflops, round(100.0 * t.f / s.dur / 1e3 / d.peak, 2) AS mfu_pct,
        round(t.f / g.busy / 1e3, 3) AS busy_tflops, round(100.0 * t.f / g.busy / 1e3 / d.peak, 2) AS busy_mfu_pct,
@@ -32,5 +42,6 @@ FROM steps s JOIN trace r ON r.id = s.trace
 LEFT JOIN total t ON t.trace = s.trace AND t.step = s.step
 LEFT JOIN dominant d ON d.trace = s.trace AND d.step = s.step
 LEFT JOIN gpu g ON g.trace = s.trace AND g.step = s.step
+LEFT JOIN cover c ON c.trace = s.trace AND c.step = s.step
 WHERE @rank IS NULL OR r.rank = @rank
 ORDER BY s.trace, s.step;

@@ -1,22 +1,28 @@
--- per op and category: count, GPU time and share, GFLOPs, TFLOP/s, TB/s, FLOPs/byte, achieved %, bound (TraceLens ops summary); @top rows, @iteration / @phase
+-- per op and category: instances that ran GPU work, GPU time and share, GFLOP, TFLOP/s, TB/s, FLOPs/byte, achieved %, bound, modeled_gpu_pct, note (TraceLens ops summary); @top rows, @iteration / @phase
+-- The counted ops (counted_op: each GPU ns once) that ran GPU work: count is how many, so gpu_us /
+-- count is a mean (an op that ran on the host adds no GPU time; counted_op still holds it). The
+-- figures are perf_sum's (udf/perf_sum.h; docs/reports.md "Column names"): gflop the FLOPs
+-- summed, tflops / tbps those of the instances that have them over their GPU time;
+-- modeled_gpu_pct: the share of the row's GPU time in instances with a FLOPs model; note: why the
+-- first instance without one has none, where the trace says (model_gap: 'no model: Concrete
+-- Inputs missing').
 -- @iteration / @phase: only the ops inside those serving-engine steps (engine_step_member; phase 'prefill',
 -- 'decode' or 'mixed'). Unfiltered this is op_summary's rollup (the view, for queries): keep the
 -- two alike; tests/shell/engine_steps.py checks they give the same rows.
 -- (One grouping pass over the scan: the total for gpu_pct is a window over the groups, where a
 -- materialized CTE read twice cost a copy of every counted row and twice the time.)
-SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
-       round(100.0 * sum(ns) / sum(sum(ns)) OVER (), 2) AS gpu_pct,
-       round(sum(f) / 1e9, 6) AS gflops, round(sum(f) / sum(ns) / 1e3, 3) AS tflops,
-       round(sum(b) / sum(ns) / 1e3, 4) AS tbps, round(sum(f) / sum(b), 3) AS flops_per_byte,
-       round(avg(pct), 2) AS achieved_pct,
-       CASE WHEN sum(b) > 0 AND avg(ridge) IS NOT NULL
-            THEN CASE WHEN sum(f) / sum(b) >= avg(ridge) THEN 'compute' ELSE 'memory' END END AS bound
-FROM (SELECT o.name, op_category(o.name) AS category, p.gpu_ns AS ns, p.flops AS f, p.bytes AS b,
-             p.achieved_pct AS pct, p.peak_tflops / p.peak_tbps AS ridge
+SELECT name, category, count, gpu_us, gpu_pct, round((s ->> 'flops') / 1e9, 6) AS gflop,
+       round(s ->> 'tflops', 3) AS tflops, round(s ->> 'tbps', 4) AS tbps,
+       round(s ->> 'intensity', 3) AS flops_per_byte, round(s ->> 'achieved_pct', 2) AS achieved_pct,
+       s ->> 'bound' AS bound, round(100.0 * (s ->> 'modeled_ns') / (s ->> 'gpu_ns'), 2) AS modeled_gpu_pct,
+       (SELECT 'no model: ' || model_gap(e.name, e.args) FROM event e WHERE e.uid = gap_uid) AS note
+FROM (SELECT o.name, op_category(o.name) AS category, count(*) AS count, round(sum(p.gpu_ns) / 1e3, 3) AS gpu_us,
+             round(100.0 * sum(p.gpu_ns) / sum(sum(p.gpu_ns)) OVER (), 2) AS gpu_pct, perf_sum(o.uid, 'main') AS s,
+             min(CASE WHEN p.flops IS NULL THEN o.uid END) AS gap_uid
       FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
-      WHERE p.counted = 1
+      WHERE p.counted = 1 AND p.gpu_ns > 0
         AND ((@iteration IS NULL AND @phase IS NULL)
              OR o.uid IN (SELECT uid FROM engine_step_member
-                          WHERE (@iteration IS NULL OR iteration = @iteration) AND (@phase IS NULL OR phase = @phase))))
-GROUP BY name, category
+                          WHERE (@iteration IS NULL OR iteration = @iteration) AND (@phase IS NULL OR phase = @phase)))
+      GROUP BY o.name, category)
 ORDER BY gpu_us DESC LIMIT coalesce(@top, 50);

@@ -253,18 +253,18 @@ SELECT o.uid, o.name, op_category(o.name) AS category, o.input_dims, o.input_typ
 FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
 WHERE p.counted = 1;
 
--- Per op name and category over counted_op: the ops report (.report ops) as a view.
+-- Per op name and category over counted_op: the ops report (.report ops) as a view (its comments
+-- say what each column is; keep the two alike).
 CREATE VIEW IF NOT EXISTS @schema.op_summary AS
-SELECT name, category, count(*) AS count, round(sum(ns) / 1e3, 3) AS gpu_us,
-       round(100.0 * sum(ns) / sum(sum(ns)) OVER (), 2) AS gpu_pct,
-       round(sum(f) / 1e9, 6) AS gflops, round(sum(f) / sum(ns) / 1e3, 3) AS tflops,
-       round(sum(b) / sum(ns) / 1e3, 4) AS tbps, round(sum(f) / sum(b), 3) AS flops_per_byte,
-       round(avg(pct), 2) AS achieved_pct,
-       -- the roofline side of the op's totals: intensity against the GPU's ridge point
-       CASE WHEN sum(b) > 0 AND avg(ridge) IS NOT NULL
-            THEN CASE WHEN sum(f) / sum(b) >= avg(ridge) THEN 'compute' ELSE 'memory' END END AS bound
-FROM (SELECT o.name, op_category(o.name) AS category, p.gpu_ns AS ns, p.flops AS f, p.bytes AS b,
-             p.achieved_pct AS pct, p.peak_tflops / p.peak_tbps AS ridge
+SELECT name, category, count, gpu_us, gpu_pct, round((s ->> 'flops') / 1e9, 6) AS gflop,
+       round(s ->> 'tflops', 3) AS tflops, round(s ->> 'tbps', 4) AS tbps,
+       round(s ->> 'intensity', 3) AS flops_per_byte, round(s ->> 'achieved_pct', 2) AS achieved_pct,
+       s ->> 'bound' AS bound, round(100.0 * (s ->> 'modeled_ns') / (s ->> 'gpu_ns'), 2) AS modeled_gpu_pct,
+       (SELECT 'no model: ' || model_gap(e.name, e.args) FROM event e WHERE e.uid = gap_uid) AS note
+FROM (SELECT o.name, op_category(o.name) AS category, count(*) AS count, round(sum(p.gpu_ns) / 1e3, 3) AS gpu_us,
+             round(100.0 * sum(p.gpu_ns) / sum(sum(p.gpu_ns)) OVER (), 2) AS gpu_pct,
+             perf_sum(o.uid, (SELECT name FROM tlsql_schema)) AS s,
+             min(CASE WHEN p.flops IS NULL THEN o.uid END) AS gap_uid
       FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
-      WHERE p.counted = 1)
-GROUP BY name, category;
+      WHERE p.counted = 1 AND p.gpu_ns > 0
+      GROUP BY o.name, category);

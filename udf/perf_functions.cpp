@@ -17,6 +17,7 @@
 #include "udf/gpu_class.h"
 #include "udf/name_memo.h"
 #include "udf/perf_model.h"
+#include "udf/perf_sum.h"
 #include "udf/perf_table.h"
 #include "udf/registry.h"
 #include "udf/tree_access.h"
@@ -138,38 +139,28 @@ struct Perf {
   std::optional<std::string> bound;
 };
 
-// With `peaks`: also the gpu_spec figures and what follows from them (bound, achieved_pct).
+// The event as a PerfSample (perf_sum.h): its finite figures, GPU time and, with `peaks`, the
+// gpu_spec peaks of its GPU, dtype and units.
+PerfSample sample(Peaks* peaks, const PerfTable* table, const Measured& m) {
+  PerfSample s;
+  auto finite = [](std::optional<double> v) { return v && std::isfinite(*v) ? v : std::nullopt; };
+  s.flops = finite(m.flops), s.bytes = finite(m.bytes), s.gpu_ns = m.gpu_ns, s.matrix = m.matrix;
+  if (peaks) std::tie(s.peak_tflops, s.peak_tbps) = peaks->get(m, table);
+  return s;
+}
+
+// One event's figures: a group of one (perf_sum.h holds the definitions). Without `peaks`, no
+// gpu_spec figures and nothing that follows from them (bound, achieved_pct).
 Perf evaluate(Peaks* peaks, const PerfTable* table, const Measured& m) {
+  PerfSum sum;
+  sum.add(sample(peaks, table, m));
+  const PerfFigures f = sum.figures();
   Perf p;
   p.flops = m.flops, p.bytes = m.bytes;
-  if (m.gpu_ns > 0) {
-    if (m.flops) p.tflops = *m.flops / (double)m.gpu_ns / 1e3;  // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s
-    if (m.bytes) p.tbps = *m.bytes / (double)m.gpu_ns / 1e3;
-  }
-  if (m.flops && m.bytes && *m.bytes > 0) p.intensity = *m.flops / *m.bytes;
+  p.tflops = f.tflops, p.tbps = f.tbps, p.intensity = f.intensity;
   if (!peaks) return p;
-  auto [peak_tf, peak_tb] = peaks->get(m, table);
-  p.peak_tbps = peak_tb;               // the GPU's, whatever the op
-  if (!m.flops && !m.bytes) return p;  // no model: neither the dtype nor the units are known
-  p.peak_tflops = peak_tf;
-  // Roofline: the ridge is peak_tflops / peak_tbps FLOPs per byte; an op whose intensity is above
-  // it is compute-bound, else memory-bound. Without bytes (or flops) the known side decides, but
-  // only for matrix work: vector work whose bytes are unknown (a _foreach_ op, whose tensors'
-  // dtype the profiler does not record) may well be memory-bound, so it gets no bound.
-  bool compute;
-  if (p.intensity && peak_tf && peak_tb) {
-    compute = *p.intensity >= *peak_tf / *peak_tb;
-  } else {
-    compute = m.flops && *m.flops > 0 && !m.bytes;
-    if (compute && !m.matrix) return p;
-  }
-  p.bound = compute ? "compute" : "memory";
-  if (compute && p.tflops && peak_tf) p.achieved_pct = 100 * *p.tflops / *peak_tf;
-  if (!compute && p.tbps && peak_tb) p.achieved_pct = 100 * *p.tbps / *peak_tb;
-  // Faster than the datasheet allows: the roof does not bound this op (a memory-bound op whose
-  // data the previous op left in L2, a duration at the timer's 1 µs resolution) or the model
-  // counts work the kernel does not do. No percentage is printed for it, and bound says why.
-  if (p.achieved_pct && *p.achieved_pct > 100) p.achieved_pct.reset(), p.bound = "above_peak";
+  p.peak_tflops = f.peak_tflops, p.peak_tbps = f.peak_tbps, p.achieved_pct = f.achieved_pct;
+  if (f.bound) p.bound = f.bound;
   return p;
 }
 
@@ -239,6 +230,60 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
       return sqlite3_result_text(ctx, v.c_str(), -1, SQLITE_TRANSIENT);
     }
   }
+}
+
+// perf_sum(uid [, schema]): aggregate, the perf figures of the group (perf_sum.h) as one JSON
+// object: count, modeled, gpu_ns, modeled_ns, flops, bytes, tflops, tbps, intensity,
+// peak_tflops, peak_tbps, achieved_pct, bound. The reports read their columns from it, so a
+// kernel's, an op's and a shape's TFLOP/s mean one thing. NULL uids are skipped.
+struct SumState {
+  PerfSum sum;
+  std::shared_ptr<const PerfTable> table;  // the schema's, looked up on the group's first row
+  std::unique_ptr<Peaks> own;
+  Peaks* peaks = nullptr;
+};
+
+void perf_sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+  auto** slot = static_cast<SumState**>(sqlite3_aggregate_context(ctx, sizeof(SumState*)));
+  if (!slot) return sqlite3_result_error_nomem(ctx);
+  if (!*slot) *slot = new SumState();
+  SumState& st = **slot;
+  int64_t uid, r;
+  if (!st.table) {  // (one statement reads one table: the data cannot change under it)
+    std::string schema;
+    st.table = perf_row(ctx, argc, argv, "perf_sum", uid, r, &schema);
+    if (!st.table) return;
+    sqlite3* db = sqlite3_context_db_handle(ctx);
+    st.peaks = connection_cached<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
+                                        [&] { return std::make_unique<Peaks>(db, schema); });
+    if (!st.peaks) st.peaks = (st.own = std::make_unique<Peaks>(db, schema)).get();
+  } else {
+    if (!uid_arg(ctx, argv[0], "perf_sum", uid)) return;
+    r = st.table->row(uid);
+    if (r < 0) return sqlite3_result_error(ctx, fmt::format("perf_sum({}): no event has uid {}", uid, uid).c_str(), -1);
+    if (st.table->flags[(size_t)r] & PerfTable::looped)
+      return sqlite3_result_error(
+          ctx, fmt::format("perf_sum({}): {}", uid, cycle_at(st.table->loop_uid[(size_t)r])).c_str(), -1);
+  }
+  st.sum.add(sample(st.peaks, st.table.get(), measured(*st.table, r)));
+}
+
+void perf_sum_final(sqlite3_context* ctx) {
+  auto** slot = static_cast<SumState**>(sqlite3_aggregate_context(ctx, 0));
+  const PerfFigures f = slot && *slot ? (*slot)->sum.figures() : PerfFigures{};
+  if (slot) delete *slot, *slot = nullptr;
+  nlohmann::json j = nlohmann::json::object();
+  auto put = [&](const char* k, std::optional<double> v) {
+    j[k] = v && std::isfinite(*v) ? nlohmann::json(*v) : nullptr;
+  };
+  j["count"] = f.count, j["modeled"] = f.modeled, j["gpu_ns"] = f.gpu_ns, j["modeled_ns"] = f.modeled_ns;
+  put("flops", f.flops), put("bytes", f.bytes), put("tflops", f.tflops), put("tbps", f.tbps);
+  put("intensity", f.intensity), put("peak_tflops", f.peak_tflops), put("peak_tbps", f.peak_tbps);
+  put("achieved_pct", f.achieved_pct);
+  j["bound"] = f.bound ? nlohmann::json(f.bound) : nullptr;
+  const std::string text = j.dump();
+  sqlite3_result_text(ctx, text.c_str(), (int)text.size(), SQLITE_TRANSIENT);
 }
 
 // gpu_time(uid): ns of GPU work at or below the event (the union of their intervals).
@@ -520,6 +565,23 @@ void has_perf_model_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_int(ctx, has_perf_model(user.get(), reinterpret_cast<const char*>(name)) ? 1 : 0);
 }
 
+// model_gap(name, args): why an op of that name with those args has no model (perf_model.h's
+// model_gap: 'Input Dims missing', 'Concrete Inputs missing'), else NULL; NULL for a name the
+// connection's perf_model_user rows model (their formulas read what they read).
+void model_gap_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const unsigned char* name = sqlite3_value_text(argv[0]);
+  const unsigned char* args = sqlite3_value_text(argv[1]);
+  if (!name) return sqlite3_result_null(ctx);
+  const std::string_view n(reinterpret_cast<const char*>(name), (size_t)sqlite3_value_bytes(argv[0]));
+  auto user = user_models(sqlite3_context_db_handle(ctx));
+  if (user && user->find(n)) return sqlite3_result_null(ctx);
+  const char* gap =
+      model_gap(n, args ? std::string_view(reinterpret_cast<const char*>(args), (size_t)sqlite3_value_bytes(argv[1]))
+                        : std::string_view());
+  if (!gap) return sqlite3_result_null(ctx);
+  sqlite3_result_text(ctx, gap, -1, SQLITE_STATIC);
+}
+
 // marker(uid) / marker_path(uid): the nearest "## ... ##" event above, and all of them,
 // outermost first, joined by " > ".
 void marker_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
@@ -680,6 +742,13 @@ std::vector<SqlFunction> perf_functions() {
           "where flops / bytes come from: 'model', 'launcher' (a kernel: its op's), 'inductor', 'beneath' (sum of "
           "the numbers below: wrappers, python frames, annotations); NULL if none",
           perf_source_fn, nullptr);
+  SqlFunction sum{"perf_sum", "(uid [, schema])",
+                  "aggregate: the group's perf figures as JSON: count, modeled (events with FLOPs), gpu_ns, "
+                  "modeled_ns, flops, bytes, tflops and tbps (sums over the GPU time of the events that have them), "
+                  "intensity, peak_tflops, peak_tbps, achieved_pct, bound",
+                  SqlFunction::aggregate};
+  sum.max_args = 2, sum.fn = perf_sum_step, sum.final = perf_sum_final;
+  v.push_back(sum);
   SqlFunction cls{"gpu_class", "(uid [, rule [, schema]])",
                   "'compute', 'communication', 'memcpy' or 'memset' for GPU work (NULL otherwise); rule 'tlsql' "
                   "(default), 'tracelens' (memsets are computation) or 'hta' (communication = kernels named nccl)"};
@@ -726,6 +795,11 @@ std::vector<SqlFunction> perf_functions() {
           op_category_fn);
   by_name("has_perf_model", "1 if tlsql (or perf_model_user) has a FLOPs / bytes model for ops of that name, else 0",
           has_perf_model_fn);
+  SqlFunction gap{"model_gap", "(name, args)",
+                  "why an op with that name and args JSON has no perf model: 'Input Dims missing', 'Concrete Inputs "
+                  "missing' (a convolution's stride / padding); NULL when it has one or the reason is another"};
+  gap.min_args = gap.max_args = 2, gap.fn = model_gap_fn;
+  v.push_back(gap);
   SqlFunction cls_of{"gpu_class_of", "(kind, name [, rule])",
                      "gpu_class from an event's kind and name, without the perf pass (what the reports use)"};
   cls_of.min_args = 2, cls_of.max_args = 3, cls_of.fn = gpu_class_of_fn;

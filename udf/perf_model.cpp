@@ -1096,7 +1096,12 @@ const std::map<std::string, Family, std::less<>>& families() {
          "aten::miopen_convolution", "aten::cudnn_convolution_transpose", "aten::conv_transpose2d"},
         "CONV_fwd", nullptr);
     add({"aten::convolution_backward"}, "CONV_bwd", convolution_backward);
-    add({"aten::cudnn_convolution_backward", "aten::miopen_convolution_backward"}, "CONV_bwd", nullptr);
+    // (The _input / _weight / _bias ops: PyTorch before 1.11, which records no Concrete Inputs.)
+    add({"aten::cudnn_convolution_backward", "aten::miopen_convolution_backward",
+         "aten::cudnn_convolution_backward_input", "aten::cudnn_convolution_backward_weight",
+         "aten::miopen_convolution_backward_input", "aten::miopen_convolution_backward_weight",
+         "aten::miopen_convolution_backward_bias"},
+        "CONV_bwd", nullptr);
     // (q, k, v, ..., causal argument index)
     add({"aten::_scaled_dot_product_flash_attention"}, "SDPA_fwd", attention(0, 1, 2, 4, false, false));
     add({"aten::_scaled_dot_product_efficient_attention", "aten::_scaled_dot_product_cudnn_attention"}, "SDPA_fwd",
@@ -1534,6 +1539,23 @@ std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json
   const Family* f = family(name);
   if (!f || !f->model || args_json.empty()) return std::nullopt;
   return run(*f, args_json, scan_members(args_json), step);
+}
+
+const char* model_gap(std::string_view name, std::string_view args_json) {
+  const Family* f = family(name);
+  if (!f || f->per_step) return nullptr;  // (a serving step's attention: its lengths, docs/inference.md)
+  const bool conv = std::string_view(f->category).substr(0, 4) == "CONV";
+  if ((!f->model && !conv) || model_op(name, args_json)) return nullptr;
+  const json j = json::parse(args_json.begin(), args_json.end(), nullptr, false);
+  auto it = j.is_object() ? j.find("Input Dims") : j.end();
+  if (!j.is_object() || it == j.end() || !it->is_array()) return "Input Dims missing";
+  if (!conv) return nullptr;
+  // Stride, padding and dilation (conv_params): PyTorch records them from 1.13 on.
+  it = j.find("Concrete Inputs");
+  bool any = false;
+  if (it != j.end() && it->is_array())
+    for (const json& v : *it) any = any || (v.is_string() && !v.get_ref<const std::string&>().empty());
+  return any ? nullptr : "Concrete Inputs missing";
 }
 
 std::optional<OpPerf> OpModelMemo::model(std::string_view name, std::string_view args_json, const StepLengths* step) {

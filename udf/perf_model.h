@@ -36,6 +36,13 @@ bool model_needs_step(std::string_view name);
 // no model or the args lack what it needs.
 std::optional<OpPerf> model_op(std::string_view name, std::string_view args_json, const StepLengths* step = nullptr);
 
+// Why an op of this name has no model on these args, when the trace lacks what its family's model
+// reads: "Input Dims missing" (recorded without record_shapes), "Concrete Inputs missing" (a
+// convolution's stride, padding and dilation: PyTorch records them from 1.13 on; any CONV op,
+// modeled or not, since its FLOPs cannot be known without them). nullptr when it has a model, its
+// family has none, or the reason is another (shapes that do not fit the model).
+const char* model_gap(std::string_view name, std::string_view args_json);
+
 // model_op for a pass over many ops: an op's model depends only on its family and the "Input Dims",
 // "Input type" and "Concrete Inputs" members of its args, and a trace repeats those every step and
 // layer, so each distinct combination is parsed and modeled once (up to kMaxEntries of them, so

@@ -5,6 +5,7 @@
 - temporal and idle vs HTA's temporal / idle breakdown of hta/trace_diff/control.json.gz: exact
   (HTA rows come out per stream in order of appearance; tlsql orders streams by number); launch
   stats vs HTA's describe() of get_cuda_kernel_launch_stats for that trace, every cell;
+- kernels vs TraceLens kernel_summary.csv (bert, Falconsai, Qwen): launches and µs per kernel name;
 - collectives on the 8 DLRM ranks: the first AllReduce against numbers read by hand from the JSON;
 - timeline on the vLLM TP4 trace: communication = NCCL and vLLM's custom all-reduce kernels
   (cross_device_reduce), their union computed here from the JSON, which is TraceLens's 24.18 ms
@@ -42,6 +43,27 @@ for trace, ref in timelines:
     for g, w in zip(got[1:], want[1:]):
         check(abs(float(g[1]) - float(w[1])) <= 5e-6 and abs(float(g[2]) - float(w[2])) <= 1e-4,
               f"timeline {os.path.basename(trace)} {w[0]}: {g[1:]} vs TraceLens {w[1:]}")
+
+# kernels (every launch, @steps 'all') against TraceLens's kernel_summary.csv, summed per kernel name over
+# its parent-op rows: launches and µs of every name (TraceLens sums float µs: within 1e-3 µs).
+summaries = [(os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz"), "h100_gaunernst_bert-small-uncased"),
+             (os.path.join(shared, "traces", "tracelens", "h100", "Falconsai_nsfw_image_detection.json.gz"),
+              "h100_Falconsai_nsfw_image_detection"),
+             (os.path.join(shared, "traces", "tracelens", "h100", "Qwen1.5_0.5B_chat.json.gz"), "h100_Qwen1.5_0.5B_chat")]
+for trace, ref in summaries:
+    ref = os.path.join(shared, "expected", "tracelens", ref, "kernel_summary.csv")
+    if not os.path.exists(trace) or not os.path.exists(ref):
+        print(f"skip {trace}: not present")
+        continue
+    want = {}
+    for r in csv.DictReader(open(ref, encoding="utf-8")):
+        n, us = want.get(r["Kernel name"], (0, 0.0))
+        want[r["Kernel name"]] = (n + int(r["Kernel duration (µs)_count"]), us + float(r["Kernel duration (µs)_sum"]))
+    rows = report(trace, "kernels", ("@top", "100000"))
+    got = {r[0]: (int(r[1]), float(r[2])) for r in rows[1:]}
+    bad = [k for k, (n, us) in want.items() if k not in got or got[k][0] != n or abs(got[k][1] - us) > 1e-3]
+    check(not bad and len(got) == len(want),
+          f"kernels {os.path.basename(trace)} vs TraceLens's kernel summary: {len(want)} kernel names' launches and µs ({bad[:2]})")
 
 control = os.path.join(shared, "traces", "hta", "trace_diff", "control.json.gz")
 if os.path.exists(control):

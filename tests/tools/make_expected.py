@@ -502,8 +502,10 @@ def diff_shapes_gemm(name, control_ref, test_ref, shared):
 
 
 def diff_kernels_gemm(name, control_ref, test_ref, shared, peak_tflops, peak_tbps):
-    """The diff_kernels report for the GEMM kernels (@name '%gemm%'), inductor's averaging, from the
-    raw JSON: a kernel has FLOPs / bytes when the addmm / bmm that launched it launched only it."""
+    """The diff_kernels report for the GEMM kernels (@name '%gemm%') from the raw JSON: a kernel has
+    FLOPs / bytes when the addmm / bmm that launched it launched no other kernel; per name, TFLOP/s
+    (GB/s) = the FLOPs (bytes) of the launches that have them over those launches' time (issue 40,
+    item 1: one definition in every report), flops_pct / bw_pct = those rates over the peaks."""
     sides = []
     for ref in (control_ref, test_ref):
         ev, ops = gemm_launches(ref, shared)
@@ -515,23 +517,26 @@ def diff_kernels_gemm(name, control_ref, test_ref, shared, peak_tflops, peak_tbp
         for k in ev:
             if k.get("cat") != "kernel" or "gemm" not in k["name"].lower():
                 continue
-            st = stats.setdefault(k["name"], {"n": 0, "dur": 0, "tf": [], "gb": [], "fp": [], "bp": []})
+            st = stats.setdefault(k["name"], {"n": 0, "dur": 0, "f": 0, "b": 0, "t": 0, "m": 0})
             d = ns(k["dur"])
             st["n"] += 1
             st["dur"] += d
-            if id(k) in model and d > 0:
+            if id(k) in model:
                 f, b = model[id(k)]
-                tf, tb = Decimal(f) / d / 1000, Decimal(b) / d / 1000  # FLOP/ns = GFLOP/s
-                st["tf"].append(tf), st["gb"].append(tb * 1000)
-                st["fp"].append(100 * tf / Decimal(peak_tflops)), st["bp"].append(100 * tb / Decimal(peak_tbps))
+                st["f"] += f
+                st["b"] += b
+                st["t"] += d
+                st["m"] += 1
         sides.append(stats)
     a, b = sides
 
     def cols(st, places=(3, 1, 3, 2, 2)):
         if st is None:
             return [""] * 6
-        mean = lambda v: sum(v) / len(v) if v else None
-        vals = [mean(st["tf"]), mean(st["gb"]), Decimal(st["dur"]) / st["n"] / 1000, mean(st["fp"]), mean(st["bp"])]
+        tf = Decimal(st["f"]) / st["t"] / 1000 if st["m"] and st["t"] else None  # FLOP/ns = GFLOP/s
+        tb = Decimal(st["b"]) / st["t"] / 1000 if st["m"] and st["t"] else None
+        vals = [tf, None if tb is None else tb * 1000, Decimal(st["dur"]) / st["n"] / 1000,
+                None if tf is None else 100 * tf / Decimal(peak_tflops), None if tb is None else 100 * tb / Decimal(peak_tbps)]
         return [st["n"]] + ["" if v is None else sql_float(round(v, p)) for v, p in zip(vals, places)]
 
     rows = []

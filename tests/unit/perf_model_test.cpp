@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 using tlsql::model_op;
 
 namespace {
@@ -35,6 +37,31 @@ TEST_CASE("a convolution without its stride, padding and dilation has no model")
   const char* conv = R"({"Input Dims": [[32, 512, 28, 28], [1024, 512, 1, 1], [], [], [], [], [], [], []],
       "Input type": ["float", "float", "", "", "", "", "", "", ""]})";
   CHECK(!model_op("aten::convolution", conv));
+}
+
+TEST_CASE("model_gap says why an op has no model, where the trace says") {
+  using tlsql::model_gap;
+  auto is = [](const char* got, const char* want) { return got && std::string(got) == want; };
+  const char* no_concrete = R"({"Input Dims": [[32, 512, 28, 28], [1024, 512, 1, 1], [], [], [], [], [], [], []],
+      "Input type": ["float", "float", "", "", "", "", "", "", ""]})";
+  CHECK(is(model_gap("aten::convolution", no_concrete), "Concrete Inputs missing"));
+  // the ops below it (no model of their own) and the 2021 backward ops say the same
+  CHECK(is(model_gap("aten::cudnn_convolution", no_concrete), "Concrete Inputs missing"));
+  CHECK(is(model_gap("aten::cudnn_convolution_backward_weight", no_concrete), "Concrete Inputs missing"));
+  // recorded, but every entry empty (the tensors' slots): still missing
+  const char* empty_concrete = R"({"Input Dims": [[1, 3, 8, 8], [4, 3, 3, 3], [], [], [], [], [], [], []],
+      "Concrete Inputs": ["", "", "", "", "", "", "", "", ""]})";
+  CHECK(is(model_gap("aten::convolution", empty_concrete), "Concrete Inputs missing"));
+  const char* with_concrete = R"({"Input Dims": [[1, 3, 8, 8], [4, 3, 3, 3], [], [], [], [], [], [], []],
+      "Input type": ["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+      "Concrete Inputs": ["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]})";
+  CHECK(model_op("aten::convolution", with_concrete));
+  CHECK(!model_gap("aten::convolution", with_concrete));                       // it has a model
+  CHECK(!model_gap("aten::cudnn_convolution", with_concrete));                 // no model, but not for want of them
+  CHECK(is(model_gap("aten::mm", R"({"Device": 0})"), "Input Dims missing"));  // record_shapes off
+  // shapes recorded: whatever the model makes of them, nothing is missing from the trace
+  CHECK(!model_gap("aten::mm", R"({"Input Dims": [[2, 3], [4, 5]], "Input type": ["float", "float"]})"));
+  CHECK(!model_gap("aten::cat", R"({"Device": 0})"));  // no family model: nothing to say
 }
 
 TEST_CASE("TF32 kernels by name") {
