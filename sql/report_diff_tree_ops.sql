@@ -1,6 +1,8 @@
 -- main vs other per matched op (the lowest common ancestors of tree_diff): both sides' kernels, GPU time, FLOPs and achieved %, speedup; @top rows
--- One row per lowest common ancestor (TraceLens's per-LCA summary of diff_stats): name, the ops
--- that launched its kernels (trace1's, else trace2's, ' | ' between several); per side the number
+-- One row per lowest common ancestor (TraceLens's per-LCA summary of diff_stats): name, what
+-- launched its kernels (trace1's, else trace2's, ' | ' between several, most kernel time first: the
+-- op above each kernel, else its launch call; a graph replay's: its graph launch, and the op it was
+-- captured under when attributed, 'cudaGraphLaunch > aten::mm'; docs/reports.md); per side the number
 -- of kernels, their summed time (µs) and names in start order; speedup = trace1 / trace2 time;
 -- delta = trace2 - trace1; flops_* / achieved_pct_* of the ancestor on each side (its own model, or
 -- the sum beneath it: docs/perf_models.md). Sorted by trace1 time, as TraceLens (tree_diff_groups

@@ -146,21 +146,11 @@ class Aligner {
   std::vector<int32_t> dp_;
 };
 
-// Per node, the nearest node at or above it that `pick` accepts (walking up from its parent
-// when `proper`), with each answer remembered: O(nodes) whatever the depth, no recursion.
+// Per node, the nearest node at or above it that `pick` accepts (parent_walk.h).
 template <class Pick>
 std::vector<Ix> nearest_above(const std::vector<DiffNode>& t, Pick pick) {
-  std::vector<Ix> at(t.size(), -2);  // -2: not known yet
-  std::vector<size_t> path;
-  for (size_t i = 0; i < t.size(); ++i) {
-    Ix k = (Ix)i;
-    while (k >= 0 && at[(size_t)k] == -2 && !pick((size_t)k)) path.push_back((size_t)k), k = t[(size_t)k].parent;
-    const Ix found = k < 0 ? -1 : at[(size_t)k] != -2 ? at[(size_t)k] : k;
-    if (k >= 0) at[(size_t)k] = found;
-    for (size_t p : path) at[p] = found;
-    path.clear();
-  }
-  return at;
+  return tlsql::nearest_above(
+      t.size(), [&](size_t k) { return t[k].parent; }, pick);
 }
 
 // One round of looking through wrappers in the aligned lists (see match_trees); true if a list

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "udf/parent_walk.h"
+
 namespace tlsql {
 
 // The name two events are compared by: normalize_name's (event_names.h: no addresses, no python
@@ -49,20 +51,6 @@ std::vector<uint8_t> gpu_path_marks(size_t n, Gpu gpu, Parent parent) {
     if (gpu(i))
       for (int64_t k = (int64_t)i; k >= 0 && !on[(size_t)k]; k = parent((size_t)k)) on[(size_t)k] = 1;
   return on;
-}
-
-// A node on a loop of parent links (parent(i), -1 at a root), if any: a saved database tlsql did
-// not write can hold one, and every walk up or down such a tree would never end. Each chain is
-// followed until a node already seen: O(n) whatever the depth.
-template <class Parent>
-std::optional<size_t> parent_loop(size_t n, Parent parent) {
-  std::vector<int64_t> walk(n, -1);  // the chain (its first node) that reached each node
-  for (size_t i = 0; i < n; ++i) {
-    int64_t k = (int64_t)i;
-    while (k >= 0 && walk[(size_t)k] < 0) walk[(size_t)k] = (int64_t)i, k = parent((size_t)k);
-    if (k >= 0 && walk[(size_t)k] == (int64_t)i) return (size_t)k;  // back on this chain: a loop
-  }
-  return std::nullopt;
 }
 
 // `dp_cells`: the alignment tables' total size allowed (cells); lists beyond it (or beyond 2^24

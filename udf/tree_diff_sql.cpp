@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <future>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -357,7 +358,7 @@ struct DiffCursor : VtabCursor<ConnectionTable> {
 
 // ---- tree_diff_groups: per lowest common ancestor, what diff_tree_ops reports ---------------------
 
-// Both sides' GPU work per ancestor pair: counts, summed durations, the launching ops' names and
+// Both sides' GPU work per ancestor pair: counts, summed durations, the kernels' launchers and
 // the kernels' names in start order; rows slowest in trace1 first (then by uid). In C++ rather than
 // SQL: grouping two GB traces' kernels by ancestor with their names took SQLite most of a minute.
 // The name lists are written when SQLite reads them, one row at a time: all of them at once took
@@ -365,27 +366,67 @@ struct DiffCursor : VtabCursor<ConnectionTable> {
 struct Group {
   int64_t lca = -1, lca_other = -1;
   int64_t n[2] = {0, 0}, t[2] = {0, 0};
-  std::string ops[2];          // ' | ' between distinct names, in byte order; empty: none
+  std::string ops[2];          // the launchers, ' | ' between them, most kernel time first; empty: none
   uint32_t first[2] = {0, 0};  // its kernels on side s: Groups::kernels[first[s], first[s] + n[s])
 };
 struct Groups {
   struct Kernel {
     uint32_t group;
     uint8_t side;
-    int64_t ts, uid;
-    int32_t raw, op;  // names (Names::raw): the kernel's, its launching op's (-1: none)
+    int64_t ts, uid, dur;
+    int32_t raw, launcher;  // the kernel's name (Names::raw); its launcher (Groups::launchers), -1: none
   };
   std::vector<Group> rows;
-  std::vector<Kernel> kernels;  // by group, side, start and uid: each group's lists in start order
+  std::vector<Kernel> kernels;         // by group, side, start and uid: each group's lists in start order
+  std::vector<std::string> launchers;  // launcher_names
 };
+
+// What names a kernel in a group (diff_tree_ops' `name`): the op that launched it (the nearest op
+// above it), else its launch call (TraceLens's launcher of a call no op encloses). A graph
+// replay's kernel is named by its graph launch, and the op it was captured under when the replay
+// is attributed (docs/inference.md: the copied op sits below the launch): "cudaGraphLaunch >
+// aten::mm". Its nearest op may be an eager one above the graph launch (a warm-up op calling
+// graph.replay()): that is not what ran it.
+std::vector<int32_t> launcher_names(const TreeDiff& d, const Side& me, std::vector<std::string>& labels,
+                                    std::map<std::pair<int32_t, int32_t>, int32_t>& label_of) {
+  std::vector<int8_t> graph(d.names.raw.size(), -1);  // per raw name: is_graph_launch, -1 not yet asked
+  auto is_graph = [&](size_t i) {
+    if (me.nodes[i].kind != DiffNode::call) return false;
+    int8_t& g = graph[(size_t)me.raw[i]];
+    if (g < 0) g = is_graph_launch(*d.names.raw[(size_t)me.raw[i]]) ? 1 : 0;
+    return g == 1;
+  };
+  const std::vector<int32_t> launch = nearest_above(
+      me.nodes.size(), [&](size_t k) { return me.nodes[k].parent; }, is_graph);
+  auto label = [&](int32_t a, int32_t b) {  // raw names: a, or "a > b" (b >= 0)
+    auto [it, fresh] = label_of.try_emplace({a, b}, (int32_t)labels.size());
+    if (fresh)
+      labels.push_back(b < 0 ? *d.names.raw[(size_t)a] : *d.names.raw[(size_t)a] + " > " + *d.names.raw[(size_t)b]);
+    return it->second;
+  };
+  std::vector<int32_t> out(me.nodes.size(), -1);
+  for (size_t i = 0; i < me.nodes.size(); ++i) {
+    if (me.nodes[i].kind != DiffNode::gpu) continue;
+    const Ix op = me.op[i], g = launch[i];
+    if (g >= 0)  // a replay: its launch, and the captured op below it, if any
+      out[i] = label(me.raw[(size_t)g], op >= 0 && launch[(size_t)op] == g ? me.raw[(size_t)op] : -1);
+    else if (op >= 0)
+      out[i] = label(me.raw[(size_t)op], -1);
+    else if (const int32_t p = me.nodes[i].parent; p >= 0 && me.nodes[(size_t)p].kind == DiffNode::call)
+      out[i] = label(me.raw[(size_t)p], -1);
+  }
+  return out;
+}
 
 // (Flat: a GB diff has hundreds of thousands of groups of a kernel or two, and vectors and a hash
 // map per group were most of the report's time before its first row.)
 Groups groups_of(const TreeDiff& d) {
   Groups out;
+  std::map<std::pair<int32_t, int32_t>, int32_t> label_of;
   std::vector<int32_t> group_of(d.side[0].nodes.size(), -1);  // by the ancestor's node in main
   for (int s = 0; s < 2; ++s) {
     const Side& me = d.side[s];
+    const std::vector<int32_t> launcher = launcher_names(d, me, out.launchers, label_of);
     for (size_t i = 0; i < me.nodes.size(); ++i) {
       const Ix l = me.lca[i];
       if (me.nodes[i].kind != DiffNode::gpu || l < 0) continue;
@@ -399,29 +440,38 @@ Groups groups_of(const TreeDiff& d) {
       }
       Group& group = out.rows[(size_t)g];
       ++group.n[s];
-      if (me.dur[i] != kNull) group.t[s] += me.dur[i];
-      out.kernels.push_back({(uint32_t)g, (uint8_t)s, me.nodes[i].ts, me.nodes[i].uid, me.raw[i],
-                             me.op[i] >= 0 ? me.raw[(size_t)me.op[i]] : -1});
+      const int64_t dur = me.dur[i] != kNull ? me.dur[i] : 0;
+      group.t[s] += dur;
+      out.kernels.push_back({(uint32_t)g, (uint8_t)s, me.nodes[i].ts, me.nodes[i].uid, dur, me.raw[i], launcher[i]});
     }
   }
   std::sort(out.kernels.begin(), out.kernels.end(), [](const Groups::Kernel& a, const Groups::Kernel& b) {
     return std::tie(a.group, a.side, a.ts, a.uid) < std::tie(b.group, b.side, b.ts, b.uid);
   });
-  std::vector<int32_t> ops;
-  std::vector<std::string_view> names;
+  // Each group's launchers on each side, by their kernels' time in it, most first (then by name):
+  // the name says first what did most of the group's work.
+  std::vector<std::pair<int32_t, int64_t>> time;  // (launcher, ns)
   for (size_t k = 0; k < out.kernels.size();) {
     const Groups::Kernel& head = out.kernels[k];
     Group& g = out.rows[head.group];
     g.first[head.side] = (uint32_t)k;
-    ops.clear();
+    time.clear();
     for (; k < out.kernels.size() && out.kernels[k].group == head.group && out.kernels[k].side == head.side; ++k)
-      if (out.kernels[k].op >= 0) ops.push_back(out.kernels[k].op);
-    std::sort(ops.begin(), ops.end());
-    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());  // (one raw id per distinct name)
-    names.clear();
-    for (int32_t r : ops) names.push_back(*d.names.raw[(size_t)r]);
-    std::sort(names.begin(), names.end());
-    for (std::string_view n : names) (g.ops[head.side] += g.ops[head.side].empty() ? "" : " | ") += n;
+      if (out.kernels[k].launcher >= 0) time.emplace_back(out.kernels[k].launcher, out.kernels[k].dur);
+    std::sort(time.begin(), time.end());
+    size_t distinct = 0;
+    for (size_t j = 0; j < time.size(); ++j)
+      if (distinct > 0 && time[distinct - 1].first == time[j].first)
+        time[distinct - 1].second = sat_add(time[distinct - 1].second, time[j].second);
+      else
+        time[distinct++] = time[j];
+    time.resize(distinct);
+    std::sort(time.begin(), time.end(), [&](const auto& a, const auto& b) {
+      if (a.second != b.second) return a.second > b.second;
+      return out.launchers[(size_t)a.first] < out.launchers[(size_t)b.first];
+    });
+    for (const auto& [launcher, ns] : time)
+      (g.ops[head.side] += g.ops[head.side].empty() ? "" : " | ") += out.launchers[(size_t)launcher];
   }
   std::sort(out.rows.begin(), out.rows.end(),
             [](const Group& a, const Group& b) { return a.t[0] != b.t[0] ? a.t[0] > b.t[0] : a.lca < b.lca; });
