@@ -2,8 +2,8 @@
 -- TraceLens's unique-args summary of its diff (get_df_diff_stats_unique_args), with both sides on
 -- one row: diff_tree_ops's rows (one per lowest common ancestor) grouped by name (the ops that
 -- launched the kernels), the ancestor's name and its input_dims / input_types in main. count: the
--- ancestors (op instances); per side the kernels, their summed time (µs), the FLOPs (diff_tree_ops's
--- flops_trace1/2, summed: each counted op's once) and TFLOP/s = FLOPs / kernel time; delta_us =
+-- ancestors (op instances); per side the kernels, their summed time (µs), the GFLOPs (diff_tree_ops's
+-- flops_trace1/2 summed, / 1e9: each counted op's once) and TFLOP/s = FLOPs / kernel time; delta_us =
 -- trace2 - trace1; speedup = trace1 / trace2 time; ex_lca_uid: the instance whose time changed
 -- most (.tree ex_lca_uid shows both trees). The last row, name '(total)', sums every ancestor,
 -- also those past @top (default: all rows).
@@ -27,7 +27,7 @@ SELECT name, lca_name AS lowest_common_ancestor_name, input_dims, input_types, n
        k1 AS num_kernels_trace1, k2 AS num_kernels_trace2,
        round(t1 / 1e3, 3) AS kernel_time_trace1_us, round(t2 / 1e3, 3) AS kernel_time_trace2_us,
        round((t2 - t1) / 1e3, 3) AS delta_us, round(1.0 * t1 / nullif(t2, 0), 3) AS speedup,
-       f1 AS flops_trace1, f2 AS flops_trace2,
+       round(f1 / 1e9, 3) AS gflops_trace1, round(f2 / 1e9, 3) AS gflops_trace2,
        round(f1 / nullif(t1, 0) / 1e3, 3) AS tflops_trace1, round(f2 / nullif(t2, 0) / 1e3, 3) AS tflops_trace2,
        ex AS ex_lca_uid
 FROM rows ORDER BY k, abs(t2 - t1) DESC, t1 DESC, name, lca_name, input_dims, input_types;

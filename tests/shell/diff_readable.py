@@ -103,13 +103,26 @@ summ = rows(pa, "--diff", pb, "--report", "diff_tree_summary")
 tot = summ[-1] if summ else {}
 check(tot.get("name") == "(total)" and
       (tot.get("num_kernels_trace1"), tot.get("num_kernels_trace2"), tot.get("kernel_time_trace1_us"),
-       tot.get("kernel_time_trace2_us"), tot.get("delta_us"), tot.get("flops_trace1"), tot.get("flops_trace2")) ==
-      ("1", "2", "100.0", "155.0", "55.0", repr(float(FLOPS)), repr(float(FLOPS))),
+       tot.get("kernel_time_trace2_us"), tot.get("delta_us"), tot.get("gflops_trace1"), tot.get("gflops_trace2")) ==
+      ("1", "2", "100.0", "155.0", "55.0", repr(round(FLOPS / 1e9, 3)), repr(round(FLOPS / 1e9, 3))),
       f"diff_tree_summary totals: 1 vs 2 kernels, 100 vs 155 µs, the FLOPs once per side ({tot})")
 # TFLOP/s = FLOPs / kernel time: 67,108,864 / 100 µs = 0.671 TFLOP/s; / 150 µs = 0.447.
 fa = next((r for r in summ if r["lowest_common_ancestor_name"] == "aten::_flash_attention_forward"), {})
 check((fa.get("tflops_trace1"), fa.get("tflops_trace2")) == ("0.671", "0.447"),
       f"diff_tree_summary: TFLOP/s per side ({fa.get('tflops_trace1')}, {fa.get('tflops_trace2')})")
+# The same with the helper inside _flash_attention_forward (the other place ROCm puts it): one
+# group holds both HIP kernels, and the FLOPs.
+b = Trace(3, "AMD Instinct MI300X")
+b.op("aten::_scaled_dot_product_flash_attention",
+     b.sub("aten::_flash_attention_forward",
+           b.sub("aten::zeros", b.sub("aten::fill_", b.launch("hipLaunchKernel", "FillFunctor_kernel", 5))),
+           b.launch("hipModuleLaunchKernel", "attn_fwd", 150)), args=sdpa)
+pb2 = b.write("hip_flash_inside.json")
+fa = {r["lowest_common_ancestor_name"]: r for r in rows(pa, "--diff", pb2, "--report", "diff_tree_ops")}
+fa = fa.get("aten::_flash_attention_forward", {})
+check((fa.get("num_kernels_trace2"), fa.get("kernel_time_trace2_us"), fa.get("flops_trace1"), fa.get("flops_trace2")) ==
+      ("2", "155.0", repr(float(FLOPS)), repr(float(FLOPS))),
+      f"flash attention with the fill inside: 2 HIP kernels, 155 µs, the FLOPs on both sides ({fa})")
 # One stderr line: the two sides share no GPU name (3 names in all).
 r = run(pa, "--diff", pb)
 check(r.returncode == 0 and r.stderr.count("\n") == 1 and r.stderr.startswith("diff: 3 of 3 GPU names are on one side") and
