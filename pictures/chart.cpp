@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -1018,18 +1019,25 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const
 
 Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
   struct Sample {
-    int64_t ts, allocated, reserved, uid;
+    int64_t ts, allocated;
+    std::optional<int64_t> reserved;  // NULL where the trace does not record Total Reserved (2021 traces)
+    int64_t uid;
   };
   std::map<std::pair<int64_t, std::string>, std::vector<Sample>> devices;  // (trace, device) -> samples by time
-  for_each_row(db,
-               fmt::format("SELECT trace, device, ts, allocated, reserved, uid FROM \"{}\".memory_event "
-                           "WHERE ts IS NOT NULL AND allocated IS NOT NULL ORDER BY trace, device, ts, uid",
-                           schema),
-               {}, [&](sqlite3_stmt* s) {
-                 devices[{sqlite3_column_int64(s, 0), column_text(s, 1)}].push_back(
-                     {sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
-                      sqlite3_column_int64(s, 5)});
-               });
+  bool summed = false;  // some device's allocated is the running sum of Bytes (memory_event)
+  for_each_row(
+      db,
+      fmt::format("SELECT trace, device, ts, allocated, reserved, uid, allocated_from FROM \"{}\".memory_event "
+                  "WHERE ts IS NOT NULL AND allocated IS NOT NULL ORDER BY trace, device, ts, uid",
+                  schema),
+      {}, [&](sqlite3_stmt* s) {
+        devices[{sqlite3_column_int64(s, 0), column_text(s, 1)}].push_back(
+            {sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
+             sqlite3_column_type(s, 4) == SQLITE_NULL ? std::nullopt
+                                                      : std::optional<int64_t>(sqlite3_column_int64(s, 4)),
+             sqlite3_column_int64(s, 5)});
+        summed = summed || column_text(s, 6) != "Total Allocated";
+      });
   if (devices.empty())
     throw std::runtime_error("memory: the trace has no [memory] events (profile with profile_memory=True)");
   const bool ranks = devices.begin()->first.first != devices.rbegin()->first.first;
@@ -1039,7 +1047,7 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
   int64_t t0 = INT64_MAX, t1 = INT64_MIN, top = 1;
   for (auto& [d, v] : devices)
     for (const Sample& x : v)
-      t0 = std::min(t0, x.ts), t1 = std::max(t1, x.ts), top = std::max({top, x.allocated, x.reserved});
+      t0 = std::min(t0, x.ts), t1 = std::max(t1, x.ts), top = std::max({top, x.allocated, x.reserved.value_or(0)});
   if (t1 <= t0) t1 = t0 + 1;
   std::string summary = fmt::format("memory: {} device(s), {} [memory] events", devices.size(), [&] {
     size_t n = 0;
@@ -1052,7 +1060,8 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
     for (auto& [d, v] : devices)
       for (const Sample& x : v)
         rs.rows.push_back({label(d), fmt::format("{}", (double)(x.ts - t0) / 1e6), std::to_string(x.allocated),
-                           std::to_string(x.reserved), std::to_string(x.uid)});
+                           x.reserved ? std::optional<std::string>(std::to_string(*x.reserved)) : std::nullopt,
+                           std::to_string(x.uid)});
     return {to_csv(rs), summary, ChartFormat::csv};
   }
 
@@ -1067,7 +1076,11 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
   auto draw = [&](ChartFormat format) {
     Canvas cv(format, W, H);
     cv.text(24, 30, "Memory", 17, kInk, 0, true);
-    cv.text(24, 52, "allocated (solid) and reserved (dashed) bytes after each [memory] event; ● the peak", 12, kGrey);
+    cv.text(24, 52,
+            summed ? "allocated (solid; where the trace records no totals, the sum of Bytes since its start) and "
+                     "reserved (dashed) bytes after each [memory] event; ● the peak"
+                   : "allocated (solid) and reserved (dashed) bytes after each [memory] event; ● the peak",
+            12, kGrey);
     LinScale sx{0, (double)(t1 - t0) / 1e6, L, R};
     double hi = (double)top / scale, step = nice_step(hi, 6);
     hi = std::ceil(hi / step) * step;
@@ -1090,10 +1103,11 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
       keys.emplace_back(label(d), c);
       // A step line, one vertex pair per pixel column at most: each column keeps its highest
       // value, so the peak is never smoothed away.
-      for (int which = 0; which < 2; ++which) {
+      const bool reserved = std::any_of(v.begin(), v.end(), [](const Sample& x) { return x.reserved.has_value(); });
+      for (int which = 0; which < (reserved ? 2 : 1); ++which) {
         std::vector<std::pair<double, double>> line;
         double col = -1, best = 0;
-        auto value = [&](const Sample& x) { return (double)(which ? x.reserved : x.allocated) / scale; };
+        auto value = [&](const Sample& x) { return (double)(which ? x.reserved.value_or(0) : x.allocated) / scale; };
         for (size_t k = 0; k < v.size(); ++k) {
           double x = std::floor(sx((double)(v[k].ts - t0) / 1e6)), y = value(v[k]);
           if (x != col) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "pictures/picture_sql.h"
+#include "src/report_fallback.h"
 #include "src/sql_assets.h"
 #include "udf/perf_table.h"
 
@@ -198,13 +199,19 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
   std::future<void> perf = std::async(std::launch::async, [&jobs] {
     for (auto& job : jobs) job();
   });
+  // A side without GPU events (a CPU-only profile) has no GPU timeline, roofline, GPU time
+  // breakdown or kernels: those sections say so and count as not produced (docs/pictures.md: the
+  // command exits 1); its ops section shows what stands in for the ops report (cpu_ops).
+  const std::string no_gpu = "no GPU events (kernels, memcpys, memsets) in this trace";
+  std::vector<bool> has_gpu;
   std::vector<Page> timelines;  // per side: its GPU timeline picture, or why there is none
   for (const auto& side : sides) {
     Page& p = timelines.emplace_back();
     const std::string s = side.first;
     auto gpu_events = query(picture_sql("gpu_count", s));
-    if (gpu_events.empty() || gpu_events[0].rows.empty() || gpu_events[0].rows[0][0] == "0")
-      p.para("No GPU events (kernels, memcpys, memsets) in this trace: no GPU timeline.", "note");
+    has_gpu.push_back(!(gpu_events.empty() || gpu_events[0].rows.empty() || gpu_events[0].rows[0][0] == "0"));
+    if (!has_gpu.back())
+      p.problem("GPU timeline" + side.second, no_gpu);
     else
       try {
         p.image(timeline_chart(db, "", ChartFormat::inline_image, s), "GPU timeline" + side.second);
@@ -214,17 +221,29 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
   }
   Page breakdown;  // the GPU time breakdown section
   breakdown.heading(2, "GPU time breakdown", "timeline");
-  report_into(breakdown, "timeline", {}, 200, "main");
+  if (has_gpu[0])
+    report_into(breakdown, "timeline", {}, 200, "main");
+  else
+    breakdown.problem("The GPU time breakdown", no_gpu);
+  const std::optional<ReportFallback> ops_instead = report_fallback(db, "ops");
   perf.get();
   // The ops and kernels sections: on the twin connection, on another thread, from here on (its
   // perf tables are the ones just made); else on this one after the rest.
   Page tables;
   auto make_tables = [&](const Query& on) {
     tables.heading(2, "Ops", "ops");
-    tables.para("Per op name and category over counted_op (each GPU nanosecond counted once).", "note");
-    report_on(on, tables, "ops", {}, 200, "main");
+    if (ops_instead) {
+      tables.para("The ops report: " + ops_instead->why + ".", "note");
+      report_on(on, tables, ops_instead->report, {}, 200, "main");
+    } else {
+      tables.para("Per op name and category over counted_op (each GPU nanosecond counted once).", "note");
+      report_on(on, tables, "ops", {}, 200, "main");
+    }
     tables.heading(2, "Kernels", "kernels");
-    report_on(on, tables, "kernels", {}, 200, "main");
+    if (has_gpu[0])
+      report_on(on, tables, "kernels", {}, 200, "main");
+    else
+      tables.problem("The kernels report", no_gpu);
   };
   std::future<void> on_twin;
   if (twin) {
@@ -266,7 +285,10 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
   std::vector<std::optional<Chart>> rooflines(sides.size());
   std::vector<std::string> roofline_errors(sides.size());
   for (size_t k = 0; k < sides.size(); ++k) try {
-      roofline_jobs[k] = roofline_chart_job(db, false, "", bind, ChartFormat::inline_image, sides[k].first);
+      if (has_gpu[k])
+        roofline_jobs[k] = roofline_chart_job(db, false, "", bind, ChartFormat::inline_image, sides[k].first);
+      else
+        roofline_errors[k] = no_gpu;  // no op has GPU time: no point to draw
     } catch (const std::exception& e) {
       roofline_errors[k] = e.what();
     }

@@ -28,6 +28,7 @@
 #include "session/suggest.h"
 #include "src/input.h"
 #include "src/output_file.h"
+#include "src/report_fallback.h"
 #include "src/sql_assets.h"
 #include "src/sqlite_util.h"
 #include "udf/registry.h"
@@ -477,7 +478,15 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
   }
 }
 
-void Shell::run_report(const std::string& name, const std::string& text) {
+void Shell::run_report(const std::string& asked, const std::string& asked_text) {
+  // A report with nothing to show on these traces runs the one that stands in for it, saying so
+  // (sql/fallback_report.sql: ops on a trace without GPU events is cpu_ops).
+  std::string name = asked, text = asked_text;
+  if (auto f = report_fallback(db(), asked)) {
+    fmt::print(stderr, "{}: {}\n", asked, f->why);
+    name = f->report;
+    text = sql_for("report_" + name, "main");
+  }
   in_report_ = true;
   report_rows_ = 0;
   report_columns_.clear();
@@ -486,7 +495,7 @@ void Shell::run_report(const std::string& name, const std::string& text) {
   if (auto about = report_text("about_report", name)) fmt::print(stderr, "{}: {}\n", name, *about);
   run_script(text, "report " + name);
   in_report_ = false;
-  if (errors_ != errors) failed_reports_.insert(name);
+  if (errors_ != errors) failed_reports_.insert(asked);
   if (report_rows_ || errors_ != errors || stop()) return;
   print_empty(out(), report_columns_, output);
   // Nothing printed and no error: say why on stderr (sql/empty_report.sql), one line.

@@ -22,6 +22,13 @@ SELECT CASE
     THEN 'no falling phase of the GPU queue (a peak of 4 or more queued kernels draining to 0): nothing to rank'
   WHEN @report = 'launch' THEN 'no GPU work linked to a launch call in this trace'
   WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op) THEN 'no ops (cpu_op events) in this trace'
+  WHEN @report = 'cpu_ops'
+    THEN 'no host ops (cpu_op, annotation, runtime or driver events with a duration) in this trace'
+  WHEN @report IN ('memory', 'memory_ops', 'memory_leaks') AND NOT EXISTS (SELECT 1 FROM memory_event)
+    THEN 'no [memory] events: record with profile_memory=True'
+  WHEN @report = 'memory_leaks' AND EXISTS (SELECT 1 FROM memory_event WHERE addr IS NULL)
+    THEN 'the [memory] events have no Addr (2021-era traces): which free releases which allocation is unknown'
+  WHEN @report = 'memory_leaks' THEN 'every allocation is freed later in the trace'
   WHEN @report LIKE 'diff_tree%' THEN 'no GPU work under the call tree of either trace'
   WHEN @report LIKE 'diff%' THEN 'no events on either side for the chosen @control_rank / @test_rank, steps and @device'
 END;

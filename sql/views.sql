@@ -50,9 +50,11 @@ CREATE VIEW IF NOT EXISTS @schema.graph_replay AS
   WHERE is_graph_launch(r.name);
 
 -- Communication kernels (gpu_class: NCCL / RCCL, vLLM's custom all-reduce, ...) with what the
--- collectives and overlap reports read of them. coll: the kernel's "Collective name" arg, else the
--- word after nccl(Dev)Kernel_ in its name (AllReduce, AllGather, ReduceScatter, SendRecv, ...),
--- else AllReduce for a custom all-reduce (a name with "reduce"), else the kernel's short name. pg:
+-- collectives and overlap reports read of them. coll: collective_name (udf/gpu_class.h: one
+-- spelling, AllReduce, AllGather, ...) of the kernel's "Collective name" arg, else of its name
+-- (ncclDevKernel_AllGather_..., cross_device_reduce_...), else of the nearest op above it that
+-- names one (RCCL's ncclDevKernel_Generic runs every collective: nccl:broadcast above it says
+-- which), else the kernel's short name. pg:
 -- "Process Group Name" ('' if not recorded); group_ranks: "Process Group Ranks" (JSON array);
 -- bytes: "In msg nelems" x dtype bytes (max of in / out, for all-gather), NULL when not recorded.
 -- phase: the training phase of the op that launched it: optimizer under an Optimizer.* range
@@ -69,11 +71,12 @@ SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
                             JOIN event ae ON ae.uid = a.uid
                             WHERE ae.fwd IS NOT NULL OR ae.name LIKE 'autograd::engine::evaluate_function%')
             THEN 'backward' ELSE 'forward' END AS phase,
-       coalesce(k.args ->> '$."Collective name"',
-                CASE WHEN instr(k.name, 'Kernel_') > 0
-                     THEN substr(k.name, instr(k.name, 'Kernel_') + 7,
-                                 instr(substr(k.name, instr(k.name, 'Kernel_') + 7) || '_', '_') - 1)
-                     WHEN k.name LIKE '%reduce%' THEN 'AllReduce' ELSE short_name(k.name) END) AS coll,
+       coalesce(collective_name(k.args ->> '$."Collective name"'), collective_name(k.name),
+                (SELECT collective_name(ae.name) FROM ancestors(k.uid, (SELECT name FROM tlsql_schema)) a
+                 JOIN event ae ON ae.uid = a.uid
+                 WHERE ae.kind IN ('cpu_op', 'annotation') AND op_category(ae.name) = 'comm'
+                       AND collective_name(ae.name) IS NOT NULL LIMIT 1),
+                short_name(k.name)) AS coll,
        coalesce(k.args ->> '$."Process Group Name"', '') AS pg, k.args ->> '$."Process Group Ranks"' AS group_ranks,
        k.args ->> '$."Group size"' AS group_size, k.args ->> '$.dtype' AS dtype,
        max(coalesce(k.args ->> '$."In msg nelems"', 0), coalesce(k.args ->> '$."Out msg nelems"', 0))
@@ -84,26 +87,41 @@ WHERE gpu_class_of(k.kind, k.name) = 'communication';
 -- The caching allocator's [memory] events (torch.profiler with profile_memory=True): one row per
 -- allocation (bytes > 0) or free (bytes < 0) with the device's totals after it. device: 'cpu',
 -- 'cuda:N' (ROCm's HIP devices report as CUDA), 'xpu:N', 'mps:N', else 'device_type_T:N'
--- (c10::DeviceType numbers).
+-- (c10::DeviceType numbers). allocated: the event's "Total Allocated" where every event of the
+-- (trace, device) records it (allocated_from 'Total Allocated'); else (2021-era traces record
+-- Bytes only) the running sum of Bytes over the device's events in time order, from 0 before
+-- the first (allocated_from 'sum of Bytes'): bytes allocated since the trace began, not counting
+-- what was allocated before, which the trace does not say. reserved: "Total Reserved", NULL
+-- where not recorded.
 CREATE VIEW IF NOT EXISTS @schema.memory_event AS
-SELECT uid, trace, ts, parent,
-       CASE t WHEN 0 THEN 'cpu' WHEN 1 THEN 'cuda:' || i WHEN 6 THEN 'hip:' || i WHEN 12 THEN 'xpu:' || i
-              WHEN 13 THEN 'mps:' || i ELSE 'device_type_' || t || ':' || i END AS device,
-       bytes, allocated, reserved, addr
-FROM (SELECT uid, trace, ts, parent, CAST(args ->> '$."Device Type"' AS INTEGER) AS t,
-             CAST(args ->> '$."Device Id"' AS INTEGER) AS i, CAST(args ->> '$.Bytes' AS INTEGER) AS bytes,
-             CAST(args ->> '$."Total Allocated"' AS INTEGER) AS allocated,
-             CAST(args ->> '$."Total Reserved"' AS INTEGER) AS reserved, args ->> '$.Addr' AS addr
-      FROM event WHERE kind = 'instant' AND name = '[memory]');
+SELECT uid, trace, ts, parent, device, bytes,
+       CASE WHEN recorded = n THEN total
+            ELSE sum(bytes) OVER (PARTITION BY trace, device ORDER BY ts, uid ROWS UNBOUNDED PRECEDING) END
+         AS allocated,
+       reserved, addr, CASE WHEN recorded = n THEN 'Total Allocated' ELSE 'sum of Bytes' END AS allocated_from
+FROM (SELECT *, count(total) OVER (PARTITION BY trace, device) AS recorded,
+             count(*) OVER (PARTITION BY trace, device) AS n
+      FROM (SELECT uid, trace, ts, parent,
+                   CASE t WHEN 0 THEN 'cpu' WHEN 1 THEN 'cuda:' || i WHEN 6 THEN 'hip:' || i WHEN 12 THEN 'xpu:' || i
+                          WHEN 13 THEN 'mps:' || i ELSE 'device_type_' || t || ':' || i END AS device,
+                   bytes, total, reserved, addr
+            FROM (SELECT uid, trace, ts, parent, CAST(args ->> '$."Device Type"' AS INTEGER) AS t,
+                         CAST(args ->> '$."Device Id"' AS INTEGER) AS i, CAST(args ->> '$.Bytes' AS INTEGER) AS bytes,
+                         CAST(args ->> '$."Total Allocated"' AS INTEGER) AS total,
+                         CAST(args ->> '$."Total Reserved"' AS INTEGER) AS reserved, args ->> '$.Addr' AS addr
+                  FROM event WHERE kind = 'instant' AND name = '[memory]')));
 
 -- memory_event with, for each event, the nearest op above it (op, a uid) and, for an allocation,
--- whether no later event of the trace frees its address (never_freed): what the memory reports
+-- whether no later event of the trace frees its address (never_freed; NULL where the event has
+-- no Addr, as in 2021-era traces: nothing tells which free is its). What the memory reports
 -- group by.
 CREATE VIEW IF NOT EXISTS @schema.memory_alloc AS
 SELECT m.*, (SELECT a.uid FROM ancestors(m.uid, (SELECT name FROM tlsql_schema)) a
              WHERE a.kind = 'cpu_op' LIMIT 1) AS op,
-       m.bytes > 0 AND lead(m.bytes) OVER (PARTITION BY m.trace, m.device, m.addr ORDER BY m.ts, m.uid) IS NULL
-         AS never_freed
+       CASE WHEN m.addr IS NOT NULL
+            THEN m.bytes > 0
+                 AND lead(m.bytes) OVER (PARTITION BY m.trace, m.device, m.addr ORDER BY m.ts, m.uid) IS NULL
+       END AS never_freed
 FROM memory_event m;
 
 -- The host loop of a thread that launches CUDA / HIP graphs: it waits for the GPU once per step

@@ -95,8 +95,17 @@ struct ModuleAux {
 // schema detached and attached again under the same name (a saved database, another trace) never
 // reads the store of what was there before.
 std::mutex g_connections_mu;
-std::map<sqlite3*, StoreRegistry*> g_connections;                     // for loaded_store()
-std::map<std::pair<sqlite3*, const EventStore*>, int> g_live_tables;  // tables connected to a store
+std::map<sqlite3*, StoreRegistry*> g_connections;  // for loaded_store()
+// The tables connected to a store on a connection, each with the database handle (SQLite's file
+// object of its schema) it was connected in. A table outlives DETACH while a statement not yet
+// reset still holds it, so its store answers only where that handle is still the schema's.
+std::multimap<std::pair<sqlite3*, const EventStore*>, const void*> g_live_tables;
+
+// The database handle SQLite has open under `schema` (nullptr: no such schema).
+const void* schema_handle(sqlite3* db, const char* schema) {
+  sqlite3_file* file = nullptr;
+  return sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK ? file : nullptr;
+}
 
 // One per schema: argv[1] is the schema the table lives in, its store holds the rows, and argv[3]
 // the generation of the store it was created for (finish_schema): a store loaded later under the
@@ -112,16 +121,22 @@ struct Table : sqlite3_vtab {
       throw std::runtime_error(
           fmt::format("the event table of schema {} is not the one tlsql created for its trace", argv[1]));
     store = it->second.get();
+    handle = schema_handle(db, argv[1]);
     std::lock_guard<std::mutex> l(g_connections_mu);
-    ++g_live_tables[{db, store}];
+    g_live_tables.emplace(std::pair(db, store), handle);
   }
   ~Table() {
     std::lock_guard<std::mutex> l(g_connections_mu);
-    if (auto it = g_live_tables.find({db, store}); it != g_live_tables.end() && --it->second == 0)
-      g_live_tables.erase(it);
+    auto [from, to] = g_live_tables.equal_range({db, store});
+    for (auto it = from; it != to; ++it)
+      if (it->second == handle) {
+        g_live_tables.erase(it);
+        break;
+      }
   }
   sqlite3* db;
   EventStore* store;
+  const void* handle;
 };
 
 // A cursor walks either a contiguous range of positions or a list of them (kind or children
@@ -579,7 +594,9 @@ const EventStore* registered_store(sqlite3* db, const std::string& schema, bool&
   if (c == g_connections.end()) return nullptr;
   auto it = c->second->find(schema);
   if (it == c->second->end() || !it->second || it->second->traces.empty()) return nullptr;
-  live = g_live_tables.count({db, it->second.get()}) > 0;
+  const void* now = schema_handle(db, schema.c_str());
+  auto [from, to] = g_live_tables.equal_range({db, it->second.get()});
+  live = now && std::any_of(from, to, [&](const auto& t) { return t.second == now; });
   return it->second.get();
 }
 }  // namespace
@@ -601,8 +618,7 @@ const EventStore* loaded_store(sqlite3* db, const std::string& schema) {
 SchemaIdentity schema_identity(sqlite3* db, const std::string& schema) {
   SchemaIdentity id;
   if (const EventStore* s = loaded_store(db, schema)) id.store = s->generation;
-  sqlite3_file* file = nullptr;
-  if (sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK) id.file = file;
+  id.file = schema_handle(db, schema.c_str());
   return id;
 }
 

@@ -1,23 +1,26 @@
-// The load pipeline for one file: map (or gunzip) -> scan into chunks || parse chunks (two
-// threads) -> build the tree -> register with SQLite.
+// The load pipeline for one file: read it (src/readers/: open or gunzip, the format chosen by its
+// first bytes, scan into chunks || parse chunks on two threads) -> build the tree -> register
+// with SQLite.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "src/event_store.h"
 #include "src/graph_capture.h"
 #include "src/health.h"
+#include "src/readers/reader.h"
 
 namespace tlsql {
 
 struct LoadStats {
   std::string path;
   int64_t trace_id = 0, events = 0;
-  size_t json_bytes = 0, file_bytes = 0;
+  size_t json_bytes = 0, file_bytes = 0;  // the text (inflated) and the file (0 for a pipe)
   double read_s = 0, parse_s = 0, tree_s = 0, insert_s = 0, total_s = 0;
   std::vector<std::pair<std::string, int64_t>> health;  // check, count
 };
@@ -29,6 +32,8 @@ struct LoadOptions {
   size_t chunk_bytes = 8u << 20;  // events are parsed in runs of about this much text (the fuzz target sets it small)
   // Graphs from capture traces (read_capture_file): the trace's graph replays are attributed to them.
   const std::vector<CapturedGraph>* captured = nullptr;
+  // The input formats asked, in order (src/readers/reader.h); a test adds its own here.
+  std::span<const ReaderFormat> formats = builtin_formats();
 };
 
 // Loads `path` into `store` and the schema's small tables. Throws LoadError with a one-line

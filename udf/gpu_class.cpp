@@ -56,6 +56,33 @@ bool communication_op(std::string_view name) {
                                         "all_gather", "reduce_scatter", "reducescatter", "all_to_all", "alltoall"});
 }
 
+std::string collective_name(std::string_view name) {
+  // Compared without case, underscores and colons: _allgather_base, all_gather, AllGather and
+  // nccl:all_gather are one word. Longer words first: allreduce holds reduce, reducescatter
+  // holds scatter, sendrecv holds send, alltoallv holds alltoall.
+  std::string w;
+  for (char c : lowercase(name))
+    if (c != '_' && c != ':') w += c;
+  static const std::pair<const char*, const char*> kWords[] = {{"reducescatter", "ReduceScatter"},
+                                                               {"allgather", "AllGather"},
+                                                               {"alltoallv", "AllToAllv"},
+                                                               {"alltoall", "AllToAll"},
+                                                               {"allreduce", "AllReduce"},
+                                                               {"crossdevicereduce", "AllReduce"},
+                                                               {"quickreduce", "AllReduce"},
+                                                               {"broadcast", "Broadcast"},
+                                                               {"sendrecv", "SendRecv"},
+                                                               {"barrier", "Barrier"},
+                                                               {"gather", "Gather"},
+                                                               {"scatter", "Scatter"},
+                                                               {"reduce", "Reduce"},
+                                                               {"send", "Send"},
+                                                               {"recv", "Recv"}};
+  for (auto [word, canonical] : kWords)
+    if (w.find(word) != std::string::npos) return canonical;
+  return "";
+}
+
 GpuClass classify_gpu(Kind kind, std::string_view name, GpuRule rule) {
   switch (kind) {
     case Kind::memcpy: return GpuClass::memcpy;

@@ -35,6 +35,17 @@ bool communication_kernel(std::string_view name);
 // nccl:all_reduce, _C_custom_ar::all_reduce, ...): op_category's "comm".
 bool communication_op(std::string_view name);
 
+// The collective a name says, one spelling for every source (the collectives and overlap reports):
+// "AllReduce", "AllGather", "ReduceScatter", "AllToAll", "AllToAllv", "Broadcast", "Reduce",
+// "SendRecv", "Send", "Recv", "Gather", "Scatter" or "Barrier"; "" when the name says none. It reads
+// the kernel's "Collective name" arg (allreduce, _allgather_base, _reduce_scatter_base,
+// all_gather_into_tensor_coalesced, all_to_allv, ...), NCCL / RCCL kernel names
+// (ncclDevKernel_AllGather_RING_LL, ncclKernel_SendRecv_...), custom all-reduce kernels
+// (cross_device_reduce, quickreduce, one_shot_all_reduce, multimem_all_reduce) and op names
+// (nccl:all_reduce, c10d::broadcast_, gloo:all_reduce). RCCL's ncclDevKernel_Generic says none:
+// its collective is its launching op's.
+std::string collective_name(std::string_view name);
+
 // The class of an event of kind `kind` named `name`; none for events that are not GPU work.
 GpuClass classify_gpu(Kind kind, std::string_view name, GpuRule rule);
 

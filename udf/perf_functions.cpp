@@ -610,6 +610,15 @@ void op_category_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_text(ctx, c.c_str(), -1, SQLITE_TRANSIENT);
 }
 
+// collective_name(name): gpu_class.h's one spelling of the collective a name says, else NULL.
+void collective_name_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const unsigned char* n = sqlite3_value_text(argv[0]);
+  if (!n) return sqlite3_result_null(ctx);
+  const std::string c = collective_name(reinterpret_cast<const char*>(n));
+  if (c.empty()) return sqlite3_result_null(ctx);
+  sqlite3_result_text(ctx, c.c_str(), -1, SQLITE_TRANSIENT);
+}
+
 void dtype_bytes_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* t = sqlite3_value_text(argv[0]);
   int b = t ? dtype_bytes((const char*)t) : 0;
@@ -737,6 +746,11 @@ std::vector<SqlFunction> perf_functions() {
   step.min_args = step.max_args = 2, step.fn = serving_step_fn;
   step.flags |= SQLITE_DETERMINISTIC;
   v.push_back(step);
+  pure("collective_name", "(name)",
+       "the collective a kernel name, \"Collective name\" arg or op name says, one spelling for all (AllReduce, "
+       "AllGather, ReduceScatter, AllToAll, AllToAllv, Broadcast, Reduce, SendRecv, Send, Recv, Gather, Scatter, "
+       "Barrier: _allgather_base -> AllGather); NULL when it says none (RCCL's ncclDevKernel_Generic)",
+       collective_name_fn);
   pure("dtype_bytes", "(type)", "bytes per element of a trace dtype ('c10::BFloat16' -> 2)", dtype_bytes_fn);
   pure("numel", "(dims_json)", "elements of a shape ('[2, 3]' -> 6)", numel_fn);
   return v;

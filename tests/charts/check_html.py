@@ -7,7 +7,9 @@
 - with --diff: the two diff charts and the diff table, largest |diff_duration| first;
 - headless Chromium (scripts/screenshot_html.sh) opens it with no console message and writes a
   screenshot that decodes (skipped, saying so, when chromium is not installed);
-- a CPU-only trace: a note instead of the timeline, exit 0;
+- a CPU-only trace: the GPU sections (roofline, GPU timeline, GPU time breakdown, kernels) each
+  say they could not be produced and why, the command exits 1 saying how many (docs/pictures.md),
+  and the ops section is the cpu_ops report (what --report ops prints for such a trace);
 - a bad output path: one error line, exit 1, no file.
 usage: check_html.py TLSQL DATA_DIR SHARED_DIR SCRIPTS_DIR WORK_DIR"""
 import base64, csv, html.parser, io, os, shutil, subprocess, sys
@@ -52,12 +54,13 @@ class Page(html.parser.HTMLParser):
             self._cell += d
 
 
-def render(args, name):
+def render(args, name, rc=0):
     out = os.path.join(work, name)
     if os.path.exists(out):
         os.remove(out)
     r = subprocess.run([tlsql] + args + ["-q", "--html", out], capture_output=True, text=True, timeout=900)
-    check(r.returncode == 0 and os.path.exists(out), f"{name}: written, exit 0 {r.stderr.strip()}")
+    check(r.returncode == rc and os.path.exists(out), f"{name}: written, exit {rc} {r.stderr.strip()}")
+    render.stderr = r.stderr
     p = Page()
     with open(out, encoding="utf-8") as f:
         p.feed(f.read())
@@ -127,14 +130,27 @@ ops_tree = [[r[k] for k in keep] for r in full]
 check(d.ids and d.ids[0] == "diff_tree" and d.tables and same_table(d.tables[0], ops_tree[:101]),
       f"diff.html: first section = --report diff_tree_ops ({d.ids[:2]})")
 
-# A CPU-only trace: no timeline picture (a note says why), an empty roofline, exit 0.
-cpu = os.path.join(shared, "traces", "hta", "cpu_only_rank34.json.gz")
-if os.path.exists(cpu):
-    cpu_path, c = render([cpu], "cpu_only.html")
+# A CPU-only trace: the four GPU sections cannot be produced; each says why on the page, the
+# command exits 1 with one line saying how many; no picture; ops = the cpu_ops report.
+for cpu in (os.path.join(shared, "traces", "hta", "cpu_only_rank34.json.gz"),
+            os.path.join(shared, "traces", "cpu_only_seq2seq_2022.json")):
+    if not os.path.exists(cpu):
+        print(f"skip {cpu}: not present")
+        continue
+    name = "cpu_only_" + os.path.basename(cpu).split(".")[0] + ".html"
+    cpu_path, c = render([cpu], name, rc=1)
     with open(cpu_path, encoding="utf-8") as f:
-        check("No GPU events" in f.read() and len(c.images) == 1, "cpu_only.html: no timeline, says why")
-else:
-    print(f"skip {cpu}: not present")
+        text = f.read()
+    why = "could not be produced: no GPU events (kernels, memcpys, memsets) in this trace"
+    sections = ("Roofline", "GPU timeline", "The GPU time breakdown", "The kernels report")
+    check(all(f"{w} {why}" in text for w in sections) and text.count("could not be produced") == 4,
+          f"{name}: roofline, GPU timeline, GPU time breakdown and kernels each say why they are missing")
+    lines = render.stderr.strip().splitlines()
+    check(len(lines) == 1 and "4 section(s) could not be produced" in lines[0], f"{name}: one stderr line {lines}")
+    check(not c.images, f"{name}: no picture ({len(c.images)})")
+    cpu_ops = report_rows([cpu], "cpu_ops")
+    check(len(cpu_ops) > 1 and any(same_table(t, cpu_ops) for t in c.tables),
+          f"{name}: the ops section = --report cpu_ops ({len(cpu_ops) - 1} rows)")
 
 # Bad output path: one line, exit 1, nothing written.
 r = subprocess.run([tlsql, bert, "-q", "--html", "/nonexistent/dir/r.html"], capture_output=True, text=True)

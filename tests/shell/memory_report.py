@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """The memory reports (memory, memory_ops, memory_leaks; docs/reports.md) and `.plot memory`: torch.profiler's [memory] events (profile_memory=True).
 References recomputed here from the raw JSON: per device the largest Total Allocated and its first
-event, the largest Total Reserved, the first and last totals, allocation and free counts, the
-allocations whose address is never freed later in the trace, and the innermost cpu_op containing
-the peak event on its thread; plus a hand-made trace with the answers written out.
+event (in GiB, and in ms from the trace's first event), the largest Total Reserved, the first and
+last totals, allocation and free counts, the allocations whose address is never freed later in the
+trace, and the innermost cpu_op containing the peak event on its thread. 2021-era traces record
+Bytes only: there the totals are the running sum of Bytes in time order (allocated_from 'sum of
+Bytes'), never_freed is unknown (no Addr) and reserved unrecorded. Plus hand-made traces with the
+answers written out.
 usage: memory_report.py TLSQL SHARED_DIR WORK_DIR"""
 import csv, gzip, io, json, os, subprocess, sys
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -35,16 +38,30 @@ def device(a):
     return "cpu" if t == 0 else f"cuda:{i}" if t == 1 else f"device_type_{t}:{i}"
 
 
+def r3(x):
+    """SQLite's round(x, 3) as CSV prints it (a REAL keeps its '.0')."""
+    return repr(float(Decimal(x).quantize(Decimal("0.001"), rounding=ROUND_HALF_UP)))
+
+
 def reference(events):
     mem = [(k, e) for k, e in enumerate(events) if e.get("name") == "[memory]" and e.get("ph") in ("i", "I")]
-    ops = [e for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+    ops = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "Operator")]  # 2021: Operator
+    t0 = min(ns(e["ts"]) for e in events if "ts" in e)  # the trace's first event (the summary's span start)
     out = {}
     for dev in sorted({device(e["args"]) for _, e in mem}):
         rows = sorted(((ns(e["ts"]), k, e["args"]) for k, e in mem if device(e["args"]) == dev), key=lambda r: r[:2])
-        peak = max(int(a["Total Allocated"]) for _, _, a in rows)
-        pts, pk, _ = next(r for r in rows if int(r[2]["Total Allocated"]) == peak)
+        totals = all("Total Allocated" in a for _, _, a in rows)
+        # The device's allocated bytes after each event: its Total Allocated, else the running sum of Bytes.
+        allocated, run = [], 0
+        for _, _, a in rows:
+            run += int(a["Bytes"])
+            allocated.append(int(a["Total Allocated"]) if totals else run)
+        peak = max(allocated)
+        j = allocated.index(peak)  # the first event at the peak
+        pts, pk, _ = rows[j]
         pe = events[pk]
-        inside = [o for o in ops if o["tid"] == pe["tid"] and o["pid"] == pe["pid"]
+        # (2021 traces give an op's tid as "25772" and a [memory] event's as 25772: one thread)
+        inside = [o for o in ops if str(o["tid"]) == str(pe["tid"]) and str(o["pid"]) == str(pe["pid"])
                   and ns(o["ts"]) <= pts <= ns(o["ts"]) + ns(o["dur"])]
         op = max(inside, key=lambda o: (ns(o["ts"]), -ns(o["dur"])))["name"] if inside else ""
         never, never_bytes = 0, 0
@@ -54,13 +71,19 @@ def reference(events):
             later = [b for _, _, b in rows[j + 1:] if b.get("Addr") == a.get("Addr")]
             if not later:
                 never, never_bytes = never + 1, never_bytes + int(a["Bytes"])
-        out[dev] = {"peak_bytes": str(peak), "peak_ts": str(pts), "peak_uid": str(pk), "peak_op": op,
-                    "peak_reserved_bytes": str(max(int(a["Total Reserved"]) for _, _, a in rows)),
-                    "first_allocated": str(rows[0][2]["Total Allocated"]),
-                    "last_allocated": str(rows[-1][2]["Total Allocated"]),
+        addrs = all("Addr" in a for _, _, a in rows)
+        reserved = [int(a["Total Reserved"]) for _, _, a in rows if "Total Reserved" in a]
+        pointed = totals or peak > 0  # a running sum that never rises above 0 has no peak to point at
+        out[dev] = {"peak_bytes": str(peak) if pointed else "",
+                    "peak_gib": r3(Decimal(peak) / 2**30) if pointed else "",
+                    "peak_ms": r3(Decimal(pts - t0) / 10**6) if pointed else "",
+                    "peak_uid": str(pk) if pointed else "", "peak_op": op if pointed else "",
+                    "allocated_from": "Total Allocated" if totals else "sum of Bytes",
+                    "peak_reserved_bytes": str(max(reserved)) if reserved else "",
+                    "first_allocated": str(allocated[0]), "last_allocated": str(allocated[-1]),
                     "allocations": str(sum(int(a["Bytes"]) > 0 for _, _, a in rows)),
                     "frees": str(sum(int(a["Bytes"]) < 0 for _, _, a in rows)),
-                    "never_freed": str(never), "never_freed_bytes": str(never_bytes)}
+                    "never_freed": str(never) if addrs else "", "never_freed_bytes": str(never_bytes) if addrs else ""}
     return out
 
 
@@ -100,7 +123,43 @@ check(ops == {"aten::empty": ("1", "100", "0", "100"), "aten::mm": ("1", "50", "
 check([(r["uid"], r["bytes"], r["op"]) for r in sets[2]] == [("3", "50", "aten::mm"), ("6", "30", "aten::add")],
       f"hand-made: never freed, largest first ({sets[2]})")
 
-for name in ("a100_switch_moe_batch4.json.gz", "t4_train_fp32.pt.trace.json"):
+# Hand-made, 2021-style (Bytes only: no Total Allocated, Total Reserved or Addr): the same events
+# as above. allocated is the running sum of Bytes: 100, 150 (the peak, in aten::mm, at 25 µs =
+# 0.025 ms from the trace's first event at 0), 50, 80; 150 B = 150 / 2^30 GiB -> 0.0. Which
+# allocation a free releases is unknown: never_freed NULL, and memory_leaks has no rows and says why.
+def mem21(ts, b):
+    return {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": ts,
+            "args": {"Bytes": b, "Device Id": 0, "Device Type": 1}}
+
+
+hand21 = [x("aten::empty", 0, 10), mem21(5, 100), x("aten::mm", 20, 10), mem21(25, 50), x("aten::add", 40, 10),
+          mem21(42, -100), mem21(45, 30)]
+path = os.path.join(work, "memory_2021.json")
+with open(path, "w") as f:
+    json.dump({"traceEvents": hand21}, f)
+sets = compare(path, hand21)
+row = sets[0][0]
+check((row["allocated_from"], row["peak_bytes"], row["peak_gib"], row["peak_ms"], row["peak_uid"], row["peak_op"],
+       row["first_allocated"], row["last_allocated"], row["never_freed"], row["peak_reserved_bytes"]) ==
+      ("sum of Bytes", "150", "0.0", "0.025", "3", "aten::mm", "100", "80", "", ""),
+      f"hand-made 2021: peak 150 B from the sum of Bytes, in aten::mm at 0.025 ms; never_freed unknown ({row})")
+check(sets[2] == [], f"hand-made 2021: memory_leaks has no rows without Addr ({sets[2]})")
+r = subprocess.run([tlsql, "-q", path, "--report", "memory_leaks"], capture_output=True, text=True, timeout=60)
+check("no Addr" in r.stderr, f"hand-made 2021: memory_leaks says why it is empty ({r.stderr.strip()})")
+
+# Hand-made, Bytes only, frees first (memory allocated before the trace began): the running sum is
+# -64 then -32 and never rises above its start: no peak to point at, every peak column NULL.
+hand_free = [x("aten::add", 0, 10), mem21(5, -64), mem21(6, 32)]
+path = os.path.join(work, "memory_frees.json")
+with open(path, "w") as f:
+    json.dump({"traceEvents": hand_free}, f)
+row = compare(path, hand_free)[0][0]
+check([row[k] for k in ("peak_bytes", "peak_gib", "peak_ms", "peak_uid", "peak_op", "peak_source")] == [""] * 6
+      and (row["first_allocated"], row["last_allocated"]) == ("-64", "-32"),
+      f"hand-made, frees first: every peak column NULL ({row})")
+
+for name in ("a100_switch_moe_batch4.json.gz", "t4_train_fp32.pt.trace.json",
+             "v100_resnet50_2021_legacy.pt.trace.json.gz"):
     p = os.path.join(shared, "traces", name)
     if not os.path.exists(p):
         print(f"skip {name}: not present")
@@ -116,9 +175,18 @@ for name in ("a100_switch_moe_batch4.json.gz", "t4_train_fp32.pt.trace.json"):
                        capture_output=True, text=True, timeout=300)
     check(r.returncode == 0, f"{name}: .plot memory ({r.stderr.strip()})")
     with open(csv_path) as f:
-        got = sorted((r["device"], int(r["allocated_bytes"]), int(r["reserved_bytes"])) for r in csv.DictReader(f))
+        got = sorted((r["device"], int(r["allocated_bytes"]), r["reserved_bytes"]) for r in csv.DictReader(f))
     mem = [e["args"] for e in events if e.get("name") == "[memory]"]
-    want = sorted((device(a), int(a["Total Allocated"]), int(a["Total Reserved"])) for a in mem)
+    ref = reference(events)
+    if all(v["allocated_from"] == "Total Allocated" for v in ref.values()):
+        want = sorted((device(a), int(a["Total Allocated"]), str(a["Total Reserved"])) for a in mem)
+    else:  # the running sums of Bytes, in time order per device; no reserved
+        want, run = [], {}
+        for e in sorted((e for e in events if e.get("name") == "[memory]"), key=lambda e: ns(e["ts"])):
+            d = device(e["args"])
+            run[d] = run.get(d, 0) + int(e["args"]["Bytes"])
+            want.append((d, run[d], ""))
+        want.sort()
     check(got == want, f"{name}: .plot memory CSV: {len(got)} samples (JSON: {len(want)} [memory] events)")
     with open(svg_path) as f:
         marks = f.read().count("fill-opacity:0.72")

@@ -57,3 +57,47 @@ TEST_CASE("op names: op_category's comm") {
   CHECK(!communication_op(
       "triton_poi_fused_add_all_reduce_bitwise_and_bitwise_or_embedding_ge_lt_masked_fill_mul_sub_0"));
 }
+
+TEST_CASE("collective names: one spelling for args, kernel names and op names") {
+  using tlsql::collective_name;
+  // PyTorch's "Collective name" args (record_param_comms)
+  CHECK(collective_name("allreduce") == "AllReduce");
+  CHECK(collective_name("allreduce_coalesced") == "AllReduce");
+  CHECK(collective_name("_allgather_base") == "AllGather");
+  CHECK(collective_name("all_gather_into_tensor_coalesced") == "AllGather");
+  CHECK(collective_name("_reduce_scatter_base") == "ReduceScatter");
+  CHECK(collective_name("reduce_scatter_tensor_coalesced") == "ReduceScatter");
+  CHECK(collective_name("all_to_all") == "AllToAll");
+  CHECK(collective_name("all_to_allv") == "AllToAllv");
+  CHECK(collective_name("broadcast") == "Broadcast");
+  CHECK(collective_name("reduce") == "Reduce");
+  CHECK(collective_name("send") == "Send");
+  CHECK(collective_name("recv") == "Recv");
+  CHECK(collective_name("gather") == "Gather");
+  CHECK(collective_name("scatter") == "Scatter");
+  CHECK(collective_name("barrier") == "Barrier");
+  // NCCL / RCCL kernels (the argument lists hold no collective's word)
+  CHECK(collective_name("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)") == "AllGather");
+  CHECK(collective_name("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)") ==
+        "AllReduce");
+  CHECK(collective_name("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)") ==
+        "SendRecv");
+  CHECK(collective_name("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)") ==
+        "ReduceScatter");
+  CHECK(collective_name("ncclDevKernel_Reduce_Sum_f32_RING_LL(ncclDevComm*)") == "Reduce");
+  CHECK(collective_name("ncclDevKernel_Broadcast_RING_LL(ncclDevComm*, unsigned long, ncclWork*)") == "Broadcast");
+  // RCCL's one kernel for every collective: its launching op says which
+  CHECK(collective_name("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)").empty());
+  // custom all-reduce kernels
+  CHECK(collective_name("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 4>(vllm::RankData*)") == "AllReduce");
+  CHECK(collective_name("void quickreduce::allreduce_prototype_twoshot<quickreduce::CodecFP, false>(...)") ==
+        "AllReduce");
+  CHECK(collective_name("void c10d::symmetric_memory::multimem_all_reduce_kernel<8>(...)") == "AllReduce");
+  // op names above the kernels
+  CHECK(collective_name("nccl:all_reduce") == "AllReduce");
+  CHECK(collective_name("nccl:_all_gather_base") == "AllGather");
+  CHECK(collective_name("c10d::broadcast_") == "Broadcast");
+  CHECK(collective_name("gloo:all_reduce") == "AllReduce");
+  CHECK(collective_name("record_param_comms").empty());
+  CHECK(collective_name("void deep_ep::intranode::dispatch<8, 768, 8192>(...)").empty());
+}

@@ -1,4 +1,4 @@
-#include "src/json_reader.h"
+#include "src/readers/kineto_json/json_reader.h"
 
 namespace tlsql {
 

@@ -8,6 +8,7 @@
 
 #include "src/event_store.h"
 #include "src/health.h"
+#include "src/readers/reader.h"
 
 namespace tlsql {
 
@@ -17,15 +18,9 @@ struct ReadStatus {
   size_t offset = 0;    // byte offset of the problem in the chunk text
 };
 
-// One parser thread's destination: rows go to rows[first_row ...] (the scanner counted them);
-// on error the caller discards the whole trace.
-struct ChunkSink {
-  RowArray& rows;
-  StringPool::Cache& strings;
-  TextArena::Writer& args;
-  Health& health;
-  const StringPool& pool;
-  WideIds& ids;
+// One parser thread's destination (src/readers/reader.h) and its caches: rows go to
+// rows[first_row ...] (the scanner counted them); on error the caller discards the whole trace.
+struct ChunkSink : RowSink {
   std::vector<int8_t> kind_of_cat = {};  // category string id -> Kind for X/B/E events (-1: unknown)
   size_t first_row = 0, events = 0;      // set per chunk
 };

@@ -1,4 +1,4 @@
-#include "src/trace_scanner.h"
+#include "src/readers/kineto_json/trace_scanner.h"
 
 #include <fmt/format.h>
 
@@ -69,7 +69,7 @@ void TraceScanner::append_checked(size_t from, size_t to, Health& health) {
   }
 }
 
-size_t TraceScanner::scan_events(size_t p, const std::function<bool(EventChunk&&)>& emit,
+size_t TraceScanner::scan_events(size_t p, const std::function<bool(Chunk&&)>& emit,
                                  const std::function<TextBuffer()>& spare) {
   // Elements are cut at the commas between them: a chunk runs from just after one such comma to
   // just before another (or the closing bracket), so it is a valid array body as it stands.
@@ -77,7 +77,7 @@ size_t TraceScanner::scan_events(size_t p, const std::function<bool(EventChunk&&
   bool any_comma = false;
   auto flush = [&](size_t end) {
     size_t len = end - keep_;
-    EventChunk c{spare(), keep_, chunk_first, events_ - chunk_first};
+    Chunk c{spare(), keep_, events_ - chunk_first};
     c.text.resize(len + 2);
     c.text.data()[0] = '[';
     std::memcpy(c.text.data() + 1, text(keep_, end).data(), len);
@@ -114,7 +114,7 @@ size_t TraceScanner::scan_events(size_t p, const std::function<bool(EventChunk&&
   }
 }
 
-void TraceScanner::run(const std::function<bool(EventChunk&&)>& emit, const std::function<TextBuffer()>& spare,
+void TraceScanner::run(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare,
                        Health& health) {
   size_t p = 0;
   if (at(0) == '\xEF' && at(1) == '\xBB' && at(2) == '\xBF') {

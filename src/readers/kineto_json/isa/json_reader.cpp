@@ -1,5 +1,5 @@
 // Built twice (see CMakeLists.txt) with TLSQL_READER_NS naming the CPU target.
-#include "src/json_reader.h"
+#include "src/readers/kineto_json/json_reader.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>

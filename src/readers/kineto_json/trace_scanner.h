@@ -1,7 +1,8 @@
 // Splits a trace's JSON text into chunks of whole events (the "tokenizer" half of the importer,
 // as in Perfetto's JSON importer): it walks the top-level object, keeps every key but
 // traceEvents as metadata, and cuts the traceEvents array into ~8 MB runs of elements, each
-// copied into its own padded buffer as a small JSON array that simdjson can parse on its own.
+// copied into its own padded buffer as a small JSON array that simdjson can parse on its own: a
+// Chunk's text is "[" + elements + "]", its source_offset where text[1] was in the input.
 #pragma once
 
 #include <functional>
@@ -9,15 +10,9 @@
 
 #include "src/health.h"
 #include "src/input.h"
+#include "src/readers/reader.h"
 
 namespace tlsql {
-
-struct EventChunk {
-  TextBuffer text;       // "[" + elements + "]"
-  size_t source_offset;  // where text[1] was in the input
-  size_t first_row = 0;  // position in traceEvents of the first element
-  size_t events = 0;     // elements in the chunk
-};
 
 class TraceScanner {
  public:
@@ -25,10 +20,9 @@ class TraceScanner {
   // Calls `emit` for each chunk, in order (`emit` returns false to stop early); `spare` supplies a
   // buffer to reuse for the next chunk. Throws LoadError on a structural error (truncated file,
   // not a trace, trailing content).
-  void run(const std::function<bool(EventChunk&&)>& emit, const std::function<TextBuffer()>& spare, Health& health);
+  void run(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare, Health& health);
   const std::string& metadata() const { return metadata_; }
   bool bare_array() const { return bare_array_; }
-  size_t events() const { return events_; }
   size_t chunk_bytes = 8u << 20;
 
  private:
@@ -41,7 +35,7 @@ class TraceScanner {
   std::string_view text(size_t from, size_t to) const { return {in_.window() + (from - in_.base()), to - from}; }
   // Appends the top-level value text [from, to) to the metadata, checked as JSON (repaired if needed).
   void append_checked(size_t from, size_t to, Health& health);
-  size_t scan_events(size_t p, const std::function<bool(EventChunk&&)>& emit, const std::function<TextBuffer()>& spare);
+  size_t scan_events(size_t p, const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare);
 
   InputSource& in_;
   std::string path_, metadata_;

@@ -1,0 +1,84 @@
+#include "src/readers/kineto_json/kineto_json.h"
+
+#include <fmt/format.h>
+
+#include "src/json_check.h"
+#include "src/json_scan.h"
+#include "src/readers/kineto_json/json_reader.h"
+#include "src/readers/kineto_json/trace_scanner.h"
+
+namespace tlsql::kineto_json {
+
+namespace {
+
+class ChunkParserImpl : public ChunkParser {
+ public:
+  ChunkParserImpl(const RowSink& sink, const std::string& path) : sink_{sink}, path_(path) {}
+
+  // Checks the chunk whole (the on-demand parser skips what it does not read), repairs its
+  // strings if they need it, then parses it. Offsets in errors are the file's: chunk text = "["
+  // + file bytes.
+  void parse(const Chunk& chunk) override {
+    sink_.first_row = chunk.first_row;
+    sink_.events = chunk.rows;
+    const char* text = chunk.text.data();
+    size_t size = chunk.text.size(), capacity = chunk.text.capacity();
+    auto file_offset = [&](size_t at) { return chunk.source_offset + (at > 0 ? at - 1 : 0); };
+    JsonCheck check = check_json(text, size);
+    if (check.result == JsonCheck::invalid)
+      throw LoadError(fmt::format("{}: at byte {}: {}", path_, file_offset(check.offset), check.message));
+    TextBuffer repaired;
+    if (check.result == JsonCheck::repairable) {
+      repaired = repair_json(text, size, sink_.health);
+      text = repaired.data(), size = repaired.size(), capacity = repaired.capacity();
+    }
+    ReadStatus rs = read_event_chunk(text, size, capacity, sink_);
+    if (rs.code != ReadStatus::ok)  // offsets of a repaired chunk stay close to the original's
+      throw LoadError(fmt::format("{}: at byte {}: {}", path_, file_offset(rs.offset), rs.message));
+  }
+
+ private:
+  ChunkSink sink_;
+  std::string path_;
+};
+
+class Reader : public TraceReader {
+ public:
+  Reader(InputSource& in, const std::string& path, size_t chunk_bytes) : scanner_(in, path), path_(path) {
+    scanner_.chunk_bytes = chunk_bytes;
+  }
+  void scan(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare,
+            Health& health) override {
+    scanner_.run(emit, spare, health);
+  }
+  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override {
+    return std::make_unique<ChunkParserImpl>(sink, path_);
+  }
+  void finish(LoadedTrace& trace, Health& health) override {
+    trace.metadata = scanner_.bare_array() ? std::string() : scanner_.metadata();
+    if (trace.rows.empty()) health.add("no_events", -1, "traceEvents is empty");
+    if (scanner_.bare_array() && !trace.rows.empty() &&
+        health.count("element_not_object") == (int64_t)trace.rows.size())
+      throw NotATrace(fmt::format("{}: at byte 0: not a trace: the array holds no event objects", path_));
+  }
+
+ private:
+  TraceScanner scanner_;
+  std::string path_;
+};
+
+std::unique_ptr<TraceReader> open(InputSource& in, const std::string& path, size_t chunk_bytes) {
+  return std::make_unique<Reader>(in, path, chunk_bytes);
+}
+
+}  // namespace
+
+bool claims(std::string_view head) {
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
+  size_t p = json_scan::skip_ws(head.data(), head.size(), 0);
+  return p < head.size() && (head[p] == '{' || head[p] == '[');
+}
+
+constinit const ReaderFormat format = {"kineto_json", claims, open};
+
+}  // namespace tlsql::kineto_json

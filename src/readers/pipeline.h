@@ -1,0 +1,20 @@
+// The load pipeline's reading half, shared by every format: open the input, pick the format by
+// its first bytes, scan into chunks on one thread while two parse them, gather the rows.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "src/event_store.h"
+#include "src/health.h"
+#include "src/loader.h"
+
+namespace tlsql {
+
+// Reads `path` into a new trace of `store` (rows, strings, args; not yet in store.traces) with
+// the format of opt.formats that claims it, counting what is repaired into `health` and the
+// stages' times and sizes into `st`. Throws LoadError (NotATrace) naming the file.
+std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& path, const LoadOptions& opt,
+                                        Health& health, LoadStats& st);
+
+}  // namespace tlsql

@@ -1,0 +1,87 @@
+// The reader seam: one interface between "bytes in" and "rows out" (as Perfetto's importers sit
+// behind its chunked trace reader). A format is a folder src/readers/NAME/ with a TraceReader and
+// one line in src/readers/formats.cpp; the threads, the chunk queue, progress, the row array and
+// the gzip-bomb guard are src/readers/pipeline.cpp's, shared by every format (docs/architecture.md,
+// "The reader seam").
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "src/event_store.h"
+#include "src/health.h"
+#include "src/input.h"
+
+namespace tlsql {
+
+// A run of whole rows cut out of the input by a reader's scan(), parsed later on any thread.
+struct Chunk {
+  TextBuffer text;           // the reader's own form of the run (a buffer from `spare`, refilled)
+  size_t source_offset = 0;  // where the run starts in the input text, for the reader's messages
+  size_t rows = 0;           // rows the run holds: known before parsing, so chunks parse in any order
+  size_t first_row = 0;      // set by the pipeline: rows of the chunks before this one
+};
+
+// Where one parsing thread's rows go; each thread has its own string cache, arena writer and
+// health counts, and writes only its chunks' slots of `rows`.
+struct RowSink {
+  RowArray& rows;
+  StringPool::Cache& strings;
+  TextArena::Writer& args;
+  Health& health;
+  WideIds& ids;
+};
+
+// One thread's parser (its caches are its own): made by TraceReader::parser(), fed chunks.
+class ChunkParser {
+ public:
+  virtual ~ChunkParser() = default;
+  // Constructs every row of rows[chunk.first_row, chunk.first_row + chunk.rows) (placement new
+  // into RowArray::slot), or throws LoadError naming the file and the input's byte offset: on an
+  // error the pipeline discards the whole trace.
+  virtual void parse(const Chunk& chunk) = 0;
+};
+
+// One format's reader of one input. The pipeline calls scan() on one thread while chunks are
+// parsed on two, then finish().
+class TraceReader {
+ public:
+  virtual ~TraceReader() = default;
+  // Reads the input to its end, cutting it into chunks in order, each handed to `emit` (false:
+  // the load is cancelled, return). `spare` gives back a parsed chunk's buffer to refill (empty
+  // when none is free). What the scan repairs is counted in `health`. Throws LoadError, or
+  // NotATrace where the input shows from its start that it is no trace of this format.
+  virtual void scan(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare,
+                    Health& health) = 0;
+  // A parser for one thread, writing into `sink` (copied: its references stay the thread's).
+  virtual std::unique_ptr<ChunkParser> parser(const RowSink& sink) = 0;
+  // After every chunk is parsed (rows.size() is the total), with every thread's health merged
+  // in: the trace's own fields (metadata) and checks over the whole trace (may throw NotATrace).
+  virtual void finish(LoadedTrace& trace, Health& health) = 0;
+};
+
+// A format, as registered. The input is chosen by its first bytes, gzip already inflated (a
+// .gz is the input's business, not the format's): the first format whose `claims` accepts them
+// reads it, and the last one reads what no format claims (its messages say what the file is not).
+struct ReaderFormat {
+  std::string_view name;
+  // `head`: the first kSniffBytes of the text (fewer for a shorter file).
+  bool (*claims)(std::string_view head);
+  // A reader of `in` (already open, nothing consumed); `path` names the file in messages; chunks
+  // of about `chunk_bytes` of input (>= 1).
+  std::unique_ptr<TraceReader> (*open)(InputSource& in, const std::string& path, size_t chunk_bytes);
+};
+
+constexpr size_t kSniffBytes = 4096;
+
+// The formats tlsql reads, in the order they are asked (src/readers/formats.cpp).
+std::span<const ReaderFormat> builtin_formats();
+
+// The format that reads a text starting with `head` (see ReaderFormat); `formats` is not empty.
+const ReaderFormat& choose_format(std::span<const ReaderFormat> formats, std::string_view head);
+
+}  // namespace tlsql

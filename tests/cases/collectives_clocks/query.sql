@@ -1,0 +1,13 @@
+-- tests/data/coll_clock_rank{0,1}.json: two ranks of process group "0" (Group size 2).
+-- 1. ncclDevKernel_Generic (RCCL's one kernel for every collective; no "Collective name" arg),
+--    launched under the annotation nccl:all_gather: named AllGather by that op.
+--    rank 0 [1000 µs, 100 µs], rank 1 [1020, 80]: they overlap (1020 <= 1100), so
+--    latency = min(100, 80) = 80; skew = 1020 - 1000 = 20; straggler = rank 1 (started last);
+--    no size recorded: no bandwidth.
+-- 2. AllReduce, 1000 Float = 4000 bytes: rank 0 [200000, 50], rank 1 [309000, 60]. Rank 0 ended at
+--    200050, 108950 µs before rank 1 started: a collective cannot do that, the clocks differ.
+--    latency 50 µs; algbw = 4000 B / 50000 ns = 0.08 GB/s; busbw = 0.08 x 2(2-1)/2 = 0.08;
+--    skew and straggler NULL, the note says why, with the start gap 309000 - 200000 µs = 109.000 ms.
+-- 3. Broadcast on rank 0 only (10 Float = 40 bytes, 5 µs): latency 5; algbw = 40 / 5000 = 0.008;
+--    busbw x 1 = 0.008; one rank ran it while two are loaded: no skew, the note says so.
+.report collectives

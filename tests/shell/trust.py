@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""Traces and saved databases travel (bug reports, CI artifacts): opening one must never make tlsql
+write a file or start a process, and an answer must never come from another file. One hostile
+case per class, through the real binary (and the loadable extension in Debian's python3):
+  2  a saved database's views and triggers cannot call replay / replay_ir / optimizable_events, and
+     the names tlsql reads must be tables;
+  3  no output replaces an input, by any name (same path, hard link, symlink, /proc/self/fd);
+  4  control characters in names are shown, not obeyed, on a terminal; piped output is exact;
+  5  a path read from a database (--overlay) must be the regular file that was loaded;
+  6  a schema detached and attached again answers from what it holds now;
+  7  a file replaced by rename, and a copy beside its original, never mix their numbers;
+  8  a loop of parent links is reported by the tree diff, not followed;
+  9  gpu_spec figures no GPU has, and .width beyond int, give results or errors at once;
+  10 a folder with link loops loads its traces; a 253-byte -o name saves;
+  11 insert mode quotes its column names;
+  13 --augment writes only an event's own numbers: reloaded, every op reads as before;
+  14 an escaped key is the same key.
+usage: trust.py TLSQL LIBTLSQL DATA_DIR WORK_DIR"""
+import gzip, hashlib, json, os, pty, shutil, sqlite3, subprocess, sys, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
+
+tlsql, lib, data, work = sys.argv[1:5]
+lib = os.path.splitext(lib)[0]
+work = os.path.join(work, "trust")
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+os.chdir(work)
+bert = os.path.join(data, "tracelens_h100_bert_small_uncased.json.gz")
+small = os.path.join(data, "hta_backward_thread.json")
+
+
+def run(*args, timeout=120, **kw):
+    return subprocess.run([tlsql, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def csv_rows(r):
+    return [line.split(",") for line in r.stdout.strip().splitlines()[1:]]
+
+
+def md5(path):
+    with open(path, "rb") as f:
+        return hashlib.md5(f.read()).hexdigest()
+
+
+def sql(db, text):
+    con = sqlite3.connect(db)
+    con.executescript(text)
+    con.commit()
+    con.close()
+
+
+shutil.copy(bert, "in.json.gz")
+r = run("in.json.gz", "-q", "-o", "a.db")
+check(r.returncode == 0 and os.path.exists("a.db"), f"saved a.db: {r.stderr.strip()}")
+
+# --- 2: what a file's schema may call ---------------------------------------------------------
+shutil.copy("a.db", "evil_self.db")
+sql("evil_self.db", "DROP TABLE tlsql_self; CREATE VIEW tlsql_self AS SELECT replay(1) AS token;")
+r = run("evil_self.db", "--report", "ops")
+check(r.returncode == 1 and "'tlsql_self' is a view where tlsql writes a table" in r.stderr,
+      f"2: tlsql_self turned into a view: refused on opening ({r.stderr.strip()})")
+shutil.copy("a.db", "evil_event.db")
+sql("evil_event.db", "PRAGMA legacy_alter_table = ON; ALTER TABLE event RENAME TO event_rows; "
+    "CREATE VIEW event AS SELECT * FROM event_rows;")
+r = run("evil_event.db", "-c", "SELECT 1")
+check(r.returncode == 1 and "'event' is a view where tlsql writes a table" in r.stderr,
+      f"2: event turned into a view: refused ({r.stderr.strip()})")
+shutil.copy("a.db", "evil_views.db")
+sql("evil_views.db", "CREATE VIEW boom AS SELECT replay(5) AS x; CREATE VIEW boom_ir AS SELECT replay_ir(5) AS x; "
+    "CREATE VIEW boom_opt AS SELECT optimizable_events(0) AS x; "
+    "CREATE TRIGGER boom_trigger AFTER INSERT ON health BEGIN SELECT replay(5); END;")
+for q, fn in [("SELECT * FROM boom", "replay"), ("SELECT * FROM boom_ir", "replay_ir"),
+              ("SELECT * FROM boom_opt", "optimizable_events"),
+              ("INSERT INTO health(\"check\") VALUES('x')", "replay")]:
+    r = run("evil_views.db", "-c", q)
+    check(r.returncode == 1 and f"unsafe use of {fn}()" in r.stderr, f"2: {q}: refused ({r.stderr.strip()})")
+r = run("evil_views.db", "-c", "SELECT replay_ir(5) IS NULL OR 1")  # typed by the user: allowed
+check("unsafe use" not in r.stderr, f"2: replay_ir typed at the prompt still runs ({r.stderr.strip()[:80]})")
+con = sqlite3.connect("evil_views.db")
+con.enable_load_extension(True)
+con.load_extension(lib)
+for q, fn in [("SELECT * FROM boom", "replay"), ("SELECT * FROM boom_ir", "replay_ir")]:
+    try:
+        con.execute(q).fetchall()
+        check(False, f"2: extension: {q} ran")
+    except sqlite3.OperationalError as e:
+        check(f"unsafe use of {fn}()" in str(e), f"2: extension: {q}: refused ({e})")
+con.close()
+
+# --- 3: no output onto an input ----------------------------------------------------------------
+before = md5("in.json.gz"), md5("a.db")
+os.link("in.json.gz", "hard.svg")
+os.symlink("in.json.gz", "sym.csv")
+os.link("a.db", "hard.db")
+fd = os.open("in.json.gz", os.O_RDONLY)
+writers = [  # (what, arguments given the target)
+    ("-o", lambda t: ["in.json.gz", "-q", "-o", t]),
+    (".save", lambda t: ["in.json.gz", "-q", "-c", f".save {t}"]),
+    ("--html", lambda t: ["in.json.gz", "-q", "--html", t]),
+    ("--overlay", lambda t: ["in.json.gz", "-q", "--overlay", t]),
+    ("--augment", lambda t: ["in.json.gz", "-q", "--augment", t]),
+    (".export-replay", lambda t: ["in.json.gz", "-q", "-c", f".export-replay {t}"]),
+    (".output", lambda t: ["in.json.gz", "-q", "-c", f".output {t}", "-c", "SELECT 1"]),
+    (".once", lambda t: ["in.json.gz", "-q", "-c", f".once {t}", "-c", "SELECT 1"]),
+    ("--overlay of a saved database", lambda t: ["a.db", "-q", "--overlay", t]),
+    ("--html of a saved database", lambda t: ["a.db", "-q", "--html", t]),
+]
+for what, args in writers:
+    for target in ["in.json.gz", "hard.svg", "sym.csv", f"/proc/self/fd/{fd}"]:
+        r = run(*args(target), pass_fds=(fd,))
+        check(r.returncode == 1 and "it is an input of this session" in r.stderr,
+              f"3: {what} {target}: refused ({r.stderr.strip()[:120]})")
+for target in ["hard.svg", "sym.csv"]:
+    r = run("in.json.gz", "-q", "-c", f".plot roofline {target}")
+    check(r.returncode == 1 and "it is an input of this session" in r.stderr, f"3: .plot roofline {target}: refused")
+for target in ["a.db", "hard.db"]:
+    r = run("a.db", "-q", "--overlay", target)
+    check(r.returncode == 1 and "it is an input" in r.stderr, f"3: {target} --overlay onto the database: refused")
+os.close(fd)
+check((md5("in.json.gz"), md5("a.db")) == before, "3: the inputs are unchanged, byte for byte")
+r = run("in.json.gz", "-q", "--html", "page.html")
+check(r.returncode == 0 and os.path.getsize("page.html") > 0, "3: --html to a new file still writes it")
+
+# --- 4: control characters on a terminal -------------------------------------------------------
+evil_name = "evil\x1b]0;pwned\x07\x1b[2J\u009b31m\x7fend"
+with open("esc.json", "w") as f:
+    json.dump({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": evil_name, "pid": 1, "tid": 1, "ts": 1,
+                                "dur": 5, "args": {}}]}, f)
+
+
+def on_pty(args):
+    master, slave = pty.openpty()
+    p = subprocess.Popen([tlsql, *args], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait(timeout=60)
+    os.close(master)
+    return out
+
+
+for mode in ["--box", "--csv", "--line", "--list", "--insert", "--json"]:
+    out = on_pty(["esc.json", "-q", mode, "-c", "SELECT name FROM event"])
+    raw = b"\x1b" in out or b"\x07" in out or b"\xc2\x9b" in out or b"\x7f" in out
+    shown = (b"\\u001b" in out) if mode == "--json" else (b"^[]0;pwned^G^[[2J\\u009b31m^?end" in out)
+    check(not raw and shown, f"4: {mode} on a terminal shows the controls: {out[-90:]!r}")
+out = on_pty(["esc.json", "-q", "-c", ".tree 0"])
+check(b"\x1b" not in out and b"Name: evil^[" in out, f"4: .tree on a terminal: {out[-80:]!r}")
+r = subprocess.run([tlsql, "esc.json", "-q", "--csv", "-c", "SELECT name FROM event"], capture_output=True)
+check(r.stdout == b"name\n" + evil_name.encode() + b"\n", "4: piped CSV is byte-exact")
+
+# --- 5: paths read from a database -------------------------------------------------------------
+os.mkfifo("fifo.json")
+with open("bigger.json", "w") as f:
+    f.write(" " * 5_000_000)
+for target, why in [("/dev/zero", "not a regular file"), (os.path.abspath("fifo.json"), "not a regular file"),
+                    (os.path.abspath("bigger.json"), "not the trace that was loaded")]:
+    shutil.copy("a.db", "moved.db")
+    sql("moved.db", f"UPDATE trace SET path = '{target}'")
+    t0 = time.time()
+    r = run("moved.db", "-q", "--overlay", "ov.json", timeout=60)
+    check(r.returncode == 1 and why in r.stderr and time.time() - t0 < 30 and not os.path.exists("ov.json"),
+          f"5: trace.path = {os.path.basename(target)}: '{r.stderr.strip()[:110]}' in {time.time() - t0:.1f} s")
+
+# --- 6: a name detached and attached again -----------------------------------------------------
+r = run(small, "-q", "-o", "other.db")
+q_own = ("SELECT count(*), sum(gpu_time(uid)), (SELECT count(*) FROM perf_rows()), "
+         "(SELECT count(*) FROM ancestors((SELECT max(uid) FROM event))) FROM event")
+own = csv_rows(run("other.db", "-q", "-c", q_own))
+q_x = ("SELECT count(*), sum(gpu_time(uid, 'x')), (SELECT count(*) FROM perf_rows('x')), "
+       "(SELECT count(*) FROM ancestors((SELECT max(uid) FROM x.event), 'x')) FROM x.event")
+r = run("in.json.gz", "-q", "-c", f".attach {bert} AS x", "-c", "SELECT sum(gpu_time(uid, 'x')) FROM x.event",
+        "-c", "DETACH x", "-c", ".attach other.db AS x", "-c", q_x)
+check(r.returncode == 0 and csv_rows(r)[-1] == own[0],
+      f"6: after DETACH x, x (a saved database now) answers from its own rows: {csv_rows(r)[-1:]} == {own}")
+r = run("in.json.gz", "-q", "-c", f".attach {bert} AS x", "-c", "DETACH x", "-c", f".attach {small} AS x", "-c", q_x)
+check(r.returncode == 0 and csv_rows(r)[-1] == own[0], f"6: ... and so does another trace attached as x: {csv_rows(r)}")
+con = sqlite3.connect(":memory:")
+con.enable_load_extension(True)
+con.load_extension(lib)
+con.execute("SELECT tlsql_load(?, 'x')", (bert,)).fetchone()
+con.execute("SELECT sum(gpu_time(uid, 'x')) FROM x.event").fetchone()
+con.execute("DETACH x")
+con.execute("ATTACH 'other.db' AS x")
+got = [str(v) for v in con.execute(q_x).fetchone()]
+check(got == own[0], f"6: extension: tlsql_load, DETACH, ATTACH a saved database: {got} == {own[0]}")
+con.execute("DETACH x")
+con.execute("SELECT tlsql_load(?, 'x')", (small,)).fetchone()
+got = [str(v) for v in con.execute(q_x).fetchone()]
+check(got == own[0], f"6: extension: the name loaded again: {got} == {own[0]}")
+con.close()
+
+# --- 7: rename and copies ----------------------------------------------------------------------
+# A trace past the perf pass's two-reader threshold (10,000 rows): 4,000 ops, each a launch and a kernel.
+events = []
+for i in range(4000):
+    ts = 10 + i * 10
+    events += [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": ts, "dur": 8,
+                "args": {"External id": i + 1}},
+               {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts + 1,
+                "dur": 2, "args": {"correlation": i + 1, "External id": i + 1}},
+               {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": ts + 4, "dur": 3,
+                "args": {"correlation": i + 1, "stream": 7, "device": 0}}]
+with open("big.json", "w") as f:
+    json.dump({"traceEvents": events}, f)
+run("big.json", "-q", "-o", "big.db")
+sql("big.db", "DELETE FROM tlsql_perf")  # (the pass then runs on the saved rows, on two connections)
+shutil.copy("big.db", "big2.db")
+sql("big2.db", "UPDATE event SET dur = dur * 3, \"end\" = ts + dur * 3 WHERE kind = 'kernel'")
+q = "SELECT sum(gpu_time(uid)), sum(self_time(uid)) FROM event"
+want = csv_rows(run("big.db", "-q", "-c", q))
+# Each op, launch call and kernel holds its kernel's 3 us: 3 x 4,000 x 3,000 ns.
+check(want and want[0][0] == str(3 * 4000 * 3000), f"7: the big trace's GPU time is 3 x 4,000 x 3 us: {want}")
+r = run("big.db", "-q", "-c", ".shell mv big2.db big.db", "-c", q)
+check(csv_rows(r) == want, f"7: big.db replaced by rename while open: the open file's numbers {csv_rows(r)} == {want}")
+shutil.copy("a.db", "copy.db")
+sql("copy.db", "UPDATE event SET dur = dur * 3, \"end\" = ts + dur * 3 WHERE kind = 'kernel'")
+q_other = "SELECT sum(gpu_us), sum(count) FROM other.op_summary"
+q_alone = "SELECT sum(gpu_us), sum(count) FROM op_summary"
+alone = csv_rows(run("copy.db", "-q", "-c", q_alone))
+mine = csv_rows(run("a.db", "-q", "-c", q_alone))
+r = run("a.db", "-q", "--diff", "copy.db", "-c", q_other, "-c", "SELECT sum(gpu_ns) FROM perf_rows('other')",
+        "-c", q_alone)
+rows = csv_rows(r)
+check(r.returncode == 0 and rows[0] == alone[0] and rows[-1] == mine[0] and alone != mine,
+      f"7: a.db --diff copy.db (an edited copy): other's summaries are the copy's {rows[0]} == {alone[0]}, "
+      f"main's its own {rows[-1]} == {mine[0]}")
+tok = csv_rows(run("a.db", "-q", "-c", "SELECT token FROM tlsql_self"))[0][0]
+r = run("a.db", "-q", "--diff", "copy.db", "-c", f"SELECT count(*) FROM ancestors(5, 'db:{tok}')")
+check(r.returncode == 1 and "a token held by main and other" in r.stderr,
+      f"7: a copied token names neither database ({r.stderr.strip()[:120]})")
+
+# --- 8: parent loops ---------------------------------------------------------------------------
+shutil.copy("a.db", "loop.db")
+k = csv_rows(run("a.db", "-q", "-c", "SELECT uid FROM kernel ORDER BY uid LIMIT 1"))[0][0]
+sql("loop.db", f"UPDATE event SET parent = {k} WHERE uid = (SELECT parent FROM event WHERE uid = "
+    f"(SELECT parent FROM event WHERE uid = {k}))")
+shutil.copy("loop.db", "loop2.db")
+for q in ["SELECT count(*) FROM tree_diff", "SELECT count(*) FROM tree_diff_groups", f"SELECT * FROM matched({k})"]:
+    r = subprocess.run(["sh", "-c", f"ulimit -v 4000000; exec '{tlsql}' loop.db --diff loop2.db -c '{q}'"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "the parent links loop through uid" in r.stderr,
+          f"8: {q} over a looping tree: {r.stderr.strip()[:100]}")
+
+# --- 9: values no GPU has ----------------------------------------------------------------------
+for change in ["hbm_tbps = 0", "hbm_tbps = 1e308", "matrix_tflops = 1e308, vector_tflops = 1e308",
+               "matrix_tflops = -1, hbm_tbps = 'fast'"]:
+    t0 = time.time()
+    r = run("in.json.gz", "-q", "-c", f"UPDATE gpu_spec SET {change}", "-c", ".plot roofline r.svg", timeout=60)
+    r2 = run("in.json.gz", "-q", "-c", f"UPDATE gpu_spec SET {change}", "--html", "r.html", timeout=60)
+    check(r.returncode == 0 and r2.returncode == 0 and time.time() - t0 < 40,
+          f"9: gpu_spec SET {change}: .plot and --html finish ({time.time() - t0:.1f} s)")
+r = run("in.json.gz", "-q", "-c", "UPDATE gpu_spec SET hbm_tbps = 0",
+        "-c", "SELECT count(*) FROM kernel WHERE peak_tbps(uid) IS NOT NULL")
+check(csv_rows(r) == [["0"]], f"9: a bandwidth of 0 is no peak: {csv_rows(r)}")
+for w in ["99999999999", "-5000000000", "20000"]:
+    r = run("in.json.gz", "-q", "-c", f".width {w}", "-c", "SELECT 1", timeout=30)
+    check(r.returncode == 1 and "numbers from -10000 to 10000" in r.stderr, f".width {w}: refused")
+
+# --- 10: folders and names ---------------------------------------------------------------------
+os.makedirs("dir")
+shutil.copy(small, "dir/a.json")
+os.symlink("loop_b.json", "dir/loop_a.json")
+os.symlink("loop_a.json", "dir/loop_b.json")
+os.symlink("nowhere.json", "dir/dangling.json")
+r = run("dir", "-q", "-c", "SELECT count(*) FROM trace")
+check(r.returncode == 0 and csv_rows(r) == [["1"]], f"10: a folder with a link loop loads its trace ({r.stderr})")
+long_name = "n" * 250 + ".db"
+r = run(small, "-q", "-o", long_name)
+check(r.returncode == 0 and os.path.exists(long_name), f"10: -o with a {len(long_name)}-byte name ({r.stderr})")
+
+# --- 11: insert mode ---------------------------------------------------------------------------
+r = run(small, "-q", "--insert", "-c", ".headers on", "-c",
+        "SELECT 1 AS \"my name\", 2 AS \"count(*)\", 'x' AS \"a); DROP TABLE t; --\"")
+con = sqlite3.connect(":memory:")
+con.execute('CREATE TABLE "table"("my name", "count(*)", "a); DROP TABLE t; --")')
+con.executescript(r.stdout)
+check(con.execute('SELECT * FROM "table"').fetchall() == [(1, 2, "x")], f"11: insert mode's SQL runs: {r.stdout!r}")
+
+# --- 13: --augment keeps every op's figures ----------------------------------------------------
+r = run("in.json.gz", "-q", "--augment", "aug.json")
+q = ("SELECT uid, coalesce(round(achieved_pct(uid), 9), ''), coalesce(round(flops(uid), 3), '') FROM event "
+     "WHERE kind IN ('cpu_op', 'kernel') ORDER BY uid")
+a, b = csv_rows(run("in.json.gz", "-q", "-c", q)), csv_rows(run("aug.json", "-q", "-c", q))
+diffs = [(x, y) for x, y in zip(a, b) if x != y]
+check(r.returncode == 0 and len(a) == len(b) > 100 and not diffs,
+      f"13: augmented and reloaded, every op and kernel has the original's figures ({len(diffs)} differ: {diffs[:2]})")
+beneath = {int(row[0]) for row in csv_rows(run("in.json.gz", "-q", "-c",
+                                                "SELECT uid FROM op WHERE perf_source(uid) = 'beneath'"))}
+with open("aug.json") as f:
+    aug = json.load(f)["traceEvents"]
+check(beneath and not any("kernel_flop" in aug[u].get("args", {}) for u in beneath),
+      f"13: no kernel_flop on the {len(beneath)} ops whose numbers are the sum beneath them")
+
+# --- 14: escaped keys --------------------------------------------------------------------------
+with open("esc_keys.json", "w") as f:
+    f.write('{"trace\\u0045vents": [{"ph": "X", "cat": "cpu_op", "n\\u0061me": "aten::mm", "pid": 1, "tid": 1, '
+            '"ts": 1, "dur": 5, "args": {"Input \\u0044ims": [[2, 3], [3, 4]], "Input type": ["float", "float"], '
+            '"Ext\\u0065rnal id": 7}}]}')
+r = run("esc_keys.json", "-q", "-c", "SELECT name, external_id, input_dims, flops(uid) FROM event",
+        "-c", "SELECT count FROM health WHERE \"check\" = 'escaped_key'")
+# aten::mm [2,3] x [3,4]: 2 * 2 * 3 * 4 = 48 FLOPs.
+check(r.returncode == 0 and csv_rows(r)[0] == ["aten::mm", "7", '"[[2', '3]', '[3', '4]]"', "48.0"]
+      and csv_rows(r)[-1] == ["3"], f"14: escaped keys read as the keys they spell: {r.stdout!r} {r.stderr!r}")
+
+finish()

@@ -1,0 +1,223 @@
+// The reader seam (src/readers/reader.h): a test-only format registered through
+// LoadOptions::formats loads rows through the shared pipeline (two threads, chunks, the tree
+// builder, the event table), and the choice of format by the text's first bytes.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "session/tlsql.h"
+#include "src/kind.h"
+#include "src/readers/kineto_json/kineto_json.h"
+#include "src/readers/reader.h"
+
+namespace {
+
+using namespace tlsql;
+
+// The whole of a format behind the seam, as a new one would be written (docs/architecture.md,
+// "Where to add an input format"): after the line "#rows", one event per line, "NAME TS DUR"
+// with TS and DUR whole microseconds, all on one CPU thread.
+constexpr std::string_view kMagic = "#rows\n";
+
+class RowsParser : public ChunkParser {
+ public:
+  RowsParser(const RowSink& sink, std::string path) : sink_(sink), path_(std::move(path)) {}
+  void parse(const Chunk& chunk) override {
+    std::string_view text(chunk.text.data(), chunk.text.size());
+    size_t row = chunk.first_row, p = 0;
+    auto number = [&](int64_t& out) {
+      while (p < text.size() && text[p] == ' ') ++p;
+      auto [end, ec] = std::from_chars(text.data() + p, text.data() + text.size(), out);
+      if (ec != std::errc())
+        throw LoadError(fmt::format("{}: at byte {}: expected a number, found '{}'", path_, chunk.source_offset + p,
+                                    p < text.size() ? text[p] : ' '));
+      p = end - text.data();
+    };
+    while (p < text.size()) {
+      EventRec& ev = *new (sink_.rows.slot(row++)) EventRec();
+      size_t name_end = text.find(' ', p);
+      ev.name = sink_.strings.intern(text.substr(p, name_end - p));
+      p = name_end;
+      int64_t ts, dur;
+      number(ts), number(dur);
+      ev.ts = ts * 1000, ev.dur = dur * 1000;
+      ev.ph = 'X';
+      ev.cat = sink_.strings.intern("cpu_op");
+      ev.kind = normalise_kind('X', "cpu_op");
+      ev.pid = ev.tid = sink_.ids.id(1);
+      p = text.find('\n', p) + 1;
+    }
+    if (row != chunk.first_row + chunk.rows) throw LoadError("the scan and the parse disagree on the rows");
+  }
+
+ private:
+  RowSink sink_;
+  std::string path_;
+};
+
+class RowsReader : public TraceReader {
+ public:
+  RowsReader(InputSource& in, const std::string& path, size_t chunk_bytes)
+      : in_(in), path_(path), chunk_bytes_(chunk_bytes) {}
+  // Cuts after the line end where a chunk reaches chunk_bytes_ (the last line needs its '\n').
+  void scan(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare, Health&) override {
+    size_t start = kMagic.size(), p = start, lines = 0;
+    auto flush = [&] {
+      Chunk c{spare(), start, lines};
+      c.text.resize(p - start);
+      std::memcpy(c.text.data(), in_.window() + (start - in_.base()), p - start);
+      start = p, lines = 0;
+      return emit(std::move(c));
+    };
+    for (;;) {
+      if (p == in_.base() + in_.avail() && !in_.refill(start)) break;
+      if (in_.window()[p++ - in_.base()] != '\n') continue;
+      ++lines;
+      if (p - start >= chunk_bytes_ && !flush()) return;
+    }
+    if (p != start && in_.window()[p - 1 - in_.base()] != '\n')
+      throw LoadError(fmt::format("{}: at byte {} (end of file): the last line has no end", path_, p));
+    if (p != start) flush();
+  }
+  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override {
+    return std::make_unique<RowsParser>(sink, path_);
+  }
+  void finish(LoadedTrace&, Health&) override {}
+
+ private:
+  InputSource& in_;
+  std::string path_;
+  size_t chunk_bytes_;
+};
+
+const ReaderFormat kRows = {
+    "rows", [](std::string_view head) { return head.starts_with(kMagic); },
+    [](InputSource& in, const std::string& path, size_t chunk_bytes) -> std::unique_ptr<TraceReader> {
+      return std::make_unique<RowsReader>(in, path, chunk_bytes);
+    }};
+// The registration: the test's format first, then tlsql's own (the last reads what none claims).
+const ReaderFormat kFormats[] = {kRows, kineto_json::format};
+
+std::string write_file(const std::string& name, const std::string& text) {
+  std::string path = fmt::format("/tmp/tlsql-reader-test-{}-{}", getpid(), name);
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// The query's rows, columns joined by ',' and rows by ';' (NULL as "NULL").
+std::string rows_of(sqlite3* db, const char* sql) {
+  sqlite3_stmt* s = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK);
+  std::string out;
+  while (sqlite3_step(s) == SQLITE_ROW) {
+    if (!out.empty()) out += ';';
+    for (int i = 0; i < sqlite3_column_count(s); ++i) {
+      const unsigned char* v = sqlite3_column_text(s, i);
+      if (i) out += ',';
+      out += v ? (const char*)v : "NULL";
+    }
+  }
+  sqlite3_finalize(s);
+  return out;
+}
+
+std::string load_error(const std::string& path, size_t chunk_bytes = size_t{8} << 20) {
+  Session session;
+  LoadOptions opt;
+  opt.formats = kFormats;
+  opt.chunk_bytes = chunk_bytes;
+  try {
+    session.load(path, opt);
+  } catch (const LoadError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// step [0, 100] us holds matmul [10, 40] and relu [50, 70], relu holds add [60, 65]: uids in
+// file order, so parents 0, 0, 2 and depths 0, 1, 1, 2.
+const std::string kRowsText = "#rows\nstep 0 100\nmatmul 10 30\nrelu 50 20\nadd 60 5\n";
+const char* kExpected = "0,step,0,100000,NULL,0;1,matmul,10000,30000,0,1;2,relu,50000,20000,0,1;3,add,60000,5000,2,2";
+
+}  // namespace
+
+TEST_CASE("reader seam: a test-only format loads rows through the shared pipeline and tree builder") {
+  std::string path = write_file("a.rows", kRowsText);
+  // 1-byte chunks: a chunk per line, parsed on both threads, each row at its own place.
+  for (size_t chunk_bytes : {size_t{1}, size_t{20}, size_t{8} << 20}) {
+    CAPTURE(chunk_bytes);
+    Session session;
+    LoadOptions opt;
+    opt.formats = kFormats;
+    opt.chunk_bytes = chunk_bytes;
+    LoadStats st = session.load(path, opt);
+    session.finish();
+    CHECK(st.events == 4);
+    CHECK(st.json_bytes == kRowsText.size());
+    CHECK(rows_of(session.db(), "SELECT uid, name, ts, dur, parent, depth FROM event ORDER BY uid") == kExpected);
+    CHECK(rows_of(session.db(), "SELECT kind, count(*) FROM event GROUP BY kind") == "cpu_op,4");
+  }
+  // Gzip is inflated below the seam: the format sees its own text and claims it.
+  REQUIRE(std::system(fmt::format("gzip -c '{}' > '{}.gz'", path, path).c_str()) == 0);
+  {
+    Session session;
+    LoadOptions opt;
+    opt.formats = kFormats;
+    session.load(path + ".gz", opt);
+    session.finish();
+    CHECK(rows_of(session.db(), "SELECT uid, name, ts, dur, parent, depth FROM event ORDER BY uid") == kExpected);
+  }
+  std::remove((path + ".gz").c_str());
+  std::remove(path.c_str());
+}
+
+TEST_CASE("reader seam: a format's errors reach the user as it wrote them, with its file offsets") {
+  // "#rows\n" is bytes 0-5, "step 0 100\n" 6-16, "relu " 17-21: the 'x' is byte 22.
+  std::string path = write_file("bad.rows", "#rows\nstep 0 100\nrelu x 20\n");
+  for (size_t chunk_bytes : {size_t{1}, size_t{8} << 20})
+    CHECK(load_error(path, chunk_bytes) == path + ": at byte 22: expected a number, found 'x'");
+  // Thrown by the scan, on the pipeline's other thread: "relu 5 2" is bytes 17-24.
+  std::string cut = write_file("cut.rows", "#rows\nstep 0 100\nrelu 5 2");
+  CHECK(load_error(cut) == cut + ": at byte 25 (end of file): the last line has no end");
+  std::remove(path.c_str());
+  std::remove(cut.c_str());
+}
+
+TEST_CASE("reader seam: Kineto JSON still loads when another format is asked first") {
+  std::string path =
+      write_file("t.json",
+                 "\xEF\xBB\xBF {\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"mm\", "
+                 "\"pid\": 1, \"tid\": 1, \"ts\": 1.5, \"dur\": 2}]}");
+  Session session;
+  LoadOptions opt;
+  opt.formats = kFormats;
+  session.load(path, opt);
+  session.finish();
+  CHECK(rows_of(session.db(), "SELECT name, ts, dur FROM event") == "mm,1500,2000");
+  CHECK(rows_of(session.db(), "SELECT count FROM health WHERE \"check\" = 'utf8_bom'") == "1");
+  std::remove(path.c_str());
+  // What no format claims goes to the last (Kineto JSON), whose message says what the file is not.
+  std::string other = write_file("x.txt", "PK\x03\x04");
+  CHECK(load_error(other) == other + ": at byte 0: not JSON: expected '{' or '[', found 'P'");
+  std::remove(other.c_str());
+}
+
+TEST_CASE("choose_format: the first format that claims the head, else the last") {
+  CHECK(builtin_formats().back().name == "kineto_json");
+  for (std::string_view json : {"{", "[", "  \n\t{\"traceEvents\"", "\xEF\xBB\xBF[", "\xEF\xBB\xBF \r\n{"})
+    CHECK(kineto_json::claims(json));
+  for (std::string_view other : {"", "   ", "\xEF\xBB\xBF", "#rows\n", "PK\x03\x04", "\x1f\x8b", "x{"})
+    CHECK_FALSE(kineto_json::claims(other));
+  CHECK(choose_format(kFormats, "#rows\nstep 0 1\n").name == "rows");
+  CHECK(choose_format(kFormats, "{\"traceEvents\": []}").name == "kineto_json");
+  CHECK(choose_format(kFormats, "").name == "kineto_json");  // the last: claims nothing, reads the rest
+  CHECK(choose_format(kFormats, "#row").name == "kineto_json");
+}
