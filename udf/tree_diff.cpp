@@ -273,4 +273,30 @@ std::vector<MergedNode> merged_subtree(const std::vector<DiffNode>& a, const std
   return out;
 }
 
+std::vector<Ix> flops_homes(const std::vector<DiffNode>& side, const std::vector<int64_t>& dur,
+                            const std::vector<Ix>& lca, const std::vector<uint8_t>& counted) {
+  const size_t n = side.size();
+  constexpr Ix kUnknown = -2;
+  std::vector<Ix> carrier(n, kUnknown), home(n, -1), path;
+  auto better = [&](Ix a, Ix b) {  // a did more of the work than b
+    if (dur[(size_t)a] != dur[(size_t)b]) return dur[(size_t)a] > dur[(size_t)b];
+    if (side[(size_t)a].ts != side[(size_t)b].ts) return side[(size_t)a].ts < side[(size_t)b].ts;
+    return side[(size_t)a].uid < side[(size_t)b].uid;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (side[i].kind != DiffNode::gpu || lca[i] < 0) continue;
+    // Up to the first node whose carrier is known or that is counted; every node on the way
+    // shares its answer (each node is walked once).
+    path.clear();
+    Ix k = side[i].parent, c = -1;
+    while (k >= 0 && carrier[(size_t)k] == kUnknown && !counted[(size_t)k])
+      path.push_back(k), k = side[(size_t)k].parent;
+    if (k >= 0) c = carrier[(size_t)k] != kUnknown ? carrier[(size_t)k] : k;
+    if (k >= 0 && carrier[(size_t)k] == kUnknown) carrier[(size_t)k] = c;
+    for (Ix p : path) carrier[(size_t)p] = c;
+    if (c >= 0 && (home[(size_t)c] < 0 || better((Ix)i, home[(size_t)c]))) home[(size_t)c] = (Ix)i;
+  }
+  return home;
+}
+
 }  // namespace tlsql

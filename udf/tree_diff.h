@@ -65,6 +65,19 @@ DiffMatch match_trees(const std::vector<DiffNode>& a, const std::vector<DiffNode
 std::vector<Ix> lowest_matched_ancestors(const std::vector<DiffNode>& side, const std::vector<Ix>& match);
 std::vector<Ix> nearest_ops(const std::vector<DiffNode>& side);
 
+// Where a counted event's FLOPs go in diff_tree_ops (one group per lowest common ancestor): to the
+// group of its longest piece of GPU work that has a lowest common ancestor (ties: the earliest,
+// then the lower uid). The op doing the work carries the model, but its kernels can fall into
+// several groups: a flash-attention op on MI300 whose FillFunctor helper is matched elsewhere, an
+// AMP linear whose cast kernel is its own. Each counted event's FLOPs then land once, beside the
+// kernel that did most of its work, instead of on an ancestor that holds only a helper (or NULL
+// for the group that holds the work). Per node: for a counted node (`counted[i]`), the GPU node
+// whose group takes its FLOPs, else -1; a GPU node's carrier is the nearest counted node above it
+// (counted_op's rule puts at most one on any path). `dur`: per node, < 0 when unknown; `lca`:
+// lowest_matched_ancestors. O(n) whatever the depth.
+std::vector<Ix> flops_homes(const std::vector<DiffNode>& side, const std::vector<int64_t>& dur,
+                            const std::vector<Ix>& lca, const std::vector<uint8_t>& counted);
+
 // The merged subtree below a matched pair (TraceLens's print_merged_tree), depth first: each
 // node's children on the GPU path, the matched ones first, then a's only, then b's only (an
 // unmatched node's subtree is its side's alone, less what matched elsewhere through a wrapper). `a` / `b`: node

@@ -23,6 +23,7 @@
 #include "src/kind.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
+#include "udf/perf_table.h"
 #include "udf/registry.h"
 #include "udf/tree_access.h"
 #include "udf/tree_diff.h"
@@ -478,6 +479,52 @@ Groups groups_of(const TreeDiff& d) {
   return out;
 }
 
+// Per group (Groups::rows) and side: the FLOPs of the counted events whose work the group holds
+// (flops_homes: each one's FLOPs beside its longest kernel, so a helper kernel matched elsewhere
+// neither takes them nor leaves the work's group without them), and the event giving the most of
+// them (diff_tree_ops reads achieved_pct from it: its dtype, units and peak). No perf table for a
+// side (not a tlsql database): that side has none.
+struct GroupFlops {
+  double flops[2] = {0, 0};
+  bool has[2] = {false, false};
+  int64_t top[2] = {-1, -1};  // uid of the largest contributor
+  double top_flops[2] = {0, 0};
+};
+
+std::vector<GroupFlops> group_flops(sqlite3* db, const TreeDiff& d, const Groups& groups) {
+  std::vector<GroupFlops> out(groups.rows.size());
+  std::vector<std::pair<int64_t, uint32_t>> by_lca;  // (the ancestor's uid in main, group)
+  by_lca.reserve(groups.rows.size());
+  for (size_t g = 0; g < groups.rows.size(); ++g) by_lca.emplace_back(groups.rows[g].lca, (uint32_t)g);
+  std::sort(by_lca.begin(), by_lca.end());
+  for (int s = 0; s < 2; ++s) {
+    std::string error;
+    const std::shared_ptr<const PerfTable> t = perf_table(db, s == 0 ? "main" : "other", error);
+    if (!t) continue;
+    const Side& me = d.side[s];
+    std::vector<int64_t> row(me.nodes.size());
+    std::vector<uint8_t> counted(me.nodes.size());
+    for (size_t i = 0; i < me.nodes.size(); ++i) {
+      row[i] = t->row(me.nodes[i].uid);
+      counted[i] = row[i] >= 0 && (t->flags[(size_t)row[i]] & PerfTable::counted);
+    }
+    const std::vector<Ix> home = flops_homes(me.nodes, me.dur, me.lca, counted);
+    for (size_t c = 0; c < home.size(); ++c) {
+      if (home[c] < 0) continue;
+      const PerfTable::Model* m = t->model_of(row[c]);
+      if (!m || !m->has_flops) continue;
+      const Ix l = me.lca[(size_t)home[c]];
+      const int64_t lca = d.side[0].nodes[(size_t)(s == 0 ? l : me.match[(size_t)l])].uid;
+      const auto it = std::lower_bound(by_lca.begin(), by_lca.end(), std::pair<int64_t, uint32_t>{lca, 0});
+      if (it == by_lca.end() || it->first != lca) continue;
+      GroupFlops& f = out[it->second];
+      f.flops[s] += m->flops, f.has[s] = true;
+      if (f.top[s] < 0 || m->flops > f.top_flops[s]) f.top[s] = me.nodes[c].uid, f.top_flops[s] = m->flops;
+    }
+  }
+  return out;
+}
+
 // Each name (Names::raw) as a JSON string, for kernel_names.
 std::vector<std::string> json_names(const TreeDiff& d) {
   std::vector<std::string> out;
@@ -501,19 +548,36 @@ std::string kernel_names(const std::vector<std::string>& json, const Groups& all
   return list += ']';
 }
 
-enum GroupCol { kGLca, kGLcaOther, kGN1, kGN2, kGT1, kGT2, kGOps1, kGOps2, kGNames1, kGNames2 };
+enum GroupCol {
+  kGLca,
+  kGLcaOther,
+  kGN1,
+  kGN2,
+  kGT1,
+  kGT2,
+  kGOps1,
+  kGOps2,
+  kGNames1,
+  kGNames2,
+  kGFlops1,
+  kGFlops2,
+  kGFlopsUid1,
+  kGFlopsUid2
+};
 
 struct GroupCursor : VtabCursor<ConnectionTable> {
   std::unique_ptr<TreeDiff> own;
   const TreeDiff* d = nullptr;
   Groups groups;
+  std::vector<GroupFlops> flops;   // by group
   std::vector<std::string> names;  // json_names
   size_t at = 0;
 
   static std::string declaration() {
     return "CREATE TABLE x(lca_uid INTEGER, lca_other_uid INTEGER, num_kernels_trace1 INTEGER, num_kernels_trace2 "
            "INTEGER, kernel_time_trace1 INTEGER, kernel_time_trace2 INTEGER, ops_trace1 TEXT, ops_trace2 TEXT, "
-           "kernel_names_trace1 TEXT, kernel_names_trace2 TEXT)";
+           "kernel_names_trace1 TEXT, kernel_names_trace2 TEXT, flops_trace1 REAL, flops_trace2 REAL, flops_uid_trace1 "
+           "INTEGER, flops_uid_trace2 INTEGER)";
   }
   static int best_index(ConnectionTable&, sqlite3_index_info* info) {
     info->estimatedCost = 1e6;
@@ -524,6 +588,7 @@ struct GroupCursor : VtabCursor<ConnectionTable> {
     d = diff_for(table().db, own, why);
     if (!d) return error("tree_diff_groups: " + why);
     groups = groups_of(*d);
+    flops = group_flops(table().db, *d, groups);
     names = json_names(*d);
     at = 0;
     return SQLITE_OK;
@@ -547,6 +612,18 @@ struct GroupCursor : VtabCursor<ConnectionTable> {
       case kGOps2: text(g.ops[1], true); break;
       case kGNames1: text(kernel_names(names, groups, g, 0), false); break;
       case kGNames2: text(kernel_names(names, groups, g, 1), false); break;
+      case kGFlops1:
+      case kGFlops2: {
+        const int s = col == kGFlops1 ? 0 : 1;
+        flops[at].has[s] ? sqlite3_result_double(ctx, flops[at].flops[s]) : sqlite3_result_null(ctx);
+        break;
+      }
+      case kGFlopsUid1:
+      case kGFlopsUid2: {
+        const int64_t u = flops[at].top[col == kGFlopsUid1 ? 0 : 1];
+        u >= 0 ? sqlite3_result_int64(ctx, u) : sqlite3_result_null(ctx);
+        break;
+      }
       default: sqlite3_result_null(ctx);
     }
   }
@@ -669,11 +746,13 @@ std::vector<SqlFunction> tree_diff_functions() {
                     "main), by the structural diff: other_uid, lca_uid, lca_other_uid (NULL: none)",
                     SqlFunction::table};
   match.module = vtab_module<MatchCursor>();
-  SqlFunction groups{"tree_diff_groups", "()",
-                     "table: the structural diff of main and other per lowest common ancestor (what diff_tree_ops "
-                     "reports): lca_uid, lca_other_uid, num_kernels_trace1/2, kernel_time_trace1/2 (ns), ops_trace1/2, "
-                     "kernel_names_trace1/2 (JSON arrays); slowest in main first",
-                     SqlFunction::table};
+  SqlFunction groups{
+      "tree_diff_groups", "()",
+      "table: the structural diff of main and other per lowest common ancestor (what diff_tree_ops "
+      "reports): lca_uid, lca_other_uid, num_kernels_trace1/2, kernel_time_trace1/2 (ns), ops_trace1/2, "
+      "kernel_names_trace1/2 (JSON arrays), flops_trace1/2 (the FLOPs of the counted ops whose longest kernel "
+      "is in the group), flops_uid_trace1/2 (the one giving the most); slowest in main first",
+      SqlFunction::table};
   groups.module = vtab_module<GroupCursor>();
   return {rows, groups, match};
 }
