@@ -44,8 +44,9 @@ data = os.path.join(root, "tests", "data")
 diff.execute("SELECT tlsql_load(?)", (os.path.join(data, "hta_trace_compare_base.json.gz"),))
 diff.execute("SELECT tlsql_load(?, 'other')", (os.path.join(data, "hta_trace_compare_test.json.gz"),))
 report = open(os.path.join(root, "sql", "report_diff.sql")).read()
+# HTA's table: every name, by name, no totals rows
 params = {"device": "ALL", "control_rank": None, "test_rank": None, "control_step": 1010, "test_step": 1010,
-          "short": 1, "agg": None, "sort": "name", "top": "all", "normalize": 0}  # HTA's table: every name, by name
+          "short": 1, "agg": None, "sort": "name", "top": "all", "normalize": 0, "totals": 0}
 changes = pd.read_sql(report, diff, params=params)
 print(changes[changes.ops_diff != "unchanged"][["name", "Control_counts", "Test_counts", "diff_duration", "ops_diff"]]
       .to_string(index=False))

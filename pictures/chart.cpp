@@ -1161,6 +1161,7 @@ Chart diff_chart(const ResultSet& diff_rows, bool duration_chart, int top, Chart
   int skipped_steps = 0;
   for (const auto& r : diff_rows.rows) {
     Bar b{r[ci].value_or(""), num(r[cc]), num(r[ct]), num(r[cd])};
+    if (b.name == kDiffTotalName) continue;
     if (duration_chart && b.name.rfind("ProfilerStep", 0) == 0) {
       ++skipped_steps;
       continue;

@@ -48,6 +48,9 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema = "main
 // HTA's visualize_counts_diff / visualize_duration_diff over the rows of the diff report: the
 // `top` names with the largest |difference| (ProfilerStep* left out of the duration chart).
 Chart diff_chart(const ResultSet& diff_rows, bool duration, int top, ChartFormat f);
+// The name of the diff report's totals rows (sql/report_diff.sql, one per device side): not a
+// name of the traces, so no bar; the HTML report shows them after the names.
+inline constexpr const char* kDiffTotalName = "(total)";
 
 // Whether a schema of that name is attached (`other`: the diff's test trace).
 bool schema_attached(sqlite3* db, const char* name);

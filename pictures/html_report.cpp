@@ -264,7 +264,7 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
       sql.erase(sql.find_last_not_of(" \n;") + 1);
       auto sets = query(
           "SELECT name, lowest_common_ancestor_name, kernel_time_trace1_us, kernel_time_trace2_us, "
-          "\"speedup (trace1/trace2)\", \"delta_us (trace2 - trace1)\", num_kernels_trace1, num_kernels_trace2, "
+          "speedup, delta_us, num_kernels_trace1, num_kernels_trace2, "
           "kernel_names_trace1, kernel_names_trace2 FROM (" +
           sql + ")");
       if (sets.empty() || sets[0].rows.empty())
@@ -329,13 +329,14 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
       if (rows.empty()) throw std::runtime_error("the diff report returned nothing");
       picture("Ops duration comparison", [&] { return diff_chart(rows[0], true, 15, ChartFormat::inline_image); });
       picture("Ops count comparison", [&] { return diff_chart(rows[0], false, 15, ChartFormat::inline_image); });
-      // The rows that changed most first (the report itself is ordered by name).
+      // The rows that changed most first (the report itself is ordered by name), its totals last.
       ResultSet& rs = rows[0];
       size_t dcol = std::find(rs.columns.begin(), rs.columns.end(), "diff_duration") - rs.columns.begin();
       if (dcol < rs.columns.size())
         std::stable_sort(rs.rows.begin(), rs.rows.end(), [&](const auto& a, const auto& b) {
+          auto total = [](const auto& r) { return r[0] && *r[0] == kDiffTotalName; };
           auto v = [&](const auto& r) { return r[dcol] ? std::fabs(std::strtod(r[dcol]->c_str(), nullptr)) : 0.0; };
-          return v(a) > v(b);
+          return total(a) != total(b) ? total(b) : v(a) > v(b);
         });
       page.heading(3, "Per name, largest |diff_duration| first (.report diff)");
       page.table(rs, 100);

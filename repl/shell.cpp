@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "pictures/chart.h"
+#include "session/suggest.h"
 #include "src/input.h"
 #include "src/output_file.h"
 #include "src/report_fallback.h"
@@ -133,8 +134,10 @@ constexpr const char* kHelp =
 .overlay FILE.json      write the trace with its critical path marked, for Perfetto (@annotation,
                         @instance, @rank as the critical_path report)
 .mode [MODE] [--wrap N] box, table, markdown, column, csv, json, line, list, tabs, html, insert [TABLE]
-                        or quote; no MODE: print the mode. --wrap N: aligned cells wrap at N columns
-                        (on a terminal the widest columns always wrap to fit its width)
+                        or quote; no MODE: print the mode. --wrap N: aligned cells wrap at N columns.
+                        On a terminal tables fit its width: long text is cut to 3 lines ending in
+                        an ellipsis (.mode line, --wrap or .width show it whole), numbers are never
+                        cut, and a table too wide even so drops its rules, then prints rows as lines
 .nullvalue TEXT         print TEXT for NULL (text modes)
 .once FILE              send the next result to FILE
 .open FILE              close this database; open a saved .db or load a trace instead
@@ -442,12 +445,9 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
       g_running = db();
       int64_t rows = 0;
       OutputOptions opt = output;
-      // On a terminal, wide tables wrap their widest columns to fit it (kernel names run to 700
-      // characters); --wrap / .mode MODE --wrap N / .width set widths of their own.
-      if (!out_ && isatty(STDOUT_FILENO)) {
-        winsize ws{};
-        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) opt.fit = ws.ws_col;
-      }
+      // On a terminal, wide tables fit it (kernel names run to 700 characters): session/output.h;
+      // --wrap / .mode MODE --wrap N / .width set widths of their own.
+      opt.fit = (int)terminal_width();
       rc = print_statement(out(), stmt, opt, &rows);
       // A report's first result is its main table: its columns give an empty report its shape.
       if (in_report_ && report_columns_.empty())
@@ -504,16 +504,29 @@ void Shell::run_report(const std::string& asked, const std::string& asked_text) 
 }
 
 std::optional<std::string> Shell::report_text(const char* asset, const std::string& name) {
-  std::optional<std::string> text;
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db(), std::string(sql_asset(asset)).c_str(), -1, &s, nullptr) == SQLITE_OK) {
+  // The asset's statements in order, the first text wins; one that cannot run says nothing (a
+  // note that reads `other` when no trace is attached there).
+  const std::string sql(sql_asset(asset));
+  for (const char* p = sql.c_str(); *p;) {
+    sqlite3_stmt* s = nullptr;
+    const char* tail = nullptr;
+    if (sqlite3_prepare_v2(db(), p, -1, &s, &tail) != SQLITE_OK) {
+      sqlite3_finalize(s);
+      if (!tail || tail == p) break;  // (SQLite sets no tail on an error: the rest is skipped)
+      p = tail;
+      continue;
+    }
+    p = tail;
+    if (!s) continue;
+    std::optional<std::string> text;
     bind_parameters(s);
     sqlite3_bind_text(s, sqlite3_bind_parameter_index(s, "@report"), name.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
       text = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    if (text) return text;
   }
-  sqlite3_finalize(s);
-  return text;
+  return std::nullopt;
 }
 
 bool Shell::run_script(const std::string& text, const std::string& source) {
@@ -717,33 +730,117 @@ void Shell::import_csv(const std::string& path, const std::string& table) {
   }
 }
 
+size_t Shell::terminal_width() const {
+  winsize ws{};
+  if (out_ || !isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col <= 20) return 0;
+  return ws.ws_col;
+}
+
+namespace {
+
+constexpr size_t kHelpIndent = 24;  // where kHelp's text column starts
+
+// kHelp's entries: a line starting with '.' begins one (its command, then its text from column
+// kHelpIndent, or after two spaces when the command is longer); an indented line continues it.
+std::vector<std::pair<std::string, std::string>> help_entries() {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(kHelp);
+  for (std::string line; std::getline(in, line);) {
+    size_t gap = line.find("  ");
+    if (line.size() > kHelpIndent && line[kHelpIndent - 1] == ' ' && (gap == std::string::npos || gap >= kHelpIndent))
+      gap = kHelpIndent - 1;
+    const size_t text = line.find_first_not_of(' ', gap == std::string::npos ? line.size() : gap);
+    const std::string rest = text == std::string::npos ? "" : line.substr(text);
+    if (line.rfind(".", 0) == 0)
+      out.emplace_back(line.substr(0, gap), rest);
+    else if (!out.empty() && !rest.empty())
+      out.back().second += (out.back().second.empty() ? "" : " ") + rest;
+  }
+  return out;
+}
+
+// The dot-commands, as kHelp names them (".exit / .quit [CODE]": both), with sqlite3's .indices.
+const std::vector<std::string>& dot_commands() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v{".indices"};
+    for (const auto& [command, text] : help_entries()) {
+      std::istringstream words(command);
+      for (std::string word; words >> word;)
+        if (word.size() > 1 && word[0] == '.') v.push_back(word);
+    }
+    return v;
+  }();
+  return names;
+}
+
+// The canned reports' names (sql/report_NAME.sql).
+const std::vector<std::string>& report_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const SqlAsset& a : sql_assets())
+      if (a.name.rfind("report_", 0) == 0) v.emplace_back(a.name.substr(7));
+    return v;
+  }();
+  return names;
+}
+
+// "did you mean X? " when a known name is close to what was typed (session/suggest.h), else "".
+std::string maybe_meant(const std::string& typed, const std::vector<std::string>& known) {
+  const auto m = did_you_mean(typed, known);
+  return m ? fmt::format("did you mean {}? ", *m) : "";
+}
+
+}  // namespace
+
 void Shell::print_help(const std::string& topic) {
+  // On a terminal every entry wraps at its width under its text column (a hanging indent); else
+  // the text is printed as written (a pipe's reader wraps, or greps whole lines).
+  const size_t cols = terminal_width();
+  auto entry = [&](const std::string& lead, const std::string& text, size_t indent) {
+    return wrap_hanging(lead, text, indent, cols);
+  };
   if (!topic.empty()) {  // .help TOPIC: the dot-commands and functions whose name starts with it
     const std::string t = topic[0] == '.' ? topic.substr(1) : topic;
-    std::istringstream in(kHelp);
-    std::string line;
-    bool in_entry = false, any = false;
-    while (std::getline(in, line)) {
-      if (line.rfind(".", 0) == 0) in_entry = line.rfind("." + t, 0) == 0;
-      if (in_entry) fmt::print(out(), "{}\n", line), any = true;
+    bool any = false;
+    if (cols) {
+      for (const auto& [command, text] : help_entries())
+        if (command.rfind("." + t, 0) == 0) fmt::print(out(), "{}", entry(command, text, kHelpIndent)), any = true;
+    } else {
+      std::istringstream in(kHelp);
+      std::string line;
+      bool in_entry = false;
+      while (std::getline(in, line)) {
+        if (line.rfind(".", 0) == 0) in_entry = line.rfind("." + t, 0) == 0;
+        if (in_entry) fmt::print(out(), "{}\n", line), any = true;
+      }
     }
     for (const SqlFunction& f : sql_functions())
       if (std::string_view(f.name).rfind(t, 0) == 0)
-        fmt::print(out(), "{}{}  {}\n", f.name, f.arguments, f.help), any = true;
+        fmt::print(out(), "{}", entry(fmt::format("{}{}", f.name, f.arguments), f.help, 0)), any = true;
     if (!any) fmt::print(out(), "nothing matches '{}': .help lists everything\n", topic);
     return;
   }
   // The help column starts after the longest signature (gpu_class(uid [, rule [, schema]]) ran into it).
   size_t width = 0;
   for (const SqlFunction& f : sql_functions()) width = std::max(width, std::strlen(f.name) + std::strlen(f.arguments));
-  std::string functions;
+  std::string commands, functions;
+  if (cols)
+    for (const auto& [command, text] : help_entries()) commands += entry(command, text, kHelpIndent);
+  else
+    commands = kHelp;
+  // On a terminal, at most a third of it (a longer signature's text starts after it).
+  if (cols) width = std::min(width, cols / 3);
   for (const SqlFunction& f : sql_functions())
-    functions += fmt::format("{:<{}}{}\n", fmt::format("{}{}", f.name, f.arguments), width + 2, f.help);
+    functions += entry(fmt::format("{}{}", f.name, f.arguments), f.help, width + 2);
   fmt::print(out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's; also SELECT * FROM tlsql_functions):\n{}",
-             kHelp, functions);
-  fmt::print(out(),
-             "\nTables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python,\n"
-             "annotation, launch, thread, process. Columns and units: docs/schema.md.\n");
+             commands, functions);
+  const char* tables =
+      "Tables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python, annotation, "
+      "launch, thread, process. Columns and units: docs/schema.md.";
+  fmt::print(out(), "\n{}",
+             cols ? entry("", tables, 0)
+                  : "Tables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python,\n"
+                    "annotation, launch, thread, process. Columns and units: docs/schema.md.\n");
 }
 
 // TraceLens's traverse_subtree_and_print: box-drawing branches, "UID: n, Category: c, Name: x"
@@ -898,7 +995,8 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
         } else if (i == 2 && next.mode == OutputMode::insert) {
           next.table = w[i];
         } else {
-          return fail(fmt::format("unknown mode '{}': use {} (and --wrap N)", w[i], fmt::join(mode_names(), ", "))),
+          return fail(fmt::format("unknown mode '{}': {}use {} (and --wrap N)", w[i], maybe_meant(w[i], mode_names()),
+                                  fmt::join(mode_names(), ", "))),
                  true;
         }
       }
@@ -1029,12 +1127,14 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
         if (a.name.rfind("report_", 0) == 0) {
           std::string_view doc = a.text.substr(0, a.text.find('\n'));
           if (doc.rfind("-- ", 0) == 0) doc.remove_prefix(3);
-          fmt::print(out(), "{:<{}}{}\n", a.name.substr(7), width, doc);
+          fmt::print(out(), "{}",
+                     wrap_hanging(std::string(a.name.substr(7)), std::string(doc), width, terminal_width()));
         }
     } else if (cmd == ".report") {
       const std::string text = sql_for("report_" + arg(1), "main");
       if (text.empty())
-        fail(fmt::format("no report '{}': .reports lists them", arg(1)));
+        fail(fmt::format("no report '{}': {}.reports (--report list) lists them", arg(1),
+                         maybe_meant(arg(1), report_names())));
       else if (arg(1).rfind("diff", 0) == 0 && !schema_attached(db(), "other"))
         fail(fmt::format("{} needs a second trace: --diff OTHER, or .attach FILE AS other", arg(1)));
       else
@@ -1085,6 +1185,9 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
           ".plot roofline FILE [kernels] [WHERE ...] | timeline FILE [STEP | START..END] | memory FILE | diff FILE "
           "[counts|duration] "
           "[TOP]   (FILE: .svg, .png or .csv)";
+      static const std::vector<std::string> kinds = {"roofline", "timeline", "memory", "diff"};
+      if (w.size() > 1 && std::find(kinds.begin(), kinds.end(), w[1]) == kinds.end())
+        return fail(fmt::format("no plot kind '{}': {}{}", w[1], maybe_meant(w[1], kinds), usage)), true;
       std::optional<std::string> where = "";
       if (arg(1) == "roofline") where = where_after(line, arg(3) == "kernels" ? 4 : 3);
       if (w.size() < 3 || !where) return fail(usage), true;
@@ -1100,7 +1203,7 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
       if (w.size() != 2) return fail(".overlay FILE.json"), true;
       overlay_command(w[1]);
     } else {
-      fail(fmt::format("unknown command '{}': .help lists them", cmd));
+      fail(fmt::format("unknown command '{}': {}.help lists them", cmd, maybe_meant(cmd, dot_commands())));
     }
   } catch (const std::exception& e) {
     fail(e.what());

@@ -67,6 +67,9 @@ class Shell {
   void print_tables(const std::string& like);
   void print_schema(const std::string& like);
   void print_help(const std::string& topic);
+  // The terminal's width in columns when results go to one (no .output), else 0: aligned tables
+  // fit it, .help and .reports wrap at it.
+  size_t terminal_width() const;
   void print_settings();
   void print_plan(sqlite3_stmt* stmt);
   // .import FILE TABLE: the CSV file's rows into TABLE (created from the header line when new).

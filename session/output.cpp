@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
+#include <nlohmann/json.hpp>
 
 namespace tlsql {
 
@@ -105,22 +107,69 @@ size_t display_width(const std::string& s) {
   return w;
 }
 
-// `s` cut into pieces of at most `width` columns (never inside a UTF-8 character).
-std::vector<std::string> wrap_cell(const std::string& s, size_t width) {
+// Whether a break may follow this byte: after a blank or punctuation that separates the parts of
+// a kernel name, a shape list or a column name.
+bool break_after(char c) {
+  return c == ' ' || c == ',' || c == '_' || c == '/' || c == ':' || c == ';' || c == '(' || c == '<' || c == '|' ||
+         c == '-' || c == '.';
+}
+
+}  // namespace
+
+std::vector<std::string> wrap_cell(const std::string& s, size_t width, size_t max_lines) {
   if (!width || display_width(s) <= width) return {s};
   std::vector<std::string> out;
-  std::string piece;
-  size_t cols = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = s[i];
-    const bool starts = (c & 0xC0) != 0x80;
-    if (starts && cols == width) out.push_back(std::move(piece)), piece.clear(), cols = 0;
-    piece += (char)c;
-    cols += starts;
+  size_t at = 0;
+  while (at < s.size()) {
+    const bool last = max_lines && out.size() + 1 == max_lines;
+    // The bytes of the next `width` columns (never a UTF-8 character split).
+    size_t end = at, cols = 0, brk = std::string::npos;
+    while (end < s.size()) {
+      const bool starts = ((unsigned char)s[end] & 0xC0) != 0x80;
+      if (starts && cols == width) break;
+      cols += starts;
+      if (break_after(s[end])) brk = end + 1;
+      ++end;
+    }
+    while (end < s.size() && ((unsigned char)s[end] & 0xC0) == 0x80) ++end;
+    if (end >= s.size()) {
+      out.push_back(s.substr(at));
+      break;
+    }
+    if (last) {  // text is left out: the piece ends in an ellipsis, within the width
+      size_t cut = end;
+      do --cut;  // drop one character for the ellipsis
+      while (cut > at && ((unsigned char)s[cut] & 0xC0) == 0x80);
+      out.push_back(s.substr(at, cut - at) + "\xE2\x80\xA6");
+      break;
+    }
+    // A break in the piece's second half; else the piece is cut at the width.
+    if (brk != std::string::npos && brk > at && display_width(s.substr(at, brk - at)) * 2 > width) end = brk;
+    out.push_back(s.substr(at, end - at));
+    at = end;
   }
-  out.push_back(std::move(piece));
   return out;
 }
+
+bool looks_numeric(std::string_view s) {
+  size_t i = 0, digits = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  for (; i < s.size() && (std::isdigit((unsigned char)s[i]) || (s[i] == ',' && digits)); ++i) digits += s[i] != ',';
+  if (i < s.size() && s[i] == '.')
+    for (++i; i < s.size() && std::isdigit((unsigned char)s[i]); ++i) ++digits;
+  if (!digits) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    size_t j = i + 1;
+    if (j < s.size() && (s[j] == '-' || s[j] == '+')) ++j;
+    if (j == s.size() || !std::isdigit((unsigned char)s[j])) return false;
+    for (i = j; i < s.size() && std::isdigit((unsigned char)s[i]); ++i) {
+    }
+  }
+  if (i < s.size() && s[i] == '%') ++i;
+  return i == s.size();
+}
+
+namespace {
 
 // Appends `s` as one CSV field: quoted, its quotes doubled, when it holds a comma, a quote or a
 // line break (runs between quotes copied whole: a diff report writes hundreds of MB of quoted
@@ -215,6 +264,37 @@ std::string show_controls(std::string_view s, bool keep_lines) {
 
 bool is_terminal(FILE* f) { return f && isatty(fileno(f)); }
 
+bool json_value(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || (text[first] != '[' && text[first] != '{')) return false;
+  return nlohmann::json::accept(text);
+}
+
+std::string wrap_hanging(const std::string& lead, const std::string& text, size_t indent, size_t width) {
+  std::string out = lead;
+  size_t col = display_width(lead);
+  const size_t first = lead.empty() || col < indent ? indent : col + 2;
+  out.append(first - col, ' ');
+  col = first;
+  bool line_start = true;  // nothing written on this line after the indent
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find(' ', at), text.size());
+    const std::string word = text.substr(at, end - at);
+    at = end + 1;
+    if (word.empty()) continue;
+    const size_t w = display_width(word);
+    if (width && !line_start && col + 1 + w > width) {
+      out += '\n';
+      out.append(indent, ' ');
+      col = indent, line_start = true;
+    }
+    if (!line_start) out += ' ', ++col;
+    out += word, col += w, line_start = false;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out + '\n';
+}
+
 std::string html_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -252,18 +332,67 @@ std::string visible(const std::string& s, bool markdown) {
   return show_controls(out);
 }
 
+// The terminal's share of a cut text column: at least kMinText columns (or all of a shorter
+// text), at least kMinHeader of its header, at most kFitLines lines a cell.
+constexpr size_t kMinText = 8, kMinHeader = 5, kFitLines = 3;
+
+// The widest piece of a column name between breaks after '_' or ' ' ("achieved_pct": 9).
+size_t longest_word(const std::string& name) {
+  size_t best = 0, at = 0;
+  for (size_t i = 0; i <= name.size(); ++i)
+    if (i == name.size() || name[i] == '_' || name[i] == ' ') {
+      best = std::max(best, display_width(name.substr(at, i + 1 - at)));
+      at = i + 1;
+    }
+  return best;
+}
+
+// A table too wide for the terminal even with its text cut to kMinText (its numbers alone are
+// wider): each row as a block of "name = value" lines (line mode's layout, the names right-
+// aligned), a blank line between rows; values wrap at the width under their first line, numbers
+// whole, text cut to kFitLines lines as in a table (.mode line shows it whole).
+void print_fitted_lines(FILE* out, const std::vector<std::string>& names,
+                        const std::vector<std::vector<std::string>>& cells, size_t fit) {
+  size_t nw = 5;
+  for (const auto& name : names) nw = std::max(nw, display_width(name));
+  nw = std::min(nw, fit / 2);  // a longer name wraps
+  const size_t vw = fit > nw + 3 ? fit - nw - 3 : 1;
+  std::string s;
+  for (size_t r = 0; r < cells.size(); ++r) {
+    s.clear();
+    if (r) s += '\n';
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::vector<std::string> np = wrap_cell(names[i], nw);
+      const std::string& v = cells[r][i];
+      const std::vector<std::string> vp = looks_numeric(v) ? std::vector<std::string>{v} : wrap_cell(v, vw, kFitLines);
+      for (size_t l = 0; l < std::max(np.size(), vp.size()); ++l) {
+        const std::string& a = l < np.size() ? np[l] : std::string();
+        s.append(nw - std::min(nw, display_width(a)), ' ') += a;
+        s += l ? "   " : " = ";
+        if (l < vp.size()) s += vp[l];
+        while (!s.empty() && s.back() == ' ') s.pop_back();
+        s += '\n';
+      }
+    }
+    fwrite(s.data(), 1, s.size(), out);
+  }
+}
+
 void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
   const OutputMode mode = opt.mode;
   const size_t n = rs.columns.size();
-  const bool md = mode == OutputMode::markdown, box = mode == OutputMode::box, column = mode == OutputMode::column;
+  const bool md = mode == OutputMode::markdown;
   const bool headers = opt.headers || md;
   std::vector<std::vector<std::string>> cells;
   cells.reserve(rs.rows.size());
   std::vector<std::string> names(n);
   for (size_t i = 0; i < n; ++i) names[i] = visible(rs.columns[i], md);
-  std::vector<size_t> width(n, 0);
+  // width: as wide as needed. What a column may be narrowed to: content, its widest cell; least,
+  // its widest number (never wrapped or cut), kMinText columns of text, kMinHeader of its header.
+  std::vector<size_t> width(n, 0), content(n, 0), least(n, 1), word(n, 1);
   if (headers)
-    for (size_t i = 0; i < n; ++i) width[i] = display_width(names[i]);
+    for (size_t i = 0; i < n; ++i) width[i] = display_width(names[i]), word[i] = longest_word(names[i]);
+  std::vector<bool> has_text(n, false);  // a cell that is not a number
   for (size_t r = 0; r < rs.rows.size(); ++r) {
     auto& c = cells.emplace_back(n);
     for (size_t i = 0; i < n; ++i) {
@@ -274,28 +403,63 @@ void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
         c[i] = readable_real(std::strtod(v->c_str(), nullptr));
       else
         c[i] = visible(*v, md);
-      width[i] = std::max(width[i], display_width(c[i]));
+      const size_t w = display_width(c[i]);
+      content[i] = std::max(content[i], w);
+      if (looks_numeric(c[i]))
+        least[i] = std::max(least[i], w);
+      else if (w)
+        has_text[i] = true;
     }
   }
-  // Widths: .width first, then --wrap, then (markdown never wraps) the terminal's width.
-  std::vector<bool> right(n);
+  // Widths: .width first, then --wrap, then (markdown never wraps) the terminal's width; a number
+  // keeps its width whatever they say.
+  std::vector<bool> right(n), set(n, false);
   for (size_t i = 0; i < n; ++i) {
+    width[i] = std::max(width[i], content[i]);
     right[i] = numeric(rs, i);
     const int w = i < opt.widths.size() ? opt.widths[i] : 0;
-    if (w) width[i] = (size_t)std::abs(w), right[i] = w < 0;
+    if (w) width[i] = (size_t)std::abs(w), right[i] = w < 0, set[i] = true;
     if (opt.wrap > 0 && !md) width[i] = std::min(width[i], (size_t)opt.wrap);
+    if (has_text[i]) least[i] = std::max(least[i], std::min(width[i], kMinText));
+    if (headers) least[i] = std::max(least[i], std::min(display_width(names[i]), kMinHeader));
+    if (!md) width[i] = std::max(width[i], least[i]);
     width[i] = std::max<size_t>(width[i], 1);
   }
+  // On a terminal (fit), columns narrow until a row fits: first headers wider than their cells
+  // (down to their longest word), then text, widest first (down to kMinText), then headers whole.
+  // A box or table that still does not fit drops its rules (column mode's layout: 2 columns
+  // between cells instead of 3); one that does not fit either way prints each row as lines.
+  // Text cut to fit keeps at most kFitLines lines, the last ending in an ellipsis (five kernels'
+  // names took 259 lines); --wrap and .width show all of it.
+  std::vector<size_t> max_lines(n, 0);
+  bool column = mode == OutputMode::column, box = mode == OutputMode::box;
   if (opt.fit > 0 && !md) {
-    const size_t border = column ? 2 * n : 3 * n + 1;
-    size_t total = border;
-    for (size_t w : width) total += w;
-    // Narrow the widest column one step at a time, none below 8 (or its header) columns.
-    while (total > (size_t)opt.fit) {
-      size_t widest = std::max_element(width.begin(), width.end()) - width.begin();
-      if (width[widest] <= 8) break;
-      --width[widest], --total;
+    const std::vector<size_t> natural = width;
+    auto narrow = [&](std::vector<size_t>& w, size_t border) {
+      size_t total = border;
+      for (size_t x : w) total += x;
+      const std::function<size_t(size_t)> floors[] = {[&](size_t i) {
+                                                        return std::max({content[i], word[i], least[i]});
+                                                      },
+                                                      [&](size_t i) { return std::max(word[i], least[i]); },
+                                                      [&](size_t i) { return least[i]; }};
+      for (const auto& floor : floors)
+        while (total > (size_t)opt.fit) {
+          size_t widest = n;
+          for (size_t i = 0; i < n; ++i)
+            if (!set[i] && w[i] > floor(i) && (widest == n || w[i] > w[widest])) widest = i;
+          if (widest == n) break;
+          --w[widest], --total;
+        }
+      return total <= (size_t)opt.fit;
+    };
+    if (!narrow(width, column ? 2 * (n - 1) : 3 * n + 1)) {
+      width = natural;
+      if (column || !narrow(width, 2 * (n - 1))) return print_fitted_lines(out, names, cells, (size_t)opt.fit);
+      column = true, box = false;
     }
+    for (size_t i = 0; i < n; ++i)
+      if (width[i] < natural[i] && opt.wrap == 0 && !set[i]) max_lines[i] = kFitLines;
   }
   auto rule = [&](const char* l, const char* m, const char* r, const char* h) {
     std::string s = l;
@@ -309,7 +473,7 @@ void print_aligned(FILE* out, const ResultSet& rs, const OutputOptions& opt) {
     std::vector<std::vector<std::string>> pieces(n);
     size_t lines = 1;
     for (size_t i = 0; i < n; ++i) {
-      pieces[i] = md ? std::vector<std::string>{v[i]} : wrap_cell(v[i], width[i]);
+      pieces[i] = md ? std::vector<std::string>{v[i]} : wrap_cell(v[i], width[i], header ? 0 : max_lines[i]);
       lines = std::max(lines, pieces[i].size());
     }
     const char* bar = box ? "│" : "|";
@@ -465,8 +629,10 @@ class RowPrinter {
             s_ += text(i);
           else if (t == SQLITE_FLOAT)
             s_ += std::isfinite(std::strtod(text(i).c_str(), nullptr)) ? text(i) : "null";
+          else if (const std::string t = text(i); t_is_json(t))
+            s_ += t;  // (an array or object, written as itself: json_value)
           else
-            s_ += json_string(text(i), terminal_);
+            s_ += json_string(t, terminal_);
         }
         s_ += '}';
         break;
@@ -502,6 +668,16 @@ class RowPrinter {
       s_ += get(i);
     }
     s_ += '\n';
+  }
+  // Whether a TEXT cell goes into json mode as itself: json_value, and on a terminal only when
+  // it holds no DEL or C1 control (which a string's escapes would show instead).
+  bool t_is_json(const std::string& t) const {
+    if (!json_value(t)) return false;
+    if (!terminal_) return true;
+    for (size_t i = 0; i < t.size(); ++i)
+      if (t[i] == 0x7f || ((unsigned char)t[i] == 0xc2 && i + 1 < t.size() && (unsigned char)t[i + 1] < 0xa0))
+        return false;
+    return true;
   }
   void header_csv() {
     for (size_t i = 0; i < names_.size(); ++i) {

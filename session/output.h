@@ -59,6 +59,15 @@ void print_empty(FILE* out, const std::vector<std::string>& columns, const Outpu
 // A REAL as the aligned modes show it: "13,214.179", "0.000038", "7.861".
 std::string readable_real(double v);
 
+// Whether an aligned cell reads as a number ("8,663.617", "-12", "1.5e-05", "42%"): the aligned
+// modes never wrap or cut one (a column is at least as wide as its widest number).
+bool looks_numeric(std::string_view s);
+
+// `s` in pieces of at most `width` terminal columns (0: whole), never inside a UTF-8 character:
+// after a blank or separator (, _ / : ; ( < | - .) in the second half of a piece, else at the
+// width. With `max_lines`, at most that many, the last ending in an ellipsis when text is left out.
+std::vector<std::string> wrap_cell(const std::string& s, size_t width, size_t max_lines = 0);
+
 // Text for a terminal: a trace's names can hold control characters (ESC sequences that move the
 // cursor, retitle the window or rewrite the screen), which a terminal would obey. They are shown
 // instead: C0 as ^@ .. ^_ (ESC as ^[), DEL as ^?, C1 (U+0080 .. U+009F) as \u0080 .., and a byte
@@ -68,6 +77,17 @@ std::string readable_real(double v);
 std::string show_controls(std::string_view s, bool keep_lines = true);
 // Whether `f` is a terminal.
 bool is_terminal(FILE* f);
+
+// `lead` (a command or name) and its `text`, for a listing such as .help: `text` starts at column
+// `indent` (two columns after a longer `lead`), and with `width` wraps at word breaks onto lines
+// indented by `indent` (a hanging indent), none wider than `width` unless one word is. width 0:
+// one line. Each line ends in a newline.
+std::string wrap_hanging(const std::string& lead, const std::string& text, size_t indent, size_t width);
+
+// Whether a TEXT value is written by json mode as the JSON it holds rather than as a string: a
+// JSON array or object (input_dims, the summary's events, a diff's kernel_names, args). SQLite's
+// JSON subtype does not outlive a view, a table or a subquery, so the value decides.
+bool json_value(std::string_view text);
 
 // Text for HTML: & < > " ' as entities (the html mode, the HTML report).
 std::string html_escape(const std::string& s);

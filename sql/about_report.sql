@@ -1,6 +1,7 @@
 -- What a canned report covers where its parameters leave it unsaid: the shell prints this on
--- stderr ("REPORT: NOTE") before the report's rows, one line; NULL: nothing to say. A note that
--- fails prints nothing (the report then says what failed). empty_report.sql explains empty ones.
+-- stderr ("REPORT: NOTE") before the report's rows, one line; NULL: nothing to say. The statements
+-- run in order and the first text wins; one that fails says nothing (the report then says what
+-- failed; a note reading `other` cannot run without it). empty_report.sql explains empty ones.
 WITH model_cover(note) AS (
   WITH c AS (SELECT o.uid, o.name, p.gpu_ns, p.flops IS NOT NULL AS modeled
              FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
@@ -52,4 +53,23 @@ SELECT CASE @report
   WHEN 'mfu' THEN (SELECT note FROM model_cover)
   WHEN 'ops' THEN (SELECT note FROM model_cover)
   WHEN 'summary' THEN (SELECT note FROM model_cover)
+END;
+-- diff: pairs events by name. When most names of the side it compares (GPU work, unless @device
+-- 'CPU') are on one side only, as between GPU vendors, libraries or dtypes (CUDA's and HIP's
+-- kernels never share a name), its rows say little: point at the reports that pair by op. Names
+-- as the diff keys them by default (normalize_name), every rank and step.
+SELECT CASE @report WHEN 'diff' THEN (
+    WITH kinds(kind) AS (SELECT value FROM json_each(iif(@device = 'CPU',
+                           '["cpu_op","annotation","python","runtime","driver"]', '["kernel","memcpy","memset"]'))),
+    a AS (SELECT DISTINCT normalize_name(name) AS n FROM (SELECT DISTINCT name FROM main.event WHERE kind IN kinds)),
+    b AS (SELECT DISTINCT normalize_name(name) AS n FROM (SELECT DISTINCT name FROM other.event WHERE kind IN kinds)),
+    s AS (SELECT (SELECT count(*) FROM (SELECT n FROM a UNION SELECT n FROM b)) AS names,
+                 (SELECT count(*) FROM (SELECT n FROM a INTERSECT SELECT n FROM b)) AS both),
+    d AS (SELECT (SELECT group_concat(DISTINCT name) FROM main.device WHERE name IS NOT NULL) AS a,
+                 (SELECT group_concat(DISTINCT name) FROM other.device WHERE name IS NOT NULL) AS b)
+    SELECT printf('%d of %d %s names are on one side only%s, so most rows pair nothing; ' ||
+                  '--report diff_tree_ops pairs ops through the call tree, --report diff_shapes by op and shapes',
+                  names - both, names, iif(@device = 'CPU', 'CPU', 'GPU'),
+                  iif(d.a IS NOT NULL AND d.b IS NOT NULL AND d.a <> d.b, printf(' (%s vs %s)', d.a, d.b), ''))
+    FROM s, d WHERE names >= 2 AND 2 * (names - both) > names)
 END;

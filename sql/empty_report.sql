@@ -29,6 +29,9 @@ SELECT CASE
   WHEN @report = 'optimizable'
     THEN 'no falling phase of the GPU queue (a peak of 4 or more queued kernels draining to 0): nothing to rank'
   WHEN @report = 'launch' THEN 'no GPU work linked to a launch call in this trace'
+  WHEN @report = 'steps'
+    THEN 'no serving-engine steps (step annotations, worker execute_model frames, a thread that launches CUDA / HIP '
+         || 'graphs and waits for the GPU) and no ProfilerStep#N annotations: nothing to divide the trace by'
   WHEN @report = 'cpu_ops'
     THEN 'no host ops (cpu_op, annotation, runtime or driver events with a duration) in this trace'
   WHEN @report IN ('memory', 'memory_ops', 'memory_leaks') AND NOT EXISTS (SELECT 1 FROM memory_event)

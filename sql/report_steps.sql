@@ -1,18 +1,15 @@
--- per serving-engine step (engine_step: step annotations, else worker frames, else the host loop): phase, tokens, requests, wall and GPU ms, kernels, graph replays; @top rows
+-- per serving-engine step (engine_step: step annotations, else worker frames, else the host loop; else the trace's ProfilerSteps): phase, tokens, requests, wall, GPU busy and span ms, kernels, graph replays; @top rows
 -- gpu_busy_ms: the union of the GPU work launched inside the step (engine_step_gpu; graph replays
--- included); graph_replays: the graph launch calls among its host events (engine_step_member);
--- start_ms: from the trace's first step. docs/inference.md.
-WITH s AS MATERIALIZED (SELECT * FROM engine_step),
-g AS (SELECT x.trace, x.iteration, union_ns(e.ts, e.end) AS busy, count(*) FILTER (WHERE e.kind = 'kernel') AS kernels
-      FROM engine_step_gpu x JOIN event e ON e.uid = x.gpu GROUP BY x.trace, x.iteration),
-r AS (SELECT m.trace, m.iteration, count(*) AS launches
-      FROM engine_step_member m JOIN event e ON e.uid = m.uid
-      WHERE e.kind = 'runtime' AND is_graph_launch(e.name) GROUP BY m.trace, m.iteration)
-SELECT s.trace, s.iteration, s.phase, s.tokens, s.prefill_requests, s.decode_requests, s.source,
-       round((s.ts - min(s.ts) OVER (PARTITION BY s.trace)) / 1e6, 3) AS start_ms, round(s.dur / 1e6, 3) AS wall_ms,
-       round(coalesce(g.busy, 0) / 1e6, 3) AS gpu_busy_ms, coalesce(g.kernels, 0) AS kernels,
-       coalesce(r.launches, 0) AS graph_replays
-FROM s LEFT JOIN g ON g.trace = s.trace AND g.iteration = s.iteration
-       LEFT JOIN r ON r.trace = s.trace AND r.iteration = s.iteration
-ORDER BY s.trace, s.iteration
+-- included); gpu_span_ms: from that work's first start to its last end (NULL: none; more than
+-- wall_ms when the GPU runs behind the host); graph_replays: the graph launch calls among its host
+-- events (engine_step_member). A trace with no serving step shows its ProfilerSteps (source
+-- 'profiler_step', iteration N of ProfilerStep#N; their GPU work is what the step's ops launched,
+-- as the mfu report counts it). start_ms: from the trace's first step. One pass (engine_steps,
+-- udf/engine_steps.h). docs/inference.md.
+SELECT trace, iteration, phase, tokens, prefill_requests, decode_requests, source,
+       round((ts - min(ts) OVER (PARTITION BY trace)) / 1e6, 3) AS start_ms, round(dur / 1e6, 3) AS wall_ms,
+       round(gpu_busy / 1e6, 3) AS gpu_busy_ms, round((gpu_end - gpu_start) / 1e6, 3) AS gpu_span_ms, kernels,
+       graph_replays
+FROM engine_steps('main')
+ORDER BY trace, iteration
 LIMIT coalesce(@top, 1000);

@@ -124,83 +124,38 @@ SELECT m.*, (SELECT a.uid FROM ancestors(m.uid, (SELECT name FROM tlsql_schema))
        END AS never_freed
 FROM memory_event m;
 
--- The host loop of a thread that launches CUDA / HIP graphs: it waits for the GPU once per step
--- (vLLM reads each step's sampled tokens back: tolist -> cudaStreamSynchronize; is_gpu_wait). Each
--- host event of such a thread is numbered k by the waits that ended at or before its start; `step`
--- is the uid of the wait that ends its group (NULL after the thread's last wait: not a finished
--- step). engine_step's steps of source 'loop' (docs/inference.md).
+-- The host loop of each thread that launches CUDA / HIP graphs (engine_step's steps of source
+-- 'loop'; docs/inference.md): its host events with a start, numbered by the GPU waits (wait: 1 for
+-- a stream / device / event synchronize) that ended at or before their start (k); step: the wait
+-- that ends their turn (the first such wait by uid), NULL after the thread's last wait. Computed
+-- in one pass (engine_loop_events, udf/engine_steps.h), as are the views below.
 CREATE VIEW IF NOT EXISTS @schema.engine_loop_event AS
-WITH thread AS MATERIALIZED (
-  SELECT DISTINCT trace, pid, tid FROM event WHERE kind = 'runtime' AND is_graph_launch(name)),
-host AS MATERIALIZED (
-  SELECT e.uid, e.trace, e.pid, e.tid, e.ts, e.end, e.kind = 'runtime' AND is_gpu_wait(e.name) AS wait
-  FROM thread t CROSS JOIN event e
-  WHERE e.trace = t.trace AND e.pid IS t.pid AND e.tid IS t.tid AND e.ts IS NOT NULL
-    AND e.kind IN ('cpu_op', 'python', 'annotation', 'runtime', 'driver', 'instant', 'other')),
--- (a wait's end sorts before an event starting at that instant: that event is the next step's)
-mark AS (SELECT trace, pid, tid, end AS t, 0 AS o, 1 AS n, NULL AS uid FROM host WHERE wait AND end IS NOT NULL
-         UNION ALL SELECT trace, pid, tid, ts, 1, 0, uid FROM host),
-numbered AS MATERIALIZED (
-  SELECT uid, sum(n) OVER (PARTITION BY trace, pid, tid ORDER BY t, o ROWS UNBOUNDED PRECEDING) AS k FROM mark),
-grouped AS (SELECT h.*, m.k FROM host h JOIN numbered m ON m.uid = h.uid)
-SELECT uid, trace, pid, tid, ts, end, wait, k,
-       min(CASE WHEN wait THEN uid END) OVER (PARTITION BY trace, pid, tid, k) AS step
-FROM grouped;
+SELECT l.uid, e.trace, e.pid, e.tid, e.ts, e.end, l.wait, l.k, l.step
+FROM engine_loop_events((SELECT name FROM tlsql_schema)) l CROSS JOIN event e ON e.uid = l.uid;
 
--- Iterations of a serving engine's loop (serving_step; docs/inference.md), numbered per trace by
--- start from 0: the engine's step annotations (vLLM, SGLang, ATOM) where the trace has them, else
+-- Iterations of a serving engine's loop (docs/inference.md), numbered per trace by start from 0:
+-- the engine's step annotations (vLLM, SGLang, ATOM: serving_step) where the trace has them, else
 -- the worker's per-step frames, else the host loop of the threads that launch graphs
 -- (engine_loop_event: uid is the wait that ends the step). tokens, prefill / decode requests and
 -- phase (prefill, decode, mixed) where the annotation says them (frames and loops say nothing:
 -- NULL). A step inside another (vLLM V0's spec-decode worker calling the scorer's worker_base
--- execute_model) is part of that step, not one of its own.
+-- execute_model) is part of that step, not one of its own. The rows of engine_steps (one pass,
+-- udf/engine_steps.h) less its ProfilerStep fallback, which only the steps report shows.
 CREATE VIEW IF NOT EXISTS @schema.engine_step AS
-WITH candidate AS MATERIALIZED (
-  SELECT uid, trace, ts, end, dur, j FROM (
-    SELECT uid, trace, ts, end, dur, serving_step(kind, name) AS j FROM event WHERE kind IN ('annotation', 'python'))
-  WHERE j IS NOT NULL),
-found AS MATERIALIZED (
-  SELECT * FROM candidate c
-  WHERE NOT EXISTS (SELECT 1 FROM ancestors(c.uid, (SELECT name FROM tlsql_schema)) a
-                    JOIN candidate o ON o.uid = a.uid
-                    WHERE o.j ->> '$.source' = c.j ->> '$.source')),
-annotated AS (SELECT DISTINCT trace FROM found WHERE j ->> '$.source' = 'annotation'),
-named AS (
-  SELECT uid, trace, ts, end, dur, j ->> '$.source' AS source, j ->> '$.tokens' AS tokens,
-         j ->> '$.prefill' AS prefill_requests, j ->> '$.decode' AS decode_requests, j ->> '$.phase' AS phase
-  FROM found WHERE j ->> '$.source' = 'annotation' OR trace NOT IN (SELECT trace FROM annotated)),
-loop AS (
-  SELECT step AS uid, trace, min(ts) AS ts, max(CASE WHEN uid = step THEN end END) AS end
-  FROM engine_loop_event WHERE step IS NOT NULL AND trace NOT IN (SELECT trace FROM found) GROUP BY step, trace),
-steps AS (
-  SELECT * FROM named
-  UNION ALL SELECT uid, trace, ts, end, end - ts, 'loop', NULL, NULL, NULL, NULL FROM loop)
-SELECT row_number() OVER (PARTITION BY trace ORDER BY ts, uid) - 1 AS iteration, uid, trace, ts, end, dur,
-       source, tokens, prefill_requests, decode_requests, phase
-FROM steps;
+SELECT iteration, uid, trace, ts, end, dur, source, tokens, prefill_requests, decode_requests, phase
+FROM engine_steps((SELECT name FROM tlsql_schema)) WHERE source <> 'profiler_step';
 
 -- The host events of each engine step: an annotation's or frame's subtree (itself included); a
 -- host-loop step's events of its thread (engine_loop_event). What the step / phase filter of the
 -- ops report selects.
 CREATE VIEW IF NOT EXISTS @schema.engine_step_member AS
-WITH s AS MATERIALIZED (SELECT * FROM engine_step)
-SELECT s.trace, s.iteration, s.phase, s.uid FROM s WHERE s.source <> 'loop'
-UNION ALL
-SELECT s.trace, s.iteration, s.phase, d.uid
-FROM s CROSS JOIN descendants(s.uid, (SELECT name FROM tlsql_schema)) d WHERE s.source <> 'loop'
-UNION ALL
-SELECT s.trace, s.iteration, s.phase, l.uid FROM s JOIN engine_loop_event l ON l.step = s.uid WHERE s.source = 'loop';
+SELECT trace, iteration, phase, uid FROM engine_step_members((SELECT name FROM tlsql_schema));
 
 -- The GPU work launched inside each engine step (graph replays included: their kernels hang under
--- the step's graph launches): what the step / phase filters of the kernels and timeline reports
--- select.
+-- the step's graph launches; a loop step's: the GPU work its launch calls launched): what the
+-- step / phase filters of the kernels and timeline reports select.
 CREATE VIEW IF NOT EXISTS @schema.engine_step_gpu AS
-WITH s AS MATERIALIZED (SELECT * FROM engine_step)
-SELECT s.trace, s.iteration, s.phase, g.uid AS gpu
-FROM s CROSS JOIN launched(s.uid, (SELECT name FROM tlsql_schema)) g WHERE s.source <> 'loop'
-UNION ALL
-SELECT s.trace, s.iteration, s.phase, k.gpu
-FROM s JOIN engine_loop_event l ON l.step = s.uid JOIN launch_link k ON k.runtime = l.uid WHERE s.source = 'loop';
+SELECT trace, iteration, phase, gpu FROM engine_step_launched((SELECT name FROM tlsql_schema));
 
 -- HTA's TraceAnalysis drops the trace's last ProfilerStep (it may be cut short): CPU events from its
 -- start on, and the GPU work they launched, when the trace has two or more steps

@@ -9,7 +9,7 @@ const std::vector<SqlFunction>& sql_functions() {
   static const std::vector<SqlFunction> all = [] {
     std::vector<SqlFunction> v;
     for (auto family : {tree_functions, perf_functions, interval_functions, stats_functions, optimizable_functions,
-                        critical_path_functions, tree_diff_functions, replay_functions})
+                        critical_path_functions, tree_diff_functions, engine_step_functions, replay_functions})
       for (SqlFunction& f : family()) v.push_back(f);
     return v;
   }();

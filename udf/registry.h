@@ -34,6 +34,7 @@ std::vector<SqlFunction> stats_functions();
 std::vector<SqlFunction> optimizable_functions();
 std::vector<SqlFunction> critical_path_functions();
 std::vector<SqlFunction> tree_diff_functions();
+std::vector<SqlFunction> engine_step_functions();
 std::vector<SqlFunction> replay_functions();
 
 const std::vector<SqlFunction>& sql_functions();

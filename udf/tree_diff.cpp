@@ -146,21 +146,11 @@ class Aligner {
   std::vector<int32_t> dp_;
 };
 
-// Per node, the nearest node at or above it that `pick` accepts (walking up from its parent
-// when `proper`), with each answer remembered: O(nodes) whatever the depth, no recursion.
+// Per node, the nearest node at or above it that `pick` accepts (parent_walk.h).
 template <class Pick>
 std::vector<Ix> nearest_above(const std::vector<DiffNode>& t, Pick pick) {
-  std::vector<Ix> at(t.size(), -2);  // -2: not known yet
-  std::vector<size_t> path;
-  for (size_t i = 0; i < t.size(); ++i) {
-    Ix k = (Ix)i;
-    while (k >= 0 && at[(size_t)k] == -2 && !pick((size_t)k)) path.push_back((size_t)k), k = t[(size_t)k].parent;
-    const Ix found = k < 0 ? -1 : at[(size_t)k] != -2 ? at[(size_t)k] : k;
-    if (k >= 0) at[(size_t)k] = found;
-    for (size_t p : path) at[p] = found;
-    path.clear();
-  }
-  return at;
+  return tlsql::nearest_above(
+      t.size(), [&](size_t k) { return t[k].parent; }, pick);
 }
 
 // One round of looking through wrappers in the aligned lists (see match_trees); true if a list
@@ -281,6 +271,32 @@ std::vector<MergedNode> merged_subtree(const std::vector<DiffNode>& a, const std
     stack.insert(stack.end(), kids.rbegin(), kids.rend());
   }
   return out;
+}
+
+std::vector<Ix> flops_homes(const std::vector<DiffNode>& side, const std::vector<int64_t>& dur,
+                            const std::vector<Ix>& lca, const std::vector<uint8_t>& counted) {
+  const size_t n = side.size();
+  constexpr Ix kUnknown = -2;
+  std::vector<Ix> carrier(n, kUnknown), home(n, -1), path;
+  auto better = [&](Ix a, Ix b) {  // a did more of the work than b
+    if (dur[(size_t)a] != dur[(size_t)b]) return dur[(size_t)a] > dur[(size_t)b];
+    if (side[(size_t)a].ts != side[(size_t)b].ts) return side[(size_t)a].ts < side[(size_t)b].ts;
+    return side[(size_t)a].uid < side[(size_t)b].uid;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (side[i].kind != DiffNode::gpu || lca[i] < 0) continue;
+    // Up to the first node whose carrier is known or that is counted; every node on the way
+    // shares its answer (each node is walked once).
+    path.clear();
+    Ix k = side[i].parent, c = -1;
+    while (k >= 0 && carrier[(size_t)k] == kUnknown && !counted[(size_t)k])
+      path.push_back(k), k = side[(size_t)k].parent;
+    if (k >= 0) c = carrier[(size_t)k] != kUnknown ? carrier[(size_t)k] : k;
+    if (k >= 0 && carrier[(size_t)k] == kUnknown) carrier[(size_t)k] = c;
+    for (Ix p : path) carrier[(size_t)p] = c;
+    if (c >= 0 && (home[(size_t)c] < 0 || better((Ix)i, home[(size_t)c]))) home[(size_t)c] = (Ix)i;
+  }
+  return home;
 }
 
 }  // namespace tlsql

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "udf/parent_walk.h"
+
 namespace tlsql {
 
 // The name two events are compared by: normalize_name's (event_names.h: no addresses, no python
@@ -51,20 +53,6 @@ std::vector<uint8_t> gpu_path_marks(size_t n, Gpu gpu, Parent parent) {
   return on;
 }
 
-// A node on a loop of parent links (parent(i), -1 at a root), if any: a saved database tlsql did
-// not write can hold one, and every walk up or down such a tree would never end. Each chain is
-// followed until a node already seen: O(n) whatever the depth.
-template <class Parent>
-std::optional<size_t> parent_loop(size_t n, Parent parent) {
-  std::vector<int64_t> walk(n, -1);  // the chain (its first node) that reached each node
-  for (size_t i = 0; i < n; ++i) {
-    int64_t k = (int64_t)i;
-    while (k >= 0 && walk[(size_t)k] < 0) walk[(size_t)k] = (int64_t)i, k = parent((size_t)k);
-    if (k >= 0 && walk[(size_t)k] == (int64_t)i) return (size_t)k;  // back on this chain: a loop
-  }
-  return std::nullopt;
-}
-
 // `dp_cells`: the alignment tables' total size allowed (cells); lists beyond it (or beyond 2^24
 // cells alone) are aligned greedily (each name to its next occurrence within a window): the match
 // stays near-linear.
@@ -76,6 +64,19 @@ DiffMatch match_trees(const std::vector<DiffNode>& a, const std::vector<DiffNode
 // ancestor (the op that launched a kernel), or -1.
 std::vector<Ix> lowest_matched_ancestors(const std::vector<DiffNode>& side, const std::vector<Ix>& match);
 std::vector<Ix> nearest_ops(const std::vector<DiffNode>& side);
+
+// Where a counted event's FLOPs go in diff_tree_ops (one group per lowest common ancestor): to the
+// group of its longest piece of GPU work that has a lowest common ancestor (ties: the earliest,
+// then the lower uid). The op doing the work carries the model, but its kernels can fall into
+// several groups: a flash-attention op on MI300 whose FillFunctor helper is matched elsewhere, an
+// AMP linear whose cast kernel is its own. Each counted event's FLOPs then land once, beside the
+// kernel that did most of its work, instead of on an ancestor that holds only a helper (or NULL
+// for the group that holds the work). Per node: for a counted node (`counted[i]`), the GPU node
+// whose group takes its FLOPs, else -1; a GPU node's carrier is the nearest counted node above it
+// (counted_op's rule puts at most one on any path). `dur`: per node, < 0 when unknown; `lca`:
+// lowest_matched_ancestors. O(n) whatever the depth.
+std::vector<Ix> flops_homes(const std::vector<DiffNode>& side, const std::vector<int64_t>& dur,
+                            const std::vector<Ix>& lca, const std::vector<uint8_t>& counted);
 
 // The merged subtree below a matched pair (TraceLens's print_merged_tree), depth first: each
 // node's children on the GPU path, the matched ones first, then a's only, then b's only (an

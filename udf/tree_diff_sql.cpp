@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <future>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -22,6 +23,7 @@
 #include "src/kind.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
+#include "udf/perf_table.h"
 #include "udf/registry.h"
 #include "udf/tree_access.h"
 #include "udf/tree_diff.h"
@@ -357,7 +359,7 @@ struct DiffCursor : VtabCursor<ConnectionTable> {
 
 // ---- tree_diff_groups: per lowest common ancestor, what diff_tree_ops reports ---------------------
 
-// Both sides' GPU work per ancestor pair: counts, summed durations, the launching ops' names and
+// Both sides' GPU work per ancestor pair: counts, summed durations, the kernels' launchers and
 // the kernels' names in start order; rows slowest in trace1 first (then by uid). In C++ rather than
 // SQL: grouping two GB traces' kernels by ancestor with their names took SQLite most of a minute.
 // The name lists are written when SQLite reads them, one row at a time: all of them at once took
@@ -365,27 +367,67 @@ struct DiffCursor : VtabCursor<ConnectionTable> {
 struct Group {
   int64_t lca = -1, lca_other = -1;
   int64_t n[2] = {0, 0}, t[2] = {0, 0};
-  std::string ops[2];          // ' | ' between distinct names, in byte order; empty: none
+  std::string ops[2];          // the launchers, ' | ' between them, most kernel time first; empty: none
   uint32_t first[2] = {0, 0};  // its kernels on side s: Groups::kernels[first[s], first[s] + n[s])
 };
 struct Groups {
   struct Kernel {
     uint32_t group;
     uint8_t side;
-    int64_t ts, uid;
-    int32_t raw, op;  // names (Names::raw): the kernel's, its launching op's (-1: none)
+    int64_t ts, uid, dur;
+    int32_t raw, launcher;  // the kernel's name (Names::raw); its launcher (Groups::launchers), -1: none
   };
   std::vector<Group> rows;
-  std::vector<Kernel> kernels;  // by group, side, start and uid: each group's lists in start order
+  std::vector<Kernel> kernels;         // by group, side, start and uid: each group's lists in start order
+  std::vector<std::string> launchers;  // launcher_names
 };
+
+// What names a kernel in a group (diff_tree_ops' `name`): the op that launched it (the nearest op
+// above it), else its launch call (TraceLens's launcher of a call no op encloses). A graph
+// replay's kernel is named by its graph launch, and the op it was captured under when the replay
+// is attributed (docs/inference.md: the copied op sits below the launch): "cudaGraphLaunch >
+// aten::mm". Its nearest op may be an eager one above the graph launch (a warm-up op calling
+// graph.replay()): that is not what ran it.
+std::vector<int32_t> launcher_names(const TreeDiff& d, const Side& me, std::vector<std::string>& labels,
+                                    std::map<std::pair<int32_t, int32_t>, int32_t>& label_of) {
+  std::vector<int8_t> graph(d.names.raw.size(), -1);  // per raw name: is_graph_launch, -1 not yet asked
+  auto is_graph = [&](size_t i) {
+    if (me.nodes[i].kind != DiffNode::call) return false;
+    int8_t& g = graph[(size_t)me.raw[i]];
+    if (g < 0) g = is_graph_launch(*d.names.raw[(size_t)me.raw[i]]) ? 1 : 0;
+    return g == 1;
+  };
+  const std::vector<int32_t> launch = nearest_above(
+      me.nodes.size(), [&](size_t k) { return me.nodes[k].parent; }, is_graph);
+  auto label = [&](int32_t a, int32_t b) {  // raw names: a, or "a > b" (b >= 0)
+    auto [it, fresh] = label_of.try_emplace({a, b}, (int32_t)labels.size());
+    if (fresh)
+      labels.push_back(b < 0 ? *d.names.raw[(size_t)a] : *d.names.raw[(size_t)a] + " > " + *d.names.raw[(size_t)b]);
+    return it->second;
+  };
+  std::vector<int32_t> out(me.nodes.size(), -1);
+  for (size_t i = 0; i < me.nodes.size(); ++i) {
+    if (me.nodes[i].kind != DiffNode::gpu) continue;
+    const Ix op = me.op[i], g = launch[i];
+    if (g >= 0)  // a replay: its launch, and the captured op below it, if any
+      out[i] = label(me.raw[(size_t)g], op >= 0 && launch[(size_t)op] == g ? me.raw[(size_t)op] : -1);
+    else if (op >= 0)
+      out[i] = label(me.raw[(size_t)op], -1);
+    else if (const int32_t p = me.nodes[i].parent; p >= 0 && me.nodes[(size_t)p].kind == DiffNode::call)
+      out[i] = label(me.raw[(size_t)p], -1);
+  }
+  return out;
+}
 
 // (Flat: a GB diff has hundreds of thousands of groups of a kernel or two, and vectors and a hash
 // map per group were most of the report's time before its first row.)
 Groups groups_of(const TreeDiff& d) {
   Groups out;
+  std::map<std::pair<int32_t, int32_t>, int32_t> label_of;
   std::vector<int32_t> group_of(d.side[0].nodes.size(), -1);  // by the ancestor's node in main
   for (int s = 0; s < 2; ++s) {
     const Side& me = d.side[s];
+    const std::vector<int32_t> launcher = launcher_names(d, me, out.launchers, label_of);
     for (size_t i = 0; i < me.nodes.size(); ++i) {
       const Ix l = me.lca[i];
       if (me.nodes[i].kind != DiffNode::gpu || l < 0) continue;
@@ -399,32 +441,87 @@ Groups groups_of(const TreeDiff& d) {
       }
       Group& group = out.rows[(size_t)g];
       ++group.n[s];
-      if (me.dur[i] != kNull) group.t[s] += me.dur[i];
-      out.kernels.push_back({(uint32_t)g, (uint8_t)s, me.nodes[i].ts, me.nodes[i].uid, me.raw[i],
-                             me.op[i] >= 0 ? me.raw[(size_t)me.op[i]] : -1});
+      const int64_t dur = me.dur[i] != kNull ? me.dur[i] : 0;
+      group.t[s] += dur;
+      out.kernels.push_back({(uint32_t)g, (uint8_t)s, me.nodes[i].ts, me.nodes[i].uid, dur, me.raw[i], launcher[i]});
     }
   }
   std::sort(out.kernels.begin(), out.kernels.end(), [](const Groups::Kernel& a, const Groups::Kernel& b) {
     return std::tie(a.group, a.side, a.ts, a.uid) < std::tie(b.group, b.side, b.ts, b.uid);
   });
-  std::vector<int32_t> ops;
-  std::vector<std::string_view> names;
+  // Each group's launchers on each side, by their kernels' time in it, most first (then by name):
+  // the name says first what did most of the group's work.
+  std::vector<std::pair<int32_t, int64_t>> time;  // (launcher, ns)
   for (size_t k = 0; k < out.kernels.size();) {
     const Groups::Kernel& head = out.kernels[k];
     Group& g = out.rows[head.group];
     g.first[head.side] = (uint32_t)k;
-    ops.clear();
+    time.clear();
     for (; k < out.kernels.size() && out.kernels[k].group == head.group && out.kernels[k].side == head.side; ++k)
-      if (out.kernels[k].op >= 0) ops.push_back(out.kernels[k].op);
-    std::sort(ops.begin(), ops.end());
-    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());  // (one raw id per distinct name)
-    names.clear();
-    for (int32_t r : ops) names.push_back(*d.names.raw[(size_t)r]);
-    std::sort(names.begin(), names.end());
-    for (std::string_view n : names) (g.ops[head.side] += g.ops[head.side].empty() ? "" : " | ") += n;
+      if (out.kernels[k].launcher >= 0) time.emplace_back(out.kernels[k].launcher, out.kernels[k].dur);
+    std::sort(time.begin(), time.end());
+    size_t distinct = 0;
+    for (size_t j = 0; j < time.size(); ++j)
+      if (distinct > 0 && time[distinct - 1].first == time[j].first)
+        time[distinct - 1].second = sat_add(time[distinct - 1].second, time[j].second);
+      else
+        time[distinct++] = time[j];
+    time.resize(distinct);
+    std::sort(time.begin(), time.end(), [&](const auto& a, const auto& b) {
+      if (a.second != b.second) return a.second > b.second;
+      return out.launchers[(size_t)a.first] < out.launchers[(size_t)b.first];
+    });
+    for (const auto& [launcher, ns] : time)
+      (g.ops[head.side] += g.ops[head.side].empty() ? "" : " | ") += out.launchers[(size_t)launcher];
   }
   std::sort(out.rows.begin(), out.rows.end(),
             [](const Group& a, const Group& b) { return a.t[0] != b.t[0] ? a.t[0] > b.t[0] : a.lca < b.lca; });
+  return out;
+}
+
+// Per group (Groups::rows) and side: the FLOPs of the counted events whose work the group holds
+// (flops_homes: each one's FLOPs beside its longest kernel, so a helper kernel matched elsewhere
+// neither takes them nor leaves the work's group without them), and the event giving the most of
+// them (diff_tree_ops reads achieved_pct from it: its dtype, units and peak). No perf table for a
+// side (not a tlsql database): that side has none.
+struct GroupFlops {
+  double flops[2] = {0, 0};
+  bool has[2] = {false, false};
+  int64_t top[2] = {-1, -1};  // uid of the largest contributor
+  double top_flops[2] = {0, 0};
+};
+
+std::vector<GroupFlops> group_flops(sqlite3* db, const TreeDiff& d, const Groups& groups) {
+  std::vector<GroupFlops> out(groups.rows.size());
+  std::vector<std::pair<int64_t, uint32_t>> by_lca;  // (the ancestor's uid in main, group)
+  by_lca.reserve(groups.rows.size());
+  for (size_t g = 0; g < groups.rows.size(); ++g) by_lca.emplace_back(groups.rows[g].lca, (uint32_t)g);
+  std::sort(by_lca.begin(), by_lca.end());
+  for (int s = 0; s < 2; ++s) {
+    std::string error;
+    const std::shared_ptr<const PerfTable> t = perf_table(db, s == 0 ? "main" : "other", error);
+    if (!t) continue;
+    const Side& me = d.side[s];
+    std::vector<int64_t> row(me.nodes.size());
+    std::vector<uint8_t> counted(me.nodes.size());
+    for (size_t i = 0; i < me.nodes.size(); ++i) {
+      row[i] = t->row(me.nodes[i].uid);
+      counted[i] = row[i] >= 0 && (t->flags[(size_t)row[i]] & PerfTable::counted);
+    }
+    const std::vector<Ix> home = flops_homes(me.nodes, me.dur, me.lca, counted);
+    for (size_t c = 0; c < home.size(); ++c) {
+      if (home[c] < 0) continue;
+      const PerfTable::Model* m = t->model_of(row[c]);
+      if (!m || !m->has_flops) continue;
+      const Ix l = me.lca[(size_t)home[c]];
+      const int64_t lca = d.side[0].nodes[(size_t)(s == 0 ? l : me.match[(size_t)l])].uid;
+      const auto it = std::lower_bound(by_lca.begin(), by_lca.end(), std::pair<int64_t, uint32_t>{lca, 0});
+      if (it == by_lca.end() || it->first != lca) continue;
+      GroupFlops& f = out[it->second];
+      f.flops[s] += m->flops, f.has[s] = true;
+      if (f.top[s] < 0 || m->flops > f.top_flops[s]) f.top[s] = me.nodes[c].uid, f.top_flops[s] = m->flops;
+    }
+  }
   return out;
 }
 
@@ -451,19 +548,36 @@ std::string kernel_names(const std::vector<std::string>& json, const Groups& all
   return list += ']';
 }
 
-enum GroupCol { kGLca, kGLcaOther, kGN1, kGN2, kGT1, kGT2, kGOps1, kGOps2, kGNames1, kGNames2 };
+enum GroupCol {
+  kGLca,
+  kGLcaOther,
+  kGN1,
+  kGN2,
+  kGT1,
+  kGT2,
+  kGOps1,
+  kGOps2,
+  kGNames1,
+  kGNames2,
+  kGFlops1,
+  kGFlops2,
+  kGFlopsUid1,
+  kGFlopsUid2
+};
 
 struct GroupCursor : VtabCursor<ConnectionTable> {
   std::unique_ptr<TreeDiff> own;
   const TreeDiff* d = nullptr;
   Groups groups;
+  std::vector<GroupFlops> flops;   // by group
   std::vector<std::string> names;  // json_names
   size_t at = 0;
 
   static std::string declaration() {
     return "CREATE TABLE x(lca_uid INTEGER, lca_other_uid INTEGER, num_kernels_trace1 INTEGER, num_kernels_trace2 "
            "INTEGER, kernel_time_trace1 INTEGER, kernel_time_trace2 INTEGER, ops_trace1 TEXT, ops_trace2 TEXT, "
-           "kernel_names_trace1 TEXT, kernel_names_trace2 TEXT)";
+           "kernel_names_trace1 TEXT, kernel_names_trace2 TEXT, flops_trace1 REAL, flops_trace2 REAL, flops_uid_trace1 "
+           "INTEGER, flops_uid_trace2 INTEGER)";
   }
   static int best_index(ConnectionTable&, sqlite3_index_info* info) {
     info->estimatedCost = 1e6;
@@ -474,6 +588,7 @@ struct GroupCursor : VtabCursor<ConnectionTable> {
     d = diff_for(table().db, own, why);
     if (!d) return error("tree_diff_groups: " + why);
     groups = groups_of(*d);
+    flops = group_flops(table().db, *d, groups);
     names = json_names(*d);
     at = 0;
     return SQLITE_OK;
@@ -497,6 +612,18 @@ struct GroupCursor : VtabCursor<ConnectionTable> {
       case kGOps2: text(g.ops[1], true); break;
       case kGNames1: text(kernel_names(names, groups, g, 0), false); break;
       case kGNames2: text(kernel_names(names, groups, g, 1), false); break;
+      case kGFlops1:
+      case kGFlops2: {
+        const int s = col == kGFlops1 ? 0 : 1;
+        flops[at].has[s] ? sqlite3_result_double(ctx, flops[at].flops[s]) : sqlite3_result_null(ctx);
+        break;
+      }
+      case kGFlopsUid1:
+      case kGFlopsUid2: {
+        const int64_t u = flops[at].top[col == kGFlopsUid1 ? 0 : 1];
+        u >= 0 ? sqlite3_result_int64(ctx, u) : sqlite3_result_null(ctx);
+        break;
+      }
       default: sqlite3_result_null(ctx);
     }
   }
@@ -619,11 +746,13 @@ std::vector<SqlFunction> tree_diff_functions() {
                     "main), by the structural diff: other_uid, lca_uid, lca_other_uid (NULL: none)",
                     SqlFunction::table};
   match.module = vtab_module<MatchCursor>();
-  SqlFunction groups{"tree_diff_groups", "()",
-                     "table: the structural diff of main and other per lowest common ancestor (what diff_tree_ops "
-                     "reports): lca_uid, lca_other_uid, num_kernels_trace1/2, kernel_time_trace1/2 (ns), ops_trace1/2, "
-                     "kernel_names_trace1/2 (JSON arrays); slowest in main first",
-                     SqlFunction::table};
+  SqlFunction groups{
+      "tree_diff_groups", "()",
+      "table: the structural diff of main and other per lowest common ancestor (what diff_tree_ops "
+      "reports): lca_uid, lca_other_uid, num_kernels_trace1/2, kernel_time_trace1/2 (ns), ops_trace1/2, "
+      "kernel_names_trace1/2 (JSON arrays), flops_trace1/2 (the FLOPs of the counted ops whose longest kernel "
+      "is in the group), flops_uid_trace1/2 (the one giving the most); slowest in main first",
+      SqlFunction::table};
   groups.module = vtab_module<GroupCursor>();
   return {rows, groups, match};
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The report benchmark (issue 16): for each 1 GB input, whole-process seconds and peak RSS of the
-# load alone, of every canned report, of the bulk perf functions and tree walks, of saving, and of
+# The report benchmark (issue 16): for each input, whole-process seconds and peak RSS of the load
+# alone, of every canned report, of the bulk perf functions and tree walks, of saving, and of
 # reopening the saved database; then one-uid walk latencies. Prints one markdown table per input.
+# Inputs: two training traces scaled to 1 GB, and a serving one (the H100 vLLM trace, CUDA graphs
+# and worker step frames) scaled to 500 MB (issue 39: `steps` took 56 s there against a 4 s load).
 #   tests/bench/reports.sh [OUT_DIR] [BUILD_DIR]   (default /tmp/tlsql-bench build; needs ../shared
-#                                                 and ~6 GB of disk; ~5 min per input)
-#   INPUTS="control_1g.json" tests/bench/reports.sh  (one input)
+#                                                 and ~7 GB of disk; ~5 min per input)
+#   INPUTS="vllm_500m.json" tests/bench/reports.sh  (one input)
 # A report's "x load" is its time over the load's: issue 16 asks for at most 2.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,11 +15,14 @@ bin=${2:-build}/tlsql
 shared=${TLSQL_SHARED:-../shared}
 mkdir -p "$out"
 [ -x "$bin" ] || scripts/setup.sh
-make_input() {  # NAME SOURCE
-  [ -s "$out/$1" ] || /usr/bin/python3 "$shared/tools/scale_trace.py" "$shared/traces/$2" "$out/$1" --mb 1024
+inputs=${INPUTS:-control_1g.json resnet_1g.json vllm_500m.json}
+make_input() {  # NAME SOURCE MB (only the inputs asked for)
+  case " $inputs " in *" $1 "*) ;; *) return 0 ;; esac
+  [ -s "$out/$1" ] || /usr/bin/python3 "$shared/tools/scale_trace.py" "$shared/traces/$2" "$out/$1" --mb "$3"
 }
-make_input control_1g.json hta/trace_diff/control.json.gz
-make_input resnet_1g.json tracelens/mi300/resnet_act_checkpoint.json.gz
+make_input control_1g.json hta/trace_diff/control.json.gz 1024
+make_input resnet_1g.json tracelens/mi300/resnet_act_checkpoint.json.gz 1024
+make_input vllm_500m.json h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz 500
 
 secs=0 kb=0
 run() {  # COMMAND...: sets secs and kb (peak RSS) of the whole process
@@ -31,7 +36,7 @@ row() {  # WHAT SECONDS LOAD_SECONDS KB JSON_BYTES
     'BEGIN { printf "| %-44s | %7.2f | %6.2f | %7.0f | %5.2f |\n", w, s, s / l, kb / 1024, kb * 1024 / b }'
 }
 
-for input in ${INPUTS:-control_1g.json resnet_1g.json}; do
+for input in $inputs; do
   json="$out/$input"
   bytes=$(stat -c %s "$json")
   echo
@@ -73,7 +78,7 @@ for input in ${INPUTS:-control_1g.json resnet_1g.json}; do
   save_mbs=$(awk -v b="$bytes" -v s="$secs" 'BEGIN { printf "%.0f", b / 1e6 / s }')
   run "$bin" "$out/saved.db" -c "SELECT 1"
   row "saved.db -c 'SELECT 1'" "$secs" "$load" "$kb" "$bytes"
-  for r in summary ops kernels fx optimizable; do
+  for r in summary ops kernels fx optimizable steps; do
     run "$bin" "$out/saved.db" --report "$r"
     row "saved.db --report $r" "$secs" "$load" "$kb" "$bytes"
   done

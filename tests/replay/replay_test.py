@@ -40,7 +40,7 @@ for ref, ops in by_trace.items():
     r = run([tlsql, trace, "--json"] + cmds)
     check(r.returncode == 0, f"{ref}: tlsql exit 0 ({r.stderr.strip()[:300]})")
     rows, first_end = json.JSONDecoder().raw_decode(r.stdout)
-    got = {row["uid"]: json.loads(row["ir"]) if row["ir"] else None for row in rows}
+    got = {row["uid"]: row["ir"] for row in rows}  # (--json writes a JSON object's text as the object)
     reports = r.stdout[first_end:].split(" replayed on ")[1:]
     for o in ops:
         check(got.get(o["uid"]) == o["ir"], f"{ref} uid {o['uid']} {o['ir']['op_name']}: IR as written by hand")
@@ -72,7 +72,7 @@ for trace, ref in [(os.path.join(data, "tracelens_h100_bert_small_uncased.json.g
         continue
     want = json.load(open(ref))
     r = run([tlsql, trace, "--json", "-c", f"SELECT uid, replay_ir(uid) AS ir FROM event WHERE uid IN ({','.join(want)})"])
-    got = {str(row["uid"]): json.loads(row["ir"]) if row["ir"] else None for row in json.loads(r.stdout or "[]")}
+    got = {str(row["uid"]): row["ir"] for row in json.loads(r.stdout or "[]")}
     differ = [u for u, e in want.items() if got.get(u) != {"op_name": e["op_name"], "replay_ir": e["replay_ir"]}]
     check(len(want) > 0 and not differ, f"{os.path.basename(ref)} of {os.path.basename(os.path.dirname(ref))}: "
           f"{len(want)} IRs as TraceLens wrote them (differ: {differ})")

@@ -59,7 +59,7 @@ other="$data/launch_small.json"
 kinds="('cpu_op', 'annotation', 'python', 'runtime', 'driver', 'kernel', 'memcpy', 'memset')"
 want=$("$tlsql" -q "$fx" --diff "$other" --csv -c ".headers off" -c "SELECT count(*) FROM (SELECT name FROM main.event
   WHERE kind IN $kinds UNION SELECT name FROM other.event WHERE kind IN $kinds)")
-got=$("$tlsql" -q "$fx" --diff "$other" --csv -c ".headers off" --report diff | wc -l)
+got=$("$tlsql" -q "$fx" --diff "$other" --csv -c ".headers off" -c ".parameter set @totals 0" --report diff | wc -l)
 [ "$want" -gt 3 ] && [ "$got" = "$want" ] || fail "diff without ProfilerSteps: $got rows, want $want"
 # Item 4: every canned report's CSV is one table (one header, every row as wide), on one trace and
 # on two ranks (the timeline's per-rank table), diffs against a second trace.
@@ -81,9 +81,11 @@ base="$data/hta_trace_compare_base.json.gz" test="$data/hta_trace_compare_test.j
 /usr/bin/python3 - "$work/cli_diff.csv" <<'PY' || fail "default diff order"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
+totals = [r["device"] for r in rows if r["name"] == "(total)"]
+rows = [r for r in rows if r["name"] != "(total)"]
 key = [(r["device"] != "GPU", -abs(float(r["diff_duration"]))) for r in rows]
-ok = 0 < len(rows) <= 30 and key == sorted(key) and rows[0]["device"] == "GPU"
-print("default diff:", len(rows), "rows, GPU first, largest |diff_duration| first:", ok)
+ok = 0 < len(rows) <= 30 and key == sorted(key) and rows[0]["device"] == "GPU" and totals == ["GPU", "CPU"]
+print("default diff:", len(rows), "rows, GPU first, largest |diff_duration| first, then the totals:", ok)
 sys.exit(0 if ok else 1)
 PY
 ev() {  # NAME TS: a python frame event of 5 µs
@@ -94,10 +96,11 @@ printf '{"traceEvents": [%s, %s]}' "$(ev 'model.py(10): forward' 1)" "$(ev '<bui
 printf '{"traceEvents": [%s, %s]}' "$(ev 'model.py(12): forward' 1)" "$(ev '<built-in method f of M object at 0x7f00bb34>' 10)" \
   > "$work/cli_py_b.json"
 got=$("$tlsql" -q "$work/cli_py_a.json" --diff "$work/cli_py_b.json" --csv -c ".headers off" --report diff)
-[ "$got" = "$(printf '%s\n%s' '<built-in method f of M object at 0x?>,1.0,5.0,1.0,5.0,0.0,0.0,=,unchanged,CPU,<built-in method f of M object at 0x7f00aa12>' \
-  'model.py(?): forward,1.0,5.0,1.0,5.0,0.0,0.0,=,unchanged,CPU,model.py(10): forward')" ] || fail "normalized diff: $got"
+[ "$got" = "$(printf '%s\n%s\n%s' '<built-in method f of M object at 0x?>,1,5.0,1,5.0,0,0.0,=,unchanged,CPU,<built-in method f of M object at 0x7f00aa12>' \
+  'model.py(?): forward,1,5.0,1,5.0,0,0.0,=,unchanged,CPU,model.py(10): forward' \
+  '(total),2,10.0,2,10.0,0,0.0,=,unchanged,CPU,')" ] || fail "normalized diff: $got"
 got=$("$tlsql" -q "$work/cli_py_a.json" --diff "$work/cli_py_b.json" --csv -c ".headers off" -c ".parameter set @normalize 0" \
-  --report diff | cut -d, -f1,9 | sort | tr '\n' ' ')
+  -c ".parameter set @totals 0" --report diff | cut -d, -f1,9 | sort | tr '\n' ' ')
 [ "$got" = "<built-in method f of M object at 0x7f00aa12>,deleted <built-in method f of M object at 0x7f00bb34>,added model.py(10): forward,deleted model.py(12): forward,added " ] ||
   fail "@normalize 0: $got"
 echo "command line ok"

@@ -7,6 +7,7 @@ a100_switch_moe_batch4 vs batch8, where each GEMM op must pair with its counterp
 GEMM op (by start) of one run with the k-th of the other, read from the raw JSON here.
 usage: diff_tree.py TLSQL SHARED_DIR WORK_DIR"""
 import csv, gzip, io, json, os, subprocess, sys
+from decimal import Decimal
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -121,7 +122,7 @@ check(got == [("aten::empty", "", A("ProfilerStep#1"), B("ProfilerStep#7")),
 ops = {r["lowest_common_ancestor_name"]: r for r in rows(pa, "--diff", pb, "--report", "diff_tree_ops")}
 conv = ops.get("aten::conv2d", {})
 check((conv.get("num_kernels_trace1"), conv.get("num_kernels_trace2"), conv.get("kernel_time_trace1_us"),
-       conv.get("kernel_time_trace2_us"), conv.get("speedup (trace1/trace2)"), conv.get("name")) ==
+       conv.get("kernel_time_trace2_us"), conv.get("speedup"), conv.get("name")) ==
       ("2", "3", "20.0", "30.0", "0.667", "aten::cudnn_convolution"), f"diff_tree_ops conv2d ({conv})")
 times = [float(r["kernel_time_trace1_us"]) for r in rows(pa, "--diff", pb, "--report", "diff_tree_ops")]
 check(times == sorted(times, reverse=True), f"diff_tree_ops: slowest in trace1 first ({times})")
@@ -209,5 +210,82 @@ for x, y in [("t4_train_fp32.pt.trace.json", "t4_train_amp.pt.trace.json"),
     bad = [r for r in lca if r["lca_uid"] != (r["cpu_op_uid"] if r["source"] == "trace1" else back[r["cpu_op_uid"]])]
     check(lca and not bad, f"{x}: {len(lca)} GEMM kernels under their GEMM pair ({len(bad)} not)")
     check_order(px, py)
+
+# Naming a group (diff_tree_ops' name): each kernel's launcher, most kernel time first. Serving
+# runs: A (CUDA) and B (HIP) each replay a graph inside "serve"; A also runs two eager fills there
+# that B does not (unmatched, so their kernels' lowest common ancestor is "serve" too), and inside
+# "sample" each launches a Triton kernel with no op above it (cuLaunchKernel / hipModuleLaunchKernel).
+# The launch calls differ by name, so every replayed kernel belongs to "serve" (µs):
+#   A: fills 2 + 2; 3 replays of k1 (10) + k2 (5) = 45: "cudaGraphLaunch | aten::fill_" (not
+#      "aten::fill_", the only op above any of its kernels); B: 2 replays of 12 + 6 = 36: "hipGraphLaunch"
+#   "sample": A "cuLaunchKernel" (3), B "hipModuleLaunchKernel" (4)
+def ev(cat, name, ts, dur, tid=1, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+def kern(name, ts, dur, corr):
+    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+            "args": {"correlation": corr, "device": 0, "stream": 7}}
+
+
+def serving(graph_launch, replays, k1, k2, fills, triton_call, triton_us):
+    out = [ev("user_annotation", "serve", 0, 1000), ev("user_annotation", "sample", 2000, 100)]
+    for i in range(fills):
+        out += [ev("cpu_op", "aten::fill_", 10 + 20 * i, 10), ev("cuda_runtime", "cudaLaunchKernel", 12 + 20 * i, 2,
+                                                                 correlation=1 + i),
+                kern("fill_k", 5000 + 10 * i, 2, 1 + i)]
+    for i in range(replays):
+        out += [ev("cuda_runtime", graph_launch, 100 + 100 * i, 5, correlation=11 + i),
+                kern("k1", 6000 + 100 * i, k1, 11 + i), kern("k2", 6050 + 100 * i, k2, 11 + i)]
+    out += [ev("cuda_driver" if triton_call.startswith("cu") else "cuda_runtime", triton_call, 2010, 5, correlation=20),
+            kern("triton_sample", 9000, triton_us, 20)]
+    return out
+
+
+sa, sb = os.path.join(work, "serve_cuda.json"), os.path.join(work, "serve_hip.json")
+for path, events in ((sa, serving("cudaGraphLaunch", 3, 10, 5, 2, "cuLaunchKernel", 3)),
+                     (sb, serving("hipGraphLaunch", 2, 12, 6, 0, "hipModuleLaunchKernel", 4))):
+    with open(path, "w") as f:
+        json.dump({"traceEvents": events}, f)
+got = {r["lowest_common_ancestor_name"]: (r["name"], r["num_kernels_trace1"], r["kernel_time_trace1_us"],
+                                          r["num_kernels_trace2"], r["kernel_time_trace2_us"])
+       for r in rows(sa, "--diff", sb, "--report", "diff_tree_ops")}
+check(got == {"serve": ("cudaGraphLaunch | aten::fill_", "8", "49.0", "4", "36.0"),
+              "sample": ("cuLaunchKernel", "1", "3.0", "1", "4.0")}, f"serving pair: groups named by launcher ({got})")
+got = {r["e"]: (r["ops_trace1"], r["ops_trace2"]) for r in rows(
+    sa, "--diff", sb, "-c", "SELECT e.name AS e, g.ops_trace1, g.ops_trace2 FROM tree_diff_groups g "
+                            "JOIN event e ON e.uid = g.lca_uid")}
+check(got == {"serve": ("cudaGraphLaunch | aten::fill_", "hipGraphLaunch"),
+              "sample": ("cuLaunchKernel", "hipModuleLaunchKernel")}, f"serving pair: both sides' launchers ({got})")
+# With a capture trace for A (k1 captured under aten::mm, k2 under aten::add), its replays are
+# attributed: each replayed kernel is named by its launch and its captured op:
+# "cudaGraphLaunch > aten::mm" (3 x 10), "cudaGraphLaunch > aten::add" (3 x 5), then the fills (4).
+capdir = os.path.join(work, "serve_capture")
+os.makedirs(capdir, exist_ok=True)
+cap = [ev("user_annotation", "capture_4_FULL", 0, 1000), ev("cuda_runtime", "cudaStreamBeginCapture", 10, 1),
+       ev("cpu_op", "aten::mm", 20, 20), ev("cuda_runtime", "cudaLaunchKernel", 22, 1, kernel="k1"),
+       ev("cpu_op", "aten::add", 50, 20), ev("cuda_runtime", "cudaLaunchKernel", 52, 1, kernel="k2"),
+       ev("cuda_runtime", "cudaStreamEndCapture", 100, 1)]
+with open(os.path.join(capdir, "cap.json"), "w") as f:
+    json.dump({"traceEvents": cap}, f)
+got = {r["lowest_common_ancestor_name"]: r["name"]
+       for r in rows(sa, "--capture", capdir, "--diff", sb, "--report", "diff_tree_ops")}
+check(got.get("serve") == "cudaGraphLaunch > aten::mm | cudaGraphLaunch > aten::add | aten::fill_",
+      f"serving pair, A's replays attributed: launch and captured op ({got})")
+
+# The shared H100 vLLM trace against itself: its 729 graph replays (their kernels share the
+# launch's correlation in the JSON) are the groups named cudaGraphLaunch, all of their kernels and
+# time, and nothing else is.
+h100 = os.path.join(shared, "traces", "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz")
+if os.path.exists(h100):
+    data = raw(h100)
+    corr = {e["args"]["correlation"] for e in data if e.get("name") == "cudaGraphLaunch"}
+    replayed = [e for e in data if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+                and e.get("args", {}).get("correlation") in corr]
+    want = (len(replayed), round(sum(int(Decimal(str(e["dur"])) * 1000) for e in replayed) / 1e3, 3))
+    r = rows(h100, "--diff", h100, "-c", "SELECT sum(num_kernels_trace1) AS n, round(sum(kernel_time_trace1) / 1e3, 3) "
+                                         "AS us FROM tree_diff_groups WHERE ops_trace1 = 'cudaGraphLaunch'")[0]
+    check((int(r["n"]), float(r["us"])) == want and len(corr) == 729,
+          f"H100 vLLM against itself: replays' groups named cudaGraphLaunch ({r}; JSON: {want}, {len(corr)} launches)")
 
 finish()

@@ -2,11 +2,15 @@
 """Serving-engine steps (docs/inference.md): the engine_step view, the steps report and the
 @iteration / @phase filters of the ops, kernels and timeline reports. Hand-made traces with the
 answers written here; the shared vLLM traces against their raw JSON (steps and graph launches found
-by name and time containment, here in Python); the ops report unfiltered against op_summary.
+by name and time containment, here in Python), their GPU busy time and span re-done from the JSON,
+a training trace's ProfilerSteps (the fallback) from its JSON; saved databases against loaded
+traces; the ops report unfiltered against op_summary.
 usage: engine_steps.py TLSQL SHARED_DIR WORK_DIR"""
 import csv, gzip, io, json, os, subprocess, sys
+from decimal import Decimal
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from intervals import union_length  # noqa: E402
 
 tlsql, shared, work = sys.argv[1:4]
 work = os.path.join(work, "engine_steps")
@@ -60,6 +64,9 @@ got = [(r["iteration"], r["phase"], r["tokens"], r["prefill_requests"], r["decod
 check(got == [("0", "prefill", "16", "2", "0", "annotation", "0.1", "0.03", "1"),
               ("1", "decode", "4", "0", "4", "annotation", "0.1", "0.01", "2"),
               ("2", "mixed", "10", "1", "3", "annotation", "0.1", "0.005", "1")], f"hand-made: steps report ({got})")
+# GPU span: first start to last end of the step's GPU work (µs): [20, 50), [220, 242), [420, 425).
+got = [r["gpu_span_ms"] for r in rows(steps, "--report", "steps")]
+check(got == ["0.03", "0.022", "0.005"], f"hand-made: GPU span per step ({got})")
 ops = rows(steps, "-c", ".parameter set @phase 'decode'", "--report", "ops")
 check([(r["name"], r["count"], r["gpu_us"]) for r in ops] == [("aten::mm", "1", "8.0"), ("aten::add", "1", "2.0")],
       f"hand-made: ops of the decode steps ({ops})")
@@ -224,6 +231,9 @@ with sqlite3.connect(loopdb) as c:
 r = subprocess.run([tlsql, "-q", loopdb, "--csv", "-c", f"SELECT flops({op_uid})"], capture_output=True, text=True,
                    timeout=60)
 check(r.returncode == 1 and "loop" in r.stderr, f"hand-made: a looped step annotation is an error ({r.stderr.strip()})")
+r = subprocess.run([tlsql, "-q", loopdb, "--csv", "--report", "steps"], capture_output=True, text=True, timeout=60)
+check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "parent links loop" in r.stderr,
+      f"hand-made: the steps of a database whose parent links loop: one-line error ({r.stderr.strip()})")
 
 # Fused MoE with its weights recorded (vllm::outplace_fused_experts; docs/perf_models.md), through
 # the binary: hidden [4, 8] bf16, w1 [6, 10, 8], w2 [6, 8, 5], top-2: 2016 FLOPs, 1568 bytes (the
@@ -334,11 +344,133 @@ if os.path.exists(mi300):
         if name.endswith(".json.gz"):
             for e in load(os.path.join(capdir, name)):
                 if e.get("name") == "aiter::rmsnorm2d_fwd_with_add_ck":
-                    x, w = e["args"]["Input Dims"][1], e["args"]["Input Dims"][4]
-                    n = x[0] * x[1]
+                    dx, w = e["args"]["Input Dims"][1], e["args"]["Input Dims"][4]
+                    n = dx[0] * dx[1]
                     want.add((float(5 * n + 2 * n // w[0]), float((4 * n + w[0]) * 2)))
     got = rows(mi300, "--capture", capdir, "-c", "SELECT flops(uid) AS f, bytes(uid) AS b FROM op "
                "WHERE name = 'aiter::rmsnorm2d_fwd_with_add_ck'")
     check(len(got) == 48 and {(float(r["f"]), float(r["b"])) for r in got} == want and len(want) == 1,
           f"MI300 vLLM: 48 replayed fused add + RMS norms ({want})")
+
+
+# GPU busy and span per step from the raw JSON: a step's GPU work is what launch calls (same
+# correlation) inside it launched; for an annotation or frame step, the calls on its thread within
+# its span (its subtree); for a ProfilerStep, the calls that start within it (the loader's step
+# column). Exact ns, compared with engine_steps() (ns) and the report (ms, 3 decimals).
+def ns(v):
+    return int(Decimal(str(v)) * 1000)
+
+
+def step_gpu(raw, windows, same_thread=True):
+    """[(busy, first start, last end, kernels, graph launches)] per (ts, end, pid, tid) window, ns."""
+    launches = {e["args"]["correlation"]: e for e in raw if e.get("cat") in ("cuda_runtime", "cuda_driver")
+                and "correlation" in e.get("args", {})}
+    gpu = [e for e in raw if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    out = []
+    for ts, end, pid, tid in windows:
+        def inside(c):
+            if same_thread:
+                return (c["pid"], c["tid"]) == (pid, tid) and ts <= ns(c["ts"]) and ns(c["ts"]) + ns(c["dur"]) <= end
+            return ts <= ns(c["ts"]) < end
+        mine = [g for g in gpu if (c := launches.get(g.get("args", {}).get("correlation"))) is not None and inside(c)]
+        iv = [(ns(g["ts"]), ns(g["ts"]) + ns(g["dur"])) for g in mine]
+        graphs = sum(1 for c in launches.values() if c["name"] in ("cudaGraphLaunch", "hipGraphLaunch") and inside(c))
+        out.append((union_length(iv), min((a for a, _ in iv), default=None), max((b for _, b in iv), default=None),
+                    sum(1 for g in mine if g["cat"] == "kernel"), graphs))
+    return out
+
+
+def engine_steps(target, *args):
+    return [(int(r["gpu_busy"]), int(r["gpu_start"]) if r["gpu_start"] else None,
+             int(r["gpu_end"]) if r["gpu_end"] else None, int(r["kernels"]), int(r["graph_replays"]))
+            for r in rows(target, *args, "-c", "SELECT * FROM engine_steps() ORDER BY trace, iteration")]
+
+
+def report_ms(target, *args):
+    return [(r["gpu_busy_ms"], r["gpu_span_ms"]) for r in rows(target, *args, "--report", "steps")]
+
+
+def as_ms(want):
+    return [(str(round(b / 1e6, 3)), str(round((e - s) / 1e6, 3)) if s is not None else "") for b, s, e, _, _ in want]
+
+
+if os.path.exists(h100):
+    raw = load(h100)
+    fr = sorted((e for e in raw if e.get("cat") == "python_function" and e["name"].endswith(": execute_model")
+                 and "gpu_worker.py(" in e["name"]), key=lambda e: e["ts"])
+    want = step_gpu(raw, [(ns(f["ts"]), ns(f["ts"]) + ns(f["dur"]), f["pid"], f["tid"]) for f in fr])
+    got = engine_steps(h100)
+    check(got == want and len(got) == 11, f"H100 vLLM: GPU busy, first start, last end, kernels, replays per step "
+                                          f"= the JSON's ({got[:2]} ...; JSON: {want[:2]} ...)")
+    check(report_ms(h100) == as_ms(want), f"H100 vLLM: the report's busy and span ms ({report_ms(h100)[:3]} ...)")
+piecewise = os.path.join(shared, "traces", "tracelens", "mi300", "vllm_piecewise", "graph_execution.json.gz")
+if os.path.exists(piecewise):
+    # One mixed step whose host side takes 26 ms and whose GPU work (25 graph replays) 156: the span
+    # says the GPU ran on long after the host had queued the step.
+    raw = load(piecewise)
+    ann = [e for e in raw if e.get("cat") == "user_annotation" and e["name"].startswith("execute_")]
+    want = step_gpu(raw, [(ns(a["ts"]), ns(a["ts"]) + ns(a["dur"]), a["pid"], a["tid"]) for a in ann])
+    got = engine_steps(piecewise)
+    check(got == want and len(got) == 1 and got[0][4] == 25, f"MI300 PIECEWISE: the step's GPU work = the JSON's "
+                                                             f"({got}; JSON: {want})")
+    r = rows(piecewise, "--report", "steps")[0]
+    check(float(r["gpu_span_ms"]) > float(r["wall_ms"]) and (r["gpu_busy_ms"], r["gpu_span_ms"]) == as_ms(want)[0],
+          f"MI300 PIECEWISE: wall {r['wall_ms']}, busy {r['gpu_busy_ms']}, span {r['gpu_span_ms']} ms")
+
+# A trace with no serving step: its ProfilerSteps, numbered N, wall = the step's duration; GPU
+# work: what launch calls starting within the step launched.
+t4 = os.path.join(shared, "traces", "t4_train_fp32.pt.trace.json")
+if os.path.exists(t4):
+    with open(t4) as f:
+        raw = json.load(f)["traceEvents"]
+    ps = sorted((e for e in raw if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")),
+                key=lambda e: int(e["name"].split("#")[1]))
+    want = step_gpu(raw, [(ns(p["ts"]), ns(p["ts"]) + ns(p["dur"]), None, None) for p in ps], same_thread=False)
+    got = engine_steps(t4)
+    check(got == want and len(got) == 3, f"t4_train_fp32: per ProfilerStep, GPU work = the JSON's ({got}; {want})")
+    rep = rows(t4, "--report", "steps")
+    have = [(r["iteration"], r["source"], r["wall_ms"]) for r in rep]
+    check(have == [(p["name"].split("#")[1], "profiler_step", str(round(ns(p["dur"]) / 1e6, 3))) for p in ps],
+          f"t4_train_fp32: the steps report falls back to its ProfilerSteps ({have})")
+    check([(r["gpu_busy_ms"], r["gpu_span_ms"]) for r in rep] == as_ms(want), "t4_train_fp32: busy and span ms")
+    # ... which are no serving steps: the views and the step filters see none.
+    check(run(t4, "-c", "SELECT count(*) AS n FROM engine_step").strip().endswith("0"),
+          "t4_train_fp32: engine_step is empty")
+
+# Neither: the report says why, one line on stderr, exit 0.
+ev, corr[0] = [], 0
+op("aten::mm", "gemm", 10, 30, 20)
+plain = os.path.join(work, "plain.json")
+with open(plain, "w") as f:
+    json.dump({"traceEvents": ev}, f)
+r = subprocess.run([tlsql, "-q", plain, "--csv", "--report", "steps"], capture_output=True, text=True, timeout=60)
+check(r.returncode == 0 and r.stderr.strip().startswith("steps: no rows: no serving-engine steps") and
+      "ProfilerStep" in r.stderr and r.stdout.startswith("trace,iteration"), f"no steps: why ({r.stderr.strip()})")
+
+# Two traces in one load, each its own rule: the hand-made annotation steps, the loop steps and a
+# plain trace with a ProfilerStep (source profiler_step), numbered per trace.
+ev, corr[0] = [x("user_annotation", "ProfilerStep#5", 0, 100)], 0
+op("aten::mm", "gemm", 10, 30, 20)
+ps5 = os.path.join(work, "ps5.json")
+with open(ps5, "w") as f:
+    json.dump({"traceEvents": ev}, f)
+got = [(r["trace"], r["iteration"], r["source"], r["kernels"]) for r in rows(steps, looppath, ps5, "--report", "steps")]
+check(got == [("0", "0", "annotation", "1"), ("0", "1", "annotation", "2"), ("0", "2", "annotation", "1"),
+              ("1", "0", "loop", "3"), ("1", "1", "loop", "3"), ("2", "5", "profiler_step", "1")],
+      f"three traces, three rules ({got})")
+
+# Saved databases (read through SQL) give what the loaded traces give (read from the store).
+for name, target in (("h100", h100), ("loop", looppath), ("three", None)):
+    if name == "h100" and not os.path.exists(h100):
+        continue
+    targets = [steps, looppath, ps5] if target is None else [target]
+    db = os.path.join(work, f"saved_{name}.db")
+    if os.path.exists(db):
+        os.remove(db)
+    run(targets[0], *targets[1:], "-o", db, "-c", "SELECT 1")
+    for q in ("SELECT * FROM engine_steps() ORDER BY 1, 2", "SELECT * FROM engine_step_member ORDER BY 1, 2, 3, 4",
+              "SELECT * FROM engine_step_gpu ORDER BY 1, 2, 3, 4", "SELECT * FROM engine_loop_event ORDER BY uid"):
+        a, b = run(targets[0], *targets[1:], "-c", q), run(db, "-c", q)
+        check(a == b and a.count("\n") > 1, f"{name}: saved = loaded: {q[14:40]}")
+    os.remove(db)
 finish()

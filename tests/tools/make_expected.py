@@ -372,16 +372,26 @@ FROM ref LEFT JOIN op_summary o ON o.name = ref.name ORDER BY ref.us DESC;
     open(os.path.join(d, "expected.csv"), "w").write(csv_text(["name", "count_ok", "time_ok", "share_ok"], out))
 
 
-# The diff report's columns, and the parameters that make it HTA's table: every row, by name, raw names.
+# The diff report's columns, and the parameters that make it HTA's table: every row, by name, raw
+# names, no totals rows.
 DIFF_HEADER = ["name", "Control_counts", "Control_total_duration", "Test_counts", "Test_total_duration",
                "diff_counts", "diff_duration", "counts_change_categories", "ops_diff", "device", "raw_name"]
-HTA_DIFF_PARAMS = [".parameter set @sort 'name'", ".parameter set @top 'all'", ".parameter set @normalize 0"]
+HTA_DIFF_PARAMS = [".parameter set @sort 'name'", ".parameter set @top 'all'", ".parameter set @normalize 0",
+                   ".parameter set @totals 0"]
+
+
+def count_text(x):
+    """A count as the diff report prints it: an integer (HTA's pandas writes 386.0)."""
+    v = float(x)
+    assert v == int(v), x
+    return str(int(v))
 
 
 def hta_compare(name, control_ref, test_ref, shared, tag):
     """HTA TraceDiff.compare_traces / ops_diff (../shared/expected/hta, iteration 1010 on both sides) as
-    the `diff` report's rows: one block per device filter and name mode. Numbers are HTA's, printed as
-    floats (pandas writes the all-present control columns of a GPU-only frame as ints). The ops_diff
+    the `diff` report's rows: one block per device filter and name mode. Numbers are HTA's: counts
+    as integers, durations as floats (pandas writes counts as floats, and the all-present control
+    columns of a GPU-only frame as ints). The ops_diff
     column is HTA's ops_diff file where HTA wrote one (full names), else HTA's category rule."""
     ref_dir = os.path.join(shared, "expected", "hta")
     header = DIFF_HEADER
@@ -409,7 +419,8 @@ def hta_compare(name, control_ref, test_ref, shared, tag):
                 assert short or category.get(r[0]) == rule, (r[0], category.get(r[0]), rule)
                 # device: GPU when HTA's GPU-only comparison has the name; raw_name: empty, as names
                 # are not normalized here (@normalize 0).
-                rows.append([r[0]] + [repr(float(x)) for x in r[1:7]] + [r[7], cat, "GPU" if r[0] in gpu else "CPU", ""])
+                rows.append([r[0]] + [count_text(x) if i % 2 == 0 else repr(float(x)) for i, x in enumerate(r[1:7])] +
+                            [r[7], cat, "GPU" if r[0] in gpu else "CPU", ""])
     d = os.path.join(CASES, name)
     os.makedirs(d, exist_ok=True)
     open(os.path.join(d, "traces"), "w").write(control_ref + "\n")
@@ -562,7 +573,8 @@ def diff_kernels_gemm(name, control_ref, test_ref, shared, peak_tflops, peak_tbp
 
 def hta_compare_ranks(name, control_ref, test_ref, shared, tag):
     """The control side loaded twice (two ranks' worth of identical traces): @agg 'sum' (HTA's way)
-    doubles HTA's control counts and durations, @agg 'avg' gives HTA's numbers back."""
+    doubles HTA's control counts and durations, @agg 'avg' gives HTA's numbers back (counts then
+    averages: floats)."""
     ref = list(csv.reader(open(os.path.join(shared, "expected", "hta", f"compare_{tag}_ALL.csv"))))
     gpu = {r[0] for r in csv.reader(open(os.path.join(shared, "expected", "hta", f"compare_{tag}_GPU.csv")))}
     header = DIFF_HEADER
@@ -575,7 +587,8 @@ def hta_compare_ranks(name, control_ref, test_ref, shared, tag):
             sign = "+" if tc > cc else "-" if tc < cc else "="
             cat = ("added" if cc == 0 and tc > 0 else "deleted" if cc > 0 and tc == 0 else
                    "increased" if tc > cc else "decreased" if tc < cc else "unchanged")
-            rows.append([r[0]] + [repr(x) for x in (cc, cd, tc, td, tc - cc, td - cd)] +
+            count = repr if k == 1 else count_text
+            rows.append([r[0]] + [count(cc), repr(cd), count(tc), repr(td), count(tc - cc), repr(td - cd)] +
                         [sign, cat, "GPU" if r[0] in gpu else "CPU", ""])
     d = os.path.join(CASES, name)
     os.makedirs(d, exist_ok=True)

@@ -156,3 +156,42 @@ TEST_CASE("deep trees: no recursion") {
   auto l = tlsql::lowest_matched_ancestors(a.nodes, m.a);
   CHECK(l[(size_t)(n - 1)] == n - 2);
 }
+
+TEST_CASE("flops_homes: a counted op's FLOPs go to the group of its longest kernel") {
+  std::map<std::string, int32_t> names;
+  Builder t{names};
+  // 1 step > 2 sdpa (counted) > [3 zeros > 4 launch > 5 fill (5 µs); 6 flash_fwd > 7 launch > 8 attn (150 µs)]
+  // 1 step > 9 add (counted) > [10 launch > 11 k (10 µs, ts 300); 12 launch > 13 k (10 µs, ts 200)]
+  // 1 step > 14 launch > 15 k (no counted event above it); 16 mm (counted) > 17 launch > 18 k (no group)
+  t.add(1, -1, DiffNode::host, "ProfilerStep#1", 0)
+      .add(2, 1, DiffNode::op, "sdpa", 1)
+      .add(3, 2, DiffNode::op, "zeros", 2)
+      .add(4, 3, DiffNode::call, "launch", 3)
+      .add(5, 4, DiffNode::gpu, "fill", 100)
+      .add(6, 2, DiffNode::op, "flash_fwd", 4)
+      .add(7, 6, DiffNode::call, "launch", 5)
+      .add(8, 7, DiffNode::gpu, "attn", 110)
+      .add(9, 1, DiffNode::op, "add", 6)
+      .add(10, 9, DiffNode::call, "launch", 7)
+      .add(11, 10, DiffNode::gpu, "k", 300)
+      .add(12, 9, DiffNode::call, "launch", 8)
+      .add(13, 12, DiffNode::gpu, "k", 200)
+      .add(14, 1, DiffNode::call, "launch", 9)
+      .add(15, 14, DiffNode::gpu, "k", 400)
+      .add(16, -1, DiffNode::op, "mm", 10)
+      .add(17, 16, DiffNode::call, "launch", 11)
+      .add(18, 17, DiffNode::gpu, "k", 500);
+  const size_t n = t.nodes.size();
+  std::vector<int64_t> dur(n, -1);
+  dur[(size_t)t[5]] = 5, dur[(size_t)t[8]] = 150, dur[(size_t)t[11]] = 10, dur[(size_t)t[13]] = 10;
+  dur[(size_t)t[15]] = 7, dur[(size_t)t[18]] = 99;
+  std::vector<tlsql::Ix> lca(n, -1);  // every kernel below the step has a group; 18 none
+  for (int64_t k : {5, 8, 11, 13, 15}) lca[(size_t)t[k]] = (tlsql::Ix)t[1];
+  std::vector<uint8_t> counted(n, 0);
+  for (int64_t c : {2, 9, 16}) counted[(size_t)t[c]] = 1;
+  const auto home = tlsql::flops_homes(t.nodes, dur, lca, counted);
+  CHECK(home[(size_t)t[2]] == t[8]);   // the attention kernel, not the helper fill
+  CHECK(home[(size_t)t[9]] == t[13]);  // equal durations: the earlier kernel
+  CHECK(home[(size_t)t[16]] == -1);    // its kernel has no lowest common ancestor
+  for (int64_t other : {1, 3, 4, 5, 6, 7, 8, 14, 15}) CHECK(home[(size_t)t[other]] == -1);
+}
