@@ -264,8 +264,7 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
       sql.erase(sql.find_last_not_of(" \n;") + 1);
       auto sets = query(
           "SELECT name, lowest_common_ancestor_name, kernel_time_trace1_us, kernel_time_trace2_us, "
-          "speedup, delta_us, num_kernels_trace1, num_kernels_trace2, "
-          "kernel_names_trace1, kernel_names_trace2 FROM (" +
+          "speedup, delta_us, kernel_names_trace1, kernel_names_trace2 FROM (" +
           sql + ")");
       if (sets.empty() || sets[0].rows.empty())
         page.para("(no rows)", "note");
