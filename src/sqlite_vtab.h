@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include <exception>
+#include <new>
 #include <string>
 
 namespace tlsql {
@@ -56,6 +57,8 @@ struct Callbacks {
       sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
       *out = new Table(db, aux, argc, argv);
       return SQLITE_OK;
+    } catch (const std::bad_alloc&) {
+      return SQLITE_NOMEM;
     } catch (const std::exception& e) {
       *err = sqlite3_mprintf("%s", e.what());
       return SQLITE_ERROR;
@@ -65,38 +68,51 @@ struct Callbacks {
     delete static_cast<Table*>(v);
     return SQLITE_OK;
   }
-  static int best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
-    return Cursor::best_index(*static_cast<Table*>(v), info);
+  // The barrier: what `body` throws becomes the table's error (std::bad_alloc SQLite's own).
+  template <class Body>
+  static int guarded(sqlite3_vtab* v, Body&& body) noexcept {
+    try {
+      return body();
+    } catch (const std::bad_alloc&) {
+      return SQLITE_NOMEM;
+    } catch (const std::exception& e) {
+      return vtab_error(v, e.what());
+    } catch (...) {
+      return vtab_error(v, "unknown error");
+    }
   }
-  static int open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-    *out = new Cursor();
-    return SQLITE_OK;
+  static int best_index(sqlite3_vtab* v, sqlite3_index_info* info) {
+    return guarded(v, [&] { return Cursor::best_index(*static_cast<Table*>(v), info); });
+  }
+  static int open(sqlite3_vtab* v, sqlite3_vtab_cursor** out) {
+    return guarded(v, [&] {
+      *out = new Cursor();
+      return SQLITE_OK;
+    });
   }
   static int close(sqlite3_vtab_cursor* c) {
     delete static_cast<Cursor*>(c);
     return SQLITE_OK;
   }
   static int filter(sqlite3_vtab_cursor* c, int plan, const char*, int argc, sqlite3_value** argv) {
-    try {
-      return static_cast<Cursor*>(c)->filter(plan, argc, argv);
-    } catch (const std::exception& e) {
-      return vtab_error(c->pVtab, e.what());
-    }
+    return guarded(c->pVtab, [&] { return static_cast<Cursor*>(c)->filter(plan, argc, argv); });
   }
   static int next(sqlite3_vtab_cursor* c) {
-    try {
+    return guarded(c->pVtab, [&] {
       static_cast<Cursor*>(c)->next();
       return SQLITE_OK;
-    } catch (const std::exception& e) {
-      return vtab_error(c->pVtab, e.what());
-    }
+    });
   }
   static int eof(sqlite3_vtab_cursor* c) { return static_cast<const Cursor*>(c)->eof(); }
   static int column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
     try {
       static_cast<Cursor*>(c)->column(ctx, col);
+    } catch (const std::bad_alloc&) {
+      sqlite3_result_error_nomem(ctx);
     } catch (const std::exception& e) {
       sqlite3_result_error(ctx, e.what(), -1);
+    } catch (...) {
+      sqlite3_result_error(ctx, "unknown error", -1);
     }
     return SQLITE_OK;
   }

@@ -20,6 +20,7 @@
 #include "udf/perf_sum.h"
 #include "udf/perf_table.h"
 #include "udf/registry.h"
+#include "udf/sql_function.h"
 #include "udf/tree_access.h"
 #include "udf/user_models.h"
 
@@ -188,7 +189,7 @@ std::string perf_json(const Perf& p, const Measured& m, const PerfTable& t) {
 }
 
 void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  Fn fn = static_cast<Fn>(reinterpret_cast<intptr_t>(sqlite3_user_data(ctx)));
+  Fn fn = static_cast<Fn>(reinterpret_cast<intptr_t>(function_data(ctx)));
   const char* name = kFnNames[(int)fn];
   int64_t uid, r;
   std::string schema;
@@ -585,7 +586,7 @@ void model_gap_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 // marker(uid) / marker_path(uid): the nearest "## ... ##" event above, and all of them,
 // outermost first, joined by " > ".
 void marker_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  const bool path = sqlite3_user_data(ctx) != nullptr;
+  const bool path = function_data(ctx) != nullptr;
   int64_t uid, r;
   std::string schema;
   auto t = perf_row(ctx, argc, argv, path ? "marker_path" : "marker", uid, r, &schema);

@@ -1,6 +1,7 @@
 #include "udf/registry.h"
 
 #include "udf/perf_table.h"
+#include "udf/sql_function.h"
 #include "udf/user_models.h"
 
 namespace tlsql {
@@ -59,21 +60,36 @@ struct FunctionsCursor : VtabCursor<ConnectionTable> {
   sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
 };
 
+// Every scalar and aggregate callback runs behind the barrier (sql_function.h): SQLite calls
+// these, with the function's registry entry as its user data.
+void scalar_barrier(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  const SqlFunction& f = called_function(ctx);
+  function_barrier(ctx, f, [&] { f.fn(ctx, argc, argv); });
+}
+void final_barrier(sqlite3_context* ctx) {
+  const SqlFunction& f = called_function(ctx);
+  function_barrier(ctx, f, [&] { f.final(ctx); });
+}
+
 }  // namespace
 
-void register_sql_functions(sqlite3* db) {
-  for (const SqlFunction& f : sql_functions()) {
-    if (f.kind == SqlFunction::table) {
-      sqlite3_create_module_v2(db, f.name, f.module, f.user_data, nullptr);
-      continue;
-    }
-    // A function that is not innocuous (it starts a process, changes the connection's state or
-    // opens files) runs only from SQL the user typed, never from a view or trigger in a file.
-    const int flags = (f.flags & SQLITE_INNOCUOUS) ? f.flags : f.flags | SQLITE_DIRECTONLY;
-    for (int argc = f.min_args; argc <= f.max_args; ++argc)
-      sqlite3_create_function_v2(db, f.name, argc, flags, f.user_data, f.kind == SqlFunction::scalar ? f.fn : nullptr,
-                                 f.kind == SqlFunction::aggregate ? f.fn : nullptr, f.final, nullptr);
+void register_sql_function(sqlite3* db, const SqlFunction& f) {
+  if (f.kind == SqlFunction::table) {
+    sqlite3_create_module_v2(db, f.name, f.module, f.user_data, nullptr);
+    return;
   }
+  // A function that is not innocuous (it starts a process, changes the connection's state or
+  // opens files) runs only from SQL the user typed, never from a view or trigger in a file.
+  const int flags = (f.flags & SQLITE_INNOCUOUS) ? f.flags : f.flags | SQLITE_DIRECTONLY;
+  for (int argc = f.min_args; argc <= f.max_args; ++argc)
+    sqlite3_create_function_v2(db, f.name, argc, flags, const_cast<SqlFunction*>(&f),
+                               f.kind == SqlFunction::scalar ? scalar_barrier : nullptr,
+                               f.kind == SqlFunction::aggregate ? scalar_barrier : nullptr,
+                               f.kind == SqlFunction::aggregate ? final_barrier : nullptr, nullptr);
+}
+
+void register_sql_functions(sqlite3* db) {
+  for (const SqlFunction& f : sql_functions()) register_sql_function(db, f);
   // The perf tables computed for `db` (perf_table.h) go when the connection closes: SQLite then
   // calls this module's destructor, whoever opened the connection (the tlsql session or a host
   // that loaded the extension).

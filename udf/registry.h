@@ -23,7 +23,7 @@ struct SqlFunction {
   void (*fn)(sqlite3_context*, int, sqlite3_value**) = nullptr;  // scalar; aggregate: step
   void (*final)(sqlite3_context*) = nullptr;                     // aggregate
   const sqlite3_module* module = nullptr;                        // table (eponymous virtual table)
-  void* user_data = nullptr;
+  void* user_data = nullptr;  // a callback reads it with function_data(ctx) (sql_function.h)
 };
 
 // Each family of functions, in the order .help lists them.
@@ -48,5 +48,9 @@ int hidden_args_best_index(sqlite3_index_info* info, int first, int count);
 
 // Registers every function, and the tlsql_functions table, on `db`.
 void register_sql_functions(sqlite3* db);
+
+// Registers one function on `db`, its callbacks behind the exception barrier (sql_function.h).
+// `f` must outlive the connection (it is the callbacks' user data).
+void register_sql_function(sqlite3* db, const SqlFunction& f);
 
 }  // namespace tlsql

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "udf/registry.h"
+#include "udf/sql_function.h"
 
 namespace tlsql {
 
@@ -46,7 +47,7 @@ Values* values(sqlite3_context* ctx, bool make) {
 }
 
 void percentile_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  const bool median = sqlite3_user_data(ctx) != nullptr;
+  const bool median = function_data(ctx) != nullptr;
   const char* fn = median ? "median" : "percentile";
   double p = 50;
   if (!median) {
@@ -87,7 +88,7 @@ struct Moments {
 
 void moments_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
   double x;
-  if (!number_arg(ctx, argv[0], sqlite3_user_data(ctx) ? "stddev" : "variance", x)) return;
+  if (!number_arg(ctx, argv[0], function_data(ctx) ? "stddev" : "variance", x)) return;
   auto* m = static_cast<Moments*>(sqlite3_aggregate_context(ctx, sizeof(Moments)));
   if (!m) return sqlite3_result_error_nomem(ctx);
   ++m->n;
@@ -100,7 +101,7 @@ void moments_final(sqlite3_context* ctx) {
   auto* m = static_cast<Moments*>(sqlite3_aggregate_context(ctx, 0));
   if (!m || m->n < 2) return sqlite3_result_null(ctx);
   const double var = m->m2 / (double)(m->n - 1);
-  sqlite3_result_double(ctx, sqlite3_user_data(ctx) ? std::sqrt(var) : var);
+  sqlite3_result_double(ctx, function_data(ctx) ? std::sqrt(var) : var);
 }
 
 // regexp(pattern, text): 1 when the POSIX extended regular expression matches anywhere in text

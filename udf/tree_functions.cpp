@@ -10,6 +10,7 @@
 #include "src/trace_model.h"
 #include "udf/registry.h"
 #include "udf/source_frames.h"
+#include "udf/sql_function.h"
 #include "udf/tree_access.h"
 
 namespace tlsql {
@@ -199,7 +200,7 @@ void self_time(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 // python frames were recorded carry "Call stack" text instead (innermost first): the same choice
 // among its entries.
 void source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  const bool nearest = sqlite3_user_data(ctx) != nullptr;
+  const bool nearest = function_data(ctx) != nullptr;
   const char* fn = nearest ? "nearest_source" : "source";
   int64_t uid;
   std::optional<TreeRow> row;
