@@ -619,6 +619,7 @@ SchemaIdentity schema_identity(sqlite3* db, const std::string& schema) {
   SchemaIdentity id;
   if (const EventStore* s = loaded_store(db, schema)) id.store = s->generation;
   id.file = schema_handle(db, schema.c_str());
+  if (!id.store && id.file) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &id.version);
   return id;
 }
 

@@ -35,6 +35,7 @@ const EventStore* loaded_store(sqlite3* db, const std::string& schema);
 struct SchemaIdentity {
   uint64_t store = 0;
   const void* file = nullptr;
+  unsigned int version = 0;  // a saved database's data version (a change by any connection); 0 for a store
   bool operator==(const SchemaIdentity&) const = default;
 };
 SchemaIdentity schema_identity(sqlite3* db, const std::string& schema);

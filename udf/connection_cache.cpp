@@ -7,6 +7,7 @@
 namespace tlsql {
 
 namespace {
+
 struct Entry {
   std::shared_ptr<void> object;
   SchemaIdentity made_for;
@@ -15,53 +16,115 @@ struct Cache {
   std::map<std::string, Entry> entries;
   std::vector<std::shared_ptr<void>> retired;  // replaced, perhaps still read by a running scan
 };
+
+struct ConnectionState {
+  std::mutex mu;
+  Cache data;
+  Cache statements;
+  bool statements_enabled = false;
+  std::map<std::string, std::shared_ptr<void>> parts;
+};
+
+// The live states by connection. A state is owned by SQLite (the tlsql_functions module's client
+// data, destroyed as the connection closes); this map only finds it.
 std::mutex g_mutex;
-std::map<sqlite3*, Cache>& caches() {
-  static auto* c = new std::map<sqlite3*, Cache>();
-  return *c;
+std::map<sqlite3*, ConnectionState*>& states() {
+  static auto* s = new std::map<sqlite3*, ConnectionState*>();
+  return *s;
 }
+
+ConnectionState* state_of(sqlite3* db) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = states().find(db);
+  return it == states().end() ? nullptr : it->second;
+}
+
+void* cached_in(ConnectionState* s, Cache ConnectionState::*which, bool statements, const std::string& key,
+                const SchemaIdentity& made_for, const std::function<std::shared_ptr<void>()>& make) {
+  if (!s) return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (statements && !s->statements_enabled) return nullptr;
+    Cache& c = s->*which;
+    if (auto it = c.entries.find(key); it != c.entries.end() && it->second.made_for == made_for)
+      return it->second.object.get();
+  }
+  // Made outside the lock (it may prepare statements or read a whole trace); one connection is
+  // used by one thread at a time.
+  std::shared_ptr<void> obj = make();
+  if (!obj) return nullptr;
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (statements && !s->statements_enabled) return nullptr;  // (obj goes: the caller makes its own)
+  Cache& c = s->*which;
+  Entry& e = c.entries[key];
+  if (e.object) c.retired.push_back(std::move(e.object));
+  e = Entry{std::move(obj), made_for};
+  return e.object.get();
+}
+
 }  // namespace
 
-void enable_connection_cache(sqlite3* db) {
+void* open_connection_state(sqlite3* db) {
+  auto* state = new ConnectionState();
   std::lock_guard<std::mutex> lock(g_mutex);
-  caches()[db];
+  states()[db] = state;  // (registering again on a connection replaces its state: the old one closes)
+  return state;
+}
+
+void close_connection_state(void* p) {
+  auto* gone = static_cast<ConnectionState*>(p);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (auto it = states().begin(); it != states().end(); ++it)
+      if (it->second == gone) {
+        states().erase(it);
+        break;
+      }
+  }
+  delete gone;  // (outside the lock: its objects may be large)
+}
+
+void enable_connection_cache(sqlite3* db) {
+  if (ConnectionState* s = state_of(db)) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->statements_enabled = true;
+  }
 }
 
 void drop_connection_cache(sqlite3* db) {
+  ConnectionState* s = state_of(db);
+  if (!s) return;
   Cache gone;
   {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = caches().find(db);
-    if (it == caches().end()) return;
-    gone = std::move(it->second);
-    caches().erase(it);
+    std::lock_guard<std::mutex> lock(s->mu);
+    gone = std::move(s->statements);
+    s->statements = Cache{};
+    s->statements_enabled = false;
   }
   // Destroyed outside the lock: the objects finalize their statements.
 }
 
 void* connection_cached(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
                         const std::function<std::shared_ptr<void>()>& make) {
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = caches().find(db);
-    if (it == caches().end()) return nullptr;
-    if (auto obj = it->second.entries.find(key); obj != it->second.entries.end() && obj->second.made_for == made_for)
-      return obj->second.object.get();
-  }
-  // Made outside the lock (it prepares statements); one connection is used by one thread at a time.
-  std::shared_ptr<void> obj = make();
-  if (!obj) return nullptr;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto it = caches().find(db);
-  if (it == caches().end()) return nullptr;
-  Entry& e = it->second.entries[key];
-  if (e.object) it->second.retired.push_back(std::move(e.object));
-  e = Entry{std::move(obj), made_for};
-  return e.object.get();
+  return cached_in(state_of(db), &ConnectionState::data, false, key, made_for, make);
 }
 
 void* connection_cached(sqlite3* db, const std::string& key, const std::function<std::shared_ptr<void>()>& make) {
   return connection_cached(db, key, SchemaIdentity{}, make);
+}
+
+void* connection_statements(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
+                            const std::function<std::shared_ptr<void>()>& make) {
+  return cached_in(state_of(db), &ConnectionState::statements, true, key, made_for, make);
+}
+
+void* connection_part(sqlite3* db, const std::string& key, const std::function<std::shared_ptr<void>()>& make) {
+  ConnectionState* s = state_of(db);
+  if (!s) return nullptr;
+  std::lock_guard<std::mutex> lock(s->mu);
+  std::shared_ptr<void>& p = s->parts[key];
+  if (!p) p = make();
+  return p.get();
 }
 
 }  // namespace tlsql

@@ -1,9 +1,17 @@
-// Objects the SQL functions reuse across calls on one connection (their prepared statements):
-// preparing five statements per call cost ~140 µs, more than the work of most calls.
-// Only connections that opt in are cached: the tlsql Session, which drops the cache before it
-// closes the connection. A host that loaded the extension closes the connection itself, so there
-// every call prepares its own statements, as before. Cached objects must leave no statement
-// active between calls (reset after use): an active statement would block DETACH.
+// The one per-connection state of tlsql's functions: what they keep between calls on a connection.
+// It is made when the functions are registered on the connection (register_sql_functions) and
+// closed with the connection, by SQLite, in every host: the tlsql session, Python's sqlite3 or the
+// sqlite3 shell with the extension loaded. It holds
+//   - computed data (a tree diff, a tree's index, engine steps, the perf tables, the user's
+//     models): cached on every connection, each entry for what its schema holds (made_for);
+//   - prepared statements (preparing five per call cost ~140 µs, more than most calls' work):
+//     cached only where the connection's owner opts in (enable_connection_cache), as the tlsql
+//     Session does, and dropped by it before it closes the connection (drop_connection_cache). A
+//     connection with a statement not finalized does not close (sqlite3_close is refused, and
+//     Python's close_v2 leaves it open until it is), so a host that does not know to drop them
+//     gets none: every call there prepares its own.
+// A cached object must leave no statement active between calls (reset after use): an active
+// statement would block DETACH. Computed data must hold no statement at all.
 #pragma once
 
 #include <sqlite3.h>
@@ -16,11 +24,17 @@
 
 namespace tlsql {
 
-void enable_connection_cache(sqlite3* db);
-void drop_connection_cache(sqlite3* db);  // before sqlite3_close
+// Makes `db`'s state. register_sql_functions hands it to SQLite as a module's client data with
+// close_connection_state as its destructor, so SQLite closes it with the connection.
+void* open_connection_state(sqlite3* db);
+void close_connection_state(void* state);
 
-// The object cached under `key` for `db`, made by `make` on first use; nullptr when `db` has no
-// cache or `make` returned nullptr (a failure is not cached).
+// Prepared statements: opted in by the connection's owner, who drops them before sqlite3_close.
+void enable_connection_cache(sqlite3* db);
+void drop_connection_cache(sqlite3* db);
+
+// The computed data cached under `key` for `db`, made by `make` on first use; nullptr when `db`
+// has no tlsql state or `make` returned nullptr (a failure is not cached).
 void* connection_cached(sqlite3* db, const std::string& key, const std::function<std::shared_ptr<void>()>& make);
 
 template <class T>
@@ -28,9 +42,9 @@ T* connection_cached(sqlite3* db, const std::string& key, const std::function<st
   return static_cast<T*>(connection_cached(db, key, [&]() -> std::shared_ptr<void> { return make(); }));
 }
 
-// The same for an object made from what a schema holds: valid only while the schema holds what
-// it was made for (`made_for`, schema_identity). One made for another identity is replaced; it is
-// kept until the cache is dropped, as a caller may still be reading it (a scan in progress).
+// The same for data made from what a schema holds: valid only while the schema holds what it was
+// made for (`made_for`, schema_identity). One made for another identity is replaced; it is kept
+// until the connection closes, as a caller may still be reading it (a scan in progress).
 void* connection_cached(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
                         const std::function<std::shared_ptr<void>()>& make);
 
@@ -38,6 +52,31 @@ template <class T>
 T* connection_cached(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
                      const std::function<std::unique_ptr<T>()>& make) {
   return static_cast<T*>(connection_cached(db, key, made_for, [&]() -> std::shared_ptr<void> { return make(); }));
+}
+
+// An object holding prepared statements, cached as above only where the owner opted in; nullptr
+// otherwise (the caller then makes its own for the call).
+void* connection_statements(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
+                            const std::function<std::shared_ptr<void>()>& make);
+
+template <class T>
+T* connection_statements(sqlite3* db, const std::string& key, const std::function<std::unique_ptr<T>()>& make) {
+  return static_cast<T*>(
+      connection_statements(db, key, SchemaIdentity{}, [&]() -> std::shared_ptr<void> { return make(); }));
+}
+template <class T>
+T* connection_statements(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
+                         const std::function<std::unique_ptr<T>()>& make) {
+  return static_cast<T*>(connection_statements(db, key, made_for, [&]() -> std::shared_ptr<void> { return make(); }));
+}
+
+// A part of the state a family keeps itself (under its own lock): made empty on first use, it
+// lives as long as the connection. nullptr when `db` has no tlsql state.
+void* connection_part(sqlite3* db, const std::string& key, const std::function<std::shared_ptr<void>()>& make);
+
+template <class T>
+T* connection_part(sqlite3* db, const std::string& key) {
+  return static_cast<T*>(connection_part(db, key, [] { return std::make_shared<T>(); }));
 }
 
 }  // namespace tlsql

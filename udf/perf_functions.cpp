@@ -200,8 +200,8 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (fn == Fn::peak_tflops || fn == Fn::peak_tbps || fn == Fn::achieved_pct || fn == Fn::bound || fn == Fn::perf) {
     sqlite3* db = sqlite3_context_db_handle(ctx);
     std::unique_ptr<Peaks> own;
-    Peaks* peaks = connection_cached<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
-                                            [&] { return std::make_unique<Peaks>(db, schema); });
+    Peaks* peaks = connection_statements<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
+                                                [&] { return std::make_unique<Peaks>(db, schema); });
     if (!peaks) peaks = (own = std::make_unique<Peaks>(db, schema)).get();
     p = evaluate(peaks, table.get(), m);
   } else {
@@ -256,8 +256,8 @@ void perf_sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     st.table = perf_row(ctx, argc, argv, "perf_sum", uid, r, &schema);
     if (!st.table) return;
     sqlite3* db = sqlite3_context_db_handle(ctx);
-    st.peaks = connection_cached<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
-                                        [&] { return std::make_unique<Peaks>(db, schema); });
+    st.peaks = connection_statements<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
+                                            [&] { return std::make_unique<Peaks>(db, schema); });
     if (!st.peaks) st.peaks = (st.own = std::make_unique<Peaks>(db, schema)).get();
   } else {
     if (!uid_arg(ctx, argv[0], "perf_sum", uid)) return;
@@ -449,8 +449,8 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
       for (size_t r = 0; r < perf_rows->rows; ++r)
         if (perf_rows->flags[r] & PerfTable::looped)
           return error(fmt::format("perf_rows: {}", cycle_at(perf_rows->loop_uid[r])));
-    peaks = connection_cached<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
-                                     [&] { return std::make_unique<Peaks>(db, schema); });
+    peaks = connection_statements<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
+                                         [&] { return std::make_unique<Peaks>(db, schema); });
     if (!peaks) peaks = (own_peaks = std::make_unique<Peaks>(db, schema)).get();
     at = 0;
     settle();

@@ -16,6 +16,7 @@
 #include "src/event_table.h"
 #include "src/kind.h"
 #include "src/sqlite_util.h"
+#include "udf/connection_cache.h"
 #include "udf/interval_union.h"
 #include "udf/perf_cache.h"
 #include "udf/perf_model.h"
@@ -747,11 +748,12 @@ struct Cached {
   const void* handle;  // the database SQLite has open under the name (schema_identity)
   uint32_t data_version;
 };
-std::mutex g_mutex;
-std::map<sqlite3*, std::map<std::string, Cached>>& cached_tables() {
-  static auto* c = new std::map<sqlite3*, std::map<std::string, Cached>>();
-  return *c;
-}
+// A connection's tables, per schema: a part of its state (connection_cache.h), closed with it.
+struct Tables {
+  std::mutex mu;
+  std::map<std::string, Cached> by_schema;
+};
+Tables* tables_of(sqlite3* db) { return connection_part<Tables>(db, "perf_tables"); }
 
 }  // namespace
 
@@ -781,10 +783,11 @@ Key key_of(sqlite3* db, const std::string& schema) {
   return k;
 }
 std::shared_ptr<const PerfTable> cached(sqlite3* db, const std::string& schema, const Key& k) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto& mine = cached_tables()[db];
-  auto it = mine.find(schema);
-  if (it == mine.end()) return nullptr;
+  Tables* tables = tables_of(db);
+  if (!tables) return nullptr;
+  std::lock_guard<std::mutex> lock(tables->mu);
+  auto it = tables->by_schema.find(schema);
+  if (it == tables->by_schema.end()) return nullptr;
   const Cached& c = it->second;
   // (file compared in place: this runs on every function call)
   if (c.store == (k.store ? k.store->generation : 0) && c.models == k.models && c.file == (k.file ? k.file : "") &&
@@ -793,8 +796,10 @@ std::shared_ptr<const PerfTable> cached(sqlite3* db, const std::string& schema, 
   return nullptr;
 }
 void remember(sqlite3* db, const std::string& schema, const Key& k, std::shared_ptr<const PerfTable> t) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  cached_tables()[db][schema] =
+  Tables* tables = tables_of(db);
+  if (!tables) return;  // (a connection without tlsql's functions registered: nothing kept)
+  std::lock_guard<std::mutex> lock(tables->mu);
+  tables->by_schema[schema] =
       Cached{std::move(t), k.store ? k.store->generation : 0, k.models, k.file ? k.file : "", k.handle, k.version};
 }
 
@@ -892,20 +897,19 @@ std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite
 }
 
 void share_perf_tables(sqlite3* from, sqlite3* to) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto it = cached_tables().find(from);
-  if (it == cached_tables().end()) return;
-  auto& mine = cached_tables()[to];
-  for (const auto& [schema, c] : it->second) {
+  Tables *theirs = tables_of(from), *mine = tables_of(to);
+  if (!theirs || !mine || theirs == mine) return;
+  std::map<std::string, Cached> copy;
+  {
+    std::lock_guard<std::mutex> lock(theirs->mu);
+    copy = theirs->by_schema;
+  }
+  std::lock_guard<std::mutex> lock(mine->mu);
+  for (const auto& [schema, c] : copy) {
     // Under its own file name: a copy made with sqlite3_deserialize is "x" where ":memory:" is "".
     const char* file = sqlite3_db_filename(to, schema.c_str());
-    if (c.store && file) (mine[schema] = c).file = file;  // (a saved database's table stays its own)
+    if (c.store && file) (mine->by_schema[schema] = c).file = file;  // (a saved database's table stays its own)
   }
-}
-
-void drop_perf_tables(void* db) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  cached_tables().erase(static_cast<sqlite3*>(db));
 }
 
 }  // namespace tlsql

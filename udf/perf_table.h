@@ -113,8 +113,4 @@ std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite
 // Session::twin): `to` then answers from them instead of making its own.
 void share_perf_tables(sqlite3* from, sqlite3* to);
 
-// Forgets `db`'s tables: the destructor of a function registered on `db` (SQLite calls it when
-// the connection closes, whoever opened it: the tlsql session or a program that loaded the extension).
-void drop_perf_tables(void* db);
-
 }  // namespace tlsql

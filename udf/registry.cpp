@@ -1,6 +1,6 @@
 #include "udf/registry.h"
 
-#include "udf/perf_table.h"
+#include "udf/connection_cache.h"
 #include "udf/sql_function.h"
 #include "udf/user_models.h"
 
@@ -90,14 +90,12 @@ void register_sql_function(sqlite3* db, const SqlFunction& f) {
 
 void register_sql_functions(sqlite3* db) {
   for (const SqlFunction& f : sql_functions()) register_sql_function(db, f);
-  // The perf tables computed for `db` (perf_table.h) go when the connection closes: SQLite then
-  // calls this module's destructor, whoever opened the connection (the tlsql session or a host
-  // that loaded the extension).
+  // The connection's state (connection_cache.h: computed data, perf tables, the user's models)
+  // goes when the connection closes: SQLite then calls this module's destructor, whoever opened
+  // the connection (the tlsql session or a host that loaded the extension).
+  sqlite3_create_module_v2(db, "tlsql_functions", vtab_module<FunctionsCursor>(), open_connection_state(db),
+                           close_connection_state);
   install_user_models(db);
-  sqlite3_create_module_v2(db, "tlsql_functions", vtab_module<FunctionsCursor>(), db, [](void* closing) {
-    drop_perf_tables(closing);
-    drop_user_models(static_cast<sqlite3*>(closing));
-  });
 }
 
 }  // namespace tlsql

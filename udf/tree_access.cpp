@@ -35,11 +35,15 @@ struct CachedStatement {
   ~CachedStatement() { sqlite3_finalize(stmt); }
 };
 
+std::string arg_sql(const std::string& schema) {
+  return fmt::format("SELECT json_extract(args, '$.\"' || ? || '\"') FROM \"{}\".event WHERE uid = ?", schema);
+}
+
 // Whether schema `name` holds the database whose tlsql_self token is `token`.
 bool holds_token(sqlite3* db, const std::string& name, const std::string& token) {
   const std::string sql = fmt::format("SELECT 1 FROM \"{}\".tlsql_self WHERE token = ?", name);
   sqlite3_stmt* own = nullptr;
-  auto* cached = connection_cached<CachedStatement>(db, "self:" + name, [&]() -> std::unique_ptr<CachedStatement> {
+  auto* cached = connection_statements<CachedStatement>(db, "self:" + name, [&]() -> std::unique_ptr<CachedStatement> {
     auto c = std::make_unique<CachedStatement>();
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &c->stmt, nullptr) != SQLITE_OK) return nullptr;
     return c;
@@ -107,18 +111,26 @@ std::string schema_arg(sqlite3* db, sqlite3_value* v) {
 }
 
 TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own) {
-  if (auto* t = connection_cached<TreeAccess>(db, "tree:" + schema, schema_identity(db, schema),
-                                              [&]() -> std::unique_ptr<TreeAccess> {
-                                                auto made = std::make_unique<TreeAccess>(db, schema);
-                                                if (!made->ok()) return nullptr;
-                                                return made;
-                                              }))
+  auto make = [&]() -> std::unique_ptr<TreeAccess> {
+    auto made = std::make_unique<TreeAccess>(db, schema);
+    if (!made->ok()) return nullptr;
+    return made;
+  };
+  // A loaded trace's tree holds no statement: computed data, kept on every connection; a saved
+  // database's holds three, kept where the connection's owner keeps statements.
+  const SchemaIdentity id = schema_identity(db, schema);
+  if (auto* t = id.store ? connection_cached<TreeAccess>(db, "tree:" + schema, id, make)
+                         : connection_statements<TreeAccess>(db, "tree:" + schema, id, make))
     return t;
   own = std::make_unique<TreeAccess>(db, schema);
   return own.get();
 }
 
-TreeAccess::TreeAccess(sqlite3* db, const std::string& schema) : store_(loaded_store(db, schema)) {
+TreeAccess::TreeAccess(sqlite3* db, const std::string& schema)
+    : store_(loaded_store(db, schema)), db_(db), schema_(schema) {
+  // A loaded trace's rows are read from its store: no statement is kept (the object is then
+  // computed data, cached on every connection: connection_cache.h).
+  if (store_) return;
   auto prep = [&](const std::string& sql, sqlite3_stmt** s) {
     if (error_.empty() && sqlite3_prepare_v2(db, sql.c_str(), -1, s, nullptr) != SQLITE_OK)
       error_ = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
@@ -126,7 +138,7 @@ TreeAccess::TreeAccess(sqlite3* db, const std::string& schema) : store_(loaded_s
   std::string q = "\"" + schema + "\"";
   prep(fmt::format("SELECT uid, parent, depth, ts, end, kind, name, cat FROM {}.event WHERE uid = ?", q), &row_);
   prep(fmt::format("SELECT uid FROM {}.event WHERE parent = ? ORDER BY ts, uid", q), &children_);
-  prep(fmt::format("SELECT json_extract(args, '$.\"' || ? || '\"') FROM {}.event WHERE uid = ?", q), &arg_);
+  prep(arg_sql(schema), &arg_);
 }
 
 TreeAccess::~TreeAccess() {
@@ -261,13 +273,25 @@ std::vector<std::pair<int64_t, int>> TreeAccess::ancestors(int64_t uid) {
 }
 
 std::string TreeAccess::arg(int64_t uid, const char* key) {
-  sqlite3_reset(arg_);
-  sqlite3_bind_text(arg_, 1, key, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(arg_, 2, uid);
+  sqlite3_stmt* q = arg_;
+  std::unique_ptr<CachedStatement> own;
+  if (store_) {  // (the statement is the connection's, where its owner keeps statements, else this call's)
+    auto make = [&]() -> std::unique_ptr<CachedStatement> {
+      auto c = std::make_unique<CachedStatement>();
+      if (sqlite3_prepare_v2(db_, arg_sql(schema_).c_str(), -1, &c->stmt, nullptr) != SQLITE_OK) return nullptr;
+      return c;
+    };
+    auto* cached = connection_statements<CachedStatement>(db_, "arg:" + schema_, schema_identity(db_, schema_), make);
+    q = cached ? cached->stmt : (own = make()) ? own->stmt : nullptr;
+    if (!q) return "";
+  }
+  sqlite3_reset(q);
+  sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(q, 2, uid);
   std::string v;
-  if (sqlite3_step(arg_) == SQLITE_ROW && sqlite3_column_type(arg_, 0) != SQLITE_NULL)
-    v = (const char*)sqlite3_column_text(arg_, 0);
-  sqlite3_reset(arg_);
+  if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
+    v = (const char*)sqlite3_column_text(q, 0);
+  sqlite3_reset(q);
   return v;
 }
 

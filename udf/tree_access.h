@@ -53,7 +53,8 @@ class TreeAccess {
   std::vector<int64_t> store_children(int64_t uid) const;
 
   const EventStore* store_ = nullptr;  // the in-memory rows, when the schema has them
-  std::string error_, walk_error_;
+  sqlite3* db_;
+  std::string schema_, error_, walk_error_;
   sqlite3_stmt *row_ = nullptr, *children_ = nullptr, *arg_ = nullptr;
 };
 
@@ -62,8 +63,9 @@ bool is_gpu_work(const std::string& kind);
 // What a walk says when the parent links loop through `uid`.
 std::string cycle_at(int64_t uid);
 
-// The TreeAccess for `schema`: the connection's cached one (connection_cache.h) when it has a
-// cache, else one made into `own`. Check ok() either way.
+// The TreeAccess for `schema`: the connection's cached one (connection_cache.h: a loaded trace's
+// on every connection, a saved database's where statements are kept), else one made into `own`.
+// Check ok() either way.
 TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own);
 
 // The schema a function's optional `schema` argument names: "main" when absent, else the name

@@ -5,27 +5,31 @@
 #include <atomic>
 #include <mutex>
 
+#include "udf/connection_cache.h"
+
 namespace tlsql {
 
 namespace {
 
 std::mutex g_mutex;
-std::map<sqlite3*, std::shared_ptr<const UserModels>>& all_models() {
-  static auto* m = new std::map<sqlite3*, std::shared_ptr<const UserModels>>();
-  return *m;
-}
 uint64_t g_generation = 0;  // under g_mutex
 // Connections with models: while there are none (the usual case), user_models() answers without
 // the lock (the perf functions ask on every call).
 std::atomic<int> g_with_models{0};
 
+// A connection's models: a part of its state (connection_cache.h), closed with the connection.
+struct Models {
+  std::shared_ptr<const UserModels> current;
+  ~Models() {
+    if (current) --g_with_models;
+  }
+};
+
 void publish(sqlite3* db, std::shared_ptr<const UserModels> models) {  // under g_mutex
-  auto& all = all_models();
-  if (models)
-    all[db] = std::move(models);
-  else
-    all.erase(db);
-  g_with_models = (int)all.size();
+  auto* mine = connection_part<Models>(db, "user_models");
+  if (!mine) return;
+  g_with_models += (models ? 1 : 0) - (mine->current ? 1 : 0);
+  mine->current = std::move(models);
 }
 
 // The expressions of one model, each as a column over the op's columns.
@@ -101,13 +105,8 @@ void install_user_models(sqlite3* db) {
 std::shared_ptr<const UserModels> user_models(sqlite3* db) {
   if (g_with_models.load(std::memory_order_relaxed) == 0) return nullptr;
   std::lock_guard<std::mutex> lock(g_mutex);
-  auto it = all_models().find(db);
-  return it == all_models().end() ? nullptr : it->second;
-}
-
-void drop_user_models(sqlite3* db) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  publish(db, nullptr);
+  auto* mine = connection_part<Models>(db, "user_models");
+  return mine ? mine->current : nullptr;
 }
 
 bool apply_user_models(sqlite3* db, const std::string& schema, const UserModels& models,

@@ -45,7 +45,6 @@ void install_user_models(sqlite3* db);
 void perf_models_changed_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv);
 // The connection's models; nullptr when it has none.
 std::shared_ptr<const UserModels> user_models(sqlite3* db);
-void drop_user_models(sqlite3* db);
 
 // Evaluates the user models on the ops of `schema`.event they name: `found(uid, model)` for each.
 // False with `error` set when SQLite fails.
