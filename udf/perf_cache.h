@@ -9,7 +9,8 @@
 //   - the row records the schema version (any CREATE / DROP / ALTER changes it) and the event
 //     table's first uid and row count;
 //   - and the perf rules it was computed with: a hash of the sources that make the table
-//     (TLSQL_PERF_RULES, computed by CMake), so a tlsql whose models differ recomputes;
+//     (TLSQL_PERF_RULES, computed by CMake over the pass's files and all they include), so a
+//     tlsql whose models differ recomputes;
 //   - every index in it is checked on reading (a hand-made row cannot point outside the arrays).
 // Anything else (no row, a mismatch, user models on the connection) falls back to the pass.
 #pragma once
