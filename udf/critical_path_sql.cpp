@@ -18,6 +18,7 @@
 #include "udf/critical_path.h"
 #include "udf/gpu_class.h"
 #include "udf/registry.h"
+#include "udf/table_function.h"
 #include "udf/tree_access.h"
 
 namespace tlsql {
@@ -209,105 +210,71 @@ std::shared_ptr<const Computed> compute(sqlite3* db, const std::string& schema, 
   return out;
 }
 
-enum Col {
-  kStep,
-  kType,
-  kBoundBy,
-  kUid,
-  kDur,
-  kFromUid,
-  kFromEnd,
-  kToUid,
-  kToEnd,
-  kTs,
-  kArgAnnotation,
-  kArgInstance,
-  kArgTrace,
-  kArgSchema,
-  kWindowUid,
-  kWindowTs,
-  kWindowEnd
-};
-
-struct Cursor : VtabCursor<ConnectionTable> {
+struct CriticalPath {
+  using Row = size_t;  // the step
+  static constexpr TableArgument arguments[] = {
+      {"annotation", "annotation", true}, {"instance", "instance"}, {"trace", "trace"}, {"schema", "schema"}};
   std::shared_ptr<const Computed> done;
-  size_t at = 0;
 
-  // The window's columns are hidden, after the arguments: constant on every row, they stay out
-  // of SELECT * (the report's note reads them).
-  static std::string declaration() {
-    return "CREATE TABLE x(step INTEGER, type TEXT, bound_by TEXT, uid INTEGER, dur INTEGER, from_uid INTEGER, "
-           "from_end INTEGER, to_uid INTEGER, to_end INTEGER, ts INTEGER, annotation HIDDEN, instance HIDDEN, "
-           "trace HIDDEN, schema HIDDEN, window_uid INTEGER HIDDEN, window_ts INTEGER HIDDEN, window_end INTEGER "
-           "HIDDEN)";
-  }
-  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
-    return hidden_args_best_index(info, kArgAnnotation, 4);
-  }
-
-  int filter(int plan, int, sqlite3_value** argv) {
-    sqlite3* db = table().db;
-    done.reset(), at = 0;
-    sqlite3_value* args[4] = {nullptr, nullptr, nullptr, nullptr};
-    for (int k = 0, a = 0; k < 4; ++k)
-      if (plan & (1 << k)) args[k] = argv[a++];
-    const char* usage = "critical_path(annotation [, instance [, trace [, schema]]])";
-    if (!args[0] || sqlite3_value_type(args[0]) != SQLITE_TEXT)
-      return error(fmt::format("{}: annotation must be text ('' for the whole trace)", usage));
-    auto integer = [](sqlite3_value* v, int64_t fallback, int64_t& out) {
-      if (!v || sqlite3_value_type(v) == SQLITE_NULL) return out = fallback, true;
+  std::vector<Row> rows(const TableCall& call) {
+    sqlite3_value* annotation = call.arg(0);
+    if (sqlite3_value_type(annotation) != SQLITE_TEXT)
+      throw FunctionError("annotation must be text ('' for the whole trace)");
+    auto integer = [](sqlite3_value* v, int64_t& out) {
+      if (!v || sqlite3_value_type(v) == SQLITE_NULL) return out = 0, true;
       if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) return false;
       return out = sqlite3_value_int64(v), true;
     };
     int64_t instance = 0, trace = 0;
-    if (!integer(args[1], 0, instance) || instance < 0)
-      return error(fmt::format("{}: instance must be an integer >= 0", usage));
+    if (!integer(call.arg(1), instance) || instance < 0) throw FunctionError("instance must be an integer >= 0");
     // A NULL trace is what a report's lookup of a missing rank gives: an error, not trace 0.
-    if ((args[2] && sqlite3_value_type(args[2]) == SQLITE_NULL) || !integer(args[2], 0, trace))
-      return error(fmt::format("{}: trace must be a trace id (no trace has the rank asked for?)", usage));
-    const std::string annotation = (const char*)sqlite3_value_text(args[0]);
+    if ((call.arg(2) && sqlite3_value_type(call.arg(2)) == SQLITE_NULL) || !integer(call.arg(2), trace))
+      throw FunctionError("trace must be a trace id (no trace has the rank asked for?)");
     try {
-      done = compute(db, schema_arg(db, args[3]), trace, annotation, instance);
+      done = compute(call.db, schema_arg(call.db, call.arg(3)), trace, (const char*)sqlite3_value_text(annotation),
+                     instance);
     } catch (const std::exception& e) {
-      return error(std::string("critical_path: ") + e.what());
+      throw FunctionError(std::string("critical_path: ") + e.what());
     }
-    if (!done->error.empty()) return error(done->error);
-    return SQLITE_OK;
+    if (!done->error.empty()) throw FunctionError(done->error);
+    std::vector<Row> out(done->path.size());
+    for (size_t k = 0; k < out.size(); ++k) out[k] = k;
+    return out;
   }
-  bool eof() const { return !done || at >= done->path.size(); }
-  void next() { ++at; }
-  void column(sqlite3_context* ctx, int col) const {
-    const CpStep& s = done->path[at];
-    switch (col) {
-      case kStep: sqlite3_result_int64(ctx, (int64_t)at); break;
-      case kType: sqlite3_result_text(ctx, cp_edge_name(s.type), -1, SQLITE_STATIC); break;
-      case kBoundBy: sqlite3_result_text(ctx, s.bound_by, -1, SQLITE_STATIC); break;
-      case kUid: s.uid >= 0 ? sqlite3_result_int64(ctx, s.uid) : sqlite3_result_null(ctx); break;
-      case kDur: sqlite3_result_int64(ctx, s.weight); break;
-      case kFromUid: sqlite3_result_int64(ctx, s.from_uid); break;
-      case kFromEnd: sqlite3_result_int(ctx, s.from_end); break;
-      case kToUid: sqlite3_result_int64(ctx, s.to_uid); break;
-      case kToEnd: sqlite3_result_int(ctx, s.to_end); break;
-      case kTs: sqlite3_result_int64(ctx, s.from_ts); break;
-      case kWindowUid: done->win.uid >= 0 ? sqlite3_result_int64(ctx, done->win.uid) : sqlite3_result_null(ctx); break;
-      case kWindowTs: sqlite3_result_int64(ctx, done->win.ts); break;
-      case kWindowEnd: sqlite3_result_int64(ctx, done->win.end); break;
-      default: sqlite3_result_null(ctx);
-    }
+  const CpStep& step(Row r) const { return done->path[r]; }
+  static auto columns() {
+    using C = TableColumn<CriticalPath, Row>;
+    using Ctx = sqlite3_context*;
+    using P = CriticalPath;
+    return std::to_array<C>({
+        {"step", "INTEGER", [](Ctx c, P&, const Row& r) { result(c, (int64_t)r); }},
+        {"type", "TEXT", [](Ctx c, P& p, const Row& r) { result(c, cp_edge_name(p.step(r).type)); }},
+        {"bound_by", "TEXT", [](Ctx c, P& p, const Row& r) { result(c, p.step(r).bound_by); }},
+        {"uid", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, or_null(p.step(r).uid)); }},
+        {"dur", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, (int64_t)p.step(r).weight); }},
+        {"from_uid", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, (int64_t)p.step(r).from_uid); }},
+        {"from_end", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, (int)p.step(r).from_end); }},
+        {"to_uid", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, (int64_t)p.step(r).to_uid); }},
+        {"to_end", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, (int)p.step(r).to_end); }},
+        {"ts", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, (int64_t)p.step(r).from_ts); }},
+        // The window's columns are hidden: constant on every row, they stay out of SELECT * (the
+        // report's note reads them).
+        {"window_uid", "INTEGER", [](Ctx c, P& p, const Row&) { result(c, or_null(p.done->win.uid)); }, true},
+        {"window_ts", "INTEGER", [](Ctx c, P& p, const Row&) { result(c, (int64_t)p.done->win.ts); }, true},
+        {"window_end", "INTEGER", [](Ctx c, P& p, const Row&) { result(c, (int64_t)p.done->win.end); }, true},
+    });
   }
-  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
+  static std::optional<int64_t> or_null(int64_t uid) { return uid >= 0 ? std::optional(uid) : std::nullopt; }
 };
 
 }  // namespace
 
 std::vector<SqlFunction> critical_path_functions() {
-  SqlFunction f{"critical_path", "(annotation [, instance [, trace [, schema]]])",
-                "table: the critical path of the instance-th (from 0) host event whose name contains annotation "
-                "('' = whole trace), one row per edge: step, type, bound_by, uid, dur (ns), from/to node, ts "
-                "(HTA's critical_path_analysis)",
-                SqlFunction::table};
-  f.module = vtab_module<Cursor>();
-  return {f};
+  return {table_function<CriticalPath>(
+      "critical_path",
+      "table: the critical path of the instance-th (from 0) host event whose name contains annotation "
+      "('' = whole trace), one row per edge: step, type, bound_by, uid, dur (ns), from/to node, ts "
+      "(HTA's critical_path_analysis)")};
 }
 
 }  // namespace tlsql

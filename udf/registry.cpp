@@ -2,6 +2,7 @@
 
 #include "udf/connection_cache.h"
 #include "udf/sql_function.h"
+#include "udf/table_function.h"
 #include "udf/user_models.h"
 
 namespace tlsql {
@@ -9,8 +10,9 @@ namespace tlsql {
 const std::vector<SqlFunction>& sql_functions() {
   static const std::vector<SqlFunction> all = [] {
     std::vector<SqlFunction> v;
-    for (auto family : {tree_functions, perf_functions, interval_functions, stats_functions, optimizable_functions,
-                        critical_path_functions, tree_diff_functions, engine_step_functions, replay_functions})
+    for (auto family :
+         {tree_functions, perf_functions, interval_functions, stats_functions, trace_kind_functions,
+          optimizable_functions, critical_path_functions, tree_diff_functions, engine_step_functions, replay_functions})
       for (SqlFunction& f : family()) v.push_back(f);
     return v;
   }();
@@ -41,23 +43,25 @@ int hidden_args_best_index(sqlite3_index_info* info, int first, int count) {
 namespace {
 
 // tlsql_functions: the registry as an eponymous table.
-struct FunctionsCursor : VtabCursor<ConnectionTable> {
-  size_t at = 0;
-  static std::string declaration() { return "CREATE TABLE x(name TEXT, arguments TEXT, kind TEXT, help TEXT)"; }
-  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
-    info->estimatedCost = (double)sql_functions().size();
-    return SQLITE_OK;
+struct Functions {
+  using Row = const SqlFunction*;
+  static constexpr std::array<TableArgument, 0> arguments{};
+  static constexpr double cost = 100;
+  std::vector<Row> rows(const TableCall&) {
+    std::vector<Row> out;
+    for (const SqlFunction& f : sql_functions()) out.push_back(&f);
+    return out;
   }
-  int filter(int, int, sqlite3_value**) { return at = 0, SQLITE_OK; }
-  bool eof() const { return at >= sql_functions().size(); }
-  void next() { ++at; }
-  void column(sqlite3_context* ctx, int col) const {
-    const SqlFunction& f = sql_functions()[at];
+  static auto columns() {
+    using C = TableColumn<Functions, Row>;
     static const char* const kinds[] = {"scalar", "aggregate", "table"};
-    const char* v = col == 0 ? f.name : col == 1 ? f.arguments : col == 2 ? kinds[f.kind] : f.help;
-    sqlite3_result_text(ctx, v, -1, SQLITE_STATIC);
+    return std::to_array<C>({
+        {"name", "TEXT", [](sqlite3_context* c, Functions&, const Row& f) { result(c, f->name); }},
+        {"arguments", "TEXT", [](sqlite3_context* c, Functions&, const Row& f) { result(c, f->arguments); }},
+        {"kind", "TEXT", [](sqlite3_context* c, Functions&, const Row& f) { result(c, kinds[f->kind]); }},
+        {"help", "TEXT", [](sqlite3_context* c, Functions&, const Row& f) { result(c, f->help); }},
+    });
   }
-  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
 };
 
 // Every scalar and aggregate callback runs behind the barrier (sql_function.h): SQLite calls
@@ -93,8 +97,12 @@ void register_sql_functions(sqlite3* db) {
   // The connection's state (connection_cache.h: computed data, perf tables, the user's models)
   // goes when the connection closes: SQLite then calls this module's destructor, whoever opened
   // the connection (the tlsql session or a host that loaded the extension).
-  sqlite3_create_module_v2(db, "tlsql_functions", vtab_module<FunctionsCursor>(), open_connection_state(db),
-                           close_connection_state);
+  sqlite3_create_module_v2(db, "tlsql_functions", table_module<Functions>(),
+                           new TableInfo{"tlsql_functions", open_connection_state(db)}, [](void* p) {
+                             auto* info = static_cast<TableInfo*>(p);
+                             close_connection_state(info->data);
+                             delete info;
+                           });
   install_user_models(db);
 }
 

@@ -31,6 +31,7 @@ std::vector<SqlFunction> tree_functions();
 std::vector<SqlFunction> perf_functions();
 std::vector<SqlFunction> interval_functions();
 std::vector<SqlFunction> stats_functions();
+std::vector<SqlFunction> trace_kind_functions();
 std::vector<SqlFunction> optimizable_functions();
 std::vector<SqlFunction> critical_path_functions();
 std::vector<SqlFunction> tree_diff_functions();

@@ -12,13 +12,16 @@ const SqlFunction& called_function(sqlite3_context* ctx) {
 
 void* function_data(sqlite3_context* ctx) { return called_function(ctx).user_data; }
 
-std::string function_message(const SqlFunction& f, std::string_view message) {
-  const std::string_view name = f.name;
+std::string function_message(std::string_view name, std::string_view arguments, std::string_view message) {
   // (a message that already names the function: "fn(uid): ...", "fn: ...")
   if (message.size() > name.size() && message.substr(0, name.size()) == name &&
       (message[name.size()] == '(' || message[name.size()] == ':'))
     return std::string(message);
-  return fmt::format("{}{}: {}", name, f.arguments, message);
+  return fmt::format("{}{}: {}", name, arguments, message);
+}
+
+std::string function_message(const SqlFunction& f, std::string_view message) {
+  return function_message(f.name, f.arguments, message);
 }
 
 std::optional<int64_t> optional_int_arg(sqlite3_value* v, std::string_view what) {

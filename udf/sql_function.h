@@ -32,6 +32,7 @@ void* function_data(sqlite3_context* ctx);
 // ("(uid [, schema])"). A message already naming the function (it starts with "fn(" or "fn:") is
 // kept as it is.
 std::string function_message(const SqlFunction& f, std::string_view message);
+std::string function_message(std::string_view name, std::string_view arguments, std::string_view message);
 
 // The barrier around one callback: calls `body`, and turns what it throws into the result's error.
 template <class Body>

@@ -25,6 +25,7 @@
 #include "udf/connection_cache.h"
 #include "udf/perf_table.h"
 #include "udf/registry.h"
+#include "udf/table_function.h"
 #include "udf/tree_access.h"
 #include "udf/tree_diff.h"
 
@@ -659,56 +660,46 @@ int64_t lca_off_path(sqlite3* db, const std::string& schema, const Side& me, int
   return -1;
 }
 
-enum MatchCol { kMOther, kMLca, kMLcaOther, kMArgUid, kMArgSchema };
+struct Matched {
+  struct Row {
+    std::optional<int64_t> other, lca, lca_other;  // uids, NULL for none
+  };
+  static constexpr TableArgument arguments[] = {{"uid", "uid", true}, {"schema", "schema"}};
 
-struct MatchCursor : VtabCursor<ConnectionTable> {
-  bool done = true;
-  int64_t other = -1, lca = -1, lca_other = -1;
-
-  static std::string declaration() {
-    return "CREATE TABLE x(other_uid INTEGER, lca_uid INTEGER, lca_other_uid INTEGER, uid HIDDEN, schema HIDDEN)";
-  }
-  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
-    return hidden_args_best_index(info, kMArgUid, 2);
-  }
-  int filter(int plan, int, sqlite3_value** argv) {
-    sqlite3* db = table().db;
-    if (!(plan & 1) || sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER)
-      return error("matched(uid [, schema]): uid must be an event uid");
-    const int64_t uid = sqlite3_value_int64(argv[0]);
-    const std::string schema = schema_arg(db, (plan & 2) ? argv[1] : nullptr);
+  std::vector<Row> rows(const TableCall& call) {
+    sqlite3* db = call.db;
+    if (sqlite3_value_numeric_type(call.arg(0)) != SQLITE_INTEGER) throw FunctionError("uid must be an event uid");
+    const int64_t uid = sqlite3_value_int64(call.arg(0));
+    const std::string schema = schema_arg(db, call.arg(1));
     if (schema != "main" && schema != "other")
-      return error(fmt::format("matched: schema must be main or other, not '{}'", schema));
+      throw FunctionError(fmt::format("matched: schema must be main or other, not '{}'", schema));
     std::unique_ptr<TreeDiff> own;
     std::string why;
     TreeDiff* d = diff_for(db, own, why);
-    if (!d) return error("matched: " + why);
+    if (!d) throw FunctionError("matched: " + why);
     const int s = schema == "main" ? 0 : 1;
     const Side &me = d->side[s], &them = d->side[1 - s];
     const int64_t i = me.find(uid);
-    done = false;
-    other = lca = lca_other = -1;
+    Row r;
     std::string walk_error;
     const int64_t l_off = i < 0 ? lca_off_path(db, schema, me, uid, walk_error) : -1;
-    if (!walk_error.empty()) return error("matched: " + walk_error);
+    if (!walk_error.empty()) throw FunctionError("matched: " + walk_error);
     if (l_off >= 0) {
-      lca = me.nodes[(size_t)l_off].uid;
-      lca_other = them.nodes[(size_t)me.match[(size_t)l_off]].uid;
+      r.lca = me.nodes[(size_t)l_off].uid;
+      r.lca_other = them.nodes[(size_t)me.match[(size_t)l_off]].uid;
     } else if (i >= 0) {
       const int64_t o = me.match[(size_t)i], l = me.lca[(size_t)i];
-      other = o >= 0 ? them.nodes[(size_t)o].uid : -1;
-      lca = l >= 0 ? me.nodes[(size_t)l].uid : -1;
-      lca_other = l >= 0 && me.match[(size_t)l] >= 0 ? them.nodes[(size_t)me.match[(size_t)l]].uid : -1;
+      if (o >= 0) r.other = them.nodes[(size_t)o].uid;
+      if (l >= 0) r.lca = me.nodes[(size_t)l].uid;
+      if (l >= 0 && me.match[(size_t)l] >= 0) r.lca_other = them.nodes[(size_t)me.match[(size_t)l]].uid;
     }
-    return SQLITE_OK;
+    return {r};
   }
-  bool eof() const { return done; }
-  void next() { done = true; }
-  void column(sqlite3_context* ctx, int col) const {
-    const int64_t v = col == kMOther ? other : col == kMLca ? lca : col == kMLcaOther ? lca_other : -1;
-    v >= 0 ? sqlite3_result_int64(ctx, v) : sqlite3_result_null(ctx);
+  static auto columns() {
+    return std::to_array<TableColumn<Matched, Row>>({{"other_uid", "INTEGER", field<&Row::other>},
+                                                     {"lca_uid", "INTEGER", field<&Row::lca>},
+                                                     {"lca_other_uid", "INTEGER", field<&Row::lca_other>}});
   }
-  sqlite3_int64 rowid() const { return 0; }
 };
 
 }  // namespace
@@ -741,11 +732,10 @@ std::vector<SqlFunction> tree_diff_functions() {
       "come by lca_uid, NULL last, main's first, then by start: ORDER BY pos sorts nothing)",
       SqlFunction::table};
   rows.module = vtab_module<DiffCursor>();
-  SqlFunction match{"matched", "(uid [, schema])",
-                    "table: the counterpart in the other database (main <-> other) of event uid of schema (default "
-                    "main), by the structural diff: other_uid, lca_uid, lca_other_uid (NULL: none)",
-                    SqlFunction::table};
-  match.module = vtab_module<MatchCursor>();
+  SqlFunction match = table_function<Matched>(
+      "matched",
+      "table: the counterpart in the other database (main <-> other) of event uid of schema (default "
+      "main), by the structural diff: other_uid, lca_uid, lca_other_uid (NULL: none)");
   SqlFunction groups{
       "tree_diff_groups", "()",
       "table: the structural diff of main and other per lowest common ancestor (what diff_tree_ops "

@@ -11,6 +11,7 @@
 #include "udf/registry.h"
 #include "udf/source_frames.h"
 #include "udf/sql_function.h"
+#include "udf/table_function.h"
 #include "udf/tree_access.h"
 
 namespace tlsql {
@@ -29,133 +30,97 @@ const char* walk_name(Walk w) {
   return "?";
 }
 
-// Columns of every tree function; the last two are the (hidden) arguments.
-enum Col { kUid, kKind, kName, kTs, kDur, kParent, kDepth, kRelDepth, kArgUid, kArgSchema };
+// ancestors / descendants / children / launched / stack (uid [, schema]): one table function, the
+// walk its registry row's data.
+struct TreeWalk {
+  struct Row {
+    int64_t uid;
+    int rel_depth;
+  };
+  static constexpr TableArgument arguments[] = {{"arg_uid", "uid", true}, {"arg_schema", "schema"}};
+  static constexpr double cost = 10, estimated_rows = 10;
 
-struct WalkTable : ConnectionTable {
-  WalkTable(sqlite3* db, void* aux, int argc, const char* const* argv)
-      : ConnectionTable(db, aux, argc, argv), walk(static_cast<Walk>(reinterpret_cast<intptr_t>(aux))) {}
-  Walk walk;
-};
-
-struct Cursor : VtabCursor<WalkTable> {
-  std::vector<std::pair<int64_t, int>> rows;  // (uid, rel_depth)
-  size_t at = 0;
-  std::unique_ptr<TreeAccess> own;  // when the connection has no cache
+  std::unique_ptr<TreeAccess> own;  // when the connection keeps no tree
   TreeAccess* tree = nullptr;
-  std::optional<TreeRow> current;
-  bool fetched = false;
+  std::optional<TreeRow> current;  // the row last read, for its columns
 
-  static std::string declaration() {
-    return "CREATE TABLE x(uid INTEGER, kind TEXT, name TEXT, ts INTEGER, dur INTEGER, parent INTEGER, depth INTEGER, "
-           "rel_depth INTEGER, arg_uid HIDDEN, arg_schema HIDDEN)";
-  }
-  static int best_index(WalkTable&, sqlite3_index_info* info) {
-    int uid = -1, schema = -1;
-    bool uid_unusable = false;
-    for (int i = 0; i < info->nConstraint; ++i) {
-      const auto& c = info->aConstraint[i];
-      if (c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-      if (c.iColumn == kArgUid) (c.usable ? uid = i : uid_unusable = true);
-      if (c.iColumn == kArgSchema && c.usable) schema = i;
-    }
-    // An argument that exists but is not usable yet (a join from the right): wait for a better plan.
-    if (uid < 0 && uid_unusable) return SQLITE_CONSTRAINT;
-    int plan = 0, arg = 0;
-    if (uid >= 0) {
-      plan |= 1;
-      info->aConstraintUsage[uid].argvIndex = ++arg;
-      info->aConstraintUsage[uid].omit = 1;
-    }
-    if (schema >= 0) {
-      plan |= 2;
-      info->aConstraintUsage[schema].argvIndex = ++arg;
-      info->aConstraintUsage[schema].omit = 1;
-    }
-    info->idxNum = plan;
-    info->estimatedCost = uid >= 0 ? 10 : 1e12;  // without a uid xFilter reports the mistake
-    info->estimatedRows = 10;
-    return SQLITE_OK;
-  }
-
-  int filter(int plan, int, sqlite3_value** argv) {
-    const WalkTable& t = table();
-    const char* fn = walk_name(t.walk);
-    rows.clear();
-    at = 0;
-    fetched = false;
-    if (!(plan & 1)) return error(fmt::format("{}(uid [, schema]): the uid argument is missing", fn));
-    sqlite3_value* u = argv[0];
+  std::vector<Row> rows(const TableCall& call) {
+    const char* fn = call.name;
+    sqlite3_value* u = call.arg(0);
     if (sqlite3_value_numeric_type(u) != SQLITE_INTEGER)
-      return error(fmt::format("{}(uid): uid must be an integer event uid, got '{}'", fn,
-                               sqlite3_value_text(u) ? (const char*)sqlite3_value_text(u) : "NULL"));
-    int64_t uid = sqlite3_value_int64(u);
-    std::string schema = schema_arg(t.db, (plan & 2) ? argv[1] : nullptr);
-    tree = tree_for(t.db, schema, own);
-    if (!tree->ok()) return error(fmt::format("{}: {}", fn, tree->error()));
+      throw FunctionError(fmt::format("{}(uid): uid must be an integer event uid, got '{}'", fn,
+                                      sqlite3_value_text(u) ? (const char*)sqlite3_value_text(u) : "NULL"));
+    const int64_t uid = sqlite3_value_int64(u);
+    tree = tree_for(call.db, schema_arg(call.db, call.arg(1)), own);
+    if (!tree->ok()) throw FunctionError(fmt::format("{}: {}", fn, tree->error()));
     tree->take_walk_error();
-    auto root = tree->row(uid);
-    if (!root) return error(fmt::format("{}({}): no event has uid {}", fn, uid, uid));
-    switch (t.walk) {
-      case Walk::ancestors: rows = tree->ancestors(uid); break;
-      case Walk::descendants: rows = tree->descendants(uid); break;
+    if (!tree->row(uid)) throw FunctionError(fmt::format("{}({}): no event has uid {}", fn, uid, uid));
+    std::vector<Row> out;
+    auto keep = [&](int64_t k, int d) { out.push_back({k, d}); };
+    switch (static_cast<Walk>(reinterpret_cast<intptr_t>(call.data))) {
+      case Walk::ancestors:
+        for (auto [k, d] : tree->ancestors(uid)) keep(k, d);
+        break;
+      case Walk::descendants:
+        for (auto [k, d] : tree->descendants(uid)) keep(k, d);
+        break;
       case Walk::children:
-        for (int64_t k : tree->children(uid)) rows.emplace_back(k, 1);
+        for (int64_t k : tree->children(uid)) keep(k, 1);
         break;
       case Walk::launched:
         for (auto [k, d] : tree->descendants(uid))
-          if (auto r = tree->row(k); r && is_gpu_work(r->kind)) rows.emplace_back(k, d);
+          if (auto r = tree->row(k); r && is_gpu_work(r->kind)) keep(k, d);
         break;
       case Walk::stack:
         for (auto [k, d] : tree->ancestors(uid))
-          if (auto r = tree->row(k); r && r->kind == "python") rows.emplace_back(k, d);
+          if (auto r = tree->row(k); r && r->kind == "python") keep(k, d);
         break;
     }
-    if (std::string e = tree->take_walk_error(); !e.empty()) return error(fmt::format("{}({}): {}", fn, uid, e));
-    return SQLITE_OK;
+    if (std::string e = tree->take_walk_error(); !e.empty()) throw FunctionError(fmt::format("{}({}): {}", fn, uid, e));
+    return out;
   }
-  bool eof() const { return at >= rows.size(); }
-  void next() {
-    ++at;
-    fetched = false;
+  // The event's row, read when a column needs it; nullptr when it is gone.
+  const TreeRow* row(const Row& r) {
+    if (!current || current->uid != r.uid) current = tree->row(r.uid);
+    return current ? &*current : nullptr;
   }
-  void column(sqlite3_context* ctx, int col) {
-    auto [uid, rel] = rows[at];
-    if (col == kUid) return sqlite3_result_int64(ctx, uid);
-    if (col == kRelDepth) return sqlite3_result_int(ctx, rel);
-    if (col >= kArgUid) return sqlite3_result_null(ctx);
-    if (!fetched) {
-      current = tree->row(uid);
-      fetched = true;
-    }
-    if (!current) return sqlite3_result_null(ctx);
-    const TreeRow& r = *current;
-    switch (col) {
-      case kKind: sqlite3_result_text(ctx, r.kind.c_str(), -1, SQLITE_TRANSIENT); break;
-      case kName: sqlite3_result_text(ctx, r.name.c_str(), -1, SQLITE_TRANSIENT); break;
-      case kTs:
-        if (r.has_time)
-          sqlite3_result_int64(ctx, r.ts);
-        else
-          sqlite3_result_null(ctx);
-        break;
-      case kDur:
-        if (r.has_time)
-          sqlite3_result_int64(ctx, sat_sub(r.end, r.ts));
-        else
-          sqlite3_result_null(ctx);
-        break;
-      case kParent:
-        if (r.has_parent)
-          sqlite3_result_int64(ctx, r.parent);
-        else
-          sqlite3_result_null(ctx);
-        break;
-      case kDepth: sqlite3_result_int64(ctx, r.depth); break;
-      default: sqlite3_result_null(ctx);
-    }
+  static auto columns() {
+    using C = TableColumn<TreeWalk, Row>;
+    return std::to_array<C>({
+        {"uid", "INTEGER", [](sqlite3_context* c, TreeWalk&, const Row& r) { result(c, r.uid); }},
+        {"kind", "TEXT",
+         [](sqlite3_context* c, TreeWalk& w, const Row& r) {
+           const TreeRow* t = w.row(r);
+           result(c, t ? std::optional(t->kind) : std::nullopt);
+         }},
+        {"name", "TEXT",
+         [](sqlite3_context* c, TreeWalk& w, const Row& r) {
+           const TreeRow* t = w.row(r);
+           result(c, t ? std::optional(t->name) : std::nullopt);
+         }},
+        {"ts", "INTEGER",
+         [](sqlite3_context* c, TreeWalk& w, const Row& r) {
+           const TreeRow* t = w.row(r);
+           result(c, t && t->has_time ? std::optional(t->ts) : std::nullopt);
+         }},
+        {"dur", "INTEGER",
+         [](sqlite3_context* c, TreeWalk& w, const Row& r) {
+           const TreeRow* t = w.row(r);
+           result(c, t && t->has_time ? std::optional(sat_sub(t->end, t->ts)) : std::nullopt);
+         }},
+        {"parent", "INTEGER",
+         [](sqlite3_context* c, TreeWalk& w, const Row& r) {
+           const TreeRow* t = w.row(r);
+           result(c, t && t->has_parent ? std::optional(t->parent) : std::nullopt);
+         }},
+        {"depth", "INTEGER",
+         [](sqlite3_context* c, TreeWalk& w, const Row& r) {
+           const TreeRow* t = w.row(r);
+           result(c, t ? std::optional(t->depth) : std::nullopt);
+         }},
+        {"rel_depth", "INTEGER", [](sqlite3_context* c, TreeWalk&, const Row& r) { result(c, r.rel_depth); }},
+    });
   }
-  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
 };
 
 // Scalar functions share the argument handling: (uid [, schema]).
@@ -237,10 +202,7 @@ void source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
 std::vector<SqlFunction> tree_functions() {
   auto walk = [](Walk w, const char* help) {
-    SqlFunction f{walk_name(w), "(uid [, schema])", help, SqlFunction::table};
-    f.module = vtab_module<Cursor>();
-    f.user_data = reinterpret_cast<void*>(static_cast<intptr_t>(w));
-    return f;
+    return table_function<TreeWalk>(walk_name(w), help, reinterpret_cast<void*>(static_cast<intptr_t>(w)));
   };
   auto scalar = [](const char* name, const char* help, void (*fn)(sqlite3_context*, int, sqlite3_value**)) {
     SqlFunction f{name, "(uid [, schema])", help};
