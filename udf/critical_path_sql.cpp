@@ -214,6 +214,7 @@ struct CriticalPath {
   using Row = size_t;  // the step
   static constexpr TableArgument arguments[] = {
       {"annotation", "annotation", true}, {"instance", "instance"}, {"trace", "trace"}, {"schema", "schema"}};
+  static constexpr double estimated_rows = 1000;
   std::shared_ptr<const Computed> done;
 
   std::vector<Row> rows(const TableCall& call) {

@@ -56,7 +56,7 @@ int best_index(sqlite3_index_info* info, int first, std::span<const TableArgumen
   }
   info->idxNum = plan;
   info->estimatedCost = complete ? cost : 1e12;
-  info->estimatedRows = (sqlite3_int64)rows;
+  if (rows > 0) info->estimatedRows = (sqlite3_int64)rows;
   return SQLITE_OK;
 }
 

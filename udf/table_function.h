@@ -31,6 +31,8 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "src/sqlite_vtab.h"
@@ -93,6 +95,13 @@ struct TableInfo {
   void* data;
 };
 
+// Rows 0 .. n-1 as a container, for a function whose rows are positions in what it keeps.
+struct Positions {
+  size_t n = 0;
+  size_t size() const { return n; }
+  size_t operator[](size_t i) const { return i; }
+};
+
 namespace table_detail {
 
 struct Table : sqlite3_vtab {
@@ -123,11 +132,18 @@ constexpr double cost() {
     return 1e3;
 }
 template <class Impl>
-constexpr double estimated_rows() {
+constexpr double estimated_rows() {  // (0: SQLite's default)
   if constexpr (requires { Impl::estimated_rows; })
     return Impl::estimated_rows;
   else
-    return 1000;
+    return 0;
+}
+template <class Impl>
+constexpr const char* ordered_by() {
+  if constexpr (requires { Impl::ordered_by; })
+    return Impl::ordered_by;
+  else
+    return nullptr;
 }
 
 template <class Impl>
@@ -148,8 +164,11 @@ struct Cursor : VtabCursor<Table> {
     return n;
   }
 
+  // What rows() returns: a vector, or any sized container indexed by position (a span of what the
+  // function keeps, positions counted without storing them).
+  using Rows = std::decay_t<decltype(std::declval<Impl&>().rows(std::declval<const TableCall&>()))>;
   std::optional<Impl> impl;
-  std::vector<Row> rows;
+  Rows rows{};
   size_t at = 0;
 
   static std::string declaration() {
@@ -158,11 +177,16 @@ struct Cursor : VtabCursor<Table> {
     return table_detail::declaration(cols, Impl::arguments);
   }
   static int best_index(Table&, sqlite3_index_info* info) {
+    // Rows that come in the order of one column: ORDER BY it needs no sort.
+    if (const char* by = ordered_by<Impl>(); by && info->nOrderBy == 1 && !info->aOrderBy[0].desc &&
+                                             info->aOrderBy[0].iColumn >= 0 && info->aOrderBy[0].iColumn < visible() &&
+                                             std::string_view(columns()[(size_t)info->aOrderBy[0].iColumn].name) == by)
+      info->orderByConsumed = 1;
     return table_detail::best_index(info, visible(), Impl::arguments, cost<Impl>(), estimated_rows<Impl>());
   }
   int filter(int plan, int, sqlite3_value** argv) {
     const Table& t = table();
-    rows.clear();
+    rows = Rows{};
     at = 0;
     TableCall call{t.db, t.info->name, t.info->data, Impl::arguments};
     int given = 0;

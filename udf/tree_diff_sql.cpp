@@ -307,55 +307,69 @@ TreeDiff* diff_for(sqlite3* db, std::unique_ptr<TreeDiff>& own, std::string& err
 
 // ---- tree_diff: one row per piece of GPU work of either side ------------------------------------
 
-enum DiffCol { kSource, kUid, kOtherUid, kCpuOpUid, kLca, kLcaOther, kPos };
-
-void result_uid(sqlite3_context* ctx, const Side& s, int64_t index) {
-  index >= 0 ? sqlite3_result_int64(ctx, s.nodes[(size_t)index].uid) : sqlite3_result_null(ctx);
+// The uid of node `index` of a side; NULL for -1.
+std::optional<int64_t> uid_of(const Side& s, int64_t index) {
+  return index >= 0 ? std::optional(s.nodes[(size_t)index].uid) : std::nullopt;
 }
 
-struct DiffCursor : VtabCursor<ConnectionTable> {
+struct TreeDiffRows {
+  using Row = size_t;  // position in d->gpu_order
+  static constexpr std::array<TableArgument, 0> arguments{};
+  static constexpr double cost = 1e6;
+  static constexpr const char* ordered_by = "pos";  // (rows come in pos order)
   std::unique_ptr<TreeDiff> own;
   TreeDiff* d = nullptr;
-  size_t at = 0;  // in d->gpu_order
 
-  static std::string declaration() {
-    return "CREATE TABLE x(source TEXT, uid INTEGER, other_uid INTEGER, cpu_op_uid INTEGER, lca_uid INTEGER, "
-           "lca_other_uid INTEGER, pos INTEGER)";
-  }
-  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
-    // Rows come in pos order: ORDER BY pos needs no sort.
-    if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == kPos && !info->aOrderBy[0].desc) info->orderByConsumed = 1;
-    info->estimatedCost = 1e6;
-    return SQLITE_OK;
-  }
-  int filter(int, int, sqlite3_value**) {
+  Positions rows(const TableCall& call) {
     std::string why;
-    d = diff_for(table().db, own, why);
-    if (!d) return error("tree_diff: " + why);
+    d = diff_for(call.db, own, why);
+    if (!d) throw FunctionError("tree_diff: " + why);
     order_gpu_rows(*d);
-    at = 0;
-    return SQLITE_OK;
+    return {d->gpu_order.size()};
   }
-  bool eof() const { return at >= d->gpu_order.size(); }
-  void next() { ++at; }
-  void column(sqlite3_context* ctx, int col) const {
-    const auto [s, i] = d->gpu_order[at];
-    const Side &me = d->side[s], &them = d->side[1 - s];
-    // The LCA's id is its uid on the first side, whichever side the row is from (TraceLens's
-    // lowest_common_ancestor_id: one id for the pair).
-    const int64_t lca = me.lca[i], lca_other = lca >= 0 ? me.match[(size_t)lca] : -1;
-    switch (col) {
-      case kSource: sqlite3_result_text(ctx, s == 0 ? "trace1" : "trace2", -1, SQLITE_STATIC); break;
-      case kUid: sqlite3_result_int64(ctx, me.nodes[i].uid); break;
-      case kOtherUid: result_uid(ctx, them, me.match[i]); break;
-      case kCpuOpUid: result_uid(ctx, me, me.op[i]); break;
-      case kLca: s == 0 ? result_uid(ctx, me, lca) : result_uid(ctx, them, lca_other); break;
-      case kLcaOther: s == 0 ? result_uid(ctx, them, lca_other) : result_uid(ctx, me, lca); break;
-      case kPos: sqlite3_result_int64(ctx, (int64_t)at); break;
-      default: sqlite3_result_null(ctx);
-    }
+  // The row's side, its node, and the other side. The LCA's id is its uid on the first side,
+  // whichever side the row is from (TraceLens's lowest_common_ancestor_id: one id for the pair).
+  struct At {
+    int s;
+    size_t i;
+    const Side &me, &them;
+    int64_t lca, lca_other;
+  };
+  At at(Row r) const {
+    const auto [s, i] = d->gpu_order[r];
+    const Side& me = d->side[s];
+    const int64_t lca = me.lca[i];
+    return {s, i, me, d->side[1 - s], lca, lca >= 0 ? me.match[(size_t)lca] : -1};
   }
-  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
+  static auto columns() {
+    using P = TreeDiffRows;
+    using Ctx = sqlite3_context*;
+    return std::to_array<TableColumn<P, Row>>({
+        {"source", "TEXT", [](Ctx c, P& p, const Row& r) { result(c, p.at(r).s == 0 ? "trace1" : "trace2"); }},
+        {"uid", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, p.at(r).me.nodes[p.at(r).i].uid); }},
+        {"other_uid", "INTEGER",
+         [](Ctx c, P& p, const Row& r) {
+           const At a = p.at(r);
+           result(c, uid_of(a.them, a.me.match[a.i]));
+         }},
+        {"cpu_op_uid", "INTEGER",
+         [](Ctx c, P& p, const Row& r) {
+           const At a = p.at(r);
+           result(c, uid_of(a.me, a.me.op[a.i]));
+         }},
+        {"lca_uid", "INTEGER",
+         [](Ctx c, P& p, const Row& r) {
+           const At a = p.at(r);
+           result(c, a.s == 0 ? uid_of(a.me, a.lca) : uid_of(a.them, a.lca_other));
+         }},
+        {"lca_other_uid", "INTEGER",
+         [](Ctx c, P& p, const Row& r) {
+           const At a = p.at(r);
+           result(c, a.s == 0 ? uid_of(a.them, a.lca_other) : uid_of(a.me, a.lca));
+         }},
+        {"pos", "INTEGER", [](Ctx c, P&, const Row& r) { result(c, (int64_t)r); }},
+    });
+  }
 };
 
 // ---- tree_diff_groups: per lowest common ancestor, what diff_tree_ops reports ---------------------
@@ -549,86 +563,63 @@ std::string kernel_names(const std::vector<std::string>& json, const Groups& all
   return list += ']';
 }
 
-enum GroupCol {
-  kGLca,
-  kGLcaOther,
-  kGN1,
-  kGN2,
-  kGT1,
-  kGT2,
-  kGOps1,
-  kGOps2,
-  kGNames1,
-  kGNames2,
-  kGFlops1,
-  kGFlops2,
-  kGFlopsUid1,
-  kGFlopsUid2
-};
-
-struct GroupCursor : VtabCursor<ConnectionTable> {
+struct DiffGroups {
+  using Row = size_t;  // position in groups.rows
+  static constexpr std::array<TableArgument, 0> arguments{};
+  static constexpr double cost = 1e6;
   std::unique_ptr<TreeDiff> own;
   const TreeDiff* d = nullptr;
   Groups groups;
   std::vector<GroupFlops> flops;   // by group
   std::vector<std::string> names;  // json_names
-  size_t at = 0;
 
-  static std::string declaration() {
-    return "CREATE TABLE x(lca_uid INTEGER, lca_other_uid INTEGER, num_kernels_trace1 INTEGER, num_kernels_trace2 "
-           "INTEGER, kernel_time_trace1 INTEGER, kernel_time_trace2 INTEGER, ops_trace1 TEXT, ops_trace2 TEXT, "
-           "kernel_names_trace1 TEXT, kernel_names_trace2 TEXT, flops_trace1 REAL, flops_trace2 REAL, flops_uid_trace1 "
-           "INTEGER, flops_uid_trace2 INTEGER)";
-  }
-  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
-    info->estimatedCost = 1e6;
-    return SQLITE_OK;
-  }
-  int filter(int, int, sqlite3_value**) {
+  Positions rows(const TableCall& call) {
     std::string why;
-    d = diff_for(table().db, own, why);
-    if (!d) return error("tree_diff_groups: " + why);
+    d = diff_for(call.db, own, why);
+    if (!d) throw FunctionError("tree_diff_groups: " + why);
     groups = groups_of(*d);
-    flops = group_flops(table().db, *d, groups);
+    flops = group_flops(call.db, *d, groups);
     names = json_names(*d);
-    at = 0;
-    return SQLITE_OK;
+    return {groups.rows.size()};
   }
-  bool eof() const { return at >= groups.rows.size(); }
-  void next() { ++at; }
-  void column(sqlite3_context* ctx, int col) const {
-    const Group& g = groups.rows[at];
-    auto text = [&](const std::string& v, bool null_if_empty) {
-      null_if_empty&& v.empty() ? sqlite3_result_null(ctx)
-                                : sqlite3_result_text(ctx, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
-    };
-    switch (col) {
-      case kGLca: sqlite3_result_int64(ctx, g.lca); break;
-      case kGLcaOther: sqlite3_result_int64(ctx, g.lca_other); break;
-      case kGN1: sqlite3_result_int64(ctx, g.n[0]); break;
-      case kGN2: sqlite3_result_int64(ctx, g.n[1]); break;
-      case kGT1: sqlite3_result_int64(ctx, g.t[0]); break;
-      case kGT2: sqlite3_result_int64(ctx, g.t[1]); break;
-      case kGOps1: text(g.ops[0], true); break;
-      case kGOps2: text(g.ops[1], true); break;
-      case kGNames1: text(kernel_names(names, groups, g, 0), false); break;
-      case kGNames2: text(kernel_names(names, groups, g, 1), false); break;
-      case kGFlops1:
-      case kGFlops2: {
-        const int s = col == kGFlops1 ? 0 : 1;
-        flops[at].has[s] ? sqlite3_result_double(ctx, flops[at].flops[s]) : sqlite3_result_null(ctx);
-        break;
-      }
-      case kGFlopsUid1:
-      case kGFlopsUid2: {
-        const int64_t u = flops[at].top[col == kGFlopsUid1 ? 0 : 1];
-        u >= 0 ? sqlite3_result_int64(ctx, u) : sqlite3_result_null(ctx);
-        break;
-      }
-      default: sqlite3_result_null(ctx);
-    }
+  static std::optional<std::string_view> or_null(const std::string& v) {
+    return v.empty() ? std::nullopt : std::optional<std::string_view>(v);
   }
-  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
+  static auto columns() {
+    using P = DiffGroups;
+    using Ctx = sqlite3_context*;
+    return std::to_array<TableColumn<P, Row>>({
+        {"lca_uid", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, p.groups.rows[r].lca); }},
+        {"lca_other_uid", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, p.groups.rows[r].lca_other); }},
+        {"num_kernels_trace1", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, p.groups.rows[r].n[0]); }},
+        {"num_kernels_trace2", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, p.groups.rows[r].n[1]); }},
+        {"kernel_time_trace1", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, p.groups.rows[r].t[0]); }},
+        {"kernel_time_trace2", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, p.groups.rows[r].t[1]); }},
+        {"ops_trace1", "TEXT", [](Ctx c, P& p, const Row& r) { result(c, or_null(p.groups.rows[r].ops[0])); }},
+        {"ops_trace2", "TEXT", [](Ctx c, P& p, const Row& r) { result(c, or_null(p.groups.rows[r].ops[1])); }},
+        // (written when read, one row at a time: all of them at once took more memory than a store)
+        {"kernel_names_trace1", "TEXT",
+         [](Ctx c, P& p, const Row& r) { result(c, kernel_names(p.names, p.groups, p.groups.rows[r], 0)); }},
+        {"kernel_names_trace2", "TEXT",
+         [](Ctx c, P& p, const Row& r) { result(c, kernel_names(p.names, p.groups, p.groups.rows[r], 1)); }},
+        {"flops_trace1", "REAL",
+         [](Ctx c, P& p, const Row& r) {
+           result(c, p.flops[r].has[0] ? std::optional(p.flops[r].flops[0]) : std::nullopt);
+         }},
+        {"flops_trace2", "REAL",
+         [](Ctx c, P& p, const Row& r) {
+           result(c, p.flops[r].has[1] ? std::optional(p.flops[r].flops[1]) : std::nullopt);
+         }},
+        {"flops_uid_trace1", "INTEGER",
+         [](Ctx c, P& p, const Row& r) {
+           result(c, p.flops[r].top[0] >= 0 ? std::optional(p.flops[r].top[0]) : std::nullopt);
+         }},
+        {"flops_uid_trace2", "INTEGER",
+         [](Ctx c, P& p, const Row& r) {
+           result(c, p.flops[r].top[1] >= 0 ? std::optional(p.flops[r].top[1]) : std::nullopt);
+         }},
+    });
+  }
 };
 
 // ---- matched(uid [, schema]) -----------------------------------------------------------------
@@ -665,6 +656,7 @@ struct Matched {
     std::optional<int64_t> other, lca, lca_other;  // uids, NULL for none
   };
   static constexpr TableArgument arguments[] = {{"uid", "uid", true}, {"schema", "schema"}};
+  static constexpr double estimated_rows = 1000;
 
   std::vector<Row> rows(const TableCall& call) {
     sqlite3* db = call.db;
@@ -724,27 +716,22 @@ std::optional<std::vector<MergedRow>> merged_tree(sqlite3* db, int64_t uid, int 
 }
 
 std::vector<SqlFunction> tree_diff_functions() {
-  SqlFunction rows{
-      "tree_diff", "()",
-      "table: the structural diff of main and other (TraceLens's TraceDiff), one row per GPU kernel / "
-      "copy / fill of either side: source ('trace1' main, 'trace2' other), uid, other_uid (its "
-      "counterpart), cpu_op_uid, lca_uid / lca_other_uid (the lowest common ancestor on each side), pos (rows "
-      "come by lca_uid, NULL last, main's first, then by start: ORDER BY pos sorts nothing)",
-      SqlFunction::table};
-  rows.module = vtab_module<DiffCursor>();
-  SqlFunction match = table_function<Matched>(
-      "matched",
-      "table: the counterpart in the other database (main <-> other) of event uid of schema (default "
-      "main), by the structural diff: other_uid, lca_uid, lca_other_uid (NULL: none)");
-  SqlFunction groups{
-      "tree_diff_groups", "()",
-      "table: the structural diff of main and other per lowest common ancestor (what diff_tree_ops "
-      "reports): lca_uid, lca_other_uid, num_kernels_trace1/2, kernel_time_trace1/2 (ns), ops_trace1/2, "
-      "kernel_names_trace1/2 (JSON arrays), flops_trace1/2 (the FLOPs of the counted ops whose longest kernel "
-      "is in the group), flops_uid_trace1/2 (the one giving the most); slowest in main first",
-      SqlFunction::table};
-  groups.module = vtab_module<GroupCursor>();
-  return {rows, groups, match};
+  return {table_function<TreeDiffRows>(
+              "tree_diff",
+              "table: the structural diff of main and other (TraceLens's TraceDiff), one row per GPU kernel / "
+              "copy / fill of either side: source ('trace1' main, 'trace2' other), uid, other_uid (its "
+              "counterpart), cpu_op_uid, lca_uid / lca_other_uid (the lowest common ancestor on each side), pos "
+              "(rows come by lca_uid, NULL last, main's first, then by start: ORDER BY pos sorts nothing)"),
+          table_function<DiffGroups>(
+              "tree_diff_groups",
+              "table: the structural diff of main and other per lowest common ancestor (what diff_tree_ops "
+              "reports): lca_uid, lca_other_uid, num_kernels_trace1/2, kernel_time_trace1/2 (ns), ops_trace1/2, "
+              "kernel_names_trace1/2 (JSON arrays), flops_trace1/2 (the FLOPs of the counted ops whose longest "
+              "kernel is in the group), flops_uid_trace1/2 (the one giving the most); slowest in main first"),
+          table_function<Matched>(
+              "matched",
+              "table: the counterpart in the other database (main <-> other) of event uid of schema (default "
+              "main), by the structural diff: other_uid, lca_uid, lca_other_uid (NULL: none)")};
 }
 
 }  // namespace tlsql
