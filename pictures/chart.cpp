@@ -35,17 +35,6 @@ std::optional<ChartFormat> chart_format(const std::string& path) {
   return std::nullopt;
 }
 
-bool schema_attached(sqlite3* db, const char* name) {
-  sqlite3_stmt* s = nullptr;
-  bool found = false;
-  if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_database_list WHERE name = ?", -1, &s, nullptr) == SQLITE_OK) {
-    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-    found = sqlite3_step(s) == SQLITE_ROW;
-  }
-  sqlite3_finalize(s);
-  return found;
-}
-
 namespace {
 
 struct Rgb {
