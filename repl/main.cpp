@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "repl/shell.h"
-#include "session/tlsql.h"
+#include "session/session.h"
 #include "src/output_file.h"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -15,7 +15,7 @@
 
 #include "session/output.h"
 #include "session/report.h"
-#include "session/tlsql.h"
+#include "session/session.h"
 
 namespace tlsql {
 

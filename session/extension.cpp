@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-#include "session/tlsql.h"
+#include "session/session.h"
 #include "src/db_writer.h"
 #include "src/input.h"
 #include "src/loader.h"

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "session/tlsql.h"
+#include "session/session.h"
 #include "src/kind.h"
 #include "src/readers/kineto_json/kineto_json.h"
 #include "src/readers/reader.h"

@@ -1,4 +1,4 @@
-#include "session/tlsql.h"
+#include "session/session.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
