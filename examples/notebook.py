@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """tlsql from Python, notebook style: load traces with the SQLite extension (no tlsql binary), pull the
-GEMMs and their achieved % of peak into pandas, and diff two traces with the `diff` report's SQL.
+GEMMs and their achieved % of peak into pandas, and run canned reports as tables (report_NAME: the
+rows and columns `tlsql --report NAME` prints), the `diff` of two traces among them.
 
     python3 examples/notebook.py [LIBTLSQL]     # default: build/libtlsql (or the installed one)
 
 Its output is examples/notebook.expected.txt.
 """
+import json
 import os
 import sqlite3
 import sys
@@ -35,18 +37,23 @@ gemm = pd.read_sql(
 print(gemm.to_string(index=False))
 print(f"GEMM GPU time {gemm.gpu_us.sum():.3f} µs in {gemm.n.sum()} ops")
 
-# 3. Diff two traces: the second goes into schema `other`, then the diff report's own SQL runs with
-#    its parameters bound by name (HTA's compare_traces on iteration 1010 of both).
+# 3. Every report is a table: SELECT * FROM report_NAME, with the rows and columns that
+#    `tlsql TRACE --report NAME --csv` prints (SELECT * FROM tlsql_reports lists them). The GPU time
+#    breakdown, TraceLens's gpu_timeline:
+print(pd.read_sql("SELECT * FROM report_timeline", con).to_string(index=False))
+
+# 4. Diff two traces: the second goes into schema `other`, then the diff report runs with its
+#    parameters as a JSON object (HTA's compare_traces on iteration 1010 of both; `.parameter set`
+#    in tlsql). None leaves a parameter unset.
 diff = sqlite3.connect(":memory:")
 diff.enable_load_extension(True)
 diff.load_extension(lib)
 data = os.path.join(root, "tests", "data")
 diff.execute("SELECT tlsql_load(?)", (os.path.join(data, "hta_trace_compare_base.json.gz"),))
 diff.execute("SELECT tlsql_load(?, 'other')", (os.path.join(data, "hta_trace_compare_test.json.gz"),))
-report = open(os.path.join(root, "sql", "report_diff.sql")).read()
 # HTA's table: every name, by name, no totals rows
 params = {"device": "ALL", "control_rank": None, "test_rank": None, "control_step": 1010, "test_step": 1010,
           "short": 1, "agg": None, "sort": "name", "top": "all", "normalize": 0, "totals": 0}
-changes = pd.read_sql(report, diff, params=params)
+changes = pd.read_sql("SELECT * FROM report_diff(?)", diff, params=(json.dumps(params),))
 print(changes[changes.ops_diff != "unchanged"][["name", "Control_counts", "Test_counts", "diff_duration", "ops_diff"]]
       .to_string(index=False))

@@ -35,17 +35,6 @@ std::optional<ChartFormat> chart_format(const std::string& path) {
   return std::nullopt;
 }
 
-bool schema_attached(sqlite3* db, const char* name) {
-  sqlite3_stmt* s = nullptr;
-  bool found = false;
-  if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_database_list WHERE name = ?", -1, &s, nullptr) == SQLITE_OK) {
-    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-    found = sqlite3_step(s) == SQLITE_ROW;
-  }
-  sqlite3_finalize(s);
-  return found;
-}
-
 namespace {
 
 struct Rgb {
@@ -54,10 +43,10 @@ struct Rgb {
 constexpr Rgb hex(uint32_t v) { return {((v >> 16) & 255) / 255.0, ((v >> 8) & 255) / 255.0, (v & 255) / 255.0}; }
 constexpr Rgb kInk = hex(0x222222), kGrey = hex(0x666666), kGrid = hex(0xdddddd), kMinorGrid = hex(0xf0f0f0);
 
-// One colour per op_category (and memcpy / memset for the timeline), in a fixed order.
+// One color per op_category (and memcpy / memset for the timeline), in a fixed order.
 struct Category {
   const char* name;
-  Rgb colour;
+  Rgb color;
 };
 constexpr Category kCategories[] = {
     {"GEMM", hex(0x4e79a7)},     {"CONV_fwd", hex(0xf28e2b)},    {"CONV_bwd", hex(0xffbe7d)},
@@ -119,18 +108,18 @@ class Canvas {
     cairo_translate(cr_, x, y);
     cairo_rotate(cr_, angle);
     cairo_move_to(cr_, -anchor * w, 0);
-    colour(c);
+    color(c);
     cairo_show_text(cr_, s.c_str());
     cairo_restore(cr_);
   }
   void rect(double x, double y, double w, double h, Rgb c, double alpha = 1) {
     cairo_rectangle(cr_, x, y, w, h);
-    colour(c, alpha);
+    color(c, alpha);
     cairo_fill(cr_);
   }
   void frame(double x, double y, double w, double h, Rgb c, double width = 1) {
     cairo_rectangle(cr_, x, y, w, h);
-    colour(c);
+    color(c);
     cairo_set_line_width(cr_, width);
     cairo_stroke(cr_);
   }
@@ -142,7 +131,7 @@ class Canvas {
     if (p.empty()) return;
     cairo_move_to(cr_, p[0].first, p[0].second);
     for (size_t i = 1; i < p.size(); ++i) cairo_line_to(cr_, p[i].first, p[i].second);
-    colour(c);
+    color(c);
     cairo_set_line_width(cr_, width);
     double dash[] = {5, 4};
     cairo_set_dash(cr_, dash, dashed ? 2 : 0, 0);
@@ -152,7 +141,7 @@ class Canvas {
   void circle(double x, double y, double r, Rgb fill, double alpha) {
     cairo_new_sub_path(cr_);
     cairo_arc(cr_, x, y, r, 0, 2 * M_PI);
-    colour(fill, alpha);
+    color(fill, alpha);
     cairo_fill_preserve(cr_);
     cairo_set_source_rgba(cr_, 0.15, 0.15, 0.15, 0.55);
     cairo_set_line_width(cr_, 0.6);
@@ -175,7 +164,7 @@ class Canvas {
                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr_, size);
   }
-  void colour(Rgb c, double alpha = 1) { cairo_set_source_rgba(cr_, c.r, c.g, c.b, alpha); }
+  void color(Rgb c, double alpha = 1) { cairo_set_source_rgba(cr_, c.r, c.g, c.b, alpha); }
 
   ChartFormat format_;
   std::string bytes_;
@@ -583,14 +572,14 @@ std::function<Chart()> roofline_chart_job(sqlite3* db, bool kernels, const std::
 
       // Points, largest first so small ones stay visible; area proportional to GPU time. Marks that
       // land on each other exactly (same place and size to 1/4 px: an op repeated every step) count
-      // once for label placement, and those of one colour are drawn once, with the alpha of n layers,
+      // once for label placement, and those of one color are drawn once, with the alpha of n layers,
       // 1 - (1 - a)^n (what n draws of one disc composite to): a GB trace's million ops are a few
       // thousand distinct marks, and cairo's time goes with the marks drawn.
       const double max_ns = pts[by_time[0]].ns, r_max = 20;
       std::vector<Disc> discs(pts.size()), distinct;
       std::vector<size_t> distinct_of(pts.size()), mark_of(pts.size()), layers;
       std::map<std::tuple<long, long, long>, size_t> seen;
-      std::map<std::pair<size_t, int>, size_t> marks;  // (distinct place, colour) -> mark
+      std::map<std::pair<size_t, int>, size_t> marks;  // (distinct place, color) -> mark
       for (size_t i : by_time) {
         const Point& p = pts[i];
         discs[i] = {sx(p.x()), sy(p.y()), std::max(2.5, r_max * std::sqrt(p.ns / max_ns))};
@@ -605,7 +594,7 @@ std::function<Chart()> roofline_chart_job(sqlite3* db, bool kernels, const std::
       }
       for (size_t i : by_time)
         if (size_t& n = layers[mark_of[i]]) {
-          cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[pts[i].category_index].colour,
+          cv.circle(discs[i].x, discs[i].y, discs[i].r, kCategories[pts[i].category_index].color,
                     1 - std::pow(1 - kMarkAlpha, (double)n));
           n = 0;  // drawn
         }
@@ -671,7 +660,7 @@ std::function<Chart()> roofline_chart_job(sqlite3* db, bool kernels, const std::
       for (const Point& p : pts) ++counts[p.category_index];
       std::vector<std::pair<std::string, Rgb>> items;
       for (auto [c, n] : counts)
-        items.push_back({fmt::format("{} ({})", kCategories[c].name, n), kCategories[c].colour});
+        items.push_back({fmt::format("{} ({})", kCategories[c].name, n), kCategories[c].color});
       cv.text(R + 20, T + 4, "op_category", 12, kInk, 0, true);
       double y = legend(cv, R + 20, T + 26, items) + 14;
       cv.text(R + 20, y, "point area ∝ GPU time", 12, kInk);
@@ -919,7 +908,7 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const
     for (auto& [k, lane] : lanes)
       for (const GpuEvent& e : lane.events) present.insert(e.category);
     std::vector<std::pair<std::string, Rgb>> items;
-    for (int c : present) items.push_back({kCategories[c].name, kCategories[c].colour});
+    for (int c : present) items.push_back({kCategories[c].name, kCategories[c].color});
     legend_row(cv, 24, 66, items);
 
     const double ns_per_px = window_ns / npx;
@@ -957,7 +946,7 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const
           double a = std::max<double>(e.ts, t0), b = std::min<double>(e.end, t1);
           double x0 = (a - t0) / ns_per_px, x1 = (b - t0) / ns_per_px;
           if (x1 - x0 >= 1.0) {
-            cv.rect(L + x0, y, x1 - x0, lane_h, kCategories[e.category].colour);
+            cv.rect(L + x0, y, x1 - x0, lane_h, kCategories[e.category].color);
             continue;
           }
           for (int p = std::max(0, (int)x0); p <= std::min(npx - 1, (int)x1); ++p) {
@@ -979,7 +968,7 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const
           auto k0 = key(p);
           int q = p + 1;
           while (q < npx && key(q) == k0) ++q;
-          if (k0.second > 0) cv.rect(L + p, y, q - p, lane_h, kCategories[k0.first].colour, k0.second / 20.0);
+          if (k0.second > 0) cv.rect(L + p, y, q - p, lane_h, kCategories[k0.first].color, k0.second / 20.0);
           p = q;
         }
         y += lane_h + lane_gap;
@@ -1066,7 +1055,7 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
   }
 
   const double W = 1100, H = 540, L = 90, R = W - 30, T = 100, B = H - 60;
-  const Rgb colours[] = {hex(0x636efa), hex(0xef553b), hex(0x00cc96), hex(0xab63fa), hex(0xffa15a), hex(0x19d3f3)};
+  const Rgb colors[] = {hex(0x636efa), hex(0xef553b), hex(0x00cc96), hex(0xab63fa), hex(0xffa15a), hex(0x19d3f3)};
   // Bytes in the largest unit that keeps the axis numbers >= 1.
   const char* unit = top >= (int64_t{1} << 30) ? "GiB" : top >= (1 << 20) ? "MiB" : top >= (1 << 10) ? "KiB" : "B";
   const double scale = top >= (int64_t{1} << 30) ? 1073741824.0
@@ -1099,7 +1088,7 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
     std::vector<std::pair<std::string, Rgb>> keys;
     size_t i = 0;
     for (auto& [d, v] : devices) {
-      const Rgb c = colours[i++ % 6];
+      const Rgb c = colors[i++ % 6];
       keys.emplace_back(label(d), c);
       // A step line, one vertex pair per pixel column at most: each column keeps its highest
       // value, so the peak is never smoothed away.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "session/output.h"
+#include "session/report.h"
 
 namespace tlsql {
 
@@ -51,8 +52,5 @@ Chart diff_chart(const ResultSet& diff_rows, bool duration, int top, ChartFormat
 // The name of the diff report's totals rows (sql/report_diff.sql, one per device side): not a
 // name of the traces, so no bar; the HTML report shows them after the names.
 inline constexpr const char* kDiffTotalName = "(total)";
-
-// Whether a schema of that name is attached (`other`: the diff's test trace).
-bool schema_attached(sqlite3* db, const char* name);
 
 }  // namespace tlsql

@@ -155,7 +155,11 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
   auto report_on = [&](const Query& on, Page& into, const std::string& report_name,
                        const std::vector<std::string>& captions, size_t max_rows, const std::string& schema) {
     try {
-      auto sets = on(sql_for("report_" + report_name, schema));
+      // On main, the report that stands in for it on these traces (timeline_ranks for several).
+      std::string runs = report_name;
+      if (schema == "main")
+        if (auto f = report_fallback(db, report_name)) runs = f->report;
+      auto sets = on(sql_for("report_" + runs, schema));
       int shown = 0;
       for (size_t i = 0; i < sets.size(); ++i) {
         bool captioned = i < captions.size() && !captions[i].empty();

@@ -1,4 +1,4 @@
--- GPU work for the timeline: lane (trace, device, stream), interval, step, and colour category
+-- GPU work for the timeline: lane (trace, device, stream), interval, step, and color category
 -- (memcpy / memset, comm for communication kernels (gpu_class), else the launching op's category,
 -- else the kernel name's).
 SELECT g.trace, coalesce(g.device, -1), coalesce(g.stream, -1), g.ts, g.end, g.step,

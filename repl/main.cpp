@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "repl/shell.h"
-#include "session/tlsql.h"
+#include "session/session.h"
 #include "src/output_file.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -22,7 +22,7 @@ namespace {
 
 // A GB load writes ~2 GB of fresh memory (the store, its text, the perf arrays) once, page by
 // page: on 4 KiB pages the kernel's page faults take a quarter of the load and most of a report's
-// time after it (a 1 GB trace: the load 4.5 s -> 2.5 s, --html 10.0 s -> 6 s with 2 MiB pages).
+// time after it (docs/performance.md, "Huge pages", has the measurements).
 // Where transparent huge pages are given only on request ("madvise", the common default), glibc
 // requests them for its large allocations when the tunable glibc.malloc.hugetlb=1 is set, and
 // tunables are read only at startup: so the process starts itself once more with it set. A

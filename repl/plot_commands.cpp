@@ -11,26 +11,6 @@
 
 namespace tlsql {
 
-std::vector<ResultSet> Shell::query_all(const std::string& sql, sqlite3* on) {
-  sqlite3* db = on ? on : this->db();
-  std::vector<ResultSet> out;
-  const char* p = sql.c_str();
-  while (*p) {
-    sqlite3_stmt* stmt = nullptr;
-    const char* tail = nullptr;
-    if (sqlite3_prepare_v2(db, p, -1, &stmt, &tail) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
-    p = tail;
-    if (!stmt) continue;  // whitespace or a comment
-    bind_parameters(stmt);
-    ResultSet rs;
-    int rc = collect_rows(stmt, rs);
-    sqlite3_finalize(stmt);
-    if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db));
-    if (!rs.columns.empty()) out.push_back(std::move(rs));  // not CREATE / DROP / INSERT
-  }
-  return out;
-}
-
 // .plot roofline FILE [kernels] [WHERE ...] | timeline FILE [STEP | A..B] | memory FILE | diff FILE [counts|duration]
 // [TOP]
 void Shell::plot_command(const std::vector<std::string>& w, const std::string& where) {
@@ -38,7 +18,7 @@ void Shell::plot_command(const std::vector<std::string>& w, const std::string& w
   const std::string& path = w[2];
   auto format = chart_format(path);
   if (!format) throw std::runtime_error(fmt::format(".plot: {}: the file name must end in .svg, .png or .csv", path));
-  Binder bind = [this](sqlite3_stmt* s) { bind_parameters(s); };
+  Binder bind = [this](sqlite3_stmt* s) { bind_parameters(s, parameters); };
   Chart chart;
   if (kind == "roofline") {
     chart = roofline_chart(db(), w.size() > 3 && w[3] == "kernels", where, bind, *format);
@@ -59,7 +39,7 @@ void Shell::plot_command(const std::vector<std::string>& w, const std::string& w
     }
     if (!schema_attached(db(), "other"))
       throw std::runtime_error(".plot diff: no trace to compare with: start with --diff TEST or .attach TEST AS other");
-    auto rows = query_all(std::string(sql_asset("report_diff")));
+    auto rows = query_all(db(), std::string(sql_asset("report_diff")), parameters);
     chart = diff_chart(rows.at(0), duration, (int)top, *format);
   } else {
     throw std::invalid_argument("usage");
@@ -72,8 +52,9 @@ void Shell::html_command(const std::string& path) {
   // The ops and kernels sections run on a second connection while this one runs the others.
   const std::unique_ptr<Session::Twin> twin = session->twin();
   HtmlReport r = html_report(
-      db(), [this](const std::string& sql) { return query_all(sql); }, [this](sqlite3_stmt* s) { bind_parameters(s); },
-      twin ? twin->db() : nullptr, [this, &twin](const std::string& sql) { return query_all(sql, twin->db()); });
+      db(), [this](const std::string& sql) { return query_all(db(), sql, parameters); },
+      [this](sqlite3_stmt* s) { bind_parameters(s, parameters); }, twin ? twin->db() : nullptr,
+      [this, &twin](const std::string& sql) { return query_all(twin->db(), sql, parameters); });
   write_file_atomic(path, r.html);
   if (r.problems) ++errors_;  // the page says what is missing; the exit code says so too
   if (!quiet || r.problems)

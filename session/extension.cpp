@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-#include "session/tlsql.h"
+#include "session/session.h"
 #include "src/db_writer.h"
 #include "src/input.h"
 #include "src/loader.h"
@@ -80,7 +80,7 @@ void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 extern "C" __attribute__((visibility("default"))) int sqlite3_tlsql_init(sqlite3* db, char** err, const void* /*api*/) {
   // The host and libtlsql share the process's libsqlite3, so the API is called directly.
   auto* stores = new tlsql::StoreRegistry();
-  tlsql::register_sql(db, stores, tlsql::delete_stores);
+  tlsql::register_sql(db, stores, tlsql::delete_stores, tlsql::extension_report_hints());
   for (int argc : {1, 2})
     if (sqlite3_create_function_v2(db, "tlsql_load", argc, SQLITE_UTF8 | SQLITE_DIRECTONLY, stores, tlsql::load_fn,
                                    nullptr, nullptr, nullptr) != SQLITE_OK) {

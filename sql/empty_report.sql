@@ -18,7 +18,7 @@ SELECT CASE
          ELSE 'no ' || (SELECT cat FROM family) || ' op has a FLOPs model for its recorded shapes (docs/perf_models.md)'
     END
   WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op) THEN 'no ops (cpu_op events) in this trace'
-  WHEN @report IN ('temporal', 'idle', 'timeline', 'collectives', 'launch', 'optimizable', 'kernels', 'ops')
+  WHEN @report IN ('temporal', 'idle', 'timeline', 'timeline_ranks', 'collectives', 'launch', 'optimizable', 'kernels', 'ops')
        AND NOT (SELECT yes FROM gpu_work) THEN 'no GPU events (kernels, memcpys, memsets) in this trace'
   WHEN @report IN ('temporal', 'idle', 'launch') AND coalesce(@steps, 'complete') <> 'all'
     THEN 'no GPU work in the chosen ProfilerSteps: set @steps ''all'''

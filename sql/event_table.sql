@@ -3,7 +3,7 @@
 CREATE TABLE IF NOT EXISTS @schema.event(
   uid INTEGER PRIMARY KEY,     -- trace.uid_base + position in traceEvents
   trace INTEGER NOT NULL,
-  kind TEXT NOT NULL,          -- normalised category, see docs/schema.md
+  kind TEXT NOT NULL,          -- normalized category, see docs/schema.md
   cat TEXT,                    -- the category as written in the trace
   name TEXT,
   ph TEXT,                     -- phase: X, B, E, i, s, f, M, C, ...

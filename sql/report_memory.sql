@@ -10,13 +10,12 @@
 -- the user's frame. peak_reserved_bytes: the largest "Total Reserved" (NULL where not recorded).
 -- never_freed: allocations with no later free of their address in the trace (count, bytes; NULL
 -- where events have no Addr). The row's trace is last.
-DROP TABLE IF EXISTS temp.memory_rows;
-CREATE TEMP TABLE memory_rows AS
+WITH memory_rows AS MATERIALIZED (
   SELECT *, row_number() OVER (PARTITION BY trace, device ORDER BY allocated DESC, ts, uid) AS top,
          row_number() OVER (PARTITION BY trace, device ORDER BY ts, uid) AS first,
          row_number() OVER (PARTITION BY trace, device ORDER BY ts DESC, uid DESC) AS last
-  FROM memory_alloc;
-WITH d AS (
+  FROM memory_alloc),
+d AS (
   SELECT trace, device, max(reserved) AS peak_reserved_bytes, max(allocated_from) AS allocated_from,
          max(CASE WHEN first = 1 THEN allocated END) AS first_allocated,
          max(CASE WHEN last = 1 THEN allocated END) AS last_allocated,

@@ -7,25 +7,24 @@
 -- durations of collectives whose "Process Group Ranks" fall on one node / several, with
 -- @gpus_per_node ranks per node (NULL when either is unknown). @steps: 'complete' (default, HTA's
 -- selection: the last ProfilerStep dropped), 'all', or a step number.
-DROP TABLE IF EXISTS temp.overlap_rows;
-CREATE TEMP TABLE overlap_rows AS
-SELECT g.trace, g.rank, g.uid, g.ts, g.end, g.dur,
-       CASE gpu_class_of(g.kind, g.name) WHEN 'communication' THEN 'comm' WHEN 'compute' THEN 'comp' END AS cls
-FROM gpu_steps g
-WHERE (@rank IS NULL OR g.rank = @rank)
-  AND CASE coalesce(@steps, 'complete') WHEN 'all' THEN 1 WHEN 'complete' THEN g.complete ELSE g.step = @steps END;
-DELETE FROM temp.overlap_rows WHERE cls IS NULL;
-DROP TABLE IF EXISTS temp.overlap_comm;
-CREATE TEMP TABLE overlap_comm AS
-SELECT o.trace, o.uid, o.dur, c.bytes,
-       CASE WHEN @gpus_per_node IS NULL OR c.group_ranks IS NULL OR json_valid(c.group_ranks) = 0 THEN NULL
-            WHEN (SELECT count(DISTINCT CAST(value AS INTEGER) / @gpus_per_node) FROM json_each(c.group_ranks)) > 1
-            THEN 'inter' ELSE 'intra' END AS reach
-FROM overlap_rows o JOIN collective_kernel c ON c.uid = o.uid
-WHERE o.cls = 'comm';
-WITH m AS (SELECT trace, min(rank) AS rank, union_ns(ts, end) FILTER (WHERE cls = 'comm') AS comm,
-                  union_ns(ts, end) FILTER (WHERE cls = 'comp') AS comp, union_ns(ts, end) AS both_
-           FROM overlap_rows GROUP BY trace),
+WITH overlap_rows AS MATERIALIZED (
+  SELECT * FROM (
+    SELECT g.trace, g.rank, g.uid, g.ts, g.end, g.dur,
+           CASE gpu_class_of(g.kind, g.name) WHEN 'communication' THEN 'comm' WHEN 'compute' THEN 'comp' END AS cls
+    FROM gpu_steps g
+    WHERE (@rank IS NULL OR g.rank = @rank)
+      AND CASE coalesce(@steps, 'complete') WHEN 'all' THEN 1 WHEN 'complete' THEN g.complete ELSE g.step = @steps END)
+  WHERE cls IS NOT NULL),
+overlap_comm AS MATERIALIZED (
+  SELECT o.trace, o.uid, o.dur, c.bytes,
+         CASE WHEN @gpus_per_node IS NULL OR c.group_ranks IS NULL OR json_valid(c.group_ranks) = 0 THEN NULL
+              WHEN (SELECT count(DISTINCT CAST(value AS INTEGER) / @gpus_per_node) FROM json_each(c.group_ranks)) > 1
+              THEN 'inter' ELSE 'intra' END AS reach
+  FROM overlap_rows o JOIN collective_kernel c ON c.uid = o.uid
+  WHERE o.cls = 'comm'),
+m AS (SELECT trace, min(rank) AS rank, union_ns(ts, end) FILTER (WHERE cls = 'comm') AS comm,
+             union_ns(ts, end) FILTER (WHERE cls = 'comp') AS comp, union_ns(ts, end) AS both_
+      FROM overlap_rows GROUP BY trace),
 c AS (SELECT trace, count(*) AS kernels, sum(bytes) AS bytes, sum(dur) FILTER (WHERE reach = 'intra') AS intra,
              sum(dur) FILTER (WHERE reach = 'inter') AS inter
       FROM overlap_comm GROUP BY trace)

@@ -3,18 +3,16 @@
 -- (default, HTA's selection), 'all' or a step number. process_group: "Process Group Name" ('' when
 -- not recorded); phase: collective_kernel's (the launching op's). exposed_comm_ms: the group's
 -- communication time not covered by the rank's computation kernels.
-DROP TABLE IF EXISTS temp.overlap_group_rows;
-CREATE TEMP TABLE overlap_group_rows AS
-SELECT g.trace, g.uid, g.ts, g.end, g.dur,
-       CASE gpu_class_of(g.kind, g.name) WHEN 'communication' THEN 'comm' WHEN 'compute' THEN 'comp' END AS cls
-FROM gpu_steps g
-WHERE (@rank IS NULL OR g.rank = @rank)
-  AND CASE coalesce(@steps, 'complete') WHEN 'all' THEN 1 WHEN 'complete' THEN g.complete ELSE g.step = @steps END;
-DROP TABLE IF EXISTS temp.overlap_group_comm;
-CREATE TEMP TABLE overlap_group_comm AS
-SELECT o.trace, o.ts, o.end, o.dur, c.pg, c.phase, c.bytes
-FROM overlap_group_rows o JOIN collective_kernel c ON c.uid = o.uid WHERE o.cls = 'comm';
-WITH k AS (SELECT DISTINCT trace, pg, phase FROM overlap_group_comm),
+WITH overlap_group_rows AS MATERIALIZED (
+  SELECT g.trace, g.uid, g.ts, g.end, g.dur,
+         CASE gpu_class_of(g.kind, g.name) WHEN 'communication' THEN 'comm' WHEN 'compute' THEN 'comp' END AS cls
+  FROM gpu_steps g
+  WHERE (@rank IS NULL OR g.rank = @rank)
+    AND CASE coalesce(@steps, 'complete') WHEN 'all' THEN 1 WHEN 'complete' THEN g.complete ELSE g.step = @steps END),
+overlap_group_comm AS MATERIALIZED (
+  SELECT o.trace, o.ts, o.end, o.dur, c.pg, c.phase, c.bytes
+  FROM overlap_group_rows o JOIN collective_kernel c ON c.uid = o.uid WHERE o.cls = 'comm'),
+k AS (SELECT DISTINCT trace, pg, phase FROM overlap_group_comm),
 comp AS (SELECT trace, union_ns(ts, end) AS ns FROM overlap_group_rows WHERE cls = 'comp' GROUP BY trace),
 u AS (SELECT x.trace, x.pg, x.phase, union_ns(x.ts, x.end) AS with_comp
       FROM (SELECT trace, pg, phase, ts, end FROM overlap_group_comm

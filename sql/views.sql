@@ -208,6 +208,29 @@ SELECT o.uid, o.name, op_category(o.name) AS category, o.input_dims, o.input_typ
 FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
 WHERE p.counted = 1;
 
+-- TraceLens's GEMM, SDPA and CONV sheets in one: the ops of those families that carry a model of
+-- their own (perf_source 'model' / 'inductor') and ran GPU work, per unique shapes (name, dims,
+-- types, strides, concrete inputs). gpu_us / mean_us: their GPU time (gpu_time: the union of their
+-- kernels, TraceLens's Kernel Time); gflop_per_call: one call's FLOPs; tflops / tbps /
+-- achieved_pct / bound: perf_sum's (udf/perf_sum.h), the group's FLOPs over its GPU time, where
+-- TraceLens averages each call's rate (docs/reports.md "Column names"). The gemm, sdpa and conv
+-- reports are this view's rows of one family.
+CREATE VIEW IF NOT EXISTS @schema.op_sheet AS
+SELECT family, name, input_dims, input_types, count, gflop_per_call, gpu_us, mean_us,
+       round(s ->> 'tflops', 3) AS tflops, round(s ->> 'tbps', 4) AS tbps,
+       round(s ->> 'achieved_pct', 2) AS achieved_pct, s ->> 'bound' AS bound, ex_uid, ns AS gpu_ns
+FROM (SELECT family, name, input_dims, input_types, count(*) AS count, round(max(f) / 1e9, 6) AS gflop_per_call,
+             sum(ns) AS ns, round(sum(ns) / 1e3, 3) AS gpu_us, round(avg(ns) / 1e3, 3) AS mean_us,
+             perf_sum(uid, (SELECT name FROM tlsql_schema)) AS s, min(uid) AS ex_uid
+      FROM (SELECT uid, name, input_dims, input_types, input_strides, concrete_inputs,
+                   CASE WHEN c LIKE 'GEMM%' THEN 'GEMM' WHEN c LIKE 'SDPA%' THEN 'SDPA' ELSE 'CONV' END AS family,
+                   flops(uid, (SELECT name FROM tlsql_schema)) AS f, gpu_time(uid, (SELECT name FROM tlsql_schema)) AS ns
+            FROM (SELECT uid, name, input_dims, input_types, input_strides, concrete_inputs, op_category(name) AS c FROM op)
+            WHERE (c LIKE 'GEMM%' OR c LIKE 'SDPA%' OR c LIKE 'CONV%')
+              AND perf_source(uid, (SELECT name FROM tlsql_schema)) IN ('model', 'inductor'))
+      WHERE f IS NOT NULL AND ns > 0
+      GROUP BY family, name, input_dims, input_types, input_strides, concrete_inputs);
+
 -- Per op name and category over counted_op: the ops report (.report ops) as a view (its comments
 -- say what each column is; keep the two alike).
 CREATE VIEW IF NOT EXISTS @schema.op_summary AS

@@ -27,7 +27,7 @@ Kind kind_from_name(std::string_view name) {
   return it == kinds.end() ? Kind::other : it->second;
 }
 
-Kind normalise_kind(char ph, std::string_view cat) {
+Kind normalize_kind(char ph, std::string_view cat) {
   switch (ph) {
     case 'M': return Kind::meta;
     case 'C': return Kind::counter;

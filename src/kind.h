@@ -11,7 +11,7 @@ namespace tlsql {
 // The one place that maps a trace's (phase, category) to tlsql's `kind`, so 2021-era names
 // (Operator, Runtime, Kernel, ...), today's (cpu_op, cuda_runtime, kernel, gpu_memcpy, ...) and
 // ROCm traces (hip* calls under cuda_runtime) query the same way.
-Kind normalise_kind(char ph, std::string_view cat);
+Kind normalize_kind(char ph, std::string_view cat);
 
 // kind_name's inverse: Kind::other for a name that is not a kind.
 Kind kind_from_name(std::string_view name);

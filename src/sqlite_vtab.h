@@ -4,7 +4,8 @@
 // how a scan starts and what a row holds.
 //
 // A Cursor derives from VtabCursor<Table> and has
-//   static std::string declaration();                  // "CREATE TABLE x(...)"
+//   static std::string declaration();                  // "CREATE TABLE x(...)" (or the Table's
+//                                                      // declaration() member, for columns it finds)
 //   static int best_index(Table&, sqlite3_index_info*);
 //   int filter(int plan, int argc, sqlite3_value** argv);  // starts a scan; error(...) on failure
 //   bool eof() const;  void next();
@@ -18,6 +19,7 @@
 #include <sqlite3.h>
 
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -51,11 +53,21 @@ struct Callbacks {
   using Table = typename Cursor::TableType;
   static int connect(sqlite3* db, void* aux, int argc, const char* const* argv, sqlite3_vtab** out, char** err) {
     try {
-      const std::string declaration = Cursor::declaration();
+      auto table = std::make_unique<Table>(db, aux, argc, argv);
+      std::string declaration;
+      if constexpr (requires(const Table& t) { t.declaration(); })
+        declaration = table->declaration();  // columns of its own (a report's)
+      else
+        declaration = Cursor::declaration();
       if (int rc = sqlite3_declare_vtab(db, declaration.c_str()); rc != SQLITE_OK) return rc;
-      // Every table only reads, and reads nothing outside its connection: safe in triggers and views.
-      sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-      *out = new Table(db, aux, argc, argv);
+      // A table only reads, and reads nothing outside its connection: safe in triggers and views;
+      // one that runs SQL of its own on the connection says so (Table::direct_only) and is usable
+      // only from SQL the user types (docs/security.md).
+      if constexpr (requires { Table::direct_only; })
+        sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+      else
+        sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+      *out = table.release();
       return SQLITE_OK;
     } catch (const std::bad_alloc&) {
       return SQLITE_NOMEM;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "src/trace_model.h"
+
 namespace tlsql {
 
 void PerfSum::Mean::add(double peak, int64_t ns) {
@@ -17,7 +19,7 @@ std::optional<double> PerfSum::Mean::value() const {
 
 void PerfSum::add(const PerfSample& s) {
   ++count_;
-  gpu_ns_ += s.gpu_ns;
+  gpu_ns_ = sat_add(gpu_ns_, s.gpu_ns);  // a hand-edited saved database can hold any int64
   if (s.flops) ++with_flops_, flops_ += *s.flops, flops_ns_ += (double)s.gpu_ns;
   if (s.bytes) ++with_bytes_, bytes_ += *s.bytes, bytes_ns_ += (double)s.gpu_ns;
   if (s.flops && s.bytes) both_flops_ += *s.flops, both_bytes_ += *s.bytes;
@@ -31,7 +33,7 @@ void PerfSum::add(const PerfSample& s) {
 
 PerfFigures PerfSum::figures() const {
   PerfFigures f;
-  f.count = count_, f.gpu_ns = gpu_ns_, f.modeled = with_flops_, f.modeled_ns = (int64_t)flops_ns_;
+  f.count = count_, f.gpu_ns = gpu_ns_, f.modeled = with_flops_, f.modeled_ns = flops_ns_ >= 0x1p63 ? INT64_MAX : (int64_t)flops_ns_;
   if (with_flops_) f.flops = flops_;
   if (with_bytes_) f.bytes = bytes_;
   if (with_flops_ && flops_ns_ > 0) f.tflops = flops_ / flops_ns_ / 1e3;  // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s

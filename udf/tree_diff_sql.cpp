@@ -46,7 +46,7 @@ struct Side {
 };
 
 // Names, numbered twice: as written (for the reports) and as compared (diff_name, each raw name
-// normalised once).
+// normalized once).
 struct Names {
   std::unordered_map<std::string, std::pair<int32_t, int32_t>> ids;  // raw -> (diff name, raw)
   std::unordered_map<std::string, int32_t> normal;

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "session/tlsql.h"
+#include "session/session.h"
 
 namespace {
 

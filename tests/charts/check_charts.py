@@ -93,8 +93,8 @@ def png_decodes(path):
         pos += 12 + n
     if not ihdr:
         return False
-    w, h, depth, colour = ihdr[:4]
-    channels = {6: 4, 2: 3}.get(colour)
+    w, h, depth, color = ihdr[:4]
+    channels = {6: 4, 2: 3}.get(color)
     raw = zlib.decompress(idat)
     return depth == 8 and channels and len(raw) == h * (1 + w * channels) and all(
         raw[y * (1 + w * channels)] <= 4 for y in range(h))
@@ -153,7 +153,7 @@ for name, trace in present(roofline_traces):
                 if a[1] != b[1] and a[1][0] < b[1][2] and b[1][0] < a[1][2] and a[1][1] < b[1][3] and b[1][1] < a[1][3]]
     check(not overlaps and all(90 <= x0 and x1 <= 850 and 72 <= y0 and y1 <= 640 for _, (x0, y0, x1, y1) in boxes),
           f"{name}: {len(boxes)} labels inside the plot, none overlapping {overlaps[:3]}")
-    # Points that coincide (same place and size to 1/4 px, same colour) are drawn as one mark with
+    # Points that coincide (same place and size to 1/4 px, same color) are drawn as one mark with
     # the alpha of their layers: the CSV names each point's mark. Every mark is drawn, points of
     # exactly the same numbers share one, and a mark's points have one category.
     marks = roofline_marks(svg)

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The loadable extension in the hosts people use, against the same queries through the tlsql binary:
 Debian's python3 (sqlite3 module, pandas via examples/notebook.py) and the sqlite3 shell's .load;
-on a connection without tlsql tables the functions give clear errors, not crashes.
+on a connection without tlsql tables the functions give clear errors, not crashes. Every report as
+a table (report_NAME, session/report_table.h) gives exactly what `tlsql --report NAME --csv` prints:
+its columns, its rows, each value's text, its error; with parameters; on one trace, a diff pair,
+several traces (timeline's per-rank stand-in) and a CPU-only trace (ops' stand-in).
 usage: check_extension.py TLSQL LIBTLSQL_SO DATA_DIR EXAMPLES_DIR WORK_DIR"""
-import csv, io, os, sqlite3, subprocess, sys
+import csv, io, json, os, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -113,6 +116,133 @@ for q, msg in [("SELECT gpu_time(1)", "gpu_time: no tlsql event table in schema 
         check(str(e).startswith(msg), f"{q}: {e}")
 check(empty.execute("SELECT op_category('aten::mm'), short_name('void f<1>(int)')").fetchone() == ("GEMM", "f"),
       "pure functions work without tables")
+
+# ---- Reports as tables -----------------------------------------------------------------------
+def as_text(con, v):
+    """A value as tlsql's CSV writes it: SQLite's own text of it (a REAL's 15 digits), NULL as ''."""
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return con.execute("SELECT CAST(? AS TEXT)", (v,)).fetchone()[0]
+    return str(v)
+
+
+def report_via_tlsql(args, name, params=None):
+    sets = [a for k, v in (params or {}).items() for a in ("-c", f".parameter set @{k.lstrip('@')} {v}")]
+    r = subprocess.run([tlsql, "-q", *args, "--csv", *sets, "--report", name], capture_output=True, text=True,
+                       timeout=300)
+    return r.returncode, list(csv.reader(io.StringIO(r.stdout))), r.stderr
+
+
+def report_via_table(con, name, params=None):
+    q = f"SELECT * FROM report_{name}" + ("(?)" if params is not None else "")
+    try:
+        cur = con.execute(q, (json.dumps(params),) if params is not None else ())
+        rows = cur.fetchall()
+        return 0, [[d[0] for d in cur.description]] + [[as_text(con, v) for v in row] for row in rows], ""
+    except sqlite3.Error as e:
+        return 1, [], str(e)
+
+
+def same_report(con, args, name, params=None, label=""):
+    rc, want, err = report_via_tlsql(args, name, params)
+    grc, got, gerr = report_via_table(con, name, params)
+    what = f"report_{name}{'(' + json.dumps(params) + ')' if params else ''} {label}"
+    if rc != 0:  # the same error, "report NAME: ..." after tlsql's "error: "
+        check(grc == 1 and err.strip().endswith(gerr), f"{what}: the same error ({err.strip()[:90]} | {gerr[:90]})")
+    else:
+        check(grc == 0 and got == want, f"{what} == tlsql --report {name} ({len(want) - 1} rows): "
+                                        f"{gerr}{[r for r in got if r not in want][:2]} {[r for r in want if r not in got][:2]}")
+    return want
+
+
+names = [r[0] for r in con.execute("SELECT name FROM tlsql_reports")]
+check(len(names) > 25 and {"ops", "timeline", "timeline_ranks", "diff"} <= set(names), f"tlsql_reports lists {len(names)}")
+base, test = (os.path.join(data, f"hta_trace_compare_{x}.json.gz") for x in ("base", "test"))
+pair = sqlite3.connect(":memory:")
+pair.enable_load_extension(True)
+pair.load_extension(lib)
+pair.execute("SELECT tlsql_load(?)", (base,))
+pair.execute("SELECT tlsql_load(?, 'other')", (test,))
+rows_seen = 0
+for name in names:
+    if name.startswith("diff"):
+        rows_seen += len(same_report(pair, [base, "--diff", test], name, label="(diff pair)")) - 1
+    else:
+        rows_seen += len(same_report(con, [trace], name, label="(bert)")) - 1
+check(rows_seen > 150, f"the reports' rows compared: {rows_seen}")
+# Parameters: a JSON object (names with or without @), bound as .parameter set binds them.
+same_report(con, [trace], "ops", {"top": 3})
+same_report(con, [trace], "kernels", {"@top": "2"})
+same_report(con, [trace], "timeline", {"linked": 1, "steps": "all"})
+same_report(pair, [base, "--diff", test], "diff",
+            {"device": "ALL", "control_step": 1010, "test_step": 1010, "sort": "name", "top": "all", "totals": 0})
+same_report(pair, [base, "--diff", test], "diff_tree_ops", {"top": 4})
+check(con.execute("SELECT count(*) FROM report_ops(json_object('top', :n))", {"n": 2}).fetchone()[0] == 2,
+      "bound parameters through json_object: report_ops(json_object('top', :n))")
+for q, msg in [("SELECT * FROM report_ops('{\"tpo\": 3}')", "report_ops(params): no parameter @tpo: did you mean @top?"),
+               ("SELECT * FROM report_ops('[3]')", "report_ops(params): params must be a JSON object"),
+               ("SELECT * FROM report_ops('{')", "report_ops(params): malformed JSON"),
+               ("SELECT * FROM report_diff", "diff needs a second trace: SELECT tlsql_load(path, 'other')")]:
+    try:
+        con.execute(q).fetchall()
+        check(False, f"{q}: expected an error")
+    except sqlite3.Error as e:
+        check(str(e).startswith(msg), f"{q}: {e}")
+try:
+    empty.execute("SELECT * FROM report_ops").fetchall()
+    check(False, "report_ops without a trace: expected an error")
+except sqlite3.Error as e:
+    check(str(e).startswith("report_ops: no trace in main: SELECT tlsql_load(path) first"), f"report_ops, no trace: {e}")
+# Several traces (a saved database of two ranks): timeline's stand-in timeline_ranks, with the rank
+# column, as the tlsql binary prints it; overlap per rank.
+multi = os.path.join(work, "two_ranks.db")
+if os.path.exists(multi):
+    os.remove(multi)
+subprocess.run([tlsql, os.path.join(data, "coll_rank0.json"), os.path.join(data, "coll_rank1.json"), "-o", multi, "-c",
+                "SELECT 1"], capture_output=True, check=True)
+two = sqlite3.connect(multi)
+two.enable_load_extension(True)
+two.load_extension(lib)
+want = same_report(two, [multi], "timeline", label="(two ranks)")
+check(want and want[0] == ["rank", "type", "time ms", "percent"] and {r[0] for r in want[1:]} == {"0", "1"},
+      f"two ranks: timeline is per rank ({want[:2]})")
+same_report(two, [multi], "timeline", {"rank": 1}, label="(two ranks)")
+same_report(two, [multi], "overlap", {"steps": "all"}, label="(two ranks)")
+same_report(two, [multi], "collectives", label="(two ranks)")
+# A trace without GPU work: ops is cpu_ops there, in both.
+cpu_trace = os.path.join(work, "cpu_only.json")
+with open(cpu_trace, "w") as f:
+    json.dump({"traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 20, "dur": 4}]}, f)
+cpu = sqlite3.connect(":memory:")
+cpu.enable_load_extension(True)
+cpu.load_extension(lib)
+cpu.execute("SELECT tlsql_load(?)", (cpu_trace,))
+want = same_report(cpu, [cpu_trace], "ops", label="(CPU only)")
+check(want and "self_cpu_ms" in want[0], f"CPU-only: ops is cpu_ops ({want[:1]})")
+# Report tables run SQL of their own (some of it DIRECTONLY): a file's view cannot call one.
+trap = os.path.join(work, "trap.db")
+if os.path.exists(trap):
+    os.remove(trap)
+subprocess.run([tlsql, trace, "-o", trap, "-c", "SELECT 1"], capture_output=True, check=True)
+t = sqlite3.connect(trap)
+t.execute("CREATE VIEW sneaky AS SELECT * FROM report_summary")
+t.commit()
+t.enable_load_extension(True)
+t.load_extension(lib)
+try:
+    t.execute("SELECT * FROM sneaky").fetchall()
+    check(False, "a view over report_summary: expected an error")
+except sqlite3.Error as e:
+    check("unsafe use of virtual table" in str(e), f"a view over report_summary is refused: {e}")
+check(len(t.execute("SELECT * FROM report_summary").fetchall()) == 1, "typed: report_summary answers")
+# The sqlite3 shell with .load: the same table.
+r = subprocess.run(["sqlite3", "-csv", "-header", trap, f".load {lib}", "SELECT * FROM report_ops('{\"top\": 5}')"],
+                   capture_output=True, text=True, timeout=120)
+check(r.returncode == 0 and list(csv.reader(io.StringIO(r.stdout))) == report_via_tlsql([trap], "ops", {"top": 5})[1],
+      f"sqlite3 shell: report_ops('{{\"top\": 5}}') == tlsql --report ops {r.stderr.strip()}")
 
 # The notebook example prints what examples/notebook.expected.txt holds.
 r = subprocess.run([sys.executable, os.path.join(examples, "notebook.py"), lib], capture_output=True, text=True, timeout=300)

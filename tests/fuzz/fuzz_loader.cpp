@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-#include "session/tlsql.h"
+#include "session/session.h"
 
 namespace {
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The one registry of SQL functions (udf/registry.h): what tlsql registers on a connection is
-exactly what tlsql_functions lists and .help prints, each with its arguments and a help line.
+exactly what tlsql_functions lists and .help prints, each with its arguments and a help line; and
+the report tables (session/report_table.h) are exactly report_NAME for each name tlsql_reports
+and --report list give.
 usage: function_registry.py TLSQL"""
 import os, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
@@ -21,13 +23,21 @@ plain = sqlite3.connect(":memory:")
 plain_functions = {r[0] for r in plain.execute("SELECT name FROM pragma_function_list")}
 plain_modules = {r[0] for r in plain.execute("SELECT name FROM pragma_module_list")}
 added = set(rows("SELECT name FROM pragma_function_list")) - plain_functions
-added |= set(rows("SELECT name FROM pragma_module_list")) - plain_modules - {"tlsql_event", "tlsql_schema", "tlsql_functions"}
+modules = set(rows("SELECT name FROM pragma_module_list")) - plain_modules
+report_tables = {m for m in modules if m.startswith("report_")}
+added |= modules - report_tables - {"tlsql_event", "tlsql_schema", "tlsql_functions", "tlsql_reports"}
 listed = rows("SELECT name FROM tlsql_functions")
 check(len(listed) == len(set(listed)), "each function is listed once")
 check(added == set(listed), f"registered == listed (registered only: {sorted(added - set(listed))}; "
                             f"listed only: {sorted(set(listed) - added)})")
 for must in ("flops", "gpu_time", "counted", "descendants", "union_ns", "optimizable_events", "replay"):
     check(must in listed, f"{must} is in the registry")
+
+reports = rows("SELECT name FROM tlsql_reports")
+listed_reports = [line.split()[0] for line in subprocess.run([tlsql, "--report", "list"], capture_output=True,
+                                                            text=True).stdout.splitlines() if line and line[0] != " "]
+check(report_tables == {"report_" + n for n in reports} and reports == listed_reports and len(reports) > 25,
+      f"report tables == tlsql_reports == --report list ({len(reports)} reports)")
 
 r = subprocess.run([tlsql, "--csv", "-c", "SELECT name, arguments, kind, help FROM tlsql_functions"],
                    capture_output=True, text=True)

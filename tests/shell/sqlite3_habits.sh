@@ -90,4 +90,19 @@ back=$(printf '%s\n' "$got" | sed -n '4,7p' | awk -F'│' '{ printf "%s", $2 }' 
 got=$("$tlsql" -q "$t" --table -c ".width 5 -6" -c "SELECT 'abcdefgh' AS a, 7 AS b")
 [ "$got" = "$(printf '+-------+--------+\n| a     | b      |\n+-------+--------+\n| abcde |      7 |\n| fgh   |        |\n+-------+--------+')" ] ||
   fail ".width 5 -6: $got"
+# .cd (sqlite3's): later relative file names are under the new directory; a directory that is not
+# there is a one-line error and exit code 1. Usage errors come from the command's row in the
+# dot-command table, as .help shows its arguments; too many arguments are an error, not ignored.
+mkdir -p "$work/habits_cd"
+printf 'SELECT 40 + 2 AS answer;\n' > "$work/habits_cd/rel.sql"
+got=$(cd / && "$tlsql" -q "$t" --list -c ".cd $work/habits_cd" -c ".read rel.sql")
+[ "$got" = "$(printf 'answer\n42')" ] || fail ".cd then .read rel.sql: $got"
+got=$("$tlsql" -q "$t" -c ".cd $work/habits_cd/no_such_dir" 2>&1); rc=$?
+[ $rc -eq 1 ] && [ "$got" = "error: -c: near line 1: cannot change to $work/habits_cd/no_such_dir: No such file or directory" ] ||
+  fail ".cd to a missing directory: rc $rc, $got"
+for c in ".attach x|usage: .attach FILE AS NAME" ".exit 1 2|usage: .exit [CODE]" ".tree x|usage: .tree UID [DEPTH] [all]"; do
+  got=$("$tlsql" -q "$t" -c "${c%%|*}" 2>&1); rc=$?
+  [ $rc -eq 1 ] && [ "$got" = "error: -c: near line 1: ${c#*|}" ] || fail "${c%%|*}: rc $rc, $got"
+done
+"$tlsql" -q "$t" -c ".help cd" | grep -q "^\.cd DIRECTORY  *change the working directory" || fail ".help cd"
 echo "sqlite3 habits ok"

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "session/tlsql.h"
+#include "session/session.h"
 #include "src/kind.h"
 #include "src/readers/kineto_json/kineto_json.h"
 #include "src/readers/reader.h"
@@ -51,7 +51,7 @@ class RowsParser : public ChunkParser {
       ev.ts = ts * 1000, ev.dur = dur * 1000;
       ev.ph = 'X';
       ev.cat = sink_.strings.intern("cpu_op");
-      ev.kind = normalise_kind('X', "cpu_op");
+      ev.kind = normalize_kind('X', "cpu_op");
       ev.pid = ev.tid = sink_.ids.id(1);
       p = text.find('\n', p) + 1;
     }

@@ -342,11 +342,11 @@ class Reader {
   }
 
   Kind kind_for(char ph, uint32_t cat, std::string_view cat_text) {
-    if (ph != 'X' && ph != 'B' && ph != 'E' && ph != 0) return normalise_kind(ph, cat_text);
-    if (cat == StringPool::kNone) return normalise_kind(ph, {});
+    if (ph != 'X' && ph != 'B' && ph != 'E' && ph != 0) return normalize_kind(ph, cat_text);
+    if (cat == StringPool::kNone) return normalize_kind(ph, {});
     auto& cache = sink_.kind_of_cat;
     if (cat >= cache.size()) cache.resize(cat + 1, -1);
-    if (cache[cat] < 0) cache[cat] = (int8_t)normalise_kind('X', cat_text);
+    if (cache[cat] < 0) cache[cat] = (int8_t)normalize_kind('X', cat_text);
     return (Kind)cache[cat];
   }
 

@@ -1,4 +1,4 @@
-#include "session/tlsql.h"
+#include "session/session.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "session/report_table.h"
 #include "src/augment.h"
 #include "src/db_writer.h"
 #include "src/input.h"
@@ -25,9 +26,10 @@
 
 namespace tlsql {
 
-void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(void*)) {
+void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(void*), const ReportHints& hints) {
   register_event_module(db, stores, destroy_stores);
   register_sql_functions(db);
+  register_report_tables(db, hints);
 }
 
 bool is_sqlite_file(const std::string& path) {

@@ -1,15 +1,11 @@
-// --overlay FILE.json / .overlay FILE.json: a copy of the trace with its critical path on it, for
-// Perfetto (HTA's overlay_critical_path_analysis): `"critical": 1` in the args of every event on
-// the path, and a flow arrow ("critical_path", category = the edge's type) along each dependency,
-// launch delay and synchronization edge of the path. Every event is kept (HTA drops the others by
-// default): the uids stay the trace's, and Perfetto can filter on args.critical.
+#include "session/overlay.h"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 
-#include "repl/shell.h"
 #include "src/augment.h"
 #include "src/decimal.h"
 
@@ -31,8 +27,8 @@ std::string micros(int64_t ns) {
 
 }  // namespace
 
-void Shell::overlay_command(const std::string& path) {
-  const auto results = query_all(R"(
+std::string write_overlay(sqlite3* db, const Parameters& params, const std::string& path) {
+  const auto results = query_all(db, R"(
     WITH t AS (SELECT id, path, uid_base, rank, bytes FROM trace WHERE id = (SELECT min(id) FROM trace WHERE @rank IS NULL OR rank = @rank))
     SELECT t.path, p.from_uid - t.uid_base, p.to_uid - t.uid_base, p.type, p.dur, p.from_end, a.pid, a.tid, a.ts,
            a.dur, p.to_end, b.pid, b.tid, b.ts, b.dur,
@@ -40,7 +36,8 @@ void Shell::overlay_command(const std::string& path) {
              CASE WHEN t.rank IS NULL THEN '' ELSE ' (rank ' || t.rank || ')' END, t.bytes
     FROM t, critical_path(coalesce(@annotation, 'ProfilerStep'), coalesce(@instance, 0), t.id) p
     JOIN event a ON a.uid = p.from_uid JOIN event b ON b.uid = p.to_uid
-    ORDER BY p.step)");
+    ORDER BY p.step)",
+                                 params);
   if (results.empty() || results[0].rows.empty())
     throw std::runtime_error(".overlay: no trace has the rank asked for (@rank)");
   TraceAdditions add;
@@ -73,9 +70,8 @@ void Shell::overlay_command(const std::string& path) {
                               json_id(r[11]), json_id(r[12]), micros(at(10, 13, 14)), common);
   }
   write_trace_copy(trace_path, (size_t)std::max<int64_t>(0, trace_bytes), path, add, "overlay the critical path on");
-  if (!quiet)
-    fmt::print(stderr, "{}: critical path of {}, {} edges overlaid ({} events marked, {} arrows)\n", path,
-               results[0].rows[0][15].value_or(""), results[0].rows.size(), add.members.size(), flow);
+  return fmt::format("{}: critical path of {}, {} edges overlaid ({} events marked, {} arrows)", path,
+                     results[0].rows[0][15].value_or(""), results[0].rows.size(), add.members.size(), flow);
 }
 
 }  // namespace tlsql

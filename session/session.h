@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "session/report.h"
 #include "src/event_table.h"
 #include "src/loader.h"
 
@@ -77,8 +78,10 @@ class Session {
 // kernel_num_gb added to the args of every kernel and op tlsql has numbers for.
 void augment_trace(Session& session, const std::string& trace_path, const std::string& out_path);
 
-// Registers tlsql's functions and modules on a connection (`stores` may be empty).
-void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(void*) = nullptr);
+// Registers tlsql's functions and modules on a connection (`stores` may be empty), and the
+// report_NAME tables, whose errors give `hints` (the binary's by default).
+void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(void*) = nullptr,
+                  const ReportHints& hints = shell_report_hints());
 
 // True if `path` starts with the SQLite file header.
 bool is_sqlite_file(const std::string& path);
