@@ -1,5 +1,5 @@
 // How the profiler records an op's arguments (args "Input Dims", "Concrete Inputs"): the one
-// reader of those formats, for the perf models (udf/perf_model.cpp) and the replay worker
+// reader of those formats, for the perf models (udf/perf/perf_model.cpp) and the replay worker
 // (replay/ir.cpp) alike. The lowest layer: it includes nothing of tlsql's.
 #pragma once
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "pictures/picture_sql.h"
-#include "udf/event_names.h"
-#include "udf/user_models.h"
+#include "udf/names/event_names.h"
+#include "udf/perf/user_models.h"
 
 namespace tlsql {
 

@@ -12,7 +12,7 @@
 #include "pictures/picture_sql.h"
 #include "src/report_fallback.h"
 #include "src/sql_assets.h"
-#include "udf/perf_table.h"
+#include "udf/perf/perf_table.h"
 
 namespace tlsql {
 

@@ -11,8 +11,8 @@
 #include "repl/shell.h"
 #include "src/output_file.h"
 #include "src/sqlite_util.h"
-#include "udf/replay_client.h"
-#include "udf/replay_functions.h"
+#include "udf/replay/replay_client.h"
+#include "udf/replay/replay_functions.h"
 
 namespace tlsql {
 

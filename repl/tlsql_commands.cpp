@@ -8,8 +8,8 @@
 #include "repl/dot_commands.h"
 #include "repl/shell.h"
 #include "session/report.h"
-#include "udf/tree_access.h"
-#include "udf/tree_diff_sql.h"
+#include "udf/diff/tree_diff_sql.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 

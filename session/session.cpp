@@ -19,10 +19,10 @@
 #include "src/output_file.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
-#include "udf/perf_cache.h"
-#include "udf/perf_table.h"
+#include "udf/perf/perf_cache.h"
+#include "udf/perf/perf_table.h"
+#include "udf/perf/user_models.h"
 #include "udf/registry.h"
-#include "udf/user_models.h"
 
 namespace tlsql {
 
@@ -327,7 +327,7 @@ void Session::attach(const std::string& file, const std::string& name, const Loa
   }
 }
 
-// The perf table goes with the saved database (udf/perf_cache.h): reopening it then needs no perf
+// The perf table goes with the saved database (udf/perf/perf_cache.h): reopening it then needs no perf
 // pass. For a loaded trace it is computed (if no query needed it yet) and packed on another
 // thread while the event pages are written, 1-2 s of a 1 GB trace that would otherwise add to a
 // 9 s save; that thread never touches the connection (perf_table_job). Not with the user's own

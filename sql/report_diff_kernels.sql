@@ -1,5 +1,5 @@
 -- main vs other per kernel name: count, TFLOP/s, GB/s, mean µs, achieved FLOP/s % and bandwidth % (inductor profile_analysis --diff); @name LIKE filter, @top rows
--- Per side and kernel name, the figures every report gives (perf_sum, udf/perf_sum.h;
+-- Per side and kernel name, the figures every report gives (perf_sum, udf/perf/perf_sum.h;
 -- docs/reports.md "Column names"): TFLOP/s the FLOPs of the launches that have them over those
 -- launches' GPU time, GB/s the same with bytes, flops_pct / bw_pct those rates as % of the
 -- launches' peak FLOP/s and HBM bandwidth; mean duration over all launches. A side without the

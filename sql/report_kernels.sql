@@ -1,5 +1,5 @@
 -- per kernel name: launches, total / mean / min / max µs, and the perf figures of its launches that have numbers: modeled_count, TFLOP/s, GB/s, achieved % (inductor's --analysis); @top rows, @steps, @iteration / @phase
--- tflops / gbps / achieved_pct: perf_sum (udf/perf_sum.h), the FLOPs (bytes) of the launches that
+-- tflops / gbps / achieved_pct: perf_sum (udf/perf/perf_sum.h), the FLOPs (bytes) of the launches that
 -- have them over the GPU time of those same launches; modeled_count: how many launches that is
 -- (kernels launched before the profiling window have no op and so no numbers). docs/reports.md,
 -- "Column names". @steps: 'all' (default, every kernel: TraceLens's kernel summary), 'complete'

@@ -1,7 +1,7 @@
 -- per op and category: instances that ran GPU work, GPU time and share, GFLOP, TFLOP/s, TB/s, FLOPs/byte, achieved %, bound, modeled_gpu_pct, note (TraceLens ops summary); @top rows, @iteration / @phase
 -- The counted ops (counted_op: each GPU ns once) that ran GPU work: count is how many, so gpu_us /
 -- count is a mean (an op that ran on the host adds no GPU time; counted_op still holds it). The
--- figures are perf_sum's (udf/perf_sum.h; docs/reports.md "Column names"): gflop the FLOPs
+-- figures are perf_sum's (udf/perf/perf_sum.h; docs/reports.md "Column names"): gflop the FLOPs
 -- summed, tflops / tbps those of the instances that have them over their GPU time;
 -- modeled_gpu_pct: the share of the row's GPU time in instances with a FLOPs model; note: why the
 -- first instance without one has none, where the trace says (model_gap: 'no model: Concrete

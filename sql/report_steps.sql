@@ -5,7 +5,7 @@
 -- events (engine_step_member). A trace with no serving step shows its ProfilerSteps (source
 -- 'profiler_step', iteration N of ProfilerStep#N; their GPU work is what the step's ops launched,
 -- as the mfu report counts it). start_ms: from the trace's first step. One pass (engine_steps,
--- udf/engine_steps.h). docs/inference.md.
+-- udf/analysis/engine_steps.h). docs/inference.md.
 SELECT trace, iteration, phase, tokens, prefill_requests, decode_requests, source,
        round((ts - min(ts) OVER (PARTITION BY trace)) / 1e6, 3) AS start_ms, round(dur / 1e6, 3) AS wall_ms,
        round(gpu_busy / 1e6, 3) AS gpu_busy_ms, round((gpu_end - gpu_start) / 1e6, 3) AS gpu_span_ms, kernels,

@@ -128,7 +128,7 @@ FROM memory_event m;
 -- 'loop'; docs/inference.md): its host events with a start, numbered by the GPU waits (wait: 1 for
 -- a stream / device / event synchronize) that ended at or before their start (k); step: the wait
 -- that ends their turn (the first such wait by uid), NULL after the thread's last wait. Computed
--- in one pass (engine_loop_events, udf/engine_steps.h), as are the views below.
+-- in one pass (engine_loop_events, udf/analysis/engine_steps.h), as are the views below.
 CREATE VIEW IF NOT EXISTS @schema.engine_loop_event AS
 SELECT l.uid, e.trace, e.pid, e.tid, e.ts, e.end, l.wait, l.k, l.step
 FROM engine_loop_events((SELECT name FROM tlsql_schema)) l CROSS JOIN event e ON e.uid = l.uid;
@@ -140,7 +140,7 @@ FROM engine_loop_events((SELECT name FROM tlsql_schema)) l CROSS JOIN event e ON
 -- phase (prefill, decode, mixed) where the annotation says them (frames and loops say nothing:
 -- NULL). A step inside another (vLLM V0's spec-decode worker calling the scorer's worker_base
 -- execute_model) is part of that step, not one of its own. The rows of engine_steps (one pass,
--- udf/engine_steps.h) less its ProfilerStep fallback, which only the steps report shows.
+-- udf/analysis/engine_steps.h) less its ProfilerStep fallback, which only the steps report shows.
 CREATE VIEW IF NOT EXISTS @schema.engine_step AS
 SELECT iteration, uid, trace, ts, end, dur, source, tokens, prefill_requests, decode_requests, phase
 FROM engine_steps((SELECT name FROM tlsql_schema)) WHERE source <> 'profiler_step';
@@ -197,7 +197,7 @@ CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
 -- The ops whose GPU time the summaries count, each GPU nanosecond once: ops with a perf model and
 -- kernel-launching ops, each only when no modeled or counted op is above it (a convolution's bias add_ is
 -- part of the convolution), and runtime calls that launch with no op above them (their own launcher,
--- TraceLens's rule: its `event` row, not `op`): the perf table's counted flag, from its one pass (udf/perf_table.h),
+-- TraceLens's rule: its `event` row, not `op`): the perf table's counted flag, from its one pass (udf/perf/perf_table.h),
 -- read with one scan of perf_rows (not a function call per op).
 -- self: this database's token, so that perf_rows reads this schema's events whatever name it
 -- is attached under. CROSS JOIN: perf_rows drives, each row finds its op by uid.
@@ -212,7 +212,7 @@ WHERE p.counted = 1;
 -- their own (perf_source 'model' / 'inductor') and ran GPU work, per unique shapes (name, dims,
 -- types, strides, concrete inputs). gpu_us / mean_us: their GPU time (gpu_time: the union of their
 -- kernels, TraceLens's Kernel Time); gflop_per_call: one call's FLOPs; tflops / tbps /
--- achieved_pct / bound: perf_sum's (udf/perf_sum.h), the group's FLOPs over its GPU time, where
+-- achieved_pct / bound: perf_sum's (udf/perf/perf_sum.h), the group's FLOPs over its GPU time, where
 -- TraceLens averages each call's rate (docs/reports.md "Column names"). The gemm, sdpa and conv
 -- reports are this view's rows of one family.
 CREATE VIEW IF NOT EXISTS @schema.op_sheet AS

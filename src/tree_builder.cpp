@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "src/kind.h"
+#include "src/serving_step.h"
 
 namespace tlsql {
 

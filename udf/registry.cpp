@@ -3,7 +3,6 @@
 #include "udf/connection_cache.h"
 #include "udf/sql_function.h"
 #include "udf/table_function.h"
-#include "udf/user_models.h"
 
 namespace tlsql {
 
@@ -11,7 +10,7 @@ const std::vector<SqlFunction>& sql_functions() {
   static const std::vector<SqlFunction> all = [] {
     std::vector<SqlFunction> v;
     for (auto family :
-         {tree_functions, perf_functions, interval_functions, stats_functions, trace_kind_functions,
+         {tree_functions, perf_functions, name_functions, interval_functions, stats_functions, trace_kind_functions,
           optimizable_functions, critical_path_functions, tree_diff_functions, engine_step_functions, replay_functions})
       for (SqlFunction& f : family()) v.push_back(f);
     return v;

@@ -29,6 +29,7 @@ struct SqlFunction {
 // Each family of functions, in the order .help lists them.
 std::vector<SqlFunction> tree_functions();
 std::vector<SqlFunction> perf_functions();
+std::vector<SqlFunction> name_functions();
 std::vector<SqlFunction> interval_functions();
 std::vector<SqlFunction> stats_functions();
 std::vector<SqlFunction> trace_kind_functions();
@@ -37,6 +38,9 @@ std::vector<SqlFunction> critical_path_functions();
 std::vector<SqlFunction> tree_diff_functions();
 std::vector<SqlFunction> engine_step_functions();
 std::vector<SqlFunction> replay_functions();
+// A family's per-connection setup, run after its functions are registered: the perf family's
+// temp table of the user's models and its triggers (perf/user_models.h).
+void install_user_models(sqlite3* db);
 
 const std::vector<SqlFunction>& sql_functions();
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The perf table a saved database carries (udf/perf_cache.h): reopening reads it instead of
+"""The perf table a saved database carries (udf/perf/perf_cache.h): reopening reads it instead of
 recomputing, gives the loaded trace's numbers, and is used only while it certainly describes the
 file. The stored format is read and rewritten here with Python's zlib (raw deflate) to prove which
 path answered: a planted value shows through only while the table is valid.

@@ -50,7 +50,7 @@ for line in r.stdout.splitlines():
     if p:
         current.add(p)
 
-for root in ("udf/perf_table.cpp", "udf/perf_model.cpp", "udf/perf_cache.cpp", "src/kind.cpp", "udf/gpu_class.cpp",
+for root in ("udf/perf/perf_table.cpp", "udf/perf/perf_model.cpp", "udf/perf/perf_cache.cpp", "src/kind.cpp", "udf/gpu_class.cpp",
              "args/op_args.cpp"):
     check(root in listed, f"{root} is hashed")
 for cpp in sorted(f for f in listed if f.endswith(".cpp")):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The bulk perf pass (udf/perf_table.h) against the rules re-implemented here in Python, over
+"""The bulk perf pass (udf/perf/perf_table.h) against the rules re-implemented here in Python, over
 every event of several traces, loaded and saved: gpu_time (the union of the GPU work at or below
 the event), counted (modeled or kernel-launching ops, or runtime calls launching with no op above them, with
 no modeled or counted op above: counted_op),
@@ -148,7 +148,7 @@ for trace in traces:
     if os.path.exists(db):
         os.remove(db)
     subprocess.run([tlsql, "-q", trace, "-o", db, "-c", "SELECT 1"], capture_output=True, check=True)
-    # The saved file carries its perf table (udf/perf_cache.h); a copy without it is computed from
+    # The saved file carries its perf table (udf/perf/perf_cache.h); a copy without it is computed from
     # the saved rows: both checked.
     recompute = db[:-3] + ".recompute.db"
     shutil.copyfile(db, recompute)

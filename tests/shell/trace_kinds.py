@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""trace_kinds(trace [, schema]) (udf/trace_kinds.cpp, the example of udf/table_function.h): a
+"""trace_kinds(trace [, schema]) (udf/stats/trace_kinds.cpp, the example of udf/table_function.h): a
 trace's events per kind, counted in the perf pass, must equal what the event table itself gives
 (SELECT kind, count(*) FROM event GROUP BY kind: another path over the same rows), for every
 trace of several files, loaded and saved; and its argument errors follow the shared format.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Perf models of the user's own (temp.perf_model_user, udf/user_models.h), on the bert trace:
+# Perf models of the user's own (temp.perf_model_user, udf/perf/user_models.h), on the bert trace:
 # - a model for an op tlsql has none for: aten::_flash_attention_forward(q, k, v [B, N, H, D], ...)
 #   with 4·B·N_q·N_kv·H·D FLOPs = 4·1·141·141·8·64 = 40,716,288 (TraceLens's SDPA figure for this
 #   op) and bytes 4 tensors of 141·8·64 bf16 = 577,536; the op now carries the numbers and the

@@ -1,6 +1,6 @@
 // The critical path algorithm on hand-made windows; each expected path is worked out in the
 // comments from HTA's rules (hta/analyzers/critical_path_analysis.py).
-#include "udf/critical_path.h"
+#include "udf/analysis/critical_path.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
-// The engine steps' rules (udf/engine_steps.h) on hand-made rows; each expected number is worked
+// The engine steps' rules (udf/analysis/engine_steps.h) on hand-made rows; each expected number is worked
 // out next to its trace.
-#include "udf/engine_steps.h"
+#include "udf/analysis/engine_steps.h"
 
 #include <doctest/doctest.h>
 

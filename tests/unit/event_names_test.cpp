@@ -1,5 +1,5 @@
-// How the diff report keys names (udf/event_names.h), on names from real traces.
-#include "udf/event_names.h"
+// How the diff report keys names (udf/names/event_names.h), on names from real traces.
+#include "udf/names/event_names.h"
 
 #include <doctest/doctest.h>
 

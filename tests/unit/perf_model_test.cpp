@@ -1,5 +1,5 @@
 // Each perf formula on a hand-made op, the arithmetic written next to the check.
-#include "udf/perf_model.h"
+#include "udf/perf/perf_model.h"
 
 #include <doctest/doctest.h>
 

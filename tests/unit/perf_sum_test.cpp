@@ -1,4 +1,4 @@
-#include "udf/perf_sum.h"
+#include "udf/perf/perf_sum.h"
 
 #include <doctest/doctest.h>
 

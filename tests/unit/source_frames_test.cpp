@@ -1,5 +1,5 @@
-// Which python frames are the user's code (udf/source_frames.h), on frame names from real traces.
-#include "udf/source_frames.h"
+// Which python frames are the user's code (udf/tree/source_frames.h), on frame names from real traces.
+#include "udf/tree/source_frames.h"
 
 #include <doctest/doctest.h>
 

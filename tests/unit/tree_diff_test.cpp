@@ -1,6 +1,6 @@
-// The structural diff's rules on hand-made trees (udf/tree_diff.h): what each node is expected to
+// The structural diff's rules on hand-made trees (udf/diff/tree_diff.h): what each node is expected to
 // match is written next to each tree.
-#include "udf/tree_diff.h"
+#include "udf/diff/tree_diff.h"
 
 #include <doctest/doctest.h>
 

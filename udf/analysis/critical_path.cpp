@@ -1,7 +1,7 @@
 // The critical path algorithm (critical_path.h). It follows HTA's CPGraph rule by rule (the
 // reference, hta/analyzers/critical_path_analysis.py), so that its breakdown reproduces HTA's;
 // where it departs, docs/reports.md says so.
-#include "udf/critical_path.h"
+#include "udf/analysis/critical_path.h"
 
 #include <algorithm>
 #include <map>

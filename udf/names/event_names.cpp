@@ -1,4 +1,4 @@
-#include "udf/event_names.h"
+#include "udf/names/event_names.h"
 
 #include <cctype>
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/kind.h"
+#include "src/serving_step.h"
 
 namespace tlsql {
 

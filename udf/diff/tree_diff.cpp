@@ -1,4 +1,4 @@
-#include "udf/tree_diff.h"
+#include "udf/diff/tree_diff.h"
 
 #include <algorithm>
 #include <span>
@@ -6,7 +6,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "udf/event_names.h"
+#include "udf/names/event_names.h"
 
 namespace tlsql {
 

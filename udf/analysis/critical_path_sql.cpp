@@ -14,12 +14,12 @@
 #include "src/event_table.h"
 #include "src/kind.h"
 #include "src/sqlite_util.h"
+#include "udf/analysis/critical_path.h"
 #include "udf/connection_cache.h"
-#include "udf/critical_path.h"
 #include "udf/gpu_class.h"
 #include "udf/registry.h"
 #include "udf/table_function.h"
-#include "udf/tree_access.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 

@@ -1,6 +1,6 @@
 // The iterations of a serving engine's loop (docs/inference.md, "Engine steps"), found in one pass
 // over a schema's rows: what the engine_step views and the steps report read. The rules:
-//   - a step is a step annotation (vLLM, SGLang, ATOM: serving_step, src/kind.h) where the trace
+//   - a step is a step annotation (vLLM, SGLang, ATOM: serving_step, src/serving_step.h) where the trace
 //     has one, else a worker's per-step frame, else one turn of the host loop of a thread that
 //     launches CUDA / HIP graphs (from the end of one GPU wait to the end of the next); a step
 //     inside another of the same source is part of that one;
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "src/kind.h"
+#include "src/serving_step.h"
 #include "src/trace_model.h"
 
 namespace tlsql {

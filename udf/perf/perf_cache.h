@@ -20,7 +20,7 @@
 #include <memory>
 #include <string>
 
-#include "udf/perf_table.h"
+#include "udf/perf/perf_table.h"
 
 namespace tlsql {
 

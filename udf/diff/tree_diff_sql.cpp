@@ -2,7 +2,7 @@
 // GPU work of either side with its counterpart, launching op and lowest common ancestor (what the
 // diff_tree reports read), and matched(uid [, schema]), any event's counterpart. The match is made
 // once per pair of databases on a connection (their tlsql_self tokens name the pair).
-#include "udf/tree_diff_sql.h"
+#include "udf/diff/tree_diff_sql.h"
 
 #include <fmt/format.h>
 
@@ -23,11 +23,11 @@
 #include "src/kind.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
-#include "udf/perf_table.h"
+#include "udf/diff/tree_diff.h"
+#include "udf/perf/perf_table.h"
 #include "udf/registry.h"
 #include "udf/table_function.h"
-#include "udf/tree_access.h"
-#include "udf/tree_diff.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 

@@ -1,4 +1,4 @@
-#include "udf/engine_steps.h"
+#include "udf/analysis/engine_steps.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "udf/interval_union.h"
-#include "udf/parent_walk.h"
-#include "udf/tree_access.h"
+#include "udf/tree/parent_walk.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 

@@ -1,4 +1,4 @@
-#include "udf/perf_cache.h"
+#include "udf/perf/perf_cache.h"
 
 #include <fmt/format.h>
 #include <isa-l/igzip_lib.h>

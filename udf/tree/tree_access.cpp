@@ -1,4 +1,4 @@
-#include "udf/tree_access.h"
+#include "udf/tree/tree_access.h"
 
 #include <fmt/format.h>
 

@@ -15,10 +15,10 @@
 #include "src/event_table.h"
 #include "src/kind.h"
 #include "src/sqlite_util.h"
+#include "udf/analysis/engine_steps.h"
 #include "udf/connection_cache.h"
-#include "udf/engine_steps.h"
 #include "udf/registry.h"
-#include "udf/tree_access.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 

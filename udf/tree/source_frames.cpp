@@ -1,4 +1,4 @@
-#include "udf/source_frames.h"
+#include "udf/tree/source_frames.h"
 
 #include <set>
 

@@ -1,4 +1,4 @@
-#include "udf/perf_table.h"
+#include "udf/perf/perf_table.h"
 
 #include <fmt/format.h>
 
@@ -15,13 +15,14 @@
 #include "src/args_text.h"
 #include "src/event_table.h"
 #include "src/kind.h"
+#include "src/serving_step.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
 #include "udf/interval_union.h"
-#include "udf/perf_cache.h"
-#include "udf/perf_model.h"
-#include "udf/tree_access.h"
-#include "udf/user_models.h"
+#include "udf/perf/perf_cache.h"
+#include "udf/perf/perf_model.h"
+#include "udf/perf/user_models.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 
@@ -823,7 +824,7 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
     error = fmt::format("no tlsql event table in schema '{}' (no such database)", schema);
     return nullptr;
   }
-  if (!k.store && !k.user)  // a saved database may carry its table (udf/perf_cache.h)
+  if (!k.store && !k.user)  // a saved database may carry its table (udf/perf/perf_cache.h)
     if (std::shared_ptr<const PerfTable> saved = load_perf_table(db, schema)) {
       remember(db, schema, k, saved);
       return saved;

@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include "udf/perf_model.h"
+#include "udf/perf/perf_model.h"
 
 namespace tlsql {
 

@@ -1,4 +1,4 @@
-#include "udf/perf_sum.h"
+#include "udf/perf/perf_sum.h"
 
 #include <algorithm>
 
@@ -33,7 +33,8 @@ void PerfSum::add(const PerfSample& s) {
 
 PerfFigures PerfSum::figures() const {
   PerfFigures f;
-  f.count = count_, f.gpu_ns = gpu_ns_, f.modeled = with_flops_, f.modeled_ns = flops_ns_ >= 0x1p63 ? INT64_MAX : (int64_t)flops_ns_;
+  f.count = count_, f.gpu_ns = gpu_ns_, f.modeled = with_flops_,
+  f.modeled_ns = flops_ns_ >= 0x1p63 ? INT64_MAX : (int64_t)flops_ns_;
   if (with_flops_) f.flops = flops_;
   if (with_bytes_) f.bytes = bytes_;
   if (with_flops_ && flops_ns_ > 0) f.tflops = flops_ / flops_ns_ / 1e3;  // FLOP/ns = GFLOP/s; /1e3 -> TFLOP/s

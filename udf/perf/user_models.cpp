@@ -1,4 +1,4 @@
-#include "udf/user_models.h"
+#include "udf/perf/user_models.h"
 
 #include <fmt/format.h>
 

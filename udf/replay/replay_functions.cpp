@@ -1,10 +1,10 @@
-#include "udf/replay_functions.h"
+#include "udf/replay/replay_functions.h"
 
 #include <fmt/format.h>
 
 #include "udf/registry.h"
-#include "udf/replay_client.h"
-#include "udf/tree_access.h"
+#include "udf/replay/replay_client.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 

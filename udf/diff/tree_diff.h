@@ -4,7 +4,7 @@
 // sides to its lowest matched ancestor. Only the part of each tree that leads to GPU work takes
 // part. Children are aligned so that the matched subtrees are as large as possible (tree_diff.cpp
 // says where that departs from TraceLens). The algorithm works on plain rows so that it is tested
-// without a database; udf/tree_diff_sql.cpp reads them from two schemas.
+// without a database; udf/diff/tree_diff_sql.cpp reads them from two schemas.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "udf/parent_walk.h"
+#include "udf/tree/parent_walk.h"
 
 namespace tlsql {
 

@@ -16,7 +16,7 @@
 #include "src/event_table.h"
 #include "src/sqlite_util.h"
 #include "udf/registry.h"
-#include "udf/tree_access.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 

@@ -9,10 +9,10 @@
 
 #include "src/trace_model.h"
 #include "udf/registry.h"
-#include "udf/source_frames.h"
 #include "udf/sql_function.h"
 #include "udf/table_function.h"
-#include "udf/tree_access.h"
+#include "udf/tree/source_frames.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 

@@ -1,4 +1,4 @@
-#include "udf/perf_model.h"
+#include "udf/perf/perf_model.h"
 
 #include <algorithm>
 #include <array>
@@ -15,7 +15,7 @@
 #include "args/op_args.h"
 #include "src/json_scan.h"
 #include "udf/gpu_class.h"
-#include "udf/name_memo.h"
+#include "udf/perf/name_memo.h"
 
 namespace tlsql {
 

@@ -7,9 +7,9 @@
 #include <algorithm>
 
 #include "src/kind.h"
-#include "udf/perf_table.h"
+#include "udf/perf/perf_table.h"
 #include "udf/table_function.h"
-#include "udf/tree_access.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 namespace {

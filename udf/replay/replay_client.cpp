@@ -1,4 +1,4 @@
-#include "udf/replay_client.h"
+#include "udf/replay/replay_client.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
