@@ -17,7 +17,8 @@
 // The Impl object lives as long as the cursor (one scan), so rows may point into what rows()
 // kept in it (a cached tree, a diff) and a column may be computed only when read. Optional:
 // `static constexpr double cost = ..., estimated_rows = ...;` for the plan with every required
-// argument given (without one the plan costs 1e12, and the scan says which is missing).
+// argument given; `static constexpr bool direct_only = true;` for a function that must not run
+// from a view or trigger in a file (without one the plan costs 1e12, and the scan says which is missing).
 // Errors: what rows() throws becomes the statement's error as `fn(args): message` (a message that
 // already names the function is kept as it is), as for scalar functions (sql_function.h).
 #pragma once
@@ -110,6 +111,12 @@ struct Table : sqlite3_vtab {
   sqlite3* db;
   const TableInfo* info;
 };
+// The table of a function that runs SQL of its own or is costly: usable only from SQL the user
+// types, never from a view or trigger in a file (src/sqlite_vtab.h, docs/security.md).
+struct DirectOnlyTable : Table {
+  using Table::Table;
+  static constexpr bool direct_only = true;
+};
 
 // "(uid [, schema])": required arguments as they are, optional ones in brackets.
 std::string signature(std::span<const TableArgument> arguments);
@@ -147,7 +154,15 @@ constexpr const char* ordered_by() {
 }
 
 template <class Impl>
-struct Cursor : VtabCursor<Table> {
+using TableOf = std::conditional_t < requires {
+  Impl::direct_only;
+}
+, DirectOnlyTable, Table > ;
+
+template <class Impl>
+struct Cursor : VtabCursor<TableOf<Impl>> {
+  using VtabCursor<TableOf<Impl>>::table;
+  using VtabCursor<TableOf<Impl>>::error;
   using Row = typename std::decay_t<decltype(Impl::columns()[0])>::RowType;
   static const auto& columns() {
     static const auto c = Impl::columns();
@@ -176,7 +191,7 @@ struct Cursor : VtabCursor<Table> {
     for (const auto& c : columns()) cols.emplace_back(c.name, c.type, c.hidden);
     return table_detail::declaration(cols, Impl::arguments);
   }
-  static int best_index(Table&, sqlite3_index_info* info) {
+  static int best_index(TableOf<Impl>&, sqlite3_index_info* info) {
     // Rows that come in the order of one column: ORDER BY it needs no sort.
     if (const char* by = ordered_by<Impl>(); by && info->nOrderBy == 1 && !info->aOrderBy[0].desc &&
                                              info->aOrderBy[0].iColumn >= 0 && info->aOrderBy[0].iColumn < visible() &&

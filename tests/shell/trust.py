@@ -69,13 +69,15 @@ check(r.returncode == 1 and "'event' is a view where tlsql writes a table" in r.
       f"2: event turned into a view: refused ({r.stderr.strip()})")
 shutil.copy("a.db", "evil_views.db")
 sql("evil_views.db", "CREATE VIEW boom AS SELECT replay(5) AS x; CREATE VIEW boom_ir AS SELECT replay_ir(5) AS x; "
-    "CREATE VIEW boom_opt AS SELECT optimizable_events(0) AS x; "
+    "CREATE VIEW boom_opt AS SELECT * FROM optimizable_events(0); "
     "CREATE TRIGGER boom_trigger AFTER INSERT ON health BEGIN SELECT replay(5); END;")
 for q, fn in [("SELECT * FROM boom", "replay"), ("SELECT * FROM boom_ir", "replay_ir"),
               ("SELECT * FROM boom_opt", "optimizable_events"),
               ("INSERT INTO health(\"check\") VALUES('x')", "replay")]:
     r = run("evil_views.db", "-c", q)
-    check(r.returncode == 1 and f"unsafe use of {fn}()" in r.stderr, f"2: {q}: refused ({r.stderr.strip()})")
+    # (a table-valued function is refused as SQLite words it for a virtual table)
+    refused = f"unsafe use of {fn}()" in r.stderr or f'unsafe use of virtual table "{fn}"' in r.stderr
+    check(r.returncode == 1 and refused, f"2: {q}: refused ({r.stderr.strip()})")
 r = run("evil_views.db", "-c", "SELECT replay_ir(5) IS NULL OR 1")  # typed by the user: allowed
 check("unsafe use" not in r.stderr, f"2: replay_ir typed at the prompt still runs ({r.stderr.strip()[:80]})")
 con = sqlite3.connect("evil_views.db")

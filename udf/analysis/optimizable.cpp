@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -16,6 +15,7 @@
 #include "src/event_table.h"
 #include "src/sqlite_util.h"
 #include "udf/registry.h"
+#include "udf/table_function.h"
 #include "udf/tree/tree_access.h"
 
 namespace tlsql {
@@ -217,18 +217,21 @@ bool read_store(const EventStore& s, sqlite3* db, const std::string& q, int64_t 
   return true;
 }
 
-void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  sqlite3* db = sqlite3_context_db_handle(ctx);
-  int64_t trace = sqlite3_value_int64(argv[0]);
-  int64_t top = argc > 1 && sqlite3_value_type(argv[1]) != SQLITE_NULL ? sqlite3_value_int64(argv[1]) : 10;
-  const std::string schema = schema_arg(db, argc > 2 ? argv[2] : nullptr), q = fmt::format("\"{}\"", schema);
+// One ranked host event.
+struct Ranked {
+  int64_t position, uid, self_ns, idle_ns;
+  double idle_fraction;
+  int64_t queue_depth;
+  double score;
+};
 
+std::vector<Ranked> rank_events(sqlite3* db, int64_t trace, int64_t top, const std::string& schema) {
+  const std::string q = fmt::format("\"{}\"", schema);
   Rows rows;
   if (const EventStore* store = loaded_store(db, schema)) {
-    if (!read_store(*store, db, q, trace, rows))
-      return sqlite3_result_error(ctx, "optimizable_events: cannot read a tlsql event table in that schema", -1);
+    if (!read_store(*store, db, q, trace, rows)) throw FunctionError("cannot read a tlsql event table in that schema");
   } else if (!read_sql(db, schema, trace, rows)) {
-    return sqlite3_result_error(ctx, "optimizable_events: cannot read a tlsql event table in that schema", -1);
+    throw FunctionError("cannot read a tlsql event table in that schema");
   }
   // Each list is sorted here by (start, uid) (where a start is missing, key is INT64_MIN: ORDER BY
   // ts puts a NULL first; the start itself reads 0, as SQLite's integer of a NULL).
@@ -370,28 +373,46 @@ void optimizable_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   std::vector<std::pair<double, size_t>> ranked;
   for (size_t k = 0; k < chosen.size(); ++k) ranked.emplace_back(zi[k] + 0.6 * zs[k], chosen[k]);
   std::stable_sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first > b.first; });
-  nlohmann::json out = nlohmann::json::array();
+  std::vector<Ranked> out;
   for (size_t k = 0; k < ranked.size() && (int64_t)k < top; ++k) {
     const Host& e = host[ranked[k].second];
-    out.push_back({{"uid", e.uid},
-                   {"self_ns", e.self},
-                   {"idle_ns", e.idle},
-                   {"idle_fraction", fraction(e)},
-                   {"queue_depth", e.queue_depth},
-                   {"score", ranked[k].first}});
+    out.push_back({(int64_t)k, e.uid, e.self, e.idle, fraction(e), e.queue_depth, ranked[k].first});
   }
-  std::string text = out.dump();
-  sqlite3_result_text(ctx, text.c_str(), -1, SQLITE_TRANSIENT);
+  return out;
 }
+
+// optimizable_events(trace [, top [, schema]]): the ranking as rows, best first (position 0).
+// DIRECTONLY: it opens a second connection on a saved file and reads every host event.
+struct OptimizableEvents {
+  using Row = Ranked;
+  static constexpr bool direct_only = true;
+  static constexpr TableArgument arguments[] = {{"trace", "trace", true}, {"top", "top"}, {"schema", "schema"}};
+  static auto columns() {
+    return std::to_array<TableColumn<OptimizableEvents, Row>>({
+        {"position", "INTEGER", field<&Row::position>},
+        {"uid", "INTEGER", field<&Row::uid>},
+        {"self_ns", "INTEGER", field<&Row::self_ns>},
+        {"idle_ns", "INTEGER", field<&Row::idle_ns>},
+        {"idle_fraction", "REAL", field<&Row::idle_fraction>},
+        {"queue_depth", "INTEGER", field<&Row::queue_depth>},
+        {"score", "REAL", field<&Row::score>},
+    });
+  }
+  std::vector<Row> rows(const TableCall& call) {
+    const int64_t trace = int_arg(call.arg(0), "trace");
+    const int64_t top =
+        call.arg(1) && sqlite3_value_type(call.arg(1)) != SQLITE_NULL ? int_arg(call.arg(1), "top") : 10;
+    return rank_events(call.db, trace, top, schema_arg(call.db, call.arg(2)));
+  }
+};
 
 }  // namespace
 
 std::vector<SqlFunction> optimizable_functions() {
-  SqlFunction f{"optimizable_events", "(trace [, top [, schema]])",
-                "JSON array: the host events torch.profiler's BasicEvaluation ranks first (uid, self_ns, idle_ns, "
-                "idle_fraction, queue_depth, score)"};
-  f.max_args = 3, f.flags = SQLITE_UTF8, f.fn = optimizable_fn;
-  return {f};
+  return {table_function<OptimizableEvents>(
+      "optimizable_events",
+      "table: the host events torch.profiler's BasicEvaluation ranks first (position, uid, self_ns, idle_ns, "
+      "idle_fraction, queue_depth, score)")};
 }
 
 }  // namespace tlsql
