@@ -2,7 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <deque>
+#include <mutex>
+
 namespace tlsql::table_detail {
+
+const TableInfo* keep_table_info(const char* name, void* data) {
+  static std::mutex mutex;
+  static auto* kept = new std::deque<TableInfo>;
+  std::lock_guard lock(mutex);
+  return &kept->emplace_back(TableInfo{name, data});
+}
 
 std::string signature(std::span<const TableArgument> arguments) {
   std::string s = "(", closing;

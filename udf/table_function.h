@@ -118,6 +118,10 @@ struct DirectOnlyTable : Table {
   static constexpr bool direct_only = true;
 };
 
+// A registry row's client data, kept for the life of the program: in a container that is never
+// destroyed (a connection may outlive static destructors in a host; and a leak checker sees it
+// reachable from a global).
+const TableInfo* keep_table_info(const char* name, void* data);
 // "(uid [, schema])": required arguments as they are, optional ones in brackets.
 std::string signature(std::span<const TableArgument> arguments);
 // Visible columns, then the arguments, then the hidden columns: (name, type, hidden).
@@ -243,12 +247,11 @@ const sqlite3_module* table_module() {
 template <class Impl>
 SqlFunction table_function(const char* name, const char* help, void* data = nullptr) {
   static_assert(std::size(Impl::arguments) <= 8, "at most 8 arguments");
-  // (the row lives as long as the program, as the registry does; one per name and data)
-  auto* info = new TableInfo{name, data};
+  const TableInfo* info = table_detail::keep_table_info(name, data);
   static const std::string args = table_detail::signature(Impl::arguments);
   SqlFunction f{name, args.c_str(), help, SqlFunction::table};
   f.module = table_module<Impl>();
-  f.user_data = info;
+  f.user_data = const_cast<TableInfo*>(info);
   return f;
 }
 
