@@ -26,7 +26,6 @@
 #include "session/overlay.h"
 #include "src/input.h"
 #include "src/output_file.h"
-#include "src/sql_assets.h"
 #include "src/sqlite_util.h"
 
 namespace tlsql {
@@ -499,16 +498,11 @@ void Shell::interactive() {
     for (const auto& [k, v] : parameters) params.insert(k);
     g_parameters.assign(params.begin(), params.end());
   };
-  // Report names and the @parameters their SQL reads: fixed for the session.
-  for (const SqlAsset& a : sql_assets()) {
-    for (size_t at = a.text.find('@'); at != std::string_view::npos; at = a.text.find('@', at + 1)) {
-      size_t end = at + 1;
-      while (end < a.text.size() && (std::isalnum((unsigned char)a.text[end]) || a.text[end] == '_')) ++end;
-      if (end > at + 1) report_params.insert(std::string(a.text.substr(at, end - at)));
-    }
-  }
-  report_params.erase("@schema");  // (the views' placeholder, not a parameter)
+  // Report names and the @parameters their SQL reads (report_parameters: not the ones a comment
+  // names, nor the loader's own @trace / @report): fixed for the session.
   g_reports = report_names();
+  for (const std::string& r : g_reports)
+    for (std::string& p : report_parameters(r)) report_params.insert(std::move(p));
   refresh_words();
   while (!quit_) {
     g_interrupted = false;
