@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pictures/picture_sql.h"
+#include "src/sql_names.h"
 #include "udf/names/event_names.h"
 #include "udf/perf/user_models.h"
 
@@ -1014,19 +1015,18 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
   };
   std::map<std::pair<int64_t, std::string>, std::vector<Sample>> devices;  // (trace, device) -> samples by time
   bool summed = false;  // some device's allocated is the running sum of Bytes (memory_event)
-  for_each_row(
-      db,
-      fmt::format("SELECT trace, device, ts, allocated, reserved, uid, allocated_from FROM \"{}\".memory_event "
-                  "WHERE ts IS NOT NULL AND allocated IS NOT NULL ORDER BY trace, device, ts, uid",
-                  schema),
-      {}, [&](sqlite3_stmt* s) {
-        devices[{sqlite3_column_int64(s, 0), column_text(s, 1)}].push_back(
-            {sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
-             sqlite3_column_type(s, 4) == SQLITE_NULL ? std::nullopt
-                                                      : std::optional<int64_t>(sqlite3_column_int64(s, 4)),
-             sqlite3_column_int64(s, 5)});
-        summed = summed || column_text(s, 6) != "Total Allocated";
-      });
+  for_each_row(db,
+               fmt::format("SELECT trace, device, ts, allocated, reserved, uid, allocated_from FROM {}.memory_event "
+                           "WHERE ts IS NOT NULL AND allocated IS NOT NULL ORDER BY trace, device, ts, uid",
+                           schema_sql(db, schema)),
+               {}, [&](sqlite3_stmt* s) {
+                 devices[{sqlite3_column_int64(s, 0), column_text(s, 1)}].push_back(
+                     {sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3),
+                      sqlite3_column_type(s, 4) == SQLITE_NULL ? std::nullopt
+                                                               : std::optional<int64_t>(sqlite3_column_int64(s, 4)),
+                      sqlite3_column_int64(s, 5)});
+                 summed = summed || column_text(s, 6) != "Total Allocated";
+               });
   if (devices.empty())
     throw std::runtime_error("memory: the trace has no [memory] events (profile with profile_memory=True)");
   const bool ranks = devices.begin()->first.first != devices.rbegin()->first.first;

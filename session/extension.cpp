@@ -9,6 +9,7 @@
 #include "src/db_writer.h"
 #include "src/input.h"
 #include "src/loader.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 
 namespace tlsql {
@@ -18,7 +19,9 @@ void delete_stores(void* p) { delete static_cast<StoreRegistry*>(p); }
 
 bool schema_has_event_table(sqlite3* db, const std::string& schema) {
   sqlite3_stmt* s = nullptr;
-  std::string sql = fmt::format("SELECT 1 FROM \"{}\".sqlite_schema WHERE name = 'event'", schema);
+  const std::optional<std::string> attached = attached_schema(db, schema);
+  if (!attached) return false;
+  std::string sql = fmt::format("SELECT 1 FROM {}.sqlite_schema WHERE name = 'event'", quote_identifier(*attached));
   bool found = sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW;
   sqlite3_finalize(s);
   return found;
@@ -57,7 +60,7 @@ void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   bool attached = false;
   try {
     if (schema != "main") {
-      exec_sql(db, fmt::format("ATTACH ':memory:' AS \"{}\"", schema));
+      attach_database(db, ":memory:", schema);
       attached = true;
     }
     auto& store = (*stores)[schema];
@@ -69,7 +72,7 @@ void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     sqlite3_result_int64(ctx, (int64_t)stats.events);
   } catch (const std::exception& e) {
     stores->erase(schema);
-    if (attached) sqlite3_exec(db, fmt::format("DETACH \"{}\"", schema).c_str(), nullptr, nullptr, nullptr);
+    if (attached) detach_quietly(db, schema);
     sqlite3_result_error(ctx, fmt::format("tlsql_load: {}", e.what()).c_str(), -1);
   }
 }

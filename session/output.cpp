@@ -9,6 +9,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "src/sql_names.h"
+
 namespace tlsql {
 
 namespace {
@@ -225,10 +227,7 @@ std::string sql_identifier(const std::string& name) {
   bool plain =
       !name.empty() && !std::isdigit((unsigned char)name[0]) && !sqlite3_keyword_check(name.data(), (int)name.size());
   for (char c : name) plain = plain && (std::isalnum((unsigned char)c) || c == '_');
-  if (plain) return name;
-  std::string q = "\"";
-  for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
+  return plain ? name : quote_identifier(name);
 }
 
 std::string show_controls(std::string_view s, bool keep_lines) {

@@ -9,6 +9,7 @@
 
 #include "session/suggest.h"
 #include "src/sql_assets.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "src/sqlite_vtab.h"
 #include "udf/registry.h"
@@ -21,16 +22,6 @@ struct ReportModule {
   std::string name;
   ReportHints hints;
 };
-
-std::string quoted(const std::string& name) {
-  std::string q = "\"";
-  for (char c : name) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  q += '"';
-  return q;
-}
 
 bool main_has_events(sqlite3* db) {
   sqlite3_stmt* s = nullptr;
@@ -85,7 +76,7 @@ struct ReportTable : sqlite3_vtab {
   }
   std::string declaration() const {
     std::string d = "CREATE TABLE x(";
-    for (const std::string& c : columns) d += quoted(c) + ", ";
+    for (const std::string& c : columns) d += quote_identifier(c) + ", ";
     return d + "params HIDDEN)";
   }
   sqlite3* db;

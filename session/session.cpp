@@ -17,6 +17,7 @@
 #include "src/db_writer.h"
 #include "src/input.h"
 #include "src/output_file.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
 #include "udf/perf/perf_cache.h"
@@ -218,7 +219,7 @@ void require_tlsql_database(sqlite3* db, const std::string& schema, const std::s
       {"gpu_spec", "table"},      {"gpu_alias", "table"},   {"tlsql_perf", "table"},     {"op", "view"},
       {"tlsql_schema", "virtual"}};
   sqlite3_stmt* q = nullptr;
-  std::string sql = fmt::format("SELECT name, type, coalesce(sql, '') FROM \"{}\".sqlite_schema", schema);
+  std::string sql = fmt::format("SELECT name, type, coalesce(sql, '') FROM {}.sqlite_schema", schema_sql(db, schema));
   int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr);
   std::set<std::string> found;
   std::string wrong;
@@ -248,6 +249,8 @@ void require_tlsql_database(sqlite3* db, const std::string& schema, const std::s
                       "load its traces instead",
                       path));
   if (!wrong.empty()) throw LoadError(fmt::format("{}: not a database tlsql saved: {}", path, wrong));
+  if (std::string key = event_key_problem(db, schema); !key.empty())
+    throw LoadError(fmt::format("{}: not a database tlsql saved: {}", path, key));
 }
 
 void Session::finish(const std::string& schema) {
@@ -255,9 +258,9 @@ void Session::finish(const std::string& schema) {
   auto it = stores_.find(schema);
   finish_schema(db_, schema, it != stores_.end() && !it->second->traces.empty() ? it->second.get() : nullptr);
   if (auto s = skipped_.find(schema); s != skipped_.end()) {
-    Statement ins(db_, fmt::format("INSERT INTO \"{}\".health(trace, \"check\", count, example_uid, detail) "
+    Statement ins(db_, fmt::format("INSERT INTO {}.health(trace, \"check\", count, example_uid, detail) "
                                    "VALUES(NULL, 'file_not_a_trace', 1, NULL, ?)",
-                                   schema));
+                                   schema_sql(db_, schema)));
     for (const std::string& why : s->second) {
       const std::string detail = why + ": skipped, the directory's traces loaded";
       sqlite3_bind_text(ins.get(), 1, detail.c_str(), -1, SQLITE_TRANSIENT);
@@ -288,11 +291,11 @@ bool Session::schema_taken(const std::string& name) {
 void Session::begin_attach(const std::string& name) {
   check_schema_name(name);
   if (schema_taken(name)) throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
-  exec_sql(db_, fmt::format("ATTACH ':memory:' AS \"{}\"", name));
+  attach_database(db_, ":memory:", name);
 }
 
 void Session::abandon_attach(const std::string& name) {
-  sqlite3_exec(db_, fmt::format("DETACH \"{}\"", name).c_str(), nullptr, nullptr, nullptr);
+  detach_quietly(db_, name);
   stores_.erase(name);
 }
 
@@ -301,16 +304,14 @@ void Session::attach(const std::string& file, const std::string& name, const Loa
     check_schema_name(name);
     if (schema_taken(name)) throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
     try {
-      Statement s(db_, fmt::format("ATTACH ? AS \"{}\"", name));
-      sqlite3_bind_text(s.get(), 1, file.c_str(), -1, SQLITE_TRANSIENT);
-      s.step();
+      attach_database(db_, file, name);
     } catch (const SqlError& e) {
       throw LoadError(fmt::format("{}: cannot attach: {}", file, e.what()));
     }
     try {
       require_tlsql_database(db_, name, file);
     } catch (...) {
-      sqlite3_exec(db_, fmt::format("DETACH \"{}\"", name).c_str(), nullptr, nullptr, nullptr);
+      detach_quietly(db_, name);
       throw;
     }
     return;

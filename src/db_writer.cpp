@@ -4,6 +4,7 @@
 
 #include "src/kind.h"
 #include "src/sql_assets.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 
 namespace tlsql {
@@ -84,7 +85,8 @@ void bind_text(sqlite3_stmt* s, int col, std::string_view v) {
   sqlite3_bind_text(s, col, v.data(), (int)v.size(), SQLITE_STATIC);
 }
 bool table_exists(sqlite3* db, const std::string& schema, const char* table) {
-  Statement s(db, fmt::format("SELECT 1 FROM \"{}\".sqlite_schema WHERE type = 'table' AND name = ?", schema));
+  Statement s(db,
+              fmt::format("SELECT 1 FROM {}.sqlite_schema WHERE type = 'table' AND name = ?", schema_sql(db, schema)));
   sqlite3_bind_text(s.get(), 1, table, -1, SQLITE_STATIC);
   return s.step();
 }
@@ -93,7 +95,7 @@ bool table_exists(sqlite3* db, const std::string& schema, const char* table) {
 void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trace, const std::string& path,
                  size_t json_bytes, const std::vector<LaunchLink>& launches,
                  const std::vector<ProfileTreeBuilder::ReplayedGraph>& replayed_graphs, const Health& health) {
-  const std::string q = "\"" + schema + "\"";
+  const std::string q = schema_sql(db, schema);
   exec_sql(db, "BEGIN");
   try {
     {
@@ -165,9 +167,9 @@ void write_captured_graphs(sqlite3* db, const std::string& schema, const std::ve
                            int64_t first_id, const Health& health) {
   create_schema(db, schema);
   {
-    Statement ins(db, fmt::format("INSERT INTO \"{}\".health(trace, \"check\", count, example_uid, detail) "
+    Statement ins(db, fmt::format("INSERT INTO {}.health(trace, \"check\", count, example_uid, detail) "
                                   "VALUES(NULL,?,?,NULL,?)",
-                                  schema));
+                                  schema_sql(db, schema)));
     for (const auto& [check, row] : health.rows()) {
       bind_text(ins.get(), 1, check);
       sqlite3_bind_int64(ins.get(), 2, row.count);
@@ -176,9 +178,9 @@ void write_captured_graphs(sqlite3* db, const std::string& schema, const std::ve
       ins.reset();
     }
   }
-  Statement ins(db, fmt::format("INSERT INTO \"{}\".captured_graph(id, path, capture, nodes, batch_size, mode) "
+  Statement ins(db, fmt::format("INSERT INTO {}.captured_graph(id, path, capture, nodes, batch_size, mode) "
                                 "VALUES(?,?,?,?,?,?)",
-                                schema));
+                                schema_sql(db, schema)));
   for (size_t i = 0; i < graphs.size(); ++i) {
     const CapturedGraph& g = graphs[i];
     sqlite3_bind_int64(ins.get(), 1, first_id + (int64_t)i);
@@ -196,7 +198,7 @@ void write_captured_graphs(sqlite3* db, const std::string& schema, const std::ve
 }
 
 void set_load_ms(sqlite3* db, const std::string& schema, int64_t trace_id, double ms) {
-  Statement s(db, fmt::format("UPDATE \"{}\".trace SET load_ms = ? WHERE id = ?", schema));
+  Statement s(db, fmt::format("UPDATE {}.trace SET load_ms = ? WHERE id = ?", schema_sql(db, schema)));
   sqlite3_bind_double(s.get(), 1, ms);
   sqlite3_bind_int64(s.get(), 2, trace_id);
   s.step();
@@ -205,8 +207,8 @@ void set_load_ms(sqlite3* db, const std::string& schema, int64_t trace_id, doubl
 void finish_schema(sqlite3* db, const std::string& schema, const EventStore* loaded) {
   create_schema(db, schema);
   if (loaded)
-    exec_sql(db, fmt::format("CREATE VIRTUAL TABLE IF NOT EXISTS \"{}\".event USING tlsql_event({})", schema,
-                             loaded->generation));
+    exec_sql(db, fmt::format("CREATE VIRTUAL TABLE IF NOT EXISTS {}.event USING tlsql_event({})",
+                             schema_sql(db, schema), loaded->generation));
   else if (!table_exists(db, schema, "event"))
     exec_sql(db, sql_for("event_table", schema) + sql_for("event_generated", schema));
   exec_sql(db, sql_for("views", schema));

@@ -16,6 +16,7 @@
 #include "src/kind.h"
 #include "src/output_file.h"
 #include "src/sql_assets.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "src/sqlite_vtab.h"
 
@@ -218,7 +219,7 @@ void destroy_aux(void* p) {
 std::string Cursor::declaration() {
   std::string decl = "CREATE TABLE x(";
   for (int i = 0; i < kEventColumnCount; ++i)
-    decl += fmt::format("{}\"{}\" {}", i ? ", " : "", kEventColumns[i].name, kEventColumns[i].type);
+    decl += fmt::format("{}{} {}", i ? ", " : "", quote_identifier(kEventColumns[i].name), kEventColumns[i].type);
   return decl + ")";
 }
 
@@ -608,8 +609,11 @@ const EventStore* loaded_store(sqlite3* db, const std::string& schema) {
   // No table connected to it: SQLite connects a schema's virtual tables lazily (after a schema
   // reset, on a second connection). Preparing a statement over the table connects it, if the
   // schema still holds it; a schema detached and attached again holds something else.
+  const std::optional<std::string> attached = attached_schema(db, schema);
+  if (!attached) return nullptr;
   sqlite3_stmt* probe = nullptr;
-  sqlite3_prepare_v2(db, fmt::format("SELECT 1 FROM \"{}\".event", schema).c_str(), -1, &probe, nullptr);
+  sqlite3_prepare_v2(db, fmt::format("SELECT 1 FROM {}.event", quote_identifier(*attached)).c_str(), -1, &probe,
+                     nullptr);
   sqlite3_finalize(probe);
   store = registered_store(db, schema, live);
   return live ? store : nullptr;
@@ -621,6 +625,36 @@ SchemaIdentity schema_identity(sqlite3* db, const std::string& schema) {
   id.file = schema_handle(db, schema.c_str());
   if (!id.store && id.file) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &id.version);
   return id;
+}
+
+std::string event_key_problem(sqlite3* db, const std::string& schema) {
+  // The schema is bound, not spliced: pragma_table_info takes it as an argument.
+  sqlite3_stmt* q = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT name, upper(type), pk FROM pragma_table_info('event', ?1) WHERE pk > 0", -1, &q,
+                         nullptr) != SQLITE_OK) {
+    sqlite3_finalize(q);
+    return "";
+  }
+  sqlite3_bind_text(q, 1, schema.c_str(), (int)schema.size(), SQLITE_TRANSIENT);
+  int keys = 0;
+  bool uid_key = false;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    ++keys;
+    const char* name = (const char*)sqlite3_column_text(q, 0);
+    const char* type = (const char*)sqlite3_column_text(q, 1);
+    uid_key = uid_key || (name && type && std::string_view(name) == "uid" && std::string_view(type) == "INTEGER");
+  }
+  sqlite3_finalize(q);
+  // A table with no declared key lists no row here either: it has a uid column but no key.
+  bool has_table = false;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('event', ?1)", -1, &q, nullptr) == SQLITE_OK) {
+    sqlite3_bind_text(q, 1, schema.c_str(), (int)schema.size(), SQLITE_TRANSIENT);
+    has_table = sqlite3_step(q) == SQLITE_ROW;
+  }
+  sqlite3_finalize(q);
+  if (!has_table || (keys == 1 && uid_key)) return "";
+  return "its event table does not declare uid INTEGER PRIMARY KEY, as tlsql writes it, so uids may repeat "
+         "(a database tlsql did not write?)";
 }
 
 namespace {
@@ -678,7 +712,7 @@ EventPages plan_event_pages(sqlite3* db) {
       plan.indexes_by_sqlite.push_back(sql);
     }
   }
-  for (const std::string& name : drop) exec_sql(db, fmt::format("DROP INDEX save.\"{}\"", name));
+  for (const std::string& name : drop) exec_sql(db, "DROP INDEX save." + quote_identifier(name));
   return plan;
 }
 
@@ -848,7 +882,8 @@ void save_database(sqlite3* db, const std::string& path, const std::function<voi
     const EventStore* store = loaded_store(db, "main");
     if (!store) {  // main's event is a real table (no trace loaded): SQL copies it
       std::string cols;
-      for (int i = 0; i <= kArgs; ++i) cols += fmt::format("{}\"{}\"", i ? ", " : "", kEventColumns[i].name);
+      for (int i = 0; i <= kArgs; ++i)
+        cols += fmt::format("{}{}", i ? ", " : "", quote_identifier(kEventColumns[i].name));
       exec_sql(db, fmt::format("INSERT INTO save.event({0}) SELECT {0} FROM main.event ORDER BY uid", cols));
     }
     exec_sql(db, "COMMIT");

@@ -40,6 +40,11 @@ struct SchemaIdentity {
 };
 SchemaIdentity schema_identity(sqlite3* db, const std::string& schema);
 
+// Why `schema`'s saved `event` table cannot be read as tlsql wrote it, or "" when it can: tlsql
+// declares `uid INTEGER PRIMARY KEY` (one row per uid), and every tree walk and per-uid lookup
+// relies on that. "" too when the schema has no `event` table (the caller says so in its words).
+std::string event_key_problem(sqlite3* db, const std::string& schema);
+
 // Column names and declared types, in order: shared by the virtual table and the saved table.
 struct EventColumn {
   const char* name;

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "src/sql_names.h"
+
 namespace tlsql {
 
 namespace {
@@ -67,7 +69,7 @@ std::vector<std::string> connection_inputs(sqlite3* db) {
   }
   for (const std::string& s : schemas) {
     sqlite3_stmt* q = nullptr;
-    const std::string sql = "SELECT path FROM \"" + s + "\".trace";
+    const std::string sql = "SELECT path FROM " + quote_identifier(s) + ".trace";
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK)
       while (sqlite3_step(q) == SQLITE_ROW)
         if (auto f = sqlite3_column_text(q, 0)) out.emplace_back((const char*)f);

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "src/sql_names.h"
+
 namespace tlsql {
 
 struct SqlAsset {
@@ -22,9 +24,9 @@ inline std::string_view sql_asset(std::string_view name) {
 // The asset with its "@schema." prefixes naming `schema` (main, an attached schema, ...): the
 // objects it creates or writes go there; view bodies stay unqualified and so resolve in the
 // view's own schema. '@schema' (quoted) becomes the name as a string, for the functions' schema
-// argument (schema names are letters, digits and _: check_schema_name).
+// argument. Both are quoted (src/sql_names.h), whatever the name holds.
 inline std::string with_schema(std::string s, const std::string& schema) {
-  const std::string q = "\"" + schema + "\".", literal = "'" + schema + "'";
+  const std::string q = quote_identifier(schema) + ".", literal = quote_literal(schema);
   for (size_t p = 0; (p = s.find("@schema.", p)) != std::string::npos; p += q.size()) s.replace(p, 8, q);
   for (size_t p = 0; (p = s.find("'@schema'", p)) != std::string::npos; p += literal.size()) s.replace(p, 9, literal);
   return s;

@@ -14,7 +14,10 @@ case per class, through the real binary (and the loadable extension in Debian's 
   10 a folder with link loops loads its traces; a 253-byte -o name saves;
   11 insert mode quotes its column names;
   13 --augment writes only an event's own numbers: reloaded, every op reads as before;
-  14 an escaped key is the same key.
+  14 an escaped key is the same key;
+  15 no name from a file is spliced into SQL: a schema argument that closes quotes is refused in
+     the binary, the sqlite3 shell and Python, and a real schema with such a name still answers;
+  16 a saved event table that may repeat uids is refused in every host, at once.
 usage: trust.py TLSQL LIBTLSQL DATA_DIR WORK_DIR"""
 import gzip, hashlib, json, os, pty, shutil, sqlite3, subprocess, sys, time
 
@@ -319,5 +322,124 @@ r = run("esc_keys.json", "-q", "-c", "SELECT name, external_id, input_dims, flop
 # aten::mm [2,3] x [3,4]: 2 * 2 * 3 * 4 = 48 FLOPs.
 check(r.returncode == 0 and csv_rows(r)[0] == ["aten::mm", "7", '"[[2', '3]', '[3', '4]]"', "48.0"]
       and csv_rows(r)[-1] == ["3"], f"14: escaped keys read as the keys they spell: {r.stdout!r} {r.stderr!r}")
+
+# --- 15: no name from a file reaches SQL text (issue 45.1) -------------------------------------
+# A view passes a "schema" that would close the quotes of a hand-built `"SCHEMA".event` and add a
+# subquery: run as the SQL the function prepares (top-level SQL, where DIRECTONLY does not apply),
+# it would start the replay worker, write a file through the sqlite3 shell's writefile() or call
+# the host's functions. The witness worker writes a file if it is ever started.
+witness = os.path.join(work, "witness")
+with open("worker.sh", "w") as f:
+    f.write(f"#!/bin/sh\ntouch {witness}\n")
+os.chmod("worker.sh", 0o755)
+env15 = dict(os.environ, TLSQL_REPLAY_WORKER=os.path.join(work, "worker.sh"))
+
+
+def payload(sub):
+    return 'main"."tlsql_self" AS t0, (SELECT 1 WHERE ' + sub + ') AS z, "main'
+
+
+calls = {  # view -> SQL over a schema argument P (each function that takes one and a view may call)
+    "v_descendants": "SELECT * FROM descendants(0, P)", "v_ancestors": "SELECT * FROM ancestors(5, P)",
+    "v_children": "SELECT * FROM children(0, P)", "v_launched": "SELECT * FROM launched(0, P)",
+    "v_stack": "SELECT * FROM stack(5, P)", "v_self": "SELECT self_time(5, P)", "v_source": "SELECT source(5, P)",
+    "v_gpu_time": "SELECT gpu_time(5, P)", "v_flops": "SELECT flops(5, P)", "v_peak": "SELECT peak_tflops(5, P)",
+    "v_class": "SELECT gpu_class(5, 'tlsql', P)", "v_perf_rows": "SELECT * FROM perf_rows(P)",
+    "v_marker": "SELECT marker(5, P)", "v_stats": "SELECT trace_stats(0, P)",
+    "v_kinds": "SELECT * FROM trace_kinds(0, P)", "v_cp": "SELECT * FROM critical_path('a', 0, 0, P)",
+    "v_matched": "SELECT * FROM matched(0, P)", "v_steps": "SELECT * FROM engine_steps(P)",
+    "v_members": "SELECT * FROM engine_step_members(P)", "v_loop": "SELECT * FROM engine_loop_events(P)",
+}
+shutil.copy("a.db", "evil_names.db")
+views = []
+for i, (view, q) in enumerate(calls.items()):
+    p = payload("replay(1) IS NOT NULL")
+    views.append(f"CREATE VIEW {view} AS {q.replace('P', repr(p).replace(chr(92), ''))};")
+sql("evil_names.db", "\n".join(views))
+for view in calls:
+    r = run("evil_names.db", "-c", f"SELECT * FROM {view}", env=env15)
+    check(r.returncode == 1 and "no database is attached as" in r.stderr and not os.path.exists(witness),
+          f"15: tlsql: {view} with a quote-closing schema: refused, no worker ({r.stderr.strip()[:110]})")
+# Quotes, dots and comments: each names no attached database.
+for name in ['main"', 'main.event', 'main -- x', 'main/*', "main'", '"main"', 'main\x00x']:
+    r = run("a.db", "-c", f"SELECT count(*) FROM descendants(0, {chr(39)}{name.replace(chr(39), chr(39) * 2)}{chr(39)})"
+            if "\x00" not in name else "SELECT count(*) FROM descendants(0, 'main' || char(0) || 'x')")
+    check(r.returncode == 1 and "no database is attached as" in r.stderr,
+          f"15: schema {name!r}: refused by name ({r.stderr.strip()[:100]})")
+# A real schema with such a name (attached by the user) is read through its quoted name.
+r = run("a.db", "-c", "ATTACH 'a.db' AS \"we\"\"ird -- .x\"",
+        "-c", "SELECT (SELECT count(*) FROM descendants(0, 'we\"ird -- .x')) = (SELECT count(*) FROM descendants(0))",
+        "-c", "SELECT gpu_time(5, 'we\"ird -- .x') IS gpu_time(5)")
+lines = r.stdout.splitlines()
+check(r.returncode == 0 and len(lines) == 4 and lines[1] == lines[3] == "1",
+      f"15: a schema named with quotes, comment and dot answers as main ({r.stdout!r} {r.stderr.strip()[:100]})")
+# The sqlite3 shell with the extension: writefile() in the payload writes nothing.
+pwn = os.path.join(work, "pwned.txt")
+sql("evil_names.db", "CREATE VIEW v_write AS SELECT * FROM descendants(0, '" +
+    payload(f"writefile('{pwn}', 'x') > 0").replace("'", "''") + "');")
+r = subprocess.run(["sqlite3", "evil_names.db", f".load {lib}", "SELECT * FROM v_write;"], capture_output=True,
+                   text=True, timeout=60, env=env15)
+check("no database is attached as" in r.stderr and not os.path.exists(pwn),
+      f"15: sqlite3 shell: writefile() in a schema argument never runs ({r.stderr.strip()[:100]})")
+# Python (the README's snippet): the host's own functions are never called through a name.
+called = []
+con = sqlite3.connect("evil_names.db")
+con.enable_load_extension(True)
+con.load_extension(lib)
+con.create_function("witness_fn", 0, lambda: called.append(1) or 1)
+con.execute("CREATE TEMP VIEW v_py AS SELECT * FROM descendants(0, '" + payload("witness_fn()").replace("'", "''") +
+            "')")
+try:
+    con.execute("SELECT * FROM v_py").fetchall()
+    check(False, "15: python: the payload view answered")
+except sqlite3.OperationalError as e:
+    check("no database is attached as" in str(e) and not called,
+          f"15: python: a host function in a schema argument is never called ({e})")
+for view in ("v_flops", "v_launched", "v_steps"):
+    try:
+        con.execute(f"SELECT * FROM {view}").fetchall()
+        check(False, f"15: python: {view} answered")
+    except sqlite3.OperationalError as e:
+        check("no database is attached as" in str(e), f"15: python: {view}: refused ({e})")
+con.close()
+check(not os.path.exists(witness), "15: the replay worker never started")
+
+# --- 16: an event table that repeats uids (issue 45.3) -----------------------------------------
+# 60 levels, each event's uid repeated: a walk that followed every duplicate would visit 2^60 nodes.
+con = sqlite3.connect("dup.db")
+con.execute("ATTACH 'a.db' AS src")
+con.executescript("""
+CREATE TABLE main.event AS SELECT * FROM src.event WHERE 0;
+""")
+con.close()
+shutil.copy("a.db", "dup.db")
+with sqlite3.connect("dup.db") as con:
+    cols = [r[1] for r in con.execute("PRAGMA table_info(event)")]
+    con.execute("PRAGMA legacy_alter_table = ON")
+    con.execute("ALTER TABLE event RENAME TO event_keyed")
+    con.execute("CREATE TABLE event AS SELECT * FROM event_keyed WHERE 0")  # the same columns, no key
+    con.execute("DROP VIEW IF EXISTS op")
+    rows = []
+    for u in range(60):
+        for _ in range(2):
+            rows.append((u, 0, "cpu_op", f"level{u}", 1000 + u, 1000 - u, u - 1 if u else None, u))
+    con.executemany("INSERT INTO event(uid, trace, kind, name, ts, dur, parent, depth) VALUES (?,?,?,?,?,?,?,?)", rows)
+    con.execute("CREATE VIEW op AS SELECT * FROM event WHERE kind = 'cpu_op'")
+start = time.time()
+r = run("dup.db", "-c", "SELECT count(*) FROM descendants(0)", timeout=60)
+check(r.returncode == 1 and "uid INTEGER PRIMARY KEY" in r.stderr and time.time() - start < 10,
+      f"16: tlsql refuses a saved database whose uids may repeat, on opening ({r.stderr.strip()[:120]})")
+con = sqlite3.connect("dup.db")
+con.enable_load_extension(True)
+con.load_extension(lib)
+for q in ["SELECT count(*) FROM descendants(0)", "SELECT gpu_time(0)", "SELECT * FROM ancestors(59)"]:
+    start = time.time()
+    try:
+        con.execute(q).fetchall()
+        check(False, f"16: python: {q} answered over repeated uids")
+    except sqlite3.OperationalError as e:
+        check("uid INTEGER PRIMARY KEY" in str(e) and time.time() - start < 10,
+              f"16: python: {q}: refused at once ({e})")
+con.close()
 
 finish()

@@ -13,6 +13,7 @@
 #include "src/event_store.h"
 #include "src/event_table.h"
 #include "src/kind.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/analysis/critical_path.h"
 #include "udf/connection_cache.h"
@@ -189,7 +190,7 @@ std::shared_ptr<const Computed> compute(sqlite3* db, const std::string& schema, 
     return last->value;
 
   auto out = std::make_shared<Computed>();
-  const std::string q = fmt::format("\"{}\"", schema);
+  const std::string q = schema_sql(db, schema);
   CpInput in;
   try {
     out->win = window(db, q, trace, annotation, instance);

@@ -14,6 +14,7 @@
 #include "src/event_store.h"
 #include "src/event_table.h"
 #include "src/kind.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/analysis/engine_steps.h"
 #include "udf/connection_cache.h"
@@ -27,7 +28,7 @@ namespace {
 // launch_link as (gpu uid, runtime uid).
 std::vector<std::pair<int64_t, int64_t>> read_links(sqlite3* db, const std::string& schema) {
   std::vector<std::pair<int64_t, int64_t>> out;
-  Statement q(db, fmt::format("SELECT gpu, runtime FROM \"{}\".launch_link", schema));
+  Statement q(db, fmt::format("SELECT gpu, runtime FROM {}.launch_link", schema_sql(db, schema)));
   while (q.step()) out.emplace_back(sqlite3_column_int64(q.get(), 0), sqlite3_column_int64(q.get(), 1));
   return out;
 }
@@ -116,8 +117,8 @@ std::unique_ptr<StepRows> read_saved(sqlite3* db, const std::string& schema) {
   auto rows = std::make_unique<StepRows>();
   Statement q(db, fmt::format("SELECT uid, parent, trace, kind, CASE WHEN kind IN ('annotation', 'python', 'runtime', "
                               "'driver') OR name GLOB 'ProfilerStep#*' THEN name END, ts, end, step, pid, tid "
-                              "FROM \"{}\".event ORDER BY uid",
-                              schema));
+                              "FROM {}.event ORDER BY uid",
+                              schema_sql(db, schema)));
   sqlite3_stmt* r = q.get();
   std::map<std::string, int64_t> texts;  // pid / tid texts, numbered
   auto id = [&](int c, uint8_t text_bit, uint8_t& text) -> int64_t {

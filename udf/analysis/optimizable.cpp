@@ -13,6 +13,7 @@
 
 #include "src/event_store.h"
 #include "src/event_table.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/registry.h"
 #include "udf/table_function.h"
@@ -165,11 +166,11 @@ bool read_sql_gpu(sqlite3* db, const std::string& q, int64_t trace, Rows& out) {
 // A saved file is read on two connections at once: host events on this one, kernels and launches
 // on a second, read-only one (when it can be opened and read; else all here).
 bool read_sql(sqlite3* db, const std::string& schema, int64_t trace, Rows& out) {
-  const std::string q = fmt::format("\"{}\"", schema);
+  const std::string q = schema_sql(db, schema);
   sqlite3* second = open_second_reader(db, schema);
   bool gpu_read = false;
   std::thread other;
-  if (second) other = std::thread([&] { gpu_read = read_sql_gpu(second, "\"main\"", trace, out); });
+  if (second) other = std::thread([&] { gpu_read = read_sql_gpu(second, schema_sql(second, "main"), trace, out); });
   const bool ok = read_sql_host(db, q, trace, out);
   if (second) other.join();
   sqlite3_close(second);
@@ -226,7 +227,7 @@ struct Ranked {
 };
 
 std::vector<Ranked> rank_events(sqlite3* db, int64_t trace, int64_t top, const std::string& schema) {
-  const std::string q = fmt::format("\"{}\"", schema);
+  const std::string q = schema_sql(db, schema);
   Rows rows;
   if (const EventStore* store = loaded_store(db, schema)) {
     if (!read_store(*store, db, q, trace, rows)) throw FunctionError("cannot read a tlsql event table in that schema");

@@ -21,6 +21,7 @@
 #include "src/event_store.h"
 #include "src/event_table.h"
 #include "src/kind.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
 #include "udf/diff/tree_diff.h"
@@ -157,10 +158,10 @@ bool diff_kind(Kind kind, DiffNode::Kind& k) {
 
 // A saved database's rows, through SQL. Throws SqlError.
 void read_side(sqlite3* db, const std::string& schema, Names& names, Side& s) {
-  Statement q(db, fmt::format("SELECT uid, parent, kind, name, trace, ts, dur FROM \"{}\".event WHERE kind IN "
+  Statement q(db, fmt::format("SELECT uid, parent, kind, name, trace, ts, dur FROM {}.event WHERE kind IN "
                               "('cpu_op', 'python', 'annotation', 'runtime', 'driver', 'kernel', 'memcpy', 'memset') "
                               "AND ts IS NOT NULL",
-                              schema));
+                              schema_sql(db, schema)));
   sqlite3_stmt* r = q.get();
   std::vector<int64_t> parent_uid;
   while (q.step()) {
@@ -246,7 +247,7 @@ void name_side(const EventStore& store, Names& names, Side& s) {
 // The database's tlsql_self token; empty when `schema` is not attached or not tlsql's.
 std::string token(sqlite3* db, const char* schema) {
   try {
-    Statement q(db, fmt::format("SELECT token FROM \"{}\".tlsql_self", schema));
+    Statement q(db, fmt::format("SELECT token FROM {}.tlsql_self", schema_sql(db, schema)));
     return q.step() ? (const char*)sqlite3_column_text(q.get(), 0) : "";
   } catch (const SqlError&) {
     return "";

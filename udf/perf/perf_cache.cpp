@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 
 #ifndef TLSQL_PERF_RULES
@@ -213,7 +214,7 @@ bool deserialize(std::string_view bytes, uint64_t rows, int64_t first_uid, PerfT
 }
 
 int64_t pragma(sqlite3* db, const std::string& schema, const char* name) {
-  Statement s(db, fmt::format("PRAGMA \"{}\".{}", schema, name));
+  Statement s(db, fmt::format("PRAGMA {}.{}", schema_sql(db, schema), name));
   return s.step() ? sqlite3_column_int64(s.get(), 0) : -1;
 }
 int64_t schema_version(sqlite3* db, const std::string& schema) { return pragma(db, schema, "schema_version"); }
@@ -222,23 +223,24 @@ int64_t schema_version(sqlite3* db, const std::string& schema) { return pragma(d
 
 void store_perf_table(sqlite3* db, const std::string& schema, const PackedPerfTable& p) {
   if (p.data.empty() || p.data.size() > 900'000'000) return;  // not packed, or over SQLite's default blob limit
+  const std::string q = schema_sql(db, schema);
   std::string sql = fmt::format(
-      "DROP TABLE IF EXISTS \"{0}\".tlsql_perf;\n"
-      "CREATE TABLE \"{0}\".tlsql_perf(rules TEXT, schema_version INTEGER, first_uid INTEGER, rows INTEGER, "
+      "DROP TABLE IF EXISTS {0}.tlsql_perf;\n"
+      "CREATE TABLE {0}.tlsql_perf(rules TEXT, schema_version INTEGER, first_uid INTEGER, rows INTEGER, "
       "raw_size INTEGER, data BLOB);\n",
-      schema);
+      q);
   for (const char* table : {"event", "launch_link"})
     for (const char* op : {"INSERT", "UPDATE", "DELETE"})
       sql += fmt::format(
-          "DROP TRIGGER IF EXISTS \"{0}\".tlsql_perf_{1}_{2};\n"
-          "CREATE TRIGGER \"{0}\".tlsql_perf_{1}_{2} AFTER {3} ON {1} BEGIN DELETE FROM tlsql_perf; END;\n",
-          schema, table,
+          "DROP TRIGGER IF EXISTS {0}.tlsql_perf_{1}_{2};\n"
+          "CREATE TRIGGER {0}.tlsql_perf_{1}_{2} AFTER {3} ON {1} BEGIN DELETE FROM tlsql_perf; END;\n",
+          q, table,
           op[0] == 'I'   ? "insert"
           : op[0] == 'U' ? "update"
                          : "delete",
           op);
   exec_sql(db, sql);
-  Statement ins(db, fmt::format("INSERT INTO \"{}\".tlsql_perf VALUES (?, ?, ?, ?, ?, ?)", schema));
+  Statement ins(db, fmt::format("INSERT INTO {}.tlsql_perf VALUES (?, ?, ?, ?, ?, ?)", q));
   sqlite3_bind_text(ins.get(), 1, kRules.c_str(), -1, SQLITE_STATIC);
   sqlite3_bind_int64(ins.get(), 2, schema_version(db, schema));  // after the CREATEs above
   sqlite3_bind_int64(ins.get(), 3, p.first_uid);
@@ -252,8 +254,8 @@ std::shared_ptr<PerfTable> load_perf_table(sqlite3* db, const std::string& schem
   sqlite3_stmt* s = nullptr;
   const std::string sql = fmt::format(
       "SELECT p.rules, p.schema_version, p.first_uid, p.rows, p.raw_size, p.data, e.lo, e.hi "
-      "FROM \"{0}\".tlsql_perf p, (SELECT min(uid) AS lo, max(uid) AS hi FROM \"{0}\".event) e",
-      schema);
+      "FROM {0}.tlsql_perf p, (SELECT min(uid) AS lo, max(uid) AS hi FROM {0}.event) e",
+      schema_sql(db, schema));
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {  // no such table: not stored
     sqlite3_finalize(s);
     return nullptr;

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "src/kind.h"
+#include "src/sql_names.h"
 #include "udf/connection_cache.h"
 #include "udf/gpu_class.h"
 #include "udf/perf/name_memo.h"
@@ -61,15 +62,14 @@ class Peaks {
   Peaks(sqlite3* db, const std::string& schema) : db_(db) {
     // The device the op's work ran on; else the trace's first device.
     // Optional: a database without gpu_spec still has FLOPs and bytes.
-    sqlite3_prepare_v2(
-        db_,
-        fmt::format("SELECT s.matrix_tflops, s.vector_tflops, s.hbm_tbps, f.vector_tflops "
-                    "FROM \"{0}\".device_gpu g JOIN \"{0}\".gpu_spec s ON s.gpu = g.gpu AND s.dtype = ?1 "
-                    "LEFT JOIN \"{0}\".gpu_spec f ON f.gpu = g.gpu AND f.dtype = 'fp32' "
-                    "WHERE g.trace = ?2 ORDER BY g.id = ?3 DESC, g.id LIMIT 1",
-                    schema)
-            .c_str(),
-        -1, &peaks_, nullptr);
+    sqlite3_prepare_v2(db_,
+                       fmt::format("SELECT s.matrix_tflops, s.vector_tflops, s.hbm_tbps, f.vector_tflops "
+                                   "FROM {0}.device_gpu g JOIN {0}.gpu_spec s ON s.gpu = g.gpu AND s.dtype = ?1 "
+                                   "LEFT JOIN {0}.gpu_spec f ON f.gpu = g.gpu AND f.dtype = 'fp32' "
+                                   "WHERE g.trace = ?2 ORDER BY g.id = ?3 DESC, g.id LIMIT 1",
+                                   schema_sql(db, schema))
+                           .c_str(),
+                       -1, &peaks_, nullptr);
   }
   ~Peaks() { sqlite3_finalize(peaks_); }
   Peaks(const Peaks&) = delete;

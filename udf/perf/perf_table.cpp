@@ -16,6 +16,7 @@
 #include "src/event_table.h"
 #include "src/kind.h"
 #include "src/serving_step.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
 #include "udf/interval_union.h"
@@ -226,8 +227,8 @@ using LaunchUids = std::vector<std::pair<int64_t, int64_t>>;
 LaunchUids read_launches(sqlite3* db, const std::string& schema) {
   LaunchUids out;
   sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db, fmt::format("SELECT gpu, launcher FROM \"{}\".launch_link", schema).c_str(), -1, &s,
-                         nullptr) == SQLITE_OK)
+  if (sqlite3_prepare_v2(db, fmt::format("SELECT gpu, launcher FROM {}.launch_link", schema_sql(db, schema)).c_str(),
+                         -1, &s, nullptr) == SQLITE_OK)
     while (sqlite3_step(s) == SQLITE_ROW) out.emplace_back(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
   sqlite3_finalize(s);
   return out;
@@ -327,9 +328,9 @@ void scan_saved(sqlite3* db, const std::string& schema, int64_t lo, int64_t hi, 
   sqlite3_stmt* s = nullptr;
   const std::string sql = fmt::format(
       "SELECT uid, parent, kind, name, ts, end, trace, device, "
-      "CASE WHEN kind = 'cpu_op' OR instr(args, '\"kernel_') THEN args END, step FROM \"{}\".event "
+      "CASE WHEN kind = 'cpu_op' OR instr(args, '\"kernel_') THEN args END, step FROM {}.event "
       "WHERE uid >= ?1 AND uid <= ?2 ORDER BY uid",
-      schema);
+      schema_sql(db, schema));
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
     p.error = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
     return;
@@ -381,8 +382,8 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
   int64_t lo = 0, hi = -1;
   {
     sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, fmt::format("SELECT min(uid), max(uid) FROM \"{}\".event", schema).c_str(), -1, &s,
-                           nullptr) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, fmt::format("SELECT min(uid), max(uid) FROM {}.event", schema_sql(db, schema)).c_str(),
+                           -1, &s, nullptr) != SQLITE_OK) {
       error = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
       return false;
     }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "src/sql_names.h"
 #include "udf/connection_cache.h"
 
 namespace tlsql {
@@ -116,8 +117,8 @@ bool apply_user_models(sqlite3* db, const std::string& schema, const UserModels&
     sqlite3_stmt* s = nullptr;
     const std::string sql = fmt::format(
         "SELECT uid, {} FROM (SELECT uid, name, input_dims, input_types, input_strides, concrete_inputs, args "
-        "FROM \"{}\".event WHERE kind = 'cpu_op' AND name = ?1)",
-        columns(m), schema);
+        "FROM {}.event WHERE kind = 'cpu_op' AND name = ?1)",
+        columns(m), schema_sql(db, schema));
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
       error = fmt::format("perf_model_user '{}': {}", name, sqlite3_errmsg(db));
       sqlite3_finalize(s);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "src/sql_names.h"
 #include "udf/registry.h"
 #include "udf/replay/replay_client.h"
 #include "udf/tree/tree_access.h"
@@ -12,7 +13,7 @@ using nlohmann::json;
 
 std::optional<json> replay_ir_of(sqlite3* db, const std::string& schema, int64_t uid, std::string& why) {
   sqlite3_stmt* s = nullptr;
-  std::string sql = fmt::format("SELECT name, kind, args FROM \"{}\".event WHERE uid = ?", schema);
+  std::string sql = fmt::format("SELECT name, kind, args FROM {}.event WHERE uid = ?", schema_sql(db, schema));
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
     why = fmt::format("no tlsql event table in schema '{}'", schema);
     return std::nullopt;

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 #include "src/event_store.h"
 #include "src/event_table.h"
 #include "src/kind.h"
+#include "src/sql_names.h"
 #include "udf/connection_cache.h"
 
 namespace tlsql {
@@ -35,13 +37,14 @@ struct CachedStatement {
   ~CachedStatement() { sqlite3_finalize(stmt); }
 };
 
-std::string arg_sql(const std::string& schema) {
-  return fmt::format("SELECT json_extract(args, '$.\"' || ? || '\"') FROM \"{}\".event WHERE uid = ?", schema);
+std::string arg_sql(sqlite3* db, const std::string& schema) {
+  return fmt::format("SELECT json_extract(args, '$.\"' || ? || '\"') FROM {}.event WHERE uid = ?",
+                     schema_sql(db, schema));
 }
 
 // Whether schema `name` holds the database whose tlsql_self token is `token`.
 bool holds_token(sqlite3* db, const std::string& name, const std::string& token) {
-  const std::string sql = fmt::format("SELECT 1 FROM \"{}\".tlsql_self WHERE token = ?", name);
+  const std::string sql = fmt::format("SELECT 1 FROM {}.tlsql_self WHERE token = ?", schema_sql(db, name));
   sqlite3_stmt* own = nullptr;
   auto* cached = connection_statements<CachedStatement>(db, "self:" + name, [&]() -> std::unique_ptr<CachedStatement> {
     auto c = std::make_unique<CachedStatement>();
@@ -77,21 +80,22 @@ DatabaseList database_list(sqlite3* db) {
   }
   return l;
 }
+// The schema a 'db:' || token argument names (what views of databases saved before tlsql_schema
+// pass), or why none: a file and its copy hold the same token, so a token held by two attached
+// schemas names neither, rather than the wrong one.
+struct TokenAnswer {
+  std::string schema, why;
+};
 struct TokenNames {
-  std::map<std::string, std::pair<DatabaseList, std::string>> resolved;  // token -> (list then, answer)
+  std::map<std::string, std::pair<DatabaseList, TokenAnswer>> resolved;  // token -> (list then, answer)
 };
 
 }  // namespace
 
-std::string schema_arg(sqlite3* db, sqlite3_value* v) {
-  const unsigned char* t = v ? sqlite3_value_text(v) : nullptr;
-  if (!t) return "main";
-  std::string s = (const char*)t;
-  if (s.rfind("db:", 0) != 0) return s;
-  // 'db:' || token: what views of databases saved before tlsql_schema pass. A file and its copy
-  // hold the same token, so a token held by two attached schemas names neither: the functions
-  // then report a schema that does not exist, with the reason, rather than read the wrong one.
-  const std::string token = s.substr(3);
+namespace {
+
+TokenAnswer resolve_token(sqlite3* db, const std::string& arg) {
+  const std::string token = arg.substr(3);
   auto* known = connection_cached<TokenNames>(db, "tokens", [] { return std::make_unique<TokenNames>(); });
   DatabaseList now = database_list(db);
   if (known)
@@ -100,14 +104,53 @@ std::string schema_arg(sqlite3* db, sqlite3_value* v) {
   std::vector<std::string> holders;
   for (const auto& schema : now.schemas)
     if (holds_token(db, schema.first, token)) holders.push_back(schema.first);
-  std::string answer = holders.size() == 1 ? holders[0]
-                       : holders.empty()   ? s  // no such database attached: the caller says no event table
-                                           : fmt::format(
-                                                 "{} (a token held by {} and {}: a copied database saved by an "
-                                                   "older tlsql; pass the schema name)",
-                                                 s, holders[0], holders[1]);
+  TokenAnswer answer;
+  if (holders.size() == 1)
+    answer.schema = holders[0];
+  else if (holders.empty())
+    answer.why = "no attached database holds that token";
+  else
+    answer.why =
+        fmt::format("a token held by {} and {}: a copied database saved by an older tlsql; pass the schema name",
+                    holders[0], holders[1]);
   if (known) known->resolved[token] = {std::move(now), answer};
   return answer;
+}
+
+// Whether a saved schema's event table keeps one row per uid, checked once for what the schema
+// holds (schema_identity).
+struct EventKey {
+  std::string problem;
+};
+
+}  // namespace
+
+std::string schema_arg(sqlite3* db, sqlite3_value* v) {
+  const unsigned char* t = v ? sqlite3_value_text(v) : nullptr;
+  const std::string arg = t ? std::string((const char*)t, (size_t)sqlite3_value_bytes(v)) : "main";
+  std::string shown;  // (a NUL would end the message SQLite keeps)
+  for (char c : arg) shown += c ? std::string(1, c) : std::string("\\0");
+  std::string schema;
+  if (arg.rfind("db:", 0) == 0) {
+    TokenAnswer a = resolve_token(db, arg);
+    if (a.schema.empty()) throw SchemaError(fmt::format("no tlsql event table in schema '{}' ({})", shown, a.why));
+    schema = std::move(a.schema);
+  } else if (auto attached = attached_schema(db, arg)) {
+    schema = std::move(*attached);
+  } else {
+    throw SchemaError(
+        fmt::format("no tlsql event table in schema '{}' (no database is attached as '{}')", shown, shown));
+  }
+  // A saved database's walks rely on one row per uid: a file whose event table repeats uids would
+  // make them revisit subtrees (exponential). Refused in every host, as the session refuses it on open.
+  const SchemaIdentity id = schema_identity(db, schema);
+  if (!id.store) {
+    auto make = [&] { return std::make_unique<EventKey>(EventKey{event_key_problem(db, schema)}); };
+    auto* key = connection_cached<EventKey>(db, "event_key:" + schema, id, make);
+    const std::string problem = key ? key->problem : event_key_problem(db, schema);
+    if (!problem.empty()) throw SchemaError(fmt::format("schema '{}': {}", schema, problem));
+  }
+  return schema;
 }
 
 TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own) {
@@ -135,10 +178,15 @@ TreeAccess::TreeAccess(sqlite3* db, const std::string& schema)
     if (error_.empty() && sqlite3_prepare_v2(db, sql.c_str(), -1, s, nullptr) != SQLITE_OK)
       error_ = fmt::format("no tlsql event table in schema '{}' ({})", schema, sqlite3_errmsg(db));
   };
-  std::string q = "\"" + schema + "\"";
+  const std::optional<std::string> attached = attached_schema(db, schema);
+  if (!attached) {
+    error_ = fmt::format("no tlsql event table in schema '{}' (no database is attached as '{}')", schema, schema);
+    return;
+  }
+  const std::string q = quote_identifier(*attached);
   prep(fmt::format("SELECT uid, parent, depth, ts, end, kind, name, cat FROM {}.event WHERE uid = ?", q), &row_);
   prep(fmt::format("SELECT uid FROM {}.event WHERE parent = ? ORDER BY ts, uid", q), &children_);
-  prep(arg_sql(schema), &arg_);
+  prep(arg_sql(db, schema), &arg_);
 }
 
 TreeAccess::~TreeAccess() {
@@ -238,6 +286,9 @@ std::string cycle_at(int64_t uid) {
 
 std::vector<std::pair<int64_t, int>> TreeAccess::descendants(int64_t uid, int max_distance) {
   std::vector<std::pair<int64_t, int>> out, stack;
+  // A saved table is read by SQL: a uid met twice (a file whose rows repeat a uid, whatever its
+  // declared key) stops the walk, so no subtree is walked twice. The loader's store is a forest.
+  std::unordered_set<int64_t> seen;
   for (auto c = children(uid); !c.empty(); c.pop_back()) stack.emplace_back(c.back(), 1);
   while (!stack.empty()) {
     auto [u, d] = stack.back();
@@ -245,6 +296,11 @@ std::vector<std::pair<int64_t, int>> TreeAccess::descendants(int64_t uid, int ma
     // Every node has one parent, so a loop below uid must pass through uid itself.
     if (u == uid) {
       walk_error_ = cycle_at(uid);
+      break;
+    }
+    if (!store_ && !seen.insert(u).second) {
+      walk_error_ =
+          fmt::format("uid {} is reached twice: the event table repeats uids (a database tlsql did not write?)", u);
       break;
     }
     out.emplace_back(u, d);
@@ -278,7 +334,7 @@ std::string TreeAccess::arg(int64_t uid, const char* key) {
   if (store_) {  // (the statement is the connection's, where its owner keeps statements, else this call's)
     auto make = [&]() -> std::unique_ptr<CachedStatement> {
       auto c = std::make_unique<CachedStatement>();
-      if (sqlite3_prepare_v2(db_, arg_sql(schema_).c_str(), -1, &c->stmt, nullptr) != SQLITE_OK) return nullptr;
+      if (sqlite3_prepare_v2(db_, arg_sql(db_, schema_).c_str(), -1, &c->stmt, nullptr) != SQLITE_OK) return nullptr;
       return c;
     };
     auto* cached = connection_statements<CachedStatement>(db_, "arg:" + schema_, schema_identity(db_, schema_), make);
