@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
   app.set_version_flag("--version", "tlsql " TLSQL_VERSION);
   std::vector<std::string> traces, commands, scripts, reports, captures;
-  std::string out_db, augment, diff, html, overlay, models;
+  std::string out_db, augment, diff, html, overlay, models, rules;
   bool bail = false, quiet = false;
   std::string mode_flag;
   app.add_option("TRACE", traces,
@@ -84,6 +84,10 @@ int main(int argc, char** argv) {
   app.add_option("--models", models,
                  "run FILE's SQL first: rows of perf_model_user, your own FLOPs / bytes formulas per op name "
                  "(docs/perf_models.md)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--rules", rules,
+                 "run FILE's SQL after loading, before -o saves: rows of kernel_rule, your own kernel classes "
+                 "(docs/reports.md \"Kernel classes\"); they travel in the saved database")
       ->check(CLI::ExistingFile);
   app.add_flag("--bail", bail, "stop at the first error");
   app.add_flag("-q", quiet, "no banner or load summary");
@@ -118,6 +122,13 @@ int main(int argc, char** argv) {
 
   tlsql::Shell shell;
   shell.quiet = quiet;
+  auto read_file = [](const std::string& path) {
+    tlsql::note_input(path);
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
   try {
     shell.session = std::make_unique<tlsql::Session>(open_saved ? traces[0] : "");
     for (const std::string& c : captures) shell.session->add_captures(c);
@@ -129,6 +140,13 @@ int main(int argc, char** argv) {
         shell.session->attach(diff, "other");
       else
         shell.attach_trace(diff, "other");
+    }
+    if (!rules.empty()) {  // after the load, before the save: the rules travel in the database
+      shell.run_script(read_file(rules), rules);
+      if (shell.failed()) {
+        shell.close_output();
+        return 1;
+      }
     }
     if (!out_db.empty()) shell.save(out_db);
     if (!augment.empty()) {
@@ -145,13 +163,6 @@ int main(int argc, char** argv) {
   shell.output.wrap = wrap;
   shell.bail = bail;
 
-  auto read_file = [](const std::string& path) {
-    tlsql::note_input(path);
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  };
   if (!models.empty()) {  // before anything reads a perf number; a formula that fails stops the run
     shell.run_script(read_file(models), models);
     if (shell.failed()) {

@@ -217,7 +217,7 @@ void require_tlsql_database(sqlite3* db, const std::string& schema, const std::s
       {"event", "table"},         {"trace", "table"},       {"tlsql_self", "table"},     {"device", "table"},
       {"health", "table"},        {"launch_link", "table"}, {"captured_graph", "table"}, {"replay_graph", "table"},
       {"gpu_spec", "table"},      {"gpu_alias", "table"},   {"tlsql_perf", "table"},     {"op", "view"},
-      {"tlsql_schema", "virtual"}};
+      {"tlsql_schema", "virtual"}, {"kernel_rule", "table"}};
   sqlite3_stmt* q = nullptr;
   std::string sql = fmt::format("SELECT name, type, coalesce(sql, '') FROM {}.sqlite_schema", schema_sql(db, schema));
   int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr);

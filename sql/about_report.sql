@@ -54,6 +54,36 @@ SELECT CASE @report
   WHEN 'ops' THEN (SELECT note FROM model_cover)
   WHEN 'summary' THEN (SELECT note FROM model_cover)
 END;
+-- timeline, overlap, collectives: communication is what the kernel rules name or an op or
+-- annotation saying so launched (gpu_class). Kernels that neither classes, on a stream beside the
+-- trace's busiest one, holding >= 10% of the trace's kernel time, on a stream with no
+-- communication kernel, may be a library no rule knows: name the largest and the rule to add.
+SELECT CASE WHEN @report IN ('timeline', 'timeline_ranks', 'overlap', 'overlap_groups', 'collectives') THEN (
+    WITH k AS MATERIALIZED (SELECT trace, coalesce(stream, -1) AS stream, uid, name, dur FROM kernel WHERE dur > 0),
+    total AS (SELECT trace, total(dur) AS ns FROM k GROUP BY trace),
+    busiest AS (SELECT trace, stream FROM (SELECT trace, stream, row_number() OVER (PARTITION BY trace
+                                                                                 ORDER BY total(dur) DESC) AS r
+                                          FROM k GROUP BY trace, stream) WHERE r = 1),
+    side AS (SELECT k.trace, k.stream, k.name, total(k.dur) AS ns, b.stream AS main_stream
+             FROM k JOIN busiest b ON b.trace = k.trace AND k.stream <> b.stream
+             WHERE kernel_rule_of(k.name) IS NULL AND gpu_class(k.uid) = 'compute'
+               AND NOT EXISTS (SELECT 1 FROM k c WHERE c.trace = k.trace AND c.stream = k.stream
+                                                   AND gpu_class(c.uid) = 'communication')
+             GROUP BY k.trace, k.stream, k.name),
+    streams AS (SELECT trace, stream, main_stream, total(ns) AS ns FROM side GROUP BY trace, stream),
+    worst AS (SELECT s.trace, s.stream, s.main_stream, s.ns, t.ns AS trace_ns,
+                     (SELECT name FROM side WHERE side.trace = s.trace AND side.stream = s.stream
+                      ORDER BY ns DESC LIMIT 1) AS name
+              FROM streams s JOIN total t ON t.trace = s.trace
+              WHERE s.ns >= 0.1 * t.ns ORDER BY s.ns DESC LIMIT 1)
+    SELECT printf('%.3f ms of kernels (%.0f%% of trace %d''s kernel time) ran on stream %d beside stream %d, '
+                  || 'counted as computation: no kernel_rule names them and no op or annotation saying '
+                  || 'communication launched them (the largest: %s). If they communicate: '
+                  || 'INSERT INTO kernel_rule(pattern, class) VALUES (''*%s*'', ''communication'')',
+                  ns / 1e6, 100.0 * ns / trace_ns, trace, stream, main_stream, short_name(name),
+                  lower(short_name(name)))
+    FROM worst)
+END;
 -- diff: pairs events by name. When most names of the side it compares (GPU work, unless @device
 -- 'CPU') are on one side only, as between GPU vendors, libraries or dtypes (CUDA's and HIP's
 -- kernels never share a name), its rows say little: point at the reports that pair by op. Names

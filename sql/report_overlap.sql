@@ -1,6 +1,6 @@
 -- per rank: % of communication time overlapped by computation (HTA get_comm_comp_overlap), communication kernels, bytes, ms, exposed ms, intra- / inter-node ms; @steps @rank @gpus_per_node (overlap_groups: per process group and phase)
--- GPU work by the one classifier (gpu_class_of: NCCL / RCCL, vLLM's custom all-reduce, ... are
--- communication; memcpys and memsets are neither side). comm_ms: the union of the communication
+-- GPU work by the one classifier (gpu_class: the kernel_rule table, NCCL / RCCL, vLLM's custom
+-- all-reduce, ..., then what launched a kernel no rule names; memcpys and memsets are neither side). comm_ms: the union of the communication
 -- kernels; overlapped_ms: the part of it during which computation kernels run (HTA's numerator);
 -- comp_comm_overlap_pct = 100 x overlapped / comm (HTA's name and meaning; NULL without
 -- communication); exposed_comm_ms = comm - overlapped. intra_node_ms / inter_node_ms: the summed
@@ -10,7 +10,7 @@
 WITH overlap_rows AS MATERIALIZED (
   SELECT * FROM (
     SELECT g.trace, g.rank, g.uid, g.ts, g.end, g.dur,
-           CASE gpu_class_of(g.kind, g.name) WHEN 'communication' THEN 'comm' WHEN 'compute' THEN 'comp' END AS cls
+           CASE gpu_class(g.uid) WHEN 'communication' THEN 'comm' WHEN 'compute' THEN 'comp' END AS cls
     FROM gpu_steps g
     WHERE (@rank IS NULL OR g.rank = @rank)
       AND CASE coalesce(@steps, 'complete') WHEN 'all' THEN 1 WHEN 'complete' THEN g.complete ELSE g.step = @steps END)

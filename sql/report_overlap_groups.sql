@@ -1,11 +1,11 @@
 -- per rank, process group and training phase (forward / backward / optimizer) of the collectives: kernels, bytes, summed ms, exposed ms (not overlapped by the rank's computation); @steps @rank
--- As the overlap report: gpu_class_of's communication and computation kernels, @steps 'complete'
+-- As the overlap report: gpu_class's communication and computation kernels, @steps 'complete'
 -- (default, HTA's selection), 'all' or a step number. process_group: "Process Group Name" ('' when
 -- not recorded); phase: collective_kernel's (the launching op's). exposed_comm_ms: the group's
 -- communication time not covered by the rank's computation kernels.
 WITH overlap_group_rows AS MATERIALIZED (
   SELECT g.trace, g.uid, g.ts, g.end, g.dur,
-         CASE gpu_class_of(g.kind, g.name) WHEN 'communication' THEN 'comm' WHEN 'compute' THEN 'comp' END AS cls
+         CASE gpu_class(g.uid) WHEN 'communication' THEN 'comm' WHEN 'compute' THEN 'comp' END AS cls
   FROM gpu_steps g
   WHERE (@rank IS NULL OR g.rank = @rank)
     AND CASE coalesce(@steps, 'complete') WHEN 'all' THEN 1 WHEN 'complete' THEN g.complete ELSE g.step = @steps END),

@@ -1,6 +1,7 @@
 -- per rank: the timeline report's rows with the rank first (what `timeline` prints when several traces are loaded); @steps @rank @linked @iteration @phase
--- GPU events: kernels, memcpys, memsets, by gpu_class_of(kind, name, 'tracelens'): memcpy = gpu_memcpy events;
--- communication = kernels of a communication library (NCCL / RCCL, vLLM's custom all-reduce, ...);
+-- GPU events: kernels, memcpys, memsets, by gpu_class(uid, 'tracelens'): memcpy = gpu_memcpy events;
+-- communication = kernels the kernel_rule table names (NCCL / RCCL, vLLM's custom all-reduce, ...)
+-- or that an op or annotation saying communication launched (TraceLens knows names only);
 -- computation = the rest (memsets included, as TraceLens). Exposed communication: not
 -- overlapped by computation; exposed memcpy: overlapped by neither. total = first GPU start to last
 -- GPU end; idle = total - busy. @steps: 'all' (default, every GPU event), 'complete' (every
@@ -12,7 +13,7 @@
 -- for one trace (TraceLens's layout); with several traces loaded it prints this one instead
 -- (sql/fallback_report.sql), so that each report's columns are the same whatever the parameters.
 WITH sel AS (SELECT g.trace, g.ts, g.end AS e_end,
-                    CASE gpu_class_of(g.kind, g.name, 'tracelens') WHEN 'memcpy' THEN 'memcpy'
+                    CASE gpu_class(g.uid, 'tracelens') WHEN 'memcpy' THEN 'memcpy'
                          WHEN 'communication' THEN 'comm' ELSE 'comp' END AS type
              FROM gpu_steps g
              WHERE (@rank IS NULL OR g.rank = @rank)

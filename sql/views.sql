@@ -49,12 +49,13 @@ CREATE VIEW IF NOT EXISTS @schema.graph_replay AS
        LEFT JOIN replay_graph rg ON rg.launch = l.runtime
   WHERE is_graph_launch(r.name);
 
--- Communication kernels (gpu_class: NCCL / RCCL, vLLM's custom all-reduce, ...) with what the
--- collectives and overlap reports read of them. coll: collective_name (udf/gpu_class.h: one
--- spelling, AllReduce, AllGather, ...) of the kernel's "Collective name" arg, else of its name
--- (ncclDevKernel_AllGather_..., cross_device_reduce_...), else of the nearest op above it that
--- names one (RCCL's ncclDevKernel_Generic runs every collective: nccl:broadcast above it says
--- which), else the kernel's short name. pg:
+-- Communication kernels (gpu_class: the kernel_rule table, NCCL / RCCL, vLLM's custom all-reduce,
+-- ..., then what launched a kernel no rule names) with what the collectives and overlap reports
+-- read of them. coll: collective_name (udf/gpu_class.h: one spelling, AllReduce, AllGather, ...)
+-- of the kernel's "Collective name" arg, else of its name (ncclDevKernel_AllGather_...,
+-- cross_device_reduce_...), else of its kernel rule's subclass (all_to_all), else of the nearest
+-- op above it that names one (RCCL's ncclDevKernel_Generic runs every collective: nccl:broadcast
+-- above it says which), else the kernel's short name. pg:
 -- "Process Group Name" ('' if not recorded); group_ranks: "Process Group Ranks" (JSON array);
 -- bytes: "In msg nelems" x dtype bytes (max of in / out, for all-gather), NULL when not recorded.
 -- phase: the training phase of the op that launched it: optimizer under an Optimizer.* range
@@ -72,6 +73,7 @@ SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
                             WHERE ae.fwd IS NOT NULL OR ae.name LIKE 'autograd::engine::evaluate_function%')
             THEN 'backward' ELSE 'forward' END AS phase,
        coalesce(collective_name(k.args ->> '$."Collective name"'), collective_name(k.name),
+                collective_name(kernel_subclass(k.name, (SELECT name FROM tlsql_schema))),
                 (SELECT collective_name(ae.name) FROM ancestors(k.uid, (SELECT name FROM tlsql_schema)) a
                  JOIN event ae ON ae.uid = a.uid
                  WHERE ae.kind IN ('cpu_op', 'annotation') AND op_category(ae.name) = 'comm'
@@ -82,7 +84,7 @@ SELECT k.uid, k.trace, t.rank, k.ts, k.dur,
        max(coalesce(k.args ->> '$."In msg nelems"', 0), coalesce(k.args ->> '$."Out msg nelems"', 0))
          * nullif(dtype_bytes(k.args ->> '$.dtype'), 0) AS bytes
 FROM kernel k JOIN trace t ON t.id = k.trace LEFT JOIN event lo ON lo.uid = k.launcher
-WHERE gpu_class_of(k.kind, k.name) = 'communication';
+WHERE gpu_class(k.uid, NULL, (SELECT name FROM tlsql_schema)) = 'communication';
 
 -- The caching allocator's [memory] events (torch.profiler with profile_memory=True): one row per
 -- allocation (bytes > 0) or free (bytes < 0) with the device's totals after it. device: 'cpu',

@@ -72,6 +72,7 @@ bool Statement::step() {
 void create_schema(sqlite3* db, const std::string& schema) {
   exec_sql(db, sql_for("schema", schema));
   exec_sql(db, sql_for("gpu_spec", schema));
+  exec_sql(db, sql_for("kernel_rules", schema));
 }
 
 namespace {

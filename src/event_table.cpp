@@ -871,14 +871,19 @@ void save_database(sqlite3* db, const std::string& path, const std::function<voi
   try {
     attach_save();
     exec_sql(db, "PRAGMA save.page_size=65536;");
-    for (const char* part : {"schema", "event_table", "event_generated", "indexes", "views", "gpu_spec"})
+    for (const char* part :
+         {"schema", "event_table", "event_generated", "indexes", "views", "gpu_spec", "kernel_rules"})
       exec_sql(db, sql_for(part, "save"));
     exec_sql(db, "BEGIN");
-    // gpu_spec as the session has it (the user may have edited it), not the shipped defaults.
-    exec_sql(db, "DELETE FROM save.gpu_spec; DELETE FROM save.gpu_alias;");
+    // gpu_spec and the kernel rules as the session has them (the user may have edited them), not
+    // the shipped defaults.
+    exec_sql(db, "DELETE FROM save.gpu_spec; DELETE FROM save.gpu_alias; DELETE FROM save.kernel_rule;");
     for (const char* t :
          {"trace", "device", "health", "launch_link", "captured_graph", "replay_graph", "gpu_spec", "gpu_alias"})
       exec_sql(db, fmt::format("INSERT INTO save.{0} SELECT * FROM main.{0}", t));
+    exec_sql(db,
+             "INSERT INTO save.kernel_rule(pattern, class, subclass, source, priority) "
+             "SELECT pattern, class, subclass, source, priority FROM main.kernel_rule ORDER BY rowid");
     const EventStore* store = loaded_store(db, "main");
     if (!store) {  // main's event is a real table (no trace loaded): SQL copies it
       std::string cols;

@@ -1,7 +1,14 @@
 #include "udf/gpu_class.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <string>
+
+#include "src/sql_assets.h"
+#include "src/sql_names.h"
+#include "src/sqlite_util.h"
 
 namespace tlsql {
 
@@ -40,11 +47,10 @@ const char* gpu_class_name(GpuClass c) {
 }
 
 bool communication_kernel(std::string_view name) {
-  // Library and kernel names, not words: inductor fuses an all() reduction into kernels named
-  // triton_poi_fused_..._all_reduce_..., which compute.
-  return contains_any(lowercase(name),
-                      {"nccl", "rccl", "msccl", "cross_device_reduce", "quickreduce", "one_shot_all_reduce",
-                       "two_shot_all_reduce", "multimem_", "deep_ep::", "nvshmem"});
+  // The shipped kernel rules (library and kernel names, not words: inductor fuses an all()
+  // reduction into kernels named triton_poi_fused_..._all_reduce_..., which compute).
+  const KernelRule* r = KernelRules::shipped().match(name);
+  return r && r->cls == GpuClass::communication;
 }
 
 bool communication_op(std::string_view name) {
@@ -83,18 +89,104 @@ std::string collective_name(std::string_view name) {
   return "";
 }
 
-GpuClass classify_gpu(Kind kind, std::string_view name, GpuRule rule) {
+const KernelRule* KernelRules::match(std::string_view name) const {
+  const std::string l = lowercase(name);
+  for (const KernelRule& r : rules_)
+    if (sqlite3_strglob(r.pattern.c_str(), l.c_str()) == 0) return &r;
+  return nullptr;
+}
+
+namespace {
+constexpr size_t kMaxPattern = 256, kMaxStars = 8, kMaxRules = 10000;
+
+// kernel_rule's rows in the order they apply; throws SqlError for a row tlsql would not write.
+std::vector<KernelRule> read_rules(sqlite3* db, const std::string& q) {
+  Statement s(db, fmt::format("SELECT pattern, class, coalesce(subclass, ''), coalesce(source, '') FROM {}.kernel_rule "
+                              "ORDER BY priority DESC, rowid",
+                              q));
+  std::vector<KernelRule> out;
+  while (s.step()) {
+    auto text = [&](int c) {
+      const unsigned char* t = sqlite3_column_text(s.get(), c);
+      return t ? std::string((const char*)t, (size_t)sqlite3_column_bytes(s.get(), c)) : std::string();
+    };
+    KernelRule r{text(0), GpuClass::none, text(2), text(3)};
+    const std::string cls = text(1);
+    r.cls = cls == "communication" ? GpuClass::communication : cls == "compute" ? GpuClass::compute : GpuClass::none;
+    if (r.cls == GpuClass::none)
+      throw SqlError(fmt::format("kernel_rule '{}': class '{}' is not 'communication' or 'compute'", r.pattern, cls));
+    if (r.pattern.size() > kMaxPattern || (size_t)std::count(r.pattern.begin(), r.pattern.end(), '*') > kMaxStars ||
+        r.pattern.find('\0') != std::string::npos)
+      throw SqlError(fmt::format("kernel_rule '{}': a pattern has at most {} bytes and {} '*'", r.pattern.substr(0, 60),
+                                 kMaxPattern, kMaxStars));
+    if (out.size() == kMaxRules) throw SqlError(fmt::format("kernel_rule: more than {} rules", kMaxRules));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+}  // namespace
+
+const KernelRules& KernelRules::shipped() {
+  // The asset run into a database of its own: sql/kernel_rules.sql stays the one list.
+  static const KernelRules rules = [] {
+    sqlite3* db = nullptr;
+    sqlite3_open(":memory:", &db);
+    std::vector<KernelRule> r;
+    try {
+      exec_sql(db, sql_for("kernel_rules", "main"));
+      r = read_rules(db, "main");
+    } catch (const std::exception&) {
+    }
+    sqlite3_close(db);
+    return KernelRules(std::move(r));
+  }();
+  return rules;
+}
+
+KernelRules KernelRules::read(sqlite3* db, const std::string& schema) {
+  const std::string q = schema_sql(db, schema);
+  sqlite3_stmt* probe = nullptr;
+  const bool has =
+      sqlite3_prepare_v2(db, fmt::format("SELECT 1 FROM {}.kernel_rule", q).c_str(), -1, &probe, nullptr) == SQLITE_OK;
+  sqlite3_finalize(probe);
+  return has ? KernelRules(read_rules(db, q)) : shipped();
+}
+
+bool communication_context(Kind kind, std::string_view name) {
+  if (kind != Kind::cpu_op && kind != Kind::annotation) return false;
+  if (communication_op(name)) return true;
+  const std::string l = lowercase(name);
+  for (size_t i = 0; i < l.size();) {
+    size_t j = i;
+    while (j < l.size() && std::isalnum((unsigned char)l[j])) ++j;
+    const std::string_view word(l.data() + i, j - i);
+    if (word == "dispatch" || word == "combine") return true;
+    i = j + 1;
+  }
+  return false;
+}
+
+GpuClass classify_gpu(Kind kind, std::string_view name, GpuRule rule, const KernelRules& rules,
+                      bool under_communication) {
+  auto by_rules = [&] {
+    if (const KernelRule* r = rules.match(name)) return r->cls;
+    return under_communication ? GpuClass::communication : GpuClass::compute;
+  };
   switch (kind) {
     case Kind::memcpy: return GpuClass::memcpy;
     case Kind::memset:
       if (rule != GpuRule::tracelens) return GpuClass::memset;
-      return communication_kernel(name) ? GpuClass::communication : GpuClass::compute;
+      return by_rules();
     case Kind::kernel:
       if (rule == GpuRule::hta)
         return lowercase(name).find("nccl") != std::string::npos ? GpuClass::communication : GpuClass::compute;
-      return communication_kernel(name) ? GpuClass::communication : GpuClass::compute;
+      return by_rules();
     default: return GpuClass::none;
   }
+}
+
+GpuClass classify_gpu(Kind kind, std::string_view name, GpuRule rule) {
+  return classify_gpu(kind, name, rule, KernelRules::shipped(), false);
 }
 
 }  // namespace tlsql

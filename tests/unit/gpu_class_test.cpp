@@ -101,3 +101,40 @@ TEST_CASE("collective names: one spelling for args, kernel names and op names") 
   CHECK(collective_name("record_param_comms").empty());
   CHECK(collective_name("void deep_ep::intranode::dispatch<8, 768, 8192>(...)").empty());
 }
+
+TEST_CASE("kernel rules: the shipped table, GLOB over the lower-cased name, first match in order") {
+  const tlsql::KernelRules& shipped = tlsql::KernelRules::shipped();
+  REQUIRE(shipped.rules().size() >= 20);  // sql/kernel_rules.sql, read through SQLite
+  const tlsql::KernelRule* r = shipped.match("void deep_ep::internode::combine<8>(int*)");
+  REQUIRE(r);
+  CHECK(r->cls == GpuClass::communication);
+  CHECK(r->subclass == "all_to_all");
+  CHECK(shipped.match("NCCLDEVKERNEL_X")->pattern == "*nccl*");  // case does not matter
+  CHECK(shipped.match("void mylib::ep::internode::dispatch<8>(int*)") == nullptr);
+  // Users' rules come first (priority), then in insertion order.
+  tlsql::KernelRules user(
+      {{"*mylib::ep::*", GpuClass::communication, "all_to_all", "user"}, {"*mylib*", GpuClass::compute, "", "user"}});
+  CHECK(user.match("void mylib::ep::x")->cls == GpuClass::communication);
+  CHECK(user.match("void mylib::gemm")->cls == GpuClass::compute);
+  CHECK(classify_gpu(Kind::kernel, "void mylib::ep::x", GpuRule::tlsql, user, false) == GpuClass::communication);
+  // No rule: what launched it decides.
+  CHECK(classify_gpu(Kind::kernel, "void other::k", GpuRule::tlsql, user, true) == GpuClass::communication);
+  CHECK(classify_gpu(Kind::kernel, "void other::k", GpuRule::tlsql, user, false) == GpuClass::compute);
+  // HTA's rule is HTA's: kernels named nccl only.
+  CHECK(classify_gpu(Kind::kernel, "void mylib::ep::x", GpuRule::hta, user, true) == GpuClass::compute);
+}
+
+TEST_CASE("what makes the kernels an op or annotation launches communication") {
+  using tlsql::communication_context;
+  for (const char* name : {"dispatch(F)", "combine(B)", "moe_dispatch", "c10d::allreduce_", "record_param_comms",
+                           "nccl:all_to_all", "MoE.all_to_all"}) {
+    CAPTURE(name);
+    CHECK(communication_context(Kind::annotation, name));
+    CHECK(communication_context(Kind::cpu_op, name));
+  }
+  // Words, not substrings; python frames never (torch's __torch_dispatch__ wraps compute).
+  for (const char* name : {"dispatcher_setup", "recombined", "aten::mm", "triton_poi_fused_all_reduce_0"})
+    CHECK_FALSE(communication_context(Kind::annotation, name));
+  CHECK_FALSE(communication_context(Kind::python, "torch/utils/_python_dispatch.py(12): __torch_dispatch__"));
+  CHECK_FALSE(communication_context(Kind::runtime, "dispatch"));
+}

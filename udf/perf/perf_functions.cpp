@@ -15,6 +15,7 @@
 #include "src/sql_names.h"
 #include "udf/connection_cache.h"
 #include "udf/gpu_class.h"
+#include "udf/gpu_class_schema.h"
 #include "udf/perf/name_memo.h"
 #include "udf/perf/perf_model.h"
 #include "udf/perf/perf_sum.h"
@@ -498,19 +499,22 @@ void class_result(sqlite3_context* ctx, GpuClass c) {
 }
 
 // gpu_class(uid [, rule [, schema]]): 'compute', 'communication', 'memcpy' or 'memset' for GPU
-// work, NULL for other events; rule 'tlsql' (default), 'tracelens' or 'hta' (gpu_class.h).
+// work, NULL for other events; rule 'tlsql' (default), 'tracelens' or 'hta' (gpu_class.h): the
+// schema's kernel rules, then what launched the kernel (gpu_class_schema.h).
 void gpu_class_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   GpuRule rule;
   if (!rule_arg(ctx, argc > 1 ? argv[1] : nullptr, "gpu_class", rule)) return;
-  sqlite3_value* args[2] = {argv[0], argc > 2 ? argv[2] : nullptr};
-  int64_t uid, r;
-  auto t = perf_row(ctx, argc > 2 ? 2 : 1, args, "gpu_class", uid, r);
-  if (t) class_result(ctx, t->gpu_class((size_t)r, rule));
+  int64_t uid;
+  if (!uid_arg(ctx, argv[0], "gpu_class", uid)) return;
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  std::unique_ptr<SchemaGpuClasses> own;
+  auto c = schema_gpu_classes(db, schema_arg(db, argc > 2 ? argv[2] : nullptr), own).of_event(uid, rule);
+  if (!c) throw FunctionError(fmt::format("no event has uid {}", uid));
+  class_result(ctx, *c);
 }
 
-// gpu_class_of(kind, name [, rule]): the same class from an event's kind and name, without the
-// perf pass that gpu_class(uid) reads (the timeline, temporal and collectives reports classify
-// every GPU event and need nothing else of it). Kernel names repeat: each is classified once.
+// gpu_class_of(kind, name [, rule [, schema]]): the class an event of that kind and name gets by
+// the schema's kernel rules alone (what launched it aside: gpu_class(uid) says that too).
 void gpu_class_of_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   GpuRule rule;
   if (!rule_arg(ctx, argc > 2 ? argv[2] : nullptr, "gpu_class_of", rule)) return;
@@ -519,13 +523,26 @@ void gpu_class_of_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!k || !n) return sqlite3_result_null(ctx);
   const Kind kind = kind_from_name(reinterpret_cast<const char*>(k));
   if (!is_gpu_work(kind)) return sqlite3_result_null(ctx);
-  thread_local NameMemo<GpuClass> seen[3][kGpuRules];
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  std::unique_ptr<SchemaGpuClasses> own;
   const std::string_view name(reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[1]));
-  const GpuClass c = seen[kind == Kind::kernel   ? 0
-                          : kind == Kind::memcpy ? 1
-                                                 : 2][(int)rule]
-                         .get(name, [&](std::string_view v) { return classify_gpu(kind, v, rule); });
-  class_result(ctx, c);
+  class_result(ctx,
+               schema_gpu_classes(db, schema_arg(db, argc > 3 ? argv[3] : nullptr), own).of_name(kind, name, rule));
+}
+
+// kernel_rule_of(name [, schema]): the pattern of the kernel rule that classes a kernel of that
+// name, NULL when none does (then what launched it decides).
+void kernel_rule_of_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  const unsigned char* n = sqlite3_value_text(argv[0]);
+  if (!n) return sqlite3_result_null(ctx);
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  std::unique_ptr<SchemaGpuClasses> own;
+  const std::string_view name(reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[0]));
+  const KernelRule* r = schema_gpu_classes(db, schema_arg(db, argc > 1 ? argv[1] : nullptr), own).rule_for(name);
+  if (!r) return sqlite3_result_null(ctx);
+  const std::string& v = function_data(ctx) ? r->subclass : r->pattern;
+  if (v.empty()) return sqlite3_result_null(ctx);
+  sqlite3_result_text(ctx, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
 }
 
 // has_perf_model(name) / op_category(name): the connection's user models (user_models.h) first.
@@ -688,8 +705,9 @@ std::vector<SqlFunction> perf_functions() {
   sum.max_args = 2, sum.fn = perf_sum_step, sum.final = perf_sum_final;
   v.push_back(sum);
   SqlFunction cls{"gpu_class", "(uid [, rule [, schema]])",
-                  "'compute', 'communication', 'memcpy' or 'memset' for GPU work (NULL otherwise); rule 'tlsql' "
-                  "(default), 'tracelens' (memsets are computation) or 'hta' (communication = kernels named nccl)"};
+                  "'compute', 'communication', 'memcpy' or 'memset' for GPU work (NULL otherwise): the kernel_rule "
+                  "table, then what launched it; rule 'tlsql' (default), 'tracelens' (memsets are computation) or "
+                  "'hta' (communication = kernels named nccl)"};
   cls.max_args = 3, cls.fn = gpu_class_fn;
   v.push_back(cls);
   SqlFunction rows{
@@ -734,11 +752,20 @@ std::vector<SqlFunction> perf_functions() {
                   "missing' (a convolution's stride / padding); NULL when it has one or the reason is another"};
   gap.min_args = gap.max_args = 2, gap.fn = model_gap_fn;
   v.push_back(gap);
-  SqlFunction cls_of{"gpu_class_of", "(kind, name [, rule])",
-                     "gpu_class from an event's kind and name, without the perf pass (what the reports use)"};
-  cls_of.min_args = 2, cls_of.max_args = 3, cls_of.fn = gpu_class_of_fn;
-  cls_of.flags |= SQLITE_DETERMINISTIC;
+  SqlFunction cls_of{"gpu_class_of", "(kind, name [, rule [, schema]])",
+                     "gpu_class from an event's kind and name by the kernel_rule table alone"};
+  cls_of.min_args = 2, cls_of.max_args = 4, cls_of.fn = gpu_class_of_fn;
   v.push_back(cls_of);
+  SqlFunction rule_of{"kernel_rule_of", "(name [, schema])",
+                      "the kernel_rule pattern that classes a kernel of that name; NULL when none does"};
+  rule_of.min_args = 1, rule_of.max_args = 2, rule_of.fn = kernel_rule_of_fn;
+  v.push_back(rule_of);
+  SqlFunction subclass{"kernel_subclass", "(name [, schema])",
+                       "the subclass (all_to_all, all_reduce, gemm, attention, ...) of the kernel_rule that classes a "
+                       "kernel of that name; NULL when none does or it names none"};
+  subclass.min_args = 1, subclass.max_args = 2, subclass.fn = kernel_rule_of_fn;
+  subclass.user_data = reinterpret_cast<void*>(1);
+  v.push_back(subclass);
   pure("dtype_bytes", "(type)", "bytes per element of a trace dtype ('c10::BFloat16' -> 2)", dtype_bytes_fn);
   pure("numel", "(dims_json)", "elements of a shape ('[2, 3]' -> 6)", numel_fn);
   return v;

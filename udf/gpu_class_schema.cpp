@@ -1,0 +1,105 @@
+#include "udf/gpu_class_schema.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "src/kind.h"
+#include "src/sql_names.h"
+#include "src/sqlite_util.h"
+#include "udf/connection_cache.h"
+#include "udf/tree/tree_access.h"
+
+namespace tlsql {
+
+SchemaGpuClasses::SchemaGpuClasses(sqlite3* db, std::string schema) : db_(db), schema_(std::move(schema)) { refresh(); }
+
+void SchemaGpuClasses::refresh() {
+  // Rules are rows the user may INSERT at any time: a change on this connection shows in
+  // total_changes, a cheap counter, and the table is read again only then.
+  const int64_t now = sqlite3_total_changes64(db_);
+  if (now == changes_) return;
+  KernelRules rules = KernelRules::read(db_, schema_);
+  changes_ = now;
+  if (rules == rules_ && !rules_.rules().empty()) return;
+  rules_ = std::move(rules);
+  rule_of_ = {};
+}
+
+const KernelRule* SchemaGpuClasses::rule_for(std::string_view name) {
+  refresh();
+  const int i = rule_of_.get(name, [&](std::string_view n) {
+    const KernelRule* r = rules_.match(n);
+    return r ? (int)(r - rules_.rules().data()) : -1;
+  });
+  return i < 0 ? nullptr : &rules_.rules()[(size_t)i];
+}
+
+GpuClass SchemaGpuClasses::of_name(Kind kind, std::string_view name, GpuRule rule) {
+  if (!is_gpu_work(kind)) return GpuClass::none;
+  if (kind == Kind::memcpy || rule == GpuRule::hta || (kind == Kind::memset && rule == GpuRule::tlsql))
+    return classify_gpu(kind, name, rule, rules_, false);  // (the rules do not decide these)
+  const KernelRule* r = rule_for(name);
+  return r ? r->cls : GpuClass::compute;
+}
+
+void SchemaGpuClasses::find_structure() {
+  if (structure_known_) return;
+  // The ops and annotations that say communication, then the GPU work beneath each with no other
+  // op or annotation in between: what launched a kernel is its innermost op or annotation
+  // (torchrec's "## KJTAllToAllTensorsAwaitable wait() ##" wraps fbgemm's permutes, which compute).
+  std::unique_ptr<TreeAccess> own;
+  TreeAccess* tree = tree_for(db_, schema_, own);
+  if (!tree->ok()) throw SqlError(tree->error());
+  Statement q(db_, fmt::format("SELECT uid, kind, name FROM {}.event WHERE kind IN ('cpu_op', 'annotation')",
+                               schema_sql(db_, schema_)));
+  std::vector<int64_t> roots;
+  while (q.step()) {
+    const unsigned char* k = sqlite3_column_text(q.get(), 1);
+    const unsigned char* n = sqlite3_column_text(q.get(), 2);
+    if (k && n && communication_context(kind_from_name((const char*)k), (const char*)n))
+      roots.push_back(sqlite3_column_int64(q.get(), 0));
+  }
+  std::unordered_set<int64_t> seen;  // (a file's parent links may loop: each node once)
+  for (int64_t root : roots) {
+    std::vector<int64_t> stack = tree->children(root);
+    while (!stack.empty()) {
+      const int64_t u = stack.back();
+      stack.pop_back();
+      if (!seen.insert(u).second) continue;
+      auto row = tree->row(u);
+      if (!row) continue;
+      const Kind k = kind_from_name(row->kind);
+      if (k == Kind::cpu_op || k == Kind::annotation) continue;  // its own launcher: a root if it says so
+      if (is_gpu_work(k)) under_communication_.insert(u);
+      for (int64_t c : tree->children(u)) stack.push_back(c);
+    }
+    if (std::string e = tree->take_walk_error(); !e.empty()) throw SqlError(e);
+  }
+  structure_known_ = true;
+}
+
+std::optional<GpuClass> SchemaGpuClasses::of_event(int64_t uid, GpuRule rule) {
+  std::unique_ptr<TreeAccess> own;
+  TreeAccess* tree = tree_for(db_, schema_, own);
+  if (!tree->ok()) throw SqlError(tree->error());
+  auto row = tree->row(uid);
+  if (!row) return std::nullopt;
+  const Kind kind = kind_from_name(row->kind);
+  const GpuClass by_name = of_name(kind, row->name, rule);
+  // A kernel no rule names is communication when a communication_context launched it.
+  if (by_name != GpuClass::compute || rule == GpuRule::hta || rule_for(row->name)) return by_name;
+  if (kind != Kind::kernel && !(kind == Kind::memset && rule == GpuRule::tracelens)) return by_name;
+  find_structure();
+  return under_communication_.count(uid) ? GpuClass::communication : GpuClass::compute;
+}
+
+SchemaGpuClasses& schema_gpu_classes(sqlite3* db, const std::string& schema, std::unique_ptr<SchemaGpuClasses>& own) {
+  auto make = [&] { return std::make_unique<SchemaGpuClasses>(db, schema); };
+  if (auto* c = connection_cached<SchemaGpuClasses>(db, "gpu_classes:" + schema, schema_identity(db, schema), make))
+    return *c;
+  own = make();
+  return *own;
+}
+
+}  // namespace tlsql

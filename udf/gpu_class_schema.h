@@ -1,0 +1,47 @@
+// The GPU classes of one schema's events (gpu_class.h's rules applied to what the schema holds):
+// its kernel_rule table, re-read when the connection has changed rows since (an INSERT of a rule
+// shows at once), and the GPU events that a communication_context launched. gpu_class(uid),
+// gpu_class_of(kind, name), kernel_rule_of(name) and through them every report and picture.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+
+#include "udf/gpu_class.h"
+#include "udf/perf/name_memo.h"
+
+namespace tlsql {
+
+class SchemaGpuClasses {
+ public:
+  SchemaGpuClasses(sqlite3* db, std::string schema);
+  // The class of an event of that kind and name by the rules alone.
+  GpuClass of_name(Kind kind, std::string_view name, GpuRule rule);
+  // The class of event `uid`: the rules, then what launched it. nullopt: no event has that uid.
+  std::optional<GpuClass> of_event(int64_t uid, GpuRule rule);
+  // The rule that classes a kernel of that name, or nullptr.
+  const KernelRule* rule_for(std::string_view name);
+
+ private:
+  void refresh();         // re-reads the rules when the connection changed rows since
+  void find_structure();  // the GPU events below a communication_context (once)
+
+  sqlite3* db_;
+  std::string schema_;
+  int64_t changes_ = -1;
+  KernelRules rules_;
+  NameMemo<int> rule_of_;  // index in rules_, -1 for none
+  bool structure_known_ = false;
+  std::unordered_set<int64_t> under_communication_;
+};
+
+// The connection's SchemaGpuClasses for `schema` (connection_cache.h: kept for what the schema
+// holds), else one made into `own`. Throws SqlError (a kernel_rule row tlsql would not write).
+SchemaGpuClasses& schema_gpu_classes(sqlite3* db, const std::string& schema, std::unique_ptr<SchemaGpuClasses>& own);
+
+}  // namespace tlsql
