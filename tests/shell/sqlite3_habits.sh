@@ -52,7 +52,7 @@ fi
 got=$("$tlsql" -q "$t" -c ".mode tabs" -c ".mode")
 [ "$got" = "current output mode: tabs" ] || fail ".mode: $got"
 got=$("$tlsql" -q "$t" -c ".tables k%")
-[ "$(echo $got)" = "kernel" ] || fail ".tables k%: $got"
+[ "$(echo $got)" = "kernel kernel_rule" ] || fail ".tables k%: $got"
 got=$("$tlsql" -q "$t" -c ".schema event")
 case "$got" in *"CREATE VIRTUAL TABLE event USING tlsql_event("*");"*"  input_dims TEXT,"*"  concrete_inputs TEXT"*) ;;
   *) fail ".schema event shows no columns: $got" ;; esac
