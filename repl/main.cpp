@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "tlsql: error: {} (tlsql --help)\n", e.what());
+    tlsql::say(stderr, fmt::format("tlsql: error: {} (tlsql --help)\n", e.what()));
     return 1;
   }
 
@@ -111,8 +111,9 @@ int main(int argc, char** argv) {
   bool open_saved = traces.size() == 1 && tlsql::is_sqlite_file(traces[0]);
   for (size_t i = 0; i < traces.size() && !open_saved; ++i)
     if (tlsql::is_sqlite_file(traces[i])) {
-      fmt::print(stderr, "tlsql: error: {}: a saved database can only be opened on its own, not with traces\n",
-                 traces[i]);
+      tlsql::say(stderr,
+                 fmt::format("tlsql: error: {}: a saved database can only be opened on its own, not with traces\n",
+                             traces[i]));
       return 1;
     }
 
@@ -136,7 +137,7 @@ int main(int argc, char** argv) {
       tlsql::augment_trace(*shell.session, traces[0], augment);
     }
   } catch (const std::exception& e) {
-    fmt::print(stderr, "tlsql: error: {}\n", e.what());
+    tlsql::say(stderr, fmt::format("tlsql: error: {}\n", e.what()));  // (load errors quote file names)
     return 1;
   }
 
@@ -188,7 +189,7 @@ int main(int argc, char** argv) {
     try {
       (shell.*write)(*file);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "tlsql: error: {}\n", e.what());
+      tlsql::say(stderr, fmt::format("tlsql: error: {}\n", e.what()));
       return 1;
     }
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "src/terminal.h"
 #include "udf/registry.h"
 #include "udf/replay/replay_client.h"
 #include "udf/tree/tree_access.h"
@@ -47,7 +48,7 @@ namespace {
 
 // NULL, and the reason on stderr (the row goes on; SQL has no warnings).
 void null_because(sqlite3_context* ctx, const char* fn, int64_t uid, const std::string& why) {
-  fmt::print(stderr, "{}({}): {}\n", fn, uid, why);
+  say(stderr, fmt::format("{}({}): {}\n", fn, uid, why));  // (the worker's reason quotes op names)
   sqlite3_result_null(ctx);
 }
 
