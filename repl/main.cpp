@@ -146,12 +146,13 @@ int main(int argc, char** argv) {
   shell.output.wrap = wrap;
   shell.bail = bail;
 
-  auto read_file = [](const std::string& path) {
-    tlsql::note_input(path);
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+  auto read_file = [&shell](const std::string& path) {
+    try {
+      return tlsql::read_input_file(path);
+    } catch (const std::exception& e) {
+      shell.complain(e.what());
+      return std::string();
+    }
   };
   if (!models.empty()) {  // before anything reads a perf number; a formula that fails stops the run
     shell.run_script(read_file(models), models);

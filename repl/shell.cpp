@@ -428,14 +428,10 @@ void Shell::redirect(const std::string& file, bool once) {
 }
 
 bool Shell::read_script(const std::string& path) {
-  note_input(path);
-  std::ifstream f(path, std::ios::binary);
-  if (path.empty() || !f) throw std::runtime_error(fmt::format("cannot open '{}'", path));
   if (read_depth_ > 16) throw std::runtime_error(".read nested too deeply");
-  std::stringstream ss;
-  ss << f.rdbuf();
+  const std::string text = read_input_file(path);
   ++read_depth_;
-  const bool go_on = run_script(ss.str(), path);
+  const bool go_on = run_script(text, path);
   --read_depth_;
   return go_on;
 }

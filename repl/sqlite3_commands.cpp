@@ -123,9 +123,7 @@ void dump(Shell& sh, const std::string& like) {
 }
 
 void import_csv(Shell& sh, const std::string& path, const std::string& table) {
-  note_input(path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error(fmt::format(".import: cannot open '{}'", path));
+  std::ifstream f = open_input_file(path);
   // RFC 4180 fields: quoted fields may hold commas, doubled quotes and newlines.
   auto next_record = [&](std::vector<std::string>& fields) {
     fields.clear();
