@@ -419,8 +419,8 @@ void Shell::redirect(const std::string& file, bool once) {
   if (out_ && fclose(out_) != 0) complain(fmt::format("{}: cannot write: {}", out_name_, strerror(errno)));
   out_ = nullptr;
   once_ = false;
-  if (file.empty() || file == "stdout") return;
-  refuse_input(file);  // (fopen "w" empties the file at once)
+  if (file == "stdout") return;  // (an empty name is refuse_input's error, as for every output)
+  refuse_input(file);            // (fopen "w" empties the file at once)
   out_ = fopen(file.c_str(), "w");
   out_name_ = file;
   if (!out_) throw std::runtime_error(fmt::format("cannot write {}: {}", file, strerror(errno)));

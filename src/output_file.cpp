@@ -112,6 +112,8 @@ void unwatch_connection(sqlite3* db) {
 }
 
 void refuse_input(const std::string& target, sqlite3* also) {
+  // An empty name names no file: without this, `-o ""` would succeed having written nothing.
+  if (target.empty()) throw std::runtime_error("'': cannot write: an empty file name");
   struct stat t {};
   if (::stat(target.c_str(), &t) != 0) return;  // nothing there yet: nothing it could destroy
   std::vector<Input> inputs;
