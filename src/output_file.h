@@ -34,11 +34,16 @@ class TempFile {
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
   const std::string& path() const { return tmp_; }
+  // The temporary file, created new (O_CREAT | O_EXCL | O_NOFOLLOW) and open for writing. Writers
+  // that can take a descriptor write through it; SQLite and libzip open path() again, which holds
+  // the file created here unless someone with write access to the folder replaced it.
+  int fd() const { return fd_; }
   void commit();  // throws std::runtime_error "TARGET: cannot write: why" and removes the temp file
 
  private:
   std::string target_, tmp_;
   int slot_ = -1;
+  int fd_ = -1;
   bool committed_ = false;
 };
 
