@@ -166,18 +166,23 @@ std::string history_path() {
 bool interrupted() { return g_interrupted; }
 
 void Shell::load(const std::string& path, const std::string& schema) {
-  if (const auto files = trace_files(path); files.size() != 1 || files[0] != path) {
+  std::vector<std::string> links_skipped;
+  if (const auto files = trace_files(path, &links_skipped); files.size() != 1 || files[0] != path) {
     // A directory: its traces (one level, no deeper). A file in it that is no trace at all (a
     // PyTorch execution trace beside its Kineto trace, a config) is skipped, said on stderr and
     // in health; the load fails only when none is a trace. A broken trace fails it as always.
     size_t loaded = 0;
     std::string first_skip;
+    for (const std::string& why : links_skipped) {
+      say(stderr, fmt::format("tlsql: warning: {}: skipped\n", why));
+      session->skip_file(schema, "folder_link_skipped", why);
+    }
     for (const std::string& f : files) try {
         load(f, schema);
         ++loaded;
       } catch (const NotATrace& e) {
-        fmt::print(stderr, "tlsql: warning: {}: skipped\n", e.what());
-        session->skip_file(schema, e.what());
+        say(stderr, fmt::format("tlsql: warning: {}: skipped\n", e.what()));
+        session->skip_file(schema, "file_not_a_trace", e.what());
         if (first_skip.empty()) first_skip = e.what();
       }
     if (!loaded) throw LoadError(fmt::format("{}: no file in the directory is a trace ({})", path, first_skip));
