@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "repl/shell.h"
 #include "session/session.h"
@@ -63,7 +64,8 @@ int main(int argc, char** argv) {
   auto* f_opt = app.add_option("-f", scripts, "run a script file and exit; may be repeated (-c and -f run in order)")
                     ->allow_extra_args(false)
                     ->check(CLI::ExistingFile);
-  app.add_option("-o", out_db, "save the loaded database to FILE.db (reopen it later with `tlsql FILE.db`)");
+  auto* o_opt =
+      app.add_option("-o", out_db, "save the loaded database to FILE.db (reopen it later with `tlsql FILE.db`)");
   app.add_option("--report", reports, "run a canned report and exit (--report list: what there is); may be repeated")
       ->allow_extra_args(false);
   app.add_option("--diff", diff,
@@ -73,14 +75,17 @@ int main(int argc, char** argv) {
                  "TraceLens's execution_details.json read when there): graph replays in TRACE are attributed to the "
                  "ops that captured them (docs/inference.md); may be repeated")
       ->allow_extra_args(false);
-  app.add_option("--augment", augment,
-                 "write the trace to FILE.json with kernel_flop / kernel_num_gb in the args of each kernel and op");
-  app.add_option("--html", html,
-                 "write a self-contained HTML report (summary, timeline, ops, kernels, roofline and timeline "
-                 "pictures; with --diff the diff) to FILE and exit");
-  app.add_option("--overlay", overlay,
-                 "write the trace to FILE.json with its critical path marked, for Perfetto (after -c / -f: "
-                 "@annotation, @instance, @rank as the critical_path report takes them)");
+  auto* augment_opt =
+      app.add_option("--augment", augment,
+                     "write the trace to FILE.json with kernel_flop / kernel_num_gb in the args of each kernel and op");
+  auto* html_opt =
+      app.add_option("--html", html,
+                     "write a self-contained HTML report (summary, timeline, ops, kernels, roofline and timeline "
+                     "pictures; with --diff the diff) to FILE and exit");
+  auto* overlay_opt =
+      app.add_option("--overlay", overlay,
+                     "write the trace to FILE.json with its critical path marked, for Perfetto (after -c / -f: "
+                     "@annotation, @instance, @rank as the critical_path report takes them)");
   app.add_option("--models", models,
                  "run FILE's SQL first: rows of perf_model_user, your own FLOPs / bytes formulas per op name "
                  "(docs/perf_models.md)")
@@ -107,27 +112,33 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "tlsql: error: {} (tlsql --help)\n", e.what());
+    tlsql::say(stderr, fmt::format("tlsql: error: {} (tlsql --help)\n", e.what()));
     return 1;
   }
 
+  // An output option given names a file, even an empty name: `-o ""` is an error (refuse_input
+  // says so), not an option left out.
+  const bool save = o_opt->count() > 0, write_augment = augment_opt->count() > 0, write_html = html_opt->count() > 0,
+             write_overlay = overlay_opt->count() > 0;
   const bool tty_in = isatty(STDIN_FILENO), tty_out = isatty(STDOUT_FILENO);
   bool open_saved = traces.size() == 1 && tlsql::is_sqlite_file(traces[0]);
   for (size_t i = 0; i < traces.size() && !open_saved; ++i)
     if (tlsql::is_sqlite_file(traces[i])) {
-      fmt::print(stderr, "tlsql: error: {}: a saved database can only be opened on its own, not with traces\n",
-                 traces[i]);
+      tlsql::say(stderr,
+                 fmt::format("tlsql: error: {}: a saved database can only be opened on its own, not with traces\n",
+                             traces[i]));
       return 1;
     }
 
   tlsql::Shell shell;
   shell.quiet = quiet;
-  auto read_file = [](const std::string& path) {
-    tlsql::note_input(path);
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+  auto read_file = [&shell](const std::string& path) {
+    try {
+      return tlsql::read_input_file(path);
+    } catch (const std::exception& e) {
+      shell.complain(e.what());
+      return std::string();
+    }
   };
   try {
     shell.session = std::make_unique<tlsql::Session>(open_saved ? traces[0] : "");
@@ -148,13 +159,13 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    if (!out_db.empty()) shell.save(out_db);
-    if (!augment.empty()) {
+    if (save) shell.save(out_db);
+    if (write_augment) {
       if (traces.size() != 1 || open_saved) throw std::runtime_error("--augment takes exactly one trace file");
       tlsql::augment_trace(*shell.session, traces[0], augment);
     }
   } catch (const std::exception& e) {
-    fmt::print(stderr, "tlsql: error: {}\n", e.what());
+    tlsql::say(stderr, fmt::format("tlsql: error: {}\n", e.what()));  // (load errors quote file names)
     return 1;
   }
 
@@ -181,32 +192,32 @@ int main(int argc, char** argv) {
       ++next_f;
     }
   }
-  if (!diff.empty() && runs.empty() && reports.empty() && html.empty()) reports.push_back("diff");
+  if (!diff.empty() && runs.empty() && reports.empty() && !write_html) reports.push_back("diff");
   for (const std::string& r : reports) runs.emplace_back(r == "list" ? ".reports" : ".report " + r, "--report");
 
-  bool batch = !runs.empty() || !html.empty() || !overlay.empty();
+  bool batch = !runs.empty() || write_html || write_overlay;
   for (const auto& [text, source] : runs) {
     if (shell.stop()) break;
     shell.run_script(text, source);
   }
   // The files written after the runs: the HTML report, the overlaid trace.
-  for (auto [file, write] :
-       {std::pair{&html, &tlsql::Shell::html_command}, {&overlay, &tlsql::Shell::overlay_command}}) {
-    if (file->empty() || shell.stop()) continue;
+  for (auto [file, given, write] : {std::tuple{&html, write_html, &tlsql::Shell::html_command},
+                                    {&overlay, write_overlay, &tlsql::Shell::overlay_command}}) {
+    if (!given || shell.stop()) continue;
     // The overlay draws the path the critical_path report asked for with the same parameters:
     // when that report failed, its error has been said, and there is nothing to draw.
     if (file == &overlay && shell.report_failed("critical_path")) continue;
     try {
       (shell.*write)(*file);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "tlsql: error: {}\n", e.what());
+      tlsql::say(stderr, fmt::format("tlsql: error: {}\n", e.what()));
       return 1;
     }
   }
   if (!batch) {
     if (tty_in) {
       shell.interactive();
-    } else if (!out_db.empty() && !traces.empty() && std::cin.peek() == EOF) {
+    } else if (save && !traces.empty() && std::cin.peek() == EOF) {
       // `tlsql trace.json -o trace.db < /dev/null`: nothing to run.
     } else {
       std::stringstream ss;

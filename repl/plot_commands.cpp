@@ -45,7 +45,7 @@ void Shell::plot_command(const std::vector<std::string>& w, const std::string& w
     throw std::invalid_argument("usage");
   }
   write_file_atomic(path, chart.bytes);
-  if (!quiet) fmt::print(stderr, "{}: {}\n", path, chart.summary);
+  if (!quiet) say(stderr, fmt::format("{}: {}\n", path, chart.summary));
 }
 
 void Shell::html_command(const std::string& path) {
@@ -58,8 +58,9 @@ void Shell::html_command(const std::string& path) {
   write_file_atomic(path, r.html);
   if (r.problems) ++errors_;  // the page says what is missing; the exit code says so too
   if (!quiet || r.problems)
-    fmt::print(stderr, "{}: HTML report, {} KB{}\n", path, (r.html.size() + 1023) / 1024,
-               r.problems ? fmt::format(", {} section(s) could not be produced (see the page)", r.problems) : "");
+    say(stderr,
+        fmt::format("{}: HTML report, {} KB{}\n", path, (r.html.size() + 1023) / 1024,
+                    r.problems ? fmt::format(", {} section(s) could not be produced (see the page)", r.problems) : ""));
 }
 
 }  // namespace tlsql

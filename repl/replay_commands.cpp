@@ -80,16 +80,18 @@ void Shell::replay_command(int64_t uid, const std::string& device, int iters, in
     on = d.value("device", "");
   }
   if (!quiet && on == "cpu")
-    fmt::print(stderr,
-               "replaying {} (uid {}) on CPU{}: expect it to be much slower than on a GPU ({} warm-up + {} "
-               "iterations; .replay UID cpu N W sets them; Ctrl-C stops it)\n",
-               (*ir)["op_name"].get<std::string>(), uid, device.empty() ? " (this LibTorch has no CUDA)" : "", warmup,
-               iters);
+    say(stderr,
+        fmt::format("replaying {} (uid {}) on CPU{}: expect it to be much slower than on a GPU ({} warm-up + {} "
+                    "iterations; .replay UID cpu N W sets them; Ctrl-C stops it)\n",
+                    (*ir)["op_name"].get<std::string>(), uid, device.empty() ? " (this LibTorch has no CUDA)" : "",
+                    warmup, iters));
   const auto t0 = std::chrono::steady_clock::now();
   // On a terminal, a progress line while it runs (rewritten in place, cleared at the end).
   const bool show = !quiet && isatty(STDERR_FILENO);
   auto progress = [&](int done, int total) {
-    if (show) fmt::print(stderr, "\r  {}: {} of {} calls", (*ir)["op_name"].get<std::string>(), done, total);
+    if (!show) return;
+    std::fputs("\r", stderr);  // (the line's own control character; the op name goes through say)
+    say(stderr, fmt::format("  {}: {} of {} calls", (*ir)["op_name"].get<std::string>(), done, total));
   };
   json r = ReplayClient::instance().request(
       {{"op", "run"}, {"ir", *ir}, {"device", device}, {"warmup", warmup}, {"iters", iters}}, 600, progress);
@@ -100,10 +102,10 @@ void Shell::replay_command(int64_t uid, const std::string& device, int iters, in
                    r.value("arguments", "")));
   std::string shapes;
   for (const auto& s : r["output_shapes"]) shapes += (shapes.empty() ? "" : ", ") + s.dump();
-  fmt::print(out(), "Output shapes: {}\n", shapes.empty() ? "(none)" : shapes);
-  fmt::print(out(), "Replayed: mean {}, median {}, min {} ({:.1f} s in all)\n", us(r["mean_us"].get<double>()),
-             us(r["median_us"].get<double>()), us(r["min_us"].get<double>()),
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  emit(fmt::format("Output shapes: {}\n", shapes.empty() ? "(none)" : shapes));
+  emit(fmt::format("Replayed: mean {}, median {}, min {} ({:.1f} s in all)\n", us(r["mean_us"].get<double>()),
+                   us(r["median_us"].get<double>()), us(r["min_us"].get<double>()),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
   Statement s(db(), "SELECT gpu_time(?1), (SELECT count(*) FROM launched(?1)), dur FROM event WHERE uid = ?1");
   sqlite3_bind_int64(s.get(), 1, uid);
   if (s.step()) {
@@ -111,7 +113,7 @@ void Shell::replay_command(int64_t uid, const std::string& device, int iters, in
     std::string gpu =
         kernels ? fmt::format("GPU time {} ({} GPU events), ", us(sqlite3_column_double(s.get(), 0) / 1e3), kernels)
                 : std::string("no GPU work, ");
-    fmt::print(out(), "Traced:   {}CPU duration {}\n", gpu, us(sqlite3_column_double(s.get(), 2) / 1e3));
+    emit(fmt::format("Traced:   {}CPU duration {}\n", gpu, us(sqlite3_column_double(s.get(), 2) / 1e3)));
   }
 }
 
@@ -152,9 +154,9 @@ void Shell::export_replay(const std::string& path, const std::string& where) {
   write_output(path, text + "]\n", listing);
   int n_skipped = 0;
   for (auto& [why, n] : skipped) n_skipped += n;
-  fmt::print(stderr, "wrote {}: {} distinct ops from {} ops; {} skipped\n", path, entries.size(), uids.size(),
-             n_skipped);
-  for (auto& [why, n] : skipped) fmt::print(stderr, "  {} skipped: {}\n", n, why);
+  say(stderr,
+      fmt::format("wrote {}: {} distinct ops from {} ops; {} skipped\n", path, entries.size(), uids.size(), n_skipped));
+  for (auto& [why, n] : skipped) say(stderr, fmt::format("  {} skipped: {}\n", n, why));
 }
 
 }  // namespace tlsql

@@ -117,7 +117,9 @@ struct DotCommandScope {
 // Tab completion candidates, refreshed from the database before each prompt: SQL words, tables,
 // columns, functions and dot-commands (g_words); report names, mode names and @parameters for
 // the places they go (the dot-command table's `complete`). After a dot-command that takes a file,
-// file names (libedit's own).
+// file names (libedit's). A candidate holding a control character (a table named with OSC 52,
+// which writes the clipboard, or ESC[2J; a file so named) is never offered: libedit would print
+// it raw in the list of matches and put it on the line (has_controls, src/terminal.h).
 std::vector<std::string> g_words, g_reports, g_parameters;
 const std::vector<std::string>* g_candidates = &g_words;
 char* complete_next(const char* text, int state) {
@@ -126,7 +128,16 @@ char* complete_next(const char* text, int state) {
   if (!state) i = 0, len = std::strlen(text);
   while (i < g_candidates->size()) {
     const std::string& w = (*g_candidates)[i++];
-    if (w.compare(0, len, text) == 0) return strdup(w.c_str());
+    if (w.compare(0, len, text) == 0 && !has_controls(w)) return strdup(w.c_str());
+  }
+  return nullptr;
+}
+// libedit's file names, less those holding control characters.
+char* complete_file(const char* text, int state) {
+  for (char* name = rl_filename_completion_function(text, state); name;
+       name = rl_filename_completion_function(text, 1)) {
+    if (!has_controls(name)) return name;
+    free(name);
   }
   return nullptr;
 }
@@ -136,11 +147,8 @@ char** complete(const char* text, int start, int) {
   const bool first_word = before.find_first_not_of(" \t") == std::string::npos;
   const DotCommand* command = first_word ? nullptr : find_dot_command(first);
   const auto wants = command ? command->complete : DotCommand::Complete::words;
-  if (wants == DotCommand::Complete::files && text[0] != '@') {
-    rl_attempted_completion_over = 0;  // libedit completes the file name
-    return nullptr;
-  }
   rl_attempted_completion_over = 1;
+  if (wants == DotCommand::Complete::files && text[0] != '@') return rl_completion_matches(text, complete_file);
   g_candidates = text[0] == '@'                           ? &g_parameters
                  : wants == DotCommand::Complete::reports ? &g_reports
                  : wants == DotCommand::Complete::modes   ? &mode_names()
@@ -158,18 +166,23 @@ std::string history_path() {
 bool interrupted() { return g_interrupted; }
 
 void Shell::load(const std::string& path, const std::string& schema) {
-  if (const auto files = trace_files(path); files.size() != 1 || files[0] != path) {
+  std::vector<std::string> links_skipped;
+  if (const auto files = trace_files(path, &links_skipped); files.size() != 1 || files[0] != path) {
     // A directory: its traces (one level, no deeper). A file in it that is no trace at all (a
     // PyTorch execution trace beside its Kineto trace, a config) is skipped, said on stderr and
     // in health; the load fails only when none is a trace. A broken trace fails it as always.
     size_t loaded = 0;
     std::string first_skip;
+    for (const std::string& why : links_skipped) {
+      say(stderr, fmt::format("tlsql: warning: {}: skipped\n", why));
+      session->skip_file(schema, "folder_link_skipped", why);
+    }
     for (const std::string& f : files) try {
         load(f, schema);
         ++loaded;
       } catch (const NotATrace& e) {
-        fmt::print(stderr, "tlsql: warning: {}: skipped\n", e.what());
-        session->skip_file(schema, e.what());
+        say(stderr, fmt::format("tlsql: warning: {}: skipped\n", e.what()));
+        session->skip_file(schema, "file_not_a_trace", e.what());
         if (first_skip.empty()) first_skip = e.what();
       }
     if (!loaded) throw LoadError(fmt::format("{}: no file in the directory is a trace ({})", path, first_skip));
@@ -192,8 +205,9 @@ void Shell::load(const std::string& path, const std::string& schema) {
         size_t t = total.load(), d = parsed ? t : done.load();
         if (t) {
           int pct = (int)(100.0 * d / t), w = pct / 4;
-          fmt::print(stderr, "\rloading {} {:3}% [{}{}] {} of {} MB{}", path, pct, std::string(w, '='),
-                     std::string(25 - w, ' '), d >> 20, t >> 20, parsed ? ", linking the call tree" : "");
+          std::fputs("\r", stderr);  // (the bar's own control character; the path goes through say)
+          say(stderr, fmt::format("loading {} {:3}% [{}{}] {} of {} MB{}", path, pct, std::string(w, '='),
+                                  std::string(25 - w, ' '), d >> 20, t >> 20, parsed ? ", linking the call tree" : ""));
           drawn = true;
         }
         cv.wait_for(l, std::chrono::milliseconds(100), [&] { return finished; });
@@ -222,12 +236,12 @@ void Shell::load(const std::string& path, const std::string& schema) {
   }
   stop_bar();
   if (quiet || !isatty(STDERR_FILENO)) return;
-  fmt::print(stderr, "loaded {}: {} events in {:.2f} s ({:.0f} MB/s)\n", path, human_count(st.events), st.total_s,
-             st.json_bytes / 1e6 / std::max(st.total_s, 1e-9));
+  say(stderr, fmt::format("loaded {}: {} events in {:.2f} s ({:.0f} MB/s)\n", path, human_count(st.events), st.total_s,
+                          st.json_bytes / 1e6 / std::max(st.total_s, 1e-9)));
   if (!st.health.empty()) {
     std::string h;
     for (auto& [check, n] : st.health) h += fmt::format("{}{} {}", h.empty() ? "" : ", ", check, human_count(n));
-    fmt::print(stderr, "  health: {} (SELECT * FROM health)\n", h);
+    say(stderr, fmt::format("  health: {} (SELECT * FROM health)\n", h));
   }
 }
 
@@ -236,8 +250,8 @@ void Shell::save(const std::string& path) {
   if (quiet) return;
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(path, ec);
-  if (ec) return fmt::print(stderr, "saved {}\n", path);
-  fmt::print(stderr, "saved {} ({:.1f} MB)\n", path, (double)bytes / 1e6);
+  if (ec) return say(stderr, fmt::format("saved {}\n", path));
+  say(stderr, fmt::format("saved {} ({:.1f} MB)\n", path, (double)bytes / 1e6));
 }
 
 void Shell::attach_trace(const std::string& path, const std::string& name) {
@@ -253,23 +267,19 @@ void Shell::attach_trace(const std::string& path, const std::string& name) {
 
 void Shell::error(const std::string& source, int lineno, const std::string& text) {
   ++errors_;
-  const std::string msg = is_terminal(stderr) ? show_controls(text) : text;  // (messages quote names)
   if (source.empty())
-    fmt::print(stderr, "error: {}\n", msg);
+    say(stderr, fmt::format("error: {}\n", text));
   else if (source.starts_with("report "))  // a canned report's lines are not the user's to fix: no line number
-    fmt::print(stderr, "error: {}\n", report_error(source.substr(7), msg));
+    say(stderr, fmt::format("error: {}\n", report_error(source.substr(7), text)));
   else
-    fmt::print(stderr, "error: {}near line {}: {}\n", source == "-" ? "" : source + ": ", lineno, msg);
+    say(stderr, fmt::format("error: {}near line {}: {}\n", source == "-" ? "" : source + ": ", lineno, text));
 }
 
-void Shell::emit(const std::string& text) {
-  const std::string shown = is_terminal(out()) ? show_controls(text) : text;
-  fwrite(shown.data(), 1, shown.size(), out());
-}
+void Shell::emit(const std::string& text) { say(out(), text); }
 
 void Shell::complain(const std::string& msg) {
   ++errors_;
-  fmt::print(stderr, "error: {}\n", is_terminal(stderr) ? show_controls(msg) : msg);
+  say(stderr, fmt::format("error: {}\n", msg));
 }
 
 void Shell::run_sql(const std::string& sql, const std::string& source, int first_line) {
@@ -286,7 +296,7 @@ void Shell::run_sql(const std::string& sql, const std::string& source, int first
       return;  // the rest of this statement group cannot be split reliably
     }
     if (stmt) {
-      if (echo) fmt::print(out(), "{}\n", std::string_view(p, tail - p));
+      if (echo) emit(fmt::format("{}\n", std::string_view(p, tail - p)));
       bind_parameters(stmt, parameters);
       int64_t rows = 0;
       const int rc = run_statement(stmt, source, line, rows);
@@ -320,11 +330,11 @@ int Shell::run_statement(sqlite3_stmt* stmt, const std::string& source, int line
     once_ = false;
   }
   if (changes && rc == SQLITE_DONE && !sqlite3_stmt_readonly(stmt))
-    fmt::print(out(), "changes: {}   total_changes: {}\n", sqlite3_total_changes64(db()) - changed_before,
-               sqlite3_total_changes64(db()));
+    emit(fmt::format("changes: {}   total_changes: {}\n", sqlite3_total_changes64(db()) - changed_before,
+                     sqlite3_total_changes64(db())));
   if (timer)
-    fmt::print(stderr, "Run Time: {:.3f} s\n",
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    say(stderr, fmt::format("Run Time: {:.3f} s\n",
+                            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
   return rc;
 }
 
@@ -332,9 +342,9 @@ int Shell::run_statement(sqlite3_stmt* stmt, const std::string& source, int line
 class Shell::ReportPrinter : public ReportOutput {
  public:
   ReportPrinter(Shell& shell, std::string source) : shell_(shell), source_(std::move(source)) {}
-  void note(const std::string& line) override { fmt::print(stderr, "{}\n", line); }
+  void note(const std::string& line) override { say(stderr, line + "\n"); }  // (notes quote op and step names)
   int statement(sqlite3_stmt* stmt, int64_t& rows) override {
-    if (shell_.echo) fmt::print(shell_.out(), "{}\n", sqlite3_sql(stmt));
+    if (shell_.echo) shell_.emit(fmt::format("{}\n", sqlite3_sql(stmt)));
     return shell_.run_statement(stmt, source_, 0, rows);
   }
   void empty(const std::vector<std::string>& columns) override { print_empty(shell_.out(), columns, shell_.output); }
@@ -389,12 +399,12 @@ void Shell::print_plan(sqlite3_stmt* stmt) {
   if (sqlite3_prepare_v2(db(), fmt::format("EXPLAIN QUERY PLAN {}", sql).c_str(), -1, &plan, nullptr) != SQLITE_OK)
     return;
   bind_parameters(plan, parameters);
-  fmt::print(out(), "QUERY PLAN\n");
+  emit("QUERY PLAN\n");
   std::map<int, int> depth;  // node id -> depth
   while (sqlite3_step(plan) == SQLITE_ROW) {
     const int id = sqlite3_column_int(plan, 0), parent = sqlite3_column_int(plan, 1);
     depth[id] = parent && depth.count(parent) ? depth[parent] + 1 : 0;
-    fmt::print(out(), "{}`--{}\n", std::string(3 * depth[id], ' '), (const char*)sqlite3_column_text(plan, 3));
+    emit(fmt::format("{}`--{}\n", std::string(3 * depth[id], ' '), (const char*)sqlite3_column_text(plan, 3)));
   }
   sqlite3_finalize(plan);
 }
@@ -414,8 +424,8 @@ void Shell::redirect(const std::string& file, bool once) {
   if (out_ && fclose(out_) != 0) complain(fmt::format("{}: cannot write: {}", out_name_, strerror(errno)));
   out_ = nullptr;
   once_ = false;
-  if (file.empty() || file == "stdout") return;
-  refuse_input(file);  // (fopen "w" empties the file at once)
+  if (file == "stdout") return;  // (an empty name is refuse_input's error, as for every output)
+  refuse_input(file);            // (fopen "w" empties the file at once)
   out_ = fopen(file.c_str(), "w");
   out_name_ = file;
   if (!out_) throw std::runtime_error(fmt::format("cannot write {}: {}", file, strerror(errno)));
@@ -423,21 +433,17 @@ void Shell::redirect(const std::string& file, bool once) {
 }
 
 bool Shell::read_script(const std::string& path) {
-  note_input(path);
-  std::ifstream f(path, std::ios::binary);
-  if (path.empty() || !f) throw std::runtime_error(fmt::format("cannot open '{}'", path));
   if (read_depth_ > 16) throw std::runtime_error(".read nested too deeply");
-  std::stringstream ss;
-  ss << f.rdbuf();
+  const std::string text = read_input_file(path);
   ++read_depth_;
-  const bool go_on = run_script(ss.str(), path);
+  const bool go_on = run_script(text, path);
   --read_depth_;
   return go_on;
 }
 
 void Shell::overlay_command(const std::string& path) {
   const std::string said = write_overlay(db(), parameters, path);
-  if (!quiet) fmt::print(stderr, "{}\n", said);
+  if (!quiet) say(stderr, said + "\n");
 }
 
 bool Shell::dot_command(const std::string& line, const std::string& source, int lineno) {
@@ -542,12 +548,12 @@ void Shell::interactive() {
 void Shell::close_output() {
   if (out_ && fclose(out_) != 0) {
     ++errors_;
-    fmt::print(stderr, "tlsql: error: {}: cannot write: {}\n", out_name_, strerror(errno));
+    say(stderr, fmt::format("tlsql: error: {}: cannot write: {}\n", out_name_, strerror(errno)));
   }
   out_ = nullptr;
   if (fflush(stdout) != 0 || ferror(stdout)) {
     ++errors_;
-    fmt::print(stderr, "tlsql: error: stdout: cannot write: {}\n", strerror(errno ? errno : EIO));
+    say(stderr, fmt::format("tlsql: error: stdout: cannot write: {}\n", strerror(errno ? errno : EIO)));
   }
 }
 

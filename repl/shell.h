@@ -70,7 +70,7 @@ class Shell {
   size_t terminal_width() const;
   // .exit: stop after this command, with exit code `code` when given.
   void quit(std::optional<int> code);
-  // .output / .once: results to `file` (empty or "stdout": back to stdout); `once`: the next
+  // .output / .once: results to `file` ("stdout": back to stdout; "" is an error); `once`: the next
   // result only. Throws when the file cannot be written.
   void redirect(const std::string& file, bool once);
   const std::string& output_name() const { return out_name_; }

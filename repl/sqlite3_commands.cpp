@@ -73,20 +73,22 @@ void print_settings(Shell& sh) {
   std::string widths;
   const OutputOptions& output = sh.output;
   for (int w : output.widths) widths += std::to_string(w) + " ";
-  fmt::print(sh.out(),
-             "        echo: {}\n         eqp: {}\n     changes: {}\n     headers: {}\n        mode: {}{}\n"
-             "   nullvalue: \"{}\"\n      output: {}\n   separator: \"{}\"\n       timer: {}\n        bail: {}\n"
-             "       width: {}\n",
-             on(sh.echo), on(sh.eqp), on(sh.changes), on(output.headers), mode_name(output.mode),
-             output.wrap ? fmt::format(" --wrap {}", output.wrap) : "", output.nullvalue,
-             sh.redirected() ? sh.output_name() : "stdout", output.separator, on(sh.timer), on(sh.bail), widths);
+  sh.emit(
+      fmt::format("        echo: {}\n         eqp: {}\n     changes: {}\n     headers: {}\n        mode: {}{}\n"
+                  "   nullvalue: \"{}\"\n      output: {}\n   separator: \"{}\"\n       timer: {}\n        bail: {}\n"
+                  "       width: {}\n",
+                  on(sh.echo), on(sh.eqp), on(sh.changes), on(output.headers), mode_name(output.mode),
+                  output.wrap ? fmt::format(" --wrap {}", output.wrap) : "", output.nullvalue,
+                  sh.redirected() ? sh.output_name() : "stdout", output.separator, on(sh.timer), on(sh.bail), widths));
 }
 
 void dump(Shell& sh, const std::string& like) {
   // As sqlite3's .dump: the main database as SQL that rebuilds it. A loaded trace's event (a
   // virtual table over the loader's memory) is written as the plain table a saved database has.
+  // (The schema's text goes through emit: a table or view named with ESC sequences is shown, not
+  // obeyed, on a terminal; the rows are print_statement's, which does the same per cell.)
   FILE* f = sh.out();
-  fmt::print(f, "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n");
+  sh.emit("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n");
   std::vector<std::pair<std::string, std::string>> tables, later;  // (name, CREATE)
   {
     Statement s(sh.db(),
@@ -108,7 +110,7 @@ void dump(Shell& sh, const std::string& like) {
   insert.mode = OutputMode::insert;
   insert.headers = false;
   for (const auto& [name, sql] : tables) {
-    fmt::print(f, "{};\n", sql);
+    sh.emit(fmt::format("{};\n", sql));
     insert.table = name;
     // (A saved event's generated columns, input_dims ..., take no values.)
     Statement rows(sh.db(),
@@ -116,14 +118,12 @@ void dump(Shell& sh, const std::string& like) {
                                sql_identifier(name)));
     if (print_statement(f, rows.get(), insert) != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(sh.db()));
   }
-  for (const auto& [name, sql] : later) fmt::print(f, "{};\n", sql);
-  fmt::print(f, "COMMIT;\n");
+  for (const auto& [name, sql] : later) sh.emit(fmt::format("{};\n", sql));
+  sh.emit("COMMIT;\n");
 }
 
 void import_csv(Shell& sh, const std::string& path, const std::string& table) {
-  note_input(path);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error(fmt::format(".import: cannot open '{}'", path));
+  std::ifstream f = open_input_file(path);
   // RFC 4180 fields: quoted fields may hold commas, doubled quotes and newlines.
   auto next_record = [&](std::vector<std::string>& fields) {
     fields.clear();
@@ -190,7 +190,7 @@ void import_csv(Shell& sh, const std::string& path, const std::string& table) {
       add(row);
     }
     exec_sql(sh.db(), "RELEASE tlsql_import");
-    if (!sh.quiet) fmt::print(stderr, "imported {} rows into {}\n", rows, table);
+    if (!sh.quiet) say(stderr, fmt::format("imported {} rows into {}\n", rows, table));
   } catch (...) {
     exec_sql(sh.db(), "ROLLBACK TO tlsql_import; RELEASE tlsql_import");
     throw;
@@ -209,14 +209,14 @@ void print_help(Shell& sh, const std::string& topic) {
     bool any = false;
     if (cols) {
       for (const auto& [command, text] : dot_command_help_entries("." + t))
-        fmt::print(sh.out(), "{}", entry(command, text, kHelpIndent)), any = true;
+        sh.emit(entry(command, text, kHelpIndent)), any = true;
     } else if (const std::string text = dot_command_help_text("." + t); !text.empty()) {
-      fmt::print(sh.out(), "{}", text), any = true;
+      sh.emit(text), any = true;
     }
     for (const SqlFunction& f : sql_functions())
       if (std::string_view(f.name).rfind(t, 0) == 0)
-        fmt::print(sh.out(), "{}", entry(fmt::format("{}{}", f.name, f.arguments), f.help, 0)), any = true;
-    if (!any) fmt::print(sh.out(), "nothing matches '{}': .help lists everything\n", topic);
+        sh.emit(entry(fmt::format("{}{}", f.name, f.arguments), f.help, 0)), any = true;
+    if (!any) sh.emit(fmt::format("nothing matches '{}': .help lists everything\n", topic));
     return;
   }
   // The help column starts after the longest signature (gpu_class(uid [, rule [, schema]]) ran into it).
@@ -231,22 +231,23 @@ void print_help(Shell& sh, const std::string& topic) {
   if (cols) width = std::min(width, cols / 3);
   for (const SqlFunction& f : sql_functions())
     functions += entry(fmt::format("{}{}", f.name, f.arguments), f.help, width + 2);
-  fmt::print(sh.out(), "Dot-commands:\n{}\nSQL functions (besides SQLite's; also SELECT * FROM tlsql_functions):\n{}",
-             commands, functions);
+  sh.emit(fmt::format("Dot-commands:\n{}\nSQL functions (besides SQLite's; also SELECT * FROM tlsql_functions):\n{}",
+                      commands, functions));
   const char* tables =
       "Tables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python, annotation, "
       "launch, thread, process. Columns and units: docs/schema.md.";
   const char* reports =
       "Every report is a table too: report_NAME([params]), such as SELECT * FROM report_ops('{\"top\": 5}'), in "
       "tlsql and in every host of the extension; tlsql_reports lists them (docs/reports.md).";
-  fmt::print(sh.out(), "\n{}{}",
-             cols ? entry("", tables, 0)
-                  : "Tables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python,\n"
-                    "annotation, launch, thread, process. Columns and units: docs/schema.md.\n",
-             cols ? entry("", reports, 0)
-                  : "Every report is a table too: report_NAME([params]), such as SELECT * FROM "
-                    "report_ops('{\"top\": 5}'),\nin tlsql and in every host of the extension; tlsql_reports lists "
-                    "them (docs/reports.md).\n");
+  sh.emit(fmt::format(
+      "\n{}{}",
+      cols ? entry("", tables, 0)
+           : "Tables: trace, device, event, health, launch_link. Views: op, kernel, gpu, runtime, python,\n"
+             "annotation, launch, thread, process. Columns and units: docs/schema.md.\n",
+      cols ? entry("", reports, 0)
+           : "Every report is a table too: report_NAME([params]), such as SELECT * FROM "
+             "report_ops('{\"top\": 5}'),\nin tlsql and in every host of the extension; tlsql_reports lists "
+             "them (docs/reports.md).\n"));
 }
 
 // TraceLens's traverse_subtree_and_print: box-drawing branches, "UID: n, Category: c, Name: x"
@@ -268,8 +269,8 @@ void mode(Shell& sh, const DotCall& c) {
   // .mode [MODE [TABLE]] [--wrap N]: no MODE prints the current one (as sqlite3).
   const auto& w = c.words;
   if (w.size() == 1)
-    return fmt::print(sh.out(), "current output mode: {}{}\n", mode_name(sh.output.mode),
-                      sh.output.wrap ? fmt::format(" --wrap {}", sh.output.wrap) : "");
+    return sh.emit(fmt::format("current output mode: {}{}\n", mode_name(sh.output.mode),
+                               sh.output.wrap ? fmt::format(" --wrap {}", sh.output.wrap) : ""));
   OutputOptions next = sh.output;
   for (size_t i = 1; i < w.size(); ++i) {
     int64_t n;
@@ -363,7 +364,7 @@ void parameter(Shell& sh, const DotCall& c) {
   if (c.arg(1) == "set" && w.size() == 4)
     sh.parameters[w[2]] = w[3];
   else if (c.arg(1) == "list" && w.size() == 2)
-    for (auto& [k, v] : sh.parameters) fmt::print(sh.out(), "{} {}\n", k, v);
+    for (auto& [k, v] : sh.parameters) sh.emit(fmt::format("{} {}\n", k, v));
   else if (c.arg(1) == "clear" && w.size() == 2)
     sh.parameters.clear();
   else
@@ -373,7 +374,7 @@ void parameter(Shell& sh, const DotCall& c) {
 void print_command(Shell& sh, const DotCall& c) {
   std::string text;
   for (size_t i = 1; i < c.words.size(); ++i) text += (i > 1 ? " " : "") + c.words[i];
-  fmt::print(sh.out(), "{}\n", text);
+  sh.emit(fmt::format("{}\n", text));
 }
 
 void cd(Shell&, const DotCall& c) {
@@ -414,10 +415,13 @@ std::vector<DotCommand> sqlite3_command_rows() {
     {{".nullvalue"}, {{"TEXT", "print TEXT for NULL (text modes)"}},
      [](Shell& sh, const DotCall& c) { sh.output.nullvalue = c.arg(1); }, 0, 1},
     {{".once"}, {{"FILE", "send the next result to FILE"}},
-     [](Shell& sh, const DotCall& c) { sh.redirect(c.arg(1), true); }, 0, 1, C::files},
+     [](Shell& sh, const DotCall& c) { sh.redirect(c.words.size() > 1 ? c.words[1] : "stdout", true); }, 0, 1,
+     C::files},
     {{".open"}, {{"FILE", "close this database; open a saved .db or load a trace instead"}}, open_command, 1, 1, C::files},
     {{".output"}, {{"[FILE]", "send results to FILE (no FILE: back to stdout)"}},
-     [](Shell& sh, const DotCall& c) { sh.redirect(c.arg(1), false); }, 0, 1, C::files},
+     // (no FILE is stdout, as in sqlite3; `.output ''` names no file: an error)
+     [](Shell& sh, const DotCall& c) { sh.redirect(c.words.size() > 1 ? c.words[1] : "stdout", false); }, 0, 1,
+     C::files},
     {{".parameter"}, {{"set @K V", "bind V to @K in later statements; .parameter list / clear"}}, parameter, 1, 3},
     {{".print"}, {{"TEXT...", "print TEXT"}}, print_command},
     {{".read"}, {{"FILE", "run the SQL and dot-commands in FILE"}},
@@ -434,7 +438,7 @@ std::vector<DotCommand> sqlite3_command_rows() {
      [](Shell& sh, const DotCall& c) { print_tables(sh, c.arg(1)); }, 0, 1},
     {{".timer"}, {{"on|off", "print the time each statement takes"}}, flag, 1, 1},
     {{".version"}, {{"", "tlsql's and SQLite's versions"}},
-     [](Shell& sh, const DotCall&) { fmt::print(sh.out(), "tlsql {} (SQLite {})\n", TLSQL_VERSION, sqlite3_libversion()); },
+     [](Shell& sh, const DotCall&) { sh.emit(fmt::format("tlsql {} (SQLite {})\n", TLSQL_VERSION, sqlite3_libversion())); },
      0, 0},
     {{".width"}, {{"N1 N2 ...", "aligned modes: column widths (0: as needed, < 0: right-aligned); longer cells wrap"}},
      width},

@@ -144,7 +144,7 @@ void print_stack(Shell& sh, int64_t uid) {
   for (size_t up = 0; up < chain.size() && !interrupted(); ++up) {
     if (up > 0) r = tree.row(chain[up]);
     if (!r) break;
-    fmt::print(sh.out(), "{}\n", up == 0 ? std::string("Node:") : fmt::format("{}-up:", up));
+    sh.emit(fmt::format("{}\n", up == 0 ? std::string("Node:") : fmt::format("{}-up:", up)));
     std::string name = r->name.size() > 64 ? r->name.substr(0, 64) + ".." : r->name;
     std::string line =
         fmt::format("  UID: {}, Category: {}, Name: {}", r->uid, r->cat.empty() ? r->kind : r->cat, name);
@@ -164,7 +164,7 @@ void reports(Shell& sh, const DotCall&) {
   size_t width = 0;  // the longest name and two spaces (launch_outliers ran into its text)
   for (const std::string& name : report_names()) width = std::max(width, name.size() + 2);
   for (const std::string& name : report_names())
-    fmt::print(sh.out(), "{}", wrap_hanging(name, report_summary(name), width, sh.terminal_width()));
+    sh.emit(wrap_hanging(name, report_summary(name), width, sh.terminal_width()));
 }
 
 void tree(Shell& sh, const DotCall& c) {

@@ -230,39 +230,6 @@ std::string sql_identifier(const std::string& name) {
   return plain ? name : quote_identifier(name);
 }
 
-std::string show_controls(std::string_view s, bool keep_lines) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = (unsigned char)s[i];
-    if (c < 0x80) {
-      if ((c < 0x20 && !(keep_lines && (c == '\n' || c == '\t'))) || c == 0x7f)
-        out += '^', out += c == 0x7f ? '?' : (char)(c + '@');
-      else
-        out += (char)c;
-      ++i;
-      continue;
-    }
-    // A UTF-8 sequence: its length from the lead byte, every continuation byte 10xxxxxx.
-    const size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-    bool ok = len > 0 && i + len <= s.size();
-    for (size_t k = 1; ok && k < len; ++k) ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-    if (!ok) {
-      out += fmt::format("\\x{:02x}", c);
-      ++i;
-      continue;
-    }
-    if (len == 2 && c == 0xc2 && (unsigned char)s[i + 1] < 0xa0)  // U+0080 .. U+009F: C1 controls
-      out += fmt::format("\\u{:04x}", (unsigned char)s[i + 1]);
-    else
-      out.append(s.data() + i, len);
-    i += len;
-  }
-  return out;
-}
-
-bool is_terminal(FILE* f) { return f && isatty(fileno(f)); }
-
 bool json_value(std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos || (text[first] != '[' && text[first] != '{')) return false;
@@ -588,7 +555,7 @@ class RowPrinter {
       case OutputMode::insert:
       case OutputMode::quote:
         if (opt_.mode == OutputMode::insert) {
-          s_ += "INSERT INTO " + sql_identifier(opt_.table);
+          s_ += "INSERT INTO " + (terminal_ ? show_controls(sql_identifier(opt_.table)) : sql_identifier(opt_.table));
           if (opt_.headers) {
             s_ += '(';
             for (size_t i = 0; i < n; ++i) {

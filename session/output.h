@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "src/terminal.h"
+
 namespace tlsql {
 
 enum class OutputMode { box, table, markdown, column, csv, json, line, list, tabs, html, insert, quote };
@@ -68,15 +70,7 @@ bool looks_numeric(std::string_view s);
 // width. With `max_lines`, at most that many, the last ending in an ellipsis when text is left out.
 std::vector<std::string> wrap_cell(const std::string& s, size_t width, size_t max_lines = 0);
 
-// Text for a terminal: a trace's names can hold control characters (ESC sequences that move the
-// cursor, retitle the window or rewrite the screen), which a terminal would obey. They are shown
-// instead: C0 as ^@ .. ^_ (ESC as ^[), DEL as ^?, C1 (U+0080 .. U+009F) as \u0080 .., and a byte
-// that is not UTF-8 as \xNN. Tab and newline stay when `keep_lines`. Used on every text that
-// reaches a terminal (output.cpp: cells and names when the output is one; the shell's .tree,
-// .stack and error lines); files and pipes get the bytes as they are.
-std::string show_controls(std::string_view s, bool keep_lines = true);
-// Whether `f` is a terminal.
-bool is_terminal(FILE* f);
+// show_controls, is_terminal, say: text for a terminal (src/terminal.h).
 
 // `lead` (a command or name) and its `text`, for a listing such as .help: `text` starts at column
 // `indent` (two columns after a longer `lead`), and with `width` wraps at word breaks onto lines

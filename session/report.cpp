@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include "session/suggest.h"
@@ -15,8 +16,29 @@ namespace tlsql {
 
 namespace {
 
+// A number as a person writes one in decimal: [+-]digits[.digits][e[+-]digits], at least one
+// digit before the exponent. strtod alone would also take "0x10", "NaN", "inf" and leading blanks.
+bool decimal_number(const std::string& s) {
+  size_t i = 0, digits = 0;
+  auto run = [&] {
+    size_t n = 0;
+    while (i < s.size() && std::isdigit((unsigned char)s[i])) ++i, ++n;
+    return n;
+  };
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  digits += run();
+  if (i < s.size() && s[i] == '.') ++i, digits += run();
+  if (!digits) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!run()) return false;
+  }
+  return i == s.size();
+}
+
 bool whole_int(const std::string& s, int64_t& v) {
-  if (s.empty()) return false;
+  if (!decimal_number(s)) return false;
   char* end = nullptr;
   errno = 0;
   v = std::strtoll(s.c_str(), &end, 10);
@@ -40,11 +62,10 @@ bool schema_attached(sqlite3* db, const char* name) {
 
 void bind_parameter(sqlite3_stmt* stmt, int index, const std::string& v) {
   int64_t iv;
-  char* end = nullptr;
-  const double dv = std::strtod(v.c_str(), &end);
+  const double dv = decimal_number(v) ? std::strtod(v.c_str(), nullptr) : NAN;
   if (whole_int(v, iv))
     sqlite3_bind_int64(stmt, index, iv);
-  else if (!v.empty() && *end == 0)
+  else if (std::isfinite(dv))  // (1e999 is no number SQLite can hold: the text)
     sqlite3_bind_double(stmt, index, dv);
   else
     sqlite3_bind_text(stmt, index, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
@@ -56,6 +77,20 @@ void bind_parameters(sqlite3_stmt* stmt, const Parameters& params) {
     if (!name) continue;
     if (auto it = params.find(name); it != params.end()) bind_parameter(stmt, i, it->second);
   }
+}
+
+std::string report_statement_error(sqlite3* db, sqlite3_stmt* stmt, const Parameters& params, int rc) {
+  if (rc == SQLITE_INTERRUPT) return "interrupted";
+  const std::string msg = sqlite3_errmsg(db);
+  if ((rc & 0xff) != SQLITE_MISMATCH) return msg;
+  std::string named;
+  for (int i = 1; i <= sqlite3_bind_parameter_count(stmt); ++i) {
+    const char* name = sqlite3_bind_parameter_name(stmt, i);
+    int64_t v;
+    if (auto it = name ? params.find(name) : params.end(); it != params.end() && !whole_int(it->second, v))
+      named += fmt::format("{}{} is '{}'", named.empty() ? "" : ", ", it->first, it->second);
+  }
+  return named.empty() ? msg : fmt::format("{} where a whole number goes ({})", named, msg);
 }
 
 const std::vector<std::string>& report_names() {
@@ -182,7 +217,7 @@ void run_report(sqlite3* db, const ReportPlan& plan, const Parameters& params, R
       for (int i = 0; i < sqlite3_column_count(stmt); ++i) columns.emplace_back(sqlite3_column_name(stmt, i));
     int64_t n = 0;
     const int rc = output.statement(stmt, n);
-    const std::string msg = rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(db);
+    const std::string msg = report_statement_error(db, stmt, params, rc);
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE) throw ReportError(report_error(name, msg));
     rows += n;

@@ -21,11 +21,18 @@ namespace tlsql {
 using Parameters = std::map<std::string, std::string>;
 
 // Binds a value's text the way `.parameter set` has always bound it: an integer when the whole
-// text is one, else a real when it is one, else the text. A report's parameters given as a JSON
+// text is one, else a real when it is one, else the text. Numbers are decimal only
+// ([+-]digits[.digits][e[+-]digits]): "0x10", "NaN", "inf" and " 3" stay text. A report's parameters given as a JSON
 // object (report_NAME(params)) go through the same rule, so one value means one thing everywhere.
 void bind_parameter(sqlite3_stmt* stmt, int index, const std::string& value);
 // Binds each of `stmt`'s named parameters that `params` holds (the others stay NULL).
 void bind_parameters(sqlite3_stmt* stmt, const Parameters& params);
+// What went wrong in a report's statement that ended with `rc`, before report_error names the
+// report. A datatype mismatch in a report's own SQL comes from a parameter of the wrong type
+// (LIMIT @top given 'abc' or 2.5): the message names each @parameter the statement reads that is
+// not a whole number, and what goes there ("@top is 'abc' where a whole number goes (datatype
+// mismatch)"), instead of SQLite's bare "datatype mismatch".
+std::string report_statement_error(sqlite3* db, sqlite3_stmt* stmt, const Parameters& params, int rc);
 
 // Whether a schema of that name is attached (`other`: the diff's test trace).
 bool schema_attached(sqlite3* db, const char* name);

@@ -134,6 +134,7 @@ struct ReportCursor : VtabCursor<ReportTable> {
   bool done = true;
   int64_t row = 0;
   std::string params;
+  Parameters bound;  // what the statement was given: its errors name a parameter of the wrong type
   ~ReportCursor() { sqlite3_finalize(stmt); }
   static int best_index(ReportTable& t, sqlite3_index_info* info) {
     return hidden_args_best_index(info, (int)t.columns.size(), 1);
@@ -153,6 +154,7 @@ struct ReportCursor : VtabCursor<ReportTable> {
                       t.module->name, t.runs, runs));
     stmt = prepare_report(t.db, runs);
     bind_parameters(stmt, p);
+    bound = p;
     row = 0;
     done = false;
     step();
@@ -163,8 +165,7 @@ struct ReportCursor : VtabCursor<ReportTable> {
     if (rc == SQLITE_ROW) return void(++row);
     done = true;
     if (rc != SQLITE_DONE)
-      throw std::runtime_error(
-          report_error(table().runs, rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(table().db)));
+      throw std::runtime_error(report_error(table().runs, report_statement_error(table().db, stmt, bound, rc)));
   }
   bool eof() const { return done; }
   void next() { step(); }

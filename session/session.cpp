@@ -1,6 +1,7 @@
 #include "session/session.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,22 +44,54 @@ bool is_sqlite_file(const std::string& path) {
   return f.read(magic, 16) && std::string_view(magic, 16) == std::string_view("SQLite format 3\0", 16);
 }
 
-std::vector<std::string> trace_files(const std::string& path) {
+std::vector<std::string> trace_files(const std::string& path, std::vector<std::string>* skipped) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (!std::filesystem::is_directory(path, ec)) return {path};
+  if (!fs::is_directory(path, ec)) return {path};
   std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+  std::vector<fs::path> links;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
     const std::string name = entry.path().filename().string();
     auto ends = [&](std::string_view end) { return name.size() > end.size() && name.ends_with(end); };
     // Only regular files (links followed): a dangling link, a link loop, a FIFO or a folder is
     // not a trace, and its error (ELOOP) is its own, not the listing's.
     std::error_code entry_ec;
     // TraceLens's execution_details.json (beside capture traces) describes traces; it is not one.
-    if (entry.is_regular_file(entry_ec) && (ends(".json") || ends(".json.gz")) && name != "execution_details.json")
+    if (!entry.is_regular_file(entry_ec) || !(ends(".json") || ends(".json.gz")) || name == "execution_details.json")
+      continue;
+    if (entry.is_symlink(entry_ec))
+      links.push_back(entry.path());
+    else
       files.push_back(entry.path().string());
   }
   if (ec) throw LoadError(fmt::format("{}: cannot list the directory: {}", path, ec.message()));
-  if (files.empty()) throw LoadError(fmt::format("{}: a directory with no .json or .json.gz trace files", path));
+  // The links, after every plain file is known: one is followed only to a file inside the
+  // directory (its real path under the directory's) that no other entry names (the same device
+  // and inode); session.h says why.
+  std::sort(links.begin(), links.end());
+  std::set<std::pair<dev_t, ino_t>> named;
+  auto identity = [](const std::string& f) {
+    struct stat st {};
+    return ::stat(f.c_str(), &st) == 0 ? std::pair{st.st_dev, st.st_ino} : std::pair<dev_t, ino_t>{0, 0};
+  };
+  for (const std::string& f : files) named.insert(identity(f));
+  const fs::path dir = fs::canonical(path, ec);
+  for (const fs::path& link : links) {
+    std::error_code link_ec;
+    const fs::path target = fs::canonical(link, link_ec);
+    const auto [end, at] = std::mismatch(dir.begin(), dir.end(), target.begin(), target.end());
+    const bool inside = !ec && !link_ec && end == dir.end() && at != target.end();
+    const char* why = !inside                                         ? "a link to a file outside the directory"
+                      : !named.insert(identity(link.string())).second ? "a link to a file the directory holds already"
+                                                                      : nullptr;
+    if (!why)
+      files.push_back(link.string());
+    else if (skipped)
+      skipped->push_back(fmt::format("{}: {}", link.string(), why));
+  }
+  if (files.empty())
+    throw LoadError(fmt::format("{}: a directory with no .json or .json.gz trace files{}", path,
+                                skipped && !skipped->empty() ? fmt::format(" ({}: skipped)", skipped->front()) : ""));
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -153,8 +186,7 @@ namespace {
 
 // TraceLens's execution_details.json beside capture traces: [{"file", "batch_size", "mode"}, ...].
 std::map<std::string, std::pair<std::optional<int64_t>, std::string>> execution_details(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string text = read_input_file(path);  // (an input: no output may replace it)
   auto bad = [&](size_t at, const std::string& what) {
     return LoadError(fmt::format("{}: at byte {}: {}", path, at, what));
   };
@@ -191,7 +223,10 @@ void Session::add_captures(const std::string& path) {
   const size_t first = captured_.size();
   std::vector<CapturedGraph> graphs;
   Health health;
-  for (const std::string& file : trace_files(path)) {
+  std::vector<std::string> links_skipped;
+  const std::vector<std::string> files = trace_files(path, &links_skipped);
+  for (const std::string& why : links_skipped) health.add("folder_link_skipped", -1, why + ": skipped", 1);
+  for (const std::string& file : files) {
     Health h;
     std::vector<CapturedGraph> g = read_capture_file(*store, file, h);
     if (auto it = details.find(std::filesystem::path(file).filename().string()); it != details.end())
@@ -259,11 +294,12 @@ void Session::finish(const std::string& schema) {
   finish_schema(db_, schema, it != stores_.end() && !it->second->traces.empty() ? it->second.get() : nullptr);
   if (auto s = skipped_.find(schema); s != skipped_.end()) {
     Statement ins(db_, fmt::format("INSERT INTO {}.health(trace, \"check\", count, example_uid, detail) "
-                                   "VALUES(NULL, 'file_not_a_trace', 1, NULL, ?)",
+                                   "VALUES(NULL, ?, 1, NULL, ?)",
                                    schema_sql(db_, schema)));
-    for (const std::string& why : s->second) {
+    for (const auto& [check, why] : s->second) {
       const std::string detail = why + ": skipped, the directory's traces loaded";
-      sqlite3_bind_text(ins.get(), 1, detail.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(ins.get(), 1, check.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(ins.get(), 2, detail.c_str(), -1, SQLITE_TRANSIENT);
       ins.step();
       ins.reset();
     }

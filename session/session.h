@@ -31,9 +31,12 @@ class Session {
   void add_captures(const std::string& path);
   // Creates the event table, views and indexes of `schema`; call after its last load.
   void finish(const std::string& schema = "main");
-  // A file of a directory being loaded into `schema` that was no trace (NotATrace's message):
-  // finish() writes it as a health row (check file_not_a_trace, trace NULL).
-  void skip_file(const std::string& schema, const std::string& why) { skipped_[schema].push_back(why); }
+  // A file of a directory being loaded into `schema` that was skipped, and why: no trace
+  // (NotATrace's message: check file_not_a_trace) or a link trace_files does not follow
+  // (folder_link_skipped). finish() writes each as a health row (count 1, trace NULL).
+  void skip_file(const std::string& schema, const std::string& check, const std::string& why) {
+    skipped_[schema].emplace_back(check, why);
+  }
   // `.attach FILE AS NAME`: a saved database, or a trace loaded into a fresh in-memory schema.
   // Throws LoadError / SqlError.
   void attach(const std::string& file, const std::string& name, const LoadOptions& opt = {});
@@ -71,7 +74,7 @@ class Session {
   bool saved_ = false;                   // main is a saved database file: never written to
   StoreRegistry stores_;                 // read by the connection's virtual tables: ~Session closes db_ first
   std::vector<CapturedGraph> captured_;  // from add_captures; their strings live in main's store
-  std::map<std::string, std::vector<std::string>> skipped_;  // skip_file, by schema
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> skipped_;  // skip_file: (check, why)
 };
 
 // Writes `trace_path` (loaded as trace 0 of `session`) to `out_path` with kernel_flop /
@@ -88,7 +91,12 @@ bool is_sqlite_file(const std::string& path);
 // The trace files `path` names: itself, or for a directory (one trace per rank, as
 // torch.profiler's tensorboard_trace_handler writes them) its *.json and *.json.gz files in name
 // order, not its subdirectories. Throws LoadError for a directory without any.
-std::vector<std::string> trace_files(const std::string& path);
+// A symbolic link in the directory is followed only to a file inside it that no other entry
+// names: a link out of it would copy what it points to (~/.ssh, another project's trace) into a
+// saved database, which travels, and a link to a sibling would load that trace twice. Each link
+// skipped goes into `skipped` ("DIR/x.json: a link to a file outside the directory"); a link
+// named itself (`tlsql DIR/x.json`) is the user's choice and loads.
+std::vector<std::string> trace_files(const std::string& path, std::vector<std::string>* skipped = nullptr);
 // Throws LoadError unless `name` may name a schema: letters, digits and _ (not first a digit), and
 // not main / temp. Schema names are spliced into SQL text, so nothing else is let through.
 void check_schema_name(const std::string& name);

@@ -9,7 +9,8 @@
 -- span start); peak_uid: that event; peak_op: the nearest op above it; peak_source: source(),
 -- the user's frame. peak_reserved_bytes: the largest "Total Reserved" (NULL where not recorded).
 -- never_freed: allocations with no later free of their address in the trace (count, bytes; NULL
--- where events have no Addr). The row's trace is last.
+-- where events have no Addr). The row's trace is last. Sums of Bytes saturate at int64's limits
+-- (memory_event), as tlsql's own time sums do, rather than fail with "integer overflow".
 WITH memory_rows AS MATERIALIZED (
   SELECT *, row_number() OVER (PARTITION BY trace, device ORDER BY allocated DESC, ts, uid) AS top,
          row_number() OVER (PARTITION BY trace, device ORDER BY ts, uid) AS first,
@@ -21,7 +22,7 @@ d AS (
          max(CASE WHEN last = 1 THEN allocated END) AS last_allocated,
          count(*) FILTER (WHERE bytes > 0) AS allocations, count(*) FILTER (WHERE bytes < 0) AS frees,
          CASE WHEN count(addr) = count(*) THEN count(*) FILTER (WHERE never_freed) END AS never_freed,
-         CASE WHEN count(addr) = count(*) THEN coalesce(sum(bytes) FILTER (WHERE never_freed), 0) END
+         CASE WHEN count(addr) = count(*) THEN CAST(total(bytes) FILTER (WHERE never_freed) AS INTEGER) END
            AS never_freed_bytes
   FROM memory_rows GROUP BY trace, device),
 p AS (SELECT * FROM memory_rows WHERE top = 1 AND (allocated_from = 'Total Allocated' OR allocated > 0)),

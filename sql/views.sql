@@ -94,11 +94,14 @@ WHERE gpu_class(k.uid, NULL, (SELECT name FROM tlsql_schema)) = 'communication';
 -- Bytes only) the running sum of Bytes over the device's events in time order, from 0 before
 -- the first (allocated_from 'sum of Bytes'): bytes allocated since the trace began, not counting
 -- what was allocated before, which the trace does not say. reserved: "Total Reserved", NULL
--- where not recorded.
+-- where not recorded. The running sum is total() cast back: exact below 2^53 bytes, and past
+-- int64 (a corrupt or edited trace's Bytes) it saturates at the limit instead of failing every
+-- memory report with "integer overflow" (a CAST of a REAL out of range gives the nearest int64).
 CREATE VIEW IF NOT EXISTS @schema.memory_event AS
 SELECT uid, trace, ts, parent, device, bytes,
        CASE WHEN recorded = n THEN total
-            ELSE sum(bytes) OVER (PARTITION BY trace, device ORDER BY ts, uid ROWS UNBOUNDED PRECEDING) END
+            ELSE CAST(total(bytes) OVER (PARTITION BY trace, device ORDER BY ts, uid ROWS UNBOUNDED PRECEDING)
+                      AS INTEGER) END
          AS allocated,
        reserved, addr, CASE WHEN recorded = n THEN 'Total Allocated' ELSE 'sum of Bytes' END AS allocated_from
 FROM (SELECT *, count(total) OVER (PARTITION BY trace, device) AS recorded,

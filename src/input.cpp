@@ -180,4 +180,21 @@ void InputSource::inflate_more() {
   }
 }
 
+std::ifstream open_input_file(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) throw LoadError(fmt::format("cannot open '{}'", path));
+  if (S_ISDIR(st.st_mode)) throw LoadError(fmt::format("{}: cannot read: is a directory", path));
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw LoadError(fmt::format("{}: cannot read: not a regular file or a pipe", path));
+  if (S_ISREG(st.st_mode)) note_input(path, st.st_dev, st.st_ino);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw LoadError(fmt::format("cannot open '{}'", path));
+  return f;
+}
+
+std::string read_input_file(const std::string& path) {
+  std::ifstream f = open_input_file(path);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
 }  // namespace tlsql

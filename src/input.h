@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -21,6 +22,15 @@ struct LoadError : std::runtime_error {
 struct NotATrace : LoadError {
   using LoadError::LoadError;
 };
+
+// A file tlsql reads that is not a trace: a script (-f, .read), --models, a CSV (.import), a capture
+// folder's execution_details.json. The one rule for opening them, as InputSource's for traces: a
+// regular file or a pipe only (a device such as /dev/zero never ends, and the read would grow
+// until memory ran out), noted as an input (note_input) so that no output of this process replaces
+// it. Throws LoadError "cannot open 'PATH'" or "PATH: cannot read: not a regular file or a pipe".
+std::ifstream open_input_file(const std::string& path);
+// The whole of such a file.
+std::string read_input_file(const std::string& path);
 
 // A heap buffer with the zero padding simdjson needs past the end of the text.
 class TextBuffer {

@@ -1,5 +1,6 @@
 #include "src/output_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -114,6 +115,8 @@ void unwatch_connection(sqlite3* db) {
 }
 
 void refuse_input(const std::string& target, sqlite3* also) {
+  // An empty name names no file: without this, `-o ""` would succeed having written nothing.
+  if (target.empty()) throw std::runtime_error("'': cannot write: an empty file name");
   struct stat t {};
   if (::stat(target.c_str(), &t) != 0) return;  // nothing there yet: nothing it could destroy
   std::vector<Input> inputs;
@@ -140,7 +143,11 @@ TempFile::TempFile(const std::string& target) : target_(target), tmp_(temp_name(
   auto st = std::filesystem::status(target, ec);
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
     throw std::runtime_error(fmt::format("{}: cannot write: not a regular file", target));
-  std::filesystem::remove(tmp_, ec);
+  std::filesystem::remove(tmp_, ec);  // one a killed run left (a link there is removed, not followed)
+  // Created here, new: O_EXCL fails on anything already at the name and O_NOFOLLOW on a link put
+  // there since, so what is written is never another file someone placed at the temporary name.
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd_ < 0) throw std::runtime_error(fmt::format("{}: cannot write: {}", target, std::strerror(errno)));
   install_handlers();
   if (tmp_.size() < sizeof g_paths[0])
     for (int i = 0; i < kSlots && slot_ < 0; ++i)
@@ -152,12 +159,14 @@ TempFile::TempFile(const std::string& target) : target_(target), tmp_(temp_name(
 }
 
 TempFile::~TempFile() {
+  if (fd_ >= 0) ::close(fd_);
   if (slot_ >= 0) g_state[slot_] = 0;
   std::error_code ec;
   if (!committed_) std::filesystem::remove(tmp_, ec);
 }
 
 void TempFile::commit() {
+  if (fd_ >= 0) ::close(fd_), fd_ = -1;
   std::error_code ec, ignored;
   std::filesystem::rename(tmp_, target_, ec);
   if (ec) {
@@ -169,7 +178,7 @@ void TempFile::commit() {
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {
   TempFile tmp(path);
-  FILE* f = std::fopen(tmp.path().c_str(), "wb");
+  FILE* f = ::fdopen(::dup(tmp.fd()), "wb");  // the file TempFile created, not whatever the name holds now
   if (!f) throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
   bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   int err = ok ? 0 : errno;

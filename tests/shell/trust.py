@@ -15,11 +15,18 @@ case per class, through the real binary (and the loadable extension in Debian's 
   11 insert mode quotes its column names;
   13 --augment writes only an event's own numbers: reloaded, every op reads as before;
   14 an escaped key is the same key;
-  15 no name from a file is spliced into SQL: a schema argument that closes quotes is refused in
+  15 every line for a terminal goes through one filter: report notes, folder loads' lines, .dump,
+     and tab completion never offers a word holding a control character (issue 45.2);
+  16 a sidecar tlsql read (a capture folder's execution_details.json) is an input too (45.5);
+  17 an empty output name is an error, not a silent success (45.8);
+  18 a folder's links out of it, or to a file it holds already, are skipped and said (45.9);
+  19 clear errors: sums past int64, a parameter of the wrong type, hex / NaN parameters,
+     matched() of no event, devices as scripts or CSV (45.10);
+  20 no name from a file is spliced into SQL: a schema argument that closes quotes is refused in
      the binary, the sqlite3 shell and Python, and a real schema with such a name still answers;
-  16 a saved event table that may repeat uids is refused in every host, at once.
+  21 a saved event table that may repeat uids is refused in every host, at once.
 usage: trust.py TLSQL LIBTLSQL DATA_DIR WORK_DIR"""
-import gzip, hashlib, json, os, pty, shutil, sqlite3, subprocess, sys, time
+import gzip, hashlib, json, os, pty, select, shutil, sqlite3, subprocess, sys, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
@@ -323,7 +330,162 @@ r = run("esc_keys.json", "-q", "-c", "SELECT name, external_id, input_dims, flop
 check(r.returncode == 0 and csv_rows(r)[0] == ["aten::mm", "7", '"[[2', '3]', '[3', '4]]"', "48.0"]
       and csv_rows(r)[-1] == ["3"], f"14: escaped keys read as the keys they spell: {r.stdout!r} {r.stderr!r}")
 
-# --- 15: no name from a file reaches SQL text (issue 45.1) -------------------------------------
+# --- 15: one filter for every line bound for a terminal ---------------------------------------
+osc52 = "\x1b]52;c;aGk=\x07"  # writes "hi" to the clipboard of a terminal that obeys it
+step = "ProfilerStep#1" + osc52 + "\x1b[2J"
+with open("esc_step.json", "w") as f:
+    json.dump({"traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": step, "pid": 1, "tid": 1, "ts": 0, "dur": 100, "args": {}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm" + osc52, "pid": 1, "tid": 1, "ts": 10, "dur": 50, "args": {}}]},
+        f)
+
+
+def raw_controls(out):
+    return b"\x1b]52" in out or b"\x1b[2J" in out or b"aGk=\x07" in out
+
+
+# (a report's notes on stderr quote the window's name; the rows were filtered before)
+out = on_pty(["esc_step.json", "-q", "--report", "critical_path"])
+check(not raw_controls(out) and b"ProfilerStep#1^[]52" in out, f"15: critical_path's note on a terminal: {out[:160]!r}")
+out = on_pty(["esc_step.json", "-q", "--overlay", "esc_overlay.json"])
+check(not raw_controls(out), f"15: --overlay's message on a terminal: {out[:160]!r}")
+os.makedirs("escdir")
+shutil.copy(small, "escdir/rank0" + osc52 + ".json")
+with open("escdir/conf\x1b[2J.json", "w") as f:
+    f.write('{"not": "a trace"}')
+out = on_pty(["escdir", "-c", "SELECT 1"])  # (not -q: the `loaded` line)
+check(not raw_controls(out) and b"loaded escdir/rank0^[]52" in out and b"conf^[[2J.json" in out,
+      f"15: a folder's loaded / skipped lines on a terminal: {out[:300]!r}")
+shutil.copy("a.db", "esc_tables.db")
+sql("esc_tables.db", f'CREATE TABLE "evil{osc52}"(x); INSERT INTO "evil{osc52}" VALUES(1); '
+    'CREATE VIEW "evil_v\x1b[2J" AS SELECT 1; CREATE TABLE evil_ok(x); CREATE TABLE evil_ok2(x); '
+    'INSERT INTO evil_ok2 VALUES(42);')
+out = on_pty(["esc_tables.db", "-c", ".dump evil%"])
+check(not raw_controls(out) and b"CREATE TABLE \"evil^[]52" in out, f"15: .dump on a terminal: {out[:200]!r}")
+r = subprocess.run([tlsql, "esc_tables.db", "-c", ".dump evil%"], capture_output=True)
+check(f'CREATE TABLE "evil{osc52}"'.encode() in r.stdout, "15: .dump to a pipe keeps the bytes (SQL that rebuilds)")
+# Tab completion, interactive on a pseudo-terminal: a table and a file named with controls are
+# never offered (libedit would list them raw and put them on the line).
+with open("evfile" + osc52 + ".sql", "w") as f:
+    f.write("SELECT 1;\n")
+home = os.path.join(work, "home")
+os.makedirs(home, exist_ok=True)
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["HOME"], os.environ["TERM"] = home, "xterm"
+    os.execv(tlsql, [tlsql, "esc_tables.db"])
+screen = b""
+
+
+def pty_until(marker, timeout=30):
+    global screen
+    end = time.time() + timeout
+    while marker not in screen and time.time() < end:
+        r_, _, _ = select.select([fd], [], [], max(0.0, end - time.time()))
+        if r_:
+            try:
+                screen += os.read(fd, 65536)
+            except OSError:
+                break
+    return marker in screen
+
+
+pty_until(b"tlsql> ")
+os.write(fd, b"SELECT * FROM evi\t\t")  # (evil_ok and evil_ok2 offered, listed on the second tab)
+time.sleep(1.0)
+os.write(fd, b"2;\r")
+pty_until(b"tlsql> ", 10)
+os.write(fd, b".read evf\t\t")
+time.sleep(1.0)
+os.write(fd, b"\r")
+pty_until(b"tlsql> ", 10)
+os.write(fd, b".exit\r")
+pty_until(b"\x00", 5)
+os.close(fd)
+os.waitpid(pid, 0)
+check(not raw_controls(screen) and b"\xe2\x94\x82 42 \xe2\x94\x82" in screen and b"cannot open 'evf'" in screen,
+      f"15: tab completion offers evil_ok and evil_ok2, no table or file name holding controls: {screen[-500:]!r}")
+
+# --- 16: sidecars are inputs -------------------------------------------------------------------
+os.makedirs("cap")
+shutil.copy(small, "cap/cap.json")
+with open("cap/execution_details.json", "w") as f:
+    json.dump([{"file": "cap.json", "batch_size": 4, "mode": "FULL"}], f)
+sidecar_before = md5("cap/execution_details.json")
+for args in (["--html", "cap/execution_details.json"], ["-o", "cap/execution_details.json"],
+             ["-c", ".output cap/execution_details.json", "-c", "SELECT 1"]):
+    r = run(small, "-q", "--capture", "cap", *args)
+    check(r.returncode == 1 and "it is an input of this session" in r.stderr,
+          f"16: {args[0]} onto the capture folder's execution_details.json: refused ({r.stderr.strip()[:120]})")
+check(md5("cap/execution_details.json") == sidecar_before, "16: the sidecar is unchanged")
+
+# --- 17: empty output names --------------------------------------------------------------------
+for args in (["-o", ""], ["--html", ""], ["--augment", ""], ["--overlay", ""], ["-c", ".save ''"],
+             ["-c", ".output ''"], ["-c", ".once ''"], ["-c", ".export-replay ''"], ["-c", ".html ''"]):
+    r = run(small, "-q", *args)
+    check(r.returncode == 1 and "an empty file name" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+          f"17: {' '.join(args)!r}: one line, exit 1 ({r.returncode}: {r.stderr.strip()[:100]})")
+r = run(small, "-q", "-c", ".plot roofline ''")  # (.plot wants a name ending in .svg, .png or .csv first)
+check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, f"17: .plot roofline '': {r.stderr.strip()}")
+r = run(small, "-q", "-c", ".output x.csv", "-c", ".output", "-c", "SELECT 7 AS n")
+check(r.returncode == 0 and r.stdout == "n\n7\n", f"17: .output with no name is stdout again ({r.stdout!r})")
+
+# --- 18: links in a folder ---------------------------------------------------------------------
+os.makedirs("linkdir/sub")
+os.makedirs("elsewhere")
+shutil.copy(small, "linkdir/a.json")
+shutil.copy(bert, "elsewhere/secret.json.gz")
+shutil.copy(small, "linkdir/sub/b.json")
+os.symlink(os.path.abspath("elsewhere/secret.json.gz"), "linkdir/out.json.gz")
+os.symlink("a.json", "linkdir/dup.json")
+os.symlink("sub/b.json", "linkdir/inside.json")
+r = run("linkdir", "-q", "-o", "linkdir.db", "-c", "SELECT count(*) FROM trace",
+        "-c", "SELECT detail FROM health WHERE \"check\" = 'folder_link_skipped' ORDER BY detail")
+rows = csv_rows(r)
+check(r.returncode == 0 and rows[0] == ["2"], f"18: a.json and inside.json (a link inside) load: {rows[:1]} ({r.stderr})")
+check(r.stdout.count("a link to a file") == 2 and "linkdir/dup.json: a link to a file the directory holds already" in r.stdout
+      and "linkdir/out.json.gz: a link to a file outside the directory" in r.stdout,
+      f"18: the links out and to a sibling skipped, named in health: {r.stdout}")
+check(r.stderr.count("skipped") == 2, f"18: ... and said on stderr ({r.stderr.strip()})")
+r = run("linkdir.db", "-q", "-c", "SELECT count(*) FROM trace WHERE path LIKE '%secret%' OR path LIKE '%out.json%'")
+check(csv_rows(r) == [["0"]], "18: the saved database holds nothing of the file outside")
+r = run("linkdir/out.json.gz", "-q", "-c", "SELECT count(*) > 100 FROM event")
+check(r.returncode == 0 and csv_rows(r) == [["1"]], "18: the link named itself on the command line loads")
+
+# --- 19: clear errors --------------------------------------------------------------------------
+mem = [{"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 1, "dur": 50, "args": {}}]
+for i in range(3):  # Bytes only (a 2021-era trace): allocated is their running sum, past int64
+    mem.append({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,
+                "ts": 2 + i, "args": {"Device Type": 1, "Device Id": 0, "Bytes": 2**62, "Addr": 100 + i}})
+with open("mem_big.json", "w") as f:
+    json.dump({"traceEvents": mem}, f)
+r = run("mem_big.json", "-q", "--report", "memory")
+rows = [dict(zip(r.stdout.splitlines()[0].split(","), x)) for x in csv_rows(r)] if r.stdout else []
+check(r.returncode == 0 and rows and rows[0]["peak_bytes"] == str(2**63 - 1),
+      f"19: --report memory on sums past int64: saturated at 2^63 - 1 ({r.stderr.strip()[:100]} {rows[:1]})")
+r = run(small, "-q", "-c", ".parameter set @top abc", "--report", "cpu_ops")
+check(r.returncode == 1 and "@top is 'abc' where a whole number goes" in r.stderr,
+      f"19: a parameter of the wrong type is named ({r.stderr.strip()})")
+r = run(small, "-q", "-c", ".parameter set @top 0x10", "--report", "cpu_ops")
+check(r.returncode == 1 and "@top is '0x10'" in r.stderr, f"19: 0x10 is no number ({r.stderr.strip()})")
+r = run(small, "-q", "-c", ".parameter set @a NaN", "-c", ".parameter set @b 1e999", "-c", ".parameter set @c 2.5e1",
+        "-c", "SELECT typeof(@a), typeof(@b), @c")
+check(csv_rows(r) == [["text", "text", "25.0"]], f"19: NaN and 1e999 are text, 2.5e1 a number: {csv_rows(r)}")
+r = run("a.db", "-q", "--diff", "copy.db", "-c", "SELECT * FROM matched(-1)")
+check(r.returncode == 1 and "matched(-1): no event has uid -1" in r.stderr,
+      f"19: matched(-1) raises as every walk does ({r.stderr.strip()})")
+for cmd in [".read /dev/zero", ".import /dev/zero t"]:
+    t0 = time.time()
+    r = subprocess.run(["sh", "-c", f"{cap}exec '{tlsql}' '{small}' -q -c '{cmd}'"],
+                       capture_output=True, text=True, timeout=60, env=env)
+    check(r.returncode == 1 and "/dev/" in r.stderr and "not a regular file or a pipe" in r.stderr
+          and len(r.stderr.strip().splitlines()) == 1 and time.time() - t0 < 30,
+          f"19: {cmd}: one line, exit 1 ({r.stderr.strip()[:100]})")
+t0 = time.time()
+r = subprocess.run(["sh", "-c", f"{cap}exec '{tlsql}' '{small}' -q -f /dev/zero"],
+                   capture_output=True, text=True, timeout=60, env=env)
+check(r.returncode == 1 and "not a regular file or a pipe" in r.stderr, f"19: -f /dev/zero ({r.stderr.strip()[:100]})")
+# --- 20: no name from a file reaches SQL text (issue 45.1) -------------------------------------
 # A view passes a "schema" that would close the quotes of a hand-built `"SCHEMA".event` and add a
 # subquery: run as the SQL the function prepares (top-level SQL, where DIRECTONLY does not apply),
 # it would start the replay worker, write a file through the sqlite3 shell's writefile() or call
@@ -359,20 +521,20 @@ sql("evil_names.db", "\n".join(views))
 for view in calls:
     r = run("evil_names.db", "-c", f"SELECT * FROM {view}", env=env15)
     check(r.returncode == 1 and "no database is attached as" in r.stderr and not os.path.exists(witness),
-          f"15: tlsql: {view} with a quote-closing schema: refused, no worker ({r.stderr.strip()[:110]})")
+          f"20: tlsql: {view} with a quote-closing schema: refused, no worker ({r.stderr.strip()[:110]})")
 # Quotes, dots and comments: each names no attached database.
 for name in ['main"', 'main.event', 'main -- x', 'main/*', "main'", '"main"', 'main\x00x']:
     r = run("a.db", "-c", f"SELECT count(*) FROM descendants(0, {chr(39)}{name.replace(chr(39), chr(39) * 2)}{chr(39)})"
             if "\x00" not in name else "SELECT count(*) FROM descendants(0, 'main' || char(0) || 'x')")
     check(r.returncode == 1 and "no database is attached as" in r.stderr,
-          f"15: schema {name!r}: refused by name ({r.stderr.strip()[:100]})")
+          f"20: schema {name!r}: refused by name ({r.stderr.strip()[:100]})")
 # A real schema with such a name (attached by the user) is read through its quoted name.
 r = run("a.db", "-c", "ATTACH 'a.db' AS \"we\"\"ird -- .x\"",
         "-c", "SELECT (SELECT count(*) FROM descendants(0, 'we\"ird -- .x')) = (SELECT count(*) FROM descendants(0))",
         "-c", "SELECT gpu_time(5, 'we\"ird -- .x') IS gpu_time(5)")
 lines = r.stdout.splitlines()
 check(r.returncode == 0 and len(lines) == 4 and lines[1] == lines[3] == "1",
-      f"15: a schema named with quotes, comment and dot answers as main ({r.stdout!r} {r.stderr.strip()[:100]})")
+      f"20: a schema named with quotes, comment and dot answers as main ({r.stdout!r} {r.stderr.strip()[:100]})")
 # The sqlite3 shell with the extension: writefile() in the payload writes nothing.
 pwn = os.path.join(work, "pwned.txt")
 sql("evil_names.db", "CREATE VIEW v_write AS SELECT * FROM descendants(0, '" +
@@ -380,7 +542,7 @@ sql("evil_names.db", "CREATE VIEW v_write AS SELECT * FROM descendants(0, '" +
 r = subprocess.run(["sqlite3", "evil_names.db", f".load {lib}", "SELECT * FROM v_write;"], capture_output=True,
                    text=True, timeout=60, env=env15)
 check("no database is attached as" in r.stderr and not os.path.exists(pwn),
-      f"15: sqlite3 shell: writefile() in a schema argument never runs ({r.stderr.strip()[:100]})")
+      f"20: sqlite3 shell: writefile() in a schema argument never runs ({r.stderr.strip()[:100]})")
 # Python (the README's snippet): the host's own functions are never called through a name.
 called = []
 con = sqlite3.connect("evil_names.db")
@@ -391,20 +553,20 @@ con.execute("CREATE TEMP VIEW v_py AS SELECT * FROM descendants(0, '" + payload(
             "')")
 try:
     con.execute("SELECT * FROM v_py").fetchall()
-    check(False, "15: python: the payload view answered")
+    check(False, "20: python: the payload view answered")
 except sqlite3.OperationalError as e:
     check("no database is attached as" in str(e) and not called,
-          f"15: python: a host function in a schema argument is never called ({e})")
+          f"20: python: a host function in a schema argument is never called ({e})")
 for view in ("v_flops", "v_launched", "v_steps"):
     try:
         con.execute(f"SELECT * FROM {view}").fetchall()
-        check(False, f"15: python: {view} answered")
+        check(False, f"20: python: {view} answered")
     except sqlite3.OperationalError as e:
-        check("no database is attached as" in str(e), f"15: python: {view}: refused ({e})")
+        check("no database is attached as" in str(e), f"20: python: {view}: refused ({e})")
 con.close()
-check(not os.path.exists(witness), "15: the replay worker never started")
+check(not os.path.exists(witness), "20: the replay worker never started")
 
-# --- 16: an event table that repeats uids (issue 45.3) -----------------------------------------
+# --- 21: an event table that repeats uids (issue 45.3) -----------------------------------------
 # 60 levels, each event's uid repeated: a walk that followed every duplicate would visit 2^60 nodes.
 con = sqlite3.connect("dup.db")
 con.execute("ATTACH 'a.db' AS src")
@@ -428,7 +590,7 @@ with sqlite3.connect("dup.db") as con:
 start = time.time()
 r = run("dup.db", "-c", "SELECT count(*) FROM descendants(0)", timeout=60)
 check(r.returncode == 1 and "uid INTEGER PRIMARY KEY" in r.stderr and time.time() - start < 10,
-      f"16: tlsql refuses a saved database whose uids may repeat, on opening ({r.stderr.strip()[:120]})")
+      f"21: tlsql refuses a saved database whose uids may repeat, on opening ({r.stderr.strip()[:120]})")
 con = sqlite3.connect("dup.db")
 con.enable_load_extension(True)
 con.load_extension(lib)
@@ -436,10 +598,10 @@ for q in ["SELECT count(*) FROM descendants(0)", "SELECT gpu_time(0)", "SELECT *
     start = time.time()
     try:
         con.execute(q).fetchall()
-        check(False, f"16: python: {q} answered over repeated uids")
+        check(False, f"21: python: {q} answered over repeated uids")
     except sqlite3.OperationalError as e:
         check("uid INTEGER PRIMARY KEY" in str(e) and time.time() - start < 10,
-              f"16: python: {q}: refused at once ({e})")
+              f"21: python: {q}: refused at once ({e})")
 con.close()
 
 finish()

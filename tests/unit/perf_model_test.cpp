@@ -456,6 +456,10 @@ TEST_CASE("inference attention: heads from the op, lengths from its serving step
   CHECK_FALSE(model_op("vllm::unified_attention_with_output", attn));
   const tlsql::StepLengths empty{};
   CHECK_FALSE(model_op("vllm::unified_attention_with_output", attn, &empty));
+  // Lengths whose int64 sum leaves int64 (a hand-made annotation) saturate, never wrap: INT64_MIN
+  // plus -1 wrapped to INT64_MAX, which passed as "some tokens" and gave negative bytes (45.10).
+  const tlsql::StepLengths wraps{INT64_MIN, 0, 0, 0, -1, 0, 0, 0};
+  CHECK_FALSE(model_op("vllm::unified_attention_with_output", attn, &wraps));
   // A step given to a model that reads none changes nothing.
   const char* mm = R"({"Input Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]})";
   CHECK(*model_op("aten::mm", mm, &step)->flops == 2.0 * 64 * 32 * 128);

@@ -40,6 +40,11 @@ TEST_CASE("bind_parameter: an integer when the whole text is one, else a real, e
   CHECK(bound("") == std::pair<int, std::string>{SQLITE_TEXT, ""});
   // Past int64 it is no integer: the real (it was bound as 9223372036854775807 before).
   CHECK(bound("99999999999999999999").first == SQLITE_FLOAT);
+  // Decimal numbers only: what strtod also takes stays text (issue 45.10).
+  for (const char* text : {"0x10", "NaN", "nan", "inf", "-Infinity", " 3", "+", ".", "1e", "1e999", "0x1p3"})
+    CHECK(bound(text) == std::pair<int, std::string>{SQLITE_TEXT, text});
+  CHECK(bound("+2.5e+1") == std::pair<int, std::string>{SQLITE_FLOAT, "25.0"});
+  CHECK(bound(".5") == std::pair<int, std::string>{SQLITE_FLOAT, "0.5"});
 }
 
 TEST_CASE("report_error: 'report NAME: MSG', the name said once") {

@@ -629,6 +629,7 @@ struct DiffGroups {
 // leading to no GPU work (keep_gpu_paths), or no node at all (-1). Its first ancestor that is a
 // node decides, walking up as lowest_matched_ancestors does: itself when matched and not a launch
 // call, else its own. An ancestor that is not a node ends the walk (-1), as it ends a node's chain.
+// A uid no event has is an error, as in every other walk ("no event has uid N").
 int64_t lca_off_path(sqlite3* db, const std::string& schema, const Side& me, int64_t uid, std::string& error) {
   std::unique_ptr<TreeAccess> own;
   TreeAccess* tree = tree_for(db, schema, own);
@@ -638,6 +639,7 @@ int64_t lca_off_path(sqlite3* db, const std::string& schema, const Side& me, int
     DiffNode::Kind k;
     return r && r->has_time && diff_kind(kind_from_name(r->kind), k);
   };
+  if (!tree->row(uid)) return error = fmt::format("no event has uid {}", uid), -1;
   if (!node(uid)) return -1;
   const auto up = tree->ancestors(uid);
   if (std::string e = tree->take_walk_error(); !e.empty()) return error = e, -1;
@@ -676,7 +678,7 @@ struct Matched {
     Row r;
     std::string walk_error;
     const int64_t l_off = i < 0 ? lca_off_path(db, schema, me, uid, walk_error) : -1;
-    if (!walk_error.empty()) throw FunctionError("matched: " + walk_error);
+    if (!walk_error.empty()) throw FunctionError(fmt::format("matched({}): {}", uid, walk_error));
     if (l_off >= 0) {
       r.lca = me.nodes[(size_t)l_off].uid;
       r.lca_other = them.nodes[(size_t)me.match[(size_t)l_off]].uid;

@@ -734,7 +734,8 @@ std::optional<StepLengths> requests_of(const StepLengths& s, double rows, bool d
     return std::nullopt;
   // (Each group's sums as a step annotation can hold them: sq <= sk per request, so sq <= sk and
   // sq·sq <= sq·sk; a hand-edited one that breaks that would give negative FLOPs.)
-  if (r.c_sq + r.g_sq <= 0 || r.c_sq > r.c_sk || r.g_sq > r.g_sk || r.c_sqsq > r.c_sqsk || r.g_sqsq > r.g_sqsk)
+  // (The lengths are a trace's int64s: their sum saturates rather than overflow.)
+  if (sat_add(r.c_sq, r.g_sq) <= 0 || r.c_sq > r.c_sk || r.g_sq > r.g_sk || r.c_sqsq > r.c_sqsk || r.g_sqsq > r.g_sqsk)
     return std::nullopt;
   return r;
 }

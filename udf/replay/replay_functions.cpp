@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "src/sql_names.h"
+#include "src/terminal.h"
 #include "udf/registry.h"
 #include "udf/replay/replay_client.h"
 #include "udf/tree/tree_access.h"
@@ -48,7 +49,7 @@ namespace {
 
 // NULL, and the reason on stderr (the row goes on; SQL has no warnings).
 void null_because(sqlite3_context* ctx, const char* fn, int64_t uid, const std::string& why) {
-  fmt::print(stderr, "{}({}): {}\n", fn, uid, why);
+  say(stderr, fmt::format("{}({}): {}\n", fn, uid, why));  // (the worker's reason quotes op names)
   sqlite3_result_null(ctx);
 }
 
