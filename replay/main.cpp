@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -98,6 +99,8 @@ int worker() {
       if (nesting(line) > kMaxNesting) throw std::runtime_error("request nested too deeply");
       json req = json::parse(line, nullptr, false);
       resp = req.is_discarded() ? json{{"ok", false}, {"error", "bad request"}} : answer(req);
+    } catch (const std::bad_alloc&) {
+      resp = {{"ok", false}, {"error", "out of memory while answering the request"}};
     } catch (const std::exception& e) {
       resp = {{"ok", false}, {"error", std::string("bad request: ") + e.what()}};
     }
@@ -134,7 +137,7 @@ std::vector<json> read_ops(const std::string& path) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int replay_main(int argc, char** argv) {
   CLI::App app{"Replay PyTorch ops from tlsql / TraceLens replay IR, each alone, and time them."};
   std::string file, device, filter;
   int iters = 100, warmup = 10, limit = -1;
@@ -158,6 +161,9 @@ int main(int argc, char** argv) {
   try {
     ops = read_ops(file);
     if (!filter.empty()) re = std::regex(filter);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tlsql-replay: error: out of memory while reading " << file << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "tlsql-replay: error: " << e.what() << "\n";
     return 1;
@@ -172,6 +178,8 @@ int main(int argc, char** argv) {
     RunResult r;
     try {
       r = run_ir(ops[i], RunOptions{device, warmup, iters, nullptr});
+    } catch (const std::bad_alloc&) {  // (a tensor the IR asks for past the memory there is)
+      r.ok = false, r.error = "out of memory while replaying it";
     } catch (const std::exception& e) {  // run_ir catches LibTorch's errors; this is a last guard
       r.ok = false, r.error = e.what();
     }
@@ -188,4 +196,17 @@ int main(int argc, char** argv) {
   std::cout << "\nSummary: total " << total << ", attempted " << attempted << ", succeeded " << ok << ", errors "
             << attempted - ok << "\n";
   return attempted == ok ? 0 : 1;
+}
+
+// A bad_alloc anywhere (a memory or address-space limit reached) is one line and exit 1, never
+// std::terminate's abort; so is any other exception the steps above did not say.
+int main(int argc, char** argv) {
+  try {
+    return replay_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tlsql-replay: error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "tlsql-replay: error: " << e.what() << "\n";
+  }
+  return 1;
 }

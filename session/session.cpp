@@ -152,8 +152,8 @@ namespace {
 
 // TraceLens's execution_details.json beside capture traces: [{"file", "batch_size", "mode"}, ...].
 std::map<std::string, std::pair<std::optional<int64_t>, std::string>> execution_details(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string text =
+      read_sidecar(path, "TraceLens's execution_details.json ([{\"file\", \"batch_size\", \"mode\"}, ...])");
   auto bad = [&](size_t at, const std::string& what) {
     return LoadError(fmt::format("{}: at byte {}: {}", path, at, what));
   };

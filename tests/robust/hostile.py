@@ -217,6 +217,11 @@ fails_with("two_escaped.json", '{"traceEvents":[],"trace\\u0045vents":[%s]}' % e
 two = '{"deviceProperties":[],"traceEvents":[%s],"deviceProperties":[{"id":0}]}' % ev()
 fails_with("two_devices.json", two, f'at byte {two.rindex("deviceProperties") - 1}: the top-level key '
            f'"deviceProperties" a second time (first at byte 1): {dup}')
+# Metadata is bounded (src/input.h, kMetadataMaxBytes): a trace's top-level members besides
+# traceEvents are a few KB; 17 MB of them is refused by name, not kept whole.
+big = '{"traceEvents":[%s],"x":"%s"}' % (ev(), "a" * (17 << 20))
+fails_with("big_meta.json", big, f"at byte {big.index('aaa') - 1}: the top-level members besides traceEvents "
+           "pass 16 MiB (Kineto writes a few KB of them)")
 
 # Pipes and FIFOs read as streams; a file cut while it loads ends early, never SIGBUS (items 6, 10).
 import threading, time  # noqa: E402

@@ -320,4 +320,51 @@ r = run("esc_keys.json", "-q", "-c", "SELECT name, external_id, input_dims, flop
 check(r.returncode == 0 and csv_rows(r)[0] == ["aten::mm", "7", '"[[2', '3]', '[3', '4]]"', "48.0"]
       and csv_rows(r)[-1] == ["3"], f"14: escaped keys read as the keys they spell: {r.stdout!r} {r.stderr!r}")
 
+# --- 45.4: sidecars and metadata are bounded; running out of memory is one line ----------------
+# A 55 MB execution_details.json beside capture traces took 1.7 GB in a whole-file JSON parser and,
+# under a 1 GB address cap, died of an uncaught std::bad_alloc (SIGABRT). Every file read whole as
+# metadata stops at 16 MiB (src/input.h) with its name; whatever runs out of memory anyway says so
+# in one line, exit 1. Under AddressSanitizer (which reserves terabytes of address space) the cap
+# is its RSS limit, as in 8.
+cap1g = "" if sanitized else "ulimit -v 1000000; "
+env1g = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":hard_rss_limit_mb=1000")
+
+
+def capped(*args, cap=cap1g):
+    line = " ".join("'" + a.replace("'", "'\\''") + "'" for a in args)
+    return subprocess.run(["sh", "-c", f"{cap}exec '{tlsql}' {line}"], capture_output=True, text=True, timeout=120,
+                          env=env1g)
+
+
+os.makedirs("capdir")
+shutil.copy(small, "capdir/capture.json")
+big_details = json.dumps([{"file": f"capture_{i}.json", "batch_size": i, "mode": "FULL"} for i in range(900000)])
+with open("capdir/execution_details.json", "w") as f:
+    f.write(big_details)
+r = capped(small, "-q", "--capture", "capdir", "-c", "SELECT 1")
+check(r.returncode == 1 and r.stderr == f"tlsql: error: capdir/execution_details.json: {len(big_details)} bytes, "
+      "more than the 16 MiB tlsql reads of TraceLens's execution_details.json ([{\"file\", \"batch_size\", \"mode\"}, "
+      "...]) (a few KB expected)\n", f"45.4: a {len(big_details) >> 20} MB execution_details.json is refused by name "
+      f"under a 1 GB cap (rc {r.returncode}): {r.stderr.strip()[:300]}")
+with open("models.sql", "w") as f:
+    f.write("-- " + "x" * (17 << 20) + "\n")
+r = capped(small, "-q", "--models", "models.sql", "-c", "SELECT 1")
+check(r.returncode == 1 and r.stderr.startswith("tlsql: error: models.sql: ") and r.stderr.count("\n") == 1
+      and "more than the 16 MiB tlsql reads of a --models file" in r.stderr,
+      f"45.4: a 17 MB --models file is refused by name (rc {r.returncode}): {r.stderr.strip()[:200]}")
+# Past any bound: what needs more than the cap allows ends in one line and exit 1, never
+# std::terminate's SIGABRT (134): a trace loaded, a script read whole (-f, .read: 1 GB of a sparse
+# file's zeros) outside the loader's own catch.
+if not sanitized:
+    with open("sparse.sql", "wb") as f:
+        f.truncate(1 << 30)
+    for args, said in [(("-o", "oom.db", "-c", "SELECT 1"), "tlsql: error: in.json.gz: out of memory: "),
+                       (("-f", "sparse.sql"), "tlsql: error: out of memory while running the SQL"),
+                       (("-c", ".read sparse.sql"), "error: -c: near line 1: out of memory while running .read")]:
+        r = capped("in.json.gz", "-q", *args, cap=f"ulimit -v {100000 if 'oom.db' in args else 600000}; ")
+        check(r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith(said)
+              and not os.path.exists("oom.db"),
+              f"45.4: {' '.join(args)} under an address cap: one line, exit 1 (rc {r.returncode}): {r.stderr.strip()[:200]!r}")
+    os.remove("sparse.sql")
+
 finish()

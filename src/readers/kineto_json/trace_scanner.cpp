@@ -108,6 +108,10 @@ void TraceScanner::append_checked(size_t from, size_t to, Health& health) {
     TextBuffer repaired = repair_json(t.data(), t.size(), health);
     metadata_.append(repaired.data(), repaired.size());
   }
+  // Kept whole in memory and in trace.metadata, and read by whole-text JSON functions: bounded.
+  if (metadata_.size() > kMetadataMaxBytes)
+    fail(from, fmt::format("the top-level members besides traceEvents pass {} MiB (Kineto writes a few KB of them)",
+                           kMetadataMaxBytes >> 20));
 }
 
 size_t TraceScanner::scan_events(size_t p, const std::function<bool(Chunk&&)>& emit,
