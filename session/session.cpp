@@ -64,14 +64,18 @@ std::vector<std::string> trace_files(const std::string& path) {
 
 Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
   const std::string target = saved_db.empty() ? ":memory:" : saved_db;
-  // A saved database opens read-only when the file is (a shared or archived result); opening
-  // never writes to it, so several readers can share it.
-  int flags = saved_db.empty()                        ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-              : ::access(saved_db.c_str(), W_OK) == 0 ? SQLITE_OPEN_READWRITE
-                                                      : SQLITE_OPEN_READONLY;
+  // A saved database opens read-only when the file is (a shared or archived result), and
+  // immutable when only that keeps files from appearing beside it (WAL mode: immutable_for);
+  // opening never writes to it, so several readers can share it.
+  const bool immutable = !saved_db.empty() && immutable_for(saved_db);
+  int flags = saved_db.empty()                                      ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+              : !immutable && ::access(saved_db.c_str(), W_OK) == 0 ? SQLITE_OPEN_READWRITE
+                                                                    : SQLITE_OPEN_READONLY;
+  // URIs: file_uri's immutable files, here and in ATTACH (as the sqlite3 shell reads them).
   // One thread uses the connection at a time (the loader's threads never call SQLite; Ctrl-C's
   // sqlite3_interrupt needs no mutex): no per-call mutex, ~5% of a report's time.
-  if (sqlite3_open_v2(target.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+  const std::string name = saved_db.empty() ? target : file_uri(saved_db, true);
+  if (sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     std::string msg = sqlite3_errmsg(db_);
     sqlite3_close(db_);
     db_ = nullptr;
@@ -302,7 +306,7 @@ void Session::attach(const std::string& file, const std::string& name, const Loa
     if (schema_taken(name)) throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
     try {
       Statement s(db_, fmt::format("ATTACH ? AS \"{}\"", name));
-      sqlite3_bind_text(s.get(), 1, file.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text(s.get(), 1, file_uri(file, true).c_str(), -1, SQLITE_TRANSIENT);
       s.step();
     } catch (const SqlError& e) {
       throw LoadError(fmt::format("{}: cannot attach: {}", file, e.what()));

@@ -14,7 +14,9 @@ case per class, through the real binary (and the loadable extension in Debian's 
   10 a folder with link loops loads its traces; a 253-byte -o name saves;
   11 insert mode quotes its column names;
   13 --augment writes only an event's own numbers: reloaded, every op reads as before;
-  14 an escaped key is the same key.
+  14 an escaped key is the same key;
+  45.4 metadata read whole is bounded, and running out of memory is one line and exit 1;
+  45.7 a saved database in WAL mode opens with no -wal / -shm file appearing beside it.
 usage: trust.py TLSQL LIBTLSQL DATA_DIR WORK_DIR"""
 import gzip, hashlib, json, os, pty, shutil, sqlite3, subprocess, sys, time
 
@@ -366,5 +368,49 @@ if not sanitized:
               and not os.path.exists("oom.db"),
               f"45.4: {' '.join(args)} under an address cap: one line, exit 1 (rc {r.returncode}): {r.stderr.strip()[:200]!r}")
     os.remove("sparse.sql")
+
+# --- 45.7: opening a saved database writes no file beside it ---------------------------------
+# A saved database someone set to WAL mode got -wal and -shm files beside it at its first read, and
+# could not be read from a folder tlsql may not write. Read-only and immutable now (file_uri,
+# src/db_writer.cpp), also when attached (--diff, .attach) and for the perf pass's second reader.
+# (Tests run as root, which writes a 555 folder anyway: what is checked is that nothing appears.)
+os.makedirs("walro")
+shutil.copy("a.db", "walro/w.db")
+con = sqlite3.connect("walro/w.db")
+check(con.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal", "45.7: the copy is in WAL mode")
+con.close()
+os.chmod("walro", 0o555)
+before = sorted(os.listdir("walro"))
+expect = csv_rows(run("a.db", "-q", "-c", "SELECT count(*), sum(flops(uid) IS NOT NULL) FROM event"))
+for args in [("walro/w.db", "-c", "SELECT count(*), sum(flops(uid) IS NOT NULL) FROM event"),
+             ("a.db", "--diff", "walro/w.db", "-c", "SELECT count(*), sum(flops(uid) IS NOT NULL) FROM other.event"),
+             (small, "-c", ".attach walro/w.db AS w", "-c", f"SELECT count(*), {expect[0][1]} FROM w.event"),
+             ("walro/w.db", "-c", "SELECT count(*), 0 FROM optimizable_events(0)")]:
+    # SQLite removes -wal and -shm when its last connection closes: the folder is watched while
+    # tlsql runs (a second of counting after the query keeps it open).
+    p = subprocess.Popen([tlsql, *args, "-q", "-c", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                          "WHERE x < 3000000) SELECT count(*) FROM c"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    seen = set()
+    while p.poll() is None:
+        seen.update(os.listdir("walro"))
+        time.sleep(0.01)
+    out, err = p.communicate()
+    rows = [line.split(",") for line in out.strip().splitlines()[1:2]]
+    check(p.returncode == 0 and (rows == expect or "optimizable_events" in args[-1]) and sorted(seen) == before
+          and sorted(os.listdir("walro")) == before,
+          f"45.7: {' '.join(args[:3])}: answers {rows} == {expect}, no file beside it ({sorted(seen)}) {err.strip()[:200]}")
+os.chmod("walro", 0o755)
+# A -wal file that holds changes another connection committed is read as SQLite reads it (not
+# immutable): the change shows.
+shutil.copy("a.db", "live.db")
+con = sqlite3.connect("live.db")
+con.execute("PRAGMA journal_mode=WAL")
+con.execute("PRAGMA wal_autocheckpoint=0")
+con.execute("UPDATE gpu_spec SET source = 'live edit'")
+con.commit()
+r = run("live.db", "-q", "-c", "SELECT count(*) FROM gpu_spec WHERE source = 'live edit'")
+check(r.returncode == 0 and csv_rows(r) != [["0"]], f"45.7: a live -wal's changes are read: {r.stdout!r} {r.stderr!r}")
+con.close()
 
 finish()
