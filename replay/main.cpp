@@ -114,19 +114,36 @@ int worker() {
 std::vector<json> read_ops(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (nesting(text.str()) > kMaxNesting)
+  std::stringstream read;
+  read << in.rdbuf();
+  const std::string text = std::move(read).str();  // (one copy of the file, not one per use)
+  if (nesting(text) > kMaxNesting)
     throw std::runtime_error(path + ": nested deeper than " + std::to_string(kMaxNesting) + " levels: not replay IR");
-  json j = json::parse(text.str(), nullptr, false);
+  // Each op is taken out of the tree as soon as it is parsed, into a value of its own: destroying
+  // one nlohmann value allocates a stack as long as its widest container (json_value::destroy), so
+  // a bundle of 300,000 ops held as one array aborted in its noexcept destructor when a bad_alloc
+  // (a memory cap) unwound through it; a value per op needs a few entries.
+  // Ops are the values at depth 1 (a list, or an object keyed by uid) or, under "ops", at depth 2.
+  std::vector<json> listed, keyed;  // under "ops"; at depth 1
+  bool in_ops = false, has_ops = false, top_object = false;
+  json::parser_callback_t take = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 0 && event == json::parse_event_t::object_start) top_object = true;
+    if (top_object && depth == 1 && event == json::parse_event_t::key) {
+      in_ops = parsed == "ops";
+      has_ops = has_ops || in_ops;
+    }
+    const bool done = event == json::parse_event_t::value || event == json::parse_event_t::object_end ||
+                      event == json::parse_event_t::array_end;
+    if (!done || (depth != 1 && !(depth == 2 && in_ops))) return true;
+    if (depth == 1 && in_ops) return true;  // the "ops" container itself: its elements were taken
+    (depth == 1 ? keyed : listed).push_back(std::move(parsed));
+    return false;
+  };
+  json j = json::parse(text, take, false);
   if (j.is_discarded()) throw std::runtime_error(path + ": not valid JSON");
-  std::vector<json> ops;
-  if (j.is_object() && j.contains("ops")) j = j["ops"];
-  if (j.is_array()) {
-    for (auto& e : j) ops.push_back(e);
-  } else if (j.is_object()) {
-    for (auto& [k, e] : j.items()) ops.push_back(e);
-  }
+  std::vector<json> ops = std::move(has_ops ? listed : keyed);
+  if (has_ops && !j["ops"].is_array() && !j["ops"].is_object())
+    throw std::runtime_error(path + ": expected a list of {\"op_name\", \"replay_ir\"} objects");
   if (!j.is_array() && !j.is_object())
     throw std::runtime_error(path + ": expected a list of {\"op_name\", \"replay_ir\"} objects");
   for (size_t i = 0; i < ops.size(); ++i)

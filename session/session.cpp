@@ -161,21 +161,32 @@ std::map<std::string, std::pair<std::optional<int64_t>, std::string>> execution_
   auto bad = [&](size_t at, const std::string& what) {
     return LoadError(fmt::format("{}: at byte {}: {}", path, at, what));
   };
+  // Each entry is read and dropped as soon as it is parsed: destroying one nlohmann value
+  // allocates a stack as long as its widest container (json_value::destroy, noexcept), so a whole
+  // array of them, unwound by a bad_alloc under a memory cap, would abort instead of failing.
+  std::map<std::string, std::pair<std::optional<int64_t>, std::string>> out;
+  bool top_array = false, entries_ok = true;
+  nlohmann::json::parser_callback_t take = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& e) {
+    using E = nlohmann::json::parse_event_t;
+    if (depth == 0 && event == E::array_start) top_array = true;
+    if (depth != 1 || !top_array || (event != E::value && event != E::object_end && event != E::array_end)) return true;
+    if (!e.is_object() || !e.contains("file") || !e["file"].is_string()) {
+      entries_ok = false;
+      return false;
+    }
+    auto& d = out[e["file"].get<std::string>()];
+    if (e.contains("batch_size") && e["batch_size"].is_number_integer()) d.first = e["batch_size"].get<int64_t>();
+    if (e.contains("mode") && e["mode"].is_string()) d.second = e["mode"].get<std::string>();
+    return false;
+  };
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text, take);
   } catch (const nlohmann::json::parse_error& e) {
     throw bad(e.byte > 0 ? e.byte - 1 : 0, "not JSON");
   }
   if (!j.is_array()) throw bad(0, "expected an array of {\"file\", \"batch_size\", \"mode\"} objects");
-  std::map<std::string, std::pair<std::optional<int64_t>, std::string>> out;
-  for (const auto& e : j) {
-    if (!e.is_object() || !e.contains("file") || !e["file"].is_string())
-      throw bad(0, "expected an array of objects with a \"file\" string");
-    auto& d = out[e["file"].get<std::string>()];
-    if (e.contains("batch_size") && e["batch_size"].is_number_integer()) d.first = e["batch_size"].get<int64_t>();
-    if (e.contains("mode") && e["mode"].is_string()) d.second = e["mode"].get<std::string>();
-  }
+  if (!entries_ok) throw bad(0, "expected an array of objects with a \"file\" string");
   return out;
 }
 

@@ -368,6 +368,19 @@ if not sanitized:
               and not os.path.exists("oom.db"),
               f"45.4: {' '.join(args)} under an address cap: one line, exit 1 (rc {r.returncode}): {r.stderr.strip()[:200]!r}")
     os.remove("sparse.sql")
+    # tlsql-replay's IR bundle is its input, read whole: 58 MB of it under a 1 GB cap is out of
+    # memory in one line (a bundle held as one nlohmann array aborted in its destructor).
+    replay_bin = os.path.join(os.path.dirname(tlsql), "tlsql-replay")
+    if os.path.exists(replay_bin):
+        op = {"op_name": "aten::add", "replay_ir": {"list_pos_args": [{"arg_type": "Tensor", "shape": [2, 3],
+                                                                       "dtype": "float32"}] * 2, "kwargs": {}}}
+        with open("big_ir.json", "w") as f:
+            json.dump([op] * 300000, f)
+        r = subprocess.run(["sh", "-c", f"ulimit -v 1000000; exec '{replay_bin}' big_ir.json --device cpu --limit 1"],
+                           capture_output=True, text=True, timeout=120)
+        check(r.returncode == 1 and r.stderr == "tlsql-replay: error: out of memory while reading big_ir.json\n",
+              f"45.4: tlsql-replay on a 58 MB bundle under a 1 GB cap (rc {r.returncode}): {r.stderr.strip()[-200:]!r}")
+        os.remove("big_ir.json")
 
 # --- 45.7: opening a saved database writes no file beside it ---------------------------------
 # A saved database someone set to WAL mode got -wal and -shm files beside it at its first read, and
