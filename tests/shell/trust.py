@@ -371,7 +371,10 @@ if not sanitized:
     # tlsql-replay's IR bundle is its input, read whole: 58 MB of it under a 1 GB cap is out of
     # memory in one line (a bundle held as one nlohmann array aborted in its destructor).
     replay_bin = os.path.join(os.path.dirname(tlsql), "tlsql-replay")
-    if os.path.exists(replay_bin):
+    # (A LibTorch whose libraries alone pass the cap cannot start under it: nothing to check there.)
+    starts = os.path.exists(replay_bin) and subprocess.run(
+        ["sh", "-c", f"ulimit -v 1000000; exec '{replay_bin}' --help"], capture_output=True, timeout=60).returncode == 0
+    if starts:
         op = {"op_name": "aten::add", "replay_ir": {"list_pos_args": [{"arg_type": "Tensor", "shape": [2, 3],
                                                                        "dtype": "float32"}] * 2, "kwargs": {}}}
         with open("big_ir.json", "w") as f:
