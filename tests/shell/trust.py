@@ -368,6 +368,15 @@ if not sanitized:
               and not os.path.exists("oom.db"),
               f"45.4: {' '.join(args)} under an address cap: one line, exit 1 (rc {r.returncode}): {r.stderr.strip()[:200]!r}")
     os.remove("sparse.sql")
+    # An event's args parsed whole by the perf models are bounded (args::kMaxParsedArgs): a 12 MB
+    # "Input Dims" aborted in nlohmann's destructor under a 400 MB cap; now the op has no model.
+    with open("big_args.json", "w") as f:
+        json.dump({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1,
+                                    "dur": 5, "args": {"Input Dims": [[1] * 4000000], "Input type": ["float"]}}]}, f)
+    r = capped("big_args.json", "-q", "-c", "SELECT count(*), flops(uid) FROM event", cap="ulimit -v 400000; ")
+    check(r.returncode == 0 and csv_rows(r) == [["1", ""]],
+          f"45.4: a 12 MB Input Dims under a 400 MB cap: no model, no abort (rc {r.returncode}) {r.stderr.strip()[-200:]!r}")
+    os.remove("big_args.json")
     # tlsql-replay's IR bundle is its input, read whole: 58 MB of it under a 1 GB cap is out of
     # memory in one line (a bundle held as one nlohmann array aborted in its destructor).
     replay_bin = os.path.join(os.path.dirname(tlsql), "tlsql-replay")

@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "args/op_args.h"
 #include "src/args_text.h"
 #include "src/event_table.h"
 #include "src/kind.h"
@@ -163,7 +164,7 @@ void parse_args(uint32_t row, std::string_view name, uint8_t modeled, std::strin
   // (A plain search for "kernel_" first: '"' starts most of an args text, 'k' little of it.)
   if (args.find("kernel_") != std::string_view::npos && (args.find("\"kernel_flop\"") != std::string_view::npos ||
                                                          args.find("\"kernel_num_gb\"") != std::string_view::npos)) {
-    auto j = nlohmann::json::parse(args, nullptr, false);
+    auto j = args::parse_bounded(args);
     if (j.is_object() && (j.contains("kernel_flop") || j.contains("kernel_num_gb"))) {
       std::optional<double> f, b;
       if (j.contains("kernel_flop") && j["kernel_flop"].is_number()) f = j["kernel_flop"].get<double>();
