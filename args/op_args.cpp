@@ -56,7 +56,7 @@ json concrete_value(std::string_view text) {
         (i + 1 == text.size() || !std::isdigit((unsigned char)text[i + 1])))
       s += '0';
   }
-  json j = json::parse(s, nullptr, false);
+  json j = parse_bounded(s);
   if (j.is_discarded()) return json(std::string(text));
   return j;
 }

@@ -12,6 +12,17 @@ namespace tlsql::args {
 
 using Shape = std::vector<int64_t>;
 
+// The most of an event's args text parsed whole into a JSON tree (the perf models' members,
+// kernel_flop, Concrete Inputs): an op's args are a few KB (a cat of 1,000 tensors: tens of KB). A
+// tree takes ~30 times its text, and nlohmann's destructor allocates a stack as long as its widest
+// container while noexcept: a hostile event's 12 MB "Input Dims", unwound by a bad_alloc under a
+// memory cap, aborted the process. Longer text parses as not JSON (the op has no model).
+constexpr size_t kMaxParsedArgs = 1u << 20;
+inline nlohmann::json parse_bounded(std::string_view text) {
+  if (text.size() > kMaxParsedArgs) return nlohmann::json(nlohmann::json::value_t::discarded);
+  return nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+}
+
 // "Input Dims": per argument its shape ([] for a scalar, an absent tensor or a 0-dim tensor),
 // and for a TensorList the shape of each tensor (`lists`, empty for other arguments).
 // A dimension that is not a non-negative integer (-4, 2.5, "x": a malformed or hostile trace) makes

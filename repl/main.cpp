@@ -10,6 +10,7 @@
 
 #include "repl/shell.h"
 #include "session/session.h"
+#include "src/input.h"
 #include "src/output_file.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -47,10 +48,10 @@ void restart_with_huge_pages(char** argv) {
     unsetenv("GLIBC_TUNABLES");
 }
 
-}  // namespace
+// What the process is doing, for the one line a bad_alloc gets (main).
+const char* doing = "starting";
 
-int main(int argc, char** argv) {
-  restart_with_huge_pages(argv);
+int tlsql_main(int argc, char** argv) {
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
   app.set_version_flag("--version", "tlsql " TLSQL_VERSION);
   std::vector<std::string> traces, commands, scripts, reports, captures;
@@ -135,11 +136,14 @@ int main(int argc, char** argv) {
   auto read_file = [&shell](const std::string& path) {
     try {
       return tlsql::read_input_file(path);
+    } catch (const std::bad_alloc&) {
+      throw;  // (one line from main's own catch: "out of memory while ...")
     } catch (const std::exception& e) {
       shell.complain(e.what());
       return std::string();
     }
   };
+  doing = "loading the traces";
   try {
     shell.session = std::make_unique<tlsql::Session>(open_saved ? traces[0] : "");
     for (const std::string& c : captures) shell.session->add_captures(c);
@@ -164,6 +168,8 @@ int main(int argc, char** argv) {
       if (traces.size() != 1 || open_saved) throw std::runtime_error("--augment takes exactly one trace file");
       tlsql::augment_trace(*shell.session, traces[0], augment);
     }
+  } catch (const std::bad_alloc&) {
+    throw;  // (main says it)
   } catch (const std::exception& e) {
     tlsql::say(stderr, fmt::format("tlsql: error: {}\n", e.what()));  // (load errors quote file names)
     return 1;
@@ -174,8 +180,16 @@ int main(int argc, char** argv) {
   shell.output.wrap = wrap;
   shell.bail = bail;
 
+  doing = "running the SQL";
   if (!models.empty()) {  // before anything reads a perf number; a formula that fails stops the run
-    shell.run_script(read_file(models), models);
+    std::string text;
+    try {
+      text = tlsql::read_sidecar(models, "a --models file (perf_model_user rows)");
+    } catch (const tlsql::LoadError& e) {
+      fmt::print(stderr, "tlsql: error: {}\n", e.what());
+      return 1;
+    }
+    shell.run_script(text, models);
     if (shell.failed()) {
       shell.close_output();
       return 1;
@@ -207,8 +221,11 @@ int main(int argc, char** argv) {
     // The overlay draws the path the critical_path report asked for with the same parameters:
     // when that report failed, its error has been said, and there is nothing to draw.
     if (file == &overlay && shell.report_failed("critical_path")) continue;
+    doing = file == &html ? "writing the HTML report" : "writing the overlay";
     try {
       (shell.*write)(*file);
+    } catch (const std::bad_alloc&) {
+      throw;
     } catch (const std::exception& e) {
       tlsql::say(stderr, fmt::format("tlsql: error: {}\n", e.what()));
       return 1;
@@ -227,4 +244,20 @@ int main(int argc, char** argv) {
   }
   shell.close_output();
   return shell.exit_code();
+}
+
+}  // namespace
+
+// Every exception ends here as one line and exit 1, never std::terminate's abort: a bad_alloc (a
+// memory or address-space limit reached: `ulimit -v`, a cgroup) says what was being done.
+int main(int argc, char** argv) {
+  restart_with_huge_pages(argv);
+  try {
+    return tlsql_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "tlsql: error: out of memory while {}\n", doing);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tlsql: error: {}\n", e.what());
+  }
+  return 1;
 }

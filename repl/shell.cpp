@@ -198,21 +198,25 @@ void Shell::load(const std::string& path, const std::string& schema) {
   std::thread painter;
   if (bar)
     painter = std::thread([&] {
-      std::unique_lock<std::mutex> l(mu);
-      if (cv.wait_for(l, std::chrono::seconds(1), [&] { return finished; })) return;
-      bool drawn = false;
-      while (!finished) {
-        size_t t = total.load(), d = parsed ? t : done.load();
-        if (t) {
-          int pct = (int)(100.0 * d / t), w = pct / 4;
-          std::fputs("\r", stderr);  // (the bar's own control character; the path goes through say)
-          say(stderr, fmt::format("loading {} {:3}% [{}{}] {} of {} MB{}", path, pct, std::string(w, '='),
-                                  std::string(25 - w, ' '), d >> 20, t >> 20, parsed ? ", linking the call tree" : ""));
-          drawn = true;
+      try {
+        std::unique_lock<std::mutex> l(mu);
+        if (cv.wait_for(l, std::chrono::seconds(1), [&] { return finished; })) return;
+        bool drawn = false;
+        while (!finished) {
+          size_t t = total.load(), d = parsed ? t : done.load();
+          if (t) {
+            int pct = (int)(100.0 * d / t), w = pct / 4;
+            std::fputs("\r", stderr);  // (the bar's own control character; the path goes through say)
+            say(stderr, fmt::format("loading {} {:3}% [{}{}] {} of {} MB{}", path, pct, std::string(w, '='),
+                                    std::string(25 - w, ' '), d >> 20, t >> 20,
+                                    parsed ? ", linking the call tree" : ""));
+            drawn = true;
+          }
+          cv.wait_for(l, std::chrono::milliseconds(100), [&] { return finished; });
         }
-        cv.wait_for(l, std::chrono::milliseconds(100), [&] { return finished; });
+        if (drawn) fmt::print(stderr, "\r\033[K");
+      } catch (const std::exception&) {  // (bad_alloc, a write error) the bar stops; the load goes on
       }
-      if (drawn) fmt::print(stderr, "\r\033[K");
     });
   LoadOptions opt;
   opt.schema = schema;
@@ -460,6 +464,8 @@ bool Shell::dot_command(const std::string& line, const std::string& source, int 
     command->run(*this, DotCall{line, words});
   } catch (const UsageError&) {
     error(source, lineno, dot_command_usage(*command, name));
+  } catch (const std::bad_alloc&) {  // (what() would say "std::bad_alloc")
+    error(source, lineno, fmt::format("out of memory while running {}", name));
   } catch (const std::exception& e) {
     error(source, lineno, e.what());
   }

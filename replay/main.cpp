@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -98,6 +99,8 @@ int worker() {
       if (nesting(line) > kMaxNesting) throw std::runtime_error("request nested too deeply");
       json req = json::parse(line, nullptr, false);
       resp = req.is_discarded() ? json{{"ok", false}, {"error", "bad request"}} : answer(req);
+    } catch (const std::bad_alloc&) {
+      resp = {{"ok", false}, {"error", "out of memory while answering the request"}};
     } catch (const std::exception& e) {
       resp = {{"ok", false}, {"error", std::string("bad request: ") + e.what()}};
     }
@@ -111,19 +114,36 @@ int worker() {
 std::vector<json> read_ops(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (nesting(text.str()) > kMaxNesting)
+  std::stringstream read;
+  read << in.rdbuf();
+  const std::string text = std::move(read).str();  // (one copy of the file, not one per use)
+  if (nesting(text) > kMaxNesting)
     throw std::runtime_error(path + ": nested deeper than " + std::to_string(kMaxNesting) + " levels: not replay IR");
-  json j = json::parse(text.str(), nullptr, false);
+  // Each op is taken out of the tree as soon as it is parsed, into a value of its own: destroying
+  // one nlohmann value allocates a stack as long as its widest container (json_value::destroy), so
+  // a bundle of 300,000 ops held as one array aborted in its noexcept destructor when a bad_alloc
+  // (a memory cap) unwound through it; a value per op needs a few entries.
+  // Ops are the values at depth 1 (a list, or an object keyed by uid) or, under "ops", at depth 2.
+  std::vector<json> listed, keyed;  // under "ops"; at depth 1
+  bool in_ops = false, has_ops = false, top_object = false;
+  json::parser_callback_t take = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 0 && event == json::parse_event_t::object_start) top_object = true;
+    if (top_object && depth == 1 && event == json::parse_event_t::key) {
+      in_ops = parsed == "ops";
+      has_ops = has_ops || in_ops;
+    }
+    const bool done = event == json::parse_event_t::value || event == json::parse_event_t::object_end ||
+                      event == json::parse_event_t::array_end;
+    if (!done || (depth != 1 && !(depth == 2 && in_ops))) return true;
+    if (depth == 1 && in_ops) return true;  // the "ops" container itself: its elements were taken
+    (depth == 1 ? keyed : listed).push_back(std::move(parsed));
+    return false;
+  };
+  json j = json::parse(text, take, false);
   if (j.is_discarded()) throw std::runtime_error(path + ": not valid JSON");
-  std::vector<json> ops;
-  if (j.is_object() && j.contains("ops")) j = j["ops"];
-  if (j.is_array()) {
-    for (auto& e : j) ops.push_back(e);
-  } else if (j.is_object()) {
-    for (auto& [k, e] : j.items()) ops.push_back(e);
-  }
+  std::vector<json> ops = std::move(has_ops ? listed : keyed);
+  if (has_ops && !j["ops"].is_array() && !j["ops"].is_object())
+    throw std::runtime_error(path + ": expected a list of {\"op_name\", \"replay_ir\"} objects");
   if (!j.is_array() && !j.is_object())
     throw std::runtime_error(path + ": expected a list of {\"op_name\", \"replay_ir\"} objects");
   for (size_t i = 0; i < ops.size(); ++i)
@@ -134,7 +154,7 @@ std::vector<json> read_ops(const std::string& path) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int replay_main(int argc, char** argv) {
   CLI::App app{"Replay PyTorch ops from tlsql / TraceLens replay IR, each alone, and time them."};
   std::string file, device, filter;
   int iters = 100, warmup = 10, limit = -1;
@@ -158,6 +178,9 @@ int main(int argc, char** argv) {
   try {
     ops = read_ops(file);
     if (!filter.empty()) re = std::regex(filter);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tlsql-replay: error: out of memory while reading " << file << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "tlsql-replay: error: " << e.what() << "\n";
     return 1;
@@ -172,6 +195,8 @@ int main(int argc, char** argv) {
     RunResult r;
     try {
       r = run_ir(ops[i], RunOptions{device, warmup, iters, nullptr});
+    } catch (const std::bad_alloc&) {  // (a tensor the IR asks for past the memory there is)
+      r.ok = false, r.error = "out of memory while replaying it";
     } catch (const std::exception& e) {  // run_ir catches LibTorch's errors; this is a last guard
       r.ok = false, r.error = e.what();
     }
@@ -188,4 +213,17 @@ int main(int argc, char** argv) {
   std::cout << "\nSummary: total " << total << ", attempted " << attempted << ", succeeded " << ok << ", errors "
             << attempted - ok << "\n";
   return attempted == ok ? 0 : 1;
+}
+
+// A bad_alloc anywhere (a memory or address-space limit reached) is one line and exit 1, never
+// std::terminate's abort; so is any other exception the steps above did not say.
+int main(int argc, char** argv) {
+  try {
+    return replay_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tlsql-replay: error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "tlsql-replay: error: " << e.what() << "\n";
+  }
+  return 1;
 }

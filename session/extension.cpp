@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <new>
+
 #include "session/session.h"
 #include "src/db_writer.h"
 #include "src/input.h"
@@ -29,7 +31,7 @@ bool schema_has_event_table(sqlite3* db, const std::string& schema) {
 
 // tlsql_load(path [, schema]): loads the trace into `schema` (default main; another name is
 // attached as a new in-memory database) and returns the number of events loaded.
-void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void load_trace_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* stores = static_cast<StoreRegistry*>(sqlite3_user_data(ctx));
   sqlite3* db = sqlite3_context_db_handle(ctx);
   const unsigned char* p = sqlite3_value_text(argv[0]);
@@ -70,10 +72,26 @@ void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     LoadStats stats = load_trace_file(db, *store, path, opt);
     finish_schema(db, schema, store.get());
     sqlite3_result_int64(ctx, (int64_t)stats.events);
+  } catch (const std::bad_alloc&) {
+    stores->erase(schema);
+    if (attached) detach_quietly(db, schema);
+    sqlite3_result_error(ctx, "tlsql_load: out of memory while loading the trace", -1);
   } catch (const std::exception& e) {
     stores->erase(schema);
     if (attached) detach_quietly(db, schema);
     sqlite3_result_error(ctx, fmt::format("tlsql_load: {}", e.what()).c_str(), -1);
+  }
+}
+
+// No exception may leave a callback of SQLite's C code (std::terminate's abort in the host's
+// process): what load_trace_fn leaves (a bad_alloc making its strings) is the call's error.
+void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) noexcept {
+  try {
+    load_trace_fn(ctx, argc, argv);
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, e.what(), -1);
   }
 }
 
@@ -82,8 +100,14 @@ void load_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
 extern "C" __attribute__((visibility("default"))) int sqlite3_tlsql_init(sqlite3* db, char** err, const void* /*api*/) {
   // The host and libtlsql share the process's libsqlite3, so the API is called directly.
-  auto* stores = new tlsql::StoreRegistry();
-  tlsql::register_sql(db, stores, tlsql::delete_stores, tlsql::extension_report_hints());
+  auto* stores = new (std::nothrow) tlsql::StoreRegistry();
+  if (!stores) return SQLITE_NOMEM;
+  try {  // (the host is C: an exception must not cross into it)
+    tlsql::register_sql(db, stores, tlsql::delete_stores, tlsql::extension_report_hints());
+  } catch (const std::exception& e) {
+    if (err) *err = sqlite3_mprintf("tlsql: cannot register its functions: %s", e.what());
+    return SQLITE_ERROR;
+  }
   for (int argc : {1, 2})
     if (sqlite3_create_function_v2(db, "tlsql_load", argc, SQLITE_UTF8 | SQLITE_DIRECTONLY, stores, tlsql::load_fn,
                                    nullptr, nullptr, nullptr) != SQLITE_OK) {

@@ -98,14 +98,18 @@ std::vector<std::string> trace_files(const std::string& path, std::vector<std::s
 
 Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
   const std::string target = saved_db.empty() ? ":memory:" : saved_db;
-  // A saved database opens read-only when the file is (a shared or archived result); opening
-  // never writes to it, so several readers can share it.
-  int flags = saved_db.empty()                        ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-              : ::access(saved_db.c_str(), W_OK) == 0 ? SQLITE_OPEN_READWRITE
-                                                      : SQLITE_OPEN_READONLY;
+  // A saved database opens read-only when the file is (a shared or archived result), and
+  // immutable when only that keeps files from appearing beside it (WAL mode: immutable_for);
+  // opening never writes to it, so several readers can share it.
+  const bool immutable = !saved_db.empty() && immutable_for(saved_db);
+  int flags = saved_db.empty()                                      ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+              : !immutable && ::access(saved_db.c_str(), W_OK) == 0 ? SQLITE_OPEN_READWRITE
+                                                                    : SQLITE_OPEN_READONLY;
+  // URIs: file_uri's immutable files, here and in ATTACH (as the sqlite3 shell reads them).
   // One thread uses the connection at a time (the loader's threads never call SQLite; Ctrl-C's
   // sqlite3_interrupt needs no mutex): no per-call mutex, ~5% of a report's time.
-  if (sqlite3_open_v2(target.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+  const std::string name = saved_db.empty() ? target : file_uri(saved_db, true);
+  if (sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     std::string msg = sqlite3_errmsg(db_);
     sqlite3_close(db_);
     db_ = nullptr;
@@ -186,25 +190,37 @@ namespace {
 
 // TraceLens's execution_details.json beside capture traces: [{"file", "batch_size", "mode"}, ...].
 std::map<std::string, std::pair<std::optional<int64_t>, std::string>> execution_details(const std::string& path) {
-  const std::string text = read_input_file(path);  // (an input: no output may replace it)
+  const std::string text =
+      read_sidecar(path, "TraceLens's execution_details.json ([{\"file\", \"batch_size\", \"mode\"}, ...])");
   auto bad = [&](size_t at, const std::string& what) {
     return LoadError(fmt::format("{}: at byte {}: {}", path, at, what));
   };
+  // Each entry is read and dropped as soon as it is parsed: destroying one nlohmann value
+  // allocates a stack as long as its widest container (json_value::destroy, noexcept), so a whole
+  // array of them, unwound by a bad_alloc under a memory cap, would abort instead of failing.
+  std::map<std::string, std::pair<std::optional<int64_t>, std::string>> out;
+  bool top_array = false, entries_ok = true;
+  nlohmann::json::parser_callback_t take = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& e) {
+    using E = nlohmann::json::parse_event_t;
+    if (depth == 0 && event == E::array_start) top_array = true;
+    if (depth != 1 || !top_array || (event != E::value && event != E::object_end && event != E::array_end)) return true;
+    if (!e.is_object() || !e.contains("file") || !e["file"].is_string()) {
+      entries_ok = false;
+      return false;
+    }
+    auto& d = out[e["file"].get<std::string>()];
+    if (e.contains("batch_size") && e["batch_size"].is_number_integer()) d.first = e["batch_size"].get<int64_t>();
+    if (e.contains("mode") && e["mode"].is_string()) d.second = e["mode"].get<std::string>();
+    return false;
+  };
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text, take);
   } catch (const nlohmann::json::parse_error& e) {
     throw bad(e.byte > 0 ? e.byte - 1 : 0, "not JSON");
   }
   if (!j.is_array()) throw bad(0, "expected an array of {\"file\", \"batch_size\", \"mode\"} objects");
-  std::map<std::string, std::pair<std::optional<int64_t>, std::string>> out;
-  for (const auto& e : j) {
-    if (!e.is_object() || !e.contains("file") || !e["file"].is_string())
-      throw bad(0, "expected an array of objects with a \"file\" string");
-    auto& d = out[e["file"].get<std::string>()];
-    if (e.contains("batch_size") && e["batch_size"].is_number_integer()) d.first = e["batch_size"].get<int64_t>();
-    if (e.contains("mode") && e["mode"].is_string()) d.second = e["mode"].get<std::string>();
-  }
+  if (!entries_ok) throw bad(0, "expected an array of objects with a \"file\" string");
   return out;
 }
 
@@ -340,7 +356,7 @@ void Session::attach(const std::string& file, const std::string& name, const Loa
     check_schema_name(name);
     if (schema_taken(name)) throw LoadError(fmt::format("cannot attach as '{}': choose another schema name", name));
     try {
-      attach_database(db_, file, name);
+      attach_database(db_, file_uri(file, true), name);
     } catch (const SqlError& e) {
       throw LoadError(fmt::format("{}: cannot attach: {}", file, e.what()));
     }

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
 #include "src/kind.h"
 #include "src/sql_assets.h"
 #include "src/sql_names.h"
@@ -45,11 +50,38 @@ bool file_moved(sqlite3* db, const std::string& schema) {
 }
 }  // namespace
 
+std::string file_uri(const std::string& path, bool read_only) {
+  // "//host/..." would be a URI authority; POSIX reads a leading "//" as "/".
+  size_t from = 0;
+  if (path.starts_with("//")) from = std::min(path.find_first_not_of('/'), path.size()) - 1;
+  std::string uri = "file:";
+  for (size_t i = from; i < path.size(); ++i) {
+    const auto c = (unsigned char)path[i];
+    if (std::isalnum(c) || std::strchr("/-._~!$&'()*+,;=:@", c))
+      uri += (char)c;
+    else
+      uri += fmt::format("%{:02X}", c);
+  }
+  if (read_only && immutable_for(path)) uri += "?mode=ro&immutable=1";
+  return uri;
+}
+
+bool immutable_for(const std::string& path) {
+  char header[20] = {};
+  std::ifstream f(path, std::ios::binary);
+  // Bytes 18 and 19: the file format's write and read versions, 2 in WAL mode.
+  if (!f.read(header, sizeof header) || header[18] != 2 || header[19] != 2) return false;
+  std::error_code ec;
+  const auto wal = std::filesystem::file_size(path + "-wal", ec);
+  return ec || wal == 0;
+}
+
 sqlite3* open_second_reader(sqlite3* db, const std::string& schema) {
   const char* file = sqlite3_db_filename(db, schema.c_str());
   sqlite3* second = nullptr;
   if (!file || !*file || !sqlite3_get_autocommit(db) || file_moved(db, schema)) return nullptr;
-  if (sqlite3_open_v2(file, &second, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(file_uri(file, true).c_str(), &second,
+                      SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     sqlite3_close(second);
     return nullptr;
   }

@@ -833,7 +833,7 @@ void save_database(sqlite3* db, const std::string& path, const std::function<voi
   // Attached as `save`, with no journal and no syncs (a half-written file is removed, never used).
   auto attach_save = [&] {
     Statement attach(db, "ATTACH ? AS save");
-    sqlite3_bind_text(attach.get(), 1, tmp.path().c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(attach.get(), 1, file_uri(tmp.path()).c_str(), -1, SQLITE_TRANSIENT);  // (a path, not a URI)
     attach.step();
     // (DEFENSIVE refuses journal_mode=OFF, with which SQL could corrupt a file; this file is the
     // save's own, removed unless complete: lifted for the one statement.)

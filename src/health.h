@@ -8,6 +8,11 @@
 
 namespace tlsql {
 
+// end_overflow's detail, one wording for the reader (X events) and the tree builder (B/E pairs):
+// Health keeps the detail of the row whose example comes first.
+inline constexpr const char* kEndOverflow =
+    "ts + dur (or a 'B' / 'E' pair's span) beyond the int64 range of nanoseconds: end is NULL, not in the tree";
+
 class Health {
  public:
   struct Row {

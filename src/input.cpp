@@ -47,6 +47,41 @@ void wait_for_writer(int fd, const std::string& path) {
 
 }  // namespace
 
+std::string read_sidecar(const std::string& path, std::string_view what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw LoadError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw LoadError(fmt::format("{}: cannot read: not a regular file or a pipe", path));
+  auto too_big = [&](const std::string& size) {
+    return LoadError(fmt::format("{}: {}more than the {} MiB tlsql reads of {} (a few KB expected)", path, size,
+                                 kMetadataMaxBytes >> 20, what));
+  };
+  if (S_ISREG(st.st_mode)) {
+    note_input(path, st.st_dev, st.st_ino);
+    if ((size_t)st.st_size > kMetadataMaxBytes) throw too_big(fmt::format("{} bytes, ", st.st_size));
+  }
+  if (S_ISFIFO(st.st_mode)) wait_for_writer(fd, path);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  // Read to one byte past the bound whatever the size said: a file may grow, a pipe has none.
+  std::string text;
+  char block[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw LoadError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    if (n == 0) break;
+    text.append(block, (size_t)n);
+    if (text.size() > kMetadataMaxBytes) throw too_big("");
+  }
+  return text;
+}
+
 struct InputSource::Inflater {
   inflate_state state;
 };

@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "src/health.h"
 
@@ -31,6 +32,17 @@ struct NotATrace : LoadError {
 std::ifstream open_input_file(const std::string& path);
 // The whole of such a file.
 std::string read_input_file(const std::string& path);
+
+// The most tlsql reads of a file's metadata: a sidecar read whole (TraceLens's
+// execution_details.json beside capture traces, a --models file) and a trace's top-level members
+// besides traceEvents (deviceProperties, distributedInfo, ...). Such text is a few KB, at most a few
+// hundred KB for many ranks; a whole-file JSON parser (nlohmann::json) takes ~30 times the text in
+// memory, so a 55 MB sidecar took 1.7 GB. Past the bound the file is refused, with its name.
+constexpr size_t kMetadataMaxBytes = 16u << 20;
+
+// A sidecar file's text (see kMetadataMaxBytes): a regular file or a pipe, read to the bound;
+// LoadError naming the file and `what` it should be when it is larger, a device or unreadable.
+std::string read_sidecar(const std::string& path, std::string_view what);
 
 // A heap buffer with the zero padding simdjson needs past the end of the text.
 class TextBuffer {

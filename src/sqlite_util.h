@@ -24,6 +24,18 @@ void exec_sql(sqlite3* db, std::string_view sql);
 // attached or read.
 void harden_connection(sqlite3* db);
 
+// A database file as a URI filename (connections and ATTACH read URIs: SQLITE_OPEN_URI), so that a
+// path is always the path, even one that starts with "file:" or holds '?' or '#'. With `read_only`:
+// opened immutable where that is what reading it needs (immutable_for).
+std::string file_uri(const std::string& path, bool read_only = false);
+
+// Whether a database that will only be read should open immutable (no locks, no files beside it):
+// a file in WAL mode (a saved database someone set `PRAGMA journal_mode=WAL` on) otherwise gets
+// -wal and -shm files created beside it at its first read, and cannot be read at all from a folder
+// that may not be written. Not when a -wal file with content is there: it may hold changes not in
+// the database yet (another process writing it), which only a normal open reads.
+bool immutable_for(const std::string& path);
+
 // A read-only connection of its own to the database file `schema` of `db` holds, for a second
 // reading thread; nullptr when that is not a file, a transaction is open on `db` (the other
 // connection might not see the same rows) or it cannot be opened. The caller closes it.

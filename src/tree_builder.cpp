@@ -124,6 +124,7 @@ void ProfileTreeBuilder::group_threads() {
 // traceEvents is a row) as kind 'other' under its B.
 void ProfileTreeBuilder::join_begin_end() {
   std::vector<std::vector<int32_t>> open(threads_.size());
+  std::vector<int32_t> overflowed;  // 'B' rows whose span passes int64
   bool any = false;
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
     EventRec& e = ev_[i];
@@ -140,9 +141,28 @@ void ProfileTreeBuilder::join_begin_end() {
       continue;
     }
     EventRec& b = ev_[stack.back()];
-    if (b.ts != kNull && e.ts != kNull) b.dur = std::max<int64_t>(0, e.ts - b.ts);
+    // The pair's span as an X event's dur; counted where it cannot be one, as for X events.
+    if (int64_t span; b.ts != kNull && e.ts != kNull) {
+      if (__builtin_sub_overflow(e.ts, b.ts, &span)) {
+        // Past int64 ns (~292 years): what an X event's ts + dur past int64 gets (end_overflow,
+        // the reader's wording): no end, out of the tree.
+        h_.add("end_overflow", stack.back(), kEndOverflow);
+        overflowed.push_back(stack.back());
+      } else if (span < 0) {
+        h_.add("end_before_begin", stack.back(), "'B' / 'E' pairs whose 'E' is earlier than the 'B': dur is 0");
+        b.dur = 0;
+      } else {
+        b.dur = span;
+      }
+    }
     e.parent = stack.back();
     stack.pop_back();
+  }
+  // group_threads() put them in the tree while their dur was still NULL.
+  for (int32_t b : overflowed) {
+    auto& members = threads_[thread_of_[b]].events;
+    if (auto it = std::lower_bound(members.begin(), members.end(), b); it != members.end() && *it == b)
+      members.erase(it);
   }
   if (!any) return;
   for (auto& stack : open)

@@ -176,6 +176,53 @@ health("odd_meta.json", '{"deviceProperties":["abc",{"id":0,"name":"NVIDIA H100"
        "\n1,1,abc\n")
 health("nan_meta.json", '{"deviceProperties":[{"id":0,"x":NaN}],"traceEvents":[%s]}' % ev(), {"non_finite_number": 1})
 
+# Wrong results without a word (issue 45 item 6). A B/E pair's span past int64 ns is what an X
+# event's ts + dur past int64 is: counted as end_overflow, no end, out of the tree; an E earlier than
+# its B is counted too (its dur is 0).
+be = '{"ph":"B","name":"%s","pid":1,"tid":1,"ts":%d},{"ph":"E","pid":1,"tid":1,"ts":%d}'
+health("be_wrap.json", '{"traceEvents":[%s,%s]}' % (be % ("far", -9000000000000000, 9000000000000000), ev(ts=5)),
+       {"end_overflow": 1}, "SELECT name, dur IS NULL, \"end\" IS NULL, parent IS NULL FROM event WHERE ph = 'B'",
+       "far,1,1,1")
+health("be_back.json", '{"traceEvents":[%s]}' % (be % ("back", 50, 20)), {"end_before_begin": 1},
+       "SELECT name, dur FROM event WHERE ph = 'B'", "back,0")
+# Only whitespace may follow the document: a NUL byte is no end of file (`doc NUL doc` loaded as
+# doc), plain or gzip'd; a NUL inside the top-level object is no truncation.
+doc = '{"traceEvents":[%s]}' % ev()
+fails_with("nul_then_doc.json", doc + "\0" + doc,
+           f"at byte {len(doc)}: unexpected content after the end of the JSON document (a NUL byte)")
+fails_with("nul_tail.json.gz", gzip.compress((doc + "\n" + "\0" * 4096).encode()),
+           f"at byte {len(doc) + 1}: unexpected content after the end of the JSON document (a NUL byte)")
+fails_with("nul_in_object.json", doc[:-1] + "\0}",
+           f"at byte {len(doc) - 1}: malformed JSON: a NUL byte where JSON text was expected")
+# Encodings: UTF-16 without a byte order mark (NULs between the characters) and with one is named
+# as such, not called truncated or empty; a UTF-8 mark is skipped and counted.
+u16 = "UTF-16 text? tlsql reads UTF-8 JSON (iconv -f UTF-16 -t UTF-8 converts it)"
+fails_with("utf16le.json", doc.encode("utf-16-le"), f"at byte 1: a NUL byte: {u16}")
+fails_with("utf16be.json", doc.encode("utf-16-be"), f"at byte 0: a NUL byte: {u16}")
+for name, bom in [("utf16le_bom.json", b"\xff\xfe"), ("utf16be_bom.json", b"\xfe\xff")]:
+    fails_with(name, bom + doc.encode("utf-16-le" if bom == b"\xff\xfe" else "utf-16-be"),
+               f"at byte 0: UTF-16 byte order mark (0x{bom[0]:02X} 0x{bom[1]:02X}): tlsql reads UTF-8 JSON "
+               "(iconv -f UTF-16 -t UTF-8 converts it)")
+health("utf8_bom.json", b"\xef\xbb\xbf" + doc.encode(), {"utf8_bom": 1})
+fails_with("binary.json", b"\x89PNG\r\n", "at byte 0: not JSON: expected '{' or '[', found byte 0x89")
+# A top-level key twice: JSON readers disagree on which to keep (Python's json the last, SQLite's
+# JSON functions the first), and the events of a first traceEvents array are read before a second
+# shows: refused, for every key alike (docs/schema.md, "Which JSON").
+dup = "JSON readers differ on which one to keep; keep one"
+two = '{"traceEvents":[%s],"traceEvents":[%s,%s]}' % (ev(), ev(), ev())
+fails_with("two_event_arrays.json", two,
+           f'at byte {two.rindex("traceEvents") - 1}: the top-level key "traceEvents" a second time (first at byte 1): {dup}')
+fails_with("two_escaped.json", '{"traceEvents":[],"trace\\u0045vents":[%s]}' % ev(),
+           f'at byte 18: the top-level key "traceEvents" a second time (first at byte 1): {dup}')
+two = '{"deviceProperties":[],"traceEvents":[%s],"deviceProperties":[{"id":0}]}' % ev()
+fails_with("two_devices.json", two, f'at byte {two.rindex("deviceProperties") - 1}: the top-level key '
+           f'"deviceProperties" a second time (first at byte 1): {dup}')
+# Metadata is bounded (src/input.h, kMetadataMaxBytes): a trace's top-level members besides
+# traceEvents are a few KB; 17 MB of them is refused by name, not kept whole.
+big = '{"traceEvents":[%s],"x":"%s"}' % (ev(), "a" * (17 << 20))
+fails_with("big_meta.json", big, f"at byte {big.index('aaa') - 1}: the top-level members besides traceEvents "
+           "pass 16 MiB (Kineto writes a few KB of them)")
+
 # Pipes and FIFOs read as streams; a file cut while it loads ends early, never SIGBUS (items 6, 10).
 import threading, time  # noqa: E402
 small_trace = open(os.path.join(data, "hta_backward_thread.json"), "rb").read()

@@ -24,7 +24,9 @@ case per class, through the real binary (and the loadable extension in Debian's 
      matched() of no event, devices as scripts or CSV (45.10);
   20 no name from a file is spliced into SQL: a schema argument that closes quotes is refused in
      the binary, the sqlite3 shell and Python, and a real schema with such a name still answers;
-  21 a saved event table that may repeat uids is refused in every host, at once.
+  21 a saved event table that may repeat uids is refused in every host, at once;
+  22 metadata read whole is bounded, and running out of memory is one line and exit 1;
+  23 a saved database in WAL mode opens with no -wal / -shm file appearing beside it.
 usage: trust.py TLSQL LIBTLSQL DATA_DIR WORK_DIR"""
 import gzip, hashlib, json, os, pty, select, shutil, sqlite3, subprocess, sys, time
 
@@ -602,6 +604,120 @@ for q in ["SELECT count(*) FROM descendants(0)", "SELECT gpu_time(0)", "SELECT *
     except sqlite3.OperationalError as e:
         check("uid INTEGER PRIMARY KEY" in str(e) and time.time() - start < 10,
               f"21: python: {q}: refused at once ({e})")
+# --- 22: sidecars and metadata are bounded; running out of memory is one line ----------------
+# A 55 MB execution_details.json beside capture traces took 1.7 GB in a whole-file JSON parser and,
+# under a 1 GB address cap, died of an uncaught std::bad_alloc (SIGABRT). Every file read whole as
+# metadata stops at 16 MiB (src/input.h) with its name; whatever runs out of memory anyway says so
+# in one line, exit 1. Under AddressSanitizer (which reserves terabytes of address space) the cap
+# is its RSS limit, as in 8.
+cap1g = "" if sanitized else "ulimit -v 1000000; "
+env1g = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":hard_rss_limit_mb=1000")
+
+
+def capped(*args, cap=cap1g):
+    line = " ".join("'" + a.replace("'", "'\\''") + "'" for a in args)
+    return subprocess.run(["sh", "-c", f"{cap}exec '{tlsql}' {line}"], capture_output=True, text=True, timeout=120,
+                          env=env1g)
+
+
+os.makedirs("capdir")
+shutil.copy(small, "capdir/capture.json")
+big_details = json.dumps([{"file": f"capture_{i}.json", "batch_size": i, "mode": "FULL"} for i in range(900000)])
+with open("capdir/execution_details.json", "w") as f:
+    f.write(big_details)
+r = capped(small, "-q", "--capture", "capdir", "-c", "SELECT 1")
+check(r.returncode == 1 and r.stderr == f"tlsql: error: capdir/execution_details.json: {len(big_details)} bytes, "
+      "more than the 16 MiB tlsql reads of TraceLens's execution_details.json ([{\"file\", \"batch_size\", \"mode\"}, "
+      "...]) (a few KB expected)\n", f"22: a {len(big_details) >> 20} MB execution_details.json is refused by name "
+      f"under a 1 GB cap (rc {r.returncode}): {r.stderr.strip()[:300]}")
+with open("models.sql", "w") as f:
+    f.write("-- " + "x" * (17 << 20) + "\n")
+r = capped(small, "-q", "--models", "models.sql", "-c", "SELECT 1")
+check(r.returncode == 1 and r.stderr.startswith("tlsql: error: models.sql: ") and r.stderr.count("\n") == 1
+      and "more than the 16 MiB tlsql reads of a --models file" in r.stderr,
+      f"22: a 17 MB --models file is refused by name (rc {r.returncode}): {r.stderr.strip()[:200]}")
+# Past any bound: what needs more than the cap allows ends in one line and exit 1, never
+# std::terminate's SIGABRT (134): a trace loaded, a script read whole (-f, .read: 1 GB of a sparse
+# file's zeros) outside the loader's own catch.
+if not sanitized:
+    with open("sparse.sql", "wb") as f:
+        f.truncate(1 << 30)
+    for args, said in [(("-o", "oom.db", "-c", "SELECT 1"), "tlsql: error: in.json.gz: out of memory: "),
+                       (("-f", "sparse.sql"), "tlsql: error: out of memory while running the SQL"),
+                       (("-c", ".read sparse.sql"), "error: -c: near line 1: out of memory while running .read")]:
+        r = capped("in.json.gz", "-q", *args, cap=f"ulimit -v {100000 if 'oom.db' in args else 600000}; ")
+        check(r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith(said)
+              and not os.path.exists("oom.db"),
+              f"22: {' '.join(args)} under an address cap: one line, exit 1 (rc {r.returncode}): {r.stderr.strip()[:200]!r}")
+    os.remove("sparse.sql")
+    # An event's args parsed whole by the perf models are bounded (args::kMaxParsedArgs): a 12 MB
+    # "Input Dims" aborted in nlohmann's destructor under a 400 MB cap; now the op has no model.
+    with open("big_args.json", "w") as f:
+        json.dump({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1,
+                                    "dur": 5, "args": {"Input Dims": [[1] * 4000000], "Input type": ["float"]}}]}, f)
+    r = capped("big_args.json", "-q", "-c", "SELECT count(*), flops(uid) FROM event", cap="ulimit -v 400000; ")
+    check(r.returncode == 0 and csv_rows(r) == [["1", ""]],
+          f"22: a 12 MB Input Dims under a 400 MB cap: no model, no abort (rc {r.returncode}) {r.stderr.strip()[-200:]!r}")
+    os.remove("big_args.json")
+    # tlsql-replay's IR bundle is its input, read whole: 58 MB of it under a 1 GB cap is out of
+    # memory in one line (a bundle held as one nlohmann array aborted in its destructor).
+    replay_bin = os.path.join(os.path.dirname(tlsql), "tlsql-replay")
+    # (A LibTorch whose libraries alone pass the cap cannot start under it: nothing to check there.)
+    starts = os.path.exists(replay_bin) and subprocess.run(
+        ["sh", "-c", f"ulimit -v 1000000; exec '{replay_bin}' --help"], capture_output=True, timeout=60).returncode == 0
+    if starts:
+        op = {"op_name": "aten::add", "replay_ir": {"list_pos_args": [{"arg_type": "Tensor", "shape": [2, 3],
+                                                                       "dtype": "float32"}] * 2, "kwargs": {}}}
+        with open("big_ir.json", "w") as f:
+            json.dump([op] * 300000, f)
+        r = subprocess.run(["sh", "-c", f"ulimit -v 1000000; exec '{replay_bin}' big_ir.json --device cpu --limit 1"],
+                           capture_output=True, text=True, timeout=120)
+        check(r.returncode == 1 and r.stderr == "tlsql-replay: error: out of memory while reading big_ir.json\n",
+              f"22: tlsql-replay on a 58 MB bundle under a 1 GB cap (rc {r.returncode}): {r.stderr.strip()[-200:]!r}")
+        os.remove("big_ir.json")
+
+# --- 23: opening a saved database writes no file beside it ---------------------------------
+# A saved database someone set to WAL mode got -wal and -shm files beside it at its first read, and
+# could not be read from a folder tlsql may not write. Read-only and immutable now (file_uri,
+# src/db_writer.cpp), also when attached (--diff, .attach) and for the perf pass's second reader.
+# (Tests run as root, which writes a 555 folder anyway: what is checked is that nothing appears.)
+os.makedirs("walro")
+shutil.copy("a.db", "walro/w.db")
+con = sqlite3.connect("walro/w.db")
+check(con.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal", "23: the copy is in WAL mode")
+con.close()
+os.chmod("walro", 0o555)
+before = sorted(os.listdir("walro"))
+expect = csv_rows(run("a.db", "-q", "-c", "SELECT count(*), sum(flops(uid) IS NOT NULL) FROM event"))
+for args in [("walro/w.db", "-c", "SELECT count(*), sum(flops(uid) IS NOT NULL) FROM event"),
+             ("a.db", "--diff", "walro/w.db", "-c", "SELECT count(*), sum(flops(uid) IS NOT NULL) FROM other.event"),
+             (small, "-c", ".attach walro/w.db AS w", "-c", f"SELECT count(*), {expect[0][1]} FROM w.event"),
+             ("walro/w.db", "-c", "SELECT count(*), 0 FROM optimizable_events(0)")]:
+    # SQLite removes -wal and -shm when its last connection closes: the folder is watched while
+    # tlsql runs (a second of counting after the query keeps it open).
+    p = subprocess.Popen([tlsql, *args, "-q", "-c", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                          "WHERE x < 3000000) SELECT count(*) FROM c"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    seen = set()
+    while p.poll() is None:
+        seen.update(os.listdir("walro"))
+        time.sleep(0.01)
+    out, err = p.communicate()
+    rows = [line.split(",") for line in out.strip().splitlines()[1:2]]
+    check(p.returncode == 0 and (rows == expect or "optimizable_events" in args[-1]) and sorted(seen) == before
+          and sorted(os.listdir("walro")) == before,
+          f"23: {' '.join(args[:3])}: answers {rows} == {expect}, no file beside it ({sorted(seen)}) {err.strip()[:200]}")
+os.chmod("walro", 0o755)
+# A -wal file that holds changes another connection committed is read as SQLite reads it (not
+# immutable): the change shows.
+shutil.copy("a.db", "live.db")
+con = sqlite3.connect("live.db")
+con.execute("PRAGMA journal_mode=WAL")
+con.execute("PRAGMA wal_autocheckpoint=0")
+con.execute("UPDATE gpu_spec SET source = 'live edit'")
+con.commit()
+r = run("live.db", "-q", "-c", "SELECT count(*) FROM gpu_spec WHERE source = 'live edit'")
+check(r.returncode == 0 and csv_rows(r) != [["0"]], f"23: a live -wal's changes are read: {r.stdout!r} {r.stderr!r}")
 con.close()
 
 finish()

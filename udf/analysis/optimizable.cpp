@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <optional>
 #include <string>
 #include <thread>
@@ -170,10 +171,26 @@ bool read_sql(sqlite3* db, const std::string& schema, int64_t trace, Rows& out) 
   sqlite3* second = open_second_reader(db, schema);
   bool gpu_read = false;
   std::thread other;
-  if (second) other = std::thread([&] { gpu_read = read_sql_gpu(second, schema_sql(second, "main"), trace, out); });
-  const bool ok = read_sql_host(db, q, trace, out);
+  std::exception_ptr failed;  // (a bad_alloc in the thread: the caller's error, not std::terminate)
+  if (second)
+    other = std::thread([&] {
+      try {
+        gpu_read = read_sql_gpu(second, schema_sql(second, "main"), trace, out);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+  bool ok = false;
+  try {
+    ok = read_sql_host(db, q, trace, out);
+  } catch (...) {
+    if (second) other.join();
+    sqlite3_close(second);
+    throw;
+  }
   if (second) other.join();
   sqlite3_close(second);
+  if (failed) std::rethrow_exception(failed);
   if (!ok) return false;
   if (gpu_read) return true;
   out.kernels.clear(), out.launches.clear();

@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "args/op_args.h"
 #include "src/kind.h"
 #include "src/sql_names.h"
 #include "udf/connection_cache.h"
@@ -648,7 +649,7 @@ void dtype_bytes_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 void numel_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* t = sqlite3_value_text(argv[0]);
   if (!t) return sqlite3_result_null(ctx);
-  auto j = nlohmann::json::parse((const char*)t, nullptr, false);
+  auto j = args::parse_bounded((const char*)t);  // (dims from a file's event)
   if (!j.is_array())
     return sqlite3_result_error(ctx, "numel(dims): expected a JSON array of sizes such as '[2, 3]'", -1);
   double n = 1;

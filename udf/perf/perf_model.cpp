@@ -1328,10 +1328,10 @@ Args parse_args(std::string_view text, const Members& m) {
       auto d = j.find(key);
       return d == j.end() ? json() : *d;
     }
-    return v.empty() ? json() : json::parse(v.begin(), v.end(), nullptr, false);
+    return v.empty() ? json() : args::parse_bounded(v);
   };
   if (!m.scanned) {
-    j = json::parse(text.begin(), text.end(), nullptr, false);
+    j = args::parse_bounded(text);
     if (!j.is_object()) return a;
   }
   args::InputDims d = args::input_dims(member("Input Dims", m.dims));
@@ -1547,7 +1547,7 @@ const char* model_gap(std::string_view name, std::string_view args_json) {
   if (!f || f->per_step) return nullptr;  // (a serving step's attention: its lengths, docs/inference.md)
   const bool conv = std::string_view(f->category).substr(0, 4) == "CONV";
   if ((!f->model && !conv) || model_op(name, args_json)) return nullptr;
-  const json j = json::parse(args_json.begin(), args_json.end(), nullptr, false);
+  const json j = args::parse_bounded(args_json);
   auto it = j.is_object() ? j.find("Input Dims") : j.end();
   if (!j.is_object() || it == j.end() || !it->is_array()) return "Input Dims missing";
   if (!conv) return nullptr;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "args/op_args.h"
 #include "src/args_text.h"
 #include "src/event_table.h"
 #include "src/kind.h"
@@ -163,7 +165,7 @@ void parse_args(uint32_t row, std::string_view name, uint8_t modeled, std::strin
   // (A plain search for "kernel_" first: '"' starts most of an args text, 'k' little of it.)
   if (args.find("kernel_") != std::string_view::npos && (args.find("\"kernel_flop\"") != std::string_view::npos ||
                                                          args.find("\"kernel_num_gb\"") != std::string_view::npos)) {
-    auto j = nlohmann::json::parse(args, nullptr, false);
+    auto j = args::parse_bounded(args);
     if (j.is_object() && (j.contains("kernel_flop") || j.contains("kernel_num_gb"))) {
       std::optional<double> f, b;
       if (j.contains("kernel_flop") && j["kernel_flop"].is_number()) f = j["kernel_flop"].get<double>();
@@ -298,9 +300,22 @@ void read_store(const EventStore& s, Input& in) {
   };
   const auto rows = (int64_t)n;
   if (rows > 20000) {
-    std::thread second(parse, rows / 2, rows, std::ref(halves[1]));
-    parse(0, rows / 2, halves[0]);
+    std::exception_ptr failed;  // (a bad_alloc in the thread: the caller's error, not std::terminate)
+    std::thread second([&] {
+      try {
+        parse(rows / 2, rows, halves[1]);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+    try {
+      parse(0, rows / 2, halves[0]);
+    } catch (...) {
+      second.join();
+      throw;
+    }
     second.join();
+    if (failed) std::rethrow_exception(failed);
   } else {
     parse(0, rows, halves[0]);
   }
@@ -398,9 +413,27 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
   parts.push_back(std::make_unique<SavedPart>());
   parts.push_back(std::make_unique<SavedPart>());
   std::thread other;
-  if (second) other = std::thread([&] { scan_saved(second, "main", mid + 1, hi, *parts[1]); });
-  scan_saved(db, schema, lo, mid, *parts[0]);
+  std::exception_ptr failed;  // (a bad_alloc in the thread: the caller's error, not std::terminate)
+  if (second)
+    other = std::thread([&] {
+      try {
+        scan_saved(second, "main", mid + 1, hi, *parts[1]);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    });
+  try {
+    scan_saved(db, schema, lo, mid, *parts[0]);
+  } catch (...) {
+    if (second) other.join();
+    sqlite3_close(second);
+    throw;
+  }
   if (second) other.join();
+  if (failed) {
+    sqlite3_close(second);
+    std::rethrow_exception(failed);
+  }
   sqlite3_close(second);
   if (second && !parts[1]->error.empty()) {  // e.g. the file is locked (locking_mode=EXCLUSIVE): read it here
     parts[1] = std::make_unique<SavedPart>();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <map>
 
 #include "src/json_check.h"
 #include "src/json_scan.h"
@@ -12,6 +13,13 @@ namespace tlsql {
 using json_scan::npos;
 
 namespace {
+// A byte for a message: 'x' when printable ASCII, else its value (a NUL or 0xFF printed raw
+// would be no help, and could reach a terminal).
+std::string shown(char c) {
+  const auto u = (unsigned char)c;
+  return u >= 0x20 && u < 0x7F ? fmt::format("'{}'", c) : fmt::format("byte 0x{:02x}", u);
+}
+
 template <class Error>
 [[noreturn]] void throw_at(const InputSource& in, const std::string& path, size_t offset, const std::string& what) {
   size_t end = in.base() + in.avail();
@@ -32,6 +40,39 @@ char TraceScanner::at(size_t p) {
   return in_.window()[p - in_.base()];
 }
 
+char TraceScanner::need(size_t p, const char* truncated) {
+  if (char c = at(p)) return c;
+  if (!has(p)) fail(SIZE_MAX, truncated);
+  nul_at(p);
+}
+
+void TraceScanner::nul_at(size_t p) {
+  // UTF-16 text of JSON has a NUL beside every ASCII character: `{\0"\0` (little-endian) or
+  // `\0{\0"` (big-endian). Only the start of the text is looked at (the window still holds it
+  // when the first NUL is met there).
+  bool utf16 = false;
+  if (in_.base() == 0 && p < 64 && has(3)) {
+    const char* t = in_.window();
+    utf16 = (t[0] && !t[1] && t[2] && !t[3]) || (!t[0] && t[1] && !t[2] && t[3]);
+  }
+  fail(p, utf16 ? "a NUL byte: UTF-16 text? tlsql reads UTF-8 JSON (iconv -f UTF-16 -t UTF-8 converts it)"
+                : "malformed JSON: a NUL byte where JSON text was expected");
+}
+
+size_t TraceScanner::check_encoding(Health& health) {
+  const auto b0 = (unsigned char)at(0), b1 = (unsigned char)at(1), b2 = (unsigned char)at(2);
+  if (b0 == 0xEF && b1 == 0xBB && b2 == 0xBF) {  // Windows tools write it; JSON allows a reader to skip it
+    health.add("utf8_bom", -1, "UTF-8 byte order mark at the start of the file skipped");
+    return 3;
+  }
+  // (UTF-32's marks start with these too: the advice is the same.)
+  if ((b0 == 0xFF && b1 == 0xFE) || (b0 == 0xFE && b1 == 0xFF))
+    fail(0, fmt::format("UTF-16 byte order mark (0x{:02X} 0x{:02X}): tlsql reads UTF-8 JSON "
+                        "(iconv -f UTF-16 -t UTF-8 converts it)",
+                        b0, b1));
+  return 0;
+}
+
 size_t TraceScanner::skip_ws(size_t p) {
   for (;;) {
     size_t rel = json_scan::skip_ws(in_.window(), in_.avail(), p - in_.base());
@@ -46,7 +87,7 @@ size_t TraceScanner::value_end(size_t p) {
     // A scalar that reaches the end of the window may go on in the next one.
     bool open = rel == npos || (rel == in_.avail() && !in_.at_end());
     if (!open) {
-      if (rel == p - in_.base()) fail(p, fmt::format("malformed JSON: expected a value, found '{}'", at(p)));
+      if (rel == p - in_.base()) fail(p, fmt::format("malformed JSON: expected a value, found {}", shown(at(p))));
       return in_.base() + rel;
     }
     if (!in_.refill(std::min(p, keep_))) {
@@ -67,6 +108,10 @@ void TraceScanner::append_checked(size_t from, size_t to, Health& health) {
     TextBuffer repaired = repair_json(t.data(), t.size(), health);
     metadata_.append(repaired.data(), repaired.size());
   }
+  // Kept whole in memory and in trace.metadata, and read by whole-text JSON functions: bounded.
+  if (metadata_.size() > kMetadataMaxBytes)
+    fail(from, fmt::format("the top-level members besides traceEvents pass {} MiB (Kineto writes a few KB of them)",
+                           kMetadataMaxBytes >> 20));
 }
 
 size_t TraceScanner::scan_events(size_t p, const std::function<bool(Chunk&&)>& emit,
@@ -116,44 +161,51 @@ size_t TraceScanner::scan_events(size_t p, const std::function<bool(Chunk&&)>& e
 
 void TraceScanner::run(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare,
                        Health& health) {
-  size_t p = 0;
-  if (at(0) == '\xEF' && at(1) == '\xBB' && at(2) == '\xBF') {
-    p = 3;
-    health.add("utf8_bom", -1, "UTF-8 byte order mark at the start of the file skipped");
-  }
-  p = skip_ws(p);
+  constexpr const char* kInObject = "document ends inside the top-level object (truncated file?)";
+  size_t p = skip_ws(check_encoding(health));
+  if (!has(p)) not_a_trace(0, "empty file: expected a JSON object or array");
   char c = at(p);
-  if (!c) not_a_trace(0, "empty file: expected a JSON object or array");
+  if (!c) nul_at(p);
   if (c == '[') {
     bare_array_ = true;
     p = scan_events(p, emit, spare);
   } else if (c == '{') {
     bool have_events = false;
-    metadata_.assign(1, '{');  // (= "{" trips GCC 12 bug 105329, a bogus -Wrestrict)
+    // A key may come once: JSON readers disagree on a repeated one (Python's json and most keep the
+    // last, SQLite's JSON functions read the first), and events already read from a first
+    // traceEvents array cannot be taken back when a second follows. Kineto writes each key once.
+    std::map<std::string, size_t> keys;  // top-level key -> its offset (a trace has a dozen)
+    metadata_.assign(1, '{');            // (= "{" trips GCC 12 bug 105329, a bogus -Wrestrict)
     ++p;
     for (bool first = true;; first = false) {
       p = skip_ws(p);
-      c = at(p);
-      if (!c) fail(SIZE_MAX, "document ends inside the top-level object (truncated file?)");
+      c = need(p, kInObject);
       if (c == '}' && first) {
         ++p;
         break;
       }
-      if (c != '"') fail(p, fmt::format("malformed JSON: expected a key, found '{}'", c));
+      if (c != '"') fail(p, fmt::format("malformed JSON: expected a key, found {}", shown(c)));
       size_t kstart = p, kend = value_end(p);
       std::string key(text(p + 1, kend - 1));
       if (key.find('\\') != std::string::npos) {         // "trace\u0045vents" is traceEvents
         const std::string_view raw = text(p + 1, kend);  // (to its closing quote)
         if (auto plain = json_scan::plain_key(raw.data(), raw.data() + raw.size())) key = *plain;
       }
+      if (auto [it, fresh] = keys.emplace(key, kstart); !fresh) {
+        std::string name = key.size() > 40 ? key.substr(0, 40) + "..." : key;
+        for (char& k : name)
+          if ((unsigned char)k < 0x20 || k == 0x7F) k = '?';
+        fail(kstart, fmt::format("the top-level key \"{}\" a second time (first at byte {}): JSON readers differ "
+                                 "on which one to keep; keep one",
+                                 name, it->second));
+      }
       p = skip_ws(kend);
-      if (at(p) != ':') fail(p, "malformed JSON: expected ':' after a key");
+      if (need(p, kInObject) != ':') fail(p, "malformed JSON: expected ':' after a key");
       p = skip_ws(p + 1);
-      c = at(p);
-      if (!c) fail(SIZE_MAX, "document ends inside the top-level object (truncated file?)");
+      c = need(p, kInObject);
       if (key == "traceEvents") {
         if (c != '[')
-          fail(p, fmt::format("not a trace: \"traceEvents\" is not an array, found '{}'", c));  // (a broken one)
+          fail(p, fmt::format("not a trace: \"traceEvents\" is not an array, found {}", shown(c)));  // (a broken one)
         have_events = true;
         p = scan_events(p, emit, spare);
         if (stopped_) return;
@@ -166,24 +218,28 @@ void TraceScanner::run(const std::function<bool(Chunk&&)>& emit, const std::func
         p = vend;
       }
       p = skip_ws(p);
-      c = at(p);
-      if (!c) fail(SIZE_MAX, "document ends inside the top-level object (truncated file?)");
+      c = need(p, kInObject);
       if (c == ',') {
         ++p;
         continue;
       }
-      if (c != '}') fail(p, fmt::format("malformed JSON: expected ',' or '}}' in the top-level object, found '{}'", c));
+      if (c != '}')
+        fail(p, fmt::format("malformed JSON: expected ',' or '}}' in the top-level object, found {}", shown(c)));
       ++p;
       break;
     }
     metadata_ += '}';
     if (!have_events) not_a_trace(0, "not a trace: no \"traceEvents\" array in the top-level object");
   } else {
-    not_a_trace(p, fmt::format("not JSON: expected '{{' or '[', found '{}'", c));
+    not_a_trace(p, fmt::format("not JSON: expected '{{' or '[', found {}", shown(c)));
   }
   if (stopped_) return;
+  // Only whitespace may follow the document: a NUL is content too, not an end of file (the text
+  // after it would be lost without a word).
   p = skip_ws(p);
-  if (at(p)) fail(p, "unexpected content after the end of the JSON document");
+  if (has(p))
+    fail(p, at(p) ? "unexpected content after the end of the JSON document"
+                  : "unexpected content after the end of the JSON document (a NUL byte)");
 }
 
 }  // namespace tlsql

@@ -30,6 +30,16 @@ class TraceScanner {
   [[noreturn]] void not_a_trace(size_t offset, const std::string& what) const;  // NotATrace
   // Offsets are into the whole text; the input shows a window of it.
   char at(size_t p);  // the byte at p, or 0 at the end of the text
+  // Whether the text has a byte at p: at() says 0 both for a NUL byte and past the end, and a NUL
+  // is no end of file (`doc NUL doc` must not load as `doc`).
+  bool has(size_t p) { return at(p) || p < in_.base() + in_.avail(); }
+  // at(p) where the document must go on: the end of the text fails as `truncated`, a NUL byte as
+  // what it is (nul_at).
+  char need(size_t p, const char* truncated);
+  [[noreturn]] void nul_at(size_t p);
+  // The byte order marks and the NUL pattern of UTF-16 at the start of the text; skips a UTF-8
+  // mark (counted) and returns where the JSON starts.
+  size_t check_encoding(Health& health);
   size_t skip_ws(size_t p);
   size_t value_end(size_t p);  // just past the value starting at p
   std::string_view text(size_t from, size_t to) const { return {in_.window() + (from - in_.base()), to - from}; }

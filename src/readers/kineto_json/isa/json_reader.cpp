@@ -428,7 +428,7 @@ class Reader {
     if (ev.dur != kNull && ev.dur < 0)
       h_.add("negative_dur", idx, "events with dur < 0: kept as recorded; they nest as zero-length");
     if (int64_t end; ev.ts != kNull && ev.dur != kNull && __builtin_add_overflow(ev.ts, ev.dur, &end))
-      h_.add("end_overflow", idx, "ts + dur beyond the int64 range of nanoseconds: end is NULL, not in the tree");
+      h_.add("end_overflow", idx, kEndOverflow);
     ev.kind = kind_for(ev.ph, ev.cat, cat_text);
     return {};
   }
