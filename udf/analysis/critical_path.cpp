@@ -371,7 +371,9 @@ CpResult critical_path(const CpInput& in) {
         } else if (const int64_t recorded_on = in.gpu[std::prev(before)->second].stream,
                    waiting = in.gpu[after->second].stream;
                    recorded_on == waiting) {
-          why = "its event was recorded on the stream that waits";
+          // (A stream waiting for its own work waits for nothing: the waiting stream's work comes
+          // later or from another thread, and the trace does not say which.)
+          why = "its thread's next launch is on the stream its event was recorded on: the waiting stream is unknown";
         } else {
           const Launches& r = on_stream[recorded_on];
           auto at = std::lower_bound(r.begin(), r.end(), std::pair(w.record_ts, (size_t)0));
