@@ -93,7 +93,16 @@ Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
   }
   register_sql(db_, &stores_);
   enable_connection_cache(db_);
-  if (saved_) stale_views_ = use_current_views(db_);
+  if (saved_) {
+    try {
+      stale_views_ = use_current_views(db_);
+    } catch (const std::exception& e) {
+      drop_connection_cache(db_);
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw LoadError(fmt::format("{}: cannot open: {}", saved_db, e.what()));
+    }
+  }
 }
 
 // A saved database holds the views of the tlsql that wrote it: a report of this build reading
