@@ -272,8 +272,8 @@ got, err = breakdown(hta_only)
 check(got == [("gpu_kernel_launch_overhead", "468.0"), ("gpu_compute_bound", "100.0"), ("cpu_bound", "48.0")],
       f"waits, no record: HTA's path ({got})")
 check("; 1 stream wait (cudaStreamWaitEvent / hipStreamWaitEvent) without a GPU-side sync event, invisible to "
-      "HTA's graph: 0 inferred (critical_path's inferred = 1), 1 not placed (1: no cudaEventRecord before it on "
-      "its thread; uid 7)\n" in err, f"waits, no record: the header names the wait ({err.strip()})")
+      "HTA's graph: 0 inferred (critical_path's inferred = 1), 1 not placed (1: no event record (cudaEventRecord, "
+      "hipEventRecord) before it on its thread; uid 7)\n" in err, f"waits, no record: the header names the wait ({err.strip()})")
 
 # With the record: the wait's thread last launched on stream 20 (C) before the record, and next
 # launches on stream 7 (M), so M waits for C: an inferred weightless edge C.e -> M.s, and no

@@ -151,7 +151,8 @@ TEST_CASE("stream waits without a sync event are inferred from the records and l
   CHECK(r.waits.inferred == 0);
   REQUIRE(r.waits.unplaced.size() == 2);
   CHECK(r.waits.unplaced[0].first == 5);
-  CHECK(std::string(r.waits.unplaced[0].second) == "no cudaEventRecord before it on its thread");
+  CHECK(std::string(r.waits.unplaced[0].second) ==
+        "no event record (cudaEventRecord, hipEventRecord) before it on its thread");
 
   // K1 launched before the window (no nodes): W1 cannot be placed, W2 still is.
   in.waits = {{5, 15, 0, 2}, {6, 16, 0, 5}};

@@ -358,7 +358,7 @@ CpResult critical_path(const CpInput& in) {
       auto t = on_thread.find(w.thread);
       int64_t src = -1, dest = -1;
       if (w.record_ts < 0) {
-        why = "no cudaEventRecord before it on its thread";
+        why = "no event record (cudaEventRecord, hipEventRecord) before it on its thread";
       } else if (t == on_thread.end()) {
         why = "its thread launches no GPU work";
       } else {
