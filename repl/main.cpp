@@ -146,6 +146,12 @@ int tlsql_main(int argc, char** argv) {
   doing = "loading the traces";
   try {
     shell.session = std::make_unique<tlsql::Session>(open_saved ? traces[0] : "");
+    if (int n = shell.session->stale_views())
+      fmt::print(stderr,
+                 "tlsql: {}: saved by another tlsql build: {} of its definitions (views, health's columns) differ "
+                 "from this build's, which this session uses instead (the file is unchanged; load the trace again "
+                 "with -o to update it)\n",
+                 traces[0], n);
     for (const std::string& c : captures) shell.session->add_captures(c);
     if (!open_saved)
       for (const std::string& path : traces) shell.load(path);

@@ -1,6 +1,6 @@
 // tlsql-replay: replays exported IR (tlsql's .export-replay or TraceLens's) op by op, or, with
 // --worker, serves tlsql's replay() / replay_ir() over stdin / stdout, one JSON object per line.
-#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "replay/ir.h"
 #include "replay/runner.h"
@@ -90,8 +91,20 @@ json answer(const json& req) {
 }
 
 int worker() {
-  // The worker dies with the tlsql that started it, even in the middle of a long replay.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The worker dies with the process that started it, even in the middle of a long replay (when
+  // it reads no input, so the socket's end says nothing). Not PR_SET_PDEATHSIG: Linux sends that
+  // when the *thread* that spawned the worker exits, and a host may start it from a short-lived
+  // thread (Python's sqlite3 in a concurrent.futures pool) and replay from another later. A
+  // watcher sees the process go instead: once it is gone the worker is re-parented (getppid()
+  // changes), checked 4 times a second. (A parent gone before this line leaves the worker reading
+  // a closed socket: it ends at the end of its input.)
+  const pid_t parent = getppid();
+  std::thread([parent] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      if (getppid() != parent) _exit(137);
+    }
+  }).detach();
   std::string line;
   while (std::getline(std::cin, line)) {
     json resp;

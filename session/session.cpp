@@ -18,6 +18,7 @@
 #include "src/db_writer.h"
 #include "src/input.h"
 #include "src/output_file.h"
+#include "src/sql_assets.h"
 #include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
@@ -129,6 +130,54 @@ Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
   }
   register_sql(db_, &stores_);
   enable_connection_cache(db_);
+  if (saved_) {
+    try {
+      stale_views_ = use_current_views(db_);
+    } catch (const std::exception& e) {
+      drop_connection_cache(db_);
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw LoadError(fmt::format("{}: cannot open: {}", saved_db, e.what()));
+    }
+  }
+}
+
+// A saved database holds the views of the tlsql that wrote it: a report of this build reading
+// them would read another build's definitions (or miss a view or column added since). When any
+// differs from this build's, this build's views are created as TEMP views of the same names for
+// this session: unqualified names find temp's first, and a temp view's body resolves `event` and
+// the other tables in main. The file is never written (docs/security.md: opening writes nothing),
+// and what runs is tlsql's own SQL, never the file's. When all match, nothing is left in temp.
+int Session::use_current_views(sqlite3* db) {
+  auto views = [&](const char* schema) {
+    std::map<std::string, std::string> out;
+    Statement q(db, fmt::format("SELECT name, sql FROM {}.sqlite_schema WHERE type = 'view'", schema_sql(db, schema)));
+    while (q.step())
+      out.emplace((const char*)sqlite3_column_text(q.get(), 0), (const char*)sqlite3_column_text(q.get(), 1));
+    return out;
+  };
+  exec_sql(db, sql_for("views", "temp"));
+  const std::map<std::string, std::string> now = views("temp"), saved = views("main");
+  int stale = 0;
+  for (const auto& [name, sql] : now)
+    if (auto it = saved.find(name); it == saved.end() || it->second != sql) ++stale;
+  // health.gpu_events_affected (added in issue 46): a file saved before it reads it as NULL, "not
+  // assessed", through a temp view that shadows the table the same way.
+  bool has_impact = false;
+  {
+    Statement c(db, "SELECT 1 FROM pragma_table_info('health', 'main') WHERE name = 'gpu_events_affected'");
+    has_impact = c.step();
+  }
+  if (!has_impact) {
+    ++stale;
+    exec_sql(db,
+             "CREATE TEMP VIEW health AS SELECT trace, \"check\", count, example_uid, detail, "
+             "NULL AS gpu_events_affected FROM main.health");
+  }
+  if (stale == 0)
+    for (const auto& [name, sql] : now)
+      exec_sql(db, fmt::format("DROP VIEW {}.{}", schema_sql(db, "temp"), quote_identifier(name)));
+  return stale;
 }
 
 // The connection goes first: its virtual tables read the stores.

@@ -22,6 +22,10 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   sqlite3* db() const { return db_; }
+  // For a saved database: how many of its views (and tables it lacks a column of) differ from this
+  // build's, replaced for this session by temp views of this build's SQL (docs/schema.md, "Saved
+  // databases from other builds"); 0 when it matches, or for loaded traces.
+  int stale_views() const { return stale_views_; }
 
   // Loads a trace into `opt.schema` (main, or a schema made by attach_empty). Throws LoadError.
   LoadStats load(const std::string& path, const LoadOptions& opt = {});
@@ -71,6 +75,8 @@ class Session {
   bool schema_taken(const std::string& name);  // a trace of this session is attached under `name`
 
   sqlite3* db_ = nullptr;
+  static int use_current_views(sqlite3* db);
+  int stale_views_ = 0;
   bool saved_ = false;                   // main is a saved database file: never written to
   StoreRegistry stores_;                 // read by the connection's virtual tables: ~Session closes db_ first
   std::vector<CapturedGraph> captured_;  // from add_captures; their strings live in main's store

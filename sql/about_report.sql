@@ -20,14 +20,16 @@ SELECT CASE @report
   -- critical_path: the rank, the annotation occurrence and the path against its window, and
   -- whether the path starts at a wait that weighs nothing: a blocking call whose GPU work is not
   -- in the graph (launched before the window, or no cuda_sync event links the two), so the path
-  -- starts where that wait ended.
+  -- starts where that wait ended. Then the stream waits no sync event places (waits_note): how
+  -- many, how many inferred, and which could not be.
   WHEN 'critical_path' THEN (
     WITH t AS (SELECT id, rank FROM trace WHERE id = (SELECT min(id) FROM trace WHERE @rank IS NULL OR rank = @rank)),
     p AS MATERIALIZED (
       SELECT t.id, t.rank, c.step, c.type, c.dur, c.from_uid, c.from_end, c.to_uid, c.to_end, c.window_uid,
-             c.window_ts, c.window_end
+             c.window_ts, c.window_end, c.waits_note
       FROM t, critical_path(coalesce(@annotation, 'ProfilerStep'), coalesce(@instance, 0), t.id) c),
-    s AS (SELECT id, rank, window_uid, window_end - window_ts AS window_ns, total(dur) AS path_ns FROM p),
+    s AS (SELECT id, rank, window_uid, window_end - window_ts AS window_ns, total(dur) AS path_ns,
+                 max(waits_note) AS waits_note FROM p),
     w AS (SELECT e.name, e.dur FROM p JOIN event e ON e.uid = p.from_uid
           WHERE p.step = 0 AND p.type = 'critical_path_operator' AND p.dur = 0 AND p.from_end = 0
             AND p.to_uid = p.from_uid AND p.to_end = 1 AND e.kind IN ('runtime', 'driver') AND e.dur > 0)
@@ -44,7 +46,8 @@ SELECT CASE @report
                                    CASE WHEN EXISTS (SELECT 1 FROM event WHERE trace = s.id AND kind = 'sync')
                                         THEN 'the GPU work it waited for was launched before the window'
                                         ELSE 'no cuda_sync event links it to the GPU work it waited for' END)
-                     FROM w), '')
+                     FROM w), '') ||
+           coalesce('; ' || s.waits_note, '')
     FROM s WHERE s.id IS NOT NULL)
   -- mfu, ops, summary: when under half of the counted GPU time (counted_op; mfu: in its steps and
   -- @rank) ran in ops with a FLOPs model, the FLOP/s figures speak for the smaller part: say so,
@@ -102,4 +105,19 @@ SELECT CASE @report WHEN 'diff' THEN (
                   names - both, names, iif(@device = 'CPU', 'CPU', 'GPU'),
                   iif(d.a IS NOT NULL AND d.b IS NOT NULL AND d.a <> d.b, printf(' (%s vs %s)', d.a, d.b), ''))
     FROM s, d WHERE names >= 2 AND 2 * (names - both) > names)
+END;
+-- diff_tree, diff_tree_ops, diff_tree_summary: tree_diff pairs the trees from their roots down, by
+-- name. When no root of one side has a counterpart on the other (different programs, or profiles
+-- whose top-level annotations differ), no GPU work has a common ancestor: diff_tree's rows then
+-- pair nothing and the grouped reports are empty. Say so, with the reports that pair otherwise.
+SELECT CASE WHEN @report LIKE 'diff_tree%' THEN (
+    SELECT printf('the two call trees share no root: no top-level op, annotation or frame of main has the name '
+                  || 'of one in other (tree_diff pairs from the roots down), so none of the %d GPU events of main '
+                  || 'and %d of other has a common ancestor; --report diff pairs kernels by name, '
+                  || '--report diff_shapes ops by name and shapes',
+                  (SELECT count(*) FROM tree_diff WHERE source = 'trace1'),
+                  (SELECT count(*) FROM tree_diff WHERE source = 'trace2'))
+    WHERE EXISTS (SELECT 1 FROM tree_diff WHERE source = 'trace1')
+      AND EXISTS (SELECT 1 FROM tree_diff WHERE source = 'trace2')
+      AND NOT EXISTS (SELECT 1 FROM tree_diff WHERE lca_uid IS NOT NULL))
 END;

@@ -39,6 +39,10 @@ SELECT CASE
   WHEN @report = 'memory_leaks' AND EXISTS (SELECT 1 FROM memory_event WHERE addr IS NULL)
     THEN 'the [memory] events have no Addr (2021-era traces): which free releases which allocation is unknown'
   WHEN @report = 'memory_leaks' THEN 'every allocation is freed later in the trace'
+  WHEN @report LIKE 'diff_tree%' AND EXISTS (SELECT 1 FROM tree_diff WHERE source = 'trace1')
+       AND EXISTS (SELECT 1 FROM tree_diff WHERE source = 'trace2')
+       AND NOT EXISTS (SELECT 1 FROM tree_diff WHERE lca_uid IS NOT NULL)
+    THEN 'the two call trees share no root, so no GPU work has an ancestor in both (see the note above)'
   WHEN @report LIKE 'diff_tree%' THEN 'no GPU work under the call tree of either trace'
   WHEN @report LIKE 'diff%' THEN 'no events on either side for the chosen @control_rank / @test_rank, steps and @device'
 END;

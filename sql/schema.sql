@@ -34,7 +34,8 @@ CREATE TABLE IF NOT EXISTS @schema.health(
   "check" TEXT,
   count INTEGER,
   example_uid INTEGER,
-  detail TEXT
+  detail TEXT,
+  gpu_events_affected INTEGER  -- the row's impact; NULL: not assessed (docs/schema.md)
 );
 -- GPU event -> its launch call and TraceLens's kernel launcher, filled by the loader.
 CREATE TABLE IF NOT EXISTS @schema.launch_link(

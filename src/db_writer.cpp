@@ -174,13 +174,16 @@ void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trac
     }
     {
       Statement ins(
-          db, fmt::format("INSERT INTO {}.health(trace, \"check\", count, example_uid, detail) VALUES(?,?,?,?,?)", q));
+          db, fmt::format("INSERT INTO {}.health(trace, \"check\", count, example_uid, detail, gpu_events_affected) "
+                          "VALUES(?,?,?,?,?,?)",
+                          q));
       for (const auto& [check, row] : health.rows()) {
         sqlite3_bind_int64(ins.get(), 1, trace.id);
         bind_text(ins.get(), 2, check);
         sqlite3_bind_int64(ins.get(), 3, row.count);
         bind_int(ins.get(), 4, row.example >= 0 ? trace.uid_base + row.example : kNull);
         bind_text(ins.get(), 5, row.detail);
+        bind_int(ins.get(), 6, row.gpu_events >= 0 ? row.gpu_events : kNull);
         ins.step();
         ins.reset();
       }

@@ -19,6 +19,9 @@ class Health {
     int64_t count = 0;
     int64_t example = -1;  // index of one affected event, -1 if none
     std::string detail;
+    // How many GPU events (kernels, memcpys, memsets) the problem leaves unlinked or misplaced:
+    // the row's impact (health.gpu_events_affected). -1: not assessed (NULL).
+    int64_t gpu_events = -1;
   };
   void add(const std::string& check, int64_t example_index, const std::string& detail, int64_t n = 1) {
     Row& r = rows_[check];
@@ -29,6 +32,20 @@ class Health {
     r.count += n;
   }
   void set_detail(const std::string& check, const std::string& detail) { rows_[check].detail = detail; }
+  // Sets a counted row's impact (no row is made for a check that found nothing).
+  void set_gpu_events(const std::string& check, int64_t n) {
+    if (auto it = rows_.find(check); it != rows_.end()) it->second.gpu_events = n;
+  }
+  // Adds another Health's rows (a stage that counted on its own thread), impacts summed.
+  void merge(const Health& other) {
+    for (const auto& [check, row] : other.rows()) {
+      const bool had = rows_.count(check) && rows_[check].count > 0;
+      const int64_t mine = had ? rows_[check].gpu_events : -1;
+      add(check, row.example, row.detail, row.count);
+      Row& r = rows_[check];
+      r.gpu_events = row.gpu_events < 0 ? mine : mine < 0 ? row.gpu_events : mine + row.gpu_events;
+    }
+  }
   const std::map<std::string, Row>& rows() const { return rows_; }
   int64_t count(const std::string& check) const {
     auto it = rows_.find(check);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "src/kind.h"
 #include "src/serving_step.h"
@@ -87,13 +88,36 @@ void ProfileTreeBuilder::build() {
         attach_thread_roots();
       },
       [&] { link_gpu_events(gpu_health); });
-  for (const auto& [check, row] : gpu_health.rows()) h_.add(check, row.example, row.detail, row.count);
+  h_.merge(gpu_health);
   compute_depths();
   Health fwd_health;
   both([&] { assign_steps(); }, [&] { link_backward_to_forward(fwd_health); });
-  for (const auto& [check, row] : fwd_health.rows()) h_.add(check, row.example, row.detail, row.count);
+  h_.merge(fwd_health);
   attribute_graph_replays();
   both([&] { find_launchers(); }, [&] { build_children(); });
+  count_gpu_under_backward_without_forward();
+}
+
+// backward_without_forward's impact: the GPU events launched under such a backward op, whose time
+// no forward op's accounting can reach. Each row's answer is remembered, so the walks up the tree
+// together visit every row once.
+void ProfileTreeBuilder::count_gpu_under_backward_without_forward() {
+  if (no_forward_.empty()) return;
+  std::vector<int8_t> under(ev_.size(), -1);  // -1 unknown, 0 no, 1 under a backward op without forward
+  for (int32_t i : no_forward_) under[(size_t)i] = 1;
+  std::vector<int32_t> path;
+  int64_t n = 0;
+  for (int32_t g = 0; g < (int32_t)ev_.size(); ++g) {
+    const Kind k = ev_[g].kind;
+    if (k != Kind::kernel && k != Kind::memcpy && k != Kind::memset) continue;
+    int32_t i = ev_[g].parent;
+    path.clear();
+    while (i >= 0 && under[(size_t)i] < 0 && path.size() <= ev_.size()) path.push_back(i), i = ev_[i].parent;
+    const int8_t answer = i >= 0 && under[(size_t)i] == 1 ? 1 : 0;
+    for (int32_t p : path) under[(size_t)p] = answer;
+    n += answer;
+  }
+  h_.set_gpu_events("backward_without_forward", n);
 }
 
 // Every event with a (pid, tid) gets a thread index; host tree members are listed per thread.
@@ -243,10 +267,15 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
     if ((ev_[i].kind == Kind::runtime || ev_[i].kind == Kind::driver) && !ev_[i].correlation.null())
       by_corr.emplace_back(ev_[i].correlation, i);
   std::sort(by_corr.begin(), by_corr.end());
+  std::vector<Id32> shared;  // correlations of more than one call, sorted
   for (size_t k = 1; k < by_corr.size(); ++k)
-    if (by_corr[k].first == by_corr[k - 1].first)
+    if (by_corr[k].first == by_corr[k - 1].first) {
       h.add("duplicate_correlation", by_corr[k].second,
-            "runtime calls sharing a correlation id with an earlier one (GPU work goes to the first)");
+            "runtime calls sharing a correlation id with an earlier one (GPU work goes to the first; "
+            "gpu_events_affected: the GPU events of those ids, whose launch is a guess)");
+      if (shared.empty() || shared.back() != by_corr[k].first) shared.push_back(by_corr[k].first);
+    }
+  int64_t on_shared = 0;
 
   std::vector<int32_t> unlinked;
   int64_t gpu_work = 0, all_ns = 0;
@@ -257,6 +286,7 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
     gpu_work += counts;
     if (counts) all_ns += gpu_ns_of(e);
     if (!e.correlation.null()) {
+      if (!shared.empty() && counts && std::binary_search(shared.begin(), shared.end(), e.correlation)) ++on_shared;
       auto it = std::lower_bound(by_corr.begin(), by_corr.end(), std::make_pair(e.correlation, INT32_MIN));
       if (it != by_corr.end() && it->first == e.correlation) {
         e.parent = it->second;
@@ -278,6 +308,7 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
     if (launch_flow(ev_[i])) flows.emplace_back(ev_[i].flow_id, i);
   std::sort(flows.begin(), flows.end());
   std::vector<std::pair<int32_t, int32_t>> pairs;  // (s row, f row)
+  std::vector<int32_t> lone_f;                     // 'f' ends without their 's'
   int64_t unmatched = 0, example = -1;
   for (size_t k = 0; k < flows.size();) {
     size_t j = k;
@@ -286,13 +317,13 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
       (ev_[flows[j].second].ph == 's' ? s : f) = flows[j].second;
     if (s < 0 || f < 0) {
       ++unmatched;
+      if (f >= 0) lone_f.push_back(f);
       if (example < 0) example = std::max(s, f);
     } else {
       pairs.emplace_back(s, f);
     }
     k = j;
   }
-  if (unmatched) h.add("flow_unmatched", example, "launch flows ('s'/'f') whose other end is missing", unmatched);
 
   if (!unlinked.empty() && !pairs.empty()) {
     std::unordered_map<Place, int32_t, PlaceHash> gpu_at;  // unlinked GPU events by place
@@ -311,9 +342,25 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
         want.erase(it);
       }
     }
+    h.set_gpu_events("gpu_linked_by_flow", h.count("gpu_linked_by_flow"));
     unlinked.erase(std::remove_if(unlinked.begin(), unlinked.end(), [&](int32_t g) { return ev_[g].parent >= 0; }),
                    unlinked.end());
   }
+  // A flow missing its other end costs a GPU event its launch only when its 'f' end sits on GPU
+  // work that nothing linked: an 's' alone sits on a launch call whose GPU work, if any, linked by
+  // correlation or is not in the trace (cudaEventQuery, cudaFuncSetAttribute launch nothing).
+  if (unmatched) {
+    std::unordered_set<Place, PlaceHash> unlinked_at;
+    for (int32_t g : unlinked) unlinked_at.insert(Place{thread_of_[g], ev_[g].ts});
+    int64_t lost = 0;
+    for (int32_t f : lone_f) lost += unlinked_at.count(Place{thread_of_[f], ev_[f].ts}) ? 1 : 0;
+    h.add("flow_unmatched", example,
+          "launch flows ('s'/'f') whose other end is missing; gpu_events_affected: those ending on GPU work left "
+          "without a launch",
+          unmatched);
+    h.set_gpu_events("flow_unmatched", lost);
+  }
+  h.set_gpu_events("duplicate_correlation", on_shared);
   if (!unlinked.empty()) {
     int64_t unlinked_ns = 0;
     for (int32_t g : unlinked) unlinked_ns += gpu_ns_of(ev_[g]);
@@ -325,6 +372,7 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
                       100.0 * (gpu_work - (double)unlinked.size()) / (double)gpu_work,
                       gpu_time_share(unlinked_ns, all_ns)),
           (int64_t)unlinked.size());
+    h.set_gpu_events("gpu_without_launch", (int64_t)unlinked.size());
   }
 }
 
@@ -725,7 +773,12 @@ void ProfileTreeBuilder::attribute_graph_replays() {
                        "docs/inference.md)",
                        share(left_ns), reasons, have_graphs ? "" : "; no capture trace given (--capture)"),
            left);
+    h_.set_gpu_events("graph_replay_unattributed", left);
   }
+  // Attributed replays are linked to their ops (the row says how, not what is missing); the
+  // near-exact ones' unpaired GPU events stay under the graph launch.
+  h_.set_gpu_events("graph_replay_attributed", 0);
+  h_.set_gpu_events("graph_replay_near_exact", extra);
 }
 
 // The capture trace's own replays (vLLM and xDiT replay a graph right after capturing it): not
@@ -918,7 +971,12 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
     if (it != forward.begin() && std::prev(it)->seq == e.seq)
       e.fwd = std::prev(it)->idx;
     else
-      h.add("backward_without_forward", i, "backward ops whose forward op (same Sequence number) is not in the trace");
+      h.add("backward_without_forward", i,
+            "backward ops whose forward op (same Sequence number) is not in the trace: expected when the profile "
+            "starts after a forward pass, and with pipeline-parallel schedules (1F1B, interleaved, DualPipe), whose "
+            "backward chunks run for forward passes of earlier micro-batches or steps; gpu_events_affected counts the "
+            "GPU events they launched"),
+          no_forward_.push_back(i);
   }
 }
 

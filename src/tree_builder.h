@@ -56,6 +56,7 @@ class ProfileTreeBuilder {
   ReplayPlan plan_replays(const std::vector<CapturedGraph>* graphs, bool eager_runs);
   void attribute_graph_replays();
   void find_launchers();
+  void count_gpu_under_backward_without_forward();
   void build_children();
   std::string_view name(const EventRec& e) const {
     return e.name == StringPool::kNone ? std::string_view() : strings_.get(e.name);
@@ -68,6 +69,7 @@ class ProfileTreeBuilder {
   RowArray& ev_;
   const StringPool& strings_;
   Health& h_;
+  std::vector<int32_t> no_forward_;  // backward ops whose forward op is not in the trace
   const TextArena* args_;
   const std::vector<CapturedGraph>* captured_;
   bool capture_trace_ = false;

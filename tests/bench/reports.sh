@@ -51,8 +51,17 @@ for input in $inputs; do
   load=$(awk -v a="$load" -v b="$secs" 'BEGIN { print (a < b ? a : b) }')
   secs=$load
   row "load (SELECT count(*) FROM event)" "$secs" "$load" "$kb" "$bytes"
+  # critical_path's window: ProfilerStep by default, which a serving trace has none of (the report
+  # then fails at once and measures nothing): there, one engine step, vLLM's worker frame.
+  cp=()
+  case $input in vllm*) cp=(-c ".parameter set @annotation 'execute_model'") ;; esac
   for r in summary ops kernels gemm sdpa conv fx optimizable collectives timeline temporal idle launch \
     launch_outliers events health critical_path steps memory memory_ops memory_leaks mfu overlap overlap_groups; do
+    if [ "$r" = critical_path ]; then
+      run "$bin" -q "$json" "${cp[@]}" --report "$r"
+      row "--report $r${cp:+ (@annotation execute_model)}" "$secs" "$load" "$kb" "$bytes"
+      continue
+    fi
     run "$bin" -q "$json" --report "$r"
     row "--report $r" "$secs" "$load" "$kb" "$bytes"
   done

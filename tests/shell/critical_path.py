@@ -231,4 +231,73 @@ for ref_file in sorted(glob.glob(os.path.join(data, "hta_critical_path", "*.json
         mine[b][0] == us and abs(mine[b][1] - 100 * us / ref["total_us"]) <= 0.005 for b, us in ref["by_bound_us"].items()),
         f"{name}: the report's us and % per class are HTA's ({mine})")
 
+# Stream waits without a sync event (docs/reports.md): a hand-made trace, times in us, uid = index.
+#  0 ProfilerStep#1 [0, 1000]; 1 aten::pre [1, 9] > 2 launch L0 [2, 7] of 10 P (stream 7, [8, 15]);
+#  3 aten::comm [10, 40] > 4 launch L1 [12, 17] of 11 C (stream 20, [20, 520]), 5 cudaEventRecord
+#  [18, 19]; 6 aten::wait [41, 50] > 7 cudaStreamWaitEvent [42, 43]; 8 aten::mm [51, 70] > 9 launch
+#  L2 [52, 57] of 12 M (stream 7, [520, 620]). No cuda_sync event.
+def waits_trace(name, record="cudaEventRecord", c_us=500):
+    def x(cat, n, ts, dur, **args):
+        return {"ph": "X", "cat": cat, "name": n, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": args}
+
+    def k(n, stream, ts, dur, corr):
+        return {"ph": "X", "cat": "kernel", "name": n, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+                "args": {"correlation": corr, "device": 0, "stream": stream}}
+    ev = [x("user_annotation", "ProfilerStep#1", 0, 1000), x("cpu_op", "aten::pre", 1, 8),
+          x("cuda_runtime", "cudaLaunchKernel", 2, 5, correlation=5), x("cpu_op", "aten::comm", 10, 30),
+          x("cuda_runtime", "cudaLaunchKernel", 12, 5, correlation=1), x("cuda_runtime", record, 18, 1, correlation=2),
+          x("cpu_op", "aten::wait", 41, 9), x("cuda_runtime", "cudaStreamWaitEvent", 42, 1, correlation=3),
+          x("cpu_op", "aten::mm", 51, 19), x("cuda_runtime", "cudaLaunchKernel", 52, 5, correlation=4),
+          k("P", 7, 8, 7, 5), k("C", 20, 20, c_us, 1), k("M", 7, 520, 100, 4)]
+    path = os.path.join(work, name)
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    return path
+
+
+def breakdown(path):
+    r = run(path, "--report", "critical_path")
+    check(r.returncode == 0, f"{os.path.basename(path)}: {r.stderr.strip()[:300]}")
+    return [(x["bound_by"], x["us"]) for x in csv.DictReader(io.StringIO(r.stdout))], r.stderr
+
+
+# HTA's graph alone (the record call renamed cudaGetDevice, so nothing says which stream the event
+# was on): stream 7 was empty when L2 launched M (P ran at 8) and when M started, so M gets HTA's
+# launch delay L2.s -> M.s = 520 - 52 = 468 us. The host chain to L2.s: pre.s -1-> L0.s -5-> L0.e
+# -2-> pre.e -0-> comm.s -2-> L1.s -5-> L1.e -1-> G.s -1-> G.e -21-> comm.e -0-> wait.s -1-> W.s
+# -1-> W.e -7-> wait.e -0-> mm.s -1-> L2.s = 48; path 48 + 468 + 100 = 616 us (C's chain: 10 + 8
+# + 500 = 518).
+hta_only = waits_trace("waits_no_record.json", record="cudaGetDevice")
+got, err = breakdown(hta_only)
+check(got == [("gpu_kernel_launch_overhead", "468.0"), ("gpu_compute_bound", "100.0"), ("cpu_bound", "48.0")],
+      f"waits, no record: HTA's path ({got})")
+check("; 1 stream wait (cudaStreamWaitEvent / hipStreamWaitEvent) without a GPU-side sync event, invisible to "
+      "HTA's graph: 0 inferred (critical_path's inferred = 1), 1 not placed (1: no event record (cudaEventRecord, "
+      "hipEventRecord) before it on its thread; uid 7)\n" in err, f"waits, no record: the header names the wait ({err.strip()})")
+
+# With the record: the wait's thread last launched on stream 20 (C) before the record, and next
+# launches on stream 7 (M), so M waits for C: an inferred weightless edge C.e -> M.s, and no
+# kernel-kernel delay (the gap ends when C does). Path: pre.s -1-> L0.s -5-> L0.e -2-> pre.e -0->
+# comm.s -2-> L1.s -8 (launch delay)-> C.s -500-> C.e -0 (inferred)-> M.s -100-> M.e = 618 us:
+# cpu 1 + 5 + 2 + 2 = 10, launch 8, GPU 600.
+inferred = waits_trace("waits_inferred.json")
+got, err = breakdown(inferred)
+check(got == [("gpu_compute_bound", "600.0"), ("cpu_bound", "10.0"), ("gpu_kernel_launch_overhead", "8.0")],
+      f"waits inferred: the path through C ({got})")
+check("window 1.000 ms, path 0.618 ms (62% of the window); 1 stream wait (cudaStreamWaitEvent / "
+      "hipStreamWaitEvent) without a GPU-side sync event, invisible to HTA's graph: 1 inferred (critical_path's "
+      "inferred = 1)\n" in err, f"waits inferred: header ({err.strip()})")
+got = [(r["type"][14:], r["from_uid"], r["to_uid"], r["dur"]) for r in rows(
+    inferred, "-c", "SELECT type, from_uid, to_uid, dur FROM critical_path('ProfilerStep', 0) WHERE inferred")]
+check(got == [("sync_dependency", "11", "12", "0")], f"waits inferred: the one inferred edge C -> M ({got})")
+
+# C running 550 us (to 570) while M starts at 520: the GPU did not wait for C, the guess is wrong and
+# adds nothing: HTA's path as without the record (616 us; C's chain 10 + 8 + 550 = 568). Taken, the
+# edge would have made it 568 + 100 = 668 us through C.
+late = waits_trace("waits_contradicted.json", c_us=550)
+got, err = breakdown(late)
+check(got == [("gpu_kernel_launch_overhead", "468.0"), ("gpu_compute_bound", "100.0"), ("cpu_bound", "48.0")]
+      and "1 not placed (1: the next work on the waiting stream started before the inferred one ended; uid 7)" in err,
+      f"waits contradicted ({got}, {err})")
+
 finish()

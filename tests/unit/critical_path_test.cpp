@@ -121,6 +121,49 @@ TEST_CASE("a stream waits for an event recorded on another stream") {
   CHECK(total(r) == 117);
 }
 
+TEST_CASE("stream waits without a sync event are inferred from the records and launches around them") {
+  // Thread 0: op A [0, 30] holds L1 [1, 2] (K1 [10, 50], stream 1), a record at 2, L2 [3, 4] (K2
+  // [10, 70], stream 2), a record at 5, L3 [20, 21] (K3 [70, 80], stream 3). Waits W1 at 15 (its
+  // record at 2: the thread last launched on stream 1, K1) and W2 at 16 (record at 5: stream 2,
+  // K2); the thread's next launch after both is K3 on stream 3: two inferred edges K1.e -> K3.s and
+  // K2.e -> K3.s. K3 waited until 70, after L3 launched it: no launch delay. Longest: A.s -1-> L1.s
+  // -1-> L1.e -1-> L2.s -7 (launch delay)-> K2.s -60-> K2.e -0-> K3.s -10-> K3.e = 80 (through K1:
+  // 1 + 9 + 40 = 50 at K1.e; the host chain: 1 + 1 + 1 + 1 + 16 + 1 + 9 = 30).
+  CpInput in;
+  in.host = {op(1, 0, 30), op(2, 1, 2), op(3, 3, 4), op(4, 20, 21)};
+  in.gpu = {kernel(10, 2, 1, 10, 50, 1), kernel(11, 3, 3, 10, 70, 2), kernel(12, 4, 20, 70, 80, 3)};
+  in.waits = {{5, 15, 0, 2}, {6, 16, 0, 5}};
+  auto r = tlsql::critical_path(in);
+  REQUIRE(r.error.empty());
+  CHECK(types(r) == "operator operator operator kernel_launch_delay operator sync_dependency operator ");
+  CHECK(total(r) == 80);
+  CHECK(r.path[5].inferred);
+  CHECK(r.path[5].from_uid == 11);
+  CHECK(r.waits.inferred == 2);
+  CHECK(r.waits.unplaced.empty());
+
+  // Without the inference (no record before either wait), K3 is a plain launch from L3 (queue 1,
+  // then 0): L3.s -50-> K3.s, reached by the host chain 1 + 1 + 1 + 1 + 16 = 20: 20 + 50 + 10 = 80 as
+  // well, but through the launch delay; both waits named, none inferred.
+  in.waits = {{5, 15, 0, -1}, {6, 16, 0, -1}};
+  r = tlsql::critical_path(in);
+  CHECK(types(r) == "operator operator operator operator operator kernel_launch_delay operator ");
+  CHECK(r.waits.inferred == 0);
+  REQUIRE(r.waits.unplaced.size() == 2);
+  CHECK(r.waits.unplaced[0].first == 5);
+  CHECK(std::string(r.waits.unplaced[0].second) ==
+        "no event record (cudaEventRecord, hipEventRecord) before it on its thread");
+
+  // K1 launched before the window (no nodes): W1 cannot be placed, W2 still is.
+  in.waits = {{5, 15, 0, 2}, {6, 16, 0, 5}};
+  in.gpu[0].in_window = false;
+  r = tlsql::critical_path(in);
+  CHECK(total(r) == 80);
+  CHECK(r.waits.inferred == 1);
+  REQUIRE(r.waits.unplaced.size() == 1);
+  CHECK(std::string(r.waits.unplaced[0].second) == "the work waited for or the waiting work is outside the window");
+}
+
 TEST_CASE("negative weights count as zero; an empty window is an error; deep stacks need no recursion") {
   CpInput in;
   // A child that ends after its parent (clock granularity): S.e -> A.e would be -2.

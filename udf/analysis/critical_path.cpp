@@ -34,6 +34,7 @@ struct Edge {
   int64_t weight;
   int64_t uid = -1;
   const char* bound_by = "";
+  bool inferred = false;
 };
 
 class Graph {
@@ -341,6 +342,56 @@ CpResult critical_path(const CpInput& in) {
     return nullptr;
   };
   std::unordered_map<size_t, size_t> waits_for;  // gpu index -> gpu index it waits for (stream wait)
+
+  // Stream waits without a sync event (CpWait), inferred where the trace allows: the record call's
+  // thread last launched on stream R before it; the wait's thread next launches on stream W after
+  // it. The wait is placed when R is not W, R has work launched before the record, that work and
+  // the waiting work are both in the graph, and the GPU did wait (the waiting work starts at or
+  // after the end of the work waited for: otherwise the guess is wrong and adds nothing).
+  std::unordered_map<size_t, std::vector<size_t>> inferred_for;  // gpu index -> gpu indexes it waits for
+  {
+    std::unordered_map<int32_t, Launches> on_thread;
+    for (size_t j = 0; j < ng; ++j) on_thread[in.gpu[j].runtime_thread].emplace_back(in.gpu[j].runtime_ts, j);
+    for (auto& [k, v] : on_thread) std::sort(v.begin(), v.end());
+    for (const CpWait& w : in.waits) {
+      const char* why = nullptr;
+      auto t = on_thread.find(w.thread);
+      int64_t src = -1, dest = -1;
+      if (w.record_ts < 0) {
+        why = "no event record (cudaEventRecord, hipEventRecord) before it on its thread";
+      } else if (t == on_thread.end()) {
+        why = "its thread launches no GPU work";
+      } else {
+        auto after = std::lower_bound(t->second.begin(), t->second.end(), std::pair(w.ts, (size_t)0));
+        auto before = std::lower_bound(t->second.begin(), t->second.end(), std::pair(w.record_ts, (size_t)0));
+        if (after == t->second.end()) {
+          why = "no GPU work launched after it on its thread";
+        } else if (before == t->second.begin()) {
+          why = "no GPU work launched before its event's record";
+        } else if (const int64_t recorded_on = in.gpu[std::prev(before)->second].stream,
+                   waiting = in.gpu[after->second].stream;
+                   recorded_on == waiting) {
+          // (A stream waiting for its own work waits for nothing: the waiting stream's work comes
+          // later or from another thread, and the trace does not say which.)
+          why = "its thread's next launch is on the stream its event was recorded on: the waiting stream is unknown";
+        } else {
+          const Launches& r = on_stream[recorded_on];
+          auto at = std::lower_bound(r.begin(), r.end(), std::pair(w.record_ts, (size_t)0));
+          src = (int64_t)std::prev(at)->second, dest = (int64_t)after->second;  // at > begin: `before` is one
+          if (end_of[nh + (size_t)src] < 0 || start_of[nh + (size_t)dest] < 0)
+            why = "the work waited for or the waiting work is outside the window";
+          else if (in.gpu[(size_t)dest].ts < in.gpu[(size_t)src].end)
+            why = "the next work on the waiting stream started before the inferred one ended";
+        }
+      }
+      if (why) {
+        out.waits.unplaced.emplace_back(w.uid, why);
+      } else {
+        inferred_for[(size_t)dest].push_back((size_t)src);
+        ++out.waits.inferred;
+      }
+    }
+  }
   auto runtime_end = [&](int64_t uid) {
     auto it = host_at.find(uid);
     return it == host_at.end() ? -1 : end_of[it->second];
@@ -374,8 +425,16 @@ CpResult critical_path(const CpInput& in) {
       if (waited_end >= 0) g.add(waited_end, start, CpEdge::sync_dependency);
       waits_for.erase(w);
     }
+    int64_t waited_ts = waited_end >= 0 ? g.nodes[(size_t)waited_end].ts : INT64_MIN;
+    // Inferred waits count as the sync event's would: the latest end waited for decides below
+    // whether the gap before this work is a delay of its own.
+    if (auto w = inferred_for.find(j); w != inferred_for.end())
+      for (size_t src : w->second) {
+        const int from = end_of[nh + src];
+        g.edges[g.add(from, start, CpEdge::sync_dependency)].inferred = true;
+        waited_ts = std::max(waited_ts, g.nodes[(size_t)from].ts);
+      }
     int* prev = last_on(k.stream);
-    const int64_t waited_ts = waited_end >= 0 ? g.nodes[(size_t)waited_end].ts : INT64_MIN;
     auto launch = host_at.find(k.runtime);
     // Launch delay: the stream was empty when the call launched this work and when it started,
     // and nothing it waits for ended after the launch. Otherwise the gap after the stream's
@@ -436,7 +495,7 @@ CpResult critical_path(const CpInput& in) {
   for (size_t e : walk) {
     const Edge& x = g.edges[e];
     const Node &a = g.nodes[(size_t)x.u], &b = g.nodes[(size_t)x.v];
-    out.path.push_back({x.type, a.uid, b.uid, a.end, b.end, a.ts, b.ts, x.weight, x.uid, x.bound_by});
+    out.path.push_back({x.type, a.uid, b.uid, a.end, b.end, a.ts, b.ts, x.weight, x.uid, x.bound_by, x.inferred});
   }
   if (out.path.empty()) out.error = "the window holds no dependency between two events";
   return out;

@@ -43,6 +43,18 @@ struct CpSync {  // a cuda_sync event
   int64_t record_stream = -1;  // and the stream it recorded on; -1: unknown (older traces)
 };
 
+// A cudaStreamWaitEvent / hipStreamWaitEvent call with no cuda_sync "Stream Wait Event" event
+// (older traces, AMD's, and most of today's: Kineto writes them only with its sync events on),
+// which HTA's graph cannot see. critical_path() infers the wait where the trace says enough: the
+// work waited for is the last one launched, before the event's record, on the stream the record
+// call's thread launched on last (the stream the event was recorded on, as PyTorch records one
+// right after its work); the waiting work, the next one its thread launches after the wait.
+struct CpWait {
+  int64_t uid, ts;
+  int32_t thread;          // (pid, tid), numbered as CpGpu::runtime_thread
+  int64_t record_ts = -1;  // start of the latest cudaEventRecord before it on its thread; -1 none
+};
+
 // HTA's KERNEL_KERNEL_DELAY_THRESHOLD_US: a gap between two pieces of GPU work on a stream is a
 // kernel-kernel delay only when shorter; a longer one means the stream waited for something the
 // trace does not link (usually the host), so the later work gets no edge from the earlier one.
@@ -52,6 +64,7 @@ struct CpInput {
   std::vector<CpHost> host;
   std::vector<CpGpu> gpu;
   std::vector<CpSync> sync;
+  std::vector<CpWait> waits;  // the window's stream waits without a sync event
 };
 
 enum class CpEdge : uint8_t { operator_kernel, dependency, kernel_launch_delay, kernel_kernel_delay, sync_dependency };
@@ -62,9 +75,16 @@ struct CpStep {  // one edge of the path, in path order
   int64_t from_uid, to_uid;
   bool from_end, to_end;  // which node of each event: its start (false) or its end (true)
   int64_t from_ts, to_ts;
-  int64_t weight;        // ns
-  int64_t uid;           // the event the edge's time belongs to (HTA's attribution), -1 for none
-  const char* bound_by;  // HTA's classes: cpu_bound, gpu_compute_bound, ...; "" for dependencies
+  int64_t weight;         // ns
+  int64_t uid;            // the event the edge's time belongs to (HTA's attribution), -1 for none
+  const char* bound_by;   // HTA's classes: cpu_bound, gpu_compute_bound, ...; "" for dependencies
+  bool inferred = false;  // a sync dependency from a CpWait (tlsql's rule, not HTA's)
+};
+
+// What became of the window's CpWaits: inferred (an edge added), or not placed and why.
+struct CpWaits {
+  int64_t inferred = 0;
+  std::vector<std::pair<int64_t, const char*>> unplaced;  // (uid, why), in input order
 };
 
 struct CpResult {
@@ -72,7 +92,8 @@ struct CpResult {
   int64_t nodes = 0, edges = 0;
   int64_t negative = 0;  // edges whose end precedes their start (weight set to 0, as HTA does)
   bool merged = false;   // the backward thread was walked as part of the forward thread (HTA's rule)
-  std::string error;     // non-empty: no path (a cycle, or nothing in the window)
+  CpWaits waits;
+  std::string error;  // non-empty: no path (a cycle, or nothing in the window)
 };
 
 CpResult critical_path(const CpInput& in);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "src/event_store.h"
@@ -126,6 +127,34 @@ CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t sta
   c.bind(1, trace);
   while (c.step()) calls.emplace(c.i(0), Call{c.i(1), threads(c.t(2), c.t(3))});
 
+  // Stream waits and event records (CpWait), in time order: the waits starting in the window that
+  // no "Stream Wait Event" sync event names, each with the latest record before it on its thread.
+  std::unordered_set<int64_t> synced;  // correlations of the Stream Wait Event sync events
+  {
+    Query w(db, fmt::format("SELECT correlation FROM {}.event WHERE trace = ?1 AND kind = 'sync' AND name = 'Stream "
+                            "Wait Event' AND correlation IS NOT NULL",
+                            q));
+    w.bind(1, trace);
+    while (w.step()) synced.insert(w.i(0));
+  }
+  {
+    Query w(db, fmt::format("SELECT uid, ts, pid, tid, correlation, instr(name, 'StreamWaitEvent') > 0 FROM {}.event "
+                            "WHERE trace = ?1 AND kind IN ('runtime', 'driver') AND ts IS NOT NULL AND ts <= ?2 AND "
+                            "(instr(name, 'EventRecord') > 0 OR instr(name, 'StreamWaitEvent') > 0) ORDER BY ts, uid",
+                            q));
+    w.bind(1, trace).bind(2, end);
+    std::unordered_map<int32_t, int64_t> last_record;  // thread -> start of its latest record
+    while (w.step()) {
+      const int32_t thread = threads(w.t(2), w.t(3));
+      if (!w.i(5)) {
+        last_record[thread] = w.i(1);
+      } else if (w.i(1) >= start && (w.null(4) || !synced.count(w.i(4)))) {
+        auto r = last_record.find(thread);
+        in.waits.push_back({w.i(0), w.i(1), thread, r == last_record.end() ? -1 : r->second});
+      }
+    }
+  }
+
   Query s(db, fmt::format("SELECT uid, name, pid, stream, ts, end, correlation, args ->> '$.wait_on_stream', "
                           "args ->> '$.wait_on_cuda_event_record_corr_id' FROM {}.event WHERE trace = ?1 AND kind = "
                           "'sync' AND ts IS NOT NULL",
@@ -159,7 +188,29 @@ struct Computed {
   std::vector<CpStep> path;
   Window win;
   std::string error;
+  std::optional<std::string> waits;  // what became of the waits without a sync event (waits_note)
 };
+
+// The report's header part on the window's stream waits without a sync event: how many, how many
+// inferred, and of the others, how many for each reason and the first 5 uids (a user looks them up).
+std::optional<std::string> waits_note(const CpInput& in, const CpWaits& w) {
+  if (in.waits.empty()) return std::nullopt;
+  std::string out = fmt::format(
+      "{} stream wait{} (cudaStreamWaitEvent / hipStreamWaitEvent) without a GPU-side sync event, "
+      "invisible to HTA's graph: {} inferred (critical_path's inferred = 1)",
+      in.waits.size(), in.waits.size() == 1 ? "" : "s", w.inferred);
+  if (w.unplaced.empty()) return out;
+  out += fmt::format(", {} not placed", w.unplaced.size());
+  std::map<std::string, int64_t> why;
+  for (const auto& [uid, reason] : w.unplaced) ++why[reason];
+  const char* sep = " (";
+  for (const auto& [reason, n] : why) out += fmt::format("{}{}: {}", sep, n, reason), sep = "; ";
+  out += "; uid";
+  for (size_t k = 0; k < w.unplaced.size() && k < 5; ++k)
+    out += fmt::format("{} {}", k ? "," : "", w.unplaced[k].first);
+  out += w.unplaced.size() > 5 ? ", ...)" : ")";
+  return out;
+}
 
 // The last path computed on a connection, kept while the schema holds the same rows: the
 // critical_path report's note, the report and --overlay each ask for the same path in turn, and
@@ -202,6 +253,7 @@ std::shared_ptr<const Computed> compute(sqlite3* db, const std::string& schema, 
   }
   if (out->error.empty()) {
     CpResult r = critical_path(in);
+    out->waits = waits_note(in, r.waits);
     if (r.error.empty())
       out->path = std::move(r.path);
     else
@@ -259,11 +311,14 @@ struct CriticalPath {
         {"to_uid", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, (int64_t)p.step(r).to_uid); }},
         {"to_end", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, (int)p.step(r).to_end); }},
         {"ts", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, (int64_t)p.step(r).from_ts); }},
+        // 1 for a sync dependency tlsql inferred from a stream wait without a sync event (HTA has none).
+        {"inferred", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, (int)p.step(r).inferred); }},
         // The window's columns are hidden: constant on every row, they stay out of SELECT * (the
         // report's note reads them).
         {"window_uid", "INTEGER", [](Ctx c, P& p, const Row&) { result(c, or_null(p.done->win.uid)); }, true},
         {"window_ts", "INTEGER", [](Ctx c, P& p, const Row&) { result(c, (int64_t)p.done->win.ts); }, true},
         {"window_end", "INTEGER", [](Ctx c, P& p, const Row&) { result(c, (int64_t)p.done->win.end); }, true},
+        {"waits_note", "TEXT", [](Ctx c, P& p, const Row&) { result(c, p.done->waits); }, true},
     });
   }
   static std::optional<int64_t> or_null(int64_t uid) { return uid >= 0 ? std::optional(uid) : std::nullopt; }
