@@ -65,4 +65,48 @@ std::string short_name(const std::string& name) {
   return last.empty() ? name : last;
 }
 
+
+bool names_launch(std::string_view kind, std::string_view name) {
+  if (kind == "python") return true;
+  return kind == "annotation" && !name.starts_with("ProfilerStep#");
+}
+
+std::string launch_label(std::string_view frame, std::string_view call) {
+  std::string out(frame.empty() ? std::string_view("(no op)") : frame);
+  out += " > ";
+  out += call;
+  return out;
+}
+
+namespace {
+
+// Case-insensitive search of an ASCII needle (kernel names are ASCII identifiers and templates).
+bool has(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() && std::tolower((unsigned char)hay[i + k]) == needle[k]) ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view kernel_family(std::string_view n) {
+  // Attention first: FlashAttention's and CUTLASS's fmha kernels carry cutlass / gemm in their
+  // template arguments. Convolutions next: cuDNN's implicit-GEMM convolutions say gemm too.
+  for (std::string_view a : {"flash_fwd", "flash_bwd", "flash::", "flashattn", "flash_attn", "fmha", "attention",
+                             "sdpa", "mha_fwd", "mha_bwd", "flashinfer"})
+    if (has(n, a)) return "SDPA";
+  for (std::string_view c : {"convolve", "conv2d", "conv3d", "conv1d", "convolution", "wgrad", "dgrad", "miopen",
+                             "naive_conv", "igemm_fwd", "igemm_bwd", "igemm_wrw", "cudnn::conv", "fprop"})
+    if (has(n, c)) return "CONV";
+  // Then GEMM: cuBLAS (…gemm…, sm90_xmma_gemm, nvjet), CUTLASS, rocBLAS / hipBLASLt (Cijk_),
+  // DeepGEMM (fp8_gemm…), grouped GEMMs.
+  for (std::string_view g : {"gemm", "cutlass", "cublas", "nvjet", "cijk_", "xmma", "matmul", "gemv"})
+    if (has(n, g)) return "GEMM";
+  return {};
+}
+
 }  // namespace tlsql
