@@ -3,7 +3,7 @@
 -- run in order and the first text wins; one that fails says nothing (the report then says what
 -- failed; a note reading `other` cannot run without it). empty_report.sql explains empty ones.
 WITH model_cover(note) AS (
-  WITH c AS (SELECT o.uid, o.name, p.gpu_ns, p.flops IS NOT NULL AS modeled
+  WITH c AS (SELECT o.uid, work_name(o.uid, 'main') AS name, p.gpu_ns, p.flops IS NOT NULL AS modeled
              FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
              WHERE p.counted = 1 AND p.gpu_ns > 0
                AND (@report IS NOT 'mfu' OR (o.step IS NOT NULL AND (@rank IS NULL OR o.trace IN
@@ -49,8 +49,31 @@ SELECT CASE @report
   -- mfu, ops, summary: when under half of the counted GPU time (counted_op; mfu: in its steps and
   -- @rank) ran in ops with a FLOPs model, the FLOP/s figures speak for the smaller part: say so,
   -- with the op name holding most of the rest and why it has none where the trace says
-  -- (model_gap). (Communication has no FLOPs by nature: it is named, not excused.)
-  WHEN 'mfu' THEN (SELECT note FROM model_cover)
+  -- (model_gap). (Communication has no FLOPs by nature: it is named, not excused.) The name is
+  -- work_name's, as ops gives it: "combine(F) > cudaLaunchKernelExC", never a bare runtime call.
+  -- mfu: gpu_busy_pct is capped at 100 where a step's GPU work (launched in it) was busy longer than
+  -- the step lasted (it ran past the step's end): say which steps and by how much.
+  WHEN 'mfu' THEN (
+    WITH s AS (SELECT e.trace, e.step, e.dur FROM event e JOIN trace t ON t.id = e.trace
+               WHERE e.kind IN ('annotation', 'cpu_op') AND e.step IS NOT NULL AND e.name = 'ProfilerStep#' || e.step
+                 AND (@rank IS NULL OR t.rank = @rank)),
+    g AS (SELECT trace, step, union_ns(ts, end) AS busy FROM gpu_steps WHERE step IS NOT NULL GROUP BY trace, step),
+    over AS (SELECT s.step, g.busy - s.dur AS extra FROM s JOIN g ON g.trace = s.trace AND g.step = s.step
+             WHERE g.busy > s.dur),
+    capped(note) AS (
+      SELECT printf('gpu_busy_pct capped at 100 in %d step(s) (%s): their GPU work ran past the step''s end, busy '
+                    || 'longer than the step (by up to %.3f ms); gpu_busy_ms and busy_mfu_pct keep all of it',
+                    count(*), group_concat(step, ', '), max(extra) / 1e6)
+      FROM over HAVING count(*) > 0)
+    SELECT group_concat(note, '; ') FROM (SELECT note FROM model_cover UNION ALL SELECT note FROM capped))
+  -- optimizable: idle_pct is capped at 100 where torch's idle time (every idle span the event
+  -- overlaps, the spans possibly overlapping) exceeds the event's duration.
+  WHEN 'optimizable' THEN (
+    SELECT printf('idle_pct capped at 100 for %d of the ranked events: torch.profiler''s idle time adds up every '
+                  || 'idle span an event overlaps and the spans can overlap, so it can exceed the event''s '
+                  || 'duration (score keeps torch''s figure)', count(*))
+    FROM trace t, optimizable_events(t.id, coalesce(@top, 10)) j
+    WHERE (@rank IS NULL OR t.rank = @rank) AND j.idle_fraction > 1 HAVING count(*) > 0)
   WHEN 'ops' THEN (SELECT note FROM model_cover)
   WHEN 'summary' THEN (SELECT note FROM model_cover)
 END;
