@@ -64,5 +64,6 @@ TEST_CASE("launch_label: the frame above a launch no op encloses, then the call"
   CHECK(names_launch("annotation", "dispatch(B)"));
   CHECK(names_launch("python", "mylib/ep/buffer.py(412): notify"));
   CHECK_FALSE(names_launch("annotation", "ProfilerStep#3"));  // the step, not what ran
+  CHECK_FALSE(names_launch("python", "<built-in method replay of PyCapsule object at 0x7bc642558ff0>"));
   CHECK_FALSE(names_launch("runtime", "cudaLaunchKernel"));
 }

@@ -24,7 +24,8 @@ std::string short_name(const std::string& name);
 // the call names the work, written "frame > call" ("combine(F) > cudaLaunchKernelExC": what the
 // user wrote, then how it launched; diff_tree_summary shows the same pair as its row's lowest
 // common ancestor and launcher). A ProfilerStep#N annotation is passed over (it says which step,
-// not what ran); with no frame left the label is "(no op) > call".
+// not what ran), and so is a python frame without a ".py(" location (a built-in method's, which
+// says no more than the call); with no frame left the label is "(no op) > call".
 // Whether an event of this kind (event.kind) and name can name a launch:
 bool names_launch(std::string_view kind, std::string_view name);
 // The label: frame empty when none was found.
