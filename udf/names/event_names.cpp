@@ -65,7 +65,6 @@ std::string short_name(const std::string& name) {
   return last.empty() ? name : last;
 }
 
-
 bool names_launch(std::string_view kind, std::string_view name) {
   // A python frame names the launch when it says where in the code it is ("file.py(12): fn"); a
   // built-in method's frame ("<built-in method replay of PyCapsule object at 0x7bc6...>") says

@@ -17,7 +17,6 @@ std::string normalize_name(std::string_view name);
 // and without a return type; other names whole ("aten::mm", "Memcpy DtoH (Device -> Pinned)").
 std::string short_name(const std::string& name);
 
-
 // What names GPU work that no op encloses (issue 46). Kernels launched by a runtime call
 // (cudaLaunchKernelExC, ...) straight under a record_function annotation or a python frame have
 // no op above them, and a runtime call is no op: the innermost annotation or python frame above
