@@ -66,12 +66,11 @@ SELECT CASE @report
                     count(*), group_concat(step, ', '), max(extra) / 1e6)
       FROM over HAVING count(*) > 0)
     SELECT group_concat(note, '; ') FROM (SELECT note FROM model_cover UNION ALL SELECT note FROM capped))
-  -- optimizable: idle_pct is capped at 100 where torch's idle time (every idle span the event
-  -- overlaps, the spans possibly overlapping) exceeds the event's duration.
+  -- optimizable: idle_pct is capped at 100 where the idle time torch's rule gives an event
+  -- exceeds its duration (130% on a pipeline-parallel trace).
   WHEN 'optimizable' THEN (
-    SELECT printf('idle_pct capped at 100 for %d of the ranked events: torch.profiler''s idle time adds up every '
-                  || 'idle span an event overlaps and the spans can overlap, so it can exceed the event''s '
-                  || 'duration (score keeps torch''s figure)', count(*))
+    SELECT printf('idle_pct capped at 100 for %d of the ranked events: the GPU idle time torch.profiler''s rule '
+                  || 'gives them exceeds their duration (score keeps torch''s figure)', count(*))
     FROM trace t, optimizable_events(t.id, coalesce(@top, 10)) j
     WHERE (@rank IS NULL OR t.rank = @rank) AND j.idle_fraction > 1 HAVING count(*) > 0)
   WHEN 'ops' THEN (SELECT note FROM model_cover)
