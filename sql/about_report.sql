@@ -15,7 +15,17 @@ WITH model_cover(note) AS (
                 || '(the largest part: %s, %.0f%%%s)',
                 t.pct, CASE @report WHEN 'mfu' THEN 'MFU' ELSE 'the TFLOP/s figures' END, g.name, 100.0 * g.ns / t.ns,
                 coalesce((SELECT ', no model: ' || model_gap(e.name, e.args) FROM event e WHERE e.uid = g.uid), ''))
-  FROM total t, gap g WHERE t.pct < 50)
+  FROM total t, gap g WHERE t.pct < 50),
+family_gap(note) AS (
+  WITH fam(f) AS (SELECT CASE @report WHEN 'gemm' THEN 'GEMM' WHEN 'sdpa' THEN 'SDPA' WHEN 'conv' THEN 'CONV' END),
+  left_out AS (SELECT o.uid, o.name, p.gpu_ns FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid, fam
+               WHERE p.counted = 1 AND p.gpu_ns > 0 AND p.flops IS NULL AND op_category(o.name) LIKE fam.f || '%'
+                 AND o.name LIKE 'aten::%'),
+  top AS (SELECT name, min(uid) AS uid FROM left_out GROUP BY name ORDER BY total(gpu_ns) DESC LIMIT 1)
+  SELECT printf('not listed: %d %s op instance(s) with %.3f ms of GPU time and no FLOPs model (the largest part: %s%s)',
+                (SELECT count(*) FROM left_out), fam.f, (SELECT total(gpu_ns) FROM left_out) / 1e6, top.name,
+                coalesce((SELECT ', no model: ' || model_gap(e.name, e.args) FROM event e WHERE e.uid = top.uid), ''))
+  FROM fam, top WHERE EXISTS (SELECT 1 FROM op_sheet s WHERE s.family = fam.f))
 SELECT CASE @report
   -- critical_path: the rank, the annotation occurrence and the path against its window, and
   -- whether the path starts at a wait that weighs nothing: a blocking call whose GPU work is not
@@ -66,6 +76,13 @@ SELECT CASE @report
                     count(*), group_concat(step, ', '), max(extra) / 1e6)
       FROM over HAVING count(*) > 0)
     SELECT group_concat(note, '; ') FROM (SELECT note FROM model_cover UNION ALL SELECT note FROM capped))
+  -- gemm, sdpa, conv: a sheet lists the family's ops that have a model and the family's kernels
+  -- under custom ops; the family's aten ops without a model (no Input Dims: an aten::mm recorded
+  -- without shapes) are in neither, so a sheet with rows says what it leaves out and why. (An
+  -- empty sheet says it once, in empty_report.sql.)
+  WHEN 'gemm' THEN (SELECT note FROM family_gap)
+  WHEN 'sdpa' THEN (SELECT note FROM family_gap)
+  WHEN 'conv' THEN (SELECT note FROM family_gap)
   -- optimizable: idle_pct is capped at 100 where the idle time torch's rule gives an event
   -- exceeds its duration (130% on a pipeline-parallel trace).
   WHEN 'optimizable' THEN (

@@ -106,6 +106,17 @@ sdpa, err = run("--report", "sdpa")
 got = [(r["name"], r["kernel"].split("<")[0], r["count"], r["gpu_us"], r["tflops"], r["note"]) for r in sdpa]
 check(got == [("FlashAttnFunc", "void flash_fwd_kernel", "1", "150.0", "", "no model: Input Dims missing")],
       f"sdpa: the flash kernel under FlashAttnFunc, FLOPs NULL ({got})")
+# A sheet with rows says what it leaves out: the same trace with aten::mm recorded without shapes
+# lists MyFP8Linear's kernels, and the note names aten::mm's 20 µs (no model: no Input Dims).
+no_shapes = os.path.join(work, "no_shapes.json")
+with open(no_shapes, "w") as f:
+    json.dump({"traceEvents": [dict(e, args={"External id": 3}) if e.get("name") == "aten::mm" else e
+                               for e in events]}, f)
+r = subprocess.run([tlsql, "-q", no_shapes, "--csv", "--report", "gemm"], capture_output=True, text=True, timeout=120)
+check([row["name"] for row in csv.DictReader(io.StringIO(r.stdout))] == ["MyFP8Linear", "MyFP8Linear"]
+      and r.stderr.strip() == "gemm: not listed: 1 GEMM op instance(s) with 0.020 ms of GPU time and no FLOPs model "
+                              "(the largest part: aten::mm, no model: Input Dims missing)",
+      f"gemm: the kernel rows, and a note for the aten GEMM without shapes ({r.stderr.strip()})")
 conv, err = run("--report", "conv")
 check(conv == [] and err.strip() == "conv: no rows: no CONV ops in this trace", f"conv: empty, says why ({err})")
 
