@@ -38,6 +38,8 @@ TEST_CASE("kernel_family: GEMM, attention and convolution kernels by name") {
        {"void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, false, "
         "true>(Flash_fwd_params)",
         "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64>>(Params)",
+        "void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<cute::tuple<cute::C<128>>, "
+        "true>>>(flash::FlashAttnFwdSm90::Params)",
         "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t>::"
         "Params)",
         "void vllm::paged_attention_v1_kernel<__nv_bfloat16, __nv_bfloat16, 128, 16, 128>(Params)"})
@@ -47,12 +49,23 @@ TEST_CASE("kernel_family: GEMM, attention and convolution kernels by name") {
         "sm80_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x32",
         "sm80_xmma_wgrad_implicit_gemm_indexed_bf16bf16_bf16f32_f32_nhwckrsc_nhwc",
         "sm80_xmma_dgrad_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc", "naive_conv_fwd_nchw",
-        "igemm_fwd_gtcx_nchw_fp16_bx0_ex1_bt128x128x32", "MIOpenConvUni"})
+        "igemm_fwd_gtcx_nchw_fp16_bx0_ex1_bt128x128x32", "MIOpenConvUni",
+        "cudnn_infer_ampere_scudnn_128x64_relu_interior_nn_v1",
+        "void "
+        "cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816fprop_optimized_bf16_64x64_32x6_nhwc_align8>(Params)",
+        "_ZN2ck16tensor_operation6device12_GLOBAL__N_139kernel_grouped_conv_fwd_xdl_cshuffle_v3INS_"})
     CHECK_MESSAGE(kernel_family(conv) == "CONV", conv);
   // Neither: elementwise work, communication, copies (whatever their template arguments hold).
   for (const char* none : {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)",
                            "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "Memcpy DtoH (Device -> Pinned)",
-                           "void mylib::ep::internode::combine<__nv_bfloat16, 8>(__nv_bfloat16*)", "Im2d2Col_v2"})
+                           "void mylib::ep::internode::combine<__nv_bfloat16, 8>(__nv_bfloat16*)", "Im2d2Col_v2",
+                           // inductor's kernels carry the fused ops' names, not their own family
+                           "triton_poi_fused_convolution_relu_0", "MIOpenBatchNormFwdTrainSpatial",
+                           // a type in a template or argument list is not the kernel's family
+                           "void at::native::vectorized_elementwise_kernel<4, fbgemm_gpu::_float_to_hfp8_gpu>(int)",
+                           "void fbgemm_gpu::permute_2D_lengths_kernel<int>(int, int, int const*, int const*)",
+                           "void dot_kernel<float, 128, 0, cublasDotParams<cublasGemvTensorStridedBatched<float>>>()",
+                           "triton_per_fused__scaled_dot_product_efficient_attention_1"})
     CHECK_MESSAGE(kernel_family(none).empty(), none);
 }
 

@@ -1,5 +1,6 @@
 #include "udf/names/event_names.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace tlsql {
@@ -95,18 +96,48 @@ bool has(std::string_view hay, std::string_view needle) {
 
 }  // namespace
 
-std::string_view kernel_family(std::string_view n) {
-  // Attention first: FlashAttention's and CUTLASS's fmha kernels carry cutlass / gemm in their
-  // template arguments. Convolutions next: cuDNN's implicit-GEMM convolutions say gemm too.
-  for (std::string_view a : {"flash_fwd", "flash_bwd", "flash::", "flashattn", "flash_attn", "fmha", "attention",
-                             "sdpa", "mha_fwd", "mha_bwd", "flashinfer"})
+namespace {
+
+// The families' names, lower case. Attention first: FlashAttention's and CUTLASS's fmha kernels
+// carry cutlass / gemm in their names. Convolutions next: cuDNN's implicit-GEMM convolutions say
+// gemm too, and Composable Kernel's grouped_conv kernels live in GEMM templates (MIOpen names its
+// batch norms MIOpenBatchNorm*: only its Conv kernels are convolutions). Then GEMM: cuBLAS
+// (...gemm..., sm90_xmma_gemm, nvjet, gemv), CUTLASS, rocBLAS / hipBLASLt (Cijk_), DeepGEMM
+// (fp8_gemm...), grouped GEMMs, triton_kernels' matmul_ogs.
+constexpr std::string_view kAttention[] = {"flash_fwd", "flash_bwd", "flash::", "flashattn", "flash_attn", "fmha",
+                                           "attention", "sdpa",      "mha_fwd", "mha_bwd",   "flashinfer"};
+constexpr std::string_view kConv[] = {
+    "convolve",        "conv1d",         "conv2d",    "conv3d",      "convolution", "conv_fwd",
+    "conv_bwd",        "wgrad",          "dgrad",     "miopenconv",  "gcnasmconv",  "naive_conv",
+    "igemm_fwd",       "igemm_bwd",      "igemm_wrw", "cudnn::conv", "xmma_fprop",  "fprop_implicit",
+    "fprop_optimized", "fprop_analytic", "scudnn",    "winograd"};
+constexpr std::string_view kGemm[] = {"cutlass", "cublas", "nvjet", "cijk_", "xmma", "matmul", "gemv"};
+
+}  // namespace
+
+std::string_view kernel_family(std::string_view name) {
+  // Only the kernel's own name counts, not its template or argument lists: those name the types it
+  // works on (an elementwise kernel over fbgemm_gpu's types, a cuBLAS dot over cublasGemvParams).
+  // CUTLASS's wrappers (cutlass::Kernel2<...>, cutlass::device_kernel<...>) are named by their
+  // first template argument: "cutlass::device_kernel<flash::FlashAttnFwdSm90<...>>" is attention.
+  const size_t open = std::min(name.find('<'), name.find('('));
+  std::string_view n = name.substr(0, open);
+  if (open != std::string_view::npos && name[open] == '<' && has(n, "cutlass"))
+    n = name.substr(0, std::min(name.find(',', open), name.find('(', open)));
+  // Inductor's generated kernels are named after the ops fused into them
+  // ("triton_poi_fused_convolution_relu_0" is the elementwise tail of a convolution): a word in
+  // such a name is not the family of the kernel, so they are not classified by name.
+  if (n.starts_with("triton_")) return {};
+  for (std::string_view a : kAttention)
     if (has(n, a)) return "SDPA";
-  for (std::string_view c : {"convolve", "conv2d", "conv3d", "conv1d", "convolution", "wgrad", "dgrad", "miopen",
-                             "naive_conv", "igemm_fwd", "igemm_bwd", "igemm_wrw", "cudnn::conv", "fprop"})
+  for (std::string_view c : kConv)
     if (has(n, c)) return "CONV";
-  // Then GEMM: cuBLAS (…gemm…, sm90_xmma_gemm, nvjet), CUTLASS, rocBLAS / hipBLASLt (Cijk_),
-  // DeepGEMM (fp8_gemm…), grouped GEMMs.
-  for (std::string_view g : {"gemm", "cutlass", "cublas", "nvjet", "cijk_", "xmma", "matmul", "gemv"})
+  // "gemm", but not FBGEMM's namespace (fbgemm_gpu holds embedding and permute kernels too).
+  std::string lower(n);
+  for (char& c : lower) c = (char)std::tolower((unsigned char)c);
+  for (size_t at = lower.find("gemm"); at != std::string::npos; at = lower.find("gemm", at + 1))
+    if (at < 2 || lower.compare(at - 2, 2, "fb") != 0) return "GEMM";
+  for (std::string_view g : kGemm)
     if (has(n, g)) return "GEMM";
   return {};
 }
