@@ -37,7 +37,7 @@ std::string launch_label(std::string_view frame, std::string_view call);
 // hipBLASLt (Cijk_), DeepGEMM-style fp8_gemm, grouped_gemm; FlashAttention (flash_fwd /
 // flash_bwd), xformers / CUTLASS fmha, cuDNN and PyTorch sdpa, vLLM / FlashInfer paged_attention;
 // cuDNN convolutions (implicit_convolve, xmma_fprop / dgrad / wgrad, scudnn, winograd), MIOpen
-// (miopen, igemm, naive_conv). Inductor's triton_* kernels, named after the ops fused into them,
+// (MIOpenConv*, igemm, naive_conv). Inductor's triton_* kernels, named after the ops fused into them,
 // are none. One list, kernel_family's; the kernel-class rules may take it over.
 std::string_view kernel_family(std::string_view kernel_name);
 
