@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "pictures/picture_sql.h"
+#include "session/report.h"
 #include "src/report_fallback.h"
 #include "src/sql_assets.h"
 #include "udf/perf/perf_table.h"
@@ -152,7 +153,10 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
   page.raw("</nav>\n");
 
   // A canned report's result sets, each under its caption.
-  auto report_on = [&](const Query& on, Page& into, const std::string& report_name,
+  // The notes a report says beside its rows (session/report.h: what it covers, why it is empty) are
+  // shown under its table, as the shell prints them on stderr; on main only (the notes' SQL reads
+  // main). `conn` is the connection `on` runs on.
+  auto report_on = [&](const Query& on, sqlite3* conn, Page& into, const std::string& report_name,
                        const std::vector<std::string>& captions, size_t max_rows, const std::string& schema) {
     try {
       // On main, the report that stands in for it on these traces (timeline_ranks for several).
@@ -160,13 +164,23 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
       if (schema == "main")
         if (auto f = report_fallback(db, report_name)) runs = f->report;
       auto sets = on(sql_for("report_" + runs, schema));
-      int shown = 0;
+      int shown = 0, rows = 0;
       for (size_t i = 0; i < sets.size(); ++i) {
+        rows += (int)sets[i].rows.size();
         bool captioned = i < captions.size() && !captions[i].empty();
         if (!captioned && sets[i].rows.empty()) continue;  // e.g. the per-rank table of one trace
         if (captioned) into.heading(3, captions[i]);
         into.table(sets[i], max_rows);
         ++shown;
+      }
+      if (schema == "main") {
+        // (The stand-in's why is the section's own first line: not repeated.)
+        const ReportPlan plan{runs, runs, ""};
+        for (const ReportNote& n : report_run_notes(conn, plan, {})) into.para(n.report + ": " + n.note, "note");
+        if (!rows) {
+          into.para(runs + ": " + report_empty_note(conn, plan, {}).note, "note");
+          return;
+        }
       }
       if (!shown) into.para("(no rows)", "note");
     } catch (const std::exception& e) {
@@ -175,7 +189,7 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
   };
   auto report_into = [&](Page& into, const std::string& report_name, const std::vector<std::string>& captions,
                          size_t max_rows, const std::string& schema) {
-    report_on(query, into, report_name, captions, max_rows, schema);
+    report_on(query, db, into, report_name, captions, max_rows, schema);
   };
   auto report = [&](const std::string& report_name, const std::vector<std::string>& captions, size_t max_rows,
                     const std::string& schema = "main") { report_into(page, report_name, captions, max_rows, schema); };
@@ -234,25 +248,25 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
   // The ops and kernels sections: on the twin connection, on another thread, from here on (its
   // perf tables are the ones just made); else on this one after the rest.
   Page tables;
-  auto make_tables = [&](const Query& on) {
+  auto make_tables = [&](const Query& on, sqlite3* conn) {
     tables.heading(2, "Ops", "ops");
     if (ops_instead) {
       tables.para("The ops report: " + ops_instead->why + ".", "note");
-      report_on(on, tables, ops_instead->report, {}, 200, "main");
+      report_on(on, conn, tables, ops_instead->report, {}, 200, "main");
     } else {
       tables.para("Per op name and category over counted_op (each GPU nanosecond counted once).", "note");
-      report_on(on, tables, "ops", {}, 200, "main");
+      report_on(on, conn, tables, "ops", {}, 200, "main");
     }
     tables.heading(2, "Kernels", "kernels");
     if (has_gpu[0])
-      report_on(on, tables, "kernels", {}, 200, "main");
+      report_on(on, conn, tables, "kernels", {}, 200, "main");
     else
       tables.problem("The kernels report", no_gpu);
   };
   std::future<void> on_twin;
   if (twin) {
     share_perf_tables(db, twin);
-    on_twin = std::async(std::launch::async, [&] { make_tables(twin_query); });
+    on_twin = std::async(std::launch::async, [&] { make_tables(twin_query, twin); });
   }
   // With a diff, first what a user comparing two runs asks: which op got slower or faster, matched
   // op by op through the call tree whatever kernels each side ran (.report diff_tree_ops).
@@ -305,7 +319,7 @@ HtmlReport html_report(sqlite3* db, const Query& query, const Binder& bind, sqli
   if (on_twin.valid())
     on_twin.get();
   else
-    make_tables(query);
+    make_tables(query, db);
   drawing.get();
 
   page.heading(2, "Roofline and GPU timeline", "pictures");

@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
 
 #include "session/suggest.h"
 #include "src/report_fallback.h"
 #include "src/sql_assets.h"
+#include "udf/connection_cache.h"
 
 namespace tlsql {
 
@@ -197,11 +199,62 @@ std::optional<std::string> report_note(sqlite3* db, const char* asset, const std
   return std::nullopt;
 }
 
+namespace {
+
+// The connection's notes (report.h): a part of its tlsql state, so every host has one, and it
+// goes with the connection. (A temp table would be a write inside a report table's read, and
+// would travel into a database saved with -o.)
+struct NoteStore {
+  std::mutex lock;
+  std::vector<ReportNote> rows;
+};
+
+NoteStore* note_store(sqlite3* db) { return connection_part<NoteStore>(db, "report_notes"); }
+
+}  // namespace
+
+void set_report_notes(sqlite3* db, const ReportPlan& plan, const std::vector<ReportNote>& notes) {
+  NoteStore* store = note_store(db);
+  if (!store) return;
+  std::lock_guard<std::mutex> hold(store->lock);
+  std::erase_if(store->rows, [&](const ReportNote& n) { return n.report == plan.asked || n.report == plan.name; });
+  store->rows.insert(store->rows.end(), notes.begin(), notes.end());
+}
+
+void add_report_note(sqlite3* db, const ReportNote& note) {
+  if (NoteStore* store = note_store(db)) {
+    std::lock_guard<std::mutex> hold(store->lock);
+    store->rows.push_back(note);
+  }
+}
+
+std::vector<ReportNote> report_notes(sqlite3* db) {
+  NoteStore* store = note_store(db);
+  if (!store) return {};
+  std::lock_guard<std::mutex> hold(store->lock);
+  return store->rows;
+}
+
+std::vector<ReportNote> report_run_notes(sqlite3* db, const ReportPlan& plan, const Parameters& params) {
+  std::vector<ReportNote> notes;
+  if (!plan.why.empty()) notes.push_back({plan.asked, plan.why});
+  // What the report covers (sql/about_report.sql): a line, or nothing.
+  if (auto about = report_note(db, "about_report", plan.name, params)) notes.push_back({plan.name, *about});
+  set_report_notes(db, plan, notes);
+  return notes;
+}
+
+ReportNote report_empty_note(sqlite3* db, const ReportPlan& plan, const Parameters& params) {
+  const auto why = report_note(db, "empty_report", plan.name, params);
+  ReportNote note{plan.name, why ? "no rows: " + *why : "no rows"};
+  add_report_note(db, note);
+  return note;
+}
+
 void run_report(sqlite3* db, const ReportPlan& plan, const Parameters& params, ReportOutput& output) {
-  if (!plan.why.empty()) output.note(fmt::format("{}: {}", plan.asked, plan.why));
   const std::string& name = plan.name;
-  // What the report covers, first (sql/about_report.sql): a line, or nothing.
-  if (auto about = report_note(db, "about_report", name, params)) output.note(fmt::format("{}: {}", name, *about));
+  // The stand-in's why and what the report covers, first: each a line, or nothing.
+  for (const ReportNote& n : report_run_notes(db, plan, params)) output.note(fmt::format("{}: {}", n.report, n.note));
   const std::string sql = sql_for("report_" + name, "main");
   int64_t rows = 0;
   std::vector<std::string> columns;  // of its first result: the shape of an empty report
@@ -225,8 +278,8 @@ void run_report(sqlite3* db, const ReportPlan& plan, const Parameters& params, R
   if (rows) return;
   output.empty(columns);
   // Nothing printed and no error: say why (sql/empty_report.sql), one line.
-  const auto why = report_note(db, "empty_report", name, params);
-  output.note(fmt::format("{}: no rows{}", name, why ? ": " + *why : ""));
+  const ReportNote why = report_empty_note(db, plan, params);
+  output.note(fmt::format("{}: {}", why.report, why.note));
 }
 
 std::vector<ResultSet> query_all(sqlite3* db, const std::string& sql, const Parameters& params) {

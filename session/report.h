@@ -93,9 +93,31 @@ class ReportOutput {
   virtual void empty(const std::vector<std::string>& columns) { (void)columns; }
 };
 
+// The lines a report run says beside its rows, as a table every host can read: `notes` (report,
+// note). The shell prints them on stderr ("REPORT: NOTE"), the HTML page under the report's
+// section, and a report_NAME table, which has no place for them, leaves them in `notes` for its
+// caller (SELECT * FROM notes after SELECT * FROM report_ops). Kept per connection and keyed by
+// report: a run of a report replaces the notes of that report (and of its stand-in); the others'
+// stay until their own next run, and all go with the connection. Nothing is written to a database.
+struct ReportNote {
+  std::string report, note;
+};
+// Replaces the notes of `plan` (its asked and its running report) with `notes`.
+void set_report_notes(sqlite3* db, const ReportPlan& plan, const std::vector<ReportNote>& notes);
+// Adds one to them (the empty note, known once the rows are read).
+void add_report_note(sqlite3* db, const ReportNote& note);
+// Every note of the connection, oldest run first.
+std::vector<ReportNote> report_notes(sqlite3* db);
+
+// What a run of `plan` says before its rows, recorded as its notes: the stand-in's why (under the
+// name asked) and the about note (sql/about_report.sql, under the name that runs).
+std::vector<ReportNote> report_run_notes(sqlite3* db, const ReportPlan& plan, const Parameters& params);
+// Why the run printed no rows (sql/empty_report.sql), recorded with them: "no rows[: WHY]".
+ReportNote report_empty_note(sqlite3* db, const ReportPlan& plan, const Parameters& params);
+
 // Runs report `plan` on `db` with `params`: the stand-in's why, the about note, every statement
-// in order, and when no row came, the empty shape and why. Throws ReportError (report_error's
-// text) at the first statement that fails.
+// in order, and when no row came, the empty shape and why (each note also in `notes`). Throws
+// ReportError (report_error's text) at the first statement that fails.
 void run_report(sqlite3* db, const ReportPlan& plan, const Parameters& params, ReportOutput& output);
 
 // Runs every statement of `sql` with `params` bound: the result of each one that returns columns.

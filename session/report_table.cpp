@@ -134,7 +134,8 @@ struct ReportCursor : VtabCursor<ReportTable> {
   bool done = true;
   int64_t row = 0;
   std::string params;
-  Parameters bound;  // what the statement was given: its errors name a parameter of the wrong type
+  ReportPlan report_plan;  // what runs (for its notes)
+  Parameters parameters;   // as bound: its notes read them, its errors name a parameter of the wrong type
   ~ReportCursor() { sqlite3_finalize(stmt); }
   static int best_index(ReportTable& t, sqlite3_index_info* info) {
     return hidden_args_best_index(info, (int)t.columns.size(), 1);
@@ -146,7 +147,8 @@ struct ReportCursor : VtabCursor<ReportTable> {
     params = arg && sqlite3_value_text(arg) ? (const char*)sqlite3_value_text(arg) : "";
     const Parameters p = parse_parameters(t.db, t, arg);
     // The report that runs must still be the one whose columns this table took.
-    const std::string runs = plan_report(t.db, t.module->name, t.module->hints).name;
+    report_plan = plan_report(t.db, t.module->name, t.module->hints);
+    const std::string& runs = report_plan.name;
     if (runs != t.runs)
       return error(
           fmt::format("report_{}: the loaded traces changed since this connection gave it the columns of {}; "
@@ -154,7 +156,11 @@ struct ReportCursor : VtabCursor<ReportTable> {
                       t.module->name, t.runs, runs));
     stmt = prepare_report(t.db, runs);
     bind_parameters(stmt, p);
-    bound = p;
+    // What the shell would print beside the rows goes to the connection's notes table, where
+    // the caller can read it (report.h): the stand-in's why and the about note now, why it is
+    // empty once the rows are read.
+    parameters = p;
+    report_run_notes(t.db, report_plan, parameters);
     row = 0;
     done = false;
     step();
@@ -164,8 +170,9 @@ struct ReportCursor : VtabCursor<ReportTable> {
     const int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW) return void(++row);
     done = true;
+    if (rc == SQLITE_DONE && row == 0) report_empty_note(table().db, report_plan, parameters);
     if (rc != SQLITE_DONE)
-      throw std::runtime_error(report_error(table().runs, report_statement_error(table().db, stmt, bound, rc)));
+      throw std::runtime_error(report_error(table().runs, report_statement_error(table().db, stmt, parameters, rc)));
   }
   bool eof() const { return done; }
   void next() { step(); }
@@ -203,6 +210,29 @@ struct ReportsCursor : VtabCursor<ConnectionTable> {
   sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
 };
 
+// notes: report, note: what the last run of each report said beside its rows (report.h), read
+// after the report: SELECT * FROM report_gemm; SELECT * FROM notes.
+struct NotesCursor : VtabCursor<ConnectionTable> {
+  std::vector<ReportNote> rows;
+  size_t at = 0;
+  static std::string declaration() { return "CREATE TABLE x(report TEXT, note TEXT)"; }
+  static int best_index(ConnectionTable&, sqlite3_index_info* info) {
+    info->estimatedCost = 10;
+    return SQLITE_OK;
+  }
+  int filter(int, int, sqlite3_value**) {
+    rows = report_notes(table().db);
+    return at = 0, SQLITE_OK;
+  }
+  bool eof() const { return at >= rows.size(); }
+  void next() { ++at; }
+  void column(sqlite3_context* ctx, int col) const {
+    const std::string& v = col == 0 ? rows[at].report : rows[at].note;
+    sqlite3_result_text(ctx, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
+  }
+  sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
+};
+
 }  // namespace
 
 void register_report_tables(sqlite3* db, const ReportHints& hints) {
@@ -210,6 +240,7 @@ void register_report_tables(sqlite3* db, const ReportHints& hints) {
     sqlite3_create_module_v2(db, ("report_" + name).c_str(), vtab_module<ReportCursor>(), new ReportModule{name, hints},
                              [](void* m) { delete static_cast<ReportModule*>(m); });
   sqlite3_create_module_v2(db, "tlsql_reports", vtab_module<ReportsCursor>(), nullptr, nullptr);
+  sqlite3_create_module_v2(db, "notes", vtab_module<NotesCursor>(), nullptr, nullptr);
 }
 
 }  // namespace tlsql

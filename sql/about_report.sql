@@ -3,7 +3,7 @@
 -- run in order and the first text wins; one that fails says nothing (the report then says what
 -- failed; a note reading `other` cannot run without it). empty_report.sql explains empty ones.
 WITH model_cover(note) AS (
-  WITH c AS (SELECT o.uid, o.name, p.gpu_ns, p.flops IS NOT NULL AS modeled
+  WITH c AS (SELECT o.uid, work_name(o.uid, 'main') AS name, p.gpu_ns, p.flops IS NOT NULL AS modeled
              FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
              WHERE p.counted = 1 AND p.gpu_ns > 0
                AND (@report IS NOT 'mfu' OR (o.step IS NOT NULL AND (@rank IS NULL OR o.trace IN
@@ -15,7 +15,17 @@ WITH model_cover(note) AS (
                 || '(the largest part: %s, %.0f%%%s)',
                 t.pct, CASE @report WHEN 'mfu' THEN 'MFU' ELSE 'the TFLOP/s figures' END, g.name, 100.0 * g.ns / t.ns,
                 coalesce((SELECT ', no model: ' || model_gap(e.name, e.args) FROM event e WHERE e.uid = g.uid), ''))
-  FROM total t, gap g WHERE t.pct < 50)
+  FROM total t, gap g WHERE t.pct < 50),
+family_gap(note) AS (
+  WITH fam(f) AS (SELECT CASE @report WHEN 'gemm' THEN 'GEMM' WHEN 'sdpa' THEN 'SDPA' WHEN 'conv' THEN 'CONV' END),
+  left_out AS (SELECT o.uid, o.name, p.gpu_ns FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid, fam
+               WHERE p.counted = 1 AND p.gpu_ns > 0 AND p.flops IS NULL AND op_category(o.name) LIKE fam.f || '%'
+                 AND o.name LIKE 'aten::%'),
+  top AS (SELECT name, min(uid) AS uid FROM left_out GROUP BY name ORDER BY total(gpu_ns) DESC LIMIT 1)
+  SELECT printf('not listed: %d %s op instance(s) with %.3f ms of GPU time and no FLOPs model (the largest part: %s%s)',
+                (SELECT count(*) FROM left_out), fam.f, (SELECT total(gpu_ns) FROM left_out) / 1e6, top.name,
+                coalesce((SELECT ', no model: ' || model_gap(e.name, e.args) FROM event e WHERE e.uid = top.uid), ''))
+  FROM fam, top WHERE EXISTS (SELECT 1 FROM op_sheet s WHERE s.family = fam.f))
 SELECT CASE @report
   -- critical_path: the rank, the annotation occurrence and the path against its window, and
   -- whether the path starts at a wait that weighs nothing: a blocking call whose GPU work is not
@@ -52,8 +62,37 @@ SELECT CASE @report
   -- mfu, ops, summary: when under half of the counted GPU time (counted_op; mfu: in its steps and
   -- @rank) ran in ops with a FLOPs model, the FLOP/s figures speak for the smaller part: say so,
   -- with the op name holding most of the rest and why it has none where the trace says
-  -- (model_gap). (Communication has no FLOPs by nature: it is named, not excused.)
-  WHEN 'mfu' THEN (SELECT note FROM model_cover)
+  -- (model_gap). (Communication has no FLOPs by nature: it is named, not excused.) The name is
+  -- work_name's, as ops gives it: "combine(F) > cudaLaunchKernelExC", never a bare runtime call.
+  -- mfu: gpu_busy_pct is capped at 100 where a step's GPU work (launched in it) was busy longer than
+  -- the step lasted (it ran past the step's end): say which steps and by how much.
+  WHEN 'mfu' THEN (
+    WITH s AS (SELECT e.trace, e.step, e.dur FROM event e JOIN trace t ON t.id = e.trace
+               WHERE e.kind IN ('annotation', 'cpu_op') AND e.step IS NOT NULL AND e.name = 'ProfilerStep#' || e.step
+                 AND (@rank IS NULL OR t.rank = @rank)),
+    g AS (SELECT trace, step, union_ns(ts, end) AS busy FROM gpu_steps WHERE step IS NOT NULL GROUP BY trace, step),
+    over AS (SELECT s.step, g.busy - s.dur AS extra FROM s JOIN g ON g.trace = s.trace AND g.step = s.step
+             WHERE g.busy > s.dur),
+    capped(note) AS (
+      SELECT printf('gpu_busy_pct capped at 100 in %d step(s) (%s): their GPU work ran past the step''s end, busy '
+                    || 'longer than the step (by up to %.3f ms); gpu_busy_ms and busy_mfu_pct keep all of it',
+                    count(*), group_concat(step, ', '), max(extra) / 1e6)
+      FROM over HAVING count(*) > 0)
+    SELECT group_concat(note, '; ') FROM (SELECT note FROM model_cover UNION ALL SELECT note FROM capped))
+  -- gemm, sdpa, conv: a sheet lists the family's ops that have a model and the family's kernels
+  -- under custom ops; the family's aten ops without a model (no Input Dims: an aten::mm recorded
+  -- without shapes) are in neither, so a sheet with rows says what it leaves out and why. (An
+  -- empty sheet says it once, in empty_report.sql.)
+  WHEN 'gemm' THEN (SELECT note FROM family_gap)
+  WHEN 'sdpa' THEN (SELECT note FROM family_gap)
+  WHEN 'conv' THEN (SELECT note FROM family_gap)
+  -- optimizable: idle_pct is capped at 100 where the idle time torch's rule gives an event
+  -- exceeds its duration (130% on a pipeline-parallel trace).
+  WHEN 'optimizable' THEN (
+    SELECT printf('idle_pct capped at 100 for %d of the ranked events: the GPU idle time torch.profiler''s rule '
+                  || 'gives them exceeds their duration (score keeps torch''s figure)', count(*))
+    FROM trace t, optimizable_events(t.id, coalesce(@top, 10)) j
+    WHERE (@rank IS NULL OR t.rank = @rank) AND j.idle_fraction > 1 HAVING count(*) > 0)
   WHEN 'ops' THEN (SELECT note FROM model_cover)
   WHEN 'summary' THEN (SELECT note FROM model_cover)
 END;

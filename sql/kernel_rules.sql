@@ -10,7 +10,7 @@
 CREATE TABLE IF NOT EXISTS @schema.kernel_rule(
   pattern TEXT NOT NULL,                -- GLOB over the kernel's lower-cased name
   class TEXT NOT NULL CHECK (class IN ('communication', 'compute')),
-  subclass TEXT,                        -- all_to_all, all_reduce, p2p, gemm, attention, ...; NULL: from the name
+  subclass TEXT,                        -- the collective: all_to_all, all_reduce, p2p, ...; NULL: from the name
   source TEXT NOT NULL DEFAULT 'user',  -- the library (shipped rules) or 'user'
   priority INTEGER NOT NULL DEFAULT 100 -- higher first
 );
@@ -28,19 +28,20 @@ INSERT INTO @schema.kernel_rule(pattern, class, subclass, source, priority) SELE
   ('*two_shot_all_reduce*', 'communication', 'all_reduce', 'SGLang / torch symmetric-memory all-reduce', 10),
   ('*multimem_*', 'communication', NULL, 'torch symmetric memory (multimem_all_reduce, ...)', 10),
   ('*userbuffers*', 'communication', NULL, 'Transformer Engine / Megatron userbuffers', 10),
-  -- Computation families: never communication, whatever launched them (priority 0).
+  -- Computation: never communication, whatever launched them (priority 0). Which family a kernel
+  -- belongs to (GEMM, SDPA, CONV) is kernel_family(name)'s one list (udf/names/event_names.cpp).
   ('triton_*', 'compute', NULL, 'inductor (triton_poi_fused_..._all_reduce_... computes an all())', 0),
   ('*at::native::*', 'compute', NULL, 'ATen''s own kernels', 0),
-  ('*gemm*', 'compute', 'gemm', 'cuBLAS / CUTLASS / hipBLASLt GEMMs', 0),
-  ('*cutlass*', 'compute', 'gemm', 'CUTLASS', 0),
-  ('*cublas*', 'compute', 'gemm', 'cuBLAS', 0),
-  ('*xmma*', 'compute', 'gemm', 'cuBLAS / cuDNN xmma kernels', 0),
-  ('nvjet*', 'compute', 'gemm', 'cuBLAS nvjet kernels (Hopper / Blackwell)', 0),
-  ('cijk_*', 'compute', 'gemm', 'rocBLAS / Tensile', 0),
-  ('*flash*', 'compute', 'attention', 'FlashAttention', 0),
-  ('*fmha*', 'compute', 'attention', 'fused multi-head attention (cuDNN, xformers, CK)', 0),
-  ('*attention*', 'compute', 'attention', 'attention kernels (paged_attention, ...)', 0),
-  ('*conv*', 'compute', 'conv', 'cuDNN / MIOpen convolutions', 0),
-  ('*memcpy*', 'compute', 'memory', 'copy kernels', 0),
-  ('*memset*', 'compute', 'memory', 'fill kernels', 0))
+  ('*gemm*', 'compute', NULL, 'cuBLAS / CUTLASS / hipBLASLt GEMMs', 0),
+  ('*cutlass*', 'compute', NULL, 'CUTLASS', 0),
+  ('*cublas*', 'compute', NULL, 'cuBLAS', 0),
+  ('*xmma*', 'compute', NULL, 'cuBLAS / cuDNN xmma kernels', 0),
+  ('nvjet*', 'compute', NULL, 'cuBLAS nvjet kernels (Hopper / Blackwell)', 0),
+  ('cijk_*', 'compute', NULL, 'rocBLAS / Tensile', 0),
+  ('*flash*', 'compute', NULL, 'FlashAttention', 0),
+  ('*fmha*', 'compute', NULL, 'fused multi-head attention (cuDNN, xformers, CK)', 0),
+  ('*attention*', 'compute', NULL, 'attention kernels (paged_attention, ...)', 0),
+  ('*conv*', 'compute', NULL, 'cuDNN / MIOpen convolutions', 0),
+  ('*memcpy*', 'compute', NULL, 'copy kernels', 0),
+  ('*memset*', 'compute', NULL, 'fill kernels', 0))
   SELECT * FROM v) WHERE NOT EXISTS (SELECT 1 FROM @schema.kernel_rule);

@@ -8,6 +8,10 @@
 -- launch calls that are their own launchers, each GPU ns once) in ops with a FLOPs model; the
 -- rest adds no FLOPs (custom kernels, unrecorded shapes: MFU undercounts them; communication has
 -- none to count). The shell says so on stderr below 50.
+-- gpu_busy_pct: gpu_busy_ms as % of wall_ms, a share, so capped at 100: the GPU work a step
+-- launches can run past the step's end (the last kernels of an overlapped pipeline step), and its
+-- busy time then exceeds the step's wall time; gpu_busy_ms and busy_mfu_pct keep all of it, and
+-- the note (about_report.sql, also in `notes`) says which steps were capped and by how much.
 -- docs/reports.md.
 WITH steps AS (
   SELECT e.trace, e.step, e.ts, e.dur FROM event e
@@ -32,7 +36,7 @@ cover AS (
   WHERE p.counted = 1 AND p.gpu_ns > 0 AND o.step IS NOT NULL
   GROUP BY o.trace, o.step)
 SELECT s.step, round(s.dur / 1e6, 3) AS wall_ms, round(g.busy / 1e6, 3) AS gpu_busy_ms,
-       round(100.0 * g.busy / s.dur, 2) AS gpu_busy_pct, round(t.f / 1e12, 6) AS model_tflop,
+       round(100.0 * min(g.busy, s.dur) / s.dur, 2) AS gpu_busy_pct, round(t.f / 1e12, 6) AS model_tflop,
        round(100.0 * (c.s ->> 'modeled_ns') / (c.s ->> 'gpu_ns'), 2) AS modeled_gpu_pct, d.dtype, d.units,
        round(100.0 * d.f / t.f, 1) AS dtype_flops_pct, d.peak AS peak_tflops,
        round(t.f / s.dur / 1e3, 3) AS achieved_tflops, round(100.0 * t.f / s.dur / 1e3 / d.peak, 2) AS mfu_pct,

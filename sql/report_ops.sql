@@ -9,6 +9,9 @@
 -- @iteration / @phase: only the ops inside those serving-engine steps (engine_step_member; phase 'prefill',
 -- 'decode' or 'mixed'). Unfiltered this is op_summary's rollup (the view, for queries): keep the
 -- two alike; tests/shell/engine_steps.py checks they give the same rows.
+-- name: work_name(uid), the op's name, or for work no op encloses (a launch call straight under a
+-- record_function annotation or a python frame) "annotation > call": a runtime call is never an
+-- op name (issue 46).
 -- (One grouping pass over the scan: the total for gpu_pct is a window over the groups, where a
 -- materialized CTE read twice cost a copy of every counted row and twice the time.)
 SELECT name, category, count, gpu_us, gpu_pct, round((s ->> 'flops') / 1e9, 6) AS gflop,
@@ -16,13 +19,14 @@ SELECT name, category, count, gpu_us, gpu_pct, round((s ->> 'flops') / 1e9, 6) A
        round(s ->> 'intensity', 3) AS flops_per_byte, round(s ->> 'achieved_pct', 2) AS achieved_pct,
        s ->> 'bound' AS bound, round(100.0 * (s ->> 'modeled_ns') / (s ->> 'gpu_ns'), 2) AS modeled_gpu_pct,
        (SELECT 'no model: ' || model_gap(e.name, e.args) FROM event e WHERE e.uid = gap_uid) AS note
-FROM (SELECT o.name, op_category(o.name) AS category, count(*) AS count, round(sum(p.gpu_ns) / 1e3, 3) AS gpu_us,
-             round(100.0 * sum(p.gpu_ns) / sum(sum(p.gpu_ns)) OVER (), 2) AS gpu_pct, perf_sum(o.uid, 'main') AS s,
-             min(CASE WHEN p.flops IS NULL THEN o.uid END) AS gap_uid
-      FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
-      WHERE p.counted = 1 AND p.gpu_ns > 0
-        AND ((@iteration IS NULL AND @phase IS NULL)
-             OR o.uid IN (SELECT uid FROM engine_step_member
-                          WHERE (@iteration IS NULL OR iteration = @iteration) AND (@phase IS NULL OR phase = @phase)))
-      GROUP BY o.name, category)
+FROM (SELECT w.name, op_category(w.name) AS category, count(*) AS count, round(sum(w.gpu_ns) / 1e3, 3) AS gpu_us,
+             round(100.0 * sum(w.gpu_ns) / sum(sum(w.gpu_ns)) OVER (), 2) AS gpu_pct, perf_sum(w.uid, 'main') AS s,
+             min(CASE WHEN w.flops IS NULL THEN w.uid END) AS gap_uid
+      FROM (SELECT o.uid, work_name(o.uid, 'main') AS name, p.gpu_ns, p.flops
+            FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
+            WHERE p.counted = 1 AND p.gpu_ns > 0
+              AND ((@iteration IS NULL AND @phase IS NULL)
+                   OR o.uid IN (SELECT uid FROM engine_step_member
+                                WHERE (@iteration IS NULL OR iteration = @iteration) AND (@phase IS NULL OR phase = @phase)))) w
+      GROUP BY w.name, category)
 ORDER BY gpu_us DESC LIMIT coalesce(@top, 50);

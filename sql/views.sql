@@ -220,10 +220,25 @@ WHERE p.counted = 1;
 -- achieved_pct / bound: perf_sum's (udf/perf/perf_sum.h), the group's FLOPs over its GPU time, where
 -- TraceLens averages each call's rate (docs/reports.md "Column names"). The gemm, sdpa and conv
 -- reports are this view's rows of one family.
+-- Then the work whose op says nothing (issue 46): kernels of those families by name
+-- (kernel_family: cuBLAS / CUTLASS / hipBLASLt GEMMs, flash / fmha attention, cuDNN / MIOpen
+-- convolutions) whose launcher (the kernel view's: the nearest op above the launch, else the
+-- launch call) is a custom op without a model (a custom autograd Function: category 'other', or
+-- not an aten op, as FlashAttnFunc, whose name op_category reads as SDPA) or no op at all (a launch
+-- under a record_function annotation). An aten op of the family recorded without shapes stays
+-- out: it is the family's op, and the empty note asks for record_shapes=True. One row per launching work (work_name: its op, or
+-- "annotation > call") and kernel name: `kernel` the kernel, count its launches, gpu_us / mean_us
+-- their durations, FLOPs NULL (no shapes to model) and `note` why. Without them a custom-op model
+-- got "no GEMM ops" from gemm while its GEMM kernels took a third of the GPU time. Kernel names
+-- are classified once per distinct name (a GB trace has millions of launches of a few hundred).
 CREATE VIEW IF NOT EXISTS @schema.op_sheet AS
+WITH family_of(name, family) AS MATERIALIZED (
+  SELECT name, family FROM (SELECT name, kernel_family(name) AS family FROM event WHERE kind = 'kernel' GROUP BY name)
+  WHERE family IS NOT NULL)
 SELECT family, name, input_dims, input_types, count, gflop_per_call, gpu_us, mean_us,
        round(s ->> 'tflops', 3) AS tflops, round(s ->> 'tbps', 4) AS tbps,
-       round(s ->> 'achieved_pct', 2) AS achieved_pct, s ->> 'bound' AS bound, ex_uid, ns AS gpu_ns
+       round(s ->> 'achieved_pct', 2) AS achieved_pct, s ->> 'bound' AS bound, ex_uid, NULL AS kernel, NULL AS note,
+       ns AS gpu_ns
 FROM (SELECT family, name, input_dims, input_types, count(*) AS count, round(max(f) / 1e9, 6) AS gflop_per_call,
              sum(ns) AS ns, round(sum(ns) / 1e3, 3) AS gpu_us, round(avg(ns) / 1e3, 3) AS mean_us,
              perf_sum(uid, (SELECT name FROM tlsql_schema)) AS s, min(uid) AS ex_uid
@@ -234,7 +249,20 @@ FROM (SELECT family, name, input_dims, input_types, count(*) AS count, round(max
             WHERE (c LIKE 'GEMM%' OR c LIKE 'SDPA%' OR c LIKE 'CONV%')
               AND perf_source(uid, (SELECT name FROM tlsql_schema)) IN ('model', 'inductor'))
       WHERE f IS NOT NULL AND ns > 0
-      GROUP BY family, name, input_dims, input_types, input_strides, concrete_inputs);
+      GROUP BY family, name, input_dims, input_types, input_strides, concrete_inputs)
+UNION ALL
+SELECT f.family, work_name(k.launcher, (SELECT name FROM tlsql_schema)) AS name, NULL, NULL, count(*), NULL,
+       round(sum(k.dur) / 1e3, 3), round(avg(k.dur) / 1e3, 3), NULL, NULL, NULL, NULL, min(k.launcher), k.name,
+       min(CASE WHEN l.kind IN ('runtime', 'driver') THEN 'no model: no op encloses the launch (no Input Dims)'
+                WHEN l.input_dims IS NULL OR l.input_dims IN ('[]', '') THEN 'no model: Input Dims missing'
+                ELSE 'no model: ' || l.name || ' has no FLOPs formula' END),
+       sum(k.dur)
+FROM kernel k JOIN family_of f ON f.name = k.name JOIN event l ON l.uid = k.launcher
+WHERE k.dur > 0
+  AND (l.kind IN ('runtime', 'driver')
+       OR (l.kind = 'cpu_op' AND coalesce(perf_source(l.uid, (SELECT name FROM tlsql_schema)), '') NOT IN ('model', 'inductor')
+           AND (op_category(l.name) = 'other' OR l.name NOT LIKE 'aten::%')))
+GROUP BY f.family, work_name(k.launcher, (SELECT name FROM tlsql_schema)), k.name;
 
 -- Per op name and category over counted_op: the ops report (.report ops) as a view (its comments
 -- say what each column is; keep the two alike).
@@ -244,10 +272,11 @@ SELECT name, category, count, gpu_us, gpu_pct, round((s ->> 'flops') / 1e9, 6) A
        round(s ->> 'intensity', 3) AS flops_per_byte, round(s ->> 'achieved_pct', 2) AS achieved_pct,
        s ->> 'bound' AS bound, round(100.0 * (s ->> 'modeled_ns') / (s ->> 'gpu_ns'), 2) AS modeled_gpu_pct,
        (SELECT 'no model: ' || model_gap(e.name, e.args) FROM event e WHERE e.uid = gap_uid) AS note
-FROM (SELECT o.name, op_category(o.name) AS category, count(*) AS count, round(sum(p.gpu_ns) / 1e3, 3) AS gpu_us,
-             round(100.0 * sum(p.gpu_ns) / sum(sum(p.gpu_ns)) OVER (), 2) AS gpu_pct,
-             perf_sum(o.uid, (SELECT name FROM tlsql_schema)) AS s,
-             min(CASE WHEN p.flops IS NULL THEN o.uid END) AS gap_uid
-      FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
-      WHERE p.counted = 1 AND p.gpu_ns > 0
-      GROUP BY o.name, category);
+FROM (SELECT w.name, op_category(w.name) AS category, count(*) AS count, round(sum(w.gpu_ns) / 1e3, 3) AS gpu_us,
+             round(100.0 * sum(w.gpu_ns) / sum(sum(w.gpu_ns)) OVER (), 2) AS gpu_pct,
+             perf_sum(w.uid, (SELECT name FROM tlsql_schema)) AS s,
+             min(CASE WHEN w.flops IS NULL THEN w.uid END) AS gap_uid
+      FROM (SELECT o.uid, work_name(o.uid, (SELECT name FROM tlsql_schema)) AS name, p.gpu_ns, p.flops
+            FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
+            WHERE p.counted = 1 AND p.gpu_ns > 0) w
+      GROUP BY w.name, category);

@@ -44,7 +44,7 @@ rm -f "$work/cli_saved2.db"
 fx="$data/fx_markers.json"  # aten::mm recorded without shapes, no conv, no ProfilerStep
 out=$("$tlsql" -q "$fx" --csv --report gemm 2>"$work/cli_err.txt"); rc=$?
 [ $rc -eq 0 ] || fail "empty gemm: exit $rc"
-[ "$out" = "name,input_dims,input_types,count,gflop_per_call,gpu_us,mean_us,tflops,tbps,achieved_pct,bound,ex_uid" ] ||
+[ "$out" = "name,input_dims,input_types,count,gflop_per_call,gpu_us,mean_us,tflops,tbps,achieved_pct,bound,ex_uid,kernel,note" ] ||
   fail "empty gemm CSV: '$out'"
 [ "$(cat "$work/cli_err.txt")" = "gemm: no rows: no Input Dims: record with record_shapes=True" ] ||
   fail "empty gemm says: $(cat "$work/cli_err.txt")"

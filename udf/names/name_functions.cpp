@@ -79,6 +79,15 @@ void collective_name_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_text(ctx, c.c_str(), -1, SQLITE_TRANSIENT);
 }
 
+// kernel_family(name): event_names.h's family of a kernel name, GEMM / SDPA / CONV, else NULL.
+void kernel_family_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const unsigned char* n = sqlite3_value_text(argv[0]);
+  if (!n) return sqlite3_result_null(ctx);
+  const std::string_view f = kernel_family({reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[0])});
+  if (f.empty()) return sqlite3_result_null(ctx);
+  sqlite3_result_text(ctx, f.data(), (int)f.size(), SQLITE_STATIC);
+}
+
 }  // namespace
 
 std::vector<SqlFunction> name_functions() {
@@ -113,6 +122,11 @@ std::vector<SqlFunction> name_functions() {
        "AllGather, ReduceScatter, AllToAll, AllToAllv, Broadcast, Reduce, SendRecv, Send, Recv, Gather, Scatter, "
        "Barrier: _allgather_base -> AllGather); NULL when it says none (RCCL's ncclDevKernel_Generic)",
        collective_name_fn);
+  pure("kernel_family", "(name)",
+       "the family a kernel name says: GEMM (cuBLAS, CUTLASS, nvjet, Cijk_, fp8_gemm, grouped_gemm), SDPA (flash, "
+       "fmha, attention), CONV (cuDNN, MIOpen convolutions), else NULL; what the gemm / sdpa / conv sheets use "
+       "for kernels under ops that say nothing",
+       kernel_family_fn);
   return v;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/trace_model.h"
+#include "udf/names/event_names.h"
 #include "udf/registry.h"
 #include "udf/sql_function.h"
 #include "udf/table_function.h"
@@ -198,6 +199,28 @@ void source_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_null(ctx);
 }
 
+// work_name(uid): the name `ops` gives the work counted at uid (event_names.h, launch_label): an
+// op's own name; a launch call that no op encloses, the innermost annotation or python frame above
+// it and the call ("combine(F) > cudaLaunchKernelExC"). A runtime call is never an op name.
+void work_name_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  int64_t uid;
+  std::optional<TreeRow> row;
+  std::unique_ptr<TreeAccess> own;
+  TreeAccess* tree = open_tree(ctx, argc, argv, "work_name", uid, row, own);
+  if (!tree) return;
+  if (row->kind != "runtime" && row->kind != "driver")
+    return sqlite3_result_text(ctx, row->name.c_str(), (int)row->name.size(), SQLITE_TRANSIENT);
+  std::string frame;
+  for (auto [k, d] : tree->ancestors(uid))
+    if (auto r = tree->row(k); r && names_launch(r->kind, r->name)) {
+      frame = std::move(r->name);
+      break;
+    }
+  if (tree->report_walk_error(ctx, "work_name", uid)) return;
+  const std::string label = launch_label(frame, row->name);
+  sqlite3_result_text(ctx, label.c_str(), (int)label.size(), SQLITE_TRANSIENT);
+}
+
 }  // namespace
 
 std::vector<SqlFunction> tree_functions() {
@@ -223,7 +246,11 @@ std::vector<SqlFunction> tree_functions() {
                  "the user's code at or above uid: the nearest python frame outside torch and the standard library "
                  "(else the nearest frame)",
                  source_fn),
-          nearest_source};
+          nearest_source,
+          scalar("work_name",
+                 "what ops calls the work at uid: an op's name; a launch call no op encloses, the innermost "
+                 "annotation or python frame above it and the call ('combine(F) > cudaLaunchKernelExC')",
+                 work_name_fn)};
 }
 
 }  // namespace tlsql
