@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -46,9 +49,44 @@ void restart_with_huge_pages(char** argv) {
     unsetenv("GLIBC_TUNABLES");
 }
 
+// `tlsql fleet ...` (docs/fleet.md): the fleet layer is Python on Dask (Debian's python3-distributed,
+// so Debian's /usr/bin/python3, not whatever python3 comes first on PATH). Its workers run this
+// binary on each rank, so it gets this binary's path. The script is found from where the binary
+// is: installed (PREFIX/bin/tlsql -> PREFIX/share/tlsql/fleet) or in a build tree (the source's).
+int run_fleet(int argc, char** argv) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    fmt::print(stderr, "tlsql fleet: error: cannot find this binary's path: {}\n", ec.message());
+    return 1;
+  }
+  std::string script;
+  for (const std::filesystem::path& p : {self.parent_path().parent_path() / TLSQL_FLEET_INSTALLED / "tlsql_fleet.py",
+                                         std::filesystem::path(TLSQL_SOURCE_DIR) / "fleet" / "tlsql_fleet.py"})
+    if (std::filesystem::is_regular_file(p, ec)) {
+      script = p.string();
+      break;
+    }
+  if (script.empty()) {
+    fmt::print(stderr, "tlsql fleet: error: fleet/tlsql_fleet.py is neither installed beside {} nor in {}\n",
+               self.string(), TLSQL_SOURCE_DIR);
+    return 1;
+  }
+  std::vector<std::string> args = {"/usr/bin/python3", script, "--tlsql", self.string()};
+  for (int i = 2; i < argc; ++i) args.emplace_back(argv[i]);
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  execv(cargs[0], cargs.data());
+  fmt::print(stderr, "tlsql fleet: error: cannot run /usr/bin/python3: {} (apt-get install python3-distributed)\n",
+             strerror(errno));
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "fleet") return run_fleet(argc, argv);
   restart_with_huge_pages(argv);
   CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
   app.set_version_flag("--version", "tlsql " TLSQL_VERSION);
