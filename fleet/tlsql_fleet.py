@@ -5,13 +5,14 @@
     tlsql fleet.db --report fleet_summary        (fleet_stragglers, fleet_collectives, ...)
 
 Map: each Dask task runs the tlsql binary on one rank file and returns the rows of the per-rank
-reports (sql/report_fleet_{traces,steps,comm,kernel_time,repairs}.sql). Reduce: this process
+reports (sql/report_fleet_{traces,steps,comm,kernel_time,ops,repairs}.sql). Reduce: this process
 writes those rows, with the rank, into fleet.db with Python's sqlite3; the cross-rank reports are
 SQL over it (sql/report_fleet_*.sql whose summary starts "fleet.db:"). Nothing here loads a trace
 or computes a figure: the one loader and the one definition of each figure stay in tlsql
 (docs/fleet.md). Run by `tlsql fleet ...`, which passes its own path as --tlsql.
 """
 import argparse
+import glob
 import hashlib
 import json
 import logging
@@ -26,7 +27,7 @@ import time
 
 # The per-rank reports, in the order each task runs them; each becomes the fleet.db table of its
 # name, with its own columns (rank first).
-MAP_REPORTS = ("fleet_traces", "fleet_steps", "fleet_comm", "fleet_kernel_time", "fleet_repairs")
+MAP_REPORTS = ("fleet_traces", "fleet_steps", "fleet_comm", "fleet_kernel_time", "fleet_ops", "fleet_repairs")
 FORMAT = 1  # fleet.db's layout; a fleet.db of another format or tlsql version is not reused
 
 
@@ -36,8 +37,15 @@ class FleetError(Exception):
 
 def trace_files(path):
     """A folder's rank files, the rule tlsql's folder loading uses (session/session.cpp
-    trace_files): regular .json / .json.gz files, not execution_details.json, sorted. A path that
-    is not a folder is a rank file as given, even when missing: its error is its rank's row."""
+    trace_files): regular .json / .json.gz files, not execution_details.json, sorted. A glob (a
+    quoted pattern no file is named, for a shell's argument limit at thousands of ranks) is its
+    matches, each taken the same way. Any other path is a rank file as given, even when missing:
+    its error is its rank's row."""
+    if not os.path.lexists(path) and any(c in path for c in "*?["):
+        matches = sorted(glob.glob(path))
+        if not matches:
+            raise FleetError(f"{path}: no file matches")
+        return [f for m in matches for f in trace_files(m)]
     if not os.path.isdir(path):
         return [path]
     names = sorted(n for n in os.listdir(path)
@@ -60,14 +68,14 @@ def decode_arrays(text):
         out.append(value)
 
 
-def rank_task(tlsql, path, previous):
+def rank_task(tlsql, path, previous, keep):
     """One rank, on a worker: stat and hash the file; when (size, mtime, sha256) equal the
     previous run's, say so and stop; else run tlsql on it with every per-rank report. A bad file
     is a result (status 'error' and tlsql's one-line message), never an exception: exceptions are
     kept for what a retry can cure (the worker's own failures)."""
     t0 = time.monotonic()
-    res = {"file": path, "status": "error", "error": None, "rank": None, "bytes": None, "mtime_ns": None,
-           "sha256": None, "seconds": None, "peak_rss_mb": None, "worker": socket.gethostname(), "tables": {}}
+    res = {"file": path, "status": "error", "error": None, "rank": None, "events": None, "bytes": None, "mtime_ns": None,
+           "sha256": None, "seconds": None, "peak_rss_mb": None, "worker": socket.gethostname(), "kept": None, "tables": {}}
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
@@ -80,10 +88,11 @@ def rank_task(tlsql, path, previous):
         res["error"] = f"{path}: cannot read: {e.strerror}"
         return res
     res.update(bytes=st.st_size, mtime_ns=st.st_mtime_ns, sha256=h.hexdigest())
-    if previous is not None and tuple(previous) == (st.st_size, st.st_mtime_ns, res["sha256"]):
+    if previous is not None and tuple(previous) == (st.st_size, st.st_mtime_ns, res["sha256"]) and (
+            keep is None or os.path.exists(keep)):
         res.update(status="unchanged", seconds=time.monotonic() - t0)
         return res
-    cmd = [tlsql, "-q", "--json", "--bail", path]
+    cmd = [tlsql, "-q", "--json", "--bail", path] + (["-o", keep] if keep else [])
     for r in MAP_REPORTS:
         cmd += ["--report", r]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -116,7 +125,7 @@ def rank_task(tlsql, path, previous):
     if traces[0].get("rank") is None:
         res["error"] = f"{path}: no rank: the trace's distributedInfo does not say which rank it is"
         return res
-    res.update(status="ok", rank=traces[0]["rank"])
+    res.update(status="ok", rank=traces[0]["rank"], events=traces[0].get("events"), kept=keep)
     return res
 
 
@@ -128,9 +137,14 @@ def report_columns(tlsql):
                        stdin=subprocess.DEVNULL)
     if p.returncode != 0:
         raise FleetError(f"{tlsql}: cannot read the fleet reports' columns: {p.stderr.strip()}")
-    cols = {r: [row["name"] for row in arr] for r, arr in zip(MAP_REPORTS, decode_arrays(p.stdout))}
-    if len(cols) != len(MAP_REPORTS) or not all(c and c[0] == "rank" for c in cols.values()):
-        raise FleetError(f"{tlsql}: the fleet reports' columns are not rank-first tables: {cols}")
+    arrays = decode_arrays(p.stdout)
+    if len(arrays) != len(MAP_REPORTS):
+        raise FleetError(f"{tlsql}: printed {len(arrays)} column lists for {len(MAP_REPORTS)} fleet reports")
+    cols = {r: [row["name"] for row in arr] for r, arr in zip(MAP_REPORTS, arrays)}
+    for r, c in cols.items():
+        if not c or c[0] != "rank":
+            raise FleetError(f"{tlsql}: " + (f"has no report {r} (a tlsql older than {__file__}?)" if not c else
+                                             f"report {r}'s first column is {c[0]}, not rank"))
     return cols
 
 
@@ -145,8 +159,8 @@ def qi(name):
     return '"' + name.replace('"', '""') + '"'
 
 
-RANK_COLUMNS = ("file", "rank", "status", "error", "bytes", "mtime_ns", "sha256", "seconds", "peak_rss_mb",
-                "worker")
+RANK_COLUMNS = ("file", "rank", "status", "error", "events", "bytes", "mtime_ns", "sha256", "seconds",
+                "peak_rss_mb", "worker", "kept")
 
 
 def create_tables(db, columns):
@@ -154,7 +168,8 @@ def create_tables(db, columns):
     # One row per rank file asked for, whatever became of it: status ok, error (with the error) or
     # unchanged rows reused from the previous fleet.db (then 'ok' again: their rows are kept).
     db.execute("CREATE TABLE fleet_rank(file TEXT PRIMARY KEY, rank INTEGER, status TEXT NOT NULL, error TEXT, "
-               "bytes INTEGER, mtime_ns INTEGER, sha256 TEXT, seconds REAL, peak_rss_mb REAL, worker TEXT)")
+               "events INTEGER, bytes INTEGER, mtime_ns INTEGER, sha256 TEXT, seconds REAL, peak_rss_mb REAL, "
+               "worker TEXT, kept TEXT)")
     db.execute("CREATE INDEX fleet_rank_rank ON fleet_rank(rank)")
     for r, cols in columns.items():
         # Untyped columns: each value keeps the type tlsql printed (integer, real, text, NULL).
@@ -209,6 +224,7 @@ def run(args):
     if out in files:
         raise FleetError(f"{args.output}: is one of the rank files")
     previous = previous_run(out, version, columns)
+    keeps = keep_paths(files, args.keep) if args.keep else {}
 
     tmp = f"{out}.tmp-{os.getpid()}"
     if os.path.exists(tmp):
@@ -225,8 +241,8 @@ def run(args):
     done_bytes = 0
     try:
         from dask.distributed import as_completed
-        futures = {client.submit(rank_task, tlsql, f, previous.get(f), key=f"tlsql-fleet-{i}-{f}", pure=False,
-                                 retries=args.retries): f for i, f in enumerate(files)}
+        futures = {client.submit(rank_task, tlsql, f, previous.get(f), keeps.get(f), key=f"tlsql-fleet-{i}-{f}",
+                                 pure=False, retries=args.retries): f for i, f in enumerate(files)}
         for n, fut in enumerate(as_completed(futures), 1):
             f = futures[fut]
             try:
@@ -261,6 +277,17 @@ def run(args):
           f"{len(errors)} failed; {mb:.2f} MB in {wall:.1f} s ({mb / max(wall, 1e-9):.2f} MB/s) -> {args.output}",
           file=sys.stderr)
     return 1 if errors else 0
+
+
+def keep_paths(files, folder):
+    """--keep: each rank's saved database, DIR/NAME.db from the file's name less .json(.gz); a name
+    two files share gets its position in the list too."""
+    os.makedirs(folder, exist_ok=True)
+    folder = os.path.abspath(folder)
+    stems = [os.path.basename(f).removesuffix(".gz").removesuffix(".json") for f in files]
+    seen = {s: stems.count(s) for s in stems}
+    return {f: os.path.join(folder, f"{s}.db" if seen[s] == 1 else f"{s}-{i}.db") for i, (f, s) in
+            enumerate(zip(files, stems))}
 
 
 def store(db, res, columns):
@@ -332,6 +359,8 @@ def main(argv):
     p.add_argument("--retries", type=int, default=2, help="retries of a rank task whose worker failed (default 2)")
     p.add_argument("--connect-timeout", type=float, default=5.0, help="seconds to reach --scheduler (default 5)")
     p.add_argument("--tlsql", required=True, help="the tlsql binary the workers run (tlsql fleet passes its own)")
+    p.add_argument("--keep", metavar="DIR", help="also save each rank's database there (NAME.db, as tlsql -o: "
+                   "reopen one with tlsql DIR/NAME.db); workers must reach DIR")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
     if args.workers < 1:

@@ -1,18 +1,27 @@
--- fleet.db: per rank file: rank, status, MB, load seconds and peak MB of its tlsql, world size, GPUs, span, steps, events, mean step ms and its ratio to the ranks' median, GPU busy and communication ms, repairs, error
--- One row per file `tlsql fleet` was given (fleet_rank), the failed ones too (status 'error', the
--- error; their figures NULL). The trace's figures are fleet_traces' (report fleet_traces: the
--- summary report's definitions); mean_step_ms: the mean wall_ms of the rank's steps (fleet_steps);
--- step_vs_median: that over the median of the ranks' means (the mean of the two middle ranks when
--- there is an even number of them): 1.25 is a rank whose steps take 25% longer than the typical
--- rank's. load_s and peak_mb: the rank task's wall time (hashing the file and tlsql's load and
--- reports) and tlsql's peak resident memory (ru_maxrss).
-WITH st AS (SELECT rank, avg(wall_ms) AS step_ms FROM fleet_steps GROUP BY rank),
-ord AS (SELECT step_ms, row_number() OVER (ORDER BY step_ms) AS i, count(*) OVER () AS n FROM st),
-med AS (SELECT avg(step_ms) AS m FROM ord WHERE i IN ((n + 1) / 2, (n + 2) / 2))
-SELECT r.rank, r.status, r.file, round(r.bytes / 1e6, 3) AS mb, round(r.seconds, 3) AS load_s,
-       r.peak_rss_mb AS peak_mb, t.world_size, t.devices, t.span_ms, t.steps, t.events,
-       round(s.step_ms, 3) AS mean_step_ms, round(s.step_ms / med.m, 3) AS step_vs_median, t.gpu_busy_ms,
-       t.comm_ms, t.repairs, r.error
-FROM fleet_rank r LEFT JOIN fleet_traces t ON r.status = 'ok' AND t.rank = r.rank
-LEFT JOIN st s ON r.status = 'ok' AND s.rank = r.rank LEFT JOIN med
-ORDER BY r.rank IS NULL, r.rank, r.file;
+-- fleet.db: the fleet in one row: rank files given, loaded, failed, ranks missing, world size, events, steps, mean step wall ms per rank (min, median, max, spread, slowest rank), GPU busy and communication ms, loader repairs, MB, task seconds
+-- files: the rank files asked for (fleet_rank); loaded / failed: status ok / error (fleet_health
+-- has each error); missing: ranks below the largest world size the loaded traces report that no
+-- loaded file is. events, gpu_busy_ms, comm_ms, repairs: fleet_traces' per-rank figures summed.
+-- Step time: each rank's mean step wall ms (fleet_steps), then over the ranks their min, median
+-- (an even count: the mean of the two middle ranks), max, spread_pct = (max - min) / median as %,
+-- and the rank with the max (the lowest of equals). In a synchronous job every rank's steps take
+-- about as long as the slowest rank's (the others wait at collectives): fleet_stragglers finds it
+-- by compute time. task_s_max: the longest rank task (hash, load, reports), what bounds the wall.
+WITH r AS (SELECT count(*) AS files, coalesce(sum(status = 'ok'), 0) AS loaded, coalesce(sum(status = 'error'), 0) AS failed,
+                  sum(bytes) AS bytes, max(seconds) AS task_max FROM fleet_rank),
+t AS (SELECT max(world_size) AS world_size, sum(events) AS events, sum(gpu_busy_ms) AS busy, sum(comm_ms) AS comm,
+             sum(repairs) AS repairs FROM fleet_traces),
+st AS (SELECT rank, avg(wall_ms) AS ms, count(*) AS steps FROM fleet_steps GROUP BY rank),
+ord AS (SELECT rank, ms, row_number() OVER (ORDER BY ms, rank) AS i, count(*) OVER () AS n FROM st),
+agg AS (SELECT min(ms) AS lo, max(ms) AS hi, (SELECT avg(ms) FROM ord WHERE i IN ((n + 1) / 2, (n + 2) / 2)) AS med,
+               (SELECT rank FROM ord ORDER BY ms DESC, rank LIMIT 1) AS slowest,
+               (SELECT max(steps) FROM st) AS steps FROM st)
+SELECT r.files, r.loaded, r.failed,
+       (SELECT count(DISTINCT rank) FROM fleet_rank WHERE status = 'ok' AND rank >= 0 AND rank < t.world_size) AS in_world,
+       t.world_size - (SELECT count(DISTINCT rank) FROM fleet_rank WHERE status = 'ok' AND rank >= 0 AND rank < t.world_size)
+         AS missing,
+       t.world_size, t.events, agg.steps AS steps_per_rank, round(agg.lo, 3) AS step_ms_min, round(agg.med, 3) AS step_ms_median,
+       round(agg.hi, 3) AS step_ms_max, round(100.0 * (agg.hi - agg.lo) / nullif(agg.med, 0), 2) AS step_spread_pct,
+       agg.slowest AS slowest_rank, round(t.busy, 3) AS gpu_busy_ms, round(t.comm, 3) AS comm_ms, t.repairs,
+       round(r.bytes / 1e6, 3) AS mb, round(r.task_max, 3) AS task_s_max
+FROM r, t, agg;

@@ -36,7 +36,7 @@ TLSQL, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 DATA = os.path.join(SRC, "tests", "data")
 SHARED = sys.argv[3] if len(sys.argv) > 3 else os.path.join(SRC, "..", "shared")
 DLRM = os.path.join(SHARED, "traces", "dlrm_8xv100")
-MAP = ("fleet_traces", "fleet_steps", "fleet_comm", "fleet_kernel_time", "fleet_repairs")
+MAP = ("fleet_traces", "fleet_steps", "fleet_comm", "fleet_kernel_time", "fleet_ops", "fleet_repairs")
 PY = "/usr/bin/python3"
 failures = []
 
@@ -126,28 +126,44 @@ def check_kernels(db, files, label):
         per = {rk: ns for (rk, n), (_, ns) in want.items() if n == name}
         r = rows.get(name, {})
         slowest = min(per, key=lambda rk: (-per[rk], rk))
+        med = statistics.median(per.values())
+        outliers = sorted((rk for rk in per if per[rk] >= 1.1 * med and med > 0), key=lambda rk: (-per[rk], rk))
         ok = (r.get("ranks") == len(per) and r.get("launches") == sum(want[(rk, name)][0] for rk in per)
               and abs(r.get("total_ms", -1) - sum(per.values()) / 1e6) < 0.0006
+              and abs(r.get("median_rank_ms", -1) - med / 1e6) < 0.0006
               and abs(r.get("max_rank_ms", -1) - max(per.values()) / 1e6) < 0.0006
-              and r.get("slowest_rank") == slowest)
+              and r.get("outliers") == len(outliers)
+              and [int(x.split(":")[0]) for x in (r.get("outlier_ranks") or "").split()] == outliers[:10]
+              and (not outliers or outliers[0] == slowest))
         check(ok, f"{label}: fleet_kernels {name[:60]}: {r} vs JSON {per}")
 
 
 def check_stragglers(db, label):
+    """fleet_stragglers and fleet_summary against Python over the stored per-rank step rows."""
     steps = table(db, "fleet_steps")
-    ranks = sorted({s["rank"] for s in steps})
-    busy = {rk: statistics.fmean(s["gpu_busy_ms"] for s in steps if s["rank"] == rk) for rk in ranks}
-    med = statistics.median(busy.values())
-    p = run([TLSQL, "-q", "--json", db, "--report", "fleet_stragglers"])
-    check(p.returncode == 0, f"{label}: fleet_stragglers runs: {p.stderr}")
-    rows = {r["rank"]: r for r in json.loads(p.stdout)} if p.returncode == 0 else {}
-    check(set(rows) == set(ranks), f"{label}: fleet_stragglers: one row per rank")
-    for rk in ranks:
-        check(abs(rows[rk]["busy_vs_median"] - busy[rk] / med) < 0.0006,
-              f"{label}: rank {rk} busy_vs_median {rows[rk]['busy_vs_median']} vs {busy[rk] / med:.4f}")
-        check(rows[rk]["straggler"] == (1 if busy[rk] / med >= 1.1 or (
-            len(ranks) >= 3 and 2 * rows[rk]["last_arrivals"] > rows[rk]["collectives_compared"]) else 0),
-              f"{label}: rank {rk} straggler flag by the documented rule")
+    rows = json.loads(run([TLSQL, "-q", "--json", db, "-c", ".parameter set @top 1000000",
+                           "--report", "fleet_stragglers"]).stdout)
+    want = {}
+    for it in {s["iteration"] for s in steps}:
+        these = [s for s in steps if s["iteration"] == it]
+        if len(these) < 2:
+            continue
+        med = statistics.median(s["compute_ms"] for s in these)
+        for s in these:
+            want[(it, s["rank"])] = (round(s["compute_ms"] / med, 3), int(s["compute_ms"] >= 1.1 * med))
+    got = {(r["iteration"], r["rank"]): (r["compute_vs_median"], r["straggler"]) for r in rows}
+    check(len(want) > 0 and got == want, f"{label}: fleet_stragglers = per step medians in Python: {got} vs {want}")
+    ratios = [r["compute_vs_median"] for r in rows]
+    check(ratios == sorted(ratios, reverse=True), f"{label}: fleet_stragglers slowest first")
+    per_rank = {}
+    for s in steps:
+        per_rank.setdefault(s["rank"], []).append(s["wall_ms"])
+    means = {rk: statistics.fmean(v) for rk, v in per_rank.items()}
+    summ = json.loads(run([TLSQL, "-q", "--json", db, "--report", "fleet_summary"]).stdout)[0]
+    check(abs(summ["step_ms_median"] - statistics.median(means.values())) < 0.0006
+          and abs(summ["step_ms_max"] - max(means.values())) < 0.0006
+          and summ["slowest_rank"] == min(means, key=lambda rk: (-means[rk], rk)),
+          f"{label}: fleet_summary's step time over the ranks: {summ} vs {means}")
 
 
 def progress_lines(stderr, n):
@@ -175,13 +191,21 @@ def main():
 
         # 1. A LocalCluster of 2 processes on the two small ranks.
         db = os.path.join(tmp, "small.db")
-        p = fleet([small], db, "--workers", "2")
+        keep = os.path.join(tmp, "kept")
+        p = fleet([small], db, "--workers", "2", "--keep", keep)
         check(p.returncode == 0, f"small fleet exits 0: {p.stderr}")
+        # --keep: each rank's saved database, which tlsql reopens with the same rows
+        kept = one_process(os.path.join(keep, "coll_rank1.db"), "fleet_kernel_time")
+        check(kept and canon(kept) == canon([r for r in table(db, "fleet_kernel_time") if r["rank"] == 1]),
+              "--keep: rank 1's saved database gives its rows")
         check(progress_lines(p.stderr, 2), f"one progress line per rank with MB/s: {p.stderr}")
-        same_as_one_process(db, small, "small", ("fleet_repairs", "fleet_steps"))  # (no ProfilerSteps)
+        same_as_one_process(db, small, "small", ("fleet_repairs", "fleet_steps", "fleet_ops"))  # (no steps, no ops)
         check_kernels(db, small_files, "small")
         summ = json.loads(run([TLSQL, "-q", "--json", db, "--report", "fleet_summary"]).stdout)
-        check([(r["rank"], r["status"]) for r in summ] == [(0, "ok"), (1, "ok")], f"fleet_summary ranks: {summ}")
+        check([(r["files"], r["loaded"], r["failed"], r["missing"], r["events"]) for r in summ] == [(2, 2, 0, 0, 4)],
+              f"fleet_summary of the small ranks: {summ}")
+        events = {r["rank"]: r["events"] for r in table(db, "fleet_traces")}
+        check({r["rank"]: r["events"] for r in table(db, "fleet_rank")} == events, "fleet_rank.events = fleet_traces'")
         health = json.loads(run([TLSQL, "-q", "--json", db, "--report", "fleet_health"]).stdout)
         q = run([TLSQL, "-q", "--json", small, "-c",
                  'SELECT t.rank, h."check", h.count FROM health h JOIN trace t ON t.id = h.trace'])
@@ -228,10 +252,14 @@ def main():
         probs = [(r["problem"], r["rank"]) for r in h]
         check(probs.count(("error", None)) == 3 and ("missing", 1) in probs,
               f"fleet_health: 3 errors and rank 1 missing: {probs}")
+        summ = json.loads(run([TLSQL, "-q", "--json", bdb, "--report", "fleet_summary"]).stdout)[0]
+        check((summ["files"], summ["loaded"], summ["failed"], summ["missing"]) == (4, 1, 3, 1),
+              f"fleet_summary with bad ranks: {summ}")
 
-        # 4. Rerun: unchanged files kept; a file whose mtime changed is loaded again.
+        # 4. Rerun (the ranks named by a quoted glob): unchanged files kept; a file whose mtime
+        # changed is loaded again.
         before = {r: canon(table(db, r)) for r in MAP}
-        p = fleet([small], db, "--workers", "2")
+        p = fleet([os.path.join(small, "coll_rank*.json")], db, "--workers", "2")  # a glob, as quoted
         check(p.returncode == 0 and p.stderr.count("unchanged, rows kept") == 2, f"rerun: both unchanged: {p.stderr}")
         check({r: canon(table(db, r)) for r in MAP} == before, "rerun: same rows")
         st = os.stat(small_files[1])
