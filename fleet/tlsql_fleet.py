@@ -68,9 +68,17 @@ def decode_arrays(text):
         out.append(value)
 
 
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def rank_task(tlsql, path, previous, keep):
-    """One rank, on a worker: stat and hash the file; when (size, mtime, sha256) equal the
-    previous run's, say so and stop; else run tlsql on it with every per-rank report. A bad file
+    """One rank, on a worker: stat the file; when (size, mtime, sha256) equal the previous run's,
+    say so and stop; else run tlsql on it with every per-rank report. A bad file
     is a result (status 'error' and tlsql's one-line message), never an exception: exceptions are
     kept for what a retry can cure (the worker's own failures)."""
     t0 = time.monotonic()
@@ -80,17 +88,17 @@ def rank_task(tlsql, path, previous, keep):
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(0, "not a regular file")
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            while chunk := f.read(1 << 22):
-                h.update(chunk)
+        res.update(bytes=st.st_size, mtime_ns=st.st_mtime_ns)
+        # The hash decides a skip only when size and mtime already match; otherwise it is needed
+        # only for the next run, and is computed while tlsql loads (the file is read twice, the
+        # second time from the page cache, at no cost in wall time).
+        if previous is not None and tuple(previous[:2]) == (st.st_size, st.st_mtime_ns):
+            res["sha256"] = sha256_of(path)
+            if res["sha256"] == previous[2] and (keep is None or os.path.exists(keep)):
+                res.update(status="unchanged", seconds=time.monotonic() - t0)
+                return res
     except OSError as e:
         res["error"] = f"{path}: cannot read: {e.strerror}"
-        return res
-    res.update(bytes=st.st_size, mtime_ns=st.st_mtime_ns, sha256=h.hexdigest())
-    if previous is not None and tuple(previous) == (st.st_size, st.st_mtime_ns, res["sha256"]) and (
-            keep is None or os.path.exists(keep)):
-        res.update(status="unchanged", seconds=time.monotonic() - t0)
         return res
     cmd = [tlsql, "-q", "--json", "--bail", path] + (["-o", keep] if keep else [])
     for r in MAP_REPORTS:
@@ -98,11 +106,20 @@ def rank_task(tlsql, path, previous, keep):
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         # wait4, not communicate: the child's own peak memory (ru_maxrss), which the bench reports.
         p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        hash_error = None
+        try:
+            if res["sha256"] is None:
+                res["sha256"] = sha256_of(path)
+        except OSError as e:
+            hash_error = f"{path}: cannot read: {e.strerror}"
         _, status, usage = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         text, errors = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    if hash_error:
+        res["error"] = hash_error
+        return res
     res.update(seconds=time.monotonic() - t0, peak_rss_mb=round(usage.ru_maxrss / 1024, 1))
     lines = [l for l in errors.splitlines() if l.strip()]
     if p.returncode != 0:
@@ -226,7 +243,31 @@ def run(args):
     previous = previous_run(out, version, columns)
     keeps = keep_paths(files, args.keep) if args.keep else {}
 
+    client, cluster = connect(args)  # first: an unreachable scheduler leaves no file behind
     tmp = f"{out}.tmp-{os.getpid()}"
+    try:
+        wall, counts, done_bytes = reduce_into(tmp, out, args, client, tlsql, version, columns, files, previous, keeps)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    os.replace(tmp, out)
+    errors = db_errors(out)
+    mb = done_bytes / 1e6
+    print(f"fleet: {len(files)} rank files: {counts['ok']} loaded, {counts['unchanged']} unchanged, "
+          f"{len(errors)} failed; {mb:.2f} MB in {wall:.1f} s ({mb / max(wall, 1e-9):.2f} MB/s) -> {args.output}",
+          file=sys.stderr)
+    return 1 if errors else 0
+
+
+def reduce_into(tmp, out, args, client, tlsql, version, columns, files, previous, keeps):
+    """Submits one task per rank file and writes each result into the scratch database `tmp` as it
+    comes (rows are never all held at once); the previous fleet.db `out` gives unchanged ranks' rows."""
+    from dask.distributed import as_completed
     if os.path.exists(tmp):
         os.remove(tmp)
     db = sqlite3.connect(tmp)
@@ -234,32 +275,22 @@ def run(args):
     create_tables(db, columns)
     if previous:
         db.execute("ATTACH ? AS old", (out,))
-
-    client, cluster = connect(args)
     t_start = time.monotonic()
     counts = {"ok": 0, "error": 0, "unchanged": 0}
     done_bytes = 0
-    try:
-        from dask.distributed import as_completed
-        futures = {client.submit(rank_task, tlsql, f, previous.get(f), keeps.get(f), key=f"tlsql-fleet-{i}-{f}",
-                                 pure=False, retries=args.retries): f for i, f in enumerate(files)}
-        for n, fut in enumerate(as_completed(futures), 1):
-            f = futures[fut]
-            try:
-                res = fut.result()
-            except Exception as e:  # the task failed on every try (KilledWorker: its workers died)
-                res = {"file": f, "status": "error", "error": f"{f}: worker failed: {type(e).__name__}: {e}",
-                       "tables": {}}
-            store(db, res, columns)
-            counts[res["status"]] += 1
-            done_bytes += res.get("bytes") or 0
-            if not args.quiet:
-                progress(n, len(files), res, done_bytes, time.monotonic() - t_start)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
+    futures = {client.submit(rank_task, tlsql, f, previous.get(f), keeps.get(f), key=f"tlsql-fleet-{i}-{f}",
+                             pure=False, retries=args.retries): f for i, f in enumerate(files)}
+    for n, fut in enumerate(as_completed(futures), 1):
+        f = futures[fut]
+        try:
+            res = fut.result()
+        except Exception as e:  # the task failed on every try (KilledWorker: its workers died)
+            res = {"file": f, "status": "error", "error": f"{f}: worker failed: {type(e).__name__}: {e}", "tables": {}}
+        store(db, res, columns)
+        counts[res["status"]] += 1
+        done_bytes += res.get("bytes") or 0
+        if not args.quiet:
+            progress(n, len(files), res, done_bytes, time.monotonic() - t_start)
     duplicate_ranks(db, columns)
     wall = time.monotonic() - t_start
     meta = {"format": FORMAT, "tlsql": version, "columns": json.dumps(columns), "created": time.time(),
@@ -270,13 +301,7 @@ def run(args):
     if previous:
         db.execute("DETACH old")
     db.close()
-    os.replace(tmp, out)
-    errors = db_errors(out)
-    mb = done_bytes / 1e6
-    print(f"fleet: {len(files)} rank files: {counts['ok']} loaded, {counts['unchanged']} unchanged, "
-          f"{len(errors)} failed; {mb:.2f} MB in {wall:.1f} s ({mb / max(wall, 1e-9):.2f} MB/s) -> {args.output}",
-          file=sys.stderr)
-    return 1 if errors else 0
+    return wall, counts, done_bytes
 
 
 def keep_paths(files, folder):

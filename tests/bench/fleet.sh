@@ -55,7 +55,8 @@ read -r one_s one_kb <"$out/time_one.txt"
 worker_mb=$(sqlite3 "$out/fleet.db" "SELECT max(peak_rss_mb) FROM fleet_rank")
 task_s=$(sqlite3 "$out/fleet.db" "SELECT round(avg(seconds), 2) FROM fleet_rank")
 db_bytes=$(stat -c %s "$out/fleet.db")
-flagged=$("$bin" "$out/fleet.db" -q --csv -c "SELECT group_concat(rank, ' ') FROM report_fleet_stragglers WHERE straggler")
+flagged=$("$bin" "$out/fleet.db" -q --csv -c "SELECT group_concat(rank, ' ') AS r FROM (SELECT DISTINCT rank FROM
+  report_fleet_stragglers('{\"top\": 1000000}') WHERE straggler ORDER BY rank)" | tail -n 1)
 echo "| ranks x MB | JSON | path | wall | peak RSS | MB/s | fleet.db |"
 echo "|---|---|---|---|---|---|---|"
 echo "| $ranks x $mb | $total_mb MB | tlsql fleet, LocalCluster 2 workers | ${fleet_s} s | $worker_mb MB per worker's tlsql (client $((fleet_kb / 1024)) MB) | $(echo "$total_mb / $fleet_s" | bc) | $((db_bytes / ranks)) bytes per rank |"

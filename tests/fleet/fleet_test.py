@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tlsql fleet, end to end through the binary (docs/fleet.md).
 
-    fleet_test.py TLSQL SOURCE_DIR [SHARED_DIR]
+    fleet_test.py TLSQL SOURCE_DIR [SHARED_DIR [LIBTLSQL]]
 
 Checks, each against a path that does not go through the fleet:
 - every fleet.db table a per-rank report fills equals that report's rows on the folder loaded in
@@ -36,6 +36,7 @@ TLSQL, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 DATA = os.path.join(SRC, "tests", "data")
 SHARED = sys.argv[3] if len(sys.argv) > 3 else os.path.join(SRC, "..", "shared")
 DLRM = os.path.join(SHARED, "traces", "dlrm_8xv100")
+LIB = sys.argv[4] if len(sys.argv) > 4 else None
 MAP = ("fleet_traces", "fleet_steps", "fleet_comm", "fleet_kernel_time", "fleet_ops", "fleet_repairs")
 PY = "/usr/bin/python3"
 failures = []
@@ -214,6 +215,20 @@ def main():
         check(sorted((r["rank"], r["problem"], r["count"]) for r in health) == sorted(want),
               f"fleet_health of a whole fleet: the loader's repairs only: {health} vs {want}")
 
+        # The extension: a fleet.db's reports are its report_NAME tables too, as --report prints them.
+        if LIB:
+            con = sqlite3.connect(db)
+            con.enable_load_extension(True)
+            con.load_extension(LIB)
+            for r in ("fleet_summary", "fleet_kernels", "fleet_collectives", "fleet_health"):
+                cur = con.execute(f"SELECT * FROM report_{r}")
+                # (tlsql --json writes a JSON-valued cell, durations_us, as JSON: the table gives its text)
+                got = [{d[0]: json.loads(v) if isinstance(v, str) and v[:1] in "{[" else v
+                        for d, v in zip(cur.description, row)} for row in cur.fetchall()]
+                want = json.loads(run([TLSQL, "-q", "--json", db, "--report", r]).stdout)
+                check(got == want, f"extension: report_{r} on fleet.db = tlsql --report {r}")
+            con.close()
+
         # 2. The 8 DLRM ranks.
         if os.path.isdir(DLRM):
             ddb = os.path.join(tmp, "dlrm.db")
@@ -277,7 +292,7 @@ def main():
         lines = p.stderr.strip().splitlines()
         check(p.returncode == 1 and len(lines) == 1 and "cannot reach the Dask scheduler" in lines[0] and took < 15,
               f"unreachable scheduler: one line, exit 1, {took:.1f} s: {p.stderr}")
-        check(not os.path.exists(os.path.join(tmp, "x.db")), "unreachable scheduler: no fleet.db")
+        check(not [n for n in os.listdir(tmp) if n.startswith("x.db")], "unreachable scheduler: no fleet.db, no scratch")
 
         # 6. A scheduler and two workers as processes; the worker running rank 1 is killed.
         port = free_port()
