@@ -123,7 +123,9 @@ def rank_task(tlsql, path, previous, keep):
     res.update(seconds=time.monotonic() - t0, peak_rss_mb=round(usage.ru_maxrss / 1024, 1))
     lines = [l for l in errors.splitlines() if l.strip()]
     if p.returncode != 0:
-        msg = next((l for l in lines if "error" in l), lines[-1] if lines else f"tlsql exited with {p.returncode}")
+        died = (f"{path}: tlsql was killed by signal {-p.returncode}" + (" (out of memory?)" if p.returncode == -9 else "")
+                if p.returncode < 0 else f"{path}: tlsql exited with {p.returncode}")
+        msg = next((l for l in lines if "error" in l), died if p.returncode < 0 or not lines else lines[-1])
         res["error"] = msg.removeprefix("tlsql: error: ")
         return res
     try:
@@ -280,12 +282,13 @@ def reduce_into(tmp, out, args, client, tlsql, version, columns, files, previous
     done_bytes = 0
     futures = {client.submit(rank_task, tlsql, f, previous.get(f), keeps.get(f), key=f"tlsql-fleet-{i}-{f}",
                              pure=False, retries=args.retries): f for i, f in enumerate(files)}
-    for n, fut in enumerate(as_completed(futures), 1):
-        f = futures[fut]
+    for n, fut in enumerate(as_completed(list(futures)), 1):
+        f = futures.pop(fut)
         try:
             res = fut.result()
         except Exception as e:  # the task failed on every try (KilledWorker: its workers died)
             res = {"file": f, "status": "error", "error": f"{f}: worker failed: {type(e).__name__}: {e}", "tables": {}}
+        fut.release()  # its rows are in fleet.db now: the cluster need not hold them
         store(db, res, columns)
         counts[res["status"]] += 1
         done_bytes += res.get("bytes") or 0

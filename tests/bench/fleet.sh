@@ -22,13 +22,14 @@ for k in 0 1 2 3 4 5 6 7; do
     /usr/bin/python3 "$shared/tools/scale_trace.py" "$shared/traces/dlrm_8xv100/rank$k.pt.trace.json" \
       "$out/src/rank$k.json" --mb "$mb"
 done
-# Rank i is DLRM rank i mod 8 with distributedInfo saying rank i of $ranks; a straggler's kernels
-# last 1.5x as long (its GPU busy per step grows; its host timeline is the same).
+# Rank i is DLRM rank i mod 8 with distributedInfo saying rank i of $ranks and its steps numbered
+# 0, 1, ...; a straggler's kernels last 1.5x as long (its GPU busy per step grows; its host timeline
+# is the same).
 /usr/bin/python3 - "$out" "$ranks" "$stragglers" <<'EOF'
 import json, os, sys
 out, n, slow = sys.argv[1], int(sys.argv[2]), {int(s) for s in sys.argv[3].split()}
 stamp = os.path.join(out, "ranks", ".made")
-want = f"{n} {sorted(slow)}"
+want = f"{n} {sorted(slow)} numbered steps"
 if os.path.exists(stamp) and open(stamp).read() == want:
     sys.exit(0)
 for f in os.listdir(os.path.join(out, "ranks")):
@@ -37,6 +38,12 @@ for i in range(n):
     with open(os.path.join(out, "src", f"rank{i % 8}.json")) as f:
         t = json.load(f)
     t["distributedInfo"] = dict(t.get("distributedInfo") or {}, rank=i, world_size=n)
+    # scale_trace repeats the one ProfilerStep#N of each copy; a real run numbers its steps, and
+    # steps meet across ranks by number (fleet_stragglers), so each copy gets its own.
+    steps = sorted((e for e in t["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")),
+                   key=lambda e: e.get("ts", 0))
+    for k, e in enumerate(steps):
+        e["name"] = f"ProfilerStep#{k}"
     if i in slow:
         for e in t["traceEvents"]:
             if e.get("cat") == "kernel" and isinstance(e.get("dur"), (int, float)):
