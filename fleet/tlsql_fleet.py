@@ -375,8 +375,14 @@ def progress(n, total, res, done_bytes, elapsed):
           flush=True)
 
 
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line and exit 1, as every tlsql error (argparse: usage, exit 2)
+        print(f"tlsql fleet: error: {message} (tlsql fleet --help)", file=sys.stderr)
+        sys.exit(1)
+
+
 def main(argv):
-    p = argparse.ArgumentParser(prog="tlsql fleet", description=__doc__.split("\n\n")[0],
+    p = Parser(prog="tlsql fleet", description=__doc__.split("\n\n")[0],
                                 epilog="docs/fleet.md: the tables, the reports, a scheduler by hand and under Slurm.")
     p.add_argument("ranks", nargs="+", metavar="RANKS", help="rank trace files or folders of them (one per rank)")
     p.add_argument("-o", "--output", default="fleet.db", help="the fleet database to write (default fleet.db); "

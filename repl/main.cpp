@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.footer(
       "Default output: box on a terminal, csv when piped. With no -c/-f, SQL is read from stdin when it\n"
-      "is not a terminal, else an interactive prompt opens. Exit code 1 if loading or any statement failed.");
+      "is not a terminal, else an interactive prompt opens. Exit code 1 if loading or any statement failed.\n"
+      "tlsql fleet RANKS... -o fleet.db: one rank per Dask task, their summaries in fleet.db (tlsql fleet --help).");
   // Help and --version exit 0; any other argument error is one line and exit 1, like every error.
   try {
     app.parse(argc, argv);
