@@ -8,11 +8,15 @@ Checks, each against a path that does not go through the fleet:
   one process (`tlsql FOLDER --report R`), on tests/data's two collective ranks and on the 8 DLRM
   ranks of ../shared (skipped when absent); fleet_collectives (over fleet.db) equals the
   collectives report on the folder, row for row;
-- the kernel times per rank and name, and fleet_kernels' cross-rank figures, from Python over the
-  raw JSON; fleet_stragglers' medians and ratios from Python over the stored step rows;
+- the kernel times per rank and name, and fleet_kernels' cross-rank figures (median, outliers),
+  from Python over the raw JSON; fleet_stragglers' per-step medians, ratios and flags and
+  fleet_summary's step time from Python over the stored step rows;
+- --keep leaves each rank's saved database, which gives that rank's rows; the extension's
+  report_fleet_* tables on fleet.db equal `tlsql fleet.db --report`;
 - a truncated, a corrupt and a missing rank file: one fleet_rank row each with its error, the
   good rank complete, exit 1 and one line per error; fleet_health lists them and the missing rank;
-- a rerun skips unchanged files (rows kept), reloads a file whose mtime changed;
+- a rerun (the ranks named by a quoted glob) skips unchanged files (rows kept) and reloads a file
+  whose mtime changed;
 - an unreachable scheduler: one line, exit 1, within seconds;
 - a scheduler and two workers started as separate processes on 127.0.0.1, one worker killed
   (SIGKILL) while it runs a rank: Dask runs that rank again elsewhere and fleet.db is whole;
