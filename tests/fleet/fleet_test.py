@@ -143,6 +143,48 @@ def check_kernels(db, files, label):
         check(ok, f"{label}: fleet_kernels {name[:60]}: {r} vs JSON {per}")
 
 
+def union_ns(spans):
+    total, end = 0, None
+    for a, b in sorted(spans):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
+
+
+def check_step_split(db, files, label):
+    """fleet_steps' compute / comm / exposed comm from the JSON: a ProfilerStep's GPU work is what
+    runtime calls inside its window launched (by correlation id); communication = kernels named
+    nccl*, computation = the other kernels and memsets (memcpys on neither side), each a union of
+    intervals; exposed = the union of both less computation's."""
+    want = {}
+    for path in files:
+        t, events = raw_events(path)
+        rank = t["distributedInfo"]["rank"]
+        ns = lambda v: round(float(v) * 1000)
+        steps = [(int(e["name"].split("#")[1]), ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events
+                 if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X"]
+        launch = {e["args"]["correlation"]: ns(e["ts"]) for e in events
+                  if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
+        for it, a, b in steps:
+            comp, comm = [], []
+            for e in events:
+                cat = e.get("cat")
+                if cat not in ("kernel", "gpu_memset") or not (a <= launch.get(e["args"].get("correlation"), -1) <= b):
+                    continue
+                span = (ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]))
+                (comm if cat == "kernel" and e["name"].lower().startswith("nccl") else comp).append(span)
+            c, m = union_ns(comp), union_ns(comm)
+            want[(rank, it)] = (round(c / 1e6, 3), round(m / 1e6, 3), round((union_ns(comp + comm) - c) / 1e6, 3))
+    got = {(r["rank"], r["iteration"]): (r["compute_ms"], r["comm_ms"], r["exposed_comm_ms"])
+           for r in table(db, "fleet_steps")}
+    check(len(want) > 0 and got == want, f"{label}: fleet_steps compute / comm / exposed comm ms = the JSON's: "
+                                         f"{got} vs {want}")
+
+
 def check_stragglers(db, label):
     """fleet_stragglers and fleet_summary against Python over the stored per-rank step rows."""
     steps = table(db, "fleet_steps")
@@ -243,6 +285,7 @@ def main():
             files = sorted(os.path.join(DLRM, f) for f in os.listdir(DLRM))
             check_kernels(ddb, files, "dlrm")
             check_stragglers(ddb, "dlrm")
+            check_step_split(ddb, files, "dlrm")
         else:
             print("skip: ../shared/traces/dlrm_8xv100 absent", file=sys.stderr)
 
