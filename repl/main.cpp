@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -46,6 +49,40 @@ void restart_with_huge_pages(char** argv) {
     setenv("GLIBC_TUNABLES", old, 1);
   else
     unsetenv("GLIBC_TUNABLES");
+}
+
+// `tlsql fleet ...` (docs/fleet.md): the fleet layer is Python on Dask (Debian's python3-distributed,
+// so Debian's /usr/bin/python3, not whatever python3 comes first on PATH). Its workers run this
+// binary on each rank, so it gets this binary's path. The script is found from where the binary
+// is: installed (PREFIX/bin/tlsql -> PREFIX/share/tlsql/fleet) or in a build tree (the source's).
+int run_fleet(int argc, char** argv) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    fmt::print(stderr, "tlsql fleet: error: cannot find this binary's path: {}\n", ec.message());
+    return 1;
+  }
+  std::string script;
+  for (const std::filesystem::path& p : {self.parent_path().parent_path() / TLSQL_FLEET_INSTALLED / "tlsql_fleet.py",
+                                         std::filesystem::path(TLSQL_SOURCE_DIR) / "fleet" / "tlsql_fleet.py"})
+    if (std::filesystem::is_regular_file(p, ec)) {
+      script = p.string();
+      break;
+    }
+  if (script.empty()) {
+    fmt::print(stderr, "tlsql fleet: error: fleet/tlsql_fleet.py is neither installed beside {} nor in {}\n",
+               self.string(), TLSQL_SOURCE_DIR);
+    return 1;
+  }
+  std::vector<std::string> args = {"/usr/bin/python3", script, "--tlsql", self.string()};
+  for (int i = 2; i < argc; ++i) args.emplace_back(argv[i]);
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  execv(cargs[0], cargs.data());
+  fmt::print(stderr, "tlsql fleet: error: cannot run /usr/bin/python3: {} (apt-get install python3-distributed)\n",
+             strerror(errno));
+  return 1;
 }
 
 // What the process is doing, for the one line a bad_alloc gets (main).
@@ -106,7 +143,8 @@ int tlsql_main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.footer(
       "Default output: box on a terminal, csv when piped. With no -c/-f, SQL is read from stdin when it\n"
-      "is not a terminal, else an interactive prompt opens. Exit code 1 if loading or any statement failed.");
+      "is not a terminal, else an interactive prompt opens. Exit code 1 if loading or any statement failed.\n"
+      "tlsql fleet RANKS... -o fleet.db: one rank per Dask task, their summaries in fleet.db (tlsql fleet --help).");
   // Help and --version exit 0; any other argument error is one line and exit 1, like every error.
   try {
     app.parse(argc, argv);
@@ -257,6 +295,7 @@ int tlsql_main(int argc, char** argv) {
 // Every exception ends here as one line and exit 1, never std::terminate's abort: a bad_alloc (a
 // memory or address-space limit reached: `ulimit -v`, a cgroup) says what was being done.
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "fleet") return run_fleet(argc, argv);
   restart_with_huge_pages(argv);
   try {
     return tlsql_main(argc, argv);

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(g++ cmake ninja-build pkg-config python3 libsqlite3-dev libsimdjson-dev nlohmann-json3-dev libfmt-dev doctest-dev
+PACKAGES=(g++ cmake ninja-build pkg-config python3 python3-distributed libsqlite3-dev libsimdjson-dev nlohmann-json3-dev libfmt-dev doctest-dev
           libcli11-dev libedit-dev libisal-dev libtorch-dev libzip-dev libcairo2-dev fonts-dejavu-core python3-pandas
           sqlite3 ${EXTRA_PACKAGES:-})
 missing=()

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "session/session.h"
 #include "session/suggest.h"
 #include "src/report_fallback.h"
 #include "src/sql_assets.h"
@@ -163,6 +164,22 @@ ReportPlan plan_report(sqlite3* db, const std::string& asked, const ReportHints&
     const auto m = did_you_mean(asked, report_names());
     throw ReportError(
         fmt::format("no report '{}': {}{}", asked, m ? fmt::format("did you mean {}? ", *m) : "", hints.list));
+  }
+  // A fleet database (tlsql fleet) holds per-rank summaries and no events, and the reports written
+  // for it (their summary starts "fleet.db: ") read only its tables: each kind runs on its own kind
+  // of database, and the other gets one line that says which to open, not "no such table".
+  const bool fleet_db = is_fleet_database(db), fleet_report = report_summary(asked).starts_with("fleet.db: ");
+  if (fleet_report && !fleet_db)
+    throw ReportError(
+        fmt::format("{} reads a fleet database: tlsql fleet RANKS -o fleet.db, then "
+                    "tlsql fleet.db --report {} (docs/fleet.md)",
+                    asked, asked));
+  if (fleet_db && !fleet_report) {
+    std::string names;
+    for (const std::string& n : report_names())
+      if (report_summary(n).starts_with("fleet.db: ")) names += (names.empty() ? "" : ", ") + n;
+    throw ReportError(
+        fmt::format("{} reads traces; this fleet database holds per-rank summaries: its reports are {}", asked, names));
   }
   // Every diff report reads the schema `other` (sql/report_diff*.sql).
   if (asked.starts_with("diff") && !schema_attached(db, "other"))

@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "session/session.h"
 #include "session/suggest.h"
 #include "src/sql_assets.h"
 #include "src/sql_names.h"
@@ -60,7 +61,7 @@ struct ReportTable : sqlite3_vtab {
   ReportTable(sqlite3* connection, void* aux, int, const char* const*)
       : sqlite3_vtab{}, db(connection), module(static_cast<const ReportModule*>(aux)) {
     const std::string& asked = module->name;
-    if (!main_has_events(db))
+    if (!main_has_events(db) && !is_fleet_database(db))  // (a fleet.db's reports read its own tables)
       throw ReportError(
           fmt::format("report_{}: no trace in main: SELECT tlsql_load(path) first, or open a database "
                       "tlsql saved",

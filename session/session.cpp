@@ -121,7 +121,12 @@ Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
   watch_connection(db_);  // its files are inputs no output of this process may replace
   if (saved_) {
     try {
-      require_tlsql_database(db_, "main", saved_db);
+      // A fleet database is a plain SQLite file tlsql fleet wrote with Python's sqlite3: the same
+      // rule (the names read are tables), over its own names.
+      if (is_fleet_database(db_))
+        require_fleet_database(db_, saved_db);
+      else
+        require_tlsql_database(db_, "main", saved_db);
     } catch (...) {
       sqlite3_close(db_);
       db_ = nullptr;
@@ -130,7 +135,7 @@ Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
   }
   register_sql(db_, &stores_);
   enable_connection_cache(db_);
-  if (saved_) {
+  if (saved_ && !is_fleet_database(db_)) {  // (a fleet database holds no trace views)
     try {
       stale_views_ = use_current_views(db_);
     } catch (const std::exception& e) {
@@ -351,6 +356,32 @@ void require_tlsql_database(sqlite3* db, const std::string& schema, const std::s
   if (!wrong.empty()) throw LoadError(fmt::format("{}: not a database tlsql saved: {}", path, wrong));
   if (std::string key = event_key_problem(db, schema); !key.empty())
     throw LoadError(fmt::format("{}: not a database tlsql saved: {}", path, key));
+}
+
+bool is_fleet_database(sqlite3* db) {
+  Statement q(db, "SELECT 1 FROM main.sqlite_schema WHERE name = 'fleet_meta'");
+  return q.step();
+}
+
+void require_fleet_database(sqlite3* db, const std::string& path) {
+  // What the fleet reports (sql/report_fleet_*.sql) read; fleet/tlsql_fleet.py writes them.
+  static const std::set<std::string> kTables = {"fleet_meta", "fleet_rank",        "fleet_traces", "fleet_steps",
+                                                "fleet_comm", "fleet_kernel_time", "fleet_repairs"};
+  Statement q(db, "SELECT name, type, upper(coalesce(sql, '')) LIKE 'CREATE VIRTUAL TABLE%' FROM main.sqlite_schema");
+  std::set<std::string> found;
+  while (q.step()) {
+    const std::string name = (const char*)sqlite3_column_text(q.get(), 0);
+    const std::string type = (const char*)sqlite3_column_text(q.get(), 1);
+    const bool is_virtual = sqlite3_column_int(q.get(), 2) != 0;
+    if (!kTables.count(name)) continue;
+    if (type != "table" || is_virtual)
+      throw LoadError(fmt::format("{}: not a fleet database tlsql fleet wrote: '{}' is a {} where it writes a table",
+                                  path, name, is_virtual ? "virtual table" : type));
+    found.insert(name);
+  }
+  for (const std::string& need : kTables)
+    if (!found.count(need))
+      throw LoadError(fmt::format("{}: not a fleet database tlsql fleet wrote (no {} table)", path, need));
 }
 
 void Session::finish(const std::string& schema) {

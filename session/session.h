@@ -108,5 +108,10 @@ std::vector<std::string> trace_files(const std::string& path, std::vector<std::s
 void check_schema_name(const std::string& name);
 // Throws LoadError naming `path` unless `schema` holds a database tlsql saved.
 void require_tlsql_database(sqlite3* db, const std::string& schema, const std::string& path);
+// A fleet database (`tlsql fleet`, docs/fleet.md): main holds a fleet_meta table. It holds per-rank
+// summaries, no events; only the reports written for it ("fleet.db: " summaries) read it.
+bool is_fleet_database(sqlite3* db);
+// Throws LoadError naming `path` unless every fleet table `tlsql fleet` writes is a plain table.
+void require_fleet_database(sqlite3* db, const std::string& path);
 
 }  // namespace tlsql
