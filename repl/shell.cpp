@@ -207,9 +207,9 @@ void Shell::load(const std::string& path, const std::string& schema) {
           if (t) {
             int pct = (int)(100.0 * d / t), w = pct / 4;
             std::fputs("\r", stderr);  // (the bar's own control character; the path goes through say)
-            say(stderr, fmt::format("loading {} {:3}% [{}{}] {} of {} MB{}", path, pct, std::string(w, '='),
-                                    std::string(25 - w, ' '), d >> 20, t >> 20,
-                                    parsed ? ", linking the call tree" : ""));
+            say(stderr,
+                fmt::format("loading {} {:3}% [{}{}] {} of {} MB{}", path, pct, std::string(w, '='),
+                            std::string(25 - w, ' '), d >> 20, t >> 20, parsed ? ", linking the call tree" : ""));
             drawn = true;
           }
           cv.wait_for(l, std::chrono::milliseconds(100), [&] { return finished; });

@@ -319,9 +319,9 @@ void require_tlsql_database(sqlite3* db, const std::string& schema, const std::s
   // wrote; a virtual table of tlsql's own modules would read this session's loaded traces).
   // tlsql_schema is the one virtual table, of its own module (files saved before it lack it).
   static const std::map<std::string, std::string> kExpected = {
-      {"event", "table"},         {"trace", "table"},       {"tlsql_self", "table"},     {"device", "table"},
-      {"health", "table"},        {"launch_link", "table"}, {"captured_graph", "table"}, {"replay_graph", "table"},
-      {"gpu_spec", "table"},      {"gpu_alias", "table"},   {"tlsql_perf", "table"},     {"op", "view"},
+      {"event", "table"},          {"trace", "table"},       {"tlsql_self", "table"},     {"device", "table"},
+      {"health", "table"},         {"launch_link", "table"}, {"captured_graph", "table"}, {"replay_graph", "table"},
+      {"gpu_spec", "table"},       {"gpu_alias", "table"},   {"tlsql_perf", "table"},     {"op", "view"},
       {"tlsql_schema", "virtual"}, {"kernel_rule", "table"}};
   sqlite3_stmt* q = nullptr;
   std::string sql = fmt::format("SELECT name, type, coalesce(sql, '') FROM {}.sqlite_schema", schema_sql(db, schema));
@@ -359,8 +359,13 @@ void require_tlsql_database(sqlite3* db, const std::string& schema, const std::s
 }
 
 bool is_fleet_database(sqlite3* db) {
-  Statement q(db, "SELECT 1 FROM main.sqlite_schema WHERE name = 'fleet_meta'");
-  return q.step();
+  // (no error of its own: a file SQLite cannot read is said by require_tlsql_database, with its path)
+  sqlite3_stmt* q = nullptr;
+  const bool fleet = sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_schema WHERE name = 'fleet_meta'", -1, &q,
+                                        nullptr) == SQLITE_OK &&
+                     sqlite3_step(q) == SQLITE_ROW;
+  sqlite3_finalize(q);
+  return fleet;
 }
 
 void require_fleet_database(sqlite3* db, const std::string& path) {
