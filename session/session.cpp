@@ -17,6 +17,7 @@
 #include "src/db_writer.h"
 #include "src/input.h"
 #include "src/output_file.h"
+#include "src/readers/reader.h"
 #include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
@@ -214,9 +215,9 @@ void require_tlsql_database(sqlite3* db, const std::string& schema, const std::s
   // wrote; a virtual table of tlsql's own modules would read this session's loaded traces).
   // tlsql_schema is the one virtual table, of its own module (files saved before it lack it).
   static const std::map<std::string, std::string> kExpected = {
-      {"event", "table"},         {"trace", "table"},       {"tlsql_self", "table"},     {"device", "table"},
-      {"health", "table"},        {"launch_link", "table"}, {"captured_graph", "table"}, {"replay_graph", "table"},
-      {"gpu_spec", "table"},      {"gpu_alias", "table"},   {"tlsql_perf", "table"},     {"op", "view"},
+      {"event", "table"},          {"trace", "table"},       {"tlsql_self", "table"},     {"device", "table"},
+      {"health", "table"},         {"launch_link", "table"}, {"captured_graph", "table"}, {"replay_graph", "table"},
+      {"gpu_spec", "table"},       {"gpu_alias", "table"},   {"tlsql_perf", "table"},     {"op", "view"},
       {"tlsql_schema", "virtual"}, {"kernel_rule", "table"}};
   sqlite3_stmt* q = nullptr;
   std::string sql = fmt::format("SELECT name, type, coalesce(sql, '') FROM {}.sqlite_schema", schema_sql(db, schema));
@@ -243,11 +244,18 @@ void require_tlsql_database(sqlite3* db, const std::string& schema, const std::s
   sqlite3_finalize(q);
   if (rc != SQLITE_OK) throw LoadError(fmt::format("{}: cannot open: {}", path, msg));
   for (const char* need : {"event", "trace", "tlsql_self", "op"})
-    if (!found.count(need))
+    if (!found.count(need)) {
+      // Another profiler's database (rocpd, an Nsight export no reader claimed) is named by the
+      // format chooser's rule (src/readers/formats.cpp), not called a broken save.
+      std::string error;
+      const std::string hint = database_format_hint(database_tables(path, error));
+      if (error.empty() && (hint.starts_with("a rocpd") || hint.starts_with("an Nsight")))
+        throw LoadError(fmt::format("{}: not a trace: {}", path, hint));
       throw LoadError(
           fmt::format("{}: not a database tlsql saved (no event, trace, op and tlsql_self tables); "
                       "load its traces instead",
                       path));
+    }
   if (!wrong.empty()) throw LoadError(fmt::format("{}: not a database tlsql saved: {}", path, wrong));
   if (std::string key = event_key_problem(db, schema); !key.empty())
     throw LoadError(fmt::format("{}: not a database tlsql saved: {}", path, key));

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -83,5 +84,17 @@ std::span<const ReaderFormat> builtin_formats();
 
 // The format that reads a text starting with `head` (see ReaderFormat); `formats` is not empty.
 const ReaderFormat& choose_format(std::span<const ReaderFormat> formats, std::string_view head);
+// The same for the file `path`, except that a file no format claims and that looks like another
+// profiler's output (a rocpd or Nsight database, an .nsys-rep, a Perfetto protobuf, an execution
+// trace) is refused here by name, with what to do, as NotATrace (docs/formats.md).
+const ReaderFormat& choose_format(std::span<const ReaderFormat> formats, std::string_view head,
+                                  const std::string& path);
+// What a file no format reads looks like and what to do ("" when it looks like nothing known).
+std::string other_format_hint(std::string_view head, const std::string& path);
+// The same for a SQLite database, from its table and view names.
+std::string database_format_hint(const std::set<std::string>& tables);
+// The table and view names of the SQLite database `path` (opened read-only and immutable); `error`
+// set when it cannot be read.
+std::set<std::string> database_tables(const std::string& path, std::string& error);
 
 }  // namespace tlsql
