@@ -41,7 +41,10 @@ bool is_sqlite_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec)) return false;
   std::ifstream f(path, std::ios::binary);
   char magic[16] = {};
-  return f.read(magic, 16) && std::string_view(magic, 16) == std::string_view("SQLite format 3\0", 16);
+  if (!f.read(magic, 16) || std::string_view(magic, 16) != std::string_view("SQLite format 3\0", 16)) return false;
+  // A database another profiler wrote that a reader reads (an Nsight Systems export) is a trace to
+  // load, not a saved database to open.
+  return database_format(builtin_formats(), path) == nullptr;
 }
 
 std::vector<std::string> trace_files(const std::string& path) {

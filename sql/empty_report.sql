@@ -21,6 +21,10 @@ SELECT CASE
   WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op)
        AND EXISTS (SELECT 1 FROM trace WHERE metadata ->> '$.profiler' = 'rocprofv3')
     THEN 'no ops: rocprofv3 records HIP calls and GPU work but no CPU ops (no call tree above the HIP calls)'
+  WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op)
+       AND EXISTS (SELECT 1 FROM trace WHERE metadata ->> '$.profiler' = 'nsys')
+    THEN 'no ops: the Nsight Systems export has no emit_nvtx ranges (aten::NAME, op_id = N): profile the run '
+         || 'inside torch.autograd.profiler.emit_nvtx()'
   WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op) THEN 'no ops (cpu_op events) in this trace'
   WHEN @report IN ('temporal', 'idle', 'timeline', 'timeline_ranks', 'collectives', 'launch', 'optimizable', 'kernels', 'ops')
        AND NOT (SELECT yes FROM gpu_work) THEN 'no GPU events (kernels, memcpys, memsets) in this trace'

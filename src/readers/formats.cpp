@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
 #include "src/readers/kineto_json/kineto_json.h"
+#include "src/readers/nsys_sqlite/nsys_sqlite.h"
 #include "src/readers/reader.h"
 #include "src/readers/rocprof_json/rocprof_json.h"
 #include "src/sqlite_util.h"
@@ -17,6 +19,7 @@ namespace tlsql {
 std::span<const ReaderFormat> builtin_formats() {
   static const ReaderFormat formats[] = {
       rocprof_json::format,  // {"rocprofiler-sdk-tool": ...
+      nsys_sqlite::format,   // a SQLite file with CUPTI_ACTIVITY_KIND_KERNEL
       kineto_json::format,   // last: it reads what no other format claims (and says why it is no trace)
   };
   return formats;
@@ -75,8 +78,8 @@ std::string database_format_hint(const std::set<std::string>& tables) {
   if (has_prefix("rocpd_"))
     return "a rocpd database (rocprofv3 --output-format rocpd), which tlsql does not read: record the run "
            "with rocprofv3 --output-format json, or convert it to JSON with rocprofiler-sdk's tools";
-  if (tables.count("CUPTI_ACTIVITY_KIND_KERNEL"))
-    return "an Nsight Systems SQLite export, which this build does not read";
+  if (tables.count("CUPTI_ACTIVITY_KIND_KERNEL"))  // (only when a load asks for other formats than tlsql's)
+    return "an Nsight Systems SQLite export, which no format of this load reads";
   if (tables.count("TARGET_INFO_SESSION_START_TIME") || (tables.count("StringIds") && has_prefix("NVTX_")))
     return "an Nsight Systems SQLite export without a CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels were "
            "recorded): profile with nsys profile --trace=cuda,nvtx";
@@ -119,12 +122,33 @@ std::string other_format_hint(std::string_view head, const std::string& path) {
   return "";
 }
 
+const ReaderFormat* database_format(std::span<const ReaderFormat> formats, const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
+  char magic[16] = {};
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    size_t n = std::fread(magic, 1, sizeof magic, f);
+    std::fclose(f);
+    if (n != sizeof magic || std::string_view(magic, sizeof magic) != kSqliteMagic) return nullptr;
+  } else {
+    return nullptr;
+  }
+  std::string error;
+  std::set<std::string> tables = database_tables(path, error);
+  if (!error.empty()) return nullptr;
+  for (const ReaderFormat& f : formats)
+    if (f.claims_database && f.claims_database(tables)) return &f;
+  return nullptr;
+}
+
 const ReaderFormat& choose_format(std::span<const ReaderFormat> formats, std::string_view head,
                                   const std::string& path) {
   // The last format reads what no other claims (Kineto's claims every JSON document): the files
   // that look like another profiler's are named before it gets them.
   for (const ReaderFormat& f : formats.first(formats.size() - 1))
     if (f.claims(head)) return f;
+  if (head.starts_with(kSqliteMagic))
+    if (const ReaderFormat* f = database_format(formats, path)) return *f;
   if (std::string hint = other_format_hint(head, path); !hint.empty())
     throw NotATrace(fmt::format("{}: not a trace: {}", path, hint));
   return formats.back();
