@@ -28,6 +28,10 @@ SELECT CASE
   WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op) THEN 'no ops (cpu_op events) in this trace'
   WHEN @report IN ('temporal', 'idle', 'timeline', 'timeline_ranks', 'collectives', 'launch', 'optimizable', 'kernels', 'ops')
        AND NOT (SELECT yes FROM gpu_work) THEN 'no GPU events (kernels, memcpys, memsets) in this trace'
+  -- No launch call at all (rocprofv3 without --hip-trace, a Kineto trace without runtime events):
+  -- choosing other steps would not help.
+  WHEN @report = 'launch' AND NOT EXISTS (SELECT 1 FROM launch_link)
+    THEN 'no GPU work linked to a launch call in this trace: no runtime call carries a GPU event''s correlation id'
   WHEN @report IN ('temporal', 'idle', 'launch') AND coalesce(@steps, 'complete') <> 'all'
     THEN 'no GPU work in the chosen ProfilerSteps: set @steps ''all'''
   WHEN @report = 'kernels' AND coalesce(@steps, 'all') <> 'all'

@@ -103,6 +103,16 @@ if len(paths) == 3:
     r2 = run([out], "SELECT count(*) FROM event")
     check(r.returncode == 0 and r.stdout == r2.stdout, "saved with -o: the same rows")
 
+    r = run([healthy, "--report", "ops"])
+    # Without NVTX op ranges each launch call is its own counted row (TraceLens's rule for launches
+    # with no op above them): the report runs, and names the call.
+    check(r.returncode == 0 and [row[0] for row in rows(r)[1:]] == ["cudaLaunchKernel"],
+          f"ops on an export without NVTX: the launch call's row ({rows(r)[1:2]})")
+    r = run([before, "--html", os.path.join(tmp, "before.html")], "SELECT 1")
+    check(r.returncode == 0 and os.path.getsize(os.path.join(tmp, "before.html")) > 0, "--html on an export")
+    r = run([before], f".plot timeline {os.path.join(tmp, 'timeline.png')}")
+    check(r.returncode == 0 and os.path.getsize(os.path.join(tmp, "timeline.png")) > 0, ".plot timeline on an export")
+
     # --- 3. a Kineto trace of the same kernels, compared by name -------------------------------
     db = export(healthy)
     events = []

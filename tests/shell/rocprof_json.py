@@ -120,6 +120,15 @@ if os.path.exists(sample):
                            json.dumps([di["workgroup_size"][a] for a in "xyz"], separators=(",", ":")),
                            str(first["correlation_id"]["internal"])]],
           f"first dispatch: ns exact, grid / block, correlation ({rows(r)[1:]})")
+    # The reports that cannot answer say why in one line.
+    for rep, why in (("ops", "ops: no rows: no ops: rocprofv3 records HIP calls and GPU work but no CPU ops"),
+                     ("launch", "launch: no rows: no GPU work linked to a launch call in this trace")):
+        r = run([sample, "--report", rep])
+        check(r.returncode == 0 and r.stderr.startswith(why) and r.stderr.count("\n") == 1,
+              f"--report {rep}: says why in one line ({r.stderr.strip()[:160]})")
+    for rep in ("summary", "kernels", "idle", "temporal", "health"):
+        r = run([sample, "--report", rep])
+        check(r.returncode == 0 and len(rows(r)) > 1, f"--report {rep} runs ({r.stderr.strip()[:160]})")
 else:
     print(f"note: {sample} not found: its checks not run")
 
