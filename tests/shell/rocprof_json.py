@@ -126,7 +126,7 @@ if os.path.exists(sample):
         r = run([sample, "--report", rep])
         check(r.returncode == 0 and r.stderr.startswith(why) and r.stderr.count("\n") == 1,
               f"--report {rep}: says why in one line ({r.stderr.strip()[:160]})")
-    for rep in ("summary", "kernels", "idle", "temporal", "health"):
+    for rep in ("summary", "kernels", "idle", "temporal", "overlap", "collectives", "health"):
         r = run([sample, "--report", rep])
         check(r.returncode == 0 and len(rows(r)) > 1, f"--report {rep} runs ({r.stderr.strip()[:160]})")
 else:
