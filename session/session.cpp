@@ -19,6 +19,7 @@
 #include "src/input.h"
 #include "src/output_file.h"
 #include "src/sql_assets.h"
+#include "src/readers/reader.h"
 #include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
@@ -42,7 +43,10 @@ bool is_sqlite_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec)) return false;
   std::ifstream f(path, std::ios::binary);
   char magic[16] = {};
-  return f.read(magic, 16) && std::string_view(magic, 16) == std::string_view("SQLite format 3\0", 16);
+  if (!f.read(magic, 16) || std::string_view(magic, 16) != std::string_view("SQLite format 3\0", 16)) return false;
+  // A database another profiler wrote that a reader reads (an Nsight Systems export) is a trace to
+  // load, not a saved database to open.
+  return database_format(builtin_formats(), path) == nullptr;
 }
 
 std::vector<std::string> trace_files(const std::string& path, std::vector<std::string>* skipped) {
@@ -348,11 +352,18 @@ void require_tlsql_database(sqlite3* db, const std::string& schema, const std::s
   sqlite3_finalize(q);
   if (rc != SQLITE_OK) throw LoadError(fmt::format("{}: cannot open: {}", path, msg));
   for (const char* need : {"event", "trace", "tlsql_self", "op"})
-    if (!found.count(need))
+    if (!found.count(need)) {
+      // Another profiler's database (rocpd, an Nsight export no reader claimed) is named by the
+      // format chooser's rule (src/readers/formats.cpp), not called a broken save.
+      std::string error;
+      const std::string hint = database_format_hint(database_tables(path, error));
+      if (error.empty() && (hint.starts_with("a rocpd") || hint.starts_with("an Nsight")))
+        throw LoadError(fmt::format("{}: not a trace: {}", path, hint));
       throw LoadError(
           fmt::format("{}: not a database tlsql saved (no event, trace, op and tlsql_self tables); "
                       "load its traces instead",
                       path));
+    }
   if (!wrong.empty()) throw LoadError(fmt::format("{}: not a database tlsql saved: {}", path, wrong));
   if (std::string key = event_key_problem(db, schema); !key.empty())
     throw LoadError(fmt::format("{}: not a database tlsql saved: {}", path, key));

@@ -92,7 +92,8 @@ void augment_trace(Session& session, const std::string& trace_path, const std::s
 void register_sql(sqlite3* db, StoreRegistry* stores, void (*destroy_stores)(void*) = nullptr,
                   const ReportHints& hints = shell_report_hints());
 
-// True if `path` starts with the SQLite file header.
+// True if `path` starts with the SQLite file header and no reader claims it (an Nsight Systems export
+// is a trace to load): a database to open or attach.
 bool is_sqlite_file(const std::string& path);
 // The trace files `path` names: itself, or for a directory (one trace per rank, as
 // torch.profiler's tensorboard_trace_handler writes them) its *.json and *.json.gz files in name

@@ -17,9 +17,21 @@ SELECT CASE
                 || 'recorded from PyTorch 1.13 on)'
          ELSE 'no ' || (SELECT cat FROM family) || ' op has a FLOPs model for its recorded shapes (docs/perf_models.md)'
     END
+  -- The other profilers' files say why they have no ops (docs/formats.md).
+  WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op)
+       AND EXISTS (SELECT 1 FROM trace WHERE metadata ->> '$.profiler' = 'rocprofv3')
+    THEN 'no ops: rocprofv3 records HIP calls and GPU work but no CPU ops (no call tree above the HIP calls)'
+  WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op)
+       AND EXISTS (SELECT 1 FROM trace WHERE metadata ->> '$.profiler' = 'nsys')
+    THEN 'no ops: the Nsight Systems export has no emit_nvtx ranges (aten::NAME, op_id = N): profile the run '
+         || 'inside torch.autograd.profiler.emit_nvtx()'
   WHEN @report IN ('ops', 'summary') AND NOT EXISTS (SELECT 1 FROM op) THEN 'no ops (cpu_op events) in this trace'
   WHEN @report IN ('temporal', 'idle', 'timeline', 'timeline_ranks', 'collectives', 'launch', 'optimizable', 'kernels', 'ops')
        AND NOT (SELECT yes FROM gpu_work) THEN 'no GPU events (kernels, memcpys, memsets) in this trace'
+  -- No launch call at all (rocprofv3 without --hip-trace, a Kineto trace without runtime events):
+  -- choosing other steps would not help.
+  WHEN @report = 'launch' AND NOT EXISTS (SELECT 1 FROM launch_link)
+    THEN 'no GPU work linked to a launch call in this trace: no runtime call carries a GPU event''s correlation id'
   WHEN @report IN ('temporal', 'idle', 'launch') AND coalesce(@steps, 'complete') <> 'all'
     THEN 'no GPU work in the chosen ProfilerSteps: set @steps ''all'''
   WHEN @report = 'kernels' AND coalesce(@steps, 'all') <> 'all'

@@ -41,6 +41,28 @@ void harden_connection(sqlite3* db) {
   if (sqlite3_libversion_number() >= 3041000) sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
 }
 
+sqlite3* open_foreign_database(const std::string& path, std::string& error) {
+  // A URI's path is percent-decoded and ends at '?' or '#': escape every byte that is not plain.
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-')
+      uri += (char)c;
+    else
+      uri += fmt::format("%{:02X}", c);
+  }
+  uri += "?mode=ro&immutable=1";
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    error = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return nullptr;
+  }
+  harden_connection(db);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  return db;
+}
+
 namespace {
 // Whether the file `schema` of `db` was renamed or unlinked since `db` opened it (the path may now
 // name another file). Unknown counts as moved.

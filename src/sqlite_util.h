@@ -44,6 +44,12 @@ bool immutable_for(const std::string& path);
 // then name another file, and the two connections would mix two files' rows).
 sqlite3* open_second_reader(sqlite3* db, const std::string& schema);
 
+// A database file another program wrote (an Nsight Systems export, a rocpd database), opened
+// read-only and immutable (no lock, no journal, no -wal file read or made: the file is an input),
+// through a URI built here so no character of the path is read as a URI parameter, hardened as
+// above, extension loading off. nullptr with `error` set when it cannot be opened.
+sqlite3* open_foreign_database(const std::string& path, std::string& error);
+
 class Statement {
  public:
   Statement(sqlite3* db, std::string_view sql);

@@ -129,7 +129,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   trace->uid_base = store.first_uid + store.total_rows;
   // Reserved for small events (~100 bytes of JSON each); pages never written are never resident.
   trace->rows.reserve((in.gzip() ? in.file_bytes() * 8 : in.file_bytes()) / 100 + 16);
-  const ReaderFormat& format = choose_format(opt.formats, head_of(in));
+  const ReaderFormat& format = choose_format(opt.formats, head_of(in), path);
   std::unique_ptr<TraceReader> reader = format.open(in, path, std::max<size_t>(1, opt.chunk_bytes));
 
   // Two threads: the scanner cuts chunks and, whenever two are already waiting, parses one

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -74,6 +75,12 @@ struct ReaderFormat {
   // A reader of `in` (already open, nothing consumed); `path` names the file in messages; chunks
   // of about `chunk_bytes` of input (>= 1).
   std::unique_ptr<TraceReader> (*open)(InputSource& in, const std::string& path, size_t chunk_bytes);
+  // A format read from a SQLite database (a text starting "SQLite format 3"): whether the regular
+  // file's table and view names are this format's (`claims` then says no to every head). Its
+  // reader opens the file itself, read-only and immutable (open_foreign_database), and pulls rows
+  // with SQL in its scan: the same pipeline, chunks and parsers as a text format. nullptr: a text
+  // format.
+  bool (*claims_database)(const std::set<std::string>& tables) = nullptr;
 };
 
 constexpr size_t kSniffBytes = 4096;
@@ -83,5 +90,20 @@ std::span<const ReaderFormat> builtin_formats();
 
 // The format that reads a text starting with `head` (see ReaderFormat); `formats` is not empty.
 const ReaderFormat& choose_format(std::span<const ReaderFormat> formats, std::string_view head);
+// The same for the file `path`, except that a file no format claims and that looks like another
+// profiler's output (a rocpd or Nsight database, an .nsys-rep, a Perfetto protobuf, an execution
+// trace) is refused here by name, with what to do, as NotATrace (docs/formats.md).
+const ReaderFormat& choose_format(std::span<const ReaderFormat> formats, std::string_view head,
+                                  const std::string& path);
+// What a file no format reads looks like and what to do ("" when it looks like nothing known).
+std::string other_format_hint(std::string_view head, const std::string& path);
+// The same for a SQLite database, from its table and view names.
+std::string database_format_hint(const std::set<std::string>& tables);
+// The format of `formats` that reads the SQLite database file `path` by its tables, or nullptr (not a
+// regular file, not SQLite, or no format's tables): a database no format reads is a saved one.
+const ReaderFormat* database_format(std::span<const ReaderFormat> formats, const std::string& path);
+// The table and view names of the SQLite database `path` (opened read-only and immutable); `error`
+// set when it cannot be read.
+std::set<std::string> database_tables(const std::string& path, std::string& error);
 
 }  // namespace tlsql

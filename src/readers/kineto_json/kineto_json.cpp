@@ -73,6 +73,10 @@ std::unique_ptr<TraceReader> open(InputSource& in, const std::string& path, size
 
 }  // namespace
 
+std::unique_ptr<ChunkParser> event_parser(const RowSink& sink, const std::string& path) {
+  return std::make_unique<ChunkParserImpl>(sink, path);
+}
+
 bool claims(std::string_view head) {
   if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
   size_t p = json_scan::skip_ws(head.data(), head.size(), 0);

@@ -12,4 +12,9 @@ bool claims(std::string_view head);
 
 extern const ReaderFormat format;
 
+// A parser of chunks of Kineto events (text "[" event "," ... "]"), for readers that translate
+// their format into Kineto events in their scan (src/readers/rocprof_json); `path` names the file
+// in messages.
+std::unique_ptr<ChunkParser> event_parser(const RowSink& sink, const std::string& path);
+
 }  // namespace tlsql::kineto_json

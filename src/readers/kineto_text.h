@@ -1,0 +1,124 @@
+// Writing Kineto events as text, for readers that translate another profiler's records into Kineto
+// events in their scan and let the Kineto parser make the rows (src/readers/rocprof_json,
+// src/readers/nsys_sqlite): one parser, one set of rules for what a row holds.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <string_view>
+
+#include "src/readers/reader.h"
+
+namespace tlsql::kineto_text {
+
+// `s` as a JSON string. Control characters are escaped; other bytes pass (the Kineto parser's JSON
+// check repairs invalid UTF-8 and counts it in health).
+inline void escape(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    unsigned char u = (unsigned char)c;
+    if (c == '"' || c == '\\') {
+      out += '\\', out += c;
+    } else if (u < 0x20) {
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+// ns as the decimal µs text Kineto writes ("1234.567"): the Kineto parser reads it back exactly.
+inline void micros(std::string& out, int64_t ns) {
+  uint64_t u = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+  fmt::format_to(std::back_inserter(out), "{}{}.{:03}", ns < 0 ? "-" : "", u / 1000, u % 1000);
+}
+
+// Events written one field at a time into chunks of about `chunk_bytes` ("[" e "," e ... "]"),
+// each handed to the pipeline's emit with its row count.
+class ChunkWriter {
+ public:
+  ChunkWriter(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare, size_t chunk_bytes)
+      : emit_(emit), spare_(spare), chunk_bytes_(chunk_bytes) {}
+
+  size_t rows() const { return rows_; }  // rows written so far: the next row's index in the trace
+
+  void begin(std::string_view ph, std::string_view cat, std::string_view name) {
+    if (!body_.empty()) body_ += ',';
+    body_ += "{\"ph\":";
+    escape(body_, ph);
+    body_ += ",\"cat\":";
+    escape(body_, cat);
+    body_ += ",\"name\":";
+    escape(body_, name);
+  }
+  void time(std::string_view key, int64_t ns) {
+    body_ += ',';
+    escape(body_, key);
+    body_ += ':';
+    micros(body_, ns);
+  }
+  void field(std::string_view key, int64_t v) {
+    body_ += ',';
+    escape(body_, key);
+    fmt::format_to(std::back_inserter(body_), ":{}", v);
+  }
+  void open_args() {
+    body_ += ",\"args\":{";
+    first_arg_ = true;
+  }
+  void key(std::string_view k) {
+    if (!first_arg_) body_ += ',';
+    first_arg_ = false;
+    escape(body_, k);
+    body_ += ':';
+  }
+  void arg(std::string_view k, int64_t v) {
+    key(k);
+    fmt::format_to(std::back_inserter(body_), "{}", v);
+  }
+  void text_arg(std::string_view k, std::string_view v) {
+    key(k);
+    escape(body_, v);
+  }
+  // `json` must be one valid JSON value (the caller checked it).
+  void json_arg(std::string_view k, std::string_view json) {
+    key(k);
+    body_ += json;
+  }
+  std::string& raw() { return body_; }
+  // Closes the event (and its args object when `args`).
+  void end(bool args = true) {
+    body_ += args ? "}}" : "}";
+    ++rows_;
+    if (body_.size() >= chunk_bytes_) flush();
+  }
+  void flush() {
+    if (stopped_) body_.clear(), first_ = rows_;  // cancelled: the error that cancelled it is reported
+    if (rows_ == first_) return;
+    Chunk c{spare_(), 0, rows_ - first_};
+    c.text.resize(body_.size() + 2);
+    c.text.data()[0] = '[';
+    std::memcpy(c.text.data() + 1, body_.data(), body_.size());
+    c.text.data()[body_.size() + 1] = ']';
+    body_.clear();
+    first_ = rows_;
+    stopped_ = !emit_(std::move(c));
+  }
+  bool stopped() const { return stopped_; }
+
+ private:
+  const std::function<bool(Chunk&&)>& emit_;
+  const std::function<TextBuffer()>& spare_;
+  size_t chunk_bytes_;
+  std::string body_;
+  size_t rows_ = 0, first_ = 0;
+  bool first_arg_ = true, stopped_ = false;
+};
+
+}  // namespace tlsql::kineto_text

@@ -1,0 +1,438 @@
+#include "src/readers/nsys_sqlite/nsys_sqlite.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "src/json_check.h"
+#include "src/readers/kineto_json/kineto_json.h"
+#include "src/readers/kineto_text.h"
+#include "src/sql_names.h"
+#include "src/sqlite_util.h"
+
+namespace tlsql::nsys_sqlite {
+
+namespace {
+
+using kineto_text::ChunkWriter;
+
+constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+
+// One table's rows with its columns found by name: an export of another schema version may lack a
+// column (it reads as NULL) or add some (never read).
+class Rows {
+ public:
+  Rows(sqlite3* db, const std::string& table, const std::string& path) : db_(db), table_(table), path_(path) {
+    // (The table names are tlsql's own literals, quoted all the same.)
+    if (sqlite3_prepare_v2(db, ("SELECT * FROM " + quote_identifier(table)).c_str(), -1, &q_, nullptr) != SQLITE_OK)
+      fail();
+    for (int i = 0; i < sqlite3_column_count(q_); ++i) columns_[sqlite3_column_name(q_, i)] = i;
+  }
+  ~Rows() { sqlite3_finalize(q_); }
+  Rows(const Rows&) = delete;
+  Rows& operator=(const Rows&) = delete;
+
+  int column(const std::string& name) const {
+    auto it = columns_.find(name);
+    return it == columns_.end() ? -1 : it->second;
+  }
+  bool has(const std::string& name) const { return column(name) >= 0; }
+  bool step() {
+    int rc = sqlite3_step(q_);
+    if (rc == SQLITE_ROW) return ++row_, true;
+    if (rc != SQLITE_DONE) fail();
+    return false;
+  }
+  // kNull for a NULL, a column the table lacks, or a value that is not an integer.
+  int64_t i(int col) const {
+    return col < 0 || sqlite3_column_type(q_, col) != SQLITE_INTEGER ? kNull : sqlite3_column_int64(q_, col);
+  }
+  std::string_view s(int col) const {
+    if (col < 0 || sqlite3_column_type(q_, col) == SQLITE_NULL) return {};
+    const char* t = (const char*)sqlite3_column_text(q_, col);
+    return t ? std::string_view(t, sqlite3_column_bytes(q_, col)) : std::string_view();
+  }
+  int64_t row() const { return row_; }
+
+ private:
+  [[noreturn]] void fail() const {
+    throw LoadError(fmt::format("{}: table {}, row {}: cannot read: {}", path_, table_, row_ + 1, sqlite3_errmsg(db_)));
+  }
+  sqlite3* db_;
+  std::string table_, path_;
+  sqlite3_stmt* q_ = nullptr;
+  std::map<std::string, int> columns_;
+  int64_t row_ = 0;
+};
+
+// nsys's serialized global thread id: (pid << 24 | tid) above a hardware id in bits 48 and up.
+int64_t pid_of(int64_t global) { return global == kNull ? kNull : (global >> 24) & 0xFFFFFF; }
+int64_t tid_of(int64_t global) { return global == kNull ? kNull : global & 0xFFFFFF; }
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": the name CUPTI's API tables and Kineto give the
+// call, so launch rules (graph launches) and a diff against a Kineto trace match names.
+std::string_view api_name(std::string_view s) {
+  size_t v = s.rfind("_v");
+  if (v == std::string_view::npos || v + 2 >= s.size()) return s;
+  for (size_t i = v + 2; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return s;
+  return s.substr(0, v);
+}
+
+// emit_nvtx's range text: "aten::mul, seq = 12, op_id = 34, sizes = [[2, 3], []], input_op_ids = ...".
+struct OpRange {
+  std::string_view name, sizes;
+  int64_t seq = kNull, op_id = kNull;
+};
+std::optional<OpRange> op_range(std::string_view text) {
+  size_t at = text.find(", op_id = ");
+  size_t comma = text.find(", ");
+  if (at == std::string_view::npos || comma == 0) return std::nullopt;
+  OpRange r;
+  r.name = text.substr(0, comma);
+  auto number = [&](std::string_view key) -> int64_t {
+    size_t p = text.find(key);
+    if (p == std::string_view::npos) return kNull;
+    p += key.size();
+    int64_t v = 0;
+    size_t digits = 0;
+    while (p < text.size() && text[p] >= '0' && text[p] <= '9' && digits < 18) v = v * 10 + (text[p++] - '0'), ++digits;
+    return digits ? v : kNull;
+  };
+  r.seq = number(", seq = ");
+  r.op_id = number(", op_id = ");
+  if (size_t p = text.find(", sizes = "); p != std::string_view::npos) {
+    std::string_view rest = text.substr(p + 10);
+    rest = rest.substr(0, rest.find(", input_op_ids = "));
+    r.sizes = rest;
+  }
+  return r;
+}
+
+class Reader : public TraceReader {
+ public:
+  Reader(const std::string& path, size_t chunk_bytes) : path_(path), chunk_bytes_(chunk_bytes) {}
+  ~Reader() override { sqlite3_close(db_); }
+
+  void scan(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare,
+            Health& health) override {
+    std::string error;
+    db_ = open_foreign_database(path_, error);
+    if (!db_) throw LoadError(fmt::format("{}: cannot open the Nsight Systems export: {}", path_, error));
+    {
+      Statement q(db_, "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')");
+      while (q.step()) tables_.insert((const char*)sqlite3_column_text(q.get(), 0));
+    }
+    if (!tables_.count(std::string(kKernelTable)))
+      throw NotATrace(fmt::format("{}: not a trace: an Nsight Systems export without a {} table", path_, kKernelTable));
+    health_ = &health;
+    ChunkWriter out(emit, spare, chunk_bytes_);
+    out_ = &out;
+    read_strings();
+    read_metadata();
+    std::string not_read;
+    for (const std::string& t : tables_) {
+      const bool known = t == kKernelTable || t == "CUPTI_ACTIVITY_KIND_MEMCPY" || t == "CUPTI_ACTIVITY_KIND_MEMSET" ||
+                         t == "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION" || t == "CUPTI_ACTIVITY_KIND_RUNTIME" ||
+                         t == "NVTX_EVENTS";
+      if (!known && (t.starts_with("CUPTI_ACTIVITY_KIND_") || t.starts_with("OSRT_") || t.starts_with("CUDA_") ||
+                     t.starts_with("NCCL") || t.starts_with("MPI_") || t == "COMPOSITE_EVENTS" || t == "SCHED_EVENTS"))
+        not_read += (not_read.empty() ? "" : ", ") + t;
+    }
+    gpu_table(std::string(kKernelTable), "kernel");
+    for (const char* t :
+         {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"})
+      if (tables_.count(t))
+        gpu_table(t, t == std::string("CUPTI_ACTIVITY_KIND_MEMCPY")   ? "gpu_memcpy"
+                     : t == std::string("CUPTI_ACTIVITY_KIND_MEMSET") ? "gpu_memset"
+                                                                      : "cuda_sync");
+    if (tables_.count("CUPTI_ACTIVITY_KIND_RUNTIME")) runtime();
+    if (tables_.count("NVTX_EVENTS")) nvtx();
+    out.flush();
+    if (!not_read.empty())
+      health.add("nsys_tables_not_read", -1, "tables of the export tlsql does not map to events: " + not_read);
+    if (!missing_.empty())
+      health.add("nsys_columns_missing", -1,
+                 "columns the export lacks (read as NULL; another schema version): " + missing_);
+  }
+
+  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return kineto_json::event_parser(sink, path_); }
+
+  void finish(LoadedTrace& trace, Health& health) override {
+    trace.metadata = std::move(metadata_);
+    if (trace.rows.empty()) health.add("no_events", -1, "the Nsight Systems export holds no rows tlsql reads");
+  }
+
+ private:
+  void note_missing(const Rows& rows, const std::string& table, std::initializer_list<const char*> columns) {
+    for (const char* c : columns)
+      if (!rows.has(c)) missing_ += fmt::format("{}{}.{}", missing_.empty() ? "" : ", ", table, c);
+  }
+
+  void read_strings() {
+    if (!tables_.count("StringIds")) return;
+    Rows r(db_, "StringIds", path_);
+    int id = r.column("id"), value = r.column("value");
+    while (r.step())
+      if (int64_t i = r.i(id); i != kNull) strings_[i] = std::string(r.s(value));
+  }
+  std::string_view string(int64_t id) const {
+    auto it = strings_.find(id);
+    return it == strings_.end() ? std::string_view() : std::string_view(it->second);
+  }
+  // An enum table's label (ENUM_CUDA_MEMCPY_OPER: 1 -> "Host-to-Device").
+  std::map<int64_t, std::string> enum_labels(const std::string& table) {
+    std::map<int64_t, std::string> out;
+    if (!tables_.count(table)) return out;
+    Rows r(db_, table, path_);
+    int id = r.column("id"), label = r.has("label") ? r.column("label") : r.column("name");
+    while (r.step()) out[r.i(id)] = std::string(r.s(label));
+    return out;
+  }
+
+  void read_metadata() {
+    std::string meta = "{\"profiler\":\"nsys\",\"nsys\":{";
+    bool first = true;
+    if (tables_.count("META_DATA_EXPORT")) {
+      Rows r(db_, "META_DATA_EXPORT", path_);
+      int name = r.column("name"), value = r.column("value");
+      while (r.step()) {
+        if (r.s(name).empty()) continue;
+        if (!first) meta += ',';
+        first = false;
+        kineto_text::escape(meta, r.s(name));
+        meta += ':';
+        kineto_text::escape(meta, r.s(value));
+        if (r.s(name) == "EXPORT_SCHEMA_VERSION") schema_ = r.s(value);
+      }
+    }
+    meta += "},\"deviceProperties\":[";
+    if (tables_.count("TARGET_INFO_GPU")) {
+      Rows r(db_, "TARGET_INFO_GPU", path_);
+      std::set<int64_t> seen;
+      bool first_gpu = true;
+      while (r.step()) {
+        int64_t id = r.i(r.column("id"));
+        if (id == kNull || !seen.insert(id).second) continue;  // one row per GPU (per VM in some versions)
+        if (!first_gpu) meta += ',';
+        first_gpu = false;
+        fmt::format_to(std::back_inserter(meta), "{{\"id\":{},\"name\":", id);
+        kineto_text::escape(meta, r.s(r.column("name")));
+        // TARGET_INFO_GPU's columns under the deviceProperties names the device table reads.
+        static constexpr std::pair<const char*, const char*> kFields[] = {{"totalMemory", "totalGlobalMem"},
+                                                                          {"smCount", "numSms"},
+                                                                          {"computeMajor", "computeMajor"},
+                                                                          {"computeMinor", "computeMinor"},
+                                                                          {"threadsPerWarp", "warpSize"},
+                                                                          {"maxThreadsPerBlock", "maxThreadsPerBlock"},
+                                                                          {"maxShmemPerBlock", "sharedMemPerBlock"},
+                                                                          {"maxRegistersPerBlock", "regsPerBlock"}};
+        for (auto [from, to] : kFields)
+          if (int64_t v = r.i(r.column(from)); v != kNull) {
+            meta += ',';
+            kineto_text::escape(meta, to);
+            fmt::format_to(std::back_inserter(meta), ":{}", v);
+          }
+        meta += '}';
+      }
+    } else {
+      health_->add("nsys_no_gpu_info", -1,
+                   "no TARGET_INFO_GPU table: devices have no names, so no gpu_spec peaks apply");
+    }
+    meta += "]}";
+    metadata_ = std::move(meta);
+    if (!schema_.empty() && !schema_.starts_with("3."))
+      health_->add("nsys_schema_unknown", -1,
+                   fmt::format("export schema {} (tlsql knows 3.x): loaded what the tables it knows give", schema_));
+  }
+
+  // Kernels, memcpys, memsets, synchronizations: pid the device, tid the stream (Kineto's GPU rows).
+  void gpu_table(const std::string& table, std::string_view cat) {
+    Rows r(db_, table, path_);
+    if (!r.has("start") || !r.has("end")) {
+      health_->add("nsys_table_skipped", -1, table + " has no start / end columns: not read");
+      return;
+    }
+    note_missing(r, table, {"deviceId", "streamId", "correlationId"});
+    const int start = r.column("start"), end = r.column("end"), device = r.column("deviceId"),
+              stream = r.column("streamId"), corr = r.column("correlationId"), context = r.column("contextId");
+    const int demangled = r.column("demangledName"), shortname = r.column("shortName"), bytes = r.column("bytes");
+    const int gx = r.column("gridX"), gy = r.column("gridY"), gz = r.column("gridZ"), bx = r.column("blockX"),
+              by = r.column("blockY"), bz = r.column("blockZ"), regs = r.column("registersPerThread"),
+              shm_s = r.column("staticSharedMemory"), shm_d = r.column("dynamicSharedMemory"),
+              copy_kind = r.column("copyKind"), sync_type = r.column("syncType"), graph = r.column("graphId");
+    const bool kernel = cat == "kernel";
+    if (kernel && demangled < 0 && shortname < 0) missing_ += (missing_.empty() ? "" : ", ") + table + ".demangledName";
+    std::map<int64_t, std::string> labels = cat == "gpu_memcpy"  ? enum_labels("ENUM_CUDA_MEMCPY_OPER")
+                                            : cat == "cuda_sync" ? enum_labels("ENUM_CUPTI_SYNC_TYPE")
+                                                                 : std::map<int64_t, std::string>();
+    std::string name;
+    while (r.step() && !out_->stopped()) {
+      if (kernel) {
+        name = string(r.i(demangled));
+        if (name.empty()) name = string(r.i(shortname));
+        if (name.empty()) {
+          name = "unknown_kernel";
+          health_->add("nsys_missing_name", (int64_t)out_->rows(),
+                       "kernels whose name id StringIds lacks: named unknown_kernel");
+        }
+      } else if (cat == "gpu_memcpy") {
+        auto it = labels.find(r.i(copy_kind));
+        name = "Memcpy " + (it != labels.end() ? it->second : std::string("Unknown"));
+      } else if (cat == "gpu_memset") {
+        name = "Memset";
+      } else {
+        auto it = labels.find(r.i(sync_type));
+        name = it != labels.end() ? it->second : std::string("Synchronization");
+      }
+      out_->begin("X", cat, name);
+      times(r, start, end);
+      int64_t dev = r.i(device), str = r.i(stream);
+      if (dev != kNull) out_->field("pid", dev);
+      if (str != kNull) out_->field("tid", str);
+      out_->open_args();
+      if (dev != kNull) out_->arg("device", dev);
+      if (str != kNull) out_->arg("stream", str);
+      if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", c);
+      if (int64_t c = r.i(context); c != kNull) out_->arg("context", c);
+      if (kernel) {
+        if (r.i(gx) != kNull)
+          out_->json_arg("grid", fmt::format("[{},{},{}]", r.i(gx), r.i(gy) == kNull ? 1 : r.i(gy),
+                                             r.i(gz) == kNull ? 1 : r.i(gz)));
+        if (r.i(bx) != kNull)
+          out_->json_arg("block", fmt::format("[{},{},{}]", r.i(bx), r.i(by) == kNull ? 1 : r.i(by),
+                                              r.i(bz) == kNull ? 1 : r.i(bz)));
+        if (int64_t v = r.i(regs); v != kNull) out_->arg("registers per thread", v);
+        if (r.i(shm_s) != kNull || r.i(shm_d) != kNull)
+          out_->arg("shared memory", (r.i(shm_s) == kNull ? 0 : r.i(shm_s)) + (r.i(shm_d) == kNull ? 0 : r.i(shm_d)));
+        if (std::string_view s = string(r.i(shortname)); !s.empty()) out_->text_arg("short name", s);
+        if (int64_t g = r.i(graph); g != kNull) out_->arg("graph id", g);
+      }
+      if (int64_t b = r.i(bytes); b != kNull) out_->arg("bytes", b);
+      out_->end();
+    }
+  }
+
+  void times(const Rows& r, int start, int end) {
+    int64_t s = r.i(start), e = r.i(end), dur;
+    if (s != kNull) out_->time("ts", s);
+    if (s != kNull && e != kNull && !__builtin_sub_overflow(e, s, &dur)) out_->time("dur", dur);
+  }
+
+  // CUDA runtime and driver API calls on CPU threads; correlationId links each to its GPU work.
+  void runtime() {
+    const std::string table = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    Rows r(db_, table, path_);
+    note_missing(r, table, {"start", "end", "globalTid", "correlationId", "nameId"});
+    const int start = r.column("start"), end = r.column("end"), tid = r.column("globalTid"),
+              corr = r.column("correlationId"), name_id = r.column("nameId");
+    while (r.step() && !out_->stopped()) {
+      std::string_view full = string(r.i(name_id));
+      std::string_view name = api_name(full);
+      // cu* calls are the driver API (cuLaunchKernelEx for Triton kernels), as Kineto files them.
+      const bool driver = name.starts_with("cu") && !name.starts_with("cuda");
+      out_->begin("X", driver ? "cuda_driver" : "cuda_runtime", name.empty() ? std::string_view("unknown_api") : name);
+      times(r, start, end);
+      thread(r.i(tid));
+      out_->open_args();
+      if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", c);
+      if (full != name) out_->text_arg("nsys name", full);
+      out_->end();
+    }
+  }
+
+  void thread(int64_t global) {
+    if (global == kNull) return;
+    out_->field("pid", pid_of(global));
+    out_->field("tid", tid_of(global));
+  }
+
+  // NVTX ranges: emit_nvtx's op ranges become cpu_op events (the call tree, perf models, `ops`);
+  // other ranges annotations; marks instants. Ranges never closed have no end: not loaded.
+  void nvtx() {
+    const std::string table = "NVTX_EVENTS";
+    Rows r(db_, table, path_);
+    note_missing(r, table, {"start", "end", "eventType", "text", "globalTid"});
+    std::map<int64_t, std::string> types = enum_labels("ENUM_NSYS_EVENT_TYPE");
+    const int start = r.column("start"), end = r.column("end"), type = r.column("eventType"), text = r.column("text"),
+              text_id = r.column("textId"), tid = r.column("globalTid");
+    int64_t open = 0, other = 0;
+    while (r.step() && !out_->stopped()) {
+      int64_t t = r.i(type);
+      auto it = types.find(t);
+      // Without the enum table: the ids of schema 3.x (34 mark, 59 push/pop, 60 start/end).
+      std::string_view label = it != types.end() ? std::string_view(it->second)
+                               : t == 34         ? "NvtxMark"
+                               : t == 59         ? "NvtxPushPopRange"
+                               : t == 60         ? "NvtxStartEndRange"
+                                                 : "";
+      const bool range = label == "NvtxPushPopRange" || label == "NvtxStartEndRange";
+      const bool mark = label == "NvtxMark";
+      if (!range && !mark) {
+        ++other;  // domain, category and naming records: no event
+        continue;
+      }
+      if (range && r.i(end) == kNull) {
+        ++open;
+        continue;
+      }
+      std::string_view s = r.s(text);
+      if (s.empty()) s = string(r.i(text_id));
+      std::optional<OpRange> op = range ? op_range(s) : std::nullopt;
+      if (op) {
+        out_->begin("X", "cpu_op", op->name);
+      } else {
+        out_->begin(mark ? "i" : "X", "user_annotation", s.empty() ? std::string_view("nvtx") : s);
+      }
+      times(r, start, range ? end : start);
+      thread(r.i(tid));
+      out_->open_args();
+      if (op) {
+        if (op->op_id != kNull) out_->arg("op_id", op->op_id);
+        if (op->seq != kNull) out_->arg("Sequence number", op->seq);
+        // The shapes as emit_nvtx writes them ([[2, 3], []]): JSON, Kineto's "Input Dims".
+        if (!op->sizes.empty()) {
+          std::string sizes(op->sizes);
+          if (check_json(sizes.data(), sizes.size()).result == JsonCheck::ok && sizes.front() == '[')
+            out_->json_arg("Input Dims", sizes);
+          else
+            out_->text_arg("sizes", op->sizes);
+        }
+        out_->text_arg("nvtx", s);
+      }
+      out_->end();
+    }
+    if (open)
+      health_->add("nsys_nvtx_unclosed", -1,
+                   fmt::format("{} NVTX ranges with no end (never popped or ended): not loaded", open));
+    (void)other;
+  }
+
+  std::string path_;
+  size_t chunk_bytes_;
+  sqlite3* db_ = nullptr;
+  Health* health_ = nullptr;
+  ChunkWriter* out_ = nullptr;
+  std::set<std::string> tables_;
+  std::unordered_map<int64_t, std::string> strings_;
+  std::string metadata_, schema_, missing_;
+};
+
+std::unique_ptr<TraceReader> open(InputSource&, const std::string& path, size_t chunk_bytes) {
+  return std::make_unique<Reader>(path, chunk_bytes);
+}
+
+bool no_text(std::string_view) { return false; }
+
+}  // namespace
+
+bool claims_database(const std::set<std::string>& tables) { return tables.count(std::string(kKernelTable)) > 0; }
+
+constinit const ReaderFormat format = {"nsys_sqlite", no_text, open, claims_database};
+
+}  // namespace tlsql::nsys_sqlite

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""The rocprofv3 JSON reader (src/readers/rocprof_json) and the names of files that are not traces
+(src/readers/formats.cpp).
+
+1. On the shared rocprofv3 sample, the `kernels` report and the kernel rows against TraceLens's
+   kernel summary rule (TraceLens/Reporting/rocprof_analysis.py, re-implemented here over the raw
+   JSON): per kernel, count / total / mean / min / max of end_timestamp - start_timestamp (ns).
+   TraceLens keys kernels by truncated_kernel_name (template arguments dropped); tlsql names them by
+   formatted_kernel_name and keeps the truncated name in args, so both groupings are checked.
+   `timeline` against TraceLens's GPU timeline rule: the union of the kernel and copy intervals.
+2. Hand-made rocprofv3 files: a HIP launch linked to its kernel by correlation id, a copy, a roctx
+   range, and the repairs (missing symbol, zero-length dispatch, unknown agent) in `health`; rows
+   and figures by hand.
+3. Files of other profilers are named, with what to do, exit 1.
+usage: rocprof_json.py TLSQL SHARED_DIR TMP_DIR"""
+import gzip, json, os, sqlite3, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
+
+tlsql, shared, tmp = sys.argv[1:4]
+os.makedirs(tmp, exist_ok=True)
+
+
+def run(args, *sql):
+    cmd = [tlsql, "-q", "--csv"] + args
+    for s in sql:
+        cmd += ["-c", s]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def rows(r):
+    import csv, io
+    return list(csv.reader(io.StringIO(r.stdout)))
+
+
+# --- 1. the shared sample against TraceLens's rules --------------------------------------------
+sample = os.path.join(shared, "native", "rocprof", "908_results.json.gz")
+if os.path.exists(sample):
+    tool = json.load(gzip.open(sample))["rocprofiler-sdk-tool"][0]
+    symbols = {k["kernel_id"]: k for k in tool["kernel_symbols"]}
+    dispatches = tool["buffer_records"]["kernel_dispatch"]
+
+    def tracelens_name(kid):  # RocprofParser.extract_kernel_events
+        k = symbols.get(kid, {})
+        return (k.get("truncated_kernel_name") or k.get("formatted_kernel_name")
+                or k.get("kernel_name", f"unknown_kernel_{kid}"))
+
+    def summary(key):
+        out = {}
+        for d in dispatches:
+            dur = d["end_timestamp"] - d["start_timestamp"]  # ns: TraceLens's "(µs)" columns hold these
+            s = out.setdefault(key(d), [0, 0, None, None])
+            s[0] += 1
+            s[1] += dur
+            s[2] = dur if s[2] is None else min(s[2], dur)
+            s[3] = dur if s[3] is None else max(s[3], dur)
+        return out
+
+    by_truncated = summary(lambda d: tracelens_name(d["dispatch_info"]["kernel_id"]))
+    r = run([sample], """SELECT args ->> '$."truncated name"', count(*), sum(dur), min(dur), max(dur)
+                         FROM event WHERE kind = 'kernel' GROUP BY 1""")
+    check(r.returncode == 0, f"sample loads ({r.stderr.strip()[:200]})")
+    mine = {row[0]: [int(x) for x in row[1:]] for row in rows(r)[1:]}
+    check(mine == by_truncated,
+          f"per truncated name (TraceLens's key): count, total, min, max ns equal ({len(mine)} vs {len(by_truncated)})")
+    check(sum(v[0] for v in mine.values()) == len(dispatches) == 43915, "43,915 kernel dispatches, each one row")
+
+    # The kernels report per formatted name (tlsql's kernel name): µs, three decimals.
+    by_name = summary(lambda d: symbols[d["dispatch_info"]["kernel_id"]]["formatted_kernel_name"])
+    r = run([sample], ".parameter set @top 100000", ".report kernels")
+    rep = rows(r)
+    head = rep[0]
+    got = {row[0]: row for row in rep[1:]}
+    ok = len(got) == len(by_name)
+    for name, (n, total, lo, hi) in by_name.items():
+        row = got.get(name)
+        ok = ok and row is not None and int(row[head.index("count")]) == n
+        ok = ok and abs(float(row[head.index("total_us")]) - total / 1e3) < 6e-4
+        ok = ok and abs(float(row[head.index("mean_us")]) - total / n / 1e3) < 6e-4
+        ok = ok and abs(float(row[head.index("min_us")]) - lo / 1e3) < 6e-4
+        ok = ok and abs(float(row[head.index("max_us")]) - hi / 1e3) < 6e-4
+    check(r.returncode == 0 and ok, f"kernels report == TraceLens's summary rule per name ({len(got)} names)")
+
+    # TraceLens's gpu_timeline: union of kernel (and copy: none here) intervals = busy; its total is
+    # the process's fini_time - init_time, tlsql's the GPU span (first start to last end).
+    iv = sorted((d["start_timestamp"], d["end_timestamp"]) for d in dispatches)
+    busy, cur_s, cur_e = 0, None, None
+    for s, e in iv:
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                busy += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    busy += cur_e - cur_s
+    span = max(e for _, e in iv) - min(s for s, _ in iv)
+    r = run([sample], ".report timeline")
+    tl = {row[0]: float(row[1]) for row in rows(r)[1:]}
+    check(abs(tl.get("busy_time", -1) - busy / 1e6) < 1e-9 * max(1, busy / 1e6),
+          f"timeline busy_time == union of kernel intervals ({tl.get('busy_time')} vs {busy / 1e6} ms)")
+    check(abs(tl.get("total_time", -1) - span / 1e6) < 1e-9 * span / 1e6, "timeline total_time == GPU span")
+    meta = tool["metadata"]
+    r = run([sample], "SELECT metadata ->> '$.profiler', (metadata ->> '$.rocprofv3.fini_time') - "
+                      "(metadata ->> '$.rocprofv3.init_time') FROM trace")
+    check(rows(r)[1:] == [["rocprofv3", str(meta["fini_time"] - meta["init_time"])]],
+          "trace.metadata: profiler rocprofv3, and TraceLens's total (fini_time - init_time) kept")
+    r = run([sample], "SELECT id, name, vendor, sm_count, warp_size, compute_capability FROM device ORDER BY id")
+    devs = rows(r)[1:]
+    check(len(devs) == 8 and devs[0] == ["0", "AMD Instinct MI350X", "AMD", "256", "64", "9.5"],
+          f"8 GPU agents -> device rows ({devs[:1]})")
+    r = run([sample], "SELECT DISTINCT device, stream FROM event WHERE kind = 'kernel' ORDER BY stream")
+    check(rows(r)[1:] == [["0", str(q)] for q in (16, 17, 18, 19, 20)],
+          "agent -> device 0 (gpu_index), queue -> stream")
+    first = dispatches[0]
+    r = run([sample], "SELECT ts, dur, args ->> '$.grid', args ->> '$.block', correlation FROM event "
+                      "WHERE kind = 'kernel' ORDER BY ts LIMIT 1")
+    di = first["dispatch_info"]
+    check(rows(r)[1:] == [[str(first["start_timestamp"]), str(first["end_timestamp"] - first["start_timestamp"]),
+                           json.dumps([di["grid_size"][a] for a in "xyz"], separators=(",", ":")),
+                           json.dumps([di["workgroup_size"][a] for a in "xyz"], separators=(",", ":")),
+                           str(first["correlation_id"]["internal"])]],
+          f"first dispatch: ns exact, grid / block, correlation ({rows(r)[1:]})")
+    # The reports that cannot answer say why in one line.
+    for rep, why in (("ops", "ops: no rows: no ops: rocprofv3 records HIP calls and GPU work but no CPU ops"),
+                     ("launch", "launch: no rows: no GPU work linked to a launch call in this trace")):
+        r = run([sample, "--report", rep])
+        check(r.returncode == 0 and r.stderr.startswith(why) and r.stderr.count("\n") == 1,
+              f"--report {rep}: says why in one line ({r.stderr.strip()[:160]})")
+    for rep in ("summary", "kernels", "idle", "temporal", "overlap", "collectives", "health"):
+        r = run([sample, "--report", rep])
+        check(r.returncode == 0 and len(rows(r)) > 1, f"--report {rep} runs ({r.stderr.strip()[:160]})")
+else:
+    print(f"note: {sample} not found: its checks not run")
+
+
+# --- 2. hand-made files ----------------------------------------------------------------------
+def agent(handle, gpu_index, name):
+    return {"id": {"handle": handle}, "type": 2 if gpu_index >= 0 else 1, "gpu_index": gpu_index, "name": "gfx942",
+            "product_name": name, "cu_count": 304, "wave_front_size": 64, "gfx_target_version": 90402}
+
+
+def dispatch(corr, kid, start, end, agent_handle=11, queue=5):
+    return {"kind": 11, "operation": 2, "thread_id": 7, "correlation_id": {"internal": corr, "external": 0},
+            "start_timestamp": start, "end_timestamp": end,
+            "dispatch_info": {"agent_id": {"handle": agent_handle}, "queue_id": {"handle": queue}, "kernel_id": kid,
+                              "dispatch_id": corr, "private_segment_size": 0, "group_segment_size": 1024,
+                              "workgroup_size": {"x": 256, "y": 1, "z": 1},
+                              "grid_size": {"x": 4096, "y": 2, "z": 1}}}
+
+
+kinds = [{"kind": "NONE", "operations": []}] * 5 + [
+    {"kind": "HIP_RUNTIME_API", "operations": ["hipMalloc", "hipLaunchKernel", "hipMemcpyAsync"]},
+    {"kind": "HIP_COMPILER_API", "operations": []},
+    {"kind": "MARKER_CORE_API", "operations": ["roctxMarkA", "roctxRangePushA", "roctxRangePop"]},
+    {"kind": "MARKER_CONTROL_API", "operations": []}, {"kind": "MARKER_NAME_API", "operations": []},
+    {"kind": "MEMORY_COPY", "operations": ["MEMORY_COPY_NONE", "MEMORY_COPY_HOST_TO_DEVICE"]},
+    {"kind": "KERNEL_DISPATCH", "operations": ["NONE", "ENQUEUE", "COMPLETE"]}]
+doc = {"rocprofiler-sdk-tool": [{
+    "metadata": {"pid": 4242, "init_time": 1000, "fini_time": 90000, "command": ["python", "t.py"],
+                 "node": {"hostname": "h"}},
+    "agents": [agent(10, -1, "AMD EPYC"), agent(11, 0, "AMD Instinct MI300X")],
+    "strings": {"buffer_records": kinds, "marker_api": [{"key": 40, "value": "my range \"x\""}]},
+    "kernel_symbols": [{"kernel_id": 1, "kernel_name": "_Z3addv.kd", "formatted_kernel_name": "add()",
+                        "truncated_kernel_name": "add"}],
+    "buffer_records": {
+        # hipLaunchKernel (corr 1) launches dispatch corr 1 (1.5 µs); the others repair or skip
+        "hip_api": [{"kind": 5, "operation": 1, "thread_id": 7, "correlation_id": {"internal": 1, "external": 0},
+                     "start_timestamp": 2000, "end_timestamp": 2500},
+                    {"kind": 5, "operation": 2, "thread_id": 7, "correlation_id": {"internal": 3, "external": 0},
+                     "start_timestamp": 2600, "end_timestamp": 2900}],
+        "kernel_dispatch": [dispatch(1, 1, 3000, 4500),
+                            dispatch(2, 99, 5000, 5000),          # no symbol, zero length
+                            dispatch(4, 1, 6000, 6001, agent_handle=77)],  # an agent the list lacks
+        "memory_copy": [{"kind": 10, "operation": 1, "thread_id": 7, "correlation_id": {"internal": 3, "external": 0},
+                         "start_timestamp": 7000, "end_timestamp": 9000, "dst_agent_id": {"handle": 11},
+                         "src_agent_id": {"handle": 10}, "bytes": 4096}],
+        "marker_api": [{"kind": 7, "operation": 1, "thread_id": 7, "correlation_id": {"internal": 40, "external": 0},
+                        "start_timestamp": 1500, "end_timestamp": 9500}],
+        "memory_allocation": [{"kind": 99}, {"kind": 99}],
+    }}]}
+small = os.path.join(tmp, "small_results.json")
+with open(small, "w") as f:
+    json.dump(doc, f)
+r = run([small], "SELECT kind, name, ts, dur, device, stream, correlation FROM event ORDER BY ts, kind")
+check(r.returncode == 0, f"hand-made file loads ({r.stderr.strip()[:200]})")
+check(rows(r)[1:] == [
+    ["annotation", 'my range "x"', "1500", "8000", "", "", ""],
+    ["runtime", "hipLaunchKernel", "2000", "500", "", "", "1"],
+    ["runtime", "hipMemcpyAsync", "2600", "300", "", "", "3"],
+    ["kernel", "add()", "3000", "1500", "0", "5", "1"],
+    ["kernel", "unknown_kernel_99", "5000", "0", "0", "5", "2"],
+    ["kernel", "add()", "6000", "1", "", "5", "4"],
+    ["memcpy", "MEMORY_COPY_HOST_TO_DEVICE", "7000", "2000", "0", "", "3"]], f"rows by hand ({rows(r)[1:]})")
+r = run([small], """SELECT "check", count FROM health WHERE "check" LIKE 'rocprof%' ORDER BY 1""")
+check(rows(r)[1:] == [["rocprof_missing_symbol", "1"], ["rocprof_records_not_read", "1"],
+                      ["rocprof_unknown_agent", "1"], ["rocprof_zero_duration", "1"]],
+      f"repairs and skips counted in health ({rows(r)[1:]})")
+# The launch links: hipLaunchKernel -> add() (corr 1), hipMemcpyAsync -> the copy (corr 3).
+r = run([small], "SELECT r.name, g.name FROM launch l JOIN event r ON r.uid = l.runtime "
+                 "JOIN event g ON g.uid = l.gpu ORDER BY g.ts")
+check(rows(r)[1:] == [["hipLaunchKernel", "add()"], ["hipMemcpyAsync", "MEMORY_COPY_HOST_TO_DEVICE"]],
+      f"GPU work under the runtime call with its correlation id ({rows(r)[1:]})")
+r = run([small, "--report", "launch"])
+check(r.returncode == 0, f"launch report runs ({r.stderr.strip()[:120]})")
+r = run([small], "SELECT name, vendor FROM device")
+check(rows(r)[1:] == [["AMD Instinct MI300X", "AMD"]], "the GPU agent is the one device row (CPU agents are not)")
+with gzip.open(small + ".gz", "wt") as f:
+    json.dump(doc, f)
+r = run([small + ".gz"], "SELECT count(*) FROM event")
+check(rows(r)[1:] == [["7"]], "gzip'd: the same rows")
+
+for text, msg in (('{"rocprofiler-sdk-tool": [', "at byte"),
+                  ('{"rocprofiler-sdk-tool": 5}', "not a trace: \"rocprofiler-sdk-tool\" is not an array")):
+    bad = os.path.join(tmp, "bad_results.json")
+    with open(bad, "w") as f:
+        f.write(text)
+    r = run([bad], "SELECT 1")
+    check(r.returncode == 1 and msg in r.stderr and r.stderr.count("\n") == 1,
+          f"{text!r}: one line, {msg!r} ({r.stderr.strip()[:160]})")
+
+
+# --- 3. other formats are named ----------------------------------------------------------------
+def db(path, tables):
+    if os.path.exists(path):
+        os.remove(path)
+    c = sqlite3.connect(path)
+    for t in tables:
+        c.execute(f"CREATE TABLE {t}(id INTEGER)")
+    c.commit()
+    c.close()
+    return path
+
+
+cases = [
+    (db(os.path.join(tmp, "run.rocpd.db"), ["rocpd_info_agent_x", "rocpd_kernel_dispatch_x"]), "a rocpd database"),
+    (db(os.path.join(tmp, "nsys_no_kernels.sqlite"), ["StringIds", "TARGET_INFO_SESSION_START_TIME", "NVTX_EVENTS"]),
+     "an Nsight Systems SQLite export without a CUPTI_ACTIVITY_KIND_KERNEL table"),
+]
+for name, data, msg in (("report.nsys-rep", b"\x00\x01binary", "an Nsight Systems report"),
+                        ("trace.pftrace", b"\x0a\x10\x08\x01", "a Perfetto protobuf trace"),
+                        ("model_et.json", b'{"schema": "1.0.2-chakra.0.0.4", "pid": 1, "nodes": [', "a PyTorch execution trace"),
+                        ("kernel_trace.csv", b'"Kind","Agent_Id","Queue_Id"\n', "a rocprofv3 CSV result")):
+    p = os.path.join(tmp, name)
+    with open(p, "wb") as f:
+        f.write(data)
+    cases.append((p, msg))
+for path, msg in cases:
+    r = run([path], "SELECT 1")
+    check(r.returncode == 1 and f"{path}: not a trace: {msg}" in r.stderr and r.stderr.count("\n") == 1
+          and "at byte 0" not in r.stderr, f"{os.path.basename(path)}: {msg} ({r.stderr.strip()[:200]})")
+finish()
