@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -41,7 +42,6 @@ std::string_view text_of(element e, std::string_view key) {
 }
 
 using kineto_text::escape;
-using kineto_text::micros;
 
 struct Agent {
   int64_t device = kNull;  // the GPU's index (gpu_index, else its logical node among GPUs); kNull: a CPU
@@ -54,7 +54,8 @@ class Reader : public TraceReader {
 
   void scan(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare,
             Health& health) override {
-    emit_ = &emit, spare_ = &spare, health_ = &health;
+    out_.emplace(emit, spare, chunk_bytes_);
+    health_ = &health;
     TextBuffer text = read_all();
     JsonCheck check = check_json(text.data(), text.size());
     if (check.result == JsonCheck::invalid)
@@ -77,7 +78,7 @@ class Reader : public TraceReader {
           fmt::format("the file holds {} processes (rocprofiler-sdk-tool entries): the first is read", tools.size()));
     read_tables(tool);
     read_records(tool);
-    flush();
+    out_->flush();
   }
 
   std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return kineto_json::event_parser(sink, path_); }
@@ -189,49 +190,25 @@ class Reader : public TraceReader {
                    fmt::format("buffer records of kinds tlsql does not map to events, not loaded: {}", skipped));
   }
 
-  // The fields every record shares: phase, category, name, times.
+  // The fields every record shares: phase, category, name, times (kineto_text's writer).
   void begin(element r, std::string_view cat, std::string_view name) {
-    if (!body_.empty()) body_ += ',';
-    body_ += "{\"ph\":\"X\",\"cat\":\"";
-    body_ += cat;
-    body_ += "\",\"name\":";
-    escape(body_, name);
+    out_->begin("X", cat, name);
     int64_t start = int_of(r, "start_timestamp"), end = int_of(r, "end_timestamp");
-    if (start != kNull) body_ += ",\"ts\":", micros(body_, start);
+    if (start != kNull) out_->time("ts", start);
     int64_t dur;
     if (start != kNull && end != kNull && !__builtin_sub_overflow(end, start, &dur)) {
-      body_ += ",\"dur\":", micros(body_, dur);
+      out_->time("dur", dur);
       if (dur == 0)
-        health_->add("rocprof_zero_duration", (int64_t)rows_,
+        health_->add("rocprof_zero_duration", (int64_t)out_->rows(),
                      "records whose end_timestamp equals their start_timestamp: kept as zero-length events");
     }
   }
-  void end_record() {
-    body_ += "}}";
-    ++rows_;
-    if (body_.size() >= chunk_bytes_) flush();
-  }
-
-  // The args object, one member at a time.
-  void open_args() {
-    body_ += ",\"args\":{";
-    first_arg_ = true;
-  }
-  void key(std::string_view k) {
-    if (!first_arg_) body_ += ',';
-    first_arg_ = false;
-    escape(body_, k);
-    body_ += ':';
-  }
+  // Args members that are absent (kNull, "") are left out.
   void int_arg(std::string_view k, int64_t v) {
-    if (v == kNull) return;
-    key(k);
-    fmt::format_to(std::back_inserter(body_), "{}", v);
+    if (v != kNull) out_->arg(k, v);
   }
   void text_arg(std::string_view k, std::string_view v) {
-    if (v.empty()) return;
-    key(k);
-    escape(body_, v);
+    if (!v.empty()) out_->text_arg(k, v);
   }
   void correlation(element r, std::string_view k) {
     element c;
@@ -240,14 +217,14 @@ class Reader : public TraceReader {
     if (int64_t ext = int_of(c, "external", 0); ext != 0) int_arg("external correlation", ext);
   }
   void thread(element r) {
-    fmt::format_to(std::back_inserter(body_), ",\"pid\":{}", pid_);
-    if (int64_t t = int_of(r, "thread_id"); t != kNull) fmt::format_to(std::back_inserter(body_), ",\"tid\":{}", t);
+    out_->field("pid", pid_);
+    if (int64_t t = int_of(r, "thread_id"); t != kNull) out_->field("tid", t);
   }
   // The device of a GPU agent; kNull (and counted) for a handle no agent has.
   int64_t device_of(int64_t handle, bool count) {
     auto it = agents_.find(handle);
     if (it == agents_.end() && count)
-      health_->add("rocprof_unknown_agent", (int64_t)rows_,
+      health_->add("rocprof_unknown_agent", (int64_t)out_->rows(),
                    "records on an agent handle the agents list lacks: device NULL, pid is the handle");
     return it == agents_.end() ? kNull : it->second.device;
   }
@@ -276,7 +253,7 @@ class Reader : public TraceReader {
     if (name.empty()) {
       unknown = fmt::format("unknown_kernel_{}", kid == kNull ? std::string("none") : std::to_string(kid));
       name = unknown;
-      health_->add("rocprof_missing_symbol", (int64_t)rows_,
+      health_->add("rocprof_missing_symbol", (int64_t)out_->rows(),
                    "kernel dispatches whose kernel_id no kernel_symbols entry names: named unknown_kernel_ID");
     }
     int64_t agent = has_info ? handle_of(info, "agent_id") : kNull;
@@ -285,9 +262,9 @@ class Reader : public TraceReader {
     begin(r, "kernel", name);
     // Kineto's GPU rows: pid the device, tid the stream (here the HSA queue the kernel ran on).
     int64_t pid = device != kNull ? device : agent;
-    if (pid != kNull) fmt::format_to(std::back_inserter(body_), ",\"pid\":{}", pid);
-    if (queue != kNull) fmt::format_to(std::back_inserter(body_), ",\"tid\":{}", queue);
-    open_args();
+    if (pid != kNull) out_->field("pid", pid);
+    if (queue != kNull) out_->field("tid", queue);
+    out_->open_args();
     int_arg("device", device);
     int_arg("stream", queue);
     correlation(r, "correlation");
@@ -295,8 +272,8 @@ class Reader : public TraceReader {
       auto dim3 = [&](std::string_view field, std::string_view as) {
         element d;
         if (info[field].get(d)) return;
-        key(as);
-        fmt::format_to(std::back_inserter(body_), "[{},{},{}]", int_of(d, "x", 1), int_of(d, "y", 1),
+        out_->key(as);
+        fmt::format_to(std::back_inserter(out_->raw()), "[{},{},{}]", int_of(d, "x", 1), int_of(d, "y", 1),
                        int_of(d, "z", 1));
       };
       // grid_size counts work-items, as HIP's and Kineto's ROCm "grid" do; workgroup_size is the block.
@@ -313,7 +290,7 @@ class Reader : public TraceReader {
     text_arg("truncated name", truncated);
     text_arg("mangled name", mangled);
     int_arg("thread", int_of(r, "thread_id"));
-    end_record();
+    out_->end();
   }
 
   void api(element r, std::string_view section) {
@@ -326,9 +303,9 @@ class Reader : public TraceReader {
     // RCCL calls keep their own categories (kind 'other').
     begin(r, section == "hip_api" ? "cuda_runtime" : section, name);
     thread(r);
-    open_args();
+    out_->open_args();
     correlation(r, "correlation");
-    end_record();
+    out_->end();
   }
 
   void marker(element r) {
@@ -341,10 +318,10 @@ class Reader : public TraceReader {
     std::string_view name = it != markers_.end() && !it->second.empty() ? it->second : op_name;
     begin(r, "user_annotation", name.empty() ? std::string_view("roctx") : name);
     thread(r);
-    open_args();
+    out_->open_args();
     text_arg("operation", op_name);
     int_arg("marker correlation", id);
-    end_record();
+    out_->end();
   }
 
   void copy(element r) {
@@ -360,45 +337,29 @@ class Reader : public TraceReader {
     if (!agents_.count(dst) && !agents_.count(src)) device_of(dst, true);
     int64_t stream = handle_of(r, "stream_id");
     begin(r, "gpu_memcpy", name);
-    if (device != kNull) fmt::format_to(std::back_inserter(body_), ",\"pid\":{}", device);
-    if (stream != kNull) fmt::format_to(std::back_inserter(body_), ",\"tid\":{}", stream);
-    open_args();
+    if (device != kNull) out_->field("pid", device);
+    if (stream != kNull) out_->field("tid", stream);
+    out_->open_args();
     int_arg("device", device);
     int_arg("stream", stream);
     correlation(r, "correlation");
     int_arg("bytes", int_of(r, "bytes"));
     int_arg("src agent", src);
     int_arg("dst agent", dst);
-    end_record();
-  }
-
-  void flush() {
-    if (stopped_) body_.clear(), chunk_first_ = rows_;
-    if (rows_ == chunk_first_) return;
-    Chunk c{(*spare_)(), 0, rows_ - chunk_first_};
-    c.text.resize(body_.size() + 2);
-    c.text.data()[0] = '[';
-    std::memcpy(c.text.data() + 1, body_.data(), body_.size());
-    c.text.data()[body_.size() + 1] = ']';
-    body_.clear();
-    chunk_first_ = rows_;
-    stopped_ = !(*emit_)(std::move(c));  // cancelled: the error that cancelled it is reported
+    out_->end();
   }
 
   InputSource& in_;
   std::string path_;
   size_t chunk_bytes_;
-  const std::function<bool(Chunk&&)>* emit_ = nullptr;
-  const std::function<TextBuffer()>* spare_ = nullptr;
   Health* health_ = nullptr;
   int64_t pid_ = 0;
   std::unordered_map<int64_t, Agent> agents_;
   std::unordered_map<int64_t, element> symbols_;
   std::vector<std::vector<std::string_view>> operations_;  // strings.buffer_records[kind].operations
   std::unordered_map<int64_t, std::string_view> markers_;
-  std::string body_, metadata_;
-  size_t rows_ = 0, chunk_first_ = 0;
-  bool first_arg_ = true, stopped_ = false;
+  std::string metadata_;
+  std::optional<kineto_text::ChunkWriter> out_;  // the events, as Kineto text, in chunks
 };
 
 std::unique_ptr<TraceReader> open(InputSource& in, const std::string& path, size_t chunk_bytes) {
