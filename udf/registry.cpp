@@ -1,18 +1,61 @@
 #include "udf/registry.h"
 
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
 #include "udf/connection_cache.h"
 #include "udf/sql_function.h"
 #include "udf/table_function.h"
 
 namespace tlsql {
 
+namespace {
+
+// The registrations in the order the static initializers ran (unspecified across files); a
+// function-local static, so it exists before the first registrar needs it.
+std::vector<FunctionRegistration>& registrations() {
+  static std::vector<FunctionRegistration> all;
+  return all;
+}
+
+// The family folders in .help order: the build's list (CMakeLists.txt TLSQL_UDF_FAMILIES).
+size_t family_rank(std::string_view file) {
+  std::string_view families = TLSQL_UDF_FAMILIES, family = file.substr(0, file.find('/'));
+  size_t rank = 0;
+  for (size_t at = 0; at <= families.size(); ++rank) {
+    size_t comma = std::min(families.find(',', at), families.size());
+    if (families.substr(at, comma - at) == family) return rank;
+    at = comma + 1;
+  }
+  return rank;
+}
+
+}  // namespace
+
+RegisterFunctions::RegisterFunctions(const char* family, const char* file, std::vector<SqlFunction> (*list)(),
+                                     void (*setup)(sqlite3*)) noexcept {
+  std::string_view path(file);  // __FILE__: absolute or relative to the build folder
+  path.remove_prefix(path.find_last_of('/') + 1);
+  registrations().push_back({std::string(family) + "/" + std::string(path), list, setup});
+}
+
+const std::vector<FunctionRegistration>& function_registrations() {
+  static const std::vector<FunctionRegistration> sorted = [] {
+    std::vector<FunctionRegistration> v = registrations();
+    std::stable_sort(v.begin(), v.end(), [](const FunctionRegistration& a, const FunctionRegistration& b) {
+      return std::pair(family_rank(a.file), a.file) < std::pair(family_rank(b.file), b.file);
+    });
+    return v;
+  }();
+  return sorted;
+}
+
 const std::vector<SqlFunction>& sql_functions() {
   static const std::vector<SqlFunction> all = [] {
     std::vector<SqlFunction> v;
-    for (auto family :
-         {tree_functions, perf_functions, name_functions, interval_functions, stats_functions, trace_kind_functions,
-          optimizable_functions, critical_path_functions, tree_diff_functions, engine_step_functions, replay_functions})
-      for (SqlFunction& f : family()) v.push_back(f);
+    for (const FunctionRegistration& r : function_registrations())
+      for (SqlFunction& f : r.list()) v.push_back(f);
     return v;
   }();
   return all;
@@ -102,7 +145,8 @@ void register_sql_functions(sqlite3* db) {
                              close_connection_state(info->data);
                              delete info;
                            });
-  install_user_models(db);
+  for (const FunctionRegistration& r : function_registrations())
+    if (r.setup) r.setup(db);
 }
 
 }  // namespace tlsql

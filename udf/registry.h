@@ -1,6 +1,6 @@
-// The one list of the SQL functions tlsql adds. Registration on a connection, the shell's .help
-// and the queryable table tlsql_functions(name, arguments, kind, help) all read it, so a function
-// cannot exist without its help line or be documented without existing.
+// The one list of the SQL functions tlsql adds, made by the functions themselves (TLSQL_FUNCTIONS). Registration on a
+// connection, the shell's .help and the queryable table tlsql_functions(name, arguments, kind, help) all read it, so a
+// function cannot exist without its help line or be documented without existing.
 #pragma once
 
 #include <sqlite3.h>
@@ -26,21 +26,34 @@ struct SqlFunction {
   void* user_data = nullptr;  // a callback reads it with function_data(ctx) (sql_function.h)
 };
 
-// Each family of functions, in the order .help lists them.
-std::vector<SqlFunction> tree_functions();
-std::vector<SqlFunction> perf_functions();
-std::vector<SqlFunction> name_functions();
-std::vector<SqlFunction> interval_functions();
-std::vector<SqlFunction> stats_functions();
-std::vector<SqlFunction> trace_kind_functions();
-std::vector<SqlFunction> optimizable_functions();
-std::vector<SqlFunction> critical_path_functions();
-std::vector<SqlFunction> tree_diff_functions();
-std::vector<SqlFunction> engine_step_functions();
-std::vector<SqlFunction> replay_functions();
-// A family's per-connection setup, run after its functions are registered: the perf family's
-// temp table of the user's models and its triggers (perf/user_models.h).
-void install_user_models(sqlite3* db);
+// Functions register themselves: a family file (udf/FAMILY/NAME.cpp) ends with
+//
+//   TLSQL_FUNCTIONS(my_functions);     // std::vector<SqlFunction> my_functions() { return {...}; }
+//
+// and nothing else lists it: the build compiles every .cpp of a family folder (CMakeLists.txt,
+// TLSQL_UDF_FAMILIES) into libtlsql.so, whose static initializers run before main() or, for the
+// extension, before dlopen returns. The registrar only records the list function; the lists are
+// built on first use (sql_functions()), never during static initialization, so no file depends on
+// another's initializers having run. .help lists families in TLSQL_UDF_FAMILIES order, then files
+// by name, then each list in its own order.
+//   TLSQL_FUNCTIONS(my_functions, my_setup);  // also runs my_setup(db) on each connection after
+//                                             // every function is registered (perf/user_models.cpp)
+struct FunctionRegistration {
+  std::string file;  // "stats/trace_kinds.cpp": the family folder and the file that registered
+  std::vector<SqlFunction> (*list)() = nullptr;
+  void (*setup)(sqlite3*) = nullptr;
+};
+struct RegisterFunctions {
+  RegisterFunctions(const char* family, const char* file, std::vector<SqlFunction> (*list)(),
+                    void (*setup)(sqlite3*) = nullptr) noexcept;
+};
+// Every registration, in .help order.
+const std::vector<FunctionRegistration>& function_registrations();
+
+#ifdef TLSQL_UDF_FAMILY  // defined by the build for the files of udf/FAMILY/ only
+#define TLSQL_FUNCTIONS(...) \
+  static const ::tlsql::RegisterFunctions tlsql_function_registrar_ { TLSQL_UDF_FAMILY, __FILE__, __VA_ARGS__ }
+#endif
 
 const std::vector<SqlFunction>& sql_functions();
 

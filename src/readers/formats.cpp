@@ -1,6 +1,6 @@
 // The one list of input formats, and the one place that names a file no format reads. Adding a
-// format: its folder src/readers/NAME/ and one line here (docs/architecture.md, "Where to add an
-// input format"; docs/formats.md).
+// format: its folder src/readers/NAME/ and one line here (docs/extending.md, "An input format";
+// docs/formats.md).
 #include <fmt/format.h>
 
 #include <algorithm>

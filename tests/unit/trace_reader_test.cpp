@@ -22,8 +22,8 @@ namespace {
 
 using namespace tlsql;
 
-// The whole of a format behind the seam, as a new one would be written (docs/architecture.md,
-// "Where to add an input format"): after the line "#rows", one event per line, "NAME TS DUR"
+// The whole of a format behind the seam, as a new one would be written
+// docs/extending.md, "An input format"): after the line "#rows", one event per line, "NAME TS DUR"
 // with TS and DUR whole microseconds, all on one CPU thread.
 constexpr std::string_view kMagic = "#rows\n";
 

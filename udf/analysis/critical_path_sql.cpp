@@ -333,5 +333,6 @@ std::vector<SqlFunction> critical_path_functions() {
       "('' = whole trace), one row per edge: step, type, bound_by, uid, dur (ns), from/to node, ts "
       "(HTA's critical_path_analysis)")};
 }
+TLSQL_FUNCTIONS(critical_path_functions);
 
 }  // namespace tlsql

@@ -401,5 +401,6 @@ std::vector<SqlFunction> engine_step_functions() {
                 "them (view engine_loop_event): uid, wait, k, step",
                 vtab_module<LoopCursor>())};
 }
+TLSQL_FUNCTIONS(engine_step_functions);
 
 }  // namespace tlsql

@@ -6,15 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "src/event_store.h"
-#include "src/event_table.h"
-#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/registry.h"
 #include "udf/table_function.h"
@@ -34,15 +30,10 @@ struct Span {
   int depth;
 };
 
-bool is_launch(const std::string& name) {
+bool is_launch(std::string_view name) {
   for (const char* p : {"cudaLaunchKernel", "cudaLaunchKernelExC", "__cudaLaunchKernel", "cudaLaunchCooperativeKernel"})
-    if (name.rfind(p, 0) == 0) return true;
+    if (name.starts_with(p)) return true;
   return false;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = (char)tolower((unsigned char)c);
-  return s;
 }
 
 // Sum over the spans of their overlap with [s, e) (spans may overlap each other: each counts), for
@@ -93,20 +84,6 @@ class UidIndex {
   std::vector<std::pair<int64_t, size_t>> v_;
 };
 
-struct Query {
-  sqlite3_stmt* s = nullptr;
-  Query(sqlite3* db, const std::string& sql, int64_t trace) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK) sqlite3_bind_int64(s, 1, trace);
-  }
-  ~Query() { sqlite3_finalize(s); }
-  bool ok() const { return s != nullptr; }
-  bool next() { return s && (rc = sqlite3_step(s)) == SQLITE_ROW; }
-  bool complete() const { return rc == SQLITE_DONE; }  // every row read (not stopped by an error)
-  int rc = SQLITE_OK;
-  int64_t i(int c) { return sqlite3_column_int64(s, c); }
-  std::string t(int c) { return sqlite3_column_text(s, c) ? (const char*)sqlite3_column_text(s, c) : ""; }
-};
-
 // What the function reads of one trace: host events (ops, annotations, python frames, runtime
 // calls) with a start, kernels (not memcpy / memset) and launch calls with the GPU events they
 // launched, each list in uid order. From the loaded store directly or through SQL (a saved
@@ -129,110 +106,37 @@ struct Rows {
 bool is_host(Kind k) {
   return k == Kind::cpu_op || k == Kind::annotation || k == Kind::python || k == Kind::runtime || k == Kind::driver;
 }
-bool is_memory_kernel(std::string_view name) { return lower(std::string(name)).find("mem") != std::string::npos; }
-
-bool read_sql_host(sqlite3* db, const std::string& q, int64_t trace, Rows& out) {
-  Query h(db,
-          fmt::format("SELECT uid, ts, end, dur, parent FROM {}.event WHERE trace = ?1 AND ts IS NOT NULL "
-                      "AND +kind IN ('cpu_op', 'annotation', 'python', 'runtime', 'driver')",  // a scan, by uid
-                      q),
-          trace);
-  if (!h.ok()) return false;
-  while (h.next()) {
-    out.host.push_back({h.i(0), h.i(1), h.i(2), h.i(3), h.i(1)});
-    if (sqlite3_column_type(h.s, 4) != SQLITE_NULL) out.parent_dur.emplace_back(h.i(4), h.i(3));
-  }
-  return h.complete();
+// Whether a kernel's name says memory ("mem", any case: memcpy / memset kernels), without a copy
+// (a GB trace has millions of kernels).
+bool is_memory_kernel(std::string_view name) {
+  for (size_t i = 0; i + 3 <= name.size(); ++i)
+    if ((name[i] | 0x20) == 'm' && (name[i + 1] | 0x20) == 'e' && (name[i + 2] | 0x20) == 'm') return true;
+  return false;
 }
 
-bool read_sql_gpu(sqlite3* db, const std::string& q, int64_t trace, Rows& out) {
-  auto key = [](const Query& x, int c) {
-    return sqlite3_column_type(x.s, c) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(x.s, c);
-  };
-  Query k(db, fmt::format("SELECT uid, ts, end, name FROM {}.event WHERE trace = ?1 AND kind = 'kernel'", q), trace);
-  while (k.next())
-    if (!is_memory_kernel(k.t(3))) out.kernels.push_back({k.i(0), k.i(1), k.i(2), key(k, 1)});
-  Query l(db,
-          fmt::format("SELECT r.ts, r.end, r.name, l.gpu, r.uid FROM {0}.event r LEFT JOIN {0}.launch_link l "
-                      "ON l.runtime = r.uid WHERE r.trace = ?1 AND r.kind IN ('runtime', 'driver')",
-                      q),
-          trace);
-  while (l.next())
-    if (is_launch(l.t(2)))
-      out.launches.push_back({l.i(4), l.i(0), l.i(1), key(l, 0),
-                              sqlite3_column_type(l.s, 3) == SQLITE_NULL ? std::nullopt : std::optional(l.i(3))});
-  return k.complete() && l.complete();
-}
-
-// A saved file is read on two connections at once: host events on this one, kernels and launches
-// on a second, read-only one (when it can be opened and read; else all here).
-bool read_sql(sqlite3* db, const std::string& schema, int64_t trace, Rows& out) {
-  const std::string q = schema_sql(db, schema);
-  sqlite3* second = open_second_reader(db, schema);
-  bool gpu_read = false;
-  std::thread other;
-  std::exception_ptr failed;  // (a bad_alloc in the thread: the caller's error, not std::terminate)
-  if (second)
-    other = std::thread([&] {
-      try {
-        gpu_read = read_sql_gpu(second, schema_sql(second, "main"), trace, out);
-      } catch (...) {
-        failed = std::current_exception();
-      }
-    });
-  bool ok = false;
-  try {
-    ok = read_sql_host(db, q, trace, out);
-  } catch (...) {
-    if (second) other.join();
-    sqlite3_close(second);
-    throw;
-  }
-  if (second) other.join();
-  sqlite3_close(second);
-  if (failed) std::rethrow_exception(failed);
-  if (!ok) return false;
-  if (gpu_read) return true;
-  out.kernels.clear(), out.launches.clear();
-  return read_sql_gpu(db, q, trace, out);
-}
-
-bool read_store(const EventStore& s, sqlite3* db, const std::string& q, int64_t trace, Rows& out) {
-  std::vector<std::pair<int64_t, int64_t>> links;  // (runtime, gpu), sorted
-  Query l(db, fmt::format("SELECT runtime, gpu FROM {}.launch_link", q), trace);
-  if (!l.ok()) return false;
-  while (l.next()) links.emplace_back(l.i(0), l.i(1));
-  std::sort(links.begin(), links.end());
-  // Per name: 0 not looked at, 1 yes, 2 no (names repeat millions of times).
-  std::vector<uint8_t> launch_name(s.strings.size(), 0), memory_name(s.strings.size(), 0);
-  auto fact = [&](std::vector<uint8_t>& cache, uint32_t n, bool (*test)(std::string_view)) {
-    if (n == StringPool::kNone) return test({});
-    if (!cache[n]) cache[n] = test(s.strings.get(n)) ? 1 : 2;
-    return cache[n] == 1;
-  };
-  auto or0 = [](int64_t v) { return v == kNull ? 0 : v; };
-  for (const auto& t : s.traces) {
-    if (t->id != trace) continue;
-    for (size_t i = 0; i < t->rows.size(); ++i) {
-      const EventRec& e = t->rows[i];
-      const int64_t uid = t->uid_base + (int64_t)i, start = or0(e.ts), key = e.ts == kNull ? INT64_MIN : e.ts;
-      if (is_host(e.kind) && e.ts != kNull) {
-        out.host.push_back({uid, e.ts, or0(e.end()), or0(e.dur), e.ts});
-        if (e.parent >= 0) out.parent_dur.emplace_back(t->uid_base + e.parent, or0(e.dur));
-      }
-      if (e.kind == Kind::kernel && !fact(memory_name, e.name, is_memory_kernel))
-        out.kernels.push_back({uid, start, or0(e.end()), key});
-      if ((e.kind == Kind::runtime || e.kind == Kind::driver) &&
-          fact(launch_name, e.name, [](std::string_view n) { return is_launch(std::string(n)); })) {
-        auto it = std::lower_bound(links.begin(), links.end(), std::pair<int64_t, int64_t>{uid, INT64_MIN});
-        if (it == links.end() || it->first != uid)
-          out.launches.push_back({uid, start, or0(e.end()), key, std::nullopt});
-        for (; it != links.end() && it->first == uid; ++it)
-          out.launches.push_back({uid, start, or0(e.end()), key, it->second});
-      }
+// One scan of the trace's host events, kernels and runtime calls in uid order (EventSource: the
+// loaded store or the saved table, the same rows), and launch_link.
+void read_rows(EventSource& source, int64_t trace, Rows& out) {
+  const std::vector<std::pair<int64_t, int64_t>> links = source.launch_links();  // (runtime, gpu), sorted
+  auto or0 = [](int64_t v) { return v == EventView::none ? 0 : v; };
+  EventScan what;
+  what.trace = trace;
+  what.kinds = {Kind::cpu_op, Kind::annotation, Kind::python, Kind::runtime, Kind::driver, Kind::kernel};
+  source.scan(what, [&](const EventView& e) {
+    if (is_host(e.kind) && e.ts != EventView::none) {
+      out.host.push_back({e.uid, e.ts, or0(e.end), or0(e.dur), e.ts});
+      if (e.parent != EventView::none) out.parent_dur.emplace_back(e.parent, or0(e.dur));
     }
-  }
-  return true;
+    if (e.kind == Kind::kernel && !is_memory_kernel(e.name))
+      out.kernels.push_back({e.uid, e.ts_or0(), or0(e.end), e.ts});  // key: none is INT64_MIN
+    if ((e.kind == Kind::runtime || e.kind == Kind::driver) && is_launch(e.name)) {
+      auto it = std::lower_bound(links.begin(), links.end(), std::pair<int64_t, int64_t>{e.uid, INT64_MIN});
+      if (it == links.end() || it->first != e.uid)
+        out.launches.push_back({e.uid, e.ts_or0(), or0(e.end), e.ts, std::nullopt});
+      for (; it != links.end() && it->first == e.uid; ++it)
+        out.launches.push_back({e.uid, e.ts_or0(), or0(e.end), e.ts, it->second});
+    }
+  });
 }
 
 // One ranked host event.
@@ -243,14 +147,9 @@ struct Ranked {
   double score;
 };
 
-std::vector<Ranked> rank_events(sqlite3* db, int64_t trace, int64_t top, const std::string& schema) {
-  const std::string q = schema_sql(db, schema);
+std::vector<Ranked> rank_events(EventSource& source, int64_t trace, int64_t top) {
   Rows rows;
-  if (const EventStore* store = loaded_store(db, schema)) {
-    if (!read_store(*store, db, q, trace, rows)) throw FunctionError("cannot read a tlsql event table in that schema");
-  } else if (!read_sql(db, schema, trace, rows)) {
-    throw FunctionError("cannot read a tlsql event table in that schema");
-  }
+  read_rows(source, trace, rows);
   // Each list is sorted here by (start, uid) (where a start is missing, key is INT64_MIN: ORDER BY
   // ts puts a NULL first; the start itself reads 0, as SQLite's integer of a NULL).
   auto by_start = [](const auto& a, const auto& b) { return std::pair(a.key, a.uid) < std::pair(b.key, b.uid); };
@@ -400,7 +299,8 @@ std::vector<Ranked> rank_events(sqlite3* db, int64_t trace, int64_t top, const s
 }
 
 // optimizable_events(trace [, top [, schema]]): the ranking as rows, best first (position 0).
-// DIRECTONLY: it opens a second connection on a saved file and reads every host event.
+// DIRECTONLY: it reads and sorts every host event, kernel and launch of a trace (seconds on a GB
+// trace), which a view in a file must not make every query over it pay.
 struct OptimizableEvents {
   using Row = Ranked;
   static constexpr bool direct_only = true;
@@ -420,7 +320,8 @@ struct OptimizableEvents {
     const int64_t trace = int_arg(call.arg(0), "trace");
     const int64_t top =
         call.arg(1) && sqlite3_value_type(call.arg(1)) != SQLITE_NULL ? int_arg(call.arg(1), "top") : 10;
-    return rank_events(call.db, trace, top, schema_arg(call.db, call.arg(2)));
+    std::unique_ptr<EventSource> own;
+    return rank_events(event_source(call.db, call.arg(2), own), trace, top);
   }
 };
 
@@ -432,5 +333,6 @@ std::vector<SqlFunction> optimizable_functions() {
       "table: the host events torch.profiler's BasicEvaluation ranks first (position, uid, self_ns, idle_ns, "
       "idle_fraction, queue_depth, score)")};
 }
+TLSQL_FUNCTIONS(optimizable_functions);
 
 }  // namespace tlsql

@@ -736,5 +736,6 @@ std::vector<SqlFunction> tree_diff_functions() {
               "table: the counterpart in the other database (main <-> other) of event uid of schema (default "
               "main), by the structural diff: other_uid, lca_uid, lca_other_uid (NULL: none)")};
 }
+TLSQL_FUNCTIONS(tree_diff_functions);
 
 }  // namespace tlsql

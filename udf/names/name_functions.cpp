@@ -129,5 +129,6 @@ std::vector<SqlFunction> name_functions() {
        kernel_family_fn);
   return v;
 }
+TLSQL_FUNCTIONS(name_functions);
 
 }  // namespace tlsql

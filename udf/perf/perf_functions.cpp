@@ -771,5 +771,6 @@ std::vector<SqlFunction> perf_functions() {
   pure("numel", "(dims_json)", "elements of a shape ('[2, 3]' -> 6)", numel_fn);
   return v;
 }
+TLSQL_FUNCTIONS(perf_functions, install_user_models);
 
 }  // namespace tlsql

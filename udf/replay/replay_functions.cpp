@@ -96,5 +96,6 @@ std::vector<SqlFunction> replay_functions() {
   run.max_args = 4, run.flags = SQLITE_UTF8, run.fn = replay_fn;
   return {ir, run};
 }
+TLSQL_FUNCTIONS(replay_functions);
 
 }  // namespace tlsql

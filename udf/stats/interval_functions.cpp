@@ -35,5 +35,6 @@ std::vector<SqlFunction> interval_functions() {
   f.min_args = f.max_args = 2, f.flags |= SQLITE_DETERMINISTIC, f.fn = union_step, f.final = union_final;
   return {f};
 }
+TLSQL_FUNCTIONS(interval_functions);
 
 }  // namespace tlsql

@@ -161,5 +161,6 @@ std::vector<SqlFunction> stats_functions() {
   v.push_back(re);
   return v;
 }
+TLSQL_FUNCTIONS(stats_functions);
 
 }  // namespace tlsql

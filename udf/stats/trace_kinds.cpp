@@ -44,5 +44,6 @@ struct TraceKinds {
 std::vector<SqlFunction> trace_kind_functions() {
   return {table_function<TraceKinds>("trace_kinds", "table: a trace's events per kind (kind, events), most first")};
 }
+TLSQL_FUNCTIONS(trace_kind_functions);
 
 }  // namespace tlsql

@@ -11,6 +11,7 @@
 #include "src/kind.h"
 #include "src/sql_names.h"
 #include "udf/connection_cache.h"
+#include "udf/sql_function.h"
 
 namespace tlsql {
 
@@ -169,7 +170,7 @@ TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<Tre
   return own.get();
 }
 
-TreeAccess::TreeAccess(sqlite3* db, const std::string& schema)
+EventSource::EventSource(sqlite3* db, const std::string& schema)
     : store_(loaded_store(db, schema)), db_(db), schema_(schema) {
   // A loaded trace's rows are read from its store: no statement is kept (the object is then
   // computed data, cached on every connection: connection_cache.h).
@@ -189,13 +190,13 @@ TreeAccess::TreeAccess(sqlite3* db, const std::string& schema)
   prep(arg_sql(db, schema), &arg_);
 }
 
-TreeAccess::~TreeAccess() {
+EventSource::~EventSource() {
   sqlite3_finalize(row_);
   sqlite3_finalize(children_);
   sqlite3_finalize(arg_);
 }
 
-std::optional<TreeRow> TreeAccess::store_row(int64_t uid) const {
+std::optional<TreeRow> EventSource::store_row(int64_t uid) const {
   const EventStore& s = *store_;
   if (uid < s.first_uid || uid - s.first_uid >= s.total_rows) return std::nullopt;
   int64_t local;
@@ -217,7 +218,7 @@ std::optional<TreeRow> TreeAccess::store_row(int64_t uid) const {
 }
 
 // The children index in row order, sorted as the SQL path's ORDER BY ts, uid (NULL ts first).
-std::vector<int64_t> TreeAccess::store_children(int64_t uid) const {
+std::vector<int64_t> EventSource::store_children(int64_t uid) const {
   const EventStore& s = *store_;
   std::vector<int64_t> out;
   if (uid < s.first_uid || uid - s.first_uid >= s.total_rows) return out;
@@ -232,7 +233,7 @@ std::vector<int64_t> TreeAccess::store_children(int64_t uid) const {
   return out;
 }
 
-std::optional<TreeRow> TreeAccess::row(int64_t uid) {
+std::optional<TreeRow> EventSource::row(int64_t uid) {
   if (store_) return store_row(uid);
   sqlite3_reset(row_);
   sqlite3_bind_int64(row_, 1, uid);
@@ -256,7 +257,7 @@ std::optional<TreeRow> TreeAccess::row(int64_t uid) {
   return r;
 }
 
-std::vector<int64_t> TreeAccess::children(int64_t uid) {
+std::vector<int64_t> EventSource::children(int64_t uid) {
   if (store_) return store_children(uid);
   std::vector<int64_t> out;
   sqlite3_reset(children_);
@@ -268,12 +269,12 @@ std::vector<int64_t> TreeAccess::children(int64_t uid) {
   return out;
 }
 
-void TreeAccess::step_failed(int rc) {
+void EventSource::step_failed(int rc) {
   if (rc == SQLITE_ROW || rc == SQLITE_DONE || !walk_error_.empty()) return;
   walk_error_ = rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errstr(rc);
 }
 
-bool TreeAccess::report_walk_error(sqlite3_context* ctx, const char* fn, int64_t uid) {
+bool EventSource::report_walk_error(sqlite3_context* ctx, const char* fn, int64_t uid) {
   std::string e = take_walk_error();
   if (e.empty()) return false;
   sqlite3_result_error(ctx, fmt::format("{}({}): {}", fn, uid, e).c_str(), -1);
@@ -284,7 +285,7 @@ std::string cycle_at(int64_t uid) {
   return fmt::format("the parent links loop through uid {} (a database tlsql did not write?)", uid);
 }
 
-std::vector<std::pair<int64_t, int>> TreeAccess::descendants(int64_t uid, int max_distance) {
+std::vector<std::pair<int64_t, int>> EventSource::descendants(int64_t uid, int max_distance) {
   std::vector<std::pair<int64_t, int>> out, stack;
   // A saved table is read by SQL: a uid met twice (a file whose rows repeat a uid, whatever its
   // declared key) stops the walk, so no subtree is walked twice. The loader's store is a forest.
@@ -311,7 +312,7 @@ std::vector<std::pair<int64_t, int>> TreeAccess::descendants(int64_t uid, int ma
   return out;
 }
 
-std::vector<std::pair<int64_t, int>> TreeAccess::ancestors(int64_t uid) {
+std::vector<std::pair<int64_t, int>> EventSource::ancestors(int64_t uid) {
   std::vector<std::pair<int64_t, int>> out;
   auto r = row(uid);
   // Brent's cycle detection: compare with a mark moved at powers of two (O(1) memory).
@@ -328,7 +329,7 @@ std::vector<std::pair<int64_t, int>> TreeAccess::ancestors(int64_t uid) {
   return out;
 }
 
-std::string TreeAccess::arg(int64_t uid, const char* key) {
+std::string EventSource::arg(int64_t uid, const char* key) {
   sqlite3_stmt* q = arg_;
   std::unique_ptr<CachedStatement> own;
   if (store_) {  // (the statement is the connection's, where its owner keeps statements, else this call's)
@@ -349,6 +350,142 @@ std::string TreeAccess::arg(int64_t uid, const char* key) {
     v = (const char*)sqlite3_column_text(q, 0);
   sqlite3_reset(q);
   return v;
+}
+
+}  // namespace tlsql
+
+namespace tlsql {
+
+namespace {
+
+// The columns an EventView holds, in sql_event's order.
+constexpr std::string_view kEventViewColumns =
+    "SELECT uid, trace, kind, ts, dur, end, parent, depth, stream, device, name, cat";
+
+EventView store_event(const EventStore& s, const LoadedTrace& t, size_t i) {
+  const EventRec& e = t.rows[i];
+  EventView ev;
+  ev.uid = t.uid_base + (int64_t)i;
+  ev.trace = t.id;
+  ev.kind = e.kind;
+  ev.ts = e.ts, ev.dur = e.dur, ev.end = e.end();  // kNull is EventView::none
+  ev.parent = e.parent < 0 ? EventView::none : t.uid_base + e.parent;
+  ev.depth = e.depth;
+  ev.stream = s.ids.value(e.stream);
+  ev.device = e.device == EventRec::kNull32 ? EventView::none : e.device;
+  if (e.name != StringPool::kNone) ev.name = s.strings.get(e.name);
+  if (e.cat != StringPool::kNone) ev.cat = s.strings.get(e.cat);
+  return ev;
+}
+
+EventView sql_event(sqlite3_stmt* q) {
+  auto integer = [&](int c) {
+    return sqlite3_column_type(q, c) == SQLITE_NULL ? EventView::none : sqlite3_column_int64(q, c);
+  };
+  auto text = [&](int c) {
+    const char* t = (const char*)sqlite3_column_text(q, c);
+    return t ? std::string_view(t, (size_t)sqlite3_column_bytes(q, c)) : std::string_view();
+  };
+  EventView ev;
+  ev.uid = sqlite3_column_int64(q, 0);
+  ev.trace = sqlite3_column_int64(q, 1);
+  ev.kind = kind_from_name(text(2));
+  ev.ts = integer(3), ev.dur = integer(4), ev.end = integer(5), ev.parent = integer(6);
+  ev.depth = sqlite3_column_int64(q, 7);
+  ev.stream = integer(8), ev.device = integer(9);
+  ev.name = text(10), ev.cat = text(11);
+  return ev;
+}
+
+}  // namespace
+
+EventSource& event_source(sqlite3* db, sqlite3_value* schema, std::unique_ptr<EventSource>& own) {
+  EventSource* s = tree_for(db, schema_arg(db, schema), own);
+  if (!s->ok()) throw FunctionError(s->error());
+  return *s;
+}
+
+std::unique_ptr<Statement> EventSource::statement(std::string_view sql) {
+  const std::string q = schema_sql(db_, schema_);
+  return std::make_unique<Statement>(db_, fmt::format(fmt::runtime(sql), fmt::arg("s", q)));
+}
+
+std::vector<std::pair<int64_t, int64_t>> EventSource::launch_links() {
+  std::vector<std::pair<int64_t, int64_t>> links;
+  auto st = statement("SELECT runtime, gpu FROM {s}.launch_link");
+  while (st->step()) links.emplace_back(sqlite3_column_int64(st->get(), 0), sqlite3_column_int64(st->get(), 1));
+  std::sort(links.begin(), links.end());
+  return links;
+}
+
+void EventSource::scan(const EventScan& what, const std::function<void(const EventView&)>& fn) {
+  if (store_)
+    store_scan(what, fn);
+  else
+    sql_scan(what, fn);
+}
+
+std::optional<EventView> EventSource::event(int64_t uid) {
+  std::optional<EventView> found;
+  if (store_) {
+    const EventStore& s = *store_;
+    if (uid < s.first_uid || uid - s.first_uid >= s.total_rows) return found;
+    int64_t local;
+    const LoadedTrace& t = s.trace_at(uid - s.first_uid, local);
+    found = store_event(s, t, (size_t)local);
+    return found;
+  }
+  auto st = statement(std::string(kEventViewColumns) + " FROM {s}.event WHERE uid = ?");
+  sqlite3_bind_int64(st->get(), 1, uid);
+  if (st->step()) found = sql_event(st->get());
+  return found;
+}
+
+// The store's rows of `what`: each trace's rows in uid order, filtered; sorted by (ts, uid) when
+// asked (kNull is INT64_MIN, so a missing ts sorts first, as SQLite's NULL).
+void EventSource::store_scan(const EventScan& what, const std::function<void(const EventView&)>& fn) const {
+  const EventStore& s = *store_;
+  bool kinds[256] = {};
+  for (Kind k : what.kinds) kinds[(uint8_t)k] = true;
+  for (const auto& t : s.traces) {
+    if (what.trace && t->id != *what.trace) continue;
+    std::vector<std::pair<int64_t, uint32_t>> order;  // (ts, row) when by_ts
+    for (size_t i = 0; i < t->rows.size(); ++i) {
+      const EventRec& e = t->rows[i];
+      if (!what.kinds.empty() && !kinds[(uint8_t)e.kind]) continue;
+      if (what.stream && s.ids.value(e.stream) != *what.stream) continue;
+      if (what.by_ts)
+        order.emplace_back(e.ts, (uint32_t)i);
+      else
+        fn(store_event(s, *t, i));
+    }
+    std::sort(order.begin(), order.end());
+    for (auto [ts, i] : order) fn(store_event(s, *t, i));
+  }
+}
+
+// The same rows through SQL: one statement, its kinds and ids bound. Several kinds are read in one
+// scan of the table in uid order (`+kind`: not the (kind, trace) index, whose order would need a
+// sort); one kind through that index.
+void EventSource::sql_scan(const EventScan& what, const std::function<void(const EventView&)>& fn) {
+  std::string sql = std::string(kEventViewColumns) + " FROM {s}.event WHERE 1";
+  if (what.trace) sql += " AND trace = ?";
+  if (what.stream) sql += " AND stream = ?";
+  if (!what.kinds.empty()) {
+    sql += what.kinds.size() == 1 ? " AND kind IN (" : " AND +kind IN (";
+    for (size_t k = 0; k < what.kinds.size(); ++k) sql += k ? ", ?" : "?";
+    sql += ")";
+  }
+  sql += what.by_ts ? " ORDER BY ts, uid" : " ORDER BY uid";
+  auto st = statement(sql);
+  int n = 0;
+  if (what.trace) sqlite3_bind_int64(st->get(), ++n, *what.trace);
+  if (what.stream) sqlite3_bind_int64(st->get(), ++n, *what.stream);
+  for (Kind k : what.kinds) {
+    const std::string_view name = kind_name(k);
+    sqlite3_bind_text(st->get(), ++n, name.data(), (int)name.size(), SQLITE_STATIC);
+  }
+  while (st->step()) fn(sql_event(st->get()));
 }
 
 }  // namespace tlsql

@@ -1,17 +1,28 @@
-// Reads the call tree of `SCHEMA.event`: straight from the loader's columnar store and children
-// index when the schema holds a freshly loaded trace (no SQL per node), else through SQL on the
-// saved database's table (index on parent). Both give the same rows in the same order; every walk
-// costs O(rows it returns).
+// EventSource: how C++ reads one schema's events, written once over the loaded trace's columnar
+// store (no SQL per row) and once over a saved database's `event` table (SQL), giving the same rows
+// in the same order either way. A function opens it from its schema argument, resolved once
+// (event_source below, schema_arg, src/sql_names.h), and reads through it:
+//   - typed events: event(uid), scan(EventScan{trace, kinds, stream, by_ts}) in uid or (ts, uid) order;
+//   - the tree links: row(uid), children(uid), descendants, ancestors (every walk O(rows it returns));
+//   - launch_links(): launch_link's (runtime, GPU) pairs;
+//   - statement(sql): anything else, in SQL already qualified with the resolved schema.
+// An analysis written on it has one read path (docs/extending.md, "How a function reads events").
+// TreeAccess is its former name, kept for the code written before.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include "src/sqlite_util.h"
+#include "src/trace_model.h"
 
 namespace tlsql {
 
@@ -23,12 +34,45 @@ struct TreeRow {
   std::string kind, name, cat;
 };
 
-class TreeAccess {
+// One event's columns, as the event table gives them; `none` where the table has NULL. The texts
+// point into the store or the statement's row: valid while the scan's callback runs.
+struct EventView {
+  static constexpr int64_t none = INT64_MIN;
+  int64_t uid = 0, trace = 0, ts = none, dur = none, end = none, parent = none, depth = 0;
+  int64_t stream = none, device = none;
+  Kind kind = Kind::other;
+  std::string_view name, cat;
+  int64_t ts_or0() const { return ts == none ? 0 : ts; }  // as SQLite reads a NULL as an integer
+};
+
+// What a scan reads: one trace or all, one stream or all, the kinds listed (none listed: every
+// kind), in uid order or by (ts, uid) (a NULL ts first, as ORDER BY ts, uid).
+struct EventScan {
+  std::optional<int64_t> trace, stream;
+  std::vector<Kind> kinds;
+  bool by_ts = false;
+};
+
+class EventSource {
  public:
-  TreeAccess(sqlite3* db, const std::string& schema);
-  ~TreeAccess();
-  TreeAccess(const TreeAccess&) = delete;
-  TreeAccess& operator=(const TreeAccess&) = delete;
+  EventSource(sqlite3* db, const std::string& schema);
+  ~EventSource();
+  EventSource(const EventSource&) = delete;
+  EventSource& operator=(const EventSource&) = delete;
+  const std::string& schema() const { return schema_; }  // resolved: an attached schema's name
+  sqlite3* db() const { return db_; }
+
+  // Calls `fn` for each event `what` selects, in its order. Throws SqlError when the saved table
+  // cannot be read.
+  void scan(const EventScan& what, const std::function<void(const EventView&)>& fn);
+  std::optional<EventView> event(int64_t uid);
+  // launch_link's (runtime uid, GPU event uid) pairs, sorted.
+  std::vector<std::pair<int64_t, int64_t>> launch_links();
+  // `sql` with `{s}` standing for the schema ("SELECT ... FROM {s}.launch_link"; a literal brace
+  // is written twice), prepared on the connection: the schema is quoted by src/sql_names.h, never
+  // spliced by the caller. Values go in as bound parameters.
+  std::unique_ptr<Statement> statement(std::string_view sql);
+
   bool ok() const { return error_.empty(); }
   // The in-memory store the rows come from, or nullptr (a saved database: SQL).
   const EventStore* store() const { return store_; }
@@ -51,12 +95,16 @@ class TreeAccess {
   void step_failed(int rc);
   std::optional<TreeRow> store_row(int64_t uid) const;
   std::vector<int64_t> store_children(int64_t uid) const;
+  void store_scan(const EventScan& what, const std::function<void(const EventView&)>& fn) const;
+  void sql_scan(const EventScan& what, const std::function<void(const EventView&)>& fn);
 
   const EventStore* store_ = nullptr;  // the in-memory rows, when the schema has them
   sqlite3* db_;
   std::string schema_, error_, walk_error_;
   sqlite3_stmt *row_ = nullptr, *children_ = nullptr, *arg_ = nullptr;
 };
+
+using TreeAccess = EventSource;
 
 bool is_gpu_work(const std::string& kind);
 
@@ -67,6 +115,9 @@ std::string cycle_at(int64_t uid);
 // on every connection, a saved database's where statements are kept), else one made into `own`.
 // Check ok() either way.
 TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own);
+// A function's EventSource: its schema argument (nullptr: "main") resolved once with schema_arg,
+// then tree_for. Throws SchemaError / FunctionError naming what is wrong.
+EventSource& event_source(sqlite3* db, sqlite3_value* schema, std::unique_ptr<EventSource>& own);
 
 // The schema a function's optional `schema` argument names: "main" when absent, else the name
 // given, except "db:TOKEN" (what tlsql's own views pass, from their schema's tlsql_self table),

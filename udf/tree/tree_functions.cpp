@@ -252,5 +252,6 @@ std::vector<SqlFunction> tree_functions() {
                  "annotation or python frame above it and the call ('combine(F) > cudaLaunchKernelExC')",
                  work_name_fn)};
 }
+TLSQL_FUNCTIONS(tree_functions);
 
 }  // namespace tlsql

@@ -3,12 +3,13 @@
 trace's events per kind, counted in the perf pass, must equal what the event table itself gives
 (SELECT kind, count(*) FROM event GROUP BY kind: another path over the same rows), for every
 trace of several files, loaded and saved; and its argument errors follow the shared format.
-usage: trace_kinds.py TLSQL DATA_DIR TMP_DIR"""
+usage: trace_kinds.py TLSQL DATA_DIR TMP_DIR [SHARED_DIR] (tests/CMakeLists.txt: every tests/functions/*.py)"""
 import os, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
 tlsql, data, tmp = sys.argv[1:4]
+os.makedirs(tmp, exist_ok=True)
 
 
 def run(args, *sql):
