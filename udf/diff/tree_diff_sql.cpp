@@ -156,24 +156,24 @@ bool diff_kind(Kind kind, DiffNode::Kind& k) {
   }
 }
 
-// A saved database's rows, through SQL. Throws SqlError.
+// A saved database's rows, through its EventSource (one scan, in uid order). Throws SqlError.
 void read_side(sqlite3* db, const std::string& schema, Names& names, Side& s) {
-  Statement q(db, fmt::format("SELECT uid, parent, kind, name, trace, ts, dur FROM {}.event WHERE kind IN "
-                              "('cpu_op', 'python', 'annotation', 'runtime', 'driver', 'kernel', 'memcpy', 'memset') "
-                              "AND ts IS NOT NULL",
-                              schema_sql(db, schema)));
-  sqlite3_stmt* r = q.get();
+  std::unique_ptr<EventSource> own;
+  EventSource* events = tree_for(db, schema, own);
+  if (!events->ok()) throw SqlError(events->error());
+  EventScan what;
+  what.kinds = {Kind::cpu_op, Kind::python, Kind::annotation, Kind::runtime,
+                Kind::driver, Kind::kernel, Kind::memcpy,     Kind::memset};
   std::vector<int64_t> parent_uid;
-  while (q.step()) {
+  events->scan(what, [&](const EventView& e) {
     DiffNode::Kind k;
-    if (!diff_kind(kind_from_name((const char*)sqlite3_column_text(r, 2)), k)) continue;
-    parent_uid.push_back(sqlite3_column_type(r, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(r, 1));
-    auto [name, raw] = names((const char*)sqlite3_column_text(r, 3));
-    s.nodes.push_back(
-        {sqlite3_column_int64(r, 0), sqlite3_column_int64(r, 5), -1, name, (int32_t)sqlite3_column_int64(r, 4), k});
+    if (e.ts == EventView::none || !diff_kind(e.kind, k)) return;
+    parent_uid.push_back(e.parent == EventView::none ? -1 : e.parent);
+    auto [name, raw] = names(std::string(e.name).c_str());
+    s.nodes.push_back({e.uid, e.ts, -1, name, (int32_t)e.trace, k});
     s.raw.push_back(raw);
-    s.dur.push_back(sqlite3_column_type(r, 6) == SQLITE_NULL ? kNull : sqlite3_column_int64(r, 6));
-  }
+    s.dur.push_back(e.dur);  // EventView::none is kNull
+  });
   link_parents(s, parent_uid);
   if (auto at = parent_loop(s.nodes.size(), [&](size_t i) { return s.nodes[i].parent; }))
     throw SqlError(cycle_at(s.nodes[*at].uid));
