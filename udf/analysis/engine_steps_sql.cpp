@@ -25,11 +25,13 @@ namespace tlsql {
 
 namespace {
 
-// launch_link as (gpu uid, runtime uid).
+// launch_link as (gpu uid, runtime uid), through the schema's EventSource. Throws SqlError.
 std::vector<std::pair<int64_t, int64_t>> read_links(sqlite3* db, const std::string& schema) {
+  std::unique_ptr<EventSource> own;
+  EventSource* events = tree_for(db, schema, own);
+  if (!events->ok()) throw SqlError(events->error());
   std::vector<std::pair<int64_t, int64_t>> out;
-  Statement q(db, fmt::format("SELECT gpu, runtime FROM {}.launch_link", schema_sql(db, schema)));
-  while (q.step()) out.emplace_back(sqlite3_column_int64(q.get(), 0), sqlite3_column_int64(q.get(), 1));
+  for (auto [runtime, gpu] : events->launch_links()) out.emplace_back(gpu, runtime);
   return out;
 }
 
