@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "src/sql_names.h"
 #include "src/terminal.h"
 #include "udf/registry.h"
 #include "udf/replay/replay_client.h"
@@ -13,20 +12,29 @@ namespace tlsql {
 using nlohmann::json;
 
 std::optional<json> replay_ir_of(sqlite3* db, const std::string& schema, int64_t uid, std::string& why) {
-  sqlite3_stmt* s = nullptr;
-  std::string sql = fmt::format("SELECT name, kind, args FROM {}.event WHERE uid = ?", schema_sql(db, schema));
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+  // The event's name, kind and args, through the schema's EventSource (its caller resolved the
+  // schema). A step's error (an interrupt) is the caller's.
+  std::unique_ptr<EventSource> own;
+  EventSource* events = tree_for(db, schema, own);
+  std::unique_ptr<Statement> st;
+  try {
+    if (events->ok()) st = events->statement("SELECT name, kind, args FROM {s}.event WHERE uid = ?");
+  } catch (const SqlError&) {
+  }
+  if (!st) {
     why = fmt::format("no tlsql event table in schema '{}'", schema);
     return std::nullopt;
   }
-  sqlite3_bind_int64(s, 1, uid);
+  sqlite3_bind_int64(st->get(), 1, uid);
   std::string name, kind, args;
-  bool found = sqlite3_step(s) == SQLITE_ROW;
+  const bool found = st->step();
   if (found) {
-    auto text = [&](int i) { return sqlite3_column_text(s, i) ? (const char*)sqlite3_column_text(s, i) : ""; };
+    auto text = [&](int i) {
+      return sqlite3_column_text(st->get(), i) ? (const char*)sqlite3_column_text(st->get(), i) : "";
+    };
     name = text(0), kind = text(1), args = text(2);
   }
-  sqlite3_finalize(s);
+  st.reset();  // no statement stays open while the worker runs
   if (!found) {
     why = fmt::format("no event has uid {}", uid);
     return std::nullopt;
