@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""HTA's trace counters and TraceLens's short-kernel study through the binary (docs/reports.md,
+"Queue length, memory bandwidth, short kernels"): the reports queue_length, queue_blocked,
+memory_bw, short_kernels, short_kernels_histogram and kernel_details, the views queue_length and
+memory_bw, and `--overlay` with @counters.
+
+- tests/data/queue_membw.json, made by hand, every figure worked out below: a stream with two
+  launched kernels, a launch with no kernel, a kernel with no launch (a stream with no launches),
+  two overlapping copies (one without Kineto's bandwidth arg), a fill of 0 bytes and 0 µs, a copy of
+  0 µs, two back-to-back copies.
+- HTA's own numbers (tests/data/hta_counters, made by running HTA: tests/tools/hta_counters.py) on
+  shared traces: every cell of get_queue_length_summary, the blocked time per stream and
+  threshold, every cell of get_memory_bw_summary.
+- The histogram against numpy.histogram (TraceLens's binning) of the kernel durations read from a
+  shared trace's raw JSON.
+usage: queue_membw.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
+import csv, gzip, io, json, math, os, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
+
+tlsql, data, shared, work = sys.argv[1:5]
+work = os.path.join(work, "queue_membw")
+os.makedirs(work, exist_ok=True)
+small = os.path.join(data, "queue_membw.json")
+
+
+def report(trace, name, params=None):
+    cmds = []
+    for k, v in (params or {}).items():
+        cmds += ["-c", f".parameter set @{k} {v}"]
+    r = subprocess.run([tlsql, "-q", trace, *cmds, "--csv", "--report", name], capture_output=True, text=True,
+                       timeout=600)
+    check(r.returncode == 0, f"{name} on {os.path.basename(trace)} {params or ''} runs: {r.stderr.strip()[:300]}")
+    return list(csv.DictReader(io.StringIO(r.stdout)))
+
+
+def query(trace, sql):
+    r = subprocess.run([tlsql, "-q", trace, "--csv", "-c", sql], capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0, f"query on {os.path.basename(trace)}: {r.stderr.strip()[:300]}")
+    return list(csv.reader(io.StringIO(r.stdout)))
+
+
+def close(a, b, rel=1e-9, abs_=1e-9):
+    if a in (None, "") or b is None:
+        return (a in (None, "")) == (b is None)
+    return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=abs_)
+
+
+STATS = [("count", "count"), ("mean", "mean"), ("std", "std"), ("min", "min"), ("p25", "25%"), ("p50", "50%"),
+         ("p75", "75%"), ("max", "max")]
+
+
+def same_stats(row, ref):
+    return all(close(row[a], ref[b]) for a, b in STATS)
+
+
+# --- the hand-made trace -----------------------------------------------------------------------
+# Stream 7: launches at 10 and 12 µs (the one at 14 launches nothing: not counted), the kernels
+# start at 20 and 25: the queue is 1, 2, 1, 0. mean 1; sample std sqrt(((0)²+1²+0²+1²)/3) =
+# sqrt(2/3); sorted 0 1 1 2: 25% at position 0.75 -> 0.75, 50% at 1.5 -> 1, 75% at 2.25 -> 1.25.
+# Stream 8 has one kernel and no launch (HTA's rule: only launched work): no row.
+rows = report(small, "queue_length")
+check([(r["stream"], r["count"]) for r in rows] == [("7", "4")], f"queue_length: stream 7 only, 4 points: {rows}")
+if rows:
+    want = {"count": 4, "mean": 1, "std": math.sqrt(2 / 3), "min": 0, "25%": 0.75, "50%": 1, "75%": 1.25, "max": 2}
+    check(same_stats(rows[0], want), f"queue_length stream 7 = hand arithmetic {want}: {rows[0]}")
+series = query(small, "SELECT stream, ts, length, until, kind FROM queue_length WHERE steps = 'all' ORDER BY ts")
+check(series[1:] == [["7", "10000", "1", "12000", "launch"], ["7", "12000", "2", "20000", "launch"],
+                     ["7", "20000", "1", "25000", "start"], ["7", "25000", "0", "", "start"]],
+      f"queue_length view: the 4 points, ns, each until the next: {series}")
+# Blocked: the span HTA divides by is the last event start - the first: 65 - 9 = 56 µs. At or
+# above 2: the point at 12 holds until 20: 8 µs, 8/56. At or above 1: 10->12, 12->20, 20->25:
+# 15 µs. At 1024 (the default): 0.
+for th, us in ((None, 0), (2, 8), (1, 15)):
+    rows = report(small, "queue_blocked", {"max_queue_length": th} if th else None)
+    check(len(rows) == 1 and close(rows[0]["duration_us"], us) and close(rows[0]["relative"], us / 56)
+          and rows[0]["max_queue_length"] == str(th or 1024) and rows[0]["max_length"] == "2",
+          f"queue_blocked at {th or 1024}: {us} µs, {us}/56: {rows}")
+
+# Memory bandwidth. HtoD: 30-40 µs at 0.1 GB/s (Kineto's arg), 35-45 µs at 2000 B / 10,000 ns =
+# 0.2 GB/s (no arg: bytes / ns): the series 0.1, 0.3, 0.2, 0 -> points above 0: 0.1 0.3 0.2, mean
+# 0.2, std 0.1, quartiles 0.15 0.2 0.25. DtoH: 60-65 at 1.0 and 65-70 at 2.0, back to back: the end
+# at 65 comes first, so 1.0, 0, 2.0, 0 (never 3.0): 2 points, mean 1.5, std sqrt(0.5), quartiles
+# 1.25 1.5 1.75. The fill of 0 bytes in 0 µs and the copy of 4096 bytes in 0 µs without the arg have
+# 0 GB/s (no division by 0): no points above 0, no row.
+rows = {r["name"]: r for r in report(small, "memory_bw")}
+check(sorted(rows) == ["Memcpy DtoH", "Memcpy HtoD"], f"memory_bw: DtoH and HtoD only (0 GB/s kinds: none): {sorted(rows)}")
+if "Memcpy HtoD" in rows:
+    want = {"count": 3, "mean": 0.2, "std": 0.1, "min": 0.1, "25%": 0.15, "50%": 0.2, "75%": 0.25, "max": 0.3}
+    check(same_stats(rows["Memcpy HtoD"], want), f"memory_bw HtoD, overlapping copies summed = {want}: {rows['Memcpy HtoD']}")
+if "Memcpy DtoH" in rows:
+    want = {"count": 2, "mean": 1.5, "std": math.sqrt(0.5), "min": 1, "25%": 1.25, "50%": 1.5, "75%": 1.75, "max": 2}
+    check(same_stats(rows["Memcpy DtoH"], want), f"memory_bw DtoH, back to back = {want}: {rows['Memcpy DtoH']}")
+series = query(small, "SELECT name, ts, round(gbps, 9), until FROM memory_bw WHERE steps = 'all' ORDER BY name, ts, until")
+got = {}
+for r in series[1:]:
+    got.setdefault(r[0], []).append((int(r[1]), float(r[2])))
+check(got.get("Memset") == [(50000, 0.0), (51000, 0.0)], f"memory_bw view: the 0 µs fill counts 1 µs at 0 GB/s: {got.get('Memset')}")
+check(got.get("Memcpy DtoD") == [(52000, 0.0), (53000, 0.0)], f"memory_bw view: the 0 µs copy at 0 GB/s: {got.get('Memcpy DtoD')}")
+check(got.get("Memcpy HtoD") == [(30000, 0.1), (35000, 0.3), (40000, 0.2), (45000, 0.0)],
+      f"memory_bw view: HtoD summed: {got.get('Memcpy HtoD')}")
+
+# Short kernels (< 10 µs): k_add's 5 µs launch under aten::add, k_orphan's 2 µs (no op: its own
+# group); the 12.5 µs k_add is not short. The timeline's total_time is the GPU span, 20 -> 70 µs =
+# 50 µs: 5 / 50 = 10%, 2 / 50 = 4%; each is 1 of the 3 kernels.
+rows = report(small, "short_kernels")
+check([(r["parent_op"], r["kernel"], r["count"], r["sum_us"], r["pct_of_total_time"], r["pct_of_kernels"]) for r in rows]
+      == [("aten::add", "k_add", "1", "5.0", "10.0", "33.333"), ("", "k_orphan", "1", "2.0", "4.0", "33.333")],
+      f"short_kernels: k_add under aten::add, k_orphan alone: {rows}")
+check(rows and rows[0]["input_dims"] == "[[4],[4]]", f"short_kernels: the op's Input Dims: {rows[:1]}")
+rows = report(small, "short_kernels", {"threshold_us": 20})
+check([r["kernel"] for r in rows] == ["k_add", "k_add", "k_orphan"] and rows[0]["sum_us"] == "12.5",
+      f"short_kernels @threshold_us 20: the 12.5 µs launch too: {rows}")
+# Histogram, 3 bins over 2 .. 5 µs: edges 2 3 4 5; 2 in the first, 5 in the last (closed).
+rows = report(small, "short_kernels_histogram", {"bins": 3})
+check([(float(r["bin_start"]), float(r["bin_end"]), r["count"]) for r in rows] == [(2, 3, "1"), (3, 4, "0"), (4, 5, "1")],
+      f"short_kernels_histogram @bins 3: {rows}")
+# Kernel details: k_add with two grids is two rows; k_orphan has none. Of 19.5 µs of kernels.
+rows = report(small, "kernel_details")
+check([(r["name"], r["grid"], r["block"], r["total_us"], r["pct"]) for r in rows]
+      == [("k_add", "[8,1,1]", "[128,1,1]", "12.5", "64.103"), ("k_add", "[4,1,1]", "[128,1,1]", "5.0", "25.641"),
+          ("k_orphan", "", "", "2.0", "10.256")], f"kernel_details: per name, grid and block: {rows}")
+
+# --overlay with counters: HTA's counter events, "Queue Length" per stream and "Memcpy BW" per kind.
+out = os.path.join(work, "small_counters.json")
+r = subprocess.run([tlsql, "-q", small, "-c", ".parameter set @counters 'all'", "-c", ".parameter set @critical_path 0",
+                    "--overlay", out], capture_output=True, text=True, timeout=120)
+check(r.returncode == 0 and "16 counter points" in r.stderr + r.stdout, f"--overlay @counters 'all': {r.stderr.strip()} {r.stdout.strip()}")
+if r.returncode == 0:
+    ev = json.load(open(out))["traceEvents"]
+    q = [(e["ts"], e["id"], e["args"]["Queue Length"]) for e in ev if e.get("ph") == "C" and e["name"] == "Queue Length"]
+    check(sorted(q) == [(10, 7, 1), (12, 7, 2), (20, 7, 1), (25, 7, 0)], f"overlay: the queue's 4 counter points: {q}")
+    m = sorted((e["name"], e["ts"], round(e["args"]["Memcpy BW"], 9)) for e in ev if e.get("ph") == "C" and "Memcpy BW" in e["args"])
+    check(len(m) == 12 and ("Memcpy DtoH", 65, 2.0) in m and ("Memcpy HtoD", 35, 0.3) in m,
+          f"overlay: the bandwidth's 12 counter points: {m}")
+    check(len(ev) == 13 + 16, f"overlay: every event of the trace kept, 16 added: {len(ev)}")
+r = subprocess.run([tlsql, "-q", small, "-c", ".parameter set @counters 'queue_length'", "--overlay",
+                    os.path.join(work, "no_step.json")], capture_output=True, text=True, timeout=120)
+check(r.returncode == 1 and r.stderr.count("\n") == 1, f"--overlay with the path asked for on a trace with no ProfilerStep: one-line error: {r.stderr!r}")
+
+# --- HTA's numbers on shared traces ---------------------------------------------------------
+ref_dir = os.path.join(data, "hta_counters")
+for name in sorted(os.listdir(ref_dir)):
+    ref = json.load(open(os.path.join(ref_dir, name)))
+    trace = os.path.join(shared, "traces", ref["trace"])
+    if not os.path.exists(trace):
+        print(f"skip {ref['trace']}: not present")
+        continue
+    label = name[:-5]
+    if "error" in ref:  # HTA could not load it: tlsql answers all the same
+        for rep in ("queue_length", "memory_bw"):
+            report(trace, rep)
+        continue
+    if "queue_summary" in ref:
+        rows = {r["stream"]: r for r in report(trace, "queue_length")}
+        for s in ref["queue_summary"]:
+            got = rows.get(str(s["stream"]))
+            check(got is not None and same_stats(got, s), f"{label}: queue_length stream {s['stream']} = HTA's {s}: {got}")
+        check(len(rows) == len(ref["queue_summary"]), f"{label}: queue_length: HTA's {len(ref['queue_summary'])} streams: {sorted(rows)}")
+        for th in sorted({b["threshold"] for b in ref["blocked"]} | {1024}):
+            rows = {r["stream"]: r for r in report(trace, "queue_blocked", {"max_queue_length": th})}
+            hta = {str(b["stream"]): b for b in ref["blocked"] if b["threshold"] == th}
+            for s, r in rows.items():
+                b = hta.get(s, {"duration": 0.0, "relative": 0.0})  # HTA lists no stream that never filled
+                check(close(float(r["duration_us"]), b["duration"], abs_=1e-6) and close(r["relative"], b["relative"], abs_=1e-12),
+                      f"{label}: queue_blocked @{th} stream {s} = HTA's {b}: {r['duration_us']} µs, {r['relative']}")
+    elif "queue_error" in ref:
+        report(trace, "queue_length")
+    if "membw_summary" in ref:
+        rows = {r["name"]: r for r in report(trace, "memory_bw")}
+        for s in ref["membw_summary"]:
+            got = rows.get(s["name"])
+            check(got is not None and same_stats(got, s), f"{label}: memory_bw {s['name']} = HTA's {s}: {got}")
+        check(len(rows) == len(ref["membw_summary"]), f"{label}: memory_bw: HTA's kinds {[s['name'] for s in ref['membw_summary']]}: {sorted(rows)}")
+
+# The histogram against numpy.histogram (TraceLens's rule) on a shared trace's raw JSON.
+h100 = os.path.join(shared, "traces", "tracelens", "h100", "bert_small_uncased.json.gz")
+if os.path.exists(h100):
+    import numpy as np
+    ev = json.load(gzip.open(h100))["traceEvents"]
+    durs = [float(e["dur"]) for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel" and float(e["dur"]) < 10]
+    counts, edges = np.histogram(durs, bins=100)
+    rows = report(h100, "short_kernels_histogram")
+    check([int(r["count"]) for r in rows] == [int(c) for c in counts]
+          and all(close(r["bin_start"], a, rel=1e-12) for r, a in zip(rows, edges[:-1])),
+          f"h100 bert: short_kernels_histogram = numpy.histogram of the {len(durs)} kernels under 10 µs")
+    rows = report(h100, "short_kernels", {"top": 1000000})
+    check(sum(int(r["count"]) for r in rows) == len(durs), f"h100 bert: short_kernels count {len(durs)} kernels")
+else:
+    print("skip tracelens/h100/bert_small_uncased: not present")
+
+finish()
