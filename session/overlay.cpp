@@ -125,7 +125,7 @@ std::string write_overlay(sqlite3* db, const Parameters& params, const std::stri
   if (num(chosen[3])) said += " " + overlay_critical_path(db, params, add);
   if (num(chosen[4])) {
     const int64_t n = add_counters(db, params, trace_id, add);
-    said += fmt::format("{}{} counter points (@counters)", num(chosen[3]) ? "," : "", n);
+    said += fmt::format("{} {} counter points (@counters)", num(chosen[3]) ? "," : "", n);
   }
   if (!num(chosen[3]) && !num(chosen[4]))
     throw std::runtime_error(".overlay: nothing to draw (@critical_path 0 and no @counters)");

@@ -15,6 +15,15 @@ HTA keeps one stream per rank in its result: duration and relative duration); `t
 (HTA's get_trace_duration, the relative duration's divisor); `membw_summary` (get_memory_bw_summary:
 per memory kind the describe() columns); `membw_points` (per kind, points and the sum of the
 series). Only numbers HTA computed are written; `error` holds HTA's exception where it failed.
+
+Two changes to how HTA is run, both outside its rules under test: its step filter
+(Trace._filter_irrelevant_gpu_kernels, which drops the last ProfilerStep) is turned off, so the
+numbers are over the whole trace (tlsql's @steps 'all'; the step cut is the view step_cut's,
+tested with the launch and idle reports); and pandas' sort_values is made stable (HTA sorts its
+points by ts with numpy's quicksort, which orders equal timestamps arbitrarily, so a launch and a
+kernel start at the same µs come in either order): HTA's points then keep the order it concatenated
+them in (launches before starts; copy starts before copy ends). `unstable` holds the summaries of
+HTA run as it is (its own sort), for the record.
 """
 import json, logging, os, sys, traceback
 
@@ -34,6 +43,21 @@ sys.path.insert(0, os.path.abspath(hta_dir))
 from hta.trace_analysis import TraceAnalysis  # noqa: E402
 from hta.analyzers.trace_counters import TraceCounters  # noqa: E402
 from hta.configs.config import logger  # noqa: E402
+from hta.common.trace import Trace  # noqa: E402
+import pandas as pd  # noqa: E402
+
+Trace._filter_irrelevant_gpu_kernels = lambda self, include_last_profiler_step=False: None
+_sort_values = pd.DataFrame.sort_values
+
+
+def stable_sort_values(self, *args, **kwargs):
+    if STABLE[0]:
+        kwargs.setdefault("kind", "stable")
+    return _sort_values(self, *args, **kwargs)
+
+
+STABLE = [True]
+pd.DataFrame.sort_values = stable_sort_values
 
 logger.setLevel(logging.ERROR)
 logging.getLogger().setLevel(logging.ERROR)
@@ -91,6 +115,14 @@ def run(name, trace):
     except Exception as e:  # noqa: BLE001
         out["membw_error"] = f"{type(e).__name__}: {e}"
         traceback.print_exc()
+    STABLE[0] = False
+    try:
+        qs = TraceCounters.get_queue_length_summary(ta.t, [rank])
+        mb = TraceCounters.get_memory_bw_summary(ta.t, [rank])
+        out["unstable"] = {"queue_summary": describe_rows(qs, "stream") if qs is not None else [],
+                           "membw_summary": describe_rows(mb, "name") if mb is not None else []}
+    finally:
+        STABLE[0] = True
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")
