@@ -14,7 +14,7 @@ memory_bw, and `--overlay` with @counters.
 - The histogram against numpy.histogram (TraceLens's binning) of the kernel durations read from a
   shared trace's raw JSON.
 usage: queue_membw.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
-import csv, gzip, io, json, math, os, subprocess, sys
+import bisect, csv, gzip, io, json, math, os, statistics, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -138,11 +138,22 @@ r = subprocess.run([tlsql, "-q", small, "-c", ".parameter set @counters 'queue_l
                     os.path.join(work, "no_step.json")], capture_output=True, text=True, timeout=120)
 check(r.returncode == 1 and r.stderr.count("\n") == 1, f"--overlay with the path asked for on a trace with no ProfilerStep: one-line error: {r.stderr!r}")
 
+def describe(vals):
+    """pandas' Series.describe(): sample std (n - 1), quantiles interpolated linearly."""
+    v, n = sorted(vals), len(vals)
+
+    def q(p):
+        pos = p * (n - 1)
+        lo = math.floor(pos)
+        return v[lo] + (v[min(lo + 1, n - 1)] - v[lo]) * (pos - lo)
+    return {"count": n, "mean": statistics.fmean(v), "std": statistics.stdev(v) if n > 1 else None, "min": v[0],
+            "25%": q(0.25), "50%": q(0.5), "75%": q(0.75), "max": v[-1]}
+
+
 def membw_py(path, hta_order):
     """HTA's get_memory_bw_summary rule on a trace's JSON, as "pN": describe() columns per kind
     (same_stats keys). hta_order: HTA's (a start before an end at one ts, every point > 0, a
     negative duration kept); else tlsql's departures (docs/reports.md)."""
-    import pandas as pd
     ev = json.load(open(path))["traceEvents"]
     pts = {}
     for i, e in enumerate(ev):
@@ -166,8 +177,8 @@ def membw_py(path, hta_order):
             vals.append(total)
         vals = [v for v in vals if (v > 0 if hta_order else v > 1e-9)]
         if vals:
-            d = pd.Series(vals).describe()
-            out[name] = {k: (None if pd.isna(d[b]) else float(d[b])) for a, b in STATS for k in (a, b)}
+            d = describe(vals)
+            out[name] = {k: d[b] for a, b in STATS for k in (a, b)}
     return out
 
 
@@ -247,17 +258,24 @@ for name in sorted(os.listdir(ref_dir)):
             check(got is not None and same_stats(got, s), f"{label}: memory_bw {s['name']} = HTA's {s}: {got}")
         check(len(rows) == len(ref["membw_summary"]), f"{label}: memory_bw: HTA's kinds {[s['name'] for s in ref['membw_summary']]}: {sorted(rows)}")
 
-# The histogram against numpy.histogram (TraceLens's rule) on a shared trace's raw JSON.
+# The histogram: numpy.histogram's bins (TraceLens's), their rule written here from numpy's
+# documentation: @bins equal bins from the shortest to the longest value (edges start + k * step),
+# each half-open but the last, which holds the longest; on a shared trace's raw JSON.
 h100 = os.path.join(shared, "traces", "tracelens", "h100", "bert_small_uncased.json.gz")
 if os.path.exists(h100):
-    import numpy as np
     ev = json.load(gzip.open(h100))["traceEvents"]
     durs = [float(e["dur"]) for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel" and float(e["dur"]) < 10]
-    counts, edges = np.histogram(durs, bins=100)
+    lo, hi = min(durs), max(durs)
+    step = (hi - lo) / 100
+    edges = [lo + k * step for k in range(100)] + [hi]
+    counts = [0] * 100
+    for d in durs:
+        counts[min(bisect.bisect_right(edges, d) - 1, 99)] += 1
     rows = report(h100, "short_kernels_histogram")
-    check([int(r["count"]) for r in rows] == [int(c) for c in counts]
+    check([int(r["count"]) for r in rows] == counts
           and all(close(r["bin_start"], a, rel=1e-12) for r, a in zip(rows, edges[:-1])),
-          f"h100 bert: short_kernels_histogram = numpy.histogram of the {len(durs)} kernels under 10 µs")
+          f"h100 bert: short_kernels_histogram = numpy.histogram's bins of the {len(durs)} kernels under 10 µs: "
+          f"{[r['count'] for r in rows]} / {counts}")
     rows = report(h100, "short_kernels", {"top": 1000000})
     check(sum(int(r["count"]) for r in rows) == len(durs), f"h100 bert: short_kernels count {len(durs)} kernels")
 else:
