@@ -232,7 +232,8 @@ CREATE VIEW IF NOT EXISTS @schema.queue_length AS
 -- HTA's memory bandwidth series (get_memory_bw_time_series): per trace and memory kind (HTA's
 -- names: `Memset`, else the first 11 characters of a copy's name, `Memcpy HtoD`; `Memcpy Unknown`
 -- for a copy not named Memcpy...), the GB/s of the copies / fills running, summed: +bw at each
--- one's start, -bw at its end (a duration of 0 counts as 1 µs, HTA's rule), one row per point,
+-- one's start, -bw at its end (a duration of 0 counts as 1 µs, HTA's rule; a negative one, which
+-- the loader keeps, as 0), one row per point,
 -- `gbps` after it, `until` the next point's ts. bw: Kineto's "memory bandwidth (GB/s)" arg (HTA's);
 -- where a trace lacks it, bytes / ns (the same formula Kineto uses) when both are above 0; else 0:
 -- a copy of 0 bytes or 0 ns adds no bandwidth and is never a divisor. At one ts an end comes before

@@ -241,8 +241,8 @@ for name in sorted(os.listdir(ref_dir)):
         if trace.endswith("_rounded.json"):
             # On a copy rounded to µs, copies meet at the same µs and a sub-µs copy gets -1 µs
             # (HTA's rounding), where tlsql's rules depart from HTA's on purpose: an end before a
-            # start at one ts, points above 1e-9 GB/s, a negative duration read as 0 (the loader's
-            # repair) and so 1 µs. HTA's rule re-implemented here first reproduces HTA's numbers
+            # start at one ts, points above 1e-9 GB/s, a negative duration (kept by the loader) read
+            # as 0 and so 1 µs. HTA's rule re-implemented here first reproduces HTA's numbers
             # (HTA's order and > 0), then, with tlsql's departures, must give tlsql's.
             hta = {s["name"]: s for s in ref["membw_summary"]}
             mine = membw_py(trace, True)
