@@ -182,6 +182,27 @@ def membw_py(path, hta_order):
     return out
 
 
+# @steps on tests/data/queue_steps.json (by hand): ProfilerStep#1 at 0 µs, #2 (the last) at 100.
+# Kernel k_a launched at 10 starts at 150; k_b launched at 110 (in the last step) starts at 160; a
+# copy launched at 120 runs 170-180 at 1 GB/s. 'complete' (HTA's scope) counts k_a's launch only:
+# queue 1 at 10, 0 at 150 (2 points, mean 0.5); at or above 1 from 10 to 150 = 140 µs over the span
+# of what it keeps (the step at 0 .. k_a's start at 150) = 140/150. 'all': 1, 2, 1, 0 at 10, 110,
+# 150, 160: at or above 1 for 150 µs of 0 .. 170 (the copy's start): 150/170; the copy's stream 8:
+# 1 from 120 to 170, 50/170. The copy is in the last step: no memory_bw row but with 'all'.
+steps = os.path.join(data, "queue_steps.json")
+for scope, want_q, want_b in (("complete", [("7", "2", "0.5", "1")], [("7", 140, 140 / 150)]),
+                              ("all", [("7", "4", "1.0", "2"), ("8", "2", "0.5", "1")],
+                               [("7", 150, 150 / 170), ("8", 50, 50 / 170)])):
+    p = {"steps": f"'{scope}'", "max_queue_length": 1}
+    rows = report(steps, "queue_length", p)
+    check([(r["stream"], r["count"], r["mean"], r["max"]) for r in rows] == want_q, f"queue_length @steps {scope}: {rows}")
+    rows = report(steps, "queue_blocked", p)
+    check(len(rows) == len(want_b) and all(r["stream"] == s and close(r["duration_us"], d) and close(r["relative"], rel)
+                                           for r, (s, d, rel) in zip(rows, want_b)), f"queue_blocked @steps {scope}: {rows}")
+    rows = report(steps, "memory_bw", p)
+    check([(r["name"], r["count"], r["max"]) for r in rows] == ([] if scope == "complete" else [("Memcpy HtoD", "1", "1.0")]),
+          f"memory_bw @steps {scope}: {rows}")
+
 # --- HTA's numbers on shared traces ---------------------------------------------------------
 # HTA was run with its step filter off (tests/tools/hta_counters.py): the whole trace, @steps 'all'.
 ALL = {"steps": "'all'"}
