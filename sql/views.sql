@@ -191,7 +191,8 @@ CREATE VIEW IF NOT EXISTS @schema.gpu_steps AS
 -- its HIP twin (HTA knows no HIP names, so it finds no launch in an AMD trace). queue_call: the call
 -- is one HTA's queue length counts (its symbol table's runtime launch mask, a wider list than its
 -- launch stats': hta_call's and cuLaunchKernel[Ex], hipExtModuleLaunchKernel, hipMemcpyWithStream,
--- MTIA's job submit). complete: as gpu_steps. launch_uid / launch_ts, gpu_ts, device, stream: the
+-- MTIA's job submit; hta_call's hipExtLaunchKernel too, which HTA's queue leaves out:
+-- docs/reports.md). complete: as gpu_steps. launch_uid / launch_ts, gpu_ts, device, stream: the
 -- queue_length view's points.
 CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
   SELECT t.rank, g.trace, g.uid AS gpu, g.correlation, g.name, r.name AS launch_call, r.dur / 1e3 AS cpu_duration,

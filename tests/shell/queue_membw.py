@@ -230,6 +230,11 @@ def rounded_as_hta(path, out):
 
 
 ref_dir = os.path.join(data, "hta_counters")
+# Where tlsql departs from HTA on purpose (docs/reports.md): HTA's queue does not count
+# hipExtLaunchKernel (its list has hipExtModuleLaunchKernel only); tlsql does, as the launch
+# report's list does. On the MI300 ResNet trace stream 4's 12 launches are all hipExtLaunchKernel:
+# HTA has no series for it.
+departs = {"mi300_resnet": {"4"}}
 for name in sorted(os.listdir(ref_dir)):
     ref = json.load(open(os.path.join(ref_dir, name)))
     trace = os.path.join(shared, "traces", ref["trace"])
@@ -243,7 +248,7 @@ for name in sorted(os.listdir(ref_dir)):
             report(trace, rep)
         continue
     if "queue_summary" in ref:
-        rows = {r["stream"]: r for r in report(trace, "queue_length", ALL)}
+        rows = {r["stream"]: r for r in report(trace, "queue_length", ALL) if r["stream"] not in departs.get(label, ())}
         for s in ref["queue_summary"]:
             got = rows.get(str(s["stream"]))
             check(got is not None and same_stats(got, s), f"{label}: queue_length stream {s['stream']} = HTA's {s}: {got}")
@@ -252,6 +257,8 @@ for name in sorted(os.listdir(ref_dir)):
             rows = {r["stream"]: r for r in report(trace, "queue_blocked", {"max_queue_length": th, **ALL})}
             hta = {str(b["stream"]): b for b in ref["blocked"] if b["threshold"] == th}
             for s, r in rows.items():
+                if s in departs.get(label, ()):
+                    continue
                 b = hta.get(s, {"duration": 0.0, "relative": 0.0})  # HTA lists no stream that never filled
                 check(close(float(r["duration_us"]), b["duration"], abs_=1e-6) and close(r["relative"], b["relative"], abs_=1e-12),
                       f"{label}: queue_blocked @{th} stream {s} = HTA's {b}: {r['duration_us']} µs, {r['relative']}")

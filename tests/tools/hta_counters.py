@@ -34,6 +34,14 @@ CASES = {
     "h100_transformer_hostA": "h100_transformer_step_hostA.pt.trace.json",
     "a100_switch_moe_batch4": "a100_switch_moe_batch4.json.gz",
     "ns_resolution": "hta/ns_resolution_rank0.json.gz",
+    "h100_transformer_hostB": "h100_transformer_step_hostB.pt.trace.json",
+    "a100_particle_transformer_bs2": "a100_particle_transformer_bs2.json.gz",
+    "h100_vllm_tp4_rank0": "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz",
+    "v100_resnet50_2021_legacy": "v100_resnet50_2021_legacy.pt.trace.json.gz",
+    "mi250_minitoy": "hta/amd_mi250_minitoy.json.gz",
+    "timeline_sampled": "hta/timeline_sampled_rank0.json.gz",
+    "kineto_2021": "kineto_gpu_metrics_input_2021.json",
+    "mi300_resnet": "tracelens/mi300/resnet_act_checkpoint.json.gz",
 }
 # Thresholds for the blocked time: HTA's default 1024 and lower ones that real traces reach.
 THRESHOLDS = [1024, 16, 4]
