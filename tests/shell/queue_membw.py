@@ -309,4 +309,49 @@ if os.path.exists(h100):
 else:
     print("skip tracelens/h100/bert_small_uncased: not present")
 
+# TraceLens's own short-kernel study (shared/expected/tracelens: its regression tests' CSVs, made by
+# TraceLens): the same groups, counts and µs; the same % of total time where TraceLens's timeline
+# total is tlsql's (no GPU work without a launch call); the same histogram bin for bin. Qwen has
+# GPU work no launch call links: TraceLens leaves it out of its total (tlsql's timeline counts it,
+# docs/reports.md) and its groupby drops the kernels no op launched (their key is NaN), which tlsql
+# lists with an empty parent_op.
+def as_tuple(j):
+    """A JSON array as TraceLens prints it, Python's tuple repr."""
+    if j in (None, ""):
+        return ""
+
+    def t(x):
+        return tuple(t(y) for y in x) if isinstance(x, list) else x
+    return str(t(json.loads(j)))
+
+
+for exp_dir, t, same_total in (("h100_gaunernst_bert-small-uncased", "tracelens/h100/bert_small_uncased.json.gz", True),
+                               ("h100_Falconsai_nsfw_image_detection", "tracelens/h100/Falconsai_nsfw_image_detection.json.gz", True),
+                               ("mi300_normalization_layer_test", "tracelens/mi300/normalization_layer_test.json.gz", True),
+                               ("h100_Qwen1.5_0.5B_chat", "tracelens/h100/Qwen1.5_0.5B_chat.json.gz", False)):
+    exp_path = os.path.join(shared, "expected", "tracelens", exp_dir)
+    trace = os.path.join(shared, "traces", t)
+    if not (os.path.exists(trace) and os.path.exists(os.path.join(exp_path, "short_kernels_summary.csv"))):
+        print(f"skip {t}: not present")
+        continue
+    exp = list(csv.DictReader(open(os.path.join(exp_path, "short_kernels_summary.csv"))))
+    got = report(trace, "short_kernels", {"top": 1000000})
+    key = (lambda op, dims, k, n, us: (op, dims, k, int(n), round(float(us), 3)))
+    want = sorted(key(e["Parent cpu_op"], e["Input dims"], e["Kernel name"], e["Short Kernel count"],
+                      e["Short Kernel duration (µs) sum"]) for e in exp)
+    mine = sorted(key(g["parent_op"], as_tuple(g["input_dims"]), g["kernel"], g["count"], g["sum_us"])
+                  for g in got if g["parent_op"] or same_total)
+    check(mine == want, f"{exp_dir}: short_kernels = TraceLens's {len(want)} groups (op, dims, kernel, count, µs)")
+    if same_total:
+        pct = sorted(round(float(e["Short Kernel duration (µs) percent of total time"]), 3) for e in exp)
+        check(sorted(float(g["pct_of_total_time"]) for g in got) == pct, f"{exp_dir}: short_kernels % of total time = TraceLens's")
+    else:
+        check(all(not g["parent_op"] for g in got if key(g["parent_op"], as_tuple(g["input_dims"]), g["kernel"], g["count"], g["sum_us"]) not in want),
+              f"{exp_dir}: the groups TraceLens lacks are the kernels no op launched")
+    hist = list(csv.DictReader(open(os.path.join(exp_path, "short_kernel_histogram.csv"))))
+    rows = report(trace, "short_kernels_histogram")
+    check([int(r["count"]) for r in rows] == [int(h["count"]) for h in hist]
+          and all(close(r["bin_start"], h["bin_start"], rel=1e-5) for r, h in zip(rows, hist)),
+          f"{exp_dir}: short_kernels_histogram = TraceLens's, bin for bin")
+
 finish()
