@@ -1,4 +1,4 @@
--- per rank and stream: time the launch queue was at or above @max_queue_length (default 1024, CUDA's), absolute µs and relative to the trace's span (HTA's get_time_spent_blocked_on_full_queue); @max_queue_length @steps @rank
+-- per rank and stream: time the launch queue was at or above @max_queue_length (default 1024, HTA's), absolute µs and relative to the trace's span (HTA's get_time_spent_blocked_on_full_queue); @max_queue_length @steps @rank
 -- Over the view queue_length: each point whose length is >= @max_queue_length holds until the next
 -- point on its stream (the last point holds no time). relative: that time / the trace's span as
 -- HTA measures it (get_trace_duration: the last event start - the first, over the events HTA's

@@ -354,4 +354,16 @@ for exp_dir, t, same_total in (("h100_gaunernst_bert-small-uncased", "tracelens/
           and all(close(r["bin_start"], h["bin_start"], rel=1e-5) for r, h in zip(rows, hist)),
           f"{exp_dir}: short_kernels_histogram = TraceLens's, bin for bin")
 
+# kernel_details on the other profilers' files: the rocprofv3 reader stores grid_size /
+# workgroup_size, the Nsight reader gridX..Z / blockX..Z as grid / block (tests/shell/rocprof_json.py,
+# nsys_sqlite.py check the values); every kernel of those samples has both here.
+for native in ("rocprof/908_results.json.gz", "nsys/healthy_1pct.sqlite"):
+    path = os.path.join(shared, "native", native)
+    if not os.path.exists(path):
+        print(f"skip {native}: not present")
+        continue
+    rows = report(path, "kernel_details", {"top": 1000000})
+    check(rows and all(r["grid"].startswith("[") and r["block"].startswith("[") for r in rows),
+          f"{native}: kernel_details has grid and block for every kernel ({len(rows)} rows)")
+
 finish()
