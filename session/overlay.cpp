@@ -75,19 +75,32 @@ std::string overlay_critical_path(sqlite3* db, const Parameters& params, TraceAd
 // "Memcpy BW" in GB/s, on the pid of the copy), HTA's names and args. @steps as the series' (default
 // 'all': the whole trace is drawn). Adds them to `add.events`; returns how many.
 int64_t add_counters(sqlite3* db, Parameters params, int64_t trace, TraceAdditions& add) {
+  // Which series: a comma list; a name that is none of them is an error rather than no counters.
+  const auto given = query_all(db, "SELECT lower(replace(coalesce(@counters, ''), ' ', ''))", params);
+  bool queue = false, bandwidth = false;
+  std::string list = given.empty() || given[0].rows.empty() ? "" : given[0].rows[0][0].value_or("");
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    if (item == "queue_length" || item == "all") queue = true;
+    if (item == "memory_bw" || item == "all") bandwidth = true;
+    if (item != "queue_length" && item != "memory_bw" && item != "all")
+      throw std::runtime_error(
+          fmt::format(".overlay: @counters '{}': '{}' is not queue_length, memory_bw or all", list, item));
+    at = comma + 1;
+  }
   params["@overlay_trace"] = std::to_string(trace);
+  params["@overlay_queue"] = queue ? "1" : "0";
+  params["@overlay_bw"] = bandwidth ? "1" : "0";
   const auto results = query_all(db, R"(
-    WITH want AS (SELECT ',' || replace(lower(coalesce(@counters, '')), ' ', '') || ',' AS c),
-         pids AS (SELECT device, stream, min(pid) AS pid FROM gpu WHERE trace = @overlay_trace GROUP BY device, stream)
+    WITH pids AS (SELECT device, stream, min(pid) AS pid FROM gpu WHERE trace = @overlay_trace GROUP BY device, stream)
     SELECT 0, p.pid, q.stream, q.ts, q.length, NULL
-    FROM want, queue_length q JOIN pids p ON p.device IS q.device AND p.stream IS q.stream
-    WHERE q.trace = @overlay_trace AND q.steps = coalesce(@steps, 'all')
-      AND (instr(want.c, ',queue_length,') OR instr(want.c, ',all,'))
+    FROM queue_length q JOIN pids p ON p.device IS q.device AND p.stream IS q.stream
+    WHERE @overlay_queue AND q.trace = @overlay_trace AND q.steps = coalesce(@steps, 'all')
     UNION ALL
     SELECT 1, e.pid, NULL, m.ts, m.gbps, m.name
-    FROM want, memory_bw m JOIN event e ON e.uid = m.uid
-    WHERE m.trace = @overlay_trace AND m.steps = coalesce(@steps, 'all')
-      AND (instr(want.c, ',memory_bw,') OR instr(want.c, ',all,')))",
+    FROM memory_bw m JOIN event e ON e.uid = m.uid
+    WHERE @overlay_bw AND m.trace = @overlay_trace AND m.steps = coalesce(@steps, 'all'))",
                                  params);
   int64_t n = 0;
   for (const auto& r : results.empty() ? std::vector<std::vector<std::optional<std::string>>>{} : results[0].rows) {

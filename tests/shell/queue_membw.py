@@ -134,6 +134,11 @@ if r.returncode == 0:
     check(len(m) == 12 and ("Memcpy DtoH", 65, 2.0) in m and ("Memcpy HtoD", 35, 0.3) in m,
           f"overlay: the bandwidth's 12 counter points: {m}")
     check(len(ev) == 13 + 16, f"overlay: every event of the trace kept, 16 added: {len(ev)}")
+r = subprocess.run([tlsql, "-q", small, "-c", ".parameter set @counters 'queue_length, membw'", "-c",
+                    ".parameter set @critical_path 0", "--overlay", os.path.join(work, "typo.json")],
+                   capture_output=True, text=True, timeout=120)
+check(r.returncode == 1 and "'membw' is not queue_length, memory_bw or all" in r.stderr
+      and not os.path.exists(os.path.join(work, "typo.json")), f"--overlay @counters with a typo: one-line error, no file: {r.stderr!r}")
 r = subprocess.run([tlsql, "-q", small, "-c", ".parameter set @counters 'queue_length'", "--overlay",
                     os.path.join(work, "no_step.json")], capture_output=True, text=True, timeout=120)
 check(r.returncode == 1 and r.stderr.count("\n") == 1, f"--overlay with the path asked for on a trace with no ProfilerStep: one-line error: {r.stderr!r}")
