@@ -3,8 +3,9 @@
 -- point on its stream (the last point holds no time). relative: that time / the trace's span as
 -- HTA measures it (get_trace_duration: the last event start - the first, over the events HTA's
 -- parser keeps: those with a dur and a cat, but not the profiler's own span, cat 'Trace'; with
--- @steps 'complete' the host events before the last ProfilerStep and the GPU events gpu_steps keeps). Every stream with launches is listed, 0 where the
--- queue never filled (HTA lists one stream per rank, the last that filled, and none that did not).
+-- @steps 'complete' the host events before the last ProfilerStep and the GPU events gpu_steps
+-- keeps). Every stream with launches is listed, 0 where the queue never filled (HTA lists one
+-- stream per rank, the last that filled, and none that did not).
 WITH q AS (SELECT rank, trace, device, stream,
                   sum(CASE WHEN length >= coalesce(@max_queue_length, 1024) THEN coalesce(until - ts, 0) ELSE 0 END) AS ns,
                   max(length) AS max_length
