@@ -120,10 +120,11 @@ int tlsql_main(int argc, char** argv) {
       app.add_option("--html", html,
                      "write a self-contained HTML report (summary, timeline, ops, kernels, roofline and timeline "
                      "pictures; with --diff the diff) to FILE and exit");
-  auto* overlay_opt =
-      app.add_option("--overlay", overlay,
-                     "write the trace to FILE.json with its critical path marked, for Perfetto (after -c / -f: "
-                     "@annotation, @instance, @rank as the critical_path report takes them)");
+  auto* overlay_opt = app.add_option(
+      "--overlay", overlay,
+      "write the trace to FILE.json with its critical path marked, for Perfetto (after -c / -f: "
+      "@annotation, @instance, @rank as the critical_path report takes them; @counters "
+      "'queue_length,memory_bw' or 'all' adds those counter tracks, @critical_path 0 leaves the path out)");
   app.add_option("--models", models,
                  "run FILE's SQL first: rows of perf_model_user, your own FLOPs / bytes formulas per op name "
                  "(docs/perf_models.md)")

@@ -235,7 +235,8 @@ std::vector<DotCommand> tlsql_command_rows() {
                   "and GPU timeline pictures (and the diff when a trace is attached as other)"}},
      [](Shell& sh, const DotCall& c) { sh.html_command(c.words[1]); }, 1, 1, C::files},
     {{".overlay"}, {{"FILE.json", "write the trace with its critical path marked, for Perfetto (@annotation,\n"
-                     "@instance, @rank as the critical_path report)"}},
+                     "@instance, @rank as the critical_path report; @counters 'queue_length,memory_bw'\n"
+                     "or 'all': counter tracks too; @critical_path 0: no path)"}},
      [](Shell& sh, const DotCall& c) { sh.overlay_command(c.words[1]); }, 1, 1, C::files},
     {{".plot"}, {{"roofline FILE [kernels] [WHERE ...]", "ops (or kernels) against the GPU's roofline"},
                  {"timeline FILE [STEP | START..END]", "GPU streams over time (END, START: ms from the first GPU event)"},

@@ -36,6 +36,27 @@ SELECT CASE
     THEN 'no GPU work in the chosen ProfilerSteps: set @steps ''all'''
   WHEN @report = 'kernels' AND coalesce(@steps, 'all') <> 'all'
     THEN 'no kernels in the chosen ProfilerSteps: set @steps ''all'''
+  -- HTA's trace counters and TraceLens's short-kernel study (docs/reports.md, "Queue length, memory
+  -- bandwidth, short kernels").
+  WHEN @report IN ('queue_length', 'queue_blocked', 'memory_bw', 'short_kernels', 'short_kernels_histogram',
+                   'kernel_details') AND NOT (SELECT yes FROM gpu_work)
+    THEN 'no GPU events (kernels, memcpys, memsets) in this trace'
+  WHEN @report IN ('queue_length', 'queue_blocked') AND NOT EXISTS (SELECT 1 FROM launch_stats WHERE queue_call)
+    THEN 'no GPU work launched by a call HTA''s queue counts (cudaLaunchKernel[ExC], cuLaunchKernel[Ex], '
+         || 'cudaMemcpyAsync, cudaMemsetAsync and their HIP twins)'
+  WHEN @report IN ('queue_length', 'queue_blocked') THEN 'no launch before the last ProfilerStep: set @steps ''all'''
+  WHEN @report = 'memory_bw' AND NOT EXISTS (SELECT 1 FROM event WHERE kind IN ('memcpy', 'memset'))
+    THEN 'no memcpys or memsets in this trace'
+  WHEN @report = 'memory_bw' AND coalesce(@steps, 'complete') <> 'all'
+       AND EXISTS (SELECT 1 FROM memory_bw WHERE steps = 'all' AND gbps > 1e-9)
+    THEN 'no memcpy or memset in the chosen ProfilerSteps: set @steps ''all'''
+  WHEN @report = 'memory_bw'
+    THEN 'every memcpy / memset runs at 0 GB/s (no "memory bandwidth (GB/s)" arg, and 0 bytes or 0 ns)'
+  WHEN @report IN ('short_kernels', 'short_kernels_histogram')
+    THEN 'no kernel shorter than @threshold_us (' || coalesce(@threshold_us, 10) || ' µs)'
+  WHEN @report = 'kernel_details' AND coalesce(@steps, 'all') <> 'all'
+    THEN 'no kernels in the chosen ProfilerSteps: set @steps ''all'''
+  WHEN @report = 'kernel_details' THEN 'no kernels (only memcpys / memsets) in this trace'
   WHEN @report = 'collectives' THEN 'no communication kernels (NCCL / RCCL, custom all-reduce) in this trace'
   WHEN @report = 'fx' THEN 'no "## ... ##" markers (FX nodes, record_function ranges of compiled graphs) above any op'
   WHEN @report = 'optimizable'

@@ -188,16 +188,75 @@ CREATE VIEW IF NOT EXISTS @schema.gpu_steps AS
 -- event (µs): cpu_duration = the launch call's duration, gpu_duration = its own, launch_delay =
 -- GPU start - launch call end, 0 when the work started before the call returned. hta_call: the call
 -- is one HTA counts (cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync, cudaMemsetAsync), or
--- its HIP twin (HTA knows no HIP names, so it finds no launch in an AMD trace). complete: as
--- gpu_steps.
+-- its HIP twin (HTA knows no HIP names, so it finds no launch in an AMD trace). queue_call: the call
+-- is one HTA's queue length counts (its symbol table's runtime launch mask, a wider list than its
+-- launch stats': hta_call's and cuLaunchKernel[Ex], hipExtModuleLaunchKernel, hipMemcpyWithStream,
+-- MTIA's job submit; hta_call's hipExtLaunchKernel too, which HTA's queue leaves out:
+-- docs/reports.md). complete: as gpu_steps. launch_uid / launch_ts, gpu_ts, device, stream: the
+-- queue_length view's points.
 CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
   SELECT t.rank, g.trace, g.uid AS gpu, g.correlation, g.name, r.name AS launch_call, r.dur / 1e3 AS cpu_duration,
          g.dur / 1e3 AS gpu_duration, max(0, g.ts - r.end) / 1e3 AS launch_delay,
          r.name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync',
                     'hipLaunchKernel', 'hipExtLaunchKernel', 'hipMemcpyAsync', 'hipMemsetAsync') AS hta_call,
-         c.last_step_start IS NULL OR r.ts < c.last_step_start AS complete
+         c.last_step_start IS NULL OR r.ts < c.last_step_start AS complete,
+         r.name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync',
+                    'hipLaunchKernel', 'hipExtLaunchKernel', 'hipMemcpyAsync', 'hipMemsetAsync',
+                    'cuLaunchKernel', 'cuLaunchKernelEx', 'hipExtModuleLaunchKernel', 'hipMemcpyWithStream',
+                    'runFunction - job_prep_and_submit_for_execution') AS queue_call,
+         r.uid AS launch_uid, r.ts AS launch_ts, g.ts AS gpu_ts, g.device, g.stream
   FROM launch_link l CROSS JOIN event g ON g.uid = l.gpu CROSS JOIN event r ON r.uid = l.runtime
   JOIN trace t ON t.id = g.trace JOIN step_cut c ON c.trace = g.trace;  -- CROSS: the links drive (not a scan of event)
+
+-- HTA's CUDA launch-queue length (get_queue_length_time_series): per trace, device and stream, +1 at
+-- each launch call queue_call counts, -1 when the GPU work it launched starts; one row per such
+-- point, `length` the queue after it and `until` the next point's ts on the stream (NULL for the
+-- last: the series is a step function). At one ts a launch comes before a start, then trace order
+-- (what a stable sort of HTA's rows gives; HTA's sort is not stable). steps: 'complete' (HTA's
+-- scope: launches before the last ProfilerStep, launch_stats.complete, the queue counted over them
+-- alone) or 'all' (every launch); every point is in both scopes' series where it belongs, and a
+-- query picks one with `WHERE steps = ...`. ts / until: ns.
+CREATE VIEW IF NOT EXISTS @schema.queue_length AS
+  SELECT rank, trace, device, stream, steps, ts, length, lead(ts) OVER w AS until, kind, uid
+  FROM (SELECT *, sum(delta) OVER w AS length
+        FROM (SELECT s.steps, q.rank, q.trace, q.device, q.stream, q.ts, q.delta, q.kind, q.uid, q.ord
+              FROM (SELECT rank, trace, device, stream, launch_ts AS ts, 1 AS delta, 'launch' AS kind, launch_uid AS uid,
+                           0 AS ord, complete
+                    FROM launch_stats WHERE queue_call
+                    UNION ALL
+                    SELECT rank, trace, device, stream, gpu_ts, -1, 'start', gpu, 1, complete
+                    FROM launch_stats WHERE queue_call) q
+              JOIN (SELECT 'all' AS steps UNION ALL SELECT 'complete') s ON s.steps = 'all' OR q.complete)
+        WINDOW w AS (PARTITION BY steps, trace, device, stream ORDER BY ts, ord, uid ROWS UNBOUNDED PRECEDING))
+  WINDOW w AS (PARTITION BY steps, trace, device, stream ORDER BY ts, ord, uid);
+
+-- HTA's memory bandwidth series (get_memory_bw_time_series): per trace and memory kind (HTA's
+-- names: `Memset`, else the first 11 characters of a copy's name, `Memcpy HtoD`; `Memcpy Unknown`
+-- for a copy not named Memcpy...), the GB/s of the copies / fills running, summed: +bw at each
+-- one's start, -bw at its end (a duration of 0 counts as 1 µs, HTA's rule; a negative one, which
+-- the loader keeps, as 0), one row per point,
+-- `gbps` after it, `until` the next point's ts. bw: Kineto's "memory bandwidth (GB/s)" arg (HTA's);
+-- where a trace lacks it, bytes / ns (the same formula Kineto uses) when both are above 0; else 0:
+-- a copy of 0 bytes or 0 ns adds no bandwidth and is never a divisor. At one ts an end comes before
+-- a start (back-to-back copies do not overlap), then trace order. steps: as queue_length (the GPU
+-- events gpu_steps.complete keeps).
+CREATE VIEW IF NOT EXISTS @schema.memory_bw AS
+  SELECT rank, trace, name, steps, ts, gbps, lead(ts) OVER w AS until, uid
+  FROM (SELECT *, sum(delta) OVER w AS gbps
+        FROM (SELECT s.steps, c.rank, c.trace, c.uid, c.name, CASE e.ord WHEN 1 THEN c.ts ELSE c.stop END AS ts,
+                     CASE e.ord WHEN 1 THEN c.bw ELSE -c.bw END AS delta, e.ord
+              FROM (SELECT g.rank, g.trace, g.uid, g.complete,
+                           CASE WHEN g.name GLOB 'Memset*' THEN 'Memset'
+                                WHEN g.name GLOB 'Memcpy*' THEN substr(g.name, 1, 11) ELSE 'Memcpy Unknown' END AS name,
+                           coalesce(g.args ->> '$."memory bandwidth (GB/s)"',
+                                    CASE WHEN g.args ->> '$.bytes' > 0 AND g.dur > 0 THEN (g.args ->> '$.bytes') * 1.0 / g.dur END,
+                                    0.0) AS bw,
+                           g.ts, CASE WHEN g.dur > 0 THEN g.end ELSE g.ts + 1000 END AS stop
+                    FROM gpu_steps g WHERE g.kind IN ('memcpy', 'memset')) c
+              CROSS JOIN (SELECT 0 AS ord UNION ALL SELECT 1) e  -- 0: the end (first at one ts), 1: the start
+              JOIN (SELECT 'all' AS steps UNION ALL SELECT 'complete') s ON s.steps = 'all' OR c.complete)
+        WINDOW w AS (PARTITION BY steps, trace, name ORDER BY ts, ord, uid ROWS UNBOUNDED PRECEDING))
+  WINDOW w AS (PARTITION BY steps, trace, name ORDER BY ts, ord, uid);
 
 -- The ops whose GPU time the summaries count, each GPU nanosecond once: ops with a perf model and
 -- kernel-launching ops, each only when no modeled or counted op is above it (a convolution's bias add_ is
