@@ -108,6 +108,12 @@ if os.path.exists(sample):
     devs = rows(r)[1:]
     check(len(devs) == 8 and devs[0] == ["0", "AMD Instinct MI350X", "AMD", "256", "64", "9.5"],
           f"8 GPU agents -> device rows ({devs[:1]})")
+    # gpu_spec's MI350X row: 256 CUs x 4096 dense fp16 matrix FLOP/clk x 2.2 GHz peak clock (AMD's
+    # MI350X sheet, 2.3 PFLOP/s dense) = 2306.9 TFLOP/s; HBM3E 8 TB/s.
+    r = run([sample], "SELECT g.gpu, s.matrix_tflops, s.hbm_tbps FROM device_gpu g "
+                      "JOIN gpu_spec s ON s.gpu = g.gpu AND s.dtype = 'bf16' WHERE g.id = 0")
+    check(rows(r)[1:] == [["MI350X", str(round(256 * 4096 * 2.2e9 / 1e12, 1)), "8.0"]],
+          f"'AMD Instinct MI350X' -> gpu_spec MI350X peaks ({rows(r)[1:]})")
     r = run([sample], "SELECT DISTINCT device, stream FROM event WHERE kind = 'kernel' ORDER BY stream")
     check(rows(r)[1:] == [["0", str(q)] for q in (16, 17, 18, 19, 20)],
           "agent -> device 0 (gpu_index), queue -> stream")
