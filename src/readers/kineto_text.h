@@ -20,16 +20,18 @@ namespace tlsql::kineto_text {
 // check repairs invalid UTF-8 and counts it in health).
 inline void escape(std::string& out, std::string_view s) {
   out += '"';
-  for (char c : s) {
-    unsigned char u = (unsigned char)c;
-    if (c == '"' || c == '\\') {
-      out += '\\', out += c;
-    } else if (u < 0x20) {
+  size_t run = 0;  // bytes [run, i) pass unchanged: appended in one piece (kernel names run to KBs)
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char u = (unsigned char)s[i];
+    if (u >= 0x20 && u != '"' && u != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    if (u >= 0x20)
+      out += '\\', out += (char)u;
+    else
       fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
-    } else {
-      out += c;
-    }
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
 }
 
