@@ -22,6 +22,19 @@ inline void escape(std::string& out, std::string_view s) {
   out += '"';
   size_t run = 0;  // bytes [run, i) pass unchanged: appended in one piece (kernel names run to KBs)
   for (size_t i = 0; i < s.size(); ++i) {
+    // Eight bytes at a time while none is a control character, '"' or '\\' (the has-less /
+    // has-zero bit tricks: such a byte sets its top bit in `hit`; a borrow may set a later one too,
+    // and that byte is then looked at one by one).
+    constexpr uint64_t ones = 0x0101010101010101, highs = 0x8080808080808080;
+    while (i + 8 <= s.size()) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+      uint64_t hit = (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+      if (hit) break;
+      i += 8;
+    }
+    if (i >= s.size()) break;
     unsigned char u = (unsigned char)s[i];
     if (u >= 0x20 && u != '"' && u != '\\') continue;
     out.append(s.data() + run, i - run);
