@@ -215,8 +215,54 @@ with gzip.open(small + ".gz", "wt") as f:
 r = run([small + ".gz"], "SELECT count(*) FROM event")
 check(rows(r)[1:] == [["7"]], "gzip'd: the same rows")
 
+# An older / trimmed layout: buffer_records before everything, no agents, kernel_symbols or strings
+# (read after the walk, from the copy kept), a second process (counted, not read).
+trimmed = {"rocprofiler-sdk-tool": [{
+    "buffer_records": {"kernel_dispatch": [dispatch(1, 1, 3000, 4500)],
+                       "hip_api": [{"kind": 5, "operation": 1, "thread_id": 7, "start_timestamp": 2000,
+                                    "end_timestamp": 2500, "correlation_id": {"internal": 1, "external": 0}}]},
+    "metadata": {"pid": 9}}, {"metadata": {"pid": 10}}]}
+p = os.path.join(tmp, "trimmed_results.json")
+with open(p, "w") as f:
+    json.dump(trimmed, f)
+r = run([p], "SELECT kind, name, ts, dur, pid, device, correlation FROM event ORDER BY ts")
+check(rows(r)[1:] == [["runtime", "hip_api operation 1", "2000", "500", "9", "", "1"],
+                      ["kernel", "unknown_kernel_1", "3000", "1500", "11", "", "1"]],
+      f"no agents / kernel_symbols / strings: rows by hand, pid the agent handle ({rows(r)[1:]}; {r.stderr[:160]})")
+r = run([p], """SELECT "check" FROM health WHERE "check" LIKE 'rocprof%' ORDER BY 1""")
+check([x[0] for x in rows(r)[1:]] == ["rocprof_missing_symbol", "rocprof_processes_skipped",
+                                      "rocprof_tables_missing", "rocprof_unknown_agent"],
+      f"missing tables and the second process in health ({rows(r)[1:]})")
+
+# Many dispatches: the reader parses buffer_records in ~1 MB batches; rows and sums across batches.
+many = json.loads(json.dumps(doc))
+n = 6000
+many["rocprofiler-sdk-tool"][0]["buffer_records"] = {
+    "kernel_dispatch": [dispatch(i + 1, 1, 10000 + 100 * i, 10000 + 100 * i + (i % 7) + 1) for i in range(n)]}
+p = os.path.join(tmp, "many_results.json")
+with open(p, "w") as f:
+    json.dump(many, f)
+check(os.path.getsize(p) > 2 << 20, "the file spans more than two batches")
+r = run([p], "SELECT count(*), sum(dur), count(DISTINCT correlation) FROM event WHERE kind = 'kernel'")
+check(rows(r)[1:] == [[str(n), str(sum(i % 7 + 1 for i in range(n))), str(n)]],
+      f"{n} dispatches: count, sum of ns and ids by hand ({rows(r)[1:]})")
+# A defect inside a record of a later batch: the error names the byte of the file where it is.
+text = open(p).read()
+bad_at = text.index('"dispatch_id": 5000,') + len('"dispatch_id": ')
+broken = text[:bad_at] + "5x0" + text[bad_at + 4:]
+with open(p, "w") as f:
+    f.write(broken)
+r = run([p], "SELECT 1")
+import re
+m = re.search(r"at byte (\d+)", r.stderr)
+check(r.returncode == 1 and r.stderr.count("\n") == 1 and m and bad_at <= int(m.group(1)) <= bad_at + 3,
+      f"a broken number in a later batch: one line, its byte ({bad_at}; {r.stderr.strip()[:200]})")
+
 for text, msg in (('{"rocprofiler-sdk-tool": [', "at byte"),
-                  ('{"rocprofiler-sdk-tool": 5}', "not a trace: \"rocprofiler-sdk-tool\" is not an array")):
+                  ('{"rocprofiler-sdk-tool": 5}', "not a trace: \"rocprofiler-sdk-tool\" is not an array"),
+                  ('{"rocprofiler-sdk-tool": [{}]} x', "at byte 31: expected the end of the text"),
+                  ('{"rocprofiler-sdk-tool": [{"metadata": {"pid": 1}, "agents": [1 2]}]}', "at byte"),
+                  ('{"rocprofiler-sdk-tool": [{"code_objects": [{"a": "unterminated}]}]}', "at byte")):
     bad = os.path.join(tmp, "bad_results.json")
     with open(bad, "w") as f:
         f.write(text)

@@ -105,9 +105,11 @@ std::string_view api_name(std::string_view s) {
 struct OpRange {
   std::string_view name, sizes;
   int64_t seq = kNull, op_id = kNull;
+  bool stashed = false;  // the legacy "stashed seq = N" of a backward Function's apply()
 };
 std::optional<OpRange> op_range(std::string_view text) {
   size_t at = text.find(", op_id = ");
+  if (at == std::string_view::npos) at = text.find(", stashed seq = ");  // PyTorch before op ids
   size_t comma = text.find(", ");
   if (at == std::string_view::npos || comma == 0) return std::nullopt;
   OpRange r;
@@ -122,6 +124,7 @@ std::optional<OpRange> op_range(std::string_view text) {
     return digits ? v : kNull;
   };
   r.seq = number(", seq = ");
+  if (r.seq == kNull && (r.seq = number(", stashed seq = ")) != kNull) r.stashed = true;
   r.op_id = number(", op_id = ");
   if (size_t p = text.find(", sizes = "); p != std::string_view::npos) {
     std::string_view rest = text.substr(p + 10);
@@ -129,6 +132,38 @@ std::optional<OpRange> op_range(std::string_view text) {
     r.sizes = rest;
   }
   return r;
+}
+
+// An autograd engine's range: a backward Function ("MulBackward0", "AddmmBackward0") or the
+// engine's wrapper around one ("autograd::engine::evaluate_function: MulBackward0").
+bool backward_name(std::string_view name) {
+  if (name.starts_with("autograd::engine::evaluate_function: ")) return true;
+  size_t d = name.size();
+  while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9') --d;
+  return d < name.size() && name.substr(0, d).ends_with("Backward");
+}
+
+// CUPTI's memcpy kinds and synchronization types as nsys labels them (ENUM_CUDA_MEMCPY_OPER,
+// ENUM_CUPTI_SYNC_TYPE in schema 3.x), for exports that lack those tables.
+const std::map<int64_t, std::string>& builtin_labels(std::string_view table) {
+  static const std::map<int64_t, std::string> copy = {{0, "Unknown"},
+                                                      {1, "Host-to-Device"},
+                                                      {2, "Device-to-Host"},
+                                                      {3, "Host-to-Array"},
+                                                      {4, "Array-to-Host"},
+                                                      {5, "Array-to-Array"},
+                                                      {6, "Array-to-Device"},
+                                                      {7, "Device-to-Array"},
+                                                      {8, "Device-to-Device"},
+                                                      {9, "Host-to-Host"},
+                                                      {10, "Peer-to-Peer"},
+                                                      {11, "Unified Host-to-Device"},
+                                                      {12, "Unified Device-to-Host"},
+                                                      {13, "Unified Device-to-Device"}};
+  static const std::map<int64_t, std::string> sync = {
+      {0, "Unknown"}, {1, "Event sync"}, {2, "Stream wait sync"}, {3, "Stream sync"}, {4, "Context sync"}};
+  static const std::map<int64_t, std::string> none;
+  return table == "ENUM_CUDA_MEMCPY_OPER" ? copy : table == "ENUM_CUPTI_SYNC_TYPE" ? sync : none;
 }
 
 class Reader : public TraceReader {
@@ -205,7 +240,7 @@ class Reader : public TraceReader {
   // An enum table's label (ENUM_CUDA_MEMCPY_OPER: 1 -> "Host-to-Device").
   std::map<int64_t, std::string> enum_labels(const std::string& table) {
     std::map<int64_t, std::string> out;
-    if (!tables_.count(table)) return out;
+    if (!tables_.count(table)) return builtin_labels(table);
     Rows r(db_, table, path_);
     int id = r.column("id"), label = r.has("label") ? r.column("label") : r.column("name");
     while (r.step()) out[r.i(id)] = std::string(r.s(label));
@@ -300,13 +335,15 @@ class Reader : public TraceReader {
     note_missing(r, table, {"deviceId", "streamId", "correlationId"});
     const int start = r.column("start"), end = r.column("end"), device = r.column("deviceId"),
               stream = r.column("streamId"), corr = r.column("correlationId"), context = r.column("contextId");
-    const int demangled = r.column("demangledName"), shortname = r.column("shortName"), bytes = r.column("bytes");
+    const int demangled = r.column("demangledName"), shortname = r.column("shortName"),
+              mangled = r.column("mangledName"), bytes = r.column("bytes");
     const int gx = r.column("gridX"), gy = r.column("gridY"), gz = r.column("gridZ"), bx = r.column("blockX"),
               by = r.column("blockY"), bz = r.column("blockZ"), regs = r.column("registersPerThread"),
               shm_s = r.column("staticSharedMemory"), shm_d = r.column("dynamicSharedMemory"),
               copy_kind = r.column("copyKind"), sync_type = r.column("syncType"), graph = r.column("graphId");
     const bool kernel = cat == "kernel";
-    if (kernel && demangled < 0 && shortname < 0) missing_ += (missing_.empty() ? "" : ", ") + table + ".demangledName";
+    if (kernel && demangled < 0 && shortname < 0 && mangled < 0)
+      missing_ += (missing_.empty() ? "" : ", ") + table + ".demangledName";
     std::map<int64_t, std::string> labels = cat == "gpu_memcpy"  ? enum_labels("ENUM_CUDA_MEMCPY_OPER")
                                             : cat == "cuda_sync" ? enum_labels("ENUM_CUPTI_SYNC_TYPE")
                                                                  : std::map<int64_t, std::string>();
@@ -315,6 +352,7 @@ class Reader : public TraceReader {
       if (kernel) {
         name = string(r.i(demangled));
         if (name.empty()) name = string(r.i(shortname));
+        if (name.empty()) name = string(r.i(mangled));
         if (name.empty()) {
           name = "unknown_kernel";
           health_->add("nsys_missing_name", (int64_t)out_->rows(),
@@ -399,21 +437,41 @@ class Reader : public TraceReader {
     note_missing(r, table, {"start", "end", "eventType", "text", "globalTid"});
     std::map<int64_t, std::string> types = enum_labels("ENUM_NSYS_EVENT_TYPE");
     const int start = r.column("start"), end = r.column("end"), type = r.column("eventType"), text = r.column("text"),
-              text_id = r.column("textId"), tid = r.column("globalTid");
-    int64_t open = 0, other = 0;
+              text_id = r.column("textId"), tid = r.column("globalTid"), domain = r.column("domainId");
+    int64_t open = 0;
+    std::map<std::string, int64_t> other;              // records of other types: label -> count
+    std::unordered_map<int64_t, std::string> domains;  // NvtxDomainCreate: domainId -> name
+    // (process, seq) -> the thread of the first forward op range with that seq.
+    std::map<std::pair<int64_t, int64_t>, int64_t> forward;
     while (r.step() && !out_->stopped()) {
       int64_t t = r.i(type);
       auto it = types.find(t);
-      // Without the enum table: the ids of schema 3.x (34 mark, 59 push/pop, 60 start/end).
+      // Without the enum table: the ids of schema 3.x (34 mark, 59 push/pop, 60 start/end, 65
+      // NVTXT mark, 70 / 71 NVTXT ranges, 75 domain creation).
       std::string_view label = it != types.end() ? std::string_view(it->second)
                                : t == 34         ? "NvtxMark"
                                : t == 59         ? "NvtxPushPopRange"
                                : t == 60         ? "NvtxStartEndRange"
+                               : t == 65         ? "NvtxtMark"
+                               : t == 70         ? "NvtxtPushPopRange"
+                               : t == 71         ? "NvtxtStartEndRange"
+                               : t == 75         ? "NvtxDomainCreate"
                                                  : "";
-      const bool range = label == "NvtxPushPopRange" || label == "NvtxStartEndRange";
-      const bool mark = label == "NvtxMark";
+      const bool range = label == "NvtxPushPopRange" || label == "NvtxStartEndRange" || label == "NvtxtPushPopRange" ||
+                         label == "NvtxtStartEndRange";
+      const bool mark = label == "NvtxMark" || label == "NvtxtMark";
+      if (label == "NvtxDomainCreate") {
+        std::string_view s = r.s(text);
+        domains[r.i(domain)] = std::string(s.empty() ? string(r.i(text_id)) : s);
+        continue;
+      }
       if (!range && !mark) {
-        ++other;  // domain, category and naming records: no event
+        // Category, naming and thread records name things and are no event; others (push and pop
+        // records of their own, types of later schemas) are counted.
+        if (!label.starts_with("NvtxCategory") && !label.starts_with("NvtxtCategory") &&
+            !label.starts_with("NvtxName") && !label.starts_with("NvtxtMeta") && label != "NvtxThread" &&
+            label != "NvtxDomainDestroy")
+          ++other[label.empty() ? "eventType " + std::to_string(t) : std::string(label)];
         continue;
       }
       if (range && r.i(end) == kNull) {
@@ -423,6 +481,21 @@ class Reader : public TraceReader {
       std::string_view s = r.s(text);
       if (s.empty()) s = string(r.i(text_id));
       std::optional<OpRange> op = range ? op_range(s) : std::nullopt;
+      int64_t fwd_tid = kNull;  // a backward op's forward thread ("Fwd thread id" in Kineto's args)
+      if (op && op->seq != kNull) {
+        // The autograd engine's ranges are told by name or by the legacy "stashed seq" (not by
+        // thread: the engine runs CPU backward on the caller's thread, and seq counters are per
+        // thread); their forward thread is that of the first other op with the same seq.
+        int64_t global = r.i(tid), own = tid_of(global);
+        std::pair<int64_t, int64_t> key{pid_of(global), op->seq};
+        if (op->stashed || backward_name(op->name)) {
+          auto f = forward.find(key);
+          fwd_tid = f != forward.end() ? f->second : own;
+          if (fwd_tid == 0 || fwd_tid == kNull) fwd_tid = 1;  // unknown: still marked backward
+        } else {
+          forward.try_emplace(key, own);
+        }
+      }
       if (op) {
         out_->begin("X", "cpu_op", op->name);
       } else {
@@ -442,14 +515,23 @@ class Reader : public TraceReader {
           else
             out_->text_arg("sizes", op->sizes);
         }
+        if (fwd_tid != kNull) out_->arg("Fwd thread id", fwd_tid);
         out_->text_arg("nvtx", s);
       }
+      // The range's NVTX domain by the name its NvtxDomainCreate record gave (an id with no such
+      // record names nothing a user could tell apart: left out).
+      if (int64_t d = r.i(domain); d != kNull && d != 0)
+        if (auto dn = domains.find(d); dn != domains.end() && !dn->second.empty()) out_->text_arg("domain", dn->second);
       out_->end();
     }
     if (open)
       health_->add("nsys_nvtx_unclosed", -1,
                    fmt::format("{} NVTX ranges with no end (never popped or ended): not loaded", open));
-    (void)other;
+    if (!other.empty()) {
+      std::string list;
+      for (auto& [label, n] : other) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", n, label);
+      health_->add("nsys_nvtx_not_read", -1, "NVTX records of types tlsql does not map to events: " + list);
+    }
   }
 
   std::string path_;

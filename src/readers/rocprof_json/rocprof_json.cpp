@@ -132,6 +132,17 @@ class Reader : public TraceReader {
     }
     metadata_ = "{\"profiler\":\"rocprofv3\",\"rocprofv3\":" + (meta_.empty() ? std::string("{}") : meta_) +
                 ",\"deviceProperties\":[" + devices_ + "]}";
+    if (records_seen_ && tables_seen_ != 7) {
+      // Older or trimmed layouts: records load all the same, named and placed by what is there.
+      std::string missing;
+      for (auto [bit, name] :
+           {std::pair{1, "agents (devices unknown)"}, std::pair{2, "kernel_symbols (kernels named unknown_kernel_ID)"},
+            std::pair{4,
+                      "strings (API calls named by kind and operation number, roctx "
+                      "ranges without their messages)"}})
+        if (!(tables_seen_ & bit)) missing += (missing.empty() ? "" : ", ") + std::string(name);
+      health_->add("rocprof_tables_missing", -1, "the result has no " + missing);
+    }
     if (!skipped_.empty())
       health_->add("rocprof_records_not_read", -1,
                    fmt::format("buffer records of kinds tlsql does not map to events, not loaded: {}", skipped_));
