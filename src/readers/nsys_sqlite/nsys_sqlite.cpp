@@ -446,10 +446,14 @@ class Reader : public TraceReader {
     while (r.step() && !out_->stopped()) {
       int64_t t = r.i(type);
       auto it = types.find(t);
-      // Without the enum table: the ids of schema 3.x (34 mark, 59 push/pop, 60 start/end, 65
-      // NVTXT mark, 70 / 71 NVTXT ranges, 75 domain creation).
+      // Without the enum table: the ids of schema 3.x (34 mark, 35-38 push, pop, start, end records
+      // of their own, 59 push/pop, 60 start/end, 65 NVTXT mark, 70 / 71 NVTXT ranges, 75 domain).
       std::string_view label = it != types.end() ? std::string_view(it->second)
                                : t == 34         ? "NvtxMark"
+                               : t == 35         ? "NvtxPushRange"
+                               : t == 36         ? "NvtxPopRange"
+                               : t == 37         ? "NvtxStartRange"
+                               : t == 38         ? "NvtxEndRange"
                                : t == 59         ? "NvtxPushPopRange"
                                : t == 60         ? "NvtxStartEndRange"
                                : t == 65         ? "NvtxtMark"
