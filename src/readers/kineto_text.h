@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -48,10 +49,21 @@ inline void escape(std::string& out, std::string_view s) {
   out += '"';
 }
 
+// `v` in decimal (std::to_chars: no format string parsed per number, as fmt::format_to would).
+inline void integer(std::string& out, int64_t v) {
+  char b[24];
+  out.append(b, std::to_chars(b, b + sizeof b, v).ptr);
+}
+
 // ns as the decimal µs text Kineto writes ("1234.567"): the Kineto parser reads it back exactly.
 inline void micros(std::string& out, int64_t ns) {
   uint64_t u = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
-  fmt::format_to(std::back_inserter(out), "{}{}.{:03}", ns < 0 ? "-" : "", u / 1000, u % 1000);
+  char b[32], *p = b;
+  if (ns < 0) *p++ = '-';
+  p = std::to_chars(p, b + sizeof b, u / 1000).ptr;
+  unsigned frac = (unsigned)(u % 1000);
+  *p++ = '.', *p++ = char('0' + frac / 100), *p++ = char('0' + frac / 10 % 10), *p++ = char('0' + frac % 10);
+  out.append(b, p);
 }
 
 // Events written one field at a time into chunks of about `chunk_bytes` ("[" e "," e ... "]"),
@@ -81,7 +93,8 @@ class ChunkWriter {
   void field(std::string_view key, int64_t v) {
     body_ += ',';
     escape(body_, key);
-    fmt::format_to(std::back_inserter(body_), ":{}", v);
+    body_ += ':';
+    integer(body_, v);
   }
   void open_args() {
     body_ += ",\"args\":{";
@@ -95,7 +108,7 @@ class ChunkWriter {
   }
   void arg(std::string_view k, int64_t v) {
     key(k);
-    fmt::format_to(std::back_inserter(body_), "{}", v);
+    integer(body_, v);
   }
   void text_arg(std::string_view k, std::string_view v) {
     key(k);
