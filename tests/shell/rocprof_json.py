@@ -210,6 +210,12 @@ r = run([small, "--report", "launch"])
 check(r.returncode == 0, f"launch report runs ({r.stderr.strip()[:120]})")
 r = run([small], "SELECT name, vendor FROM device")
 check(rows(r)[1:] == [["AMD Instinct MI300X", "AMD"]], "the GPU agent is the one device row (CPU agents are not)")
+pretty = os.path.join(tmp, "pretty_results.json")  # rocprofv3 can indent its output
+with open(pretty, "w") as f:
+    json.dump(doc, f, indent=2)
+q = "SELECT kind, name, ts, dur, device, stream, correlation, args FROM event ORDER BY ts, kind"
+check(run([pretty], q).stdout == run([small], q).stdout and run([small], q).stdout.count("\n") == 8,
+      "indented JSON: the same rows and args")
 with gzip.open(small + ".gz", "wt") as f:
     json.dump(doc, f)
 r = run([small + ".gz"], "SELECT count(*) FROM event")
