@@ -2,7 +2,8 @@
 # The other profilers' readers against the Kineto reader (issue 48): rows per second of the whole
 # load (trace.load_ms, best of 3) for the Kineto JSON, rocprofv3 JSON and Nsight Systems SQLite
 # readers side by side, on the shared samples and on scaled copies (tests/bench/scale_native.py,
-# tools/scale_trace.py); then the peak RSS of `tlsql FILE -o out.db` against out.db's size.
+# tools/scale_trace.py); the CPU seconds (user + sys) of `tlsql FILE -o out.db`, steadier than wall
+# time on a shared machine; its peak RSS against out.db's size.
 #   tests/bench/native.sh [OUT_DIR] [BUILD_DIR]   (default /tmp/tlsql-bench build; needs ../shared,
 #                                                 ~1 GB of disk, ~5 minutes the first time)
 set -euo pipefail
@@ -21,8 +22,8 @@ inputs=("kineto $shared/traces/hta/trace_diff/control.json.gz" "kineto $out/cont
         "rocprofv3 $shared/native/rocprof/908_results.json.gz" "rocprofv3 $out/rocprof_x5.json"
         "nsys $shared/native/nsys/mfu_2gpu_before.sqlite" "nsys $shared/native/nsys/mfu_2gpu_after.sqlite"
         "nsys $out/nsys_x10.sqlite")
-printf '| reader | input | rows | load s (best of 3) | rows/s | input MB/s | peak RSS MB (-o) | .db MB | RSS / .db |\n'
-printf '|---|---|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| reader | input | rows | load s (best of 3) | rows/s | input MB/s | CPU s (-o) | rows / CPU s | peak RSS MB (-o) | .db MB | RSS / .db |\n'
+printf '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for entry in "${inputs[@]}"; do
   reader=${entry%% *} file=${entry#* }
   best=
@@ -32,16 +33,19 @@ for entry in "${inputs[@]}"; do
   done
   db="$out/native_out.db"
   rm -f "$db"
-  /usr/bin/time -f "%M" -o "$out/time.txt" "$bin" -q "$file" -o "$db" -c "SELECT 1" >/dev/null
+  /usr/bin/time -f "%M %U %S" -o "$out/time.txt" "$bin" -q "$file" -o "$db" -c "SELECT 1" >/dev/null
   rows=$("$bin" -q --csv "$db" -c "SELECT count(*) FROM event" | tail -1)
-  python3 - "$reader" "$file" "$rows" "$best" "$(cat "$out/time.txt")" "$(stat -c %s "$db")" "$(stat -L -c %s "$file")" <<'PY'
+  python3 - "$reader" "$file" "$rows" "$best" $(cat "$out/time.txt") "$(stat -c %s "$db")" "$(stat -L -c %s "$file")" <<'PY'
 import gzip, os, sys
-reader, path, rows, ms, kb, db, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+reader, path, rows, ms, kb, user, sys_s, db, size = (sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
+                                                    int(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7]),
+                                                    int(sys.argv[8]), int(sys.argv[9]))
+cpu = user + sys_s
 if path.endswith(".gz"):  # the text read: inflated
     with gzip.open(path) as f:
         size = sum(len(b) for b in iter(lambda: f.read(1 << 20), b""))
 print(f"| {reader} | {os.path.basename(path)} | {rows} | {ms / 1e3:.3f} | {rows / (ms / 1e3) / 1e3:.0f} k | "
-      f"{size / 1e6 / (ms / 1e3):.0f} | {kb / 1024:.0f} | {db / 1e6:.1f} | {kb * 1024 / db:.2f} |")
+      f"{size / 1e6 / (ms / 1e3):.0f} | {cpu:.2f} | {rows / cpu / 1e3:.0f} k | {kb / 1024:.0f} | {db / 1e6:.1f} | {kb * 1024 / db:.2f} |")
 PY
 done
 rm -f "$out/native_out.db"
