@@ -220,6 +220,28 @@ check(set(got) == {"nsys_no_gpu_info", "nsys_nvtx_unclosed", "nsys_nvtx_not_read
       and "1 NvtxPushRange" in got.get("nsys_nvtx_not_read", "") and "1 NVTX ranges" in got.get("nsys_nvtx_unclosed", ""),
       f"the unended range, the push record and the missing GPU table in health ({got})")
 
+# The reader selects only the columns it reads: a covering index must not reorder the rows (the
+# table's stored order, as SELECT * reads it), and a known table that is a view is still read.
+viewed = os.path.join(tmp, "viewed.sqlite")
+if os.path.exists(viewed):
+    os.remove(viewed)
+c = sqlite3.connect(viewed)
+c.executescript(f"""
+CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel_v7000');
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, demangledName INT, correlationId INT);
+CREATE INDEX covering ON CUPTI_ACTIVITY_KIND_KERNEL(demangledName, start, end, correlationId);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (3000, 3500, 1, 7), (1000, 2000, 1, 8);
+CREATE TABLE rt(start INT, end INT, globalTid INT, correlationId INT, nameId INT);
+INSERT INTO rt VALUES (500, 900, {t_main}, 7, 2);
+CREATE VIEW CUPTI_ACTIVITY_KIND_RUNTIME AS SELECT * FROM rt;
+""")
+c.commit()
+c.close()
+r = run([viewed], "SELECT kind, ts, correlation FROM event ORDER BY uid")
+check(rows(r)[1:] == [["kernel", "3000", "7"], ["kernel", "1000", "8"], ["runtime", "500", "7"]],
+      f"stored order despite a covering index; a view read ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
+
 nokernel = os.path.join(tmp, "no_kernel.sqlite")
 if os.path.exists(nokernel):
     os.remove(nokernel)

@@ -32,8 +32,13 @@ class Rows {
   Rows(sqlite3* db, const std::string& table, const std::string& path, std::initializer_list<const char*> wanted = {})
       : db_(db), table_(table), path_(path) {
     // (The table names are tlsql's own literals, quoted all the same.)
-    const std::string from = " FROM " + quote_identifier(table) + " NOT INDEXED";  // stored order, as SELECT *
-    if (sqlite3_prepare_v2(db, ("SELECT *" + from).c_str(), -1, &q_, nullptr) != SQLITE_OK) fail();
+    // NOT INDEXED: the table's stored order, the order SELECT * reads (a covering index could
+    // reorder a narrower select); a view takes no NOT INDEXED and is read as it is.
+    std::string from = " FROM " + quote_identifier(table);
+    if (sqlite3_prepare_v2(db, ("SELECT *" + from + " NOT INDEXED").c_str(), -1, &q_, nullptr) == SQLITE_OK)
+      from += " NOT INDEXED";
+    else if (sqlite3_prepare_v2(db, ("SELECT *" + from).c_str(), -1, &q_, nullptr) != SQLITE_OK)
+      fail();
     for (int i = 0; i < sqlite3_column_count(q_); ++i) columns_[sqlite3_column_name(q_, i)] = i;
     if (wanted.size() == 0) return;
     std::string list;
