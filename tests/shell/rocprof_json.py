@@ -264,6 +264,18 @@ m = re.search(r"at byte (\d+)", r.stderr)
 check(r.returncode == 1 and r.stderr.count("\n") == 1 and m and bad_at <= int(m.group(1)) <= bad_at + 3,
       f"a broken number in a later batch: one line, its byte ({bad_at}; {r.stderr.strip()[:200]})")
 
+# A gzip bomb inside a member tlsql skips (no rows for the pipeline's guard to count): refused
+# once 256 MB have inflated from 200 times fewer compressed bytes, not scanned to its end.
+bomb = os.path.join(tmp, "bomb_results.json.gz")
+with gzip.open(bomb, "wb") as f:
+    f.write(b'{"rocprofiler-sdk-tool": [{"code_objects": "')
+    for _ in range(300):
+        f.write(b"a" * (1 << 20))
+    f.write(b'"}]}')
+r = run([bomb], "SELECT 1")
+check(r.returncode == 1 and "a gzip bomb, not a trace" in r.stderr and r.stderr.count("\n") == 1,
+      f"a gzip bomb in a skipped member: one line ({r.stderr.strip()[:200]})")
+
 for text, msg in (('{"rocprofiler-sdk-tool": [', "at byte"),
                   ('{"rocprofiler-sdk-tool": 5}', "not a trace: \"rocprofiler-sdk-tool\" is not an array"),
                   ('{"rocprofiler-sdk-tool": [{}]} x', "at byte 31: expected the end of the text"),

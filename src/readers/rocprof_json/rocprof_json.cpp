@@ -56,7 +56,7 @@ struct Symbol {
 // one small table, whatever the file's size.
 class Text {
  public:
-  Text(InputSource& in) : in_(&in) {}
+  Text(InputSource& in, const std::string& path) : path(path), in_(&in) {}
   Text(const TextBuffer& mem, size_t origin) : mem_(&mem), origin_(origin) {}
 
   size_t base() const { return in_ ? in_->base() : 0; }
@@ -66,7 +66,14 @@ class Text {
   // `drop`); false at the end of the text.
   bool more(size_t q) {
     if (drop) keep = q;
-    return in_ && in_->refill(keep);
+    if (!in_ || !in_->refill(keep)) return false;
+    // A few KB of gzip must not inflate to GBs scanned for nothing (a member skipped, or records
+    // of a kind not read, make no rows for the pipeline's rows-per-byte guard to count).
+    size_t text = in_->base() + in_->avail();
+    if (in_->gzip() && text > (size_t{256} << 20) && text > in_->progress() * 200)
+      throw LoadError(fmt::format("{}: at byte {}: {} bytes from {} compressed bytes: a gzip bomb, not a trace", path,
+                                  text, text, in_->progress()));
+    return true;
   }
   // The byte at p, or -1 past the end of the text.
   int at(size_t p) {
@@ -81,6 +88,7 @@ class Text {
   }
   size_t offset(size_t p) const { return origin_ + p; }  // p as a byte offset of the file's text
 
+  std::string path;  // the file, for messages
   size_t keep = 0;
   bool drop = false;  // scanning a value not read: keep nothing behind the scan
 
@@ -104,7 +112,7 @@ class Reader : public TraceReader {
             Health& health) override {
     out_.emplace(emit, spare, chunk_bytes_);
     health_ = &health;
-    Text t(in_);
+    Text t(in_, path_);
     size_t p = t.skip_ws(0);
     if (t.at(p) == 0xEF && t.at(p + 1) == 0xBB && t.at(p + 2) == 0xBF) p = t.skip_ws(p + 3);  // a UTF-8 BOM
     expect(t, p, '{', "'{'");
