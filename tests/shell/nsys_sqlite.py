@@ -60,14 +60,28 @@ for path in paths:
         r = run([path], f"SELECT count(*), coalesce(sum(dur), 0) FROM event WHERE {where}")
         check(rows(r)[1:] == [[str(n), str(total)]], f"{base}: {table}: {n} rows, {total} ns ({rows(r)[1:]})")
     if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
-        gpu = " UNION ALL ".join(f"SELECT correlationId FROM {t}" for t in
+        # CUPTI's correlation ids are per process: a GPU row's launch is the runtime call with its
+        # id in its own process (globalPid; runtime calls' process is globalTid >> 24).
+        # (A table without globalPid, as in the small export, is a one-process run: any call matches.)
+        def has(t, col):
+            return col in [c[1] for c in db.execute(f"PRAGMA table_info({t})")]
+        gpu = " UNION ALL ".join(f"SELECT correlationId, {'globalPid' if has(t, 'globalPid') else 'NULL'} AS pid "
+                                 f"FROM {t}" for t in
                                  ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
                                  if t in tables)
-        linked = db.execute(f"SELECT count(*) FROM ({gpu}) g WHERE g.correlationId IN "
-                            "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME)").fetchone()[0]
+        linked = db.execute(f"SELECT count(*) FROM ({gpu}) g WHERE EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                            "WHERE r.correlationId = g.correlationId AND (g.pid IS NULL "
+                            "OR (r.globalTid >> 24) & 16777215 = (g.pid >> 24) & 16777215))").fetchone()[0]
         r = run([path], "SELECT count(*) FROM launch l JOIN event g ON g.uid = l.gpu "
                         "WHERE g.kind IN ('kernel', 'memcpy', 'memset')")
         check(rows(r)[1:] == [[str(linked)]], f"{base}: {linked} GPU rows linked to their runtime call ({rows(r)[1:]})")
+        if has("CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"):
+            pairs = {(str(p), str(d)) for p, d in db.execute(
+                "SELECT DISTINCT (globalPid >> 24) & 16777215, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL")}
+            r = run([path], "SELECT DISTINCT r.pid, g.device FROM launch l JOIN event r ON r.uid = l.runtime "
+                            "JOIN event g ON g.uid = l.gpu WHERE g.kind = 'kernel'")
+            check({tuple(x) for x in rows(r)[1:]} <= pairs,
+                  f"{base}: no launch links a call of one process to a kernel of another ({rows(r)[1:]} vs {pairs})")
     if "NVTX_EVENTS" in tables:
         ops = db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE end IS NOT NULL AND eventType IN (59, 60) "
                          "AND text LIKE '%, op_id = %'").fetchone()[0]

@@ -201,6 +201,7 @@ class Reader : public TraceReader {
                      t.starts_with("NCCL") || t.starts_with("MPI_") || t == "COMPOSITE_EVENTS" || t == "SCHED_EVENTS"))
         not_read += (not_read.empty() ? "" : ", ") + t;
     }
+    count_processes();
     gpu_table(std::string(kKernelTable), "kernel");
     for (const char* t :
          {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"})
@@ -332,14 +333,16 @@ class Reader : public TraceReader {
             "dynamicSharedMemory",
             "copyKind",
             "syncType",
-            "graphId"});
+            "graphId",
+            "globalPid"});
     if (!r.has("start") || !r.has("end")) {
       health_->add("nsys_table_skipped", -1, table + " has no start / end columns: not read");
       return;
     }
     note_missing(r, table, {"deviceId", "streamId", "correlationId"});
     const int start = r.column("start"), end = r.column("end"), device = r.column("deviceId"),
-              stream = r.column("streamId"), corr = r.column("correlationId"), context = r.column("contextId");
+              stream = r.column("streamId"), corr = r.column("correlationId"), context = r.column("contextId"),
+              process = r.column("globalPid");
     const int demangled = r.column("demangledName"), shortname = r.column("shortName"),
               mangled = r.column("mangledName"), bytes = r.column("bytes");
     const int gx = r.column("gridX"), gy = r.column("gridY"), gz = r.column("gridZ"), bx = r.column("blockX"),
@@ -380,7 +383,7 @@ class Reader : public TraceReader {
       out_->open_args();
       if (dev != kNull) out_->arg("device", dev);
       if (str != kNull) out_->arg("stream", str);
-      if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", c);
+      if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", correlation(c, r.i(process)));
       if (int64_t c = r.i(context); c != kNull) out_->arg("context", c);
       if (kernel) {
         if (r.i(gx) != kNull)
@@ -398,6 +401,32 @@ class Reader : public TraceReader {
       if (int64_t b = r.i(bytes); b != kNull) out_->arg("bytes", b);
       out_->end();
     }
+  }
+
+  // CUPTI numbers correlation ids per process: in an export of several processes the same id
+  // links a launch of one process to a kernel of another (the shared 2-GPU exports: 294 kernels
+  // matched runtime calls of both processes). There ids are scoped by the process: pid * 10^10 +
+  // id (CUPTI's ids are 32-bit; the pid reads as the leading digits); with one process they are
+  // kept as nsys wrote them.
+  void count_processes() {
+    if (!tables_.count("CUPTI_ACTIVITY_KIND_RUNTIME")) return;
+    Rows r(db_, "CUPTI_ACTIVITY_KIND_RUNTIME", path_, {"globalTid"});
+    std::set<int64_t> pids;
+    const int tid = r.column("globalTid");
+    while (r.step() && pids.size() < 2)
+      if (int64_t t = r.i(tid); t != kNull) pids.insert(pid_of(t));
+    scoped_ = pids.size() > 1;
+  }
+  // `global`: the row's globalPid or globalTid (the process in bits 24-47).
+  int64_t correlation(int64_t id, int64_t global) {
+    if (!scoped_ || id < 0 || id >= kCorrelationScope) return id;
+    if (global == kNull) {
+      health_->add("nsys_correlation_unscoped", (int64_t)out_->rows(),
+                   "rows of a several-process export with no globalPid / globalTid: correlation id kept as "
+                   "written (it may match a call of another process)");
+      return id;
+    }
+    return pid_of(global) * kCorrelationScope + id;
   }
 
   void times(const Rows& r, int start, int end) {
@@ -422,7 +451,7 @@ class Reader : public TraceReader {
       times(r, start, end);
       thread(r.i(tid));
       out_->open_args();
-      if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", c);
+      if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", correlation(c, r.i(tid)));
       if (full != name) out_->text_arg("nsys name", full);
       out_->end();
     }
@@ -551,6 +580,8 @@ class Reader : public TraceReader {
   std::set<std::string> tables_;
   std::unordered_map<int64_t, std::string> strings_;
   std::string metadata_, schema_, missing_;
+  bool scoped_ = false;  // several processes: correlation ids scoped by process (correlation())
+  static constexpr int64_t kCorrelationScope = 10'000'000'000;
 };
 
 std::unique_ptr<TraceReader> open(InputSource&, const std::string& path, size_t chunk_bytes) {
