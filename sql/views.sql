@@ -129,6 +129,38 @@ SELECT m.*, (SELECT a.uid FROM ancestors(m.uid, (SELECT name FROM tlsql_schema))
        END AS never_freed
 FROM memory_event m;
 
+-- CUPTI profiler ranges (torch.profiler with experimental_config profiler_metrics, HTA's
+-- cupti_counter_analysis): an event of category cuda_profiler_range per kernel, its counter values
+-- in args, and no correlation to its launch. HTA's pairing: the i-th range of a trace by start
+-- with the i-th cudaLaunchKernel* call by start; where the counts differ nothing is paired (HTA
+-- refuses the rank) and launch is NULL. Ops: the cpu_ops above the launch on its own thread (HTA's
+-- per-thread call stack), outermost (top_level_op) to innermost (bottom_level_op).
+CREATE VIEW IF NOT EXISTS @schema.cupti_range AS
+WITH r AS (SELECT uid, trace, name, ts, dur, row_number() OVER (PARTITION BY trace ORDER BY ts, uid) AS i,
+                  count(*) OVER (PARTITION BY trace) AS n
+           FROM event WHERE kind = 'other' AND cat = 'cuda_profiler_range'),
+l AS (SELECT uid, trace, pid, tid, row_number() OVER (PARTITION BY trace ORDER BY ts, uid) AS i,
+             count(*) OVER (PARTITION BY trace) AS n
+      FROM event WHERE kind = 'runtime' AND name GLOB 'cudaLaunchKernel*' AND trace IN (SELECT trace FROM r)),
+p AS (SELECT r.uid, r.trace, r.name, r.ts, r.dur, l.uid AS launch, l.pid, l.tid
+      FROM r LEFT JOIN l ON l.trace = r.trace AND l.i = r.i AND l.n = r.n),
+s AS (SELECT p.uid, a.uid AS op, a.name, a.depth
+      FROM p, ancestors(p.launch, (SELECT name FROM tlsql_schema)) a JOIN event ae ON ae.uid = a.uid
+      WHERE ae.kind = 'cpu_op' AND ae.pid IS p.pid AND ae.tid IS p.tid)
+SELECT p.uid, p.trace, t.rank, p.name, p.ts, p.dur, p.launch,
+       (SELECT op FROM s WHERE s.uid = p.uid ORDER BY depth LIMIT 1) AS top_level_op,
+       (SELECT op FROM s WHERE s.uid = p.uid ORDER BY depth DESC LIMIT 1) AS bottom_level_op,
+       (SELECT group_concat(name, ' > ') FROM (SELECT name FROM s WHERE s.uid = p.uid ORDER BY depth)) AS op_stack
+FROM p JOIN trace t ON t.id = p.trace;
+
+-- The counter values of each CUPTI profiler range, one row per (range, counter): a long table,
+-- since SQL cannot make a column per counter (the counters report pivots the FLOPs counters).
+CREATE VIEW IF NOT EXISTS @schema.cupti_counter AS
+SELECT e.uid, e.trace, j.key AS counter, j.value
+FROM event e, json_each(e.args) j
+WHERE e.kind = 'other' AND e.cat = 'cuda_profiler_range' AND json_type(e.args) = 'object'
+  AND j.type IN ('integer', 'real');
+
 -- The host loop of each thread that launches CUDA / HIP graphs (engine_step's steps of source
 -- 'loop'; docs/inference.md): its host events with a start, numbered by the GPU waits (wait: 1 for
 -- a stream / device / event synchronize) that ended at or before their start (k); step: the wait

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Writes the hand-made traces of issue 49's reports (tests/shell/issue49_reports.py) beside this
+script: annotations_nested.json (nested GPU user annotations, a kernel straddling the inner one's
+end, a kernel on a stream without annotations, a second ProfilerStep that HTA's step cut drops) and
+cupti_counters.json (CUPTI profiler ranges, one lacking two of the SASS counters, one with none).
+Run: python3 tests/data/issue49_traces.py"""
+import json, os
+
+here = os.path.dirname(os.path.abspath(__file__))
+T0 = 1_000_000  # µs
+
+
+def x(cat, name, pid, tid, ts, dur, **args):
+    e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": T0 + ts, "dur": dur}
+    if args:
+        e["args"] = args
+    return e
+
+
+def launch(ts, corr, name="cudaLaunchKernel"):
+    return x("cuda_runtime", name, 1, 1, ts, 4, correlation=corr)
+
+
+def kernel(name, ts, dur, corr, stream=7):
+    return x("kernel", name, 0, stream, ts, dur, correlation=corr, stream=stream, device=0)
+
+
+meta = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}]
+
+# Host: ProfilerStep#1 [0, 1000) holds outer [10, 600) > inner [20, 200) > aten::mm; ProfilerStep#2
+# [1000, 2000) launches one more kernel. GPU stream 7: ProfilerStep#1 [100, 900) > outer [110, 560)
+# > inner [120, 170) and a second inner [300, 330); stream 8 has no annotation.
+ev = meta + [
+    x("user_annotation", "ProfilerStep#1", 1, 1, 0, 1000),
+    x("user_annotation", "outer", 1, 1, 10, 590),
+    x("user_annotation", "inner", 1, 1, 20, 180),
+    x("cpu_op", "aten::mm", 1, 1, 30, 100),
+    launch(35, 1), launch(45, 2), launch(55, 4), launch(65, 5),
+    x("user_annotation", "inner", 1, 1, 250, 100),
+    x("cpu_op", "aten::add", 1, 1, 260, 20),
+    launch(265, 6),
+    x("user_annotation", "ProfilerStep#2", 1, 1, 1000, 1000),
+    x("cpu_op", "aten::mm", 1, 1, 1010, 100),
+    launch(1020, 3),
+    x("gpu_user_annotation", "ProfilerStep#1", 0, 7, 100, 800),
+    x("gpu_user_annotation", "outer", 0, 7, 110, 450),
+    x("gpu_user_annotation", "inner", 0, 7, 120, 50),
+    x("gpu_user_annotation", "inner", 0, 7, 300, 30),
+    x("gpu_user_annotation", "ProfilerStep#2", 0, 7, 1100, 500),
+    kernel("k_inner", 125, 10, 1),          # inside inner [120, 170): inner
+    kernel("k_outer", 200, 10, 2),          # outer only
+    kernel("k_straddle", 160, 20, 4),       # [160, 180) overlaps inner's end: inner (HTA: overlap)
+    kernel("k_other_stream", 130, 10, 5, stream=8),  # no annotation on stream 8
+    kernel("k_inner2", 305, 10, 6),         # the second inner
+    kernel("k_step2", 1150, 10, 3),         # launched in the last step: dropped (complete)
+]
+with open(os.path.join(here, "annotations_nested.json"), "w") as f:
+    json.dump({"schemaVersion": 1, "traceEvents": ev}, f, indent=1)
+
+# CUPTI profiler mode: ranges on pid 0 / tid 0 with the counters in args, no correlation; three
+# launches under aten::linear > aten::addmm, aten::relu, aten::linear > aten::addmm.
+S = "smsp__sass_thread_inst_executed_op_%s_pred_on.sum"
+full = {S % op: 0 for op in ["dadd", "dfma", "dmul", "hadd", "hfma", "hmul", "fadd", "ffma", "fmul"]}
+r1 = dict(full, **{S % "ffma": 1000, S % "fmul": 10, S % "hfma": 7})       # 2*1000 + 10 + 2*7 = 2024
+r2 = {k: v for k, v in full.items() if k not in (S % "fadd", S % "ffma")}  # 7 of 9, all 0
+r2[S % "fmul"] = 300                                                      # 300
+r2["dram__bytes_read.sum"] = 4096
+r3 = {"dram__bytes_read.sum": 8192}                                       # no SASS counter
+ev = meta + [
+    x("cpu_op", "aten::linear", 1, 1, 0, 100, **{"Input Dims": [[8, 16], [32, 16], [32]]}),
+    x("cpu_op", "aten::addmm", 1, 1, 5, 80, **{"Input Dims": [[32], [8, 16], [16, 32], [], []],
+                                            "Input type": ["float", "float", "float", "Scalar", "Scalar"]}),
+    x("cuda_runtime", "cudaLaunchKernel", 1, 1, 10, 20, correlation=11),
+    x("cpu_op", "aten::relu", 1, 1, 200, 50),
+    x("cuda_runtime", "cudaLaunchKernel", 1, 1, 210, 20, correlation=12),
+    x("cpu_op", "aten::linear", 1, 1, 300, 100),
+    x("cpu_op", "aten::addmm", 1, 1, 305, 80),
+    x("cuda_runtime", "cudaLaunchKernelExC", 1, 1, 310, 20, correlation=13),
+    x("cuda_profiler_range", "sgemm_a", 0, 0, 1000, 50, **r1),
+    x("cuda_profiler_range", "relu_kernel", 0, 0, 2000, 50, **r2),
+    x("cuda_profiler_range", "sgemm_b", 0, 0, 3000, 50, **r3),
+]
+with open(os.path.join(here, "cupti_counters.json"), "w") as f:
+    json.dump({"schemaVersion": 1, "traceEvents": ev}, f, indent=1)
