@@ -2,7 +2,7 @@
 -- HTA's get_potential_stragglers (find_stragglers_with_late_start_comm_kernels), over every loaded
 -- rank: the events of the selected ProfilerSteps (@steps: 'all' by default, every complete step,
 -- or one step number; GPU work takes its launch's step; the last step is left out when there are
--- two or more, view step_cut, as HTA reads a trace) give t_min (their first start, all ranks) and
+-- two or more, view hta_step_cut, as HTA reads a trace) give t_min (their first start, all ranks) and
 -- the mean step time ((last end - t_min) / steps). Long communication kernels: gpu_class
 -- communication (HTA: names starting ncclKernel; tlsql's class also has ncclDevKernel_* and RCCL's),
 -- stream > 0, step > 0 (HTA leaves step 0 out), dur >= 1% of the mean step time. Per rank, stream,
@@ -15,7 +15,7 @@
 -- @candidates ranks by late_steps (ties: the lower rank, HTA's stable order). The collectives report's
 -- per-instance straggler_rank is the rank that entered each collective last; this is HTA's step
 -- level vote on one kernel.
-WITH cut AS MATERIALIZED (SELECT t.id AS trace, t.rank, c.last_step_start FROM trace t JOIN step_cut c ON c.trace = t.id),
+WITH cut AS MATERIALIZED (SELECT t.id AS trace, t.rank, c.last_step_start FROM trace t JOIN hta_step_cut c ON c.trace = t.id),
 ev AS MATERIALIZED (
   SELECT e.uid, e.trace, x.rank, e.kind, e.name, e.stream, e.ts, e.end, e.dur,
          CASE WHEN e.kind IN ('kernel', 'memcpy', 'memset') THEN r.step ELSE e.step END AS step,

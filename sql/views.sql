@@ -205,6 +205,20 @@ CREATE VIEW IF NOT EXISTS @schema.step_cut AS
                                        AND name GLOB 'ProfilerStep#[0-9]*'
                           GROUP BY trace) s ON s.trace = t.id;
 
+-- The step cut as HTA's TraceAnalysis applies it (Trace._filter_irrelevant_gpu_kernels): the
+-- latest start of an event named ProfilerStep#N of any category but GPU work, so the GPU-side
+-- gpu_user_annotation ProfilerStep#N counts too (HTA takes it for a host event: it has no stream),
+-- and it starts later than its host twin; NULL with fewer than two step names. HTA then keeps the
+-- host events starting before it and the GPU work they launched. What the reports that follow HTA's
+-- annotation, kernel sequence and straggler analyses cut at (step_cut, the host step only, is the
+-- cut of temporal, idle and launch, the same on traces without GPU annotations).
+CREATE VIEW IF NOT EXISTS @schema.hta_step_cut AS
+  SELECT t.id AS trace, s.last_step_start
+  FROM trace t LEFT JOIN (SELECT trace, CASE WHEN count(DISTINCT name) > 1 THEN max(ts) END AS last_step_start
+                          FROM event WHERE kind IN ('annotation', 'cpu_op', 'gpu_annotation')
+                                       AND name GLOB 'ProfilerStep#[0-9]*'
+                          GROUP BY trace) s ON s.trace = t.id;
+
 -- GPU events with their trace's rank and `complete`: what HTA keeps (step_cut): launched before the
 -- last ProfilerStep's start, or the trace has fewer than two steps. (A subquery, so that a query
 -- not reading `complete` does not pay for it.)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the hand-made traces of issue 49's reports (tests/shell/issue49_reports.py) beside this
 script: annotations_nested.json (nested GPU user annotations, a kernel straddling the inner one's
-end, a kernel on a stream without annotations, a second ProfilerStep that HTA's step cut drops) and
+end, a kernel on a stream without annotations, a second ProfilerStep whose GPU annotation HTA's step cut drops, aten::linear calls for kernel_sequences) and
 cupti_counters.json (CUPTI profiler ranges, one lacking two of the SASS counters, one with none).
 Run: python3 tests/data/issue49_traces.py"""
 import json, os
@@ -41,7 +41,7 @@ ev = meta + [
     x("cpu_op", "aten::add", 1, 1, 260, 20),
     launch(265, 6),
     x("user_annotation", "ProfilerStep#2", 1, 1, 1000, 1000),
-    x("cpu_op", "aten::mm", 1, 1, 1010, 100),
+    x("cpu_op", "aten::mm", 1, 1, 1010, 15),
     launch(1020, 3),
     x("gpu_user_annotation", "ProfilerStep#1", 0, 7, 100, 800),
     x("gpu_user_annotation", "outer", 0, 7, 110, 450),
@@ -53,7 +53,15 @@ ev = meta + [
     kernel("k_straddle", 160, 20, 4),       # [160, 180) overlaps inner's end: inner (HTA: overlap)
     kernel("k_other_stream", 130, 10, 5, stream=8),  # no annotation on stream 8
     kernel("k_inner2", 305, 10, 6),         # the second inner
-    kernel("k_step2", 1150, 10, 3),         # launched in the last step: dropped (complete)
+    kernel("k_step2", 1150, 10, 3),         # launched in the last step, before HTA's cut (1100)
+    # kernel_sequences: aten::linear right under each ProfilerStep (depth 1): gemm, bias, gemm in the
+    # first step, gemm, bias in the second.
+    x("cpu_op", "aten::linear", 1, 1, 700, 200),
+    launch(710, 7), launch(720, 8), launch(730, 9),
+    kernel("gemm", 600, 40, 7), kernel("bias", 640, 5, 8), kernel("gemm", 650, 40, 9),
+    x("cpu_op", "aten::linear", 1, 1, 1030, 50),
+    launch(1040, 10), launch(1050, 11),
+    kernel("gemm", 1060, 30, 10), kernel("bias", 1095, 5, 11),
 ]
 with open(os.path.join(here, "annotations_nested.json"), "w") as f:
     json.dump({"schemaVersion": 1, "traceEvents": ev}, f, indent=1)

@@ -88,6 +88,7 @@ SEQUENCES = {
     "t4_fp32_backward": ("t4_train_fp32.pt.trace.json", "autograd::engine::evaluate_function", 1),
     "control_optimizer": ("hta/trace_diff/control.json.gz", "Optimizer.step", 3),
     "nested": ("data:annotations_nested.json", "aten::mm", 2),
+    "nested_linear": ("data:annotations_nested.json", "aten::linear", 2),
     "ns_resolution": ("hta/ns_resolution_rank0.json.gz", "aten::linear", 2),
 }
 
