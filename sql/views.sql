@@ -161,6 +161,17 @@ FROM event e, json_each(e.args) j
 WHERE e.kind = 'other' AND e.cat = 'cuda_profiler_range' AND json_type(e.args) = 'object'
   AND j.type IN ('integer', 'real');
 
+-- torch.profiler's memory timeline (export_memory_timeline, read by src/readers/memory_timeline):
+-- one row per memory event (the raw layout) or per category change (the plot layout), with the
+-- bytes its category and all categories hold after it (running sums in time order; at the last
+-- row of a time, what torch's and HTA's plots draw at that time).
+CREATE VIEW IF NOT EXISTS @schema.memory_timeline AS
+SELECT uid, trace, ts, args ->> '$.action' AS action, args ->> '$.bytes' AS bytes, name AS category,
+       args ->> '$.category_index' AS category_index,
+       sum(args ->> '$.bytes') OVER (PARTITION BY trace, name ORDER BY ts, uid) AS category_bytes,
+       sum(args ->> '$.bytes') OVER (PARTITION BY trace ORDER BY ts, uid) AS total_bytes
+FROM event WHERE kind = 'instant' AND cat = 'memory_timeline';
+
 -- The host loop of each thread that launches CUDA / HIP graphs (engine_step's steps of source
 -- 'loop'; docs/inference.md): its host events with a start, numbered by the GPU waits (wait: 1 for
 -- a stream / device / event synchronize) that ended at or before their start (k); step: the wait
