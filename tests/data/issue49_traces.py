@@ -2,7 +2,11 @@
 """Writes the hand-made traces of issue 49's reports (tests/shell/issue49_reports.py) beside this
 script: annotations_nested.json (nested GPU user annotations, a kernel straddling the inner one's
 end, a kernel on a stream without annotations, a second ProfilerStep whose GPU annotation HTA's step cut drops, aten::linear calls for kernel_sequences) and
-cupti_counters.json (CUPTI profiler ranges, one lacking two of the SASS counters, one with none).
+cupti_counters.json (CUPTI profiler ranges, one lacking two of the SASS counters, one with none),
+and torch.profiler memory timelines (export_memory_timeline): memory_timeline_small.raw.json (the raw
+layout: preexisting memory, a version bump moving bytes between categories, a destroy),
+memory_timeline_odd.raw.json (a null category, rows of the wrong shape) and
+memory_timeline_plot.json (the [times, sizes] layout).
 Run: python3 tests/data/issue49_traces.py"""
 import json, os
 
@@ -91,3 +95,20 @@ ev = meta + [
 ]
 with open(os.path.join(here, "cupti_counters.json"), "w") as f:
     json.dump({"schemaVersion": 1, "traceEvents": ev}, f, indent=1)
+
+# Memory timelines: [ts ns (-1: before profiling), action (1 PREEXISTING, 2 CREATE, 3 INCREMENT_VERSION,
+# 4 DESTROY), bytes, category (0 Parameter, 1 Optimizer state, 3 Temporary, 4 Activation, 7 Unknown)].
+raw = [[-1, 1, 1000, 0], [-1, 1, 500, 1],
+       [100_000, 2, 2000, 4], [100_000, 2, 300, 3],
+       [150_000, 3, -300, 3], [150_000, 3, 300, 4],   # a version bump: Temporary -> Activation
+       [200_000, 4, -2300, 4],                        # destroy
+       [250_000, 2, 64, 7]]
+with open(os.path.join(here, "memory_timeline_small.raw.json"), "w") as f:
+    json.dump(raw, f)
+odd = [[-1, 1, 1000, 0], [100_000, 2, 64, None], ["x"], [100_000, 9, 1, 0], [200_000, 2, 8, 4]]
+with open(os.path.join(here, "memory_timeline_odd.raw.json"), "w") as f:
+    json.dump(odd, f)
+plot = [[100_000, 200_000, 300_000],
+        [[1000, 500, 0, 0, 0, 0, 0, 0], [1000, 500, 0, 0, 2000, 0, 0, 0], [1000, 500, 0, 0, 0, 0, 0, 64]]]
+with open(os.path.join(here, "memory_timeline_plot.json"), "w") as f:
+    json.dump(plot, f)

@@ -207,4 +207,61 @@ check(r.stdout.split() == ["count(*),count(DISTINCT", "uid)", "18,3"],
 r = subprocess.run([tlsql, "-q", nested, "--csv", "--report", "counters"], capture_output=True, text=True)
 check(r.returncode == 0 and r.stdout.strip().startswith("rank,uid,name") and len(r.stdout.strip().splitlines()) == 1,
       "counters on a trace without profiler ranges: the header, no rows, exit 0")
+
+# --- memory timeline ----------------------------------------------------------------------------
+def plot_csv(path, name):
+    out = os.path.join(work, name + ".csv")
+    r = subprocess.run([tlsql, "-q", path, "-c", f".plot memory {out}"], capture_output=True, text=True)
+    check(r.returncode == 0, f".plot memory on {os.path.basename(path)} ({r.stderr.strip()[:200]})")
+    with open(out) as f:
+        return list(csv.DictReader(f))
+
+
+def sql_rows(path, sql):
+    r = subprocess.run([tlsql, "-q", path, "--csv", "-c", sql], capture_output=True, text=True)
+    check(r.returncode == 0, f"{sql[:50]} on {os.path.basename(path)} ({r.stderr.strip()[:200]})")
+    return list(csv.DictReader(io.StringIO(r.stdout)))
+
+
+import tempfile  # noqa: E402
+work = tempfile.mkdtemp(prefix="issue49_")
+cats = ["Parameter", "Optimizer state", "Input", "Temporary", "Activation", "Gradient", "Autograd", "Unknown"]
+small = os.path.join(data, "memory_timeline_small.raw.json")
+ref = hta("hta_memory_timeline", "small")
+last = {}  # HTA's sizes after the last of its entries at each time (preexisting memory at the first time)
+for t, sz in zip(ref["times"], ref["sizes"]):
+    last[t] = sz
+got = plot_csv(small, "small")
+t0 = min(last)
+check([(round(float(r["ms"]) * 1e6) + t0, [int(r[c + "_bytes"]) for c in cats]) for r in got] == sorted(last.items()),
+      f"memory timeline: HTA's bytes per category at each time ({len(last)} times)")
+# By hand: at 150 µs the version bump moved 300 B from Temporary to Activation (2000 + 300); the
+# destroy at 200 µs leaves Parameter 1000 + Optimizer state 500; the view's running totals agree.
+rows = sql_rows(small, "SELECT ts, action, bytes, category, category_bytes, total_bytes FROM memory_timeline "
+                       "ORDER BY ts, uid")
+check([(r["action"], r["category"], r["category_bytes"], r["total_bytes"]) for r in rows]
+      == [("PREEXISTING", "Parameter", "1000", "1000"), ("PREEXISTING", "Optimizer state", "500", "1500"),
+          ("CREATE", "Activation", "2000", "3500"), ("CREATE", "Temporary", "300", "3800"),
+          ("INCREMENT_VERSION", "Temporary", "0", "3500"), ("INCREMENT_VERSION", "Activation", "2300", "3800"),
+          ("DESTROY", "Activation", "0", "1500"), ("CREATE", "Unknown", "64", "1564")]
+      and rows[0]["ts"] == "100000", f"memory_timeline view by hand ({[tuple(r.values()) for r in rows][:3]})")
+odd = os.path.join(data, "memory_timeline_odd.raw.json")
+h = sql_rows(odd, 'SELECT "check", count FROM health')
+check([(r["check"], r["count"]) for r in h] == [("memory_timeline_bad_row", "2")],
+      f"odd timeline: the row that is no 4-array and the action 9 skipped and counted ({h})")
+check([r["category"] for r in sql_rows(odd, "SELECT category FROM memory_timeline ORDER BY ts, uid")]
+      == ["Parameter", "Unknown", "Activation"], "odd timeline: a null category is Unknown (torch's None)")
+plot = os.path.join(data, "memory_timeline_plot.json")
+got = plot_csv(plot, "plot")
+check([[int(r[c + "_bytes"]) for c in cats] for r in got] == json.load(open(plot))[1]
+      and [r["ms"] for r in got] == ["0", "0.1", "0.2"], "plot layout [times, sizes]: the sizes back, per time")
+bad = os.path.join(work, "truncated.json")
+with open(bad, "w") as f:
+    f.write("[[1, 2, 3, 4], [5,")
+r = subprocess.run([tlsql, "-q", bad, "-c", "SELECT 1"], capture_output=True, text=True)
+check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "truncated.json" in r.stderr,
+      f"a truncated timeline: one-line error, exit 1 ({r.stderr.strip()[:120]})")
+r = subprocess.run([tlsql, "-q", nested, "-c", f".plot memory {os.path.join(work, 'none.svg')}"],
+                   capture_output=True, text=True)
+check(r.returncode != 0 and "no [memory] events" in r.stderr, "plot memory on a trace with neither: the error says so")
 finish()

@@ -134,6 +134,17 @@ def counters(trace):
     return {"trace": trace, "rows": rows}
 
 
+def memory_timeline(trace):
+    """HTA's MemoryAnalysis reads a gzip'd raw timeline: the per-time bytes per category it plots."""
+    import gzip
+    from hta.memory_analysis import MemoryAnalysis
+    gz = os.path.join(tempfile.mkdtemp(), "timeline.raw.json.gz")
+    with open(path_of(trace), "rb") as f, gzip.open(gz, "wb") as g:
+        g.write(f.read())
+    times, sizes = MemoryAnalysis(gz)._process_raw_events()
+    return {"trace": trace, "times": times, "sizes": sizes}
+
+
 if __name__ == "__main__":
     for name, trace in ANNOTATIONS.items():
         write("hta_annotations", name, guarded(lambda: annotations(trace)))
@@ -141,3 +152,4 @@ if __name__ == "__main__":
         write("hta_kernel_sequences", name, guarded(lambda: sequences(trace, op, length)))
     write("hta_stragglers", "dlrm_8xv100", guarded(lambda: stragglers("dlrm_8xv100")))
     write("hta_counters", "cupti_counters", guarded(lambda: counters("data:cupti_counters.json")))
+    write("hta_memory_timeline", "small", guarded(lambda: memory_timeline("data:memory_timeline_small.raw.json")))

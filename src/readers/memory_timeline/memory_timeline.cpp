@@ -83,7 +83,7 @@ class Reader : public TraceReader {
       out.field("tid", 0);
       out.raw() += ",\"s\":\"t\"";
       out.open_args();
-      out.text_arg("action", kActions[r.action]);
+      if (r.action) out.text_arg("action", kActions[r.action]);  // the plot layout has no action
       out.arg("bytes", r.bytes);
       out.arg("category_index", r.category);
       if (r.ts < 0) out.arg("preexisting", 1);
