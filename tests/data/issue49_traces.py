@@ -6,7 +6,8 @@ cupti_counters.json (CUPTI profiler ranges, one lacking two of the SASS counters
 and torch.profiler memory timelines (export_memory_timeline): memory_timeline_small.raw.json (the raw
 layout: preexisting memory, a version bump moving bytes between categories, a destroy),
 memory_timeline_odd.raw.json (a null category, rows of the wrong shape) and
-memory_timeline_plot.json (the [times, sizes] layout).
+memory_timeline_plot.json (the [times, sizes] layout); stragglers_rank{0,1,2}.json (three ranks,
+three steps, one NCCL 2.19+ all-reduce kernel per step, starting at different times).
 Run: python3 tests/data/issue49_traces.py"""
 import json, os
 
@@ -112,3 +113,20 @@ plot = [[100_000, 200_000, 300_000],
         [[1000, 500, 0, 0, 0, 0, 0, 0], [1000, 500, 0, 0, 2000, 0, 0, 0], [1000, 500, 0, 0, 0, 0, 0, 64]]]
 with open(os.path.join(here, "memory_timeline_plot.json"), "w") as f:
     json.dump(plot, f)
+
+# Stragglers: three ranks, ProfilerStep#1..3 of 1000 µs each (the last left out: HTA's step cut);
+# per step an all-reduce kernel ending at 800 µs into the step on every rank, starting (µs into
+# the step): step 1: 500, 600, 550; step 2: 700, 500, 600; step 3: 100, 100, 100.
+starts = {0: [500, 700, 100], 1: [600, 500, 100], 2: [550, 600, 100]}
+coll = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+for r, st in starts.items():
+    ev = list(meta)
+    for i, k in enumerate(st):
+        base = 1000 * i
+        ev += [x("user_annotation", f"ProfilerStep#{i + 1}", 1, 1, base, 1000),
+               x("cpu_op", "nccl:all_reduce", 1, 1, base + 10, 50),
+               launch(base + 20, 100 + i),
+               kernel(coll, base + k, 800 - k, 100 + i, stream=20)]
+    with open(os.path.join(here, f"stragglers_rank{r}.json"), "w") as f:
+        json.dump({"schemaVersion": 1, "distributedInfo": {"rank": r, "world_size": 3, "backend": "nccl"},
+                   "traceEvents": ev}, f, indent=1)

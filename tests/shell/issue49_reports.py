@@ -180,6 +180,25 @@ if have_shared:
 else:
     print("SKIP: shared traces absent (stragglers on the DLRM ranks)")
 
+# Hand-made: three ranks, ProfilerStep#1..3 of 1000 µs (the third left out), one NCCL 2.19+
+# all-reduce kernel per step (ncclDevKernel_*: HTA, which takes names starting ncclKernel, finds none).
+# t_min = the first step's start; mean step = 2000 µs / 2 steps = 1000 µs; normalized starts:
+# step 1: 0.5, 0.6, 0.55; step 2: 1.7, 1.5, 1.6 (ranks 0, 1, 2); means 1.1, 1.05, 1.075.
+# @candidates 1: late are rank 1 (step 1) and rank 0 (step 2): a tie at 1 broken by the lower rank: [0].
+# @candidates 2: step 1 ranks 1, 2 (>= 0.55), step 2 ranks 0, 2 (>= 1.6): rank 2 twice, then 0: [0, 2].
+# @candidates 3: every rank late in both steps: all three.
+ranks = [os.path.join(data, f"stragglers_rank{r}.json") for r in range(3)]
+for k, late, flagged in [(1, [1, 1, 0], [0]), (2, [1, 1, 2], [0, 2]), (3, [2, 2, 2], [0, 1, 2])]:
+    rows = report(ranks, "stragglers", candidates=k)
+    check([int(r["late_steps"]) for r in rows] == late
+          and [int(r["rank"]) for r in rows if r["potential_straggler"] == "1"] == flagged
+          and [round(num(r["mean_normalized_start"]), 6) for r in rows] == [1.1, 1.05, 1.075],
+          f"hand-made 3 ranks @candidates {k}: late steps {late}, stragglers {flagged} "
+          f"({[(r['late_steps'], r['potential_straggler'], r['mean_normalized_start']) for r in rows]})")
+rows = report(ranks[:1], "stragglers")
+check([(r["late_steps"], r["steps"], r["potential_straggler"]) for r in rows] == [("2", "2", "1")],
+      "one rank (no deviation across ranks; HTA fails): its kernel is the metric, late in both steps")
+
 # --- counters -----------------------------------------------------------------------------------
 cupti = os.path.join(data, "cupti_counters.json")
 ref = hta("hta_counters", "cupti_counters")
