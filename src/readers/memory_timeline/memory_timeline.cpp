@@ -97,7 +97,9 @@ class Reader : public TraceReader {
   std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return kineto_json::event_parser(sink, path_); }
 
   void finish(LoadedTrace& trace, Health& health) override {
-    trace.metadata = fmt::format("{{\"profiler\":\"memory_timeline\",\"layout\":\"{}\"}}", layout_);
+    std::string metadata = "{\"profiler\":\"memory_timeline\",\"layout\":";
+    kineto_text::escape(metadata, layout_);
+    trace.metadata = metadata + "}";
     if (trace.rows.empty()) health.add("no_events", -1, "the memory timeline holds no rows");
   }
 
