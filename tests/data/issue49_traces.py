@@ -67,6 +67,9 @@ ev = meta + [
     x("cpu_op", "aten::linear", 1, 1, 1030, 50),
     launch(1040, 10), launch(1050, 11),
     kernel("gemm", 1060, 30, 10), kernel("bias", 1095, 5, 11),
+    # a 70 ms kernel on stream 7 (over 64 of the report's 1 ms buckets: its other path), launched
+    # inside the first aten::mm: it overlaps all four annotations of step 1, the shortest (30 µs) wins
+    launch(75, 20), kernel("k_long", 50, 70_000, 20),
 ]
 with open(os.path.join(here, "annotations_nested.json"), "w") as f:
     json.dump({"schemaVersion": 1, "traceEvents": ev}, f, indent=1)

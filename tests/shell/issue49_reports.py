@@ -97,6 +97,9 @@ check(by_name["k_outer"]["user_annotation"] == "outer" and by_name["k_inner2"]["
 check(by_name["k_other_stream"]["user_annotation"] == "" and by_name["k_step2"]["user_annotation"] == "",
       "nested: no annotation on stream 8; the last step's kernel stays, its GPU annotation (the cut) does not")
 check(by_name["k_inner"]["annotations"] == "ProfilerStep#1 > outer > inner", "nested: the annotation path")
+check(by_name["k_long"]["user_annotation"] == "inner"
+      and by_name["k_long"]["annotations"] == "ProfilerStep#1 > outer > inner > inner",
+      "nested: a 70 ms kernel overlapping every annotation of step 1 is under the shortest")
 every = {r["name"]: r for r in report(nested, "annotation_kernels", steps="all")}
 check(every["k_step2"]["user_annotation"] == "ProfilerStep#2", "nested @steps all: the last step's kernel and annotation")
 
