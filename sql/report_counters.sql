@@ -21,7 +21,8 @@ f AS (SELECT c.uid, sum(c.value * s.w) AS flops, count(*) AS n
 SELECT r.rank, r.uid, r.name, r.dur / 1e3 AS dur_us, r.launch, top.name AS top_level_op, bottom.name AS bottom_level_op,
        r.op_stack, f.flops AS sass_flops, coalesce(f.n, 0) AS sass_counters,
        flops(r.bottom_level_op, (SELECT name FROM tlsql_schema)) / 1e9 AS model_gflop,
-       (SELECT json_group_object(counter, value) FROM cupti_counter c WHERE c.uid = r.uid) AS counters
+       (SELECT json_group_object(j.key, j.value) FROM event e, json_each(e.args) j
+        WHERE e.uid = r.uid AND json_type(e.args) = 'object' AND j.type IN ('integer', 'real')) AS counters
 FROM r LEFT JOIN f ON f.uid = r.uid LEFT JOIN event top ON top.uid = r.top_level_op
 LEFT JOIN event bottom ON bottom.uid = r.bottom_level_op
 ORDER BY r.rank, r.trace, r.ts, r.uid

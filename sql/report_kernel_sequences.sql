@@ -19,7 +19,8 @@ WITH cand AS MATERIALIZED (
   WHERE e.kind IN ('cpu_op', 'annotation', 'python', 'runtime', 'driver') AND instr(e.name, @op) > 0
     AND (coalesce(@steps, 'complete') = 'all' OR c.last_step_start IS NULL OR e.ts < c.last_step_start)),
 roots AS MATERIALIZED (
-  SELECT c.* FROM cand c WHERE c.tdepth = (SELECT min(tdepth) FROM cand x WHERE x.trace = c.trace)),
+  SELECT c.* FROM cand c JOIN (SELECT trace, min(tdepth) AS d FROM cand GROUP BY trace) m
+                           ON m.trace = c.trace AND c.tdepth = m.d),
 launched AS MATERIALIZED (
   SELECT r.uid AS root, g.uid, g.name, g.ts, g.dur
   FROM roots r, descendants(r.uid, (SELECT name FROM tlsql_schema)) d

@@ -142,15 +142,16 @@ WITH r AS (SELECT uid, trace, name, ts, dur, row_number() OVER (PARTITION BY tra
 l AS (SELECT uid, trace, pid, tid, row_number() OVER (PARTITION BY trace ORDER BY ts, uid) AS i,
              count(*) OVER (PARTITION BY trace) AS n
       FROM event WHERE kind = 'runtime' AND name GLOB 'cudaLaunchKernel*' AND trace IN (SELECT trace FROM r)),
-p AS (SELECT r.uid, r.trace, r.name, r.ts, r.dur, l.uid AS launch, l.pid, l.tid
-      FROM r LEFT JOIN l ON l.trace = r.trace AND l.i = r.i AND l.n = r.n),
-s AS (SELECT p.uid, a.uid AS op, a.name, a.depth
-      FROM p, ancestors(p.launch, (SELECT name FROM tlsql_schema)) a JOIN event ae ON ae.uid = a.uid
-      WHERE ae.kind = 'cpu_op' AND ae.pid IS p.pid AND ae.tid IS p.tid)
+p AS MATERIALIZED (SELECT r.uid, r.trace, r.name, r.ts, r.dur, l.uid AS launch, l.pid, l.tid
+                   FROM r LEFT JOIN l ON l.trace = r.trace AND l.i = r.i AND l.n = r.n)
 SELECT p.uid, p.trace, t.rank, p.name, p.ts, p.dur, p.launch,
-       (SELECT op FROM s WHERE s.uid = p.uid ORDER BY depth LIMIT 1) AS top_level_op,
-       (SELECT op FROM s WHERE s.uid = p.uid ORDER BY depth DESC LIMIT 1) AS bottom_level_op,
-       (SELECT group_concat(name, ' > ') FROM (SELECT name FROM s WHERE s.uid = p.uid ORDER BY depth)) AS op_stack
+       (SELECT a.uid FROM ancestors(p.launch, (SELECT name FROM tlsql_schema)) a JOIN event ae ON ae.uid = a.uid
+        WHERE ae.kind = 'cpu_op' AND ae.pid IS p.pid AND ae.tid IS p.tid ORDER BY a.depth LIMIT 1) AS top_level_op,
+       (SELECT a.uid FROM ancestors(p.launch, (SELECT name FROM tlsql_schema)) a JOIN event ae ON ae.uid = a.uid
+        WHERE ae.kind = 'cpu_op' AND ae.pid IS p.pid AND ae.tid IS p.tid ORDER BY a.depth DESC LIMIT 1) AS bottom_level_op,
+       (SELECT group_concat(name, ' > ') FROM (
+          SELECT ae.name FROM ancestors(p.launch, (SELECT name FROM tlsql_schema)) a JOIN event ae ON ae.uid = a.uid
+          WHERE ae.kind = 'cpu_op' AND ae.pid IS p.pid AND ae.tid IS p.tid ORDER BY a.depth)) AS op_stack
 FROM p JOIN trace t ON t.id = p.trace;
 
 -- The counter values of each CUPTI profiler range, one row per (range, counter): a long table,
