@@ -5,9 +5,9 @@
 -- False). Each event counts with its own duration: nested annotations are counted each (an
 -- Optimizer.step inside a ProfilerStep counts in both rows), and overlap is not removed.
 -- stddev is the sample one (n - 1; 0 for one event, as HTA fills it). @steps: 'complete' (default:
--- HTA drops the events that start at or after the last ProfilerStep's start (HTA's: its GPU annotation's too), view hta_step_cut, when
--- the trace has two or more steps) or 'all'. HTA groups the names past its 1,000th into "others";
--- every name is a row here.
+-- HTA drops the events that start at or after the last ProfilerStep's start, its GPU annotation
+-- counted too (view hta_step_cut), when the trace has two or more steps) or 'all'. HTA groups the
+-- names past its 1,000th into "others"; every name is a row here.
 WITH a AS (SELECT e.trace, e.name, e.dur
            FROM event e JOIN hta_step_cut c ON c.trace = e.trace
            WHERE e.kind = CASE coalesce(@side, 'gpu') WHEN 'cpu' THEN 'annotation' ELSE 'gpu_annotation' END

@@ -8,9 +8,10 @@
 -- whole sequence is the pattern (HTA does not slide a window over it). Per rank and pattern:
 -- `count` (roots), `gpu_us` (their GPU events' durations summed), `cpu_us` (the roots' durations
 -- summed), `kernels` (the sequence's length); most frequent first, then by pattern. @steps:
--- 'complete' (default: ops starting before the last ProfilerStep's start (HTA's: its GPU annotation's too) and the GPU events
--- launched before it, as HTA reads a trace with two or more steps) or 'all'. @top: at most that
--- many rows (default all: HTA returns every pattern; its top_k only picks what it draws).
+-- 'complete' (default: ops starting before the last ProfilerStep's start, HTA's, which counts its
+-- GPU annotation too (view hta_step_cut), and the GPU events launched before it, as HTA reads a
+-- trace with two or more steps) or 'all'. @top: at most that many rows (default all: HTA returns
+-- every pattern; its top_k only picks what it draws).
 WITH cand AS MATERIALIZED (
   SELECT e.uid, e.trace, e.name, e.dur, c.last_step_start,
          (SELECT count(*) FROM ancestors(e.uid, (SELECT name FROM tlsql_schema)) a JOIN event ae ON ae.uid = a.uid
