@@ -7,7 +7,7 @@ cupti_counters.json: tests/data/issue49_traces.py) with the arithmetic written o
 HTA rounds float timestamps to whole µs (start up, end down: each duration loses under 2 µs), so
 times on float traces are compared within 2 µs per event summed.
 usage: issue49_reports.py TLSQL DATA_DIR SHARED_DIR"""
-import csv, io, json, os, subprocess, sys
+import csv, io, json, os, subprocess, sys, tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -226,6 +226,19 @@ r = subprocess.run([tlsql, "-q", cupti, "--csv", "-c",
                     "SELECT count(*), count(DISTINCT uid) FROM cupti_counter"], capture_output=True, text=True)
 check(r.stdout.split() == ["count(*),count(DISTINCT", "uid)", "18,3"],
       f"cupti_counter: 9 + 8 + 1 values over 3 ranges ({r.stdout.strip()!r})")
+# One range more than launches: HTA refuses the rank; tlsql pairs nothing (launch and ops NULL) and
+# still gives each range's counters and SASS FLOPs.
+with open(cupti) as f:
+    doc = json.load(f)
+extra = dict(doc["traceEvents"][-1], ts=doc["traceEvents"][-1]["ts"] + 1000, name="unpaired")
+doc["traceEvents"].append(extra)
+unpaired = os.path.join(tempfile.mkdtemp(prefix="issue49_"), "cupti_unpaired.json")
+with open(unpaired, "w") as f:
+    json.dump(doc, f)
+rows = report(unpaired, "counters")
+check(len(rows) == 4 and all(r["launch"] == "" and r["top_level_op"] == "" for r in rows)
+      and [r["sass_flops"] for r in rows] == ["2024", "300", "", ""],
+      "cupti: 4 ranges, 3 launches: nothing paired, the counters still there")
 r = subprocess.run([tlsql, "-q", nested, "--csv", "--report", "counters"], capture_output=True, text=True)
 check(r.returncode == 0 and r.stdout.strip().startswith("rank,uid,name") and len(r.stdout.strip().splitlines()) == 1,
       "counters on a trace without profiler ranges: the header, no rows, exit 0")
@@ -245,7 +258,6 @@ def sql_rows(path, sql):
     return list(csv.DictReader(io.StringIO(r.stdout)))
 
 
-import tempfile  # noqa: E402
 work = tempfile.mkdtemp(prefix="issue49_")
 cats = ["Parameter", "Optimizer state", "Input", "Temporary", "Activation", "Gradient", "Autograd", "Unknown"]
 small = os.path.join(data, "memory_timeline_small.raw.json")
