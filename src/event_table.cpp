@@ -899,16 +899,18 @@ PreparedIndex prepare_index(const EventStore& s, const EventPages::Index& ix) {
 }
 
 // The event rows in uid order, then each index's entries sorted, as pages of the file SQLite
-// created (src/btree_writer.h). The indexes are sorted on a second thread while this one writes
-// the rows (each only reads the store); an index whose keys fit no packed key is left empty and
-// named in plan.reindex.
+// created (src/btree_writer.h). Each index is sorted on a second thread while this one writes the
+// pages before it (the first while the rows are written; both only read the store), one index
+// ahead at most: two indexes' keys in memory at once, not all of them (1 GB control trace: the
+// save's peak RSS 1.13 GB with all three sorted up front, against 1.02 GB before). An index whose
+// keys fit no packed key is left empty and named in plan.reindex.
 void write_event_pages(const EventStore& s, EventPages& plan, const std::string& path) {
   BtreeFile file(path);
-  auto sorting = std::async(std::launch::async, [&s, &plan] {
-    std::vector<PreparedIndex> out;
-    for (const EventPages::Index& ix : plan.indexes) out.push_back(prepare_index(s, ix));
-    return out;
-  });
+  auto sort_next = [&](size_t x) {
+    return std::async(std::launch::async, [&s, &plan, x] { return prepare_index(s, plan.indexes[x]); });
+  };
+  std::future<PreparedIndex> next;
+  if (!plan.indexes.empty()) next = sort_next(0);
   RecordValue row[kArgs + 1];  // row[kUid] stays NULL: an INTEGER PRIMARY KEY is the rowid
   std::string buf;
   BtreeFile::Table table(file, plan.table_root);
@@ -919,16 +921,15 @@ void write_event_pages(const EventStore& s, EventPages& plan, const std::string&
       table.add(uid, row);
     }
   table.finish();
-  std::vector<PreparedIndex> sorted = sorting.get();
-  for (size_t x = 0; x < sorted.size(); ++x) {
-    PreparedIndex& p = sorted[x];
+  for (size_t x = 0; x < plan.indexes.size(); ++x) {
+    PreparedIndex p = next.get();
+    if (x + 1 < plan.indexes.size()) next = sort_next(x + 1);
     if (p.narrow)
       write_index(file, plan.indexes[x].root, *p.narrow, s.first_uid);
     else if (p.wide)
       write_index(file, plan.indexes[x].root, *p.wide, s.first_uid);
     else
       plan.reindex.push_back(plan.indexes[x].name);  // (its root stays the empty leaf SQLite wrote)
-    p = {};                                          // (its memory back before the next)
   }
   file.finish();
 }
