@@ -188,6 +188,46 @@ TEST_CASE("a trace with no serving step: its ProfilerSteps, numbered N, with the
   CHECK(members(s, 2) == std::vector<size_t>{10});
 }
 
+TEST_CASE("ProfilerSteps sharing a number: each gets the GPU work launched in it, in linear time") {
+  // Three ProfilerStep#10 in one trace (scale_trace.py's copies all say #10): [0, 100), [100, 200)
+  // and [200, 300). Each launches one kernel at ts + 5 running [ts + 10, ts + 10 + 10 * (c + 1)):
+  // busy 10, 20 and 30 ns, one kernel each. Copy 1 also launches a graph. The loader gives every row
+  // step 10; the step a row belongs to is the latest-started #10 at or before its (launch's) start.
+  StepRows r;
+  for (int64_t c = 0; c < 3; ++c) {
+    const int64_t ts = 100 * c, row = (int64_t)r.size();
+    r.add(1 + row, -1, 0, Kind::annotation, "ProfilerStep#10", ts, ts + 100, kMain, 10);
+    r.add(2 + row, row, 0, Kind::runtime, "cudaLaunchKernel", ts + 5, ts + 6, kMain, 10);
+    r.add(3 + row, row + 1, 0, Kind::kernel, "k", ts + 10, ts + 10 + 10 * (c + 1), kStream, 10);
+    if (c == 1) r.add(4 + row, row, 0, Kind::runtime, "cudaGraphLaunch", ts + 50, ts + 51, kMain, 10);
+  }
+  const auto s = tlsql::find_engine_steps(r);
+  REQUIRE(s.steps.size() == 3);
+  for (int64_t c = 0; c < 3; ++c) {
+    const EngineStep& p = s.steps[(size_t)c];
+    CAPTURE(c);
+    CHECK((p.iteration == 10 && p.ts == 100 * c && p.source == EngineStep::profiler_step));
+    CHECK((p.kernels == 1 && p.gpu_busy == 10 * (c + 1) && p.gpu_start == 100 * c + 10));
+    CHECK(p.graph_replays == (c == 1 ? 1 : 0));
+  }
+
+  // 20,000 steps all numbered 10, one kernel each (busy 10): keyed by number alone this was
+  // 20,000^2 additions; each step must still see only its own kernel.
+  StepRows many;
+  constexpr int64_t kCopies = 20000;
+  for (int64_t c = 0; c < kCopies; ++c) {
+    const int64_t ts = 100 * c, row = (int64_t)many.size();
+    many.add(1 + row, -1, 0, Kind::annotation, "ProfilerStep#10", ts, ts + 100, kMain, 10);
+    many.add(2 + row, row, 0, Kind::runtime, "cudaLaunchKernel", ts + 5, ts + 6, kMain, 10);
+    many.add(3 + row, row + 1, 0, Kind::kernel, "k", ts + 10, ts + 20, kStream, 10);
+  }
+  const auto m = tlsql::find_engine_steps(many);
+  REQUIRE(m.steps.size() == (size_t)kCopies);
+  int64_t wrong = 0;
+  for (const EngineStep& p : m.steps) wrong += p.kernels != 1 || p.gpu_busy != 10 || p.gpu_start != p.ts + 10;
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("no steps; parent links that loop; a deep tree") {
   StepRows none;
   none.add(1, -1, 0, Kind::cpu_op, "aten::mm", 0, 10, kMain);

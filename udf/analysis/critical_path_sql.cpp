@@ -3,10 +3,13 @@
 // the schema's event and launch_link tables (the loaded store and a saved file alike).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -102,33 +105,82 @@ CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t sta
     if (call && !h.null(7)) runtime_of.emplace(h.i(7), h.i(0));
   }
 
+  // The trace's launches, read from launch_link (its uids' range; the events by uid): SQLite's own
+  // plan scanned every event of the trace and looked each up in launch_link. Either way in gpu
+  // uid order (launch_link's rowid).
+  int64_t first = 0, last = -1;  // the trace's uids: [first, last]
+  {
+    Query r(db, fmt::format("SELECT uid_base, uid_base + events - 1 FROM {}.trace WHERE id = ?1", q));
+    if (r.bind(1, trace).step() && !r.null(0) && !r.null(1)) first = r.i(0), last = r.i(1);
+  }
   Query g(db, fmt::format("SELECT g.uid, g.kind, g.name, g.pid, g.stream, g.ts, g.end, r.uid, r.ts, r.dur, r.pid, "
-                          "r.tid FROM {0}.launch_link l JOIN {0}.event g ON g.uid = l.gpu JOIN {0}.event r ON r.uid = "
-                          "l.runtime WHERE g.trace = ?1 AND g.ts IS NOT NULL AND r.ts IS NOT NULL",
+                          "r.tid FROM {0}.launch_link l CROSS JOIN {0}.event g ON g.uid = l.gpu CROSS JOIN {0}.event "
+                          "r ON r.uid = l.runtime WHERE l.gpu BETWEEN ?2 AND ?3 AND g.trace = ?1 AND g.ts IS NOT "
+                          "NULL AND r.ts IS NOT NULL",
                           q));
-  g.bind(1, trace);
+  g.bind(1, trace).bind(2, first).bind(3, last);
+  // Whether GPU work of a kind and name is a collective, once per (kind, name): the kernel rules
+  // lower-case and match every name they see, and the whole trace's GPU work repeats a few
+  // hundred names (most of this function's time on a large trace when asked per row).
+  std::unordered_map<std::string, bool> communication;
   while (g.step()) {
     const bool in_window = g.i(8) >= start && g.i(8) <= end && g.i(9) > 0;
+    std::string key = g.t(1);
+    key += '\0';
+    key += g.t(2);
+    auto [it, fresh] = communication.try_emplace(std::move(key), false);
+    if (fresh) it->second = classify_gpu(kind_from_name(g.t(1)), g.t(2), GpuRule::tlsql) == GpuClass::communication;
     in.gpu.push_back({g.i(0), g.i(7), g.i(8), threads(g.t(10), g.t(11)), g.i(5), g.i(6), streams(g.t(3), g.t(4)),
-                      in_window,
-                      classify_gpu(kind_from_name(g.t(1)), g.t(2), GpuRule::tlsql) == GpuClass::communication});
+                      in_window, it->second});
   }
 
-  // cudaEventRecord / cudaStreamWaitEvent calls by correlation (the sync events name them).
+  // One scan of the trace's runtime and driver calls (in the order the two queries this replaces
+  // read them, so that threads are numbered as before) for:
+  //   - cudaEventRecord / cudaStreamWaitEvent calls by correlation (the sync events name them):
+  //     a name with either in any ASCII case (SQL's LIKE, tested here rather than by SQLite's LIKE,
+  //     which folded every byte of every call's name: most of this function's SQL time);
+  //   - the stream waits and event records up to the window's end (CpWait), in time order: the waits
+  //     starting in the window that no "Stream Wait Event" sync event names, each with the latest
+  //     record before it on its thread (names as written: instr).
   struct Call {
     int64_t ts;
     int32_t thread;
   };
   std::unordered_map<int64_t, Call> calls;
-  Query c(db, fmt::format("SELECT correlation, ts, pid, tid FROM {}.event WHERE trace = ?1 AND kind IN ('runtime', "
-                          "'driver') AND correlation IS NOT NULL AND ts IS NOT NULL AND (name LIKE '%EventRecord%' "
-                          "OR name LIKE '%StreamWaitEvent%')",
-                          q));
-  c.bind(1, trace);
-  while (c.step()) calls.emplace(c.i(0), Call{c.i(1), threads(c.t(2), c.t(3))});
+  struct Candidate {               // a record or wait call, numbered once sorted
+    int64_t ts, uid, correlation;  // correlation: -1 none
+    bool wait, has_correlation;
+    std::string pid, tid;
+  };
+  std::vector<Candidate> candidates;
+  {
+    auto has = [](std::string_view name, std::string_view lower) {  // ASCII case-insensitive
+      if (name.size() < lower.size()) return false;
+      for (size_t at = 0; at + lower.size() <= name.size(); ++at) {
+        size_t k = 0;
+        while (k < lower.size() &&
+               (name[at + k] >= 'A' && name[at + k] <= 'Z' ? name[at + k] + 32 : name[at + k]) == lower[k])
+          ++k;
+        if (k == lower.size()) return true;
+      }
+      return false;
+    };
+    Query c(db, fmt::format("SELECT correlation, ts, pid, tid, uid, name FROM {}.event WHERE trace = ?1 AND kind "
+                            "IN ('runtime', 'driver') AND ts IS NOT NULL",
+                            q));
+    c.bind(1, trace);
+    while (c.step()) {
+      const auto* text = (const char*)sqlite3_column_text(c.get(), 5);
+      const std::string_view name(text ? text : "", text ? (size_t)sqlite3_column_bytes(c.get(), 5) : 0);
+      const bool record = name.find("EventRecord") != std::string_view::npos,
+                 wait = name.find("StreamWaitEvent") != std::string_view::npos;
+      if (!c.null(0) && (record || wait || has(name, "eventrecord") || has(name, "streamwaitevent")))
+        calls.emplace(c.i(0), Call{c.i(1), threads(c.t(2), c.t(3))});
+      if ((record || wait) && c.i(1) <= end)
+        candidates.push_back({c.i(1), c.i(4), c.null(0) ? -1 : c.i(0), wait, !c.null(0), c.t(2), c.t(3)});
+    }
+  }
 
-  // Stream waits and event records (CpWait), in time order: the waits starting in the window that
-  // no "Stream Wait Event" sync event names, each with the latest record before it on its thread.
   std::unordered_set<int64_t> synced;  // correlations of the Stream Wait Event sync events
   {
     Query w(db, fmt::format("SELECT correlation FROM {}.event WHERE trace = ?1 AND kind = 'sync' AND name = 'Stream "
@@ -138,19 +190,16 @@ CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t sta
     while (w.step()) synced.insert(w.i(0));
   }
   {
-    Query w(db, fmt::format("SELECT uid, ts, pid, tid, correlation, instr(name, 'StreamWaitEvent') > 0 FROM {}.event "
-                            "WHERE trace = ?1 AND kind IN ('runtime', 'driver') AND ts IS NOT NULL AND ts <= ?2 AND "
-                            "(instr(name, 'EventRecord') > 0 OR instr(name, 'StreamWaitEvent') > 0) ORDER BY ts, uid",
-                            q));
-    w.bind(1, trace).bind(2, end);
+    std::sort(candidates.begin(), candidates.end(),
+              [](const Candidate& a, const Candidate& b) { return std::tie(a.ts, a.uid) < std::tie(b.ts, b.uid); });
     std::unordered_map<int32_t, int64_t> last_record;  // thread -> start of its latest record
-    while (w.step()) {
-      const int32_t thread = threads(w.t(2), w.t(3));
-      if (!w.i(5)) {
-        last_record[thread] = w.i(1);
-      } else if (w.i(1) >= start && (w.null(4) || !synced.count(w.i(4)))) {
+    for (const Candidate& w : candidates) {
+      const int32_t thread = threads(w.pid, w.tid);
+      if (!w.wait) {
+        last_record[thread] = w.ts;
+      } else if (w.ts >= start && (!w.has_correlation || !synced.count(w.correlation))) {
         auto r = last_record.find(thread);
-        in.waits.push_back({w.i(0), w.i(1), thread, r == last_record.end() ? -1 : r->second});
+        in.waits.push_back({w.uid, w.ts, thread, r == last_record.end() ? -1 : r->second});
       }
     }
   }

@@ -282,11 +282,23 @@ EngineSteps find_engine_steps(const StepInput& rows) {
   }
 
   // 6. A ProfilerStep's GPU work and graph launches: those whose step (a GPU event's: its launch's)
-  // is its N.
+  // is its N. Steps are keyed by (trace, N, start): a trace may hold several ProfilerStep#N (a
+  // profile of several cycles, scale_trace.py's copies), and a row belongs to the one of them
+  // whose start is the latest at or before the row's host time (a GPU event's: its launch call's
+  // start), as the loader gave it the step's number (ProfileTreeBuilder::assign_steps). Keyed by
+  // (trace, N) alone, every row was added to every step of its number: quadratic time and memory.
   if (profiler) {
-    std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> of;  // (trace, N) -> steps
+    std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, size_t>>> of;  // (trace, N) -> (start, step)
     for (size_t j = 0; j < steps.size(); ++j)
-      if (steps[j].source == EngineStep::profiler_step) of[{steps[j].trace, steps[j].iteration}].push_back(j);
+      if (steps[j].source == EngineStep::profiler_step)
+        of[{steps[j].trace, steps[j].iteration}].emplace_back(steps[j].ts, j);
+    for (auto& [key, v] : of) std::sort(v.begin(), v.end());
+    // The step of a row with number N at host time t (kNull: unknown, the first step of N).
+    auto step_at = [](const std::vector<std::pair<int64_t, size_t>>& v, int64_t t) {
+      if (v.size() == 1 || t == kNull) return v.front().second;
+      auto it = std::upper_bound(v.begin(), v.end(), std::pair(t, SIZE_MAX));
+      return it == v.begin() ? v.front().second : std::prev(it)->second;
+    };
     std::vector<std::vector<std::pair<int64_t, int64_t>>> ivs(steps.size());
     for (size_t i = 0; i < n; ++i) {
       const Kind k = rows.kind(i);
@@ -294,7 +306,9 @@ EngineSteps find_engine_steps(const StepInput& rows) {
       if ((!gpu && !launch_call_kind(k)) || rows.step(i) == kNull) continue;
       auto it = of.find({rows.trace(i), rows.step(i)});
       if (it == of.end() || (!gpu && !rows.name(i).graph_launch)) continue;
-      for (size_t j : it->second) gpu ? add_gpu(rows, i, steps[j], ivs[j]) : (void)++steps[j].graph_replays;
+      const int64_t p = gpu ? rows.parent(i) : -1;
+      const size_t j = step_at(it->second, gpu ? (p >= 0 ? rows.ts((size_t)p) : kNull) : rows.ts(i));
+      gpu ? add_gpu(rows, i, steps[j], ivs[j]) : (void)++steps[j].graph_replays;
     }
     for (size_t j = 0; j < steps.size(); ++j)
       if (steps[j].source == EngineStep::profiler_step) steps[j].gpu_busy = merge_union(ivs[j]);
