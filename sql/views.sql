@@ -217,7 +217,7 @@ CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
 -- alone) or 'all' (every launch); every point is in both scopes' series where it belongs, and a
 -- query picks one with `WHERE steps = ...`. ts / until: ns. The reports read this view; a user
 -- reads one stream's series through the table function queue_length(rank, stream [, steps])
--- (udf/stats/queue_length.cpp), which reads it.
+-- (udf/analysis/trace_counters.cpp), which reads it.
 CREATE VIEW IF NOT EXISTS @schema.queue_length_points AS
   SELECT rank, trace, device, stream, steps, ts, length, lead(ts) OVER w AS until, kind, uid
   FROM (SELECT *, sum(delta) OVER w AS length
@@ -243,7 +243,7 @@ CREATE VIEW IF NOT EXISTS @schema.queue_length_points AS
 -- a start (back-to-back copies do not overlap), then trace order. steps: as queue_length (the GPU
 -- events gpu_steps.complete keeps). edge: 'end' or 'start' (so ORDER BY ts, edge, uid is the
 -- series' order). The reports read this view; the table function memory_bw(rank [, name [,
--- steps]]) (udf/stats/memory_bw.cpp) reads it for a user.
+-- steps]]) (udf/analysis/trace_counters.cpp) reads it for a user.
 CREATE VIEW IF NOT EXISTS @schema.memory_bw_points AS
   SELECT rank, trace, name, steps, ts, gbps, lead(ts) OVER w AS until, uid, edge
   FROM (SELECT *, sum(delta) OVER w AS gbps
