@@ -15,7 +15,7 @@ queue_length(rank, stream [, steps]) and memory_bw(rank [, name [, steps]]) (the
 - The histogram against numpy.histogram (TraceLens's binning) of the kernel durations read from a
   shared trace's raw JSON.
 usage: queue_membw.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
-import bisect, csv, gzip, io, json, math, os, statistics, subprocess, sys
+import bisect, csv, gzip, io, json, math, os, sqlite3, statistics, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -74,6 +74,24 @@ for sql in ("SELECT ts, length, until, kind FROM queue_length(0, 7, 'all')",
             "SELECT ts, length, until, kind FROM queue_length WHERE rank = 0 AND stream = 7 AND steps = 'all' ORDER BY ts"):
     series = query(small, sql)
     check(series[1:] == want_series, f"{sql}: the 4 points, ns, each until the next: {series}")
+# A saved database: the same series; and one saved by another build (here: its series views
+# dropped, a doctored queue_length_points in their place) reads this build's views, never the file's.
+saved = os.path.join(work, "small.db")
+if os.path.exists(saved):
+    os.remove(saved)
+r = subprocess.run([tlsql, "-q", small, "-c", f".save {saved}"], capture_output=True, text=True, timeout=120)
+check(r.returncode == 0, f".save: {r.stderr.strip()}")
+series = query(saved, "SELECT ts, length, until, kind FROM queue_length(0, 7)")
+check(series[1:] == want_series, f"saved database: queue_length(0, 7): {series}")
+con = sqlite3.connect(saved)
+con.executescript("DROP VIEW queue_length_points; DROP VIEW memory_bw_points; CREATE VIEW queue_length_points AS "
+                  "SELECT 0 AS rank, 7 AS stream, 'complete' AS steps, 1 AS ts, 99 AS length, NULL AS until, "
+                  "'x' AS kind, 1 AS uid, 0 AS trace, 0 AS device;")
+con.close()
+series = query(saved, "SELECT ts, length, until, kind FROM queue_length(0, 7)")
+check(series[1:] == want_series, f"saved by another build: queue_length(0, 7) from this build's views: {series}")
+series = query(saved, "SELECT count(*) FROM memory_bw(0, NULL, 'all')")
+check(series[1:] == [["12"]], f"saved by another build: memory_bw(0): 6 copies / fills, 12 points: {series}")
 series = query(small, "SELECT uid, trace, device FROM queue_length(0, 7)")
 check([r[0] for r in series[1:]] == ["1", "2", "4", "5"] and all(r[1:] == ["0", "0"] for r in series[1:]),
       f"queue_length(0, 7): the launches' and kernels' uids, trace 0, device 0: {series}")
