@@ -139,6 +139,14 @@ class Canvas {
     cairo_stroke(cr_);
     cairo_set_dash(cr_, dash, 0, 0);
   }
+  void polygon(const std::vector<std::pair<double, double>>& p, Rgb c, double alpha = 1) {
+    if (p.empty()) return;
+    cairo_move_to(cr_, p[0].first, p[0].second);
+    for (size_t i = 1; i < p.size(); ++i) cairo_line_to(cr_, p[i].first, p[i].second);
+    cairo_close_path(cr_);
+    color(c, alpha);
+    cairo_fill(cr_);
+  }
   void circle(double x, double y, double r, Rgb fill, double alpha) {
     cairo_new_sub_path(cr_);
     cairo_arc(cr_, x, y, r, 0, 2 * M_PI);
@@ -1007,6 +1015,105 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const
 // -------------------------------------------------------------------------------------------------
 // Memory
 
+// torch.profiler's memory timeline (view memory_timeline): the bytes each category holds over
+// time, stacked in torch's category order (Parameter at the bottom), as torch's and HTA's plots.
+static Chart memory_timeline_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
+  static constexpr std::array<const char*, 8> kNames = {"Parameter",  "Optimizer state", "Input",    "Temporary",
+                                                        "Activation", "Gradient",        "Autograd", "Unknown"};
+  std::vector<int64_t> times;                 // distinct times, in order
+  std::vector<std::array<int64_t, 8>> sizes;  // bytes per category after the last row of each time
+  size_t events = 0;
+  for_each_row(db,
+               fmt::format("SELECT ts, category_index, bytes FROM {0}.memory_timeline "
+                           "WHERE trace = (SELECT min(trace) FROM {0}.memory_timeline) ORDER BY ts, uid",
+                           schema_sql(db, schema)),
+               {}, [&](sqlite3_stmt* s) {
+                 int64_t ts = sqlite3_column_int64(s, 0), c = sqlite3_column_int64(s, 1);
+                 if (times.empty() || times.back() != ts) {
+                   times.push_back(ts);
+                   sizes.push_back(sizes.empty() ? std::array<int64_t, 8>{} : sizes.back());
+                 }
+                 if (c >= 0 && c < 8) sizes.back()[c] += sqlite3_column_int64(s, 2);
+                 ++events;
+               });
+  if (times.empty())
+    throw std::runtime_error(
+        "memory: the trace has no [memory] events (profile with profile_memory=True) and is no memory timeline "
+        "(export_memory_timeline)");
+  const int64_t t0 = times.front(), t1 = std::max(times.back(), t0 + 1);
+  int64_t top = 1;
+  for (auto& v : sizes) {
+    int64_t sum = 0;
+    for (int64_t b : v) sum += b;
+    top = std::max(top, sum);
+  }
+  const std::string summary = fmt::format("memory: memory timeline, {} rows at {} times, peak {:.3g} GiB", events,
+                                          times.size(), (double)top / 1073741824.0);
+  if (f == ChartFormat::csv) {
+    ResultSet rs;
+    rs.columns = {"ms"};
+    for (const char* n : kNames) rs.columns.push_back(std::string(n) + "_bytes");
+    for (size_t i = 0; i < times.size(); ++i) {
+      std::vector<std::optional<std::string>> row{fmt::format("{}", (double)(times[i] - t0) / 1e6)};
+      for (int64_t b : sizes[i]) row.push_back(std::to_string(b));
+      rs.rows.push_back(std::move(row));
+    }
+    return {to_csv(rs), summary, ChartFormat::csv};
+  }
+  const double W = 1100, H = 540, L = 90, R = W - 30, T = 100, B = H - 60;
+  const Rgb colors[] = {hex(0x66c5cc), hex(0xf6cf71), hex(0xf89c74), hex(0xdcb0f2),
+                        hex(0x87c55f), hex(0x9eb9f3), hex(0xfe88b1), hex(0xb3b3b3)};
+  const double scale = top >= (int64_t{1} << 30) ? 1073741824.0 : top >= (1 << 20) ? 1048576.0 : 1024.0;
+  const char* unit = top >= (int64_t{1} << 30) ? "GiB" : top >= (1 << 20) ? "MiB" : "KiB";
+  auto draw = [&](ChartFormat format) {
+    Canvas cv(format, W, H);
+    cv.text(24, 30, "Memory timeline", 17, kInk, 0, true);
+    cv.text(24, 52, "bytes held per category (torch.profiler export_memory_timeline), stacked", 12, kGrey);
+    LinScale sx{0, (double)(t1 - t0) / 1e6, L, R};
+    double hi = (double)top / scale, step = nice_step(hi, 6);
+    hi = std::ceil(hi / step) * step;
+    LinScale sy{0, hi, B, T};
+    for (double v : tick_values(0, hi, step)) {
+      cv.line(L, sy(v), R, sy(v), v == 0 ? kGrey : kGrid);
+      cv.text(L - 8, sy(v) + 4, number(v), 11, kInk, 1);
+    }
+    double xstep = nice_step((double)(t1 - t0) / 1e6, 8);
+    for (double v : tick_values(0, (double)(t1 - t0) / 1e6, xstep)) {
+      cv.line(sx(v), B, sx(v), B + 4, kGrey);
+      cv.text(sx(v), B + 18, number(v), 11, kInk, 0.5);
+    }
+    cv.text((L + R) / 2, B + 42, "ms from the first time", 13, kInk, 0.5);
+    cv.text(L - 8, T - 12, unit, 12, kInk, 1);
+    // Each category a band between the stack below it and itself, as a step function of time.
+    std::vector<double> below(times.size(), 0);
+    std::vector<std::pair<std::string, Rgb>> keys;
+    for (size_t c = 0; c < 8; ++c) {
+      std::vector<double> above(times.size());
+      bool any = false;
+      for (size_t i = 0; i < times.size(); ++i) above[i] = below[i] + (double)sizes[i][c] / scale, any |= sizes[i][c];
+      if (any) {
+        std::vector<std::pair<double, double>> band;
+        for (size_t i = 0; i < times.size(); ++i) {
+          double x0 = sx((double)(times[i] - t0) / 1e6);
+          double x1 = i + 1 < times.size() ? sx((double)(times[i + 1] - t0) / 1e6) : R;
+          band.emplace_back(x0, sy(above[i])), band.emplace_back(x1, sy(above[i]));
+        }
+        for (size_t i = times.size(); i-- > 0;) {
+          double x0 = sx((double)(times[i] - t0) / 1e6);
+          double x1 = i + 1 < times.size() ? sx((double)(times[i + 1] - t0) / 1e6) : R;
+          band.emplace_back(x1, sy(below[i])), band.emplace_back(x0, sy(below[i]));
+        }
+        cv.polygon(band, colors[c]);
+        keys.emplace_back(kNames[c], colors[c]);
+      }
+      below = std::move(above);
+    }
+    legend_row(cv, 24, 66, keys);
+    return cv.finish();
+  };
+  return render(draw, f, summary);
+}
+
 Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
   struct Sample {
     int64_t ts, allocated;
@@ -1027,8 +1134,7 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
                       sqlite3_column_int64(s, 5)});
                  summed = summed || column_text(s, 6) != "Total Allocated";
                });
-  if (devices.empty())
-    throw std::runtime_error("memory: the trace has no [memory] events (profile with profile_memory=True)");
+  if (devices.empty()) return memory_timeline_chart(db, f, schema);  // a memory timeline file, else an error
   const bool ranks = devices.begin()->first.first != devices.rbegin()->first.first;
   auto label = [&](const std::pair<int64_t, std::string>& d) {
     return ranks ? fmt::format("trace {} {}", d.first, d.second) : d.second;

@@ -57,6 +57,18 @@ SELECT CASE
   WHEN @report = 'kernel_details' AND coalesce(@steps, 'all') <> 'all'
     THEN 'no kernels in the chosen ProfilerSteps: set @steps ''all'''
   WHEN @report = 'kernel_details' THEN 'no kernels (only memcpys / memsets) in this trace'
+  WHEN @report IN ('annotations', 'annotation_kernels') AND NOT EXISTS (SELECT 1 FROM event WHERE kind = 'gpu_annotation')
+    THEN 'no GPU user annotations (gpu_user_annotation events: the GPU spans of record_function ranges) in this trace'
+  WHEN @report IN ('annotations', 'annotation_kernels') THEN 'no annotations in the chosen steps: set @steps ''all'''
+  WHEN @report = 'kernel_sequences' AND @op IS NULL
+    THEN 'set @op to part of an op name first (.parameter set @op aten::linear)'
+  WHEN @report = 'kernel_sequences'
+    THEN 'no op named with @op launched @length (default 3) or more GPU events at the shallowest depth'
+  WHEN @report = 'counters'
+    THEN 'no CUPTI profiler ranges (cuda_profiler_range events): record with torch.profiler''s experimental_config '
+         || '(profiler_metrics, profiler_measure_per_kernel=True)'
+  WHEN @report = 'stragglers'
+    THEN 'no communication kernel of 1% of the mean step time or more in a ProfilerStep after step 0'
   WHEN @report = 'collectives' THEN 'no communication kernels (NCCL / RCCL, custom all-reduce) in this trace'
   WHEN @report = 'fx' THEN 'no "## ... ##" markers (FX nodes, record_function ranges of compiled graphs) above any op'
   WHEN @report = 'optimizable'

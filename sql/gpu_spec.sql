@@ -135,6 +135,18 @@ INSERT INTO @schema.gpu_spec SELECT * FROM (
   ('MI325X', 'bf16', 1307.4, NULL, 6.0, 'AMD Instinct MI325X datasheet, dense'),
   ('MI325X', 'fp8', 2614.9, NULL, 6.0, 'AMD Instinct MI325X datasheet, dense'),
   ('MI325X', 'int8', 2614.9, NULL, 6.0, 'AMD Instinct MI325X datasheet, dense TOPS'),
+  -- MI350X / MI355X (CDNA 4, gfx950, 256 CUs; rocprofv3 names them 'AMD Instinct MI350X' /
+  -- 'AMD Instinct MI355X'): AMD's product pages and datasheets,
+  -- https://www.amd.com/en/products/accelerators/instinct/mi350/mi350x.html and .../mi355x.html,
+  -- dense figures (the sheets' sparsity figures are twice these). The two differ only in peak
+  -- engine clock (2.2 vs 2.4 GHz): 256 CUs x 4096 fp16 matrix FLOP/clk x 2.2 GHz = 2306.9 TFLOP/s.
+  -- CDNA 4 lists no TF32 matrix rate, so no tf32 row.
+  ('MI350X', 'fp64', 72.1, 72.1, 8.0, 'AMD Instinct MI350X datasheet, dense'),
+  ('MI350X', 'fp32', 144.2, 144.2, 8.0, 'AMD Instinct MI350X datasheet, dense'),
+  ('MI350X', 'fp16', 2306.9, NULL, 8.0, 'AMD Instinct MI350X datasheet, dense'),
+  ('MI350X', 'bf16', 2306.9, NULL, 8.0, 'AMD Instinct MI350X datasheet, dense'),
+  ('MI350X', 'fp8', 4613.7, NULL, 8.0, 'AMD Instinct MI350X datasheet, dense'),
+  ('MI350X', 'int8', 4613.7, NULL, 8.0, 'AMD Instinct MI350X datasheet, dense TOPS'),
   ('MI355X', 'fp64', 78.6, 78.6, 8.0, 'AMD Instinct MI355X datasheet, dense'),
   ('MI355X', 'fp32', 157.3, 157.3, 8.0, 'AMD Instinct MI355X datasheet, dense'),
   ('MI355X', 'fp16', 2516.6, NULL, 8.0, 'AMD Instinct MI355X datasheet, dense'),
@@ -151,7 +163,8 @@ INSERT INTO @schema.gpu_alias SELECT * FROM (
   ('%A10', NULL, 'A10', 11), ('%A10 %', NULL, 'A10', 12), ('%L40S%', NULL, 'L40S', 13), ('%L4', NULL, 'L4', 14),
   ('%L4 %', NULL, 'L4', 15), ('%V100%PCIE%', NULL, 'V100 PCIe', 16), ('%V100%', NULL, 'V100 SXM2', 17),
   ('%T4', NULL, 'T4', 18), ('%T4 %', NULL, 'T4', 19),
-  ('%MI355X%', NULL, 'MI355X', 20), ('%MI325X%', NULL, 'MI325X', 21), ('%MI300X%', NULL, 'MI300X', 22),
+  ('%MI355X%', NULL, 'MI355X', 20), ('%MI350X%', NULL, 'MI350X', 20),
+  ('%MI325X%', NULL, 'MI325X', 21), ('%MI300X%', NULL, 'MI300X', 22),
   ('%MI250X%', NULL, 'MI250X', 23), ('%MI250%', NULL, 'MI250', 24), ('%MI210%', NULL, 'MI210', 25),
   -- ROCm traces that name only "AMD Radeon Graphics" (or nothing): tell by compute units.
   ('AMD Radeon Graphics', 104, 'MI210', 30), ('AMD Radeon Graphics', 110, 'MI250X', 31),

@@ -129,6 +129,50 @@ SELECT m.*, (SELECT a.uid FROM ancestors(m.uid, (SELECT name FROM tlsql_schema))
        END AS never_freed
 FROM memory_event m;
 
+-- CUPTI profiler ranges (torch.profiler with experimental_config profiler_metrics, HTA's
+-- cupti_counter_analysis): an event of category cuda_profiler_range per kernel, its counter values
+-- in args, and no correlation to its launch. HTA's pairing: the i-th range of a trace by start
+-- with the i-th cudaLaunchKernel* call by start; where the counts differ nothing is paired (HTA
+-- refuses the rank) and launch is NULL. Ops: the cpu_ops above the launch on its own thread (HTA's
+-- per-thread call stack), outermost (top_level_op) to innermost (bottom_level_op).
+CREATE VIEW IF NOT EXISTS @schema.cupti_range AS
+WITH r AS (SELECT uid, trace, name, ts, dur, row_number() OVER (PARTITION BY trace ORDER BY ts, uid) AS i,
+                  count(*) OVER (PARTITION BY trace) AS n
+           FROM event WHERE kind = 'other' AND cat = 'cuda_profiler_range'),
+l AS (SELECT uid, trace, pid, tid, row_number() OVER (PARTITION BY trace ORDER BY ts, uid) AS i,
+             count(*) OVER (PARTITION BY trace) AS n
+      FROM event WHERE kind = 'runtime' AND name GLOB 'cudaLaunchKernel*' AND trace IN (SELECT trace FROM r)),
+p AS MATERIALIZED (SELECT r.uid, r.trace, r.name, r.ts, r.dur, l.uid AS launch, l.pid, l.tid
+                   FROM r LEFT JOIN l ON l.trace = r.trace AND l.i = r.i AND l.n = r.n)
+SELECT p.uid, p.trace, t.rank, p.name, p.ts, p.dur, p.launch,
+       (SELECT a.uid FROM ancestors(p.launch, (SELECT name FROM tlsql_schema)) a JOIN event ae ON ae.uid = a.uid
+        WHERE ae.kind = 'cpu_op' AND ae.pid IS p.pid AND ae.tid IS p.tid ORDER BY a.depth LIMIT 1) AS top_level_op,
+       (SELECT a.uid FROM ancestors(p.launch, (SELECT name FROM tlsql_schema)) a JOIN event ae ON ae.uid = a.uid
+        WHERE ae.kind = 'cpu_op' AND ae.pid IS p.pid AND ae.tid IS p.tid ORDER BY a.depth DESC LIMIT 1) AS bottom_level_op,
+       (SELECT group_concat(name, ' > ') FROM (
+          SELECT ae.name FROM ancestors(p.launch, (SELECT name FROM tlsql_schema)) a JOIN event ae ON ae.uid = a.uid
+          WHERE ae.kind = 'cpu_op' AND ae.pid IS p.pid AND ae.tid IS p.tid ORDER BY a.depth)) AS op_stack
+FROM p JOIN trace t ON t.id = p.trace;
+
+-- The counter values of each CUPTI profiler range, one row per (range, counter): a long table,
+-- since SQL cannot make a column per counter (the counters report pivots the FLOPs counters).
+CREATE VIEW IF NOT EXISTS @schema.cupti_counter AS
+SELECT e.uid, e.trace, j.key AS counter, j.value
+FROM event e, json_each(e.args) j
+WHERE e.kind = 'other' AND e.cat = 'cuda_profiler_range' AND json_type(e.args) = 'object'
+  AND j.type IN ('integer', 'real');
+
+-- torch.profiler's memory timeline (export_memory_timeline, read by src/readers/memory_timeline):
+-- one row per memory event (the raw layout) or per category change (the plot layout), with the
+-- bytes its category and all categories hold after it (running sums in time order; at the last
+-- row of a time, what torch's and HTA's plots draw at that time).
+CREATE VIEW IF NOT EXISTS @schema.memory_timeline AS
+SELECT uid, trace, ts, args ->> '$.action' AS action, args ->> '$.bytes' AS bytes, name AS category,
+       args ->> '$.category_index' AS category_index,
+       sum(args ->> '$.bytes') OVER (PARTITION BY trace, name ORDER BY ts, uid) AS category_bytes,
+       sum(args ->> '$.bytes') OVER (PARTITION BY trace ORDER BY ts, uid) AS total_bytes
+FROM event WHERE kind = 'instant' AND cat = 'memory_timeline';
+
 -- The host loop of each thread that launches CUDA / HIP graphs (engine_step's steps of source
 -- 'loop'; docs/inference.md): its host events with a start, numbered by the GPU waits (wait: 1 for
 -- a stream / device / event synchronize) that ended at or before their start (k); step: the wait
@@ -170,6 +214,20 @@ CREATE VIEW IF NOT EXISTS @schema.step_cut AS
   SELECT t.id AS trace, s.last_step_start
   FROM trace t LEFT JOIN (SELECT trace, CASE WHEN count(DISTINCT name) > 1 THEN max(ts) END AS last_step_start
                           FROM event WHERE kind IN ('annotation', 'cpu_op') AND depth = 0 AND step IS NOT NULL
+                                       AND name GLOB 'ProfilerStep#[0-9]*'
+                          GROUP BY trace) s ON s.trace = t.id;
+
+-- The step cut as HTA's TraceAnalysis applies it (Trace._filter_irrelevant_gpu_kernels): the
+-- latest start of an event named ProfilerStep#N of any category but GPU work, so the GPU-side
+-- gpu_user_annotation ProfilerStep#N counts too (HTA takes it for a host event: it has no stream),
+-- and it starts later than its host twin; NULL with fewer than two step names. HTA then keeps the
+-- host events starting before it and the GPU work they launched. What the reports that follow HTA's
+-- annotation, kernel sequence and straggler analyses cut at (step_cut, the host step only, is the
+-- cut of temporal, idle and launch, the same on traces without GPU annotations).
+CREATE VIEW IF NOT EXISTS @schema.hta_step_cut AS
+  SELECT t.id AS trace, s.last_step_start
+  FROM trace t LEFT JOIN (SELECT trace, CASE WHEN count(DISTINCT name) > 1 THEN max(ts) END AS last_step_start
+                          FROM event WHERE kind IN ('annotation', 'cpu_op', 'gpu_annotation')
                                        AND name GLOB 'ProfilerStep#[0-9]*'
                           GROUP BY trace) s ON s.trace = t.id;
 

@@ -144,10 +144,8 @@ TempFile::TempFile(const std::string& target) : target_(target), tmp_(temp_name(
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
     throw std::runtime_error(fmt::format("{}: cannot write: not a regular file", target));
   std::filesystem::remove(tmp_, ec);  // one a killed run left (a link there is removed, not followed)
-  // Created here, new: O_EXCL fails on anything already at the name and O_NOFOLLOW on a link put
-  // there since, so what is written is never another file someone placed at the temporary name.
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd_ < 0) throw std::runtime_error(fmt::format("{}: cannot write: {}", target, std::strerror(errno)));
+  // The handler knows the name before the file exists: a signal that arrives the moment after it
+  // is created (what a watcher of the folder would send on seeing it) still removes it.
   install_handlers();
   if (tmp_.size() < sizeof g_paths[0])
     for (int i = 0; i < kSlots && slot_ < 0; ++i)
@@ -156,6 +154,14 @@ TempFile::TempFile(const std::string& target) : target_(target), tmp_(temp_name(
         g_state[i] = 2;
         slot_ = i;
       }
+  // Created here, new: O_EXCL fails on anything already at the name and O_NOFOLLOW on a link put
+  // there since, so what is written is never another file someone placed at the temporary name.
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    const int err = errno;
+    if (slot_ >= 0) g_state[slot_] = 0;
+    throw std::runtime_error(fmt::format("{}: cannot write: {}", target, std::strerror(err)));
+  }
 }
 
 TempFile::~TempFile() {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "src/readers/kineto_json/kineto_json.h"
+#include "src/readers/memory_timeline/memory_timeline.h"
 #include "src/readers/nsys_sqlite/nsys_sqlite.h"
 #include "src/readers/reader.h"
 #include "src/readers/rocprof_json/rocprof_json.h"
@@ -18,9 +19,10 @@ namespace tlsql {
 
 std::span<const ReaderFormat> builtin_formats() {
   static const ReaderFormat formats[] = {
-      rocprof_json::format,  // {"rocprofiler-sdk-tool": ...
-      nsys_sqlite::format,   // a SQLite file with CUPTI_ACTIVITY_KIND_KERNEL
-      kineto_json::format,   // last: it reads what no other format claims (and says why it is no trace)
+      rocprof_json::format,     // {"rocprofiler-sdk-tool": ...
+      memory_timeline::format,  // [[ ... torch.profiler export_memory_timeline
+      nsys_sqlite::format,      // a SQLite file with CUPTI_ACTIVITY_KIND_KERNEL
+      kineto_json::format,      // last: it reads what no other format claims (and says why it is no trace)
   };
   return formats;
 }

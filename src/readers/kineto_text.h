@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -20,23 +21,49 @@ namespace tlsql::kineto_text {
 // check repairs invalid UTF-8 and counts it in health).
 inline void escape(std::string& out, std::string_view s) {
   out += '"';
-  for (char c : s) {
-    unsigned char u = (unsigned char)c;
-    if (c == '"' || c == '\\') {
-      out += '\\', out += c;
-    } else if (u < 0x20) {
-      fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
-    } else {
-      out += c;
+  size_t run = 0;  // bytes [run, i) pass unchanged: appended in one piece (kernel names run to KBs)
+  for (size_t i = 0; i < s.size(); ++i) {
+    // Eight bytes at a time while none is a control character, '"' or '\\' (the has-less /
+    // has-zero bit tricks: such a byte sets its top bit in `hit`; a borrow may set a later one too,
+    // and that byte is then looked at one by one).
+    constexpr uint64_t ones = 0x0101010101010101, highs = 0x8080808080808080;
+    while (i + 8 <= s.size()) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+      uint64_t hit = (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+      if (hit) break;
+      i += 8;
     }
+    if (i >= s.size()) break;
+    unsigned char u = (unsigned char)s[i];
+    if (u >= 0x20 && u != '"' && u != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    if (u >= 0x20)
+      out += '\\', out += (char)u;
+    else
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
   }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
+}
+
+// `v` in decimal (std::to_chars: no format string parsed per number, as fmt::format_to would).
+inline void integer(std::string& out, int64_t v) {
+  char b[24];
+  out.append(b, std::to_chars(b, b + sizeof b, v).ptr);
 }
 
 // ns as the decimal µs text Kineto writes ("1234.567"): the Kineto parser reads it back exactly.
 inline void micros(std::string& out, int64_t ns) {
   uint64_t u = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
-  fmt::format_to(std::back_inserter(out), "{}{}.{:03}", ns < 0 ? "-" : "", u / 1000, u % 1000);
+  char b[32], *p = b;
+  if (ns < 0) *p++ = '-';
+  p = std::to_chars(p, b + sizeof b, u / 1000).ptr;
+  unsigned frac = (unsigned)(u % 1000);
+  *p++ = '.', *p++ = char('0' + frac / 100), *p++ = char('0' + frac / 10 % 10), *p++ = char('0' + frac % 10);
+  out.append(b, p);
 }
 
 // Events written one field at a time into chunks of about `chunk_bytes` ("[" e "," e ... "]"),
@@ -66,7 +93,8 @@ class ChunkWriter {
   void field(std::string_view key, int64_t v) {
     body_ += ',';
     escape(body_, key);
-    fmt::format_to(std::back_inserter(body_), ":{}", v);
+    body_ += ':';
+    integer(body_, v);
   }
   void open_args() {
     body_ += ",\"args\":{";
@@ -80,7 +108,7 @@ class ChunkWriter {
   }
   void arg(std::string_view k, int64_t v) {
     key(k);
-    fmt::format_to(std::back_inserter(body_), "{}", v);
+    integer(body_, v);
   }
   void text_arg(std::string_view k, std::string_view v) {
     key(k);

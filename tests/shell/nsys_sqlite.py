@@ -60,14 +60,28 @@ for path in paths:
         r = run([path], f"SELECT count(*), coalesce(sum(dur), 0) FROM event WHERE {where}")
         check(rows(r)[1:] == [[str(n), str(total)]], f"{base}: {table}: {n} rows, {total} ns ({rows(r)[1:]})")
     if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
-        gpu = " UNION ALL ".join(f"SELECT correlationId FROM {t}" for t in
+        # CUPTI's correlation ids are per process: a GPU row's launch is the runtime call with its
+        # id in its own process (globalPid; runtime calls' process is globalTid >> 24).
+        # (A table without globalPid, as in the small export, is a one-process run: any call matches.)
+        def has(t, col):
+            return col in [c[1] for c in db.execute(f"PRAGMA table_info({t})")]
+        gpu = " UNION ALL ".join(f"SELECT correlationId, {'globalPid' if has(t, 'globalPid') else 'NULL'} AS pid "
+                                 f"FROM {t}" for t in
                                  ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
                                  if t in tables)
-        linked = db.execute(f"SELECT count(*) FROM ({gpu}) g WHERE g.correlationId IN "
-                            "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME)").fetchone()[0]
+        linked = db.execute(f"SELECT count(*) FROM ({gpu}) g WHERE EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                            "WHERE r.correlationId = g.correlationId AND (g.pid IS NULL "
+                            "OR (r.globalTid >> 24) & 16777215 = (g.pid >> 24) & 16777215))").fetchone()[0]
         r = run([path], "SELECT count(*) FROM launch l JOIN event g ON g.uid = l.gpu "
                         "WHERE g.kind IN ('kernel', 'memcpy', 'memset')")
         check(rows(r)[1:] == [[str(linked)]], f"{base}: {linked} GPU rows linked to their runtime call ({rows(r)[1:]})")
+        if has("CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"):
+            pairs = {(str(p), str(d)) for p, d in db.execute(
+                "SELECT DISTINCT (globalPid >> 24) & 16777215, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL")}
+            r = run([path], "SELECT DISTINCT r.pid, g.device FROM launch l JOIN event r ON r.uid = l.runtime "
+                            "JOIN event g ON g.uid = l.gpu WHERE g.kind = 'kernel'")
+            check({tuple(x) for x in rows(r)[1:]} <= pairs,
+                  f"{base}: no launch links a call of one process to a kernel of another ({rows(r)[1:]} vs {pairs})")
     if "NVTX_EVENTS" in tables:
         ops = db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE end IS NOT NULL AND eventType IN (59, 60) "
                          "AND text LIKE '%, op_id = %'").fetchone()[0]
@@ -167,6 +181,81 @@ check([x[0] for x in rows(r)[1:]] == ["nsys_columns_missing", "nsys_missing_name
       f"what was skipped is in health ({rows(r)[1:]})")
 r = run([odd], "SELECT count(*) FROM launch")
 check(rows(r)[1:] == [["1"]], "cudaLaunchKernel_v7000 -> cudaLaunchKernel, linked by correlationId")
+# Another export's habits: kernels named only by mangledName, no ENUM_* or TARGET_INFO_GPU tables,
+# NVTX text through textId, a named domain, an NVTXT range, a range never ended, a push record of
+# its own (type 35), emit_nvtx forward / backward ranges on two threads (seq 5) and a legacy
+# "stashed seq" backward range. Times in ns; threads: (pid 7 << 24 | tid).
+habits = os.path.join(tmp, "habits.sqlite")
+if os.path.exists(habits):
+    os.remove(habits)
+c = sqlite3.connect(habits)
+t_main, t_bwd = (7 << 24) | 7, (7 << 24) | 8
+c.executescript(f"""
+CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+INSERT INTO StringIds VALUES (1, '_Z4gemmv'), (2, 'step text'), (3, 'cudaLaunchKernel_v7000');
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        mangledName INT, globalPid INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 0, 7, 1, 1, {7 << 24});
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        bytes INT, copyKind INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (2500, 2600, 0, 7, 2, 64, 1);
+CREATE TABLE NVTX_EVENTS(start INT, end INT, eventType INT, text TEXT, textId INT, globalTid INT, domainId INT);
+INSERT INTO NVTX_EVENTS VALUES
+  (0, NULL, 75, 'my_domain', NULL, {t_main}, 3),
+  (100, 9000, 59, NULL, 2, {t_main}, 0),
+  (200, 900, 59, 'in domain', NULL, {t_main}, 3),
+  (300, 800, 70, 'nvtxt range', NULL, {t_main}, 0),
+  (400, NULL, 60, 'never ended', NULL, {t_main}, 0),
+  (450, NULL, 35, 'old push', NULL, {t_main}, 0),
+  (500, 700, 59, 'aten::mul, seq = 5, op_id = 1, sizes = [[2, 3], [2, 3]]', NULL, {t_main}, 0),
+  (3000, 3500, 59, 'MulBackward0, seq = 5, op_id = 2', NULL, {t_bwd}, 0),
+  (4000, 4500, 59, 'AddBackward0, stashed seq = 9', NULL, {t_bwd}, 0);
+""")
+c.commit()
+c.close()
+r = run([habits], "SELECT kind, name, ts, dur, tid, seq, args ->> '$.domain' FROM event ORDER BY ts, kind")
+check(rows(r)[1:] == [["annotation", "step text", "100", "8900", "7", "", ""],
+                      ["annotation", "in domain", "200", "700", "7", "", "my_domain"],
+                      ["annotation", "nvtxt range", "300", "500", "7", "", ""],
+                      ["cpu_op", "aten::mul", "500", "200", "7", "5", ""],
+                      ["kernel", "_Z4gemmv", "1000", "1000", "7", "", ""],
+                      ["memcpy", "Memcpy Host-to-Device", "2500", "100", "7", "", ""],
+                      ["cpu_op", "MulBackward0", "3000", "500", "8", "5", ""],
+                      ["cpu_op", "AddBackward0", "4000", "500", "8", "9", ""]],
+      f"another export's habits: rows by hand ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
+# PyTorch's rule (docs/schema.md): a backward op's fwd is the last forward op with its seq.
+r = run([habits], "SELECT b.name, f.name FROM event b LEFT JOIN event f ON f.uid = b.fwd "
+                  "WHERE b.kind = 'cpu_op' ORDER BY b.ts")
+check(rows(r)[1:] == [["aten::mul", ""], ["MulBackward0", "aten::mul"], ["AddBackward0", ""]],
+      f"emit_nvtx backward ranges: fwd from seq ({rows(r)[1:]})")
+r = run([habits], """SELECT "check", detail FROM health WHERE "check" LIKE 'nsys%' ORDER BY 1""")
+got = {x[0]: x[1] for x in rows(r)[1:]}
+check(set(got) == {"nsys_no_gpu_info", "nsys_nvtx_unclosed", "nsys_nvtx_not_read"}
+      and "1 NvtxPushRange" in got.get("nsys_nvtx_not_read", "") and "1 NVTX ranges" in got.get("nsys_nvtx_unclosed", ""),
+      f"the unended range, the push record and the missing GPU table in health ({got})")
+
+# The reader selects only the columns it reads: a covering index must not reorder the rows (the
+# table's stored order, as SELECT * reads it), and a known table that is a view is still read.
+viewed = os.path.join(tmp, "viewed.sqlite")
+if os.path.exists(viewed):
+    os.remove(viewed)
+c = sqlite3.connect(viewed)
+c.executescript(f"""
+CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel_v7000');
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, demangledName INT, correlationId INT);
+CREATE INDEX covering ON CUPTI_ACTIVITY_KIND_KERNEL(demangledName, start, end, correlationId);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (3000, 3500, 1, 7), (1000, 2000, 1, 8);
+CREATE TABLE rt(start INT, end INT, globalTid INT, correlationId INT, nameId INT);
+INSERT INTO rt VALUES (500, 900, {t_main}, 7, 2);
+CREATE VIEW CUPTI_ACTIVITY_KIND_RUNTIME AS SELECT * FROM rt;
+""")
+c.commit()
+c.close()
+r = run([viewed], "SELECT kind, ts, correlation FROM event ORDER BY uid")
+check(rows(r)[1:] == [["kernel", "3000", "7"], ["kernel", "1000", "8"], ["runtime", "500", "7"]],
+      f"stored order despite a covering index; a view read ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
+
 nokernel = os.path.join(tmp, "no_kernel.sqlite")
 if os.path.exists(nokernel):
     os.remove(nokernel)

@@ -108,6 +108,12 @@ if os.path.exists(sample):
     devs = rows(r)[1:]
     check(len(devs) == 8 and devs[0] == ["0", "AMD Instinct MI350X", "AMD", "256", "64", "9.5"],
           f"8 GPU agents -> device rows ({devs[:1]})")
+    # gpu_spec's MI350X row: 256 CUs x 4096 dense fp16 matrix FLOP/clk x 2.2 GHz peak clock (AMD's
+    # MI350X sheet, 2.3 PFLOP/s dense) = 2306.9 TFLOP/s; HBM3E 8 TB/s.
+    r = run([sample], "SELECT g.gpu, s.matrix_tflops, s.hbm_tbps FROM device_gpu g "
+                      "JOIN gpu_spec s ON s.gpu = g.gpu AND s.dtype = 'bf16' WHERE g.id = 0")
+    check(rows(r)[1:] == [["MI350X", str(round(256 * 4096 * 2.2e9 / 1e12, 1)), "8.0"]],
+          f"'AMD Instinct MI350X' -> gpu_spec MI350X peaks ({rows(r)[1:]})")
     r = run([sample], "SELECT DISTINCT device, stream FROM event WHERE kind = 'kernel' ORDER BY stream")
     check(rows(r)[1:] == [["0", str(q)] for q in (16, 17, 18, 19, 20)],
           "agent -> device 0 (gpu_index), queue -> stream")
@@ -204,13 +210,77 @@ r = run([small, "--report", "launch"])
 check(r.returncode == 0, f"launch report runs ({r.stderr.strip()[:120]})")
 r = run([small], "SELECT name, vendor FROM device")
 check(rows(r)[1:] == [["AMD Instinct MI300X", "AMD"]], "the GPU agent is the one device row (CPU agents are not)")
+pretty = os.path.join(tmp, "pretty_results.json")  # rocprofv3 can indent its output
+with open(pretty, "w") as f:
+    json.dump(doc, f, indent=2)
+q = "SELECT kind, name, ts, dur, device, stream, correlation, args FROM event ORDER BY ts, kind"
+check(run([pretty], q).stdout == run([small], q).stdout and run([small], q).stdout.count("\n") == 8,
+      "indented JSON: the same rows and args")
 with gzip.open(small + ".gz", "wt") as f:
     json.dump(doc, f)
 r = run([small + ".gz"], "SELECT count(*) FROM event")
 check(rows(r)[1:] == [["7"]], "gzip'd: the same rows")
 
+# An older / trimmed layout: buffer_records before everything, no agents, kernel_symbols or strings
+# (read after the walk, from the copy kept), a second process (counted, not read).
+trimmed = {"rocprofiler-sdk-tool": [{
+    "buffer_records": {"kernel_dispatch": [dispatch(1, 1, 3000, 4500)],
+                       "hip_api": [{"kind": 5, "operation": 1, "thread_id": 7, "start_timestamp": 2000,
+                                    "end_timestamp": 2500, "correlation_id": {"internal": 1, "external": 0}}]},
+    "metadata": {"pid": 9}}, {"metadata": {"pid": 10}}]}
+p = os.path.join(tmp, "trimmed_results.json")
+with open(p, "w") as f:
+    json.dump(trimmed, f)
+r = run([p], "SELECT kind, name, ts, dur, pid, device, correlation FROM event ORDER BY ts")
+check(rows(r)[1:] == [["runtime", "hip_api operation 1", "2000", "500", "9", "", "1"],
+                      ["kernel", "unknown_kernel_1", "3000", "1500", "11", "", "1"]],
+      f"no agents / kernel_symbols / strings: rows by hand, pid the agent handle ({rows(r)[1:]}; {r.stderr[:160]})")
+r = run([p], """SELECT "check" FROM health WHERE "check" LIKE 'rocprof%' ORDER BY 1""")
+check([x[0] for x in rows(r)[1:]] == ["rocprof_missing_symbol", "rocprof_processes_skipped",
+                                      "rocprof_tables_missing", "rocprof_unknown_agent"],
+      f"missing tables and the second process in health ({rows(r)[1:]})")
+
+# Many dispatches: the reader parses buffer_records in ~1 MB batches; rows and sums across batches.
+many = json.loads(json.dumps(doc))
+n = 6000
+many["rocprofiler-sdk-tool"][0]["buffer_records"] = {
+    "kernel_dispatch": [dispatch(i + 1, 1, 10000 + 100 * i, 10000 + 100 * i + (i % 7) + 1) for i in range(n)]}
+p = os.path.join(tmp, "many_results.json")
+with open(p, "w") as f:
+    json.dump(many, f)
+check(os.path.getsize(p) > 2 << 20, "the file spans more than two batches")
+r = run([p], "SELECT count(*), sum(dur), count(DISTINCT correlation) FROM event WHERE kind = 'kernel'")
+check(rows(r)[1:] == [[str(n), str(sum(i % 7 + 1 for i in range(n))), str(n)]],
+      f"{n} dispatches: count, sum of ns and ids by hand ({rows(r)[1:]})")
+# A defect inside a record of a later batch: the error names the byte of the file where it is.
+text = open(p).read()
+bad_at = text.index('"dispatch_id": 5000,') + len('"dispatch_id": ')
+broken = text[:bad_at] + "5x0" + text[bad_at + 4:]
+with open(p, "w") as f:
+    f.write(broken)
+r = run([p], "SELECT 1")
+import re
+m = re.search(r"at byte (\d+)", r.stderr)
+check(r.returncode == 1 and r.stderr.count("\n") == 1 and m and bad_at <= int(m.group(1)) <= bad_at + 3,
+      f"a broken number in a later batch: one line, its byte ({bad_at}; {r.stderr.strip()[:200]})")
+
+# A gzip bomb inside a member tlsql skips (no rows for the pipeline's guard to count): refused
+# once 256 MB have inflated from 200 times fewer compressed bytes, not scanned to its end.
+bomb = os.path.join(tmp, "bomb_results.json.gz")
+with gzip.open(bomb, "wb") as f:
+    f.write(b'{"rocprofiler-sdk-tool": [{"code_objects": "')
+    for _ in range(300):
+        f.write(b"a" * (1 << 20))
+    f.write(b'"}]}')
+r = run([bomb], "SELECT 1")
+check(r.returncode == 1 and "a gzip bomb, not a trace" in r.stderr and r.stderr.count("\n") == 1,
+      f"a gzip bomb in a skipped member: one line ({r.stderr.strip()[:200]})")
+
 for text, msg in (('{"rocprofiler-sdk-tool": [', "at byte"),
-                  ('{"rocprofiler-sdk-tool": 5}', "not a trace: \"rocprofiler-sdk-tool\" is not an array")):
+                  ('{"rocprofiler-sdk-tool": 5}', "not a trace: \"rocprofiler-sdk-tool\" is not an array"),
+                  ('{"rocprofiler-sdk-tool": [{}]} x', "at byte 31: expected the end of the text"),
+                  ('{"rocprofiler-sdk-tool": [{"metadata": {"pid": 1}, "agents": [1 2]}]}', "at byte"),
+                  ('{"rocprofiler-sdk-tool": [{"code_objects": [{"a": "unterminated}]}]}', "at byte")):
     bad = os.path.join(tmp, "bad_results.json")
     with open(bad, "w") as f:
         f.write(text)

@@ -16,6 +16,7 @@
 #include "session/session.h"
 #include "src/kind.h"
 #include "src/readers/kineto_json/kineto_json.h"
+#include "src/readers/memory_timeline/memory_timeline.h"
 #include "src/readers/reader.h"
 
 namespace {
@@ -220,4 +221,11 @@ TEST_CASE("choose_format: the first format that claims the head, else the last")
   CHECK(choose_format(kFormats, "{\"traceEvents\": []}").name == "kineto_json");
   CHECK(choose_format(kFormats, "").name == "kineto_json");  // the last: claims nothing, reads the rest
   CHECK(choose_format(kFormats, "#row").name == "kineto_json");
+  // A torch.profiler memory timeline is an array of arrays; a trace-event array holds objects.
+  for (std::string_view timeline : {"[[-1, 1, 512, 7]", " [ \n[1,", "\xEF\xBB\xBF[[", "[[0, 1], [[1, 2]]]"})
+    CHECK(memory_timeline::claims(timeline));
+  for (std::string_view other : {"[", "[1, 2, 3]", "[{\"ph\": \"X\"}", "{\"traceEvents\": [[", "", "[ "})
+    CHECK_FALSE(memory_timeline::claims(other));
+  CHECK(choose_format(builtin_formats(), "[[-1, 1, 512, 7]]").name == "memory_timeline");
+  CHECK(choose_format(builtin_formats(), "[1, 2, 3]").name == "kineto_json");
 }

@@ -27,11 +27,33 @@ constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 // column (it reads as NULL) or add some (never read).
 class Rows {
  public:
-  Rows(sqlite3* db, const std::string& table, const std::string& path) : db_(db), table_(table), path_(path) {
+  // With `wanted`, only those of its columns the table has are read (a kernel table has ~40 columns
+  // and tlsql reads ~20: half the per-row work of the scan); else all of them.
+  Rows(sqlite3* db, const std::string& table, const std::string& path, std::initializer_list<const char*> wanted = {})
+      : db_(db), table_(table), path_(path) {
     // (The table names are tlsql's own literals, quoted all the same.)
-    if (sqlite3_prepare_v2(db, ("SELECT * FROM " + quote_identifier(table)).c_str(), -1, &q_, nullptr) != SQLITE_OK)
+    // NOT INDEXED: the table's stored order, the order SELECT * reads (a covering index could
+    // reorder a narrower select); a view takes no NOT INDEXED and is read as it is.
+    std::string from = " FROM " + quote_identifier(table);
+    if (sqlite3_prepare_v2(db, ("SELECT *" + from + " NOT INDEXED").c_str(), -1, &q_, nullptr) == SQLITE_OK)
+      from += " NOT INDEXED";
+    else if (sqlite3_prepare_v2(db, ("SELECT *" + from).c_str(), -1, &q_, nullptr) != SQLITE_OK)
       fail();
     for (int i = 0; i < sqlite3_column_count(q_); ++i) columns_[sqlite3_column_name(q_, i)] = i;
+    if (wanted.size() == 0) return;
+    std::string list;
+    std::map<std::string, int> chosen;
+    for (const char* c : wanted)
+      if (columns_.count(c) && !chosen.count(c)) {
+        list += (list.empty() ? "" : ", ") + quote_identifier(c);
+        chosen.emplace(c, (int)chosen.size());
+      }
+    sqlite3_finalize(q_);
+    q_ = nullptr;
+    columns_ = std::move(chosen);
+    if (sqlite3_prepare_v2(db, ("SELECT " + (list.empty() ? std::string("NULL") : list) + from).c_str(), -1, &q_,
+                           nullptr) != SQLITE_OK)
+      fail();
   }
   ~Rows() { sqlite3_finalize(q_); }
   Rows(const Rows&) = delete;
@@ -88,9 +110,11 @@ std::string_view api_name(std::string_view s) {
 struct OpRange {
   std::string_view name, sizes;
   int64_t seq = kNull, op_id = kNull;
+  bool stashed = false;  // the legacy "stashed seq = N" of a backward Function's apply()
 };
 std::optional<OpRange> op_range(std::string_view text) {
   size_t at = text.find(", op_id = ");
+  if (at == std::string_view::npos) at = text.find(", stashed seq = ");  // PyTorch before op ids
   size_t comma = text.find(", ");
   if (at == std::string_view::npos || comma == 0) return std::nullopt;
   OpRange r;
@@ -105,6 +129,7 @@ std::optional<OpRange> op_range(std::string_view text) {
     return digits ? v : kNull;
   };
   r.seq = number(", seq = ");
+  if (r.seq == kNull && (r.seq = number(", stashed seq = ")) != kNull) r.stashed = true;
   r.op_id = number(", op_id = ");
   if (size_t p = text.find(", sizes = "); p != std::string_view::npos) {
     std::string_view rest = text.substr(p + 10);
@@ -112,6 +137,38 @@ std::optional<OpRange> op_range(std::string_view text) {
     r.sizes = rest;
   }
   return r;
+}
+
+// An autograd engine's range: a backward Function ("MulBackward0", "AddmmBackward0") or the
+// engine's wrapper around one ("autograd::engine::evaluate_function: MulBackward0").
+bool backward_name(std::string_view name) {
+  if (name.starts_with("autograd::engine::evaluate_function: ")) return true;
+  size_t d = name.size();
+  while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9') --d;
+  return d < name.size() && name.substr(0, d).ends_with("Backward");
+}
+
+// CUPTI's memcpy kinds and synchronization types as nsys labels them (ENUM_CUDA_MEMCPY_OPER,
+// ENUM_CUPTI_SYNC_TYPE in schema 3.x), for exports that lack those tables.
+const std::map<int64_t, std::string>& builtin_labels(std::string_view table) {
+  static const std::map<int64_t, std::string> copy = {{0, "Unknown"},
+                                                      {1, "Host-to-Device"},
+                                                      {2, "Device-to-Host"},
+                                                      {3, "Host-to-Array"},
+                                                      {4, "Array-to-Host"},
+                                                      {5, "Array-to-Array"},
+                                                      {6, "Array-to-Device"},
+                                                      {7, "Device-to-Array"},
+                                                      {8, "Device-to-Device"},
+                                                      {9, "Host-to-Host"},
+                                                      {10, "Peer-to-Peer"},
+                                                      {11, "Unified Host-to-Device"},
+                                                      {12, "Unified Device-to-Host"},
+                                                      {13, "Unified Device-to-Device"}};
+  static const std::map<int64_t, std::string> sync = {
+      {0, "Unknown"}, {1, "Event sync"}, {2, "Stream wait sync"}, {3, "Stream sync"}, {4, "Context sync"}};
+  static const std::map<int64_t, std::string> none;
+  return table == "ENUM_CUDA_MEMCPY_OPER" ? copy : table == "ENUM_CUPTI_SYNC_TYPE" ? sync : none;
 }
 
 class Reader : public TraceReader {
@@ -144,6 +201,7 @@ class Reader : public TraceReader {
                      t.starts_with("NCCL") || t.starts_with("MPI_") || t == "COMPOSITE_EVENTS" || t == "SCHED_EVENTS"))
         not_read += (not_read.empty() ? "" : ", ") + t;
     }
+    count_processes();
     gpu_table(std::string(kKernelTable), "kernel");
     for (const char* t :
          {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"})
@@ -188,7 +246,7 @@ class Reader : public TraceReader {
   // An enum table's label (ENUM_CUDA_MEMCPY_OPER: 1 -> "Host-to-Device").
   std::map<int64_t, std::string> enum_labels(const std::string& table) {
     std::map<int64_t, std::string> out;
-    if (!tables_.count(table)) return out;
+    if (!tables_.count(table)) return builtin_labels(table);
     Rows r(db_, table, path_);
     int id = r.column("id"), label = r.has("label") ? r.column("label") : r.column("name");
     while (r.step()) out[r.i(id)] = std::string(r.s(label));
@@ -253,21 +311,47 @@ class Reader : public TraceReader {
 
   // Kernels, memcpys, memsets, synchronizations: pid the device, tid the stream (Kineto's GPU rows).
   void gpu_table(const std::string& table, std::string_view cat) {
-    Rows r(db_, table, path_);
+    Rows r(db_, table, path_,
+           {"start",
+            "end",
+            "deviceId",
+            "streamId",
+            "correlationId",
+            "contextId",
+            "demangledName",
+            "shortName",
+            "mangledName",
+            "bytes",
+            "gridX",
+            "gridY",
+            "gridZ",
+            "blockX",
+            "blockY",
+            "blockZ",
+            "registersPerThread",
+            "staticSharedMemory",
+            "dynamicSharedMemory",
+            "copyKind",
+            "syncType",
+            "graphId",
+            "globalPid"});
     if (!r.has("start") || !r.has("end")) {
       health_->add("nsys_table_skipped", -1, table + " has no start / end columns: not read");
       return;
     }
     note_missing(r, table, {"deviceId", "streamId", "correlationId"});
     const int start = r.column("start"), end = r.column("end"), device = r.column("deviceId"),
-              stream = r.column("streamId"), corr = r.column("correlationId"), context = r.column("contextId");
-    const int demangled = r.column("demangledName"), shortname = r.column("shortName"), bytes = r.column("bytes");
+              stream = r.column("streamId"), corr = r.column("correlationId"), context = r.column("contextId"),
+              process = r.column("globalPid");
+    const int demangled = r.column("demangledName"), shortname = r.column("shortName"),
+              mangled = r.column("mangledName"), bytes = r.column("bytes");
     const int gx = r.column("gridX"), gy = r.column("gridY"), gz = r.column("gridZ"), bx = r.column("blockX"),
               by = r.column("blockY"), bz = r.column("blockZ"), regs = r.column("registersPerThread"),
               shm_s = r.column("staticSharedMemory"), shm_d = r.column("dynamicSharedMemory"),
               copy_kind = r.column("copyKind"), sync_type = r.column("syncType"), graph = r.column("graphId");
     const bool kernel = cat == "kernel";
-    if (kernel && demangled < 0 && shortname < 0) missing_ += (missing_.empty() ? "" : ", ") + table + ".demangledName";
+    if (kernel && demangled < 0 && shortname < 0 && mangled < 0)
+      missing_ += (missing_.empty() ? "" : ", ") + table + ".demangledName";
     std::map<int64_t, std::string> labels = cat == "gpu_memcpy"  ? enum_labels("ENUM_CUDA_MEMCPY_OPER")
                                             : cat == "cuda_sync" ? enum_labels("ENUM_CUPTI_SYNC_TYPE")
                                                                  : std::map<int64_t, std::string>();
@@ -276,6 +360,7 @@ class Reader : public TraceReader {
       if (kernel) {
         name = string(r.i(demangled));
         if (name.empty()) name = string(r.i(shortname));
+        if (name.empty()) name = string(r.i(mangled));
         if (name.empty()) {
           name = "unknown_kernel";
           health_->add("nsys_missing_name", (int64_t)out_->rows(),
@@ -298,7 +383,7 @@ class Reader : public TraceReader {
       out_->open_args();
       if (dev != kNull) out_->arg("device", dev);
       if (str != kNull) out_->arg("stream", str);
-      if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", c);
+      if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", correlation(c, r.i(process)));
       if (int64_t c = r.i(context); c != kNull) out_->arg("context", c);
       if (kernel) {
         if (r.i(gx) != kNull)
@@ -318,6 +403,32 @@ class Reader : public TraceReader {
     }
   }
 
+  // CUPTI numbers correlation ids per process: in an export of several processes the same id
+  // links a launch of one process to a kernel of another (the shared 2-GPU exports: 294 kernels
+  // matched runtime calls of both processes). There ids are scoped by the process: pid * 10^10 +
+  // id (CUPTI's ids are 32-bit; the pid reads as the leading digits); with one process they are
+  // kept as nsys wrote them.
+  void count_processes() {
+    if (!tables_.count("CUPTI_ACTIVITY_KIND_RUNTIME")) return;
+    Rows r(db_, "CUPTI_ACTIVITY_KIND_RUNTIME", path_, {"globalTid"});
+    std::set<int64_t> pids;
+    const int tid = r.column("globalTid");
+    while (r.step() && pids.size() < 2)
+      if (int64_t t = r.i(tid); t != kNull) pids.insert(pid_of(t));
+    scoped_ = pids.size() > 1;
+  }
+  // `global`: the row's globalPid or globalTid (the process in bits 24-47).
+  int64_t correlation(int64_t id, int64_t global) {
+    if (!scoped_ || id < 0 || id >= kCorrelationScope) return id;
+    if (global == kNull) {
+      health_->add("nsys_correlation_unscoped", (int64_t)out_->rows(),
+                   "rows of a several-process export with no globalPid / globalTid: correlation id kept as "
+                   "written (it may match a call of another process)");
+      return id;
+    }
+    return pid_of(global) * kCorrelationScope + id;
+  }
+
   void times(const Rows& r, int start, int end) {
     int64_t s = r.i(start), e = r.i(end), dur;
     if (s != kNull) out_->time("ts", s);
@@ -327,7 +438,7 @@ class Reader : public TraceReader {
   // CUDA runtime and driver API calls on CPU threads; correlationId links each to its GPU work.
   void runtime() {
     const std::string table = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    Rows r(db_, table, path_);
+    Rows r(db_, table, path_, {"start", "end", "globalTid", "correlationId", "nameId"});
     note_missing(r, table, {"start", "end", "globalTid", "correlationId", "nameId"});
     const int start = r.column("start"), end = r.column("end"), tid = r.column("globalTid"),
               corr = r.column("correlationId"), name_id = r.column("nameId");
@@ -340,7 +451,7 @@ class Reader : public TraceReader {
       times(r, start, end);
       thread(r.i(tid));
       out_->open_args();
-      if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", c);
+      if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", correlation(c, r.i(tid)));
       if (full != name) out_->text_arg("nsys name", full);
       out_->end();
     }
@@ -356,25 +467,49 @@ class Reader : public TraceReader {
   // other ranges annotations; marks instants. Ranges never closed have no end: not loaded.
   void nvtx() {
     const std::string table = "NVTX_EVENTS";
-    Rows r(db_, table, path_);
+    Rows r(db_, table, path_, {"start", "end", "eventType", "text", "textId", "globalTid", "domainId"});
     note_missing(r, table, {"start", "end", "eventType", "text", "globalTid"});
     std::map<int64_t, std::string> types = enum_labels("ENUM_NSYS_EVENT_TYPE");
     const int start = r.column("start"), end = r.column("end"), type = r.column("eventType"), text = r.column("text"),
-              text_id = r.column("textId"), tid = r.column("globalTid");
-    int64_t open = 0, other = 0;
+              text_id = r.column("textId"), tid = r.column("globalTid"), domain = r.column("domainId");
+    int64_t open = 0;
+    std::map<std::string, int64_t> other;              // records of other types: label -> count
+    std::unordered_map<int64_t, std::string> domains;  // NvtxDomainCreate: domainId -> name
+    // (process, seq) -> the thread of the first forward op range with that seq.
+    std::map<std::pair<int64_t, int64_t>, int64_t> forward;
     while (r.step() && !out_->stopped()) {
       int64_t t = r.i(type);
       auto it = types.find(t);
-      // Without the enum table: the ids of schema 3.x (34 mark, 59 push/pop, 60 start/end).
+      // Without the enum table: the ids of schema 3.x (34 mark, 35-38 push, pop, start, end records
+      // of their own, 59 push/pop, 60 start/end, 65 NVTXT mark, 70 / 71 NVTXT ranges, 75 domain).
       std::string_view label = it != types.end() ? std::string_view(it->second)
                                : t == 34         ? "NvtxMark"
+                               : t == 35         ? "NvtxPushRange"
+                               : t == 36         ? "NvtxPopRange"
+                               : t == 37         ? "NvtxStartRange"
+                               : t == 38         ? "NvtxEndRange"
                                : t == 59         ? "NvtxPushPopRange"
                                : t == 60         ? "NvtxStartEndRange"
+                               : t == 65         ? "NvtxtMark"
+                               : t == 70         ? "NvtxtPushPopRange"
+                               : t == 71         ? "NvtxtStartEndRange"
+                               : t == 75         ? "NvtxDomainCreate"
                                                  : "";
-      const bool range = label == "NvtxPushPopRange" || label == "NvtxStartEndRange";
-      const bool mark = label == "NvtxMark";
+      const bool range = label == "NvtxPushPopRange" || label == "NvtxStartEndRange" || label == "NvtxtPushPopRange" ||
+                         label == "NvtxtStartEndRange";
+      const bool mark = label == "NvtxMark" || label == "NvtxtMark";
+      if (label == "NvtxDomainCreate") {
+        std::string_view s = r.s(text);
+        domains[r.i(domain)] = std::string(s.empty() ? string(r.i(text_id)) : s);
+        continue;
+      }
       if (!range && !mark) {
-        ++other;  // domain, category and naming records: no event
+        // Category, naming and thread records name things and are no event; others (push and pop
+        // records of their own, types of later schemas) are counted.
+        if (!label.starts_with("NvtxCategory") && !label.starts_with("NvtxtCategory") &&
+            !label.starts_with("NvtxName") && !label.starts_with("NvtxtMeta") && label != "NvtxThread" &&
+            label != "NvtxDomainDestroy")
+          ++other[label.empty() ? "eventType " + std::to_string(t) : std::string(label)];
         continue;
       }
       if (range && r.i(end) == kNull) {
@@ -384,6 +519,21 @@ class Reader : public TraceReader {
       std::string_view s = r.s(text);
       if (s.empty()) s = string(r.i(text_id));
       std::optional<OpRange> op = range ? op_range(s) : std::nullopt;
+      int64_t fwd_tid = kNull;  // a backward op's forward thread ("Fwd thread id" in Kineto's args)
+      if (op && op->seq != kNull) {
+        // The autograd engine's ranges are told by name or by the legacy "stashed seq" (not by
+        // thread: the engine runs CPU backward on the caller's thread, and seq counters are per
+        // thread); their forward thread is that of the first other op with the same seq.
+        int64_t global = r.i(tid), own = tid_of(global);
+        std::pair<int64_t, int64_t> key{pid_of(global), op->seq};
+        if (op->stashed || backward_name(op->name)) {
+          auto f = forward.find(key);
+          fwd_tid = f != forward.end() ? f->second : own;
+          if (fwd_tid == 0 || fwd_tid == kNull) fwd_tid = 1;  // unknown: still marked backward
+        } else {
+          forward.try_emplace(key, own);
+        }
+      }
       if (op) {
         out_->begin("X", "cpu_op", op->name);
       } else {
@@ -403,14 +553,23 @@ class Reader : public TraceReader {
           else
             out_->text_arg("sizes", op->sizes);
         }
+        if (fwd_tid != kNull) out_->arg("Fwd thread id", fwd_tid);
         out_->text_arg("nvtx", s);
       }
+      // The range's NVTX domain by the name its NvtxDomainCreate record gave (an id with no such
+      // record names nothing a user could tell apart: left out).
+      if (int64_t d = r.i(domain); d != kNull && d != 0)
+        if (auto dn = domains.find(d); dn != domains.end() && !dn->second.empty()) out_->text_arg("domain", dn->second);
       out_->end();
     }
     if (open)
       health_->add("nsys_nvtx_unclosed", -1,
                    fmt::format("{} NVTX ranges with no end (never popped or ended): not loaded", open));
-    (void)other;
+    if (!other.empty()) {
+      std::string list;
+      for (auto& [label, n] : other) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", n, label);
+      health_->add("nsys_nvtx_not_read", -1, "NVTX records of types tlsql does not map to events: " + list);
+    }
   }
 
   std::string path_;
@@ -421,6 +580,8 @@ class Reader : public TraceReader {
   std::set<std::string> tables_;
   std::unordered_map<int64_t, std::string> strings_;
   std::string metadata_, schema_, missing_;
+  bool scoped_ = false;  // several processes: correlation ids scoped by process (correlation())
+  static constexpr int64_t kCorrelationScope = 10'000'000'000;
 };
 
 std::unique_ptr<TraceReader> open(InputSource&, const std::string& path, size_t chunk_bytes) {

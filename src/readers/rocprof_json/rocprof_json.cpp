@@ -46,38 +46,114 @@ using kineto_text::escape;
 struct Agent {
   int64_t device = kNull;  // the GPU's index (gpu_index, else its logical node among GPUs); kNull: a CPU
 };
+// A kernel_symbols entry's names (the rest of the entry is not read).
+struct Symbol {
+  std::string formatted, truncated, mangled;
+};
+
+// The input's text read forward through its window (or, for a member held back, a copy in memory),
+// with the window kept from `keep` on: the reader never holds more than one batch of records or
+// one small table, whatever the file's size.
+class Text {
+ public:
+  Text(InputSource& in, const std::string& path) : path(path), in_(&in) {}
+  Text(const TextBuffer& mem, size_t origin) : mem_(&mem), origin_(origin) {}
+
+  size_t base() const { return in_ ? in_->base() : 0; }
+  size_t limit() const { return in_ ? in_->base() + in_->avail() : mem_->size(); }
+  const char* ptr(size_t p) const { return (in_ ? in_->window() : mem_->data()) + (p - base()); }
+  // Reads more, keeping the text from `keep` on (from q on, past which nothing is needed, when
+  // `drop`); false at the end of the text.
+  bool more(size_t q) {
+    if (drop) keep = q;
+    if (!in_ || !in_->refill(keep)) return false;
+    // A few KB of gzip must not inflate to GBs scanned for nothing (a member skipped, or records
+    // of a kind not read, make no rows for the pipeline's rows-per-byte guard to count).
+    size_t text = in_->base() + in_->avail();
+    if (in_->gzip() && text > (size_t{256} << 20) && text > in_->progress() * 200)
+      throw LoadError(fmt::format("{}: at byte {}: {} bytes from {} compressed bytes: a gzip bomb, not a trace", path,
+                                  text, text, in_->progress()));
+    return true;
+  }
+  // The byte at p, or -1 past the end of the text.
+  int at(size_t p) {
+    while (p >= limit())
+      if (!more(p)) return -1;
+    return (unsigned char)*ptr(p);
+  }
+  size_t skip_ws(size_t p) {
+    for (int c = at(p); c == ' ' || c == '\n' || c == '\r' || c == '\t'; c = at(++p)) {
+    }
+    return p;
+  }
+  size_t offset(size_t p) const { return origin_ + p; }  // p as a byte offset of the file's text
+
+  std::string path;  // the file, for messages
+  size_t keep = 0;
+  bool drop = false;  // scanning a value not read: keep nothing behind the scan
+
+ private:
+  InputSource* in_ = nullptr;
+  const TextBuffer* mem_ = nullptr;
+  size_t origin_ = 0;
+};
 
 class Reader : public TraceReader {
  public:
   Reader(InputSource& in, const std::string& path, size_t chunk_bytes)
       : in_(in), path_(path), chunk_bytes_(chunk_bytes) {}
 
+  // The document is walked member by member without a DOM of the whole: the tables rocprofv3 writes
+  // first (metadata, agents, strings, kernel_symbols) are parsed one value or one batch of entries
+  // at a time and kept as the few fields records need; buffer_records' arrays are parsed in batches
+  // of about kBatchBytes and written out as they come. Each piece of text parsed is checked whole by
+  // check_json first (invalid: an error with the file's offset; repairable: repaired and counted).
   void scan(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare,
             Health& health) override {
     out_.emplace(emit, spare, chunk_bytes_);
     health_ = &health;
-    TextBuffer text = read_all();
-    JsonCheck check = check_json(text.data(), text.size());
-    if (check.result == JsonCheck::invalid)
-      throw LoadError(fmt::format("{}: at byte {}: {}", path_, check.offset, check.message));
-    if (check.result == JsonCheck::repairable) text = repair_json(text.data(), text.size(), health);
-    simdjson::dom::parser parser;
-    element doc;
-    if (auto e = parser.parse(text.data(), text.size(), false).get(doc))
-      throw LoadError(fmt::format("{}: not JSON: {}", path_, simdjson::error_message(e)));
-    array tools;
-    element tool;
-    if (doc["rocprofiler-sdk-tool"].get_array().get(tools) || tools.at(0).get(tool) || !tool.is_object())
-      throw NotATrace(
-          fmt::format("{}: not a trace: \"rocprofiler-sdk-tool\" is not an array holding an object "
-                      "(a rocprofv3 JSON result holds one per process)",
-                      path_));
-    if (tools.size() > 1)
-      health.add(
-          "rocprof_processes_skipped", -1,
-          fmt::format("the file holds {} processes (rocprofiler-sdk-tool entries): the first is read", tools.size()));
-    read_tables(tool);
-    read_records(tool);
+    Text t(in_, path_);
+    size_t p = t.skip_ws(0);
+    if (t.at(p) == 0xEF && t.at(p + 1) == 0xBB && t.at(p + 2) == 0xBF) p = t.skip_ws(p + 3);  // a UTF-8 BOM
+    expect(t, p, '{', "'{'");
+    p = t.skip_ws(p + 1);
+    bool tool_seen = false;
+    while (t.at(p) != '}') {
+      auto [key, value] = member(t, p);
+      if (key == "rocprofiler-sdk-tool" && !tool_seen) {
+        tool_seen = true;
+        p = tools(t, value);
+      } else {
+        p = skip(t, value);
+      }
+      p = next_member(t, p);
+    }
+    if (size_t end = t.skip_ws(p + 1); t.at(end) != -1)
+      fail(t, end, "expected the end of the text after the top-level object");
+    if (!tool_seen) not_a_tool();
+    if (!records_seen_)
+      health_->add("rocprof_no_buffer_records", -1, "no buffer_records object: no kernels, API calls or copies");
+    if (held_) {
+      // buffer_records came before the tables its records name: read from the copy kept, now.
+      Text mem(*held_, held_origin_);
+      records(mem, 0);
+    }
+    metadata_ = "{\"profiler\":\"rocprofv3\",\"rocprofv3\":" + (meta_.empty() ? std::string("{}") : meta_) +
+                ",\"deviceProperties\":[" + devices_ + "]}";
+    if (records_seen_ && tables_seen_ != 7) {
+      // Older or trimmed layouts: records load all the same, named and placed by what is there.
+      std::string missing;
+      for (auto [bit, name] :
+           {std::pair{1, "agents (devices unknown)"}, std::pair{2, "kernel_symbols (kernels named unknown_kernel_ID)"},
+            std::pair{4,
+                      "strings (API calls named by kind and operation number, roctx "
+                      "ranges without their messages)"}})
+        if (!(tables_seen_ & bit)) missing += (missing.empty() ? "" : ", ") + std::string(name);
+      health_->add("rocprof_tables_missing", -1, "the result has no " + missing);
+    }
+    if (!skipped_.empty())
+      health_->add("rocprof_records_not_read", -1,
+                   fmt::format("buffer records of kinds tlsql does not map to events, not loaded: {}", skipped_));
     out_->flush();
   }
 
@@ -89,105 +165,300 @@ class Reader : public TraceReader {
   }
 
  private:
-  TextBuffer read_all() {
-    // Copied out of the input's window as it moves: the window would refuse one value this long.
-    TextBuffer all;
-    size_t size = 0;
-    for (;;) {
-      size_t n = in_.avail();
-      if (all.size() < size + n) all.resize(std::max(size + n, all.size() * 2));
-      std::memcpy(all.data() + size, in_.window(), n);
-      size += n;
-      // A few KB of gzip must not inflate to GBs held here (the pipeline's guard counts rows, which
-      // come only after the whole text is read).
-      if (in_.gzip() && size > (size_t{256} << 20) && size > in_.progress() * 200)
-        throw LoadError(fmt::format("{}: at byte {}: {} bytes from {} compressed bytes: a gzip bomb, not a trace",
-                                    path_, size, size, in_.progress()));
-      if (!in_.refill(in_.base() + in_.avail())) break;
-    }
-    all.resize(size);
-    return all;
+  static constexpr size_t kBatchBytes = 1 << 20;
+
+  [[noreturn]] void fail(Text& t, size_t p, std::string_view what) {
+    throw LoadError(fmt::format("{}: at byte {}: {}", path_, t.offset(p),
+                                t.at(p) == -1 ? fmt::format("the text ends; {}", what) : std::string(what)));
+  }
+  void expect(Text& t, size_t p, char c, std::string_view what) {
+    if (t.at(p) != (unsigned char)c) fail(t, p, fmt::format("expected {}", what));
+  }
+  [[noreturn]] void not_a_tool() {
+    throw NotATrace(
+        fmt::format("{}: not a trace: \"rocprofiler-sdk-tool\" is not an array holding an object "
+                    "(a rocprofv3 JSON result holds one per process)",
+                    path_));
   }
 
-  void read_tables(element tool) {
-    element meta;
-    const bool has_meta = !tool["metadata"].get(meta) && meta.is_object();
-    if (has_meta) pid_ = int_of(meta, "pid", 0);
-    array list;
-    std::string devices;  // deviceProperties entries: GPU names (gpu_spec peaks), CU counts, wave size
-    int64_t gpus = 0;
-    if (!tool["agents"].get_array().get(list))
-      for (element a : list) {
-        int64_t handle = handle_of(a, "id");
-        if (handle == kNull) continue;
-        Agent& agent = agents_[handle];
-        if (int_of(a, "type") != 2) continue;  // HSA_DEVICE_TYPE_GPU
-        int64_t index = int_of(a, "gpu_index", -1);
-        agent.device = index >= 0 ? index : gpus;
-        ++gpus;
-        std::string_view product = text_of(a, "product_name");
-        if (!devices.empty()) devices += ',';
-        devices += "{\"id\":" + std::to_string(agent.device) + ",\"name\":";
-        escape(devices, product.empty() ? text_of(a, "name") : product);
-        devices += ",\"gfx\":";
-        escape(devices, text_of(a, "name"));
-        int64_t gfx = int_of(a, "gfx_target_version", 0);  // 90500: gfx950
-        fmt::format_to(std::back_inserter(devices),
-                       ",\"numSms\":{},\"warpSize\":{},\"computeMajor\":{},\"computeMinor\":{},\"agent\":{}}}",
-                       int_of(a, "cu_count", 0), int_of(a, "wave_front_size", 0), gfx / 10000, gfx / 100 % 100, handle);
-      }
-    if (!tool["kernel_symbols"].get_array().get(list))
-      for (element k : list) {
-        int64_t id = int_of(k, "kernel_id");
-        if (id != kNull) symbols_[id] = k;
-      }
-    element strings;
-    if (!tool["strings"].get(strings)) {
-      if (!strings["buffer_records"].get_array().get(list))
-        for (element kind : list) {
-          auto& ops = operations_.emplace_back();
-          array names;
-          if (!kind["operations"].get_array().get(names))
-            for (element n : names) ops.push_back(n.is_string() ? std::string_view(n) : std::string_view());
+  // Past the string that starts at p (a '"').
+  size_t end_of_string(Text& t, size_t p) {
+    size_t q = p + 1;
+    for (;;) {
+      for (size_t lim = t.limit(); q < lim;) {
+        const char* w = t.ptr(q);
+        const char* quote = (const char*)std::memchr(w, '"', lim - q);
+        const char* bs = (const char*)std::memchr(w, '\\', quote ? quote - w : lim - q);
+        if (!bs) {
+          if (quote) return q + (quote - w) + 1;
+          q = lim;
+        } else {
+          q += (bs - w) + 2;  // past the escaped byte
         }
-      if (!strings["marker_api"].get_array().get(list))
-        for (element m : list) markers_[int_of(m, "key")] = text_of(m, "value");
+      }
+      if (!t.more(q)) fail(t, q, "expected the '\"' that ends a string");
     }
-    // The trace row: which profiler made the file, its own metadata (command, node, times), devices.
-    metadata_ = "{\"profiler\":\"rocprofv3\",\"rocprofv3\":" + (has_meta ? simdjson::minify(meta) : "{}") +
-                ",\"deviceProperties\":[" + devices + "]}";
+  }
+  // Past the value that starts at p (its first byte): strings and brackets matched, nothing else
+  // checked (check_json does that on what is parsed).
+  size_t end_of_value(Text& t, size_t p) {
+    size_t q = p, depth = 0;
+    for (;;) {
+      for (size_t lim = t.limit(); q < lim; ++q) {
+        char c = *t.ptr(q);
+        if (c == '"') {
+          q = end_of_string(t, q);
+          if (depth == 0) return q;
+          lim = t.limit();
+          --q;
+        } else if (c == '{' || c == '[') {
+          ++depth;
+        } else if (c == '}' || c == ']') {
+          if (depth == 0) return q;
+          if (--depth == 0) return q + 1;
+        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
+          return q;
+        }
+      }
+      if (!t.more(q)) {
+        if (depth == 0 && q > p) return q;  // a number or literal at the end of the text
+        fail(t, q, depth ? "expected the end of an object or array" : "expected a value");
+      }
+    }
+  }
+  // A member "key": value at p; returns the key (raw, as written) and the value's first byte.
+  std::pair<std::string, size_t> member(Text& t, size_t p) {
+    expect(t, p, '"', "a member name");
+    t.keep = p;
+    size_t e = end_of_string(t, p);
+    std::string key(t.ptr(p + 1), e - p - 2);
+    size_t v = t.skip_ws(e);
+    expect(t, v, ':', "':'");
+    v = t.skip_ws(v + 1);
+    if (t.at(v) == -1) fail(t, v, "expected a value");
+    return {std::move(key), v};
+  }
+  // Past a value not read: scanned for its end (strings and brackets only) without keeping it.
+  size_t skip(Text& t, size_t v) {
+    t.keep = v;
+    t.drop = true;
+    size_t e = end_of_value(t, v);
+    t.drop = false;
+    t.keep = e;
+    return e;
+  }
+  // After a member at p: past the ',' and white space to the next member, or at the '}'.
+  size_t next_member(Text& t, size_t p) {
+    p = t.skip_ws(p);
+    if (t.at(p) == '}') return p;
+    expect(t, p, ',', "',' or '}'");
+    return t.skip_ws(p + 1);
+  }
+
+  // Parses text [from, to) of t (wrapped in "[" "]" when `wrap`: a run of array entries) after
+  // check_json; the DOM lives until the next call.
+  element parse(Text& t, size_t from, size_t to, bool wrap) {
+    size_t n = to - from + (wrap ? 2 : 0);
+    if (piece_.size() < n) piece_.resize(n);
+    char* d = piece_.data();
+    if (wrap) d[0] = '[', d[n - 1] = ']';
+    std::memcpy(d + (wrap ? 1 : 0), t.ptr(from), to - from);
+    JsonCheck check = check_json(d, n);
+    if (check.result == JsonCheck::invalid) {
+      size_t at = std::min(from + check.offset - (wrap && check.offset ? 1 : 0), to);
+      throw LoadError(fmt::format("{}: at byte {}: {}", path_, t.offset(at), check.message));
+    }
+    element doc;
+    simdjson::error_code e;
+    if (check.result == JsonCheck::repairable) {
+      repaired_ = repair_json(d, n, *health_);
+      e = dom_.parse(repaired_.data(), repaired_.size(), false).get(doc);
+    } else {
+      e = dom_.parse(d, n, false).get(doc);
+    }
+    if (e)
+      throw LoadError(fmt::format("{}: at byte {}: not JSON: {}", path_, t.offset(from), simdjson::error_message(e)));
+    return doc;
+  }
+  // A whole (small) value at v, parsed; past it in `end`.
+  element value(Text& t, size_t v, size_t& end) {
+    t.keep = v;
+    end = end_of_value(t, v);
+    return parse(t, v, end, false);
+  }
+  // The entries of the array at v, parsed in batches and given to `f` one by one (with `f` null,
+  // only counted). Returns past the array and the number of entries in `count`.
+  size_t entries(Text& t, size_t v, const std::function<void(element)>& f, size_t& count) {
+    count = 0;
+    size_t q = t.skip_ws(v + 1);
+    if (t.at(q) == ']') return q + 1;
+    for (;;) {
+      size_t start = q, stop;
+      t.keep = start;
+      size_t n = 0;
+      bool last;
+      for (;;) {
+        stop = end_of_value(t, q);
+        if (stop == q) fail(t, q, "expected a value");
+        ++n;
+        q = t.skip_ws(stop);
+        int c = t.at(q);
+        if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
+        last = c == ']';
+        if (!last) q = t.skip_ws(q + 1);
+        if (last || q - start >= kBatchBytes) break;
+        if (!f) t.keep = q;  // counting only: nothing kept
+      }
+      count += n;
+      if (f) {
+        array batch;
+        if (parse(t, start, stop, true).get_array().get(batch)) fail(t, start, "expected array entries");
+        for (element e : batch) f(e);
+      }
+      if (last) return q + 1;
+    }
+  }
+
+  // The "rocprofiler-sdk-tool" array at v: the first process's object is read, the others counted.
+  size_t tools(Text& t, size_t v) {
+    if (t.at(v) != '[') {
+      skip(t, v);
+      not_a_tool();
+    }
+    size_t q = t.skip_ws(v + 1);
+    if (t.at(q) == -1) fail(t, q, "expected an object");
+    if (t.at(q) != '{') not_a_tool();
+    q = t.skip_ws(tool(t, q));
+    size_t others = 0;
+    if (t.at(q) == ',') {
+      t.keep = q;
+      q = entries(t, q, nullptr, others);
+    } else {
+      expect(t, q, ']', "',' or ']'");
+      ++q;
+    }
+    if (others)
+      health_->add(
+          "rocprof_processes_skipped", -1,
+          fmt::format("the file holds {} processes (rocprofiler-sdk-tool entries): the first is read", others + 1));
+    return q;
+  }
+
+  // One process's object at v; returns past it.
+  size_t tool(Text& t, size_t v) {
+    size_t p = t.skip_ws(v + 1);
+    for (;; p = next_member(t, p)) {
+      if (t.at(p) == '}') return p + 1;
+      auto [key, at] = member(t, p);
+      size_t count = 0;
+      if (key == "metadata") {
+        element meta = value(t, at, p);
+        if (meta.is_object()) {
+          pid_ = int_of(meta, "pid", 0);
+          meta_ = simdjson::minify(meta);
+        }
+      } else if (key == "agents" && t.at(at) == '[') {
+        tables_seen_ |= 1;
+        p = entries(
+            t, at, [&](element a) { read_agent(a); }, count);
+      } else if (key == "kernel_symbols" && t.at(at) == '[') {
+        tables_seen_ |= 2;
+        p = entries(
+            t, at, [&](element k) { symbol(k); }, count);
+      } else if (key == "strings") {
+        tables_seen_ |= 4;
+        strings(value(t, at, p));
+      } else if (key == "buffer_records" && t.at(at) == '{' && !records_seen_) {
+        records_seen_ = true;
+        if (tables_seen_ == 7) {
+          p = records(t, at);
+        } else {
+          // Records before the tables that name them (not rocprofv3's order): kept to read last.
+          t.keep = at;
+          p = end_of_value(t, at);
+          held_.emplace(p - at);
+          std::memcpy(held_->data(), t.ptr(at), p - at);
+          held_origin_ = t.offset(at);
+        }
+      } else {
+        p = skip(t, at);
+      }
+    }
+  }
+
+  void read_agent(element a) {
+    int64_t handle = handle_of(a, "id");
+    if (handle == kNull) return;
+    Agent& agent = agents_[handle];
+    if (int_of(a, "type") != 2) return;  // HSA_DEVICE_TYPE_GPU
+    int64_t index = int_of(a, "gpu_index", -1);
+    agent.device = index >= 0 ? index : gpus_;
+    ++gpus_;
+    std::string_view product = text_of(a, "product_name");
+    std::string& devices = devices_;  // deviceProperties entries: GPU names (gpu_spec peaks), CU counts, wave size
+    if (!devices.empty()) devices += ',';
+    devices += "{\"id\":" + std::to_string(agent.device) + ",\"name\":";
+    escape(devices, product.empty() ? text_of(a, "name") : product);
+    devices += ",\"gfx\":";
+    escape(devices, text_of(a, "name"));
+    int64_t gfx = int_of(a, "gfx_target_version", 0);  // 90500: gfx950
+    fmt::format_to(std::back_inserter(devices),
+                   ",\"numSms\":{},\"warpSize\":{},\"computeMajor\":{},\"computeMinor\":{},\"agent\":{}}}",
+                   int_of(a, "cu_count", 0), int_of(a, "wave_front_size", 0), gfx / 10000, gfx / 100 % 100, handle);
+  }
+  void symbol(element k) {
+    int64_t id = int_of(k, "kernel_id");
+    if (id == kNull) return;
+    Symbol& s = symbols_[id];
+    s.formatted = text_of(k, "formatted_kernel_name");
+    s.truncated = text_of(k, "truncated_kernel_name");
+    s.mangled = text_of(k, "kernel_name");
+  }
+  void strings(element strings) {
+    array list;
+    if (!strings["buffer_records"].get_array().get(list))
+      for (element kind : list) {
+        auto& ops = operations_.emplace_back();
+        array names;
+        if (!kind["operations"].get_array().get(names))
+          for (element n : names) ops.emplace_back(n.is_string() ? std::string_view(n) : std::string_view());
+      }
+    if (!strings["marker_api"].get_array().get(list))
+      for (element m : list) markers_[int_of(m, "key")] = text_of(m, "value");
+  }
+
+  // The buffer_records object at v, each kind's array in document order; returns past it.
+  size_t records(Text& t, size_t v) {
+    size_t p = t.skip_ws(v + 1);
+    for (;; p = next_member(t, p)) {
+      if (t.at(p) == '}') return p + 1;
+      auto [key, at] = member(t, p);
+      size_t count = 0;
+      if (t.at(at) != '[') {
+        p = skip(t, at);
+      } else if (key == "kernel_dispatch") {
+        p = entries(
+            t, at, [&](element r) { kernel(r); }, count);
+      } else if (key == "hip_api" || key == "hsa_api" || key == "rccl_api") {
+        std::string section = key;
+        p = entries(
+            t, at, [&](element r) { api(r, section); }, count);
+      } else if (key == "marker_api") {
+        p = entries(
+            t, at, [&](element r) { marker(r); }, count);
+      } else if (key == "memory_copy") {
+        p = entries(
+            t, at, [&](element r) { copy(r); }, count);
+      } else {
+        p = entries(t, at, nullptr, count);
+        if (count > 0) skipped_ += fmt::format("{}{} {}", skipped_.empty() ? "" : ", ", count, key);
+      }
+    }
   }
 
   std::string_view operation(int64_t kind, int64_t op) const {
     if (kind < 0 || op < 0 || kind >= (int64_t)operations_.size() || op >= (int64_t)operations_[kind].size()) return {};
     return operations_[kind][op];
-  }
-
-  void read_records(element tool) {
-    object records;
-    if (tool["buffer_records"].get_object().get(records)) {
-      health_->add("rocprof_no_buffer_records", -1, "no buffer_records object: no kernels, API calls or copies");
-      return;
-    }
-    std::string skipped;
-    for (auto [key, value] : records) {
-      array list;
-      if (value.get_array().get(list)) continue;
-      if (key == "kernel_dispatch") {
-        for (element r : list) kernel(r);
-      } else if (key == "hip_api" || key == "hsa_api" || key == "rccl_api") {
-        for (element r : list) api(r, key);
-      } else if (key == "marker_api") {
-        for (element r : list) marker(r);
-      } else if (key == "memory_copy") {
-        for (element r : list) copy(r);
-      } else if (list.size() > 0) {
-        skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", list.size(), key);
-      }
-    }
-    if (!skipped.empty())
-      health_->add("rocprof_records_not_read", -1,
-                   fmt::format("buffer records of kinds tlsql does not map to events, not loaded: {}", skipped));
   }
 
   // The fields every record shares: phase, category, name, times (kineto_text's writer).
@@ -244,9 +515,9 @@ class Reader : public TraceReader {
       // formatted_kernel_name: demangled, without the " [clone .kd]" of demangled_kernel_name (the
       // form Kineto's ROCm traces name kernels by, so a diff across the two matches names);
       // truncated_kernel_name drops template arguments (TraceLens's key) and is kept in args.
-      name = text_of(it->second, "formatted_kernel_name");
-      truncated = text_of(it->second, "truncated_kernel_name");
-      mangled = text_of(it->second, "kernel_name");
+      name = it->second.formatted;
+      truncated = it->second.truncated;
+      mangled = it->second.mangled;
       if (name.empty()) name = !truncated.empty() ? truncated : mangled;
     }
     std::string unknown;
@@ -353,12 +624,20 @@ class Reader : public TraceReader {
   std::string path_;
   size_t chunk_bytes_;
   Health* health_ = nullptr;
-  int64_t pid_ = 0;
+  simdjson::dom::parser dom_;
+  TextBuffer piece_, repaired_;  // the text parsed now (a value, or a batch of entries in "[" "]")
+  // buffer_records met before the tables its records name (not rocprofv3's order): its text, read
+  // last; held_origin_ its offset in the file.
+  std::optional<TextBuffer> held_;
+  size_t held_origin_ = 0;
+  int tables_seen_ = 0;  // 1 agents, 2 kernel_symbols, 4 strings
+  bool records_seen_ = false;
+  int64_t pid_ = 0, gpus_ = 0;
   std::unordered_map<int64_t, Agent> agents_;
-  std::unordered_map<int64_t, element> symbols_;
-  std::vector<std::vector<std::string_view>> operations_;  // strings.buffer_records[kind].operations
-  std::unordered_map<int64_t, std::string_view> markers_;
-  std::string metadata_;
+  std::unordered_map<int64_t, Symbol> symbols_;
+  std::vector<std::vector<std::string>> operations_;  // strings.buffer_records[kind].operations
+  std::unordered_map<int64_t, std::string> markers_;
+  std::string meta_, devices_, skipped_, metadata_;
   std::optional<kineto_text::ChunkWriter> out_;  // the events, as Kineto text, in chunks
 };
 
