@@ -95,11 +95,11 @@ int64_t add_counters(sqlite3* db, Parameters params, int64_t trace, TraceAdditio
   const auto results = query_all(db, R"(
     WITH pids AS (SELECT device, stream, min(pid) AS pid FROM gpu WHERE trace = @overlay_trace GROUP BY device, stream)
     SELECT 0, p.pid, q.stream, q.ts, q.length, NULL
-    FROM queue_length q JOIN pids p ON p.device IS q.device AND p.stream IS q.stream
+    FROM queue_length_points q JOIN pids p ON p.device IS q.device AND p.stream IS q.stream
     WHERE @overlay_queue AND q.trace = @overlay_trace AND q.steps = coalesce(@steps, 'all')
     UNION ALL
     SELECT 1, e.pid, NULL, m.ts, m.gbps, m.name
-    FROM memory_bw m JOIN event e ON e.uid = m.uid
+    FROM memory_bw_points m JOIN event e ON e.uid = m.uid
     WHERE @overlay_bw AND m.trace = @overlay_trace AND m.steps = coalesce(@steps, 'all'))",
                                  params);
   int64_t n = 0;

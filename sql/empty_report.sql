@@ -48,7 +48,7 @@ SELECT CASE
   WHEN @report = 'memory_bw' AND NOT EXISTS (SELECT 1 FROM event WHERE kind IN ('memcpy', 'memset'))
     THEN 'no memcpys or memsets in this trace'
   WHEN @report = 'memory_bw' AND coalesce(@steps, 'complete') <> 'all'
-       AND EXISTS (SELECT 1 FROM memory_bw WHERE steps = 'all' AND gbps > 1e-9)
+       AND EXISTS (SELECT 1 FROM memory_bw_points WHERE steps = 'all' AND gbps > 1e-9)
     THEN 'no memcpy or memset in the chosen ProfilerSteps: set @steps ''all'''
   WHEN @report = 'memory_bw'
     THEN 'every memcpy / memset runs at 0 GB/s (no "memory bandwidth (GB/s)" arg, and 0 bytes or 0 ns)'

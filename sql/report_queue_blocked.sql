@@ -1,5 +1,5 @@
 -- per rank and stream: time the launch queue was at or above @max_queue_length (default 1024, HTA's), absolute µs and relative to the trace's span (HTA's get_time_spent_blocked_on_full_queue); @max_queue_length @steps @rank
--- Over the view queue_length: each point whose length is >= @max_queue_length holds until the next
+-- Over the view queue_length_points: each point whose length is >= @max_queue_length holds until the next
 -- point on its stream (the last point holds no time). relative: that time / the trace's span as
 -- HTA measures it (get_trace_duration: the last event start - the first, over the events HTA's
 -- parser keeps: those with a dur and a cat, but not the profiler's own span, cat 'Trace'; with
@@ -9,7 +9,7 @@
 WITH q AS (SELECT rank, trace, device, stream,
                   sum(CASE WHEN length >= coalesce(@max_queue_length, 1024) THEN coalesce(until - ts, 0) ELSE 0 END) AS ns,
                   max(length) AS max_length
-           FROM queue_length
+           FROM queue_length_points
            WHERE steps = coalesce(@steps, 'complete') AND (@rank IS NULL OR rank = @rank)
            GROUP BY trace, device, stream),
      span AS (SELECT e.trace, max(e.ts) - min(e.ts) AS ns

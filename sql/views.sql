@@ -251,7 +251,7 @@ CREATE VIEW IF NOT EXISTS @schema.gpu_steps AS
 -- launch stats': hta_call's and cuLaunchKernel[Ex], hipExtModuleLaunchKernel, hipMemcpyWithStream,
 -- MTIA's job submit; hta_call's hipExtLaunchKernel too, which HTA's queue leaves out:
 -- docs/reports.md). complete: as gpu_steps. launch_uid / launch_ts, gpu_ts, device, stream: the
--- queue_length view's points.
+-- queue_length_points view's points.
 CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
   SELECT t.rank, g.trace, g.uid AS gpu, g.correlation, g.name, r.name AS launch_call, r.dur / 1e3 AS cpu_duration,
          g.dur / 1e3 AS gpu_duration, max(0, g.ts - r.end) / 1e3 AS launch_delay,
@@ -273,8 +273,10 @@ CREATE VIEW IF NOT EXISTS @schema.launch_stats AS
 -- (what a stable sort of HTA's rows gives; HTA's sort is not stable). steps: 'complete' (HTA's
 -- scope: launches before the last ProfilerStep, launch_stats.complete, the queue counted over them
 -- alone) or 'all' (every launch); every point is in both scopes' series where it belongs, and a
--- query picks one with `WHERE steps = ...`. ts / until: ns.
-CREATE VIEW IF NOT EXISTS @schema.queue_length AS
+-- query picks one with `WHERE steps = ...`. ts / until: ns. The reports read this view; a user
+-- reads one stream's series through the table function queue_length(rank, stream [, steps])
+-- (udf/analysis/trace_counters.cpp), which reads it.
+CREATE VIEW IF NOT EXISTS @schema.queue_length_points AS
   SELECT rank, trace, device, stream, steps, ts, length, lead(ts) OVER w AS until, kind, uid
   FROM (SELECT *, sum(delta) OVER w AS length
         FROM (SELECT s.steps, q.rank, q.trace, q.device, q.stream, q.ts, q.delta, q.kind, q.uid, q.ord
@@ -297,12 +299,15 @@ CREATE VIEW IF NOT EXISTS @schema.queue_length AS
 -- where a trace lacks it, bytes / ns (the same formula Kineto uses) when both are above 0; else 0:
 -- a copy of 0 bytes or 0 ns adds no bandwidth and is never a divisor. At one ts an end comes before
 -- a start (back-to-back copies do not overlap), then trace order. steps: as queue_length (the GPU
--- events gpu_steps.complete keeps).
-CREATE VIEW IF NOT EXISTS @schema.memory_bw AS
-  SELECT rank, trace, name, steps, ts, gbps, lead(ts) OVER w AS until, uid
+-- events gpu_steps.complete keeps). edge: 'end' or 'start' (so ORDER BY ts, edge, uid is the
+-- series' order). The reports read this view; the table function memory_bw(rank [, name [,
+-- steps]]) (udf/analysis/trace_counters.cpp) reads it for a user.
+CREATE VIEW IF NOT EXISTS @schema.memory_bw_points AS
+  SELECT rank, trace, name, steps, ts, gbps, lead(ts) OVER w AS until, uid, edge
   FROM (SELECT *, sum(delta) OVER w AS gbps
         FROM (SELECT s.steps, c.rank, c.trace, c.uid, c.name, CASE e.ord WHEN 1 THEN c.ts ELSE c.stop END AS ts,
-                     CASE e.ord WHEN 1 THEN c.bw ELSE -c.bw END AS delta, e.ord
+                     CASE e.ord WHEN 1 THEN c.bw ELSE -c.bw END AS delta, e.ord,
+                     CASE e.ord WHEN 1 THEN 'start' ELSE 'end' END AS edge
               FROM (SELECT g.rank, g.trace, g.uid, g.complete,
                            CASE WHEN g.name GLOB 'Memset*' THEN 'Memset'
                                 WHEN g.name GLOB 'Memcpy*' THEN substr(g.name, 1, 11) ELSE 'Memcpy Unknown' END AS name,

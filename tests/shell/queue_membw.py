@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """HTA's trace counters and TraceLens's short-kernel study through the binary (docs/reports.md,
 "Queue length, memory bandwidth, short kernels"): the reports queue_length, queue_blocked,
-memory_bw, short_kernels, short_kernels_histogram and kernel_details, the views queue_length and
-memory_bw, and `--overlay` with @counters.
+memory_bw, short_kernels, short_kernels_histogram and kernel_details, the table functions
+queue_length(rank, stream [, steps]) and memory_bw(rank [, name [, steps]]) (the series), and
+`--overlay` with @counters.
 
 - tests/data/queue_membw.json, made by hand, every figure worked out below: a stream with two
   launched kernels, a launch with no kernel, a kernel with no launch (a stream with no launches),
@@ -14,7 +15,7 @@ memory_bw, and `--overlay` with @counters.
 - The histogram against numpy.histogram (TraceLens's binning) of the kernel durations read from a
   shared trace's raw JSON.
 usage: queue_membw.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
-import bisect, csv, gzip, io, json, math, os, statistics, subprocess, sys
+import bisect, csv, gzip, io, json, math, os, sqlite3, statistics, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -64,10 +65,46 @@ check([(r["stream"], r["count"]) for r in rows] == [("7", "4")], f"queue_length:
 if rows:
     want = {"count": 4, "mean": 1, "std": math.sqrt(2 / 3), "min": 0, "25%": 0.75, "50%": 1, "75%": 1.25, "max": 2}
     check(same_stats(rows[0], want), f"queue_length stream 7 = hand arithmetic {want}: {rows[0]}")
-series = query(small, "SELECT stream, ts, length, until, kind FROM queue_length WHERE steps = 'all' ORDER BY ts")
-check(series[1:] == [["7", "10000", "1", "12000", "launch"], ["7", "12000", "2", "20000", "launch"],
-                     ["7", "20000", "1", "25000", "start"], ["7", "25000", "0", "", "start"]],
-      f"queue_length view: the 4 points, ns, each until the next: {series}")
+# The series as the table function: the same 4 points (hand arithmetic above), ns, each until the
+# next, whichever way it is called. The trace has no distributedInfo: rank 0 (HTA's convention).
+want_series = [["10000", "1", "12000", "launch"], ["12000", "2", "20000", "launch"],
+               ["20000", "1", "25000", "start"], ["25000", "0", "", "start"]]
+for sql in ("SELECT ts, length, until, kind FROM queue_length(0, 7, 'all')",
+            "SELECT ts, length, until, kind FROM queue_length(0, 7)",  # no ProfilerStep: 'complete' is all
+            "SELECT ts, length, until, kind FROM queue_length WHERE rank = 0 AND stream = 7 AND steps = 'all' ORDER BY ts"):
+    series = query(small, sql)
+    check(series[1:] == want_series, f"{sql}: the 4 points, ns, each until the next: {series}")
+# A saved database: the same series; and one saved by another build (here: its series views
+# dropped, a doctored queue_length_points in their place) reads this build's views, never the file's.
+saved = os.path.join(work, "small.db")
+if os.path.exists(saved):
+    os.remove(saved)
+r = subprocess.run([tlsql, "-q", small, "-c", f".save {saved}"], capture_output=True, text=True, timeout=120)
+check(r.returncode == 0, f".save: {r.stderr.strip()}")
+series = query(saved, "SELECT ts, length, until, kind FROM queue_length(0, 7)")
+check(series[1:] == want_series, f"saved database: queue_length(0, 7): {series}")
+con = sqlite3.connect(saved)
+con.executescript("DROP VIEW queue_length_points; DROP VIEW memory_bw_points; CREATE VIEW queue_length_points AS "
+                  "SELECT 0 AS rank, 7 AS stream, 'complete' AS steps, 1 AS ts, 99 AS length, NULL AS until, "
+                  "'x' AS kind, 1 AS uid, 0 AS trace, 0 AS device;")
+con.close()
+series = query(saved, "SELECT ts, length, until, kind FROM queue_length(0, 7)")
+check(series[1:] == want_series, f"saved by another build: queue_length(0, 7) from this build's views: {series}")
+series = query(saved, "SELECT count(*) FROM memory_bw(0, NULL, 'all')")
+check(series[1:] == [["12"]], f"saved by another build: memory_bw(0): 6 copies / fills, 12 points: {series}")
+series = query(small, "SELECT uid, trace, device FROM queue_length(0, 7)")
+check([r[0] for r in series[1:]] == ["1", "2", "4", "5"] and all(r[1:] == ["0", "0"] for r in series[1:]),
+      f"queue_length(0, 7): the launches' and kernels' uids, trace 0, device 0: {series}")
+series = query(small, "SELECT count(*) FROM queue_length(0, 8, 'all')")
+check(series[1:] == [["0"]], f"queue_length(0, 8): a stream with a kernel and no launch has no series (HTA's rule): {series}")
+for sql, why in (("SELECT * FROM queue_length(5, 7)", "queue_length(rank, stream [, steps [, schema]]): no trace has rank 5 (ranks: 0)"),
+                 ("SELECT * FROM queue_length WHERE rank = 0", "queue_length(rank, stream [, steps [, schema]]): the stream argument is missing"),
+                 ("SELECT * FROM queue_length(0, 7, 'last')", "steps is 'complete' or 'all', not 'last'"),
+                 ("SELECT * FROM memory_bw(3)", "memory_bw(rank [, name [, steps [, schema]]]): no trace has rank 3 (ranks: 0)"),
+                 ("SELECT * FROM memory_bw", "memory_bw(rank [, name [, steps [, schema]]]): the rank argument is missing")):
+    r = subprocess.run([tlsql, "-q", small, "-c", sql], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 1 and why in r.stderr and r.stderr.count("\n") == 1 and r.stdout == "",
+          f"{sql}: one-line error naming the mistake: {r.stderr!r}")
 # Blocked: the span HTA divides by is the last event start - the first: 65 - 9 = 56 µs. At or
 # above 2: the point at 12 holds until 20: 8 µs, 8/56. At or above 1: 10->12, 12->20, 20->25:
 # 15 µs. At 1024 (the default): 0.
@@ -91,14 +128,23 @@ if "Memcpy HtoD" in rows:
 if "Memcpy DtoH" in rows:
     want = {"count": 2, "mean": 1.5, "std": math.sqrt(0.5), "min": 1, "25%": 1.25, "50%": 1.5, "75%": 1.75, "max": 2}
     check(same_stats(rows["Memcpy DtoH"], want), f"memory_bw DtoH, back to back = {want}: {rows['Memcpy DtoH']}")
-series = query(small, "SELECT name, ts, round(gbps, 9), until FROM memory_bw WHERE steps = 'all' ORDER BY name, ts, until")
+series = query(small, "SELECT name, ts, round(gbps, 9), until FROM memory_bw(0, NULL, 'all')")
 got = {}
 for r in series[1:]:
     got.setdefault(r[0], []).append((int(r[1]), float(r[2])))
-check(got.get("Memset") == [(50000, 0.0), (51000, 0.0)], f"memory_bw view: the 0 µs fill counts 1 µs at 0 GB/s: {got.get('Memset')}")
-check(got.get("Memcpy DtoD") == [(52000, 0.0), (53000, 0.0)], f"memory_bw view: the 0 µs copy at 0 GB/s: {got.get('Memcpy DtoD')}")
+check(got.get("Memset") == [(50000, 0.0), (51000, 0.0)], f"memory_bw(0): the 0 µs fill counts 1 µs at 0 GB/s: {got.get('Memset')}")
+check(got.get("Memcpy DtoD") == [(52000, 0.0), (53000, 0.0)], f"memory_bw(0): the 0 µs copy at 0 GB/s: {got.get('Memcpy DtoD')}")
 check(got.get("Memcpy HtoD") == [(30000, 0.1), (35000, 0.3), (40000, 0.2), (45000, 0.0)],
-      f"memory_bw view: HtoD summed: {got.get('Memcpy HtoD')}")
+      f"memory_bw(0): HtoD summed: {got.get('Memcpy HtoD')}")
+# DtoH back to back (hand arithmetic above): the end at 65 before the start at 65, never 3.0 GB/s.
+check(got.get("Memcpy DtoH") == [(60000, 1.0), (65000, 0.0), (65000, 2.0), (70000, 0.0)],
+      f"memory_bw(0): DtoH back to back, the end first: {got.get('Memcpy DtoH')}")
+for sql in ("SELECT name, ts, round(gbps, 9), until, edge FROM memory_bw(0, 'Memcpy HtoD')",
+            "SELECT name, ts, round(gbps, 9), until, edge FROM memory_bw WHERE rank = 0 AND name = 'Memcpy HtoD'"):
+    series = query(small, sql)
+    check(series[1:] == [["Memcpy HtoD", "30000", "0.1", "35000", "start"], ["Memcpy HtoD", "35000", "0.3", "40000", "start"],
+                         ["Memcpy HtoD", "40000", "0.2", "45000", "end"], ["Memcpy HtoD", "45000", "0.0", "", "end"]],
+          f"{sql}: one kind's series: {series}")
 
 # Short kernels (< 10 µs): k_add's 5 µs launch under aten::add, k_orphan's 2 µs (no op: its own
 # group); the 12.5 µs k_add is not short. The timeline's total_time is the GPU span, 20 -> 70 µs =
@@ -207,6 +253,17 @@ for scope, want_q, want_b in (("complete", [("7", "2", "0.5", "1")], [("7", 140,
     rows = report(steps, "memory_bw", p)
     check([(r["name"], r["count"], r["max"]) for r in rows] == ([] if scope == "complete" else [("Memcpy HtoD", "1", "1.0")]),
           f"memory_bw @steps {scope}: {rows}")
+# The functions' steps argument is the same scope, 'complete' (HTA's) when absent.
+for sql, want in (("SELECT ts, length FROM queue_length(0, 7)", [["10000", "1"], ["150000", "0"]]),
+                  ("SELECT ts, length FROM queue_length(0, 7, 'complete')", [["10000", "1"], ["150000", "0"]]),
+                  ("SELECT ts, length FROM queue_length(0, 7, 'all')",
+                   [["10000", "1"], ["110000", "2"], ["150000", "1"], ["160000", "0"]]),
+                  ("SELECT ts, length FROM queue_length(0, 8, 'all')", [["120000", "1"], ["170000", "0"]]),
+                  ("SELECT count(*) FROM memory_bw(0)", [["0"]]),
+                  ("SELECT name, ts, gbps FROM memory_bw(0, NULL, 'all')",
+                   [["Memcpy HtoD", "170000", "1.0"], ["Memcpy HtoD", "180000", "0.0"]])):
+    series = query(steps, sql)
+    check(series[1:] == want, f"queue_steps.json: {sql} = {want}: {series}")
 
 # --- HTA's numbers on shared traces ---------------------------------------------------------
 # HTA was run with its step filter off (tests/tools/hta_counters.py): the whole trace, @steps 'all'.
@@ -257,7 +314,26 @@ for name in sorted(os.listdir(ref_dir)):
         for s in ref["queue_summary"]:
             got = rows.get(str(s["stream"]))
             check(got is not None and same_stats(got, s), f"{label}: queue_length stream {s['stream']} = HTA's {s}: {got}")
-        check(len(rows) == len(ref["queue_summary"]), f"{label}: queue_length: HTA's {len(ref['queue_summary'])} streams: {sorted(rows)}")
+        # The table function's series (HTA's get_queue_length_time_series of the rank and stream),
+        # every stream in one query (a join hands each stream to the function): its points'
+        # number and sum against HTA's series, and summarized here as describe() does against
+        # HTA's summary of its own series.
+        wanted = [s for s in ref["queue_points"] if str(s["stream"]) not in departs.get(label, ())]
+        streams = ", ".join(f"({int(s['stream'])})" for s in wanted) or "(NULL)"
+        got = {r[0]: r[1:] for r in query(trace, f"""
+            WITH s(stream) AS (VALUES {streams})
+            SELECT s.stream, count(*), sum(q.length), group_concat(q.length) FROM s
+            JOIN queue_length q ON q.rank = {int(ref['rank'])} AND q.stream = s.stream AND q.steps = 'all'
+            GROUP BY s.stream""")[1:]}
+        hta_summary = {str(s["stream"]): s for s in ref["queue_summary"]}
+        for s in wanted:
+            row = got.get(str(s["stream"]))
+            check(row is not None and row[:2] == [str(s["points"]), str(s["sum"])],
+                  f"{label}: queue_length({ref['rank']}, {s['stream']}): HTA's series has {s['points']} points summing to {s['sum']}: {row and row[:2]}")
+            if row is not None and str(s["stream"]) in hta_summary:
+                d = describe([float(x) for x in row[2].split(",")])
+                check(same_stats({a: d[b] for a, b in STATS}, hta_summary[str(s["stream"])]),
+                      f"{label}: queue_length({ref['rank']}, {s['stream']}) summarized = HTA's summary: {d}")
         for th in sorted({b["threshold"] for b in ref["blocked"]} | {1024}):
             rows = {r["stream"]: r for r in report(trace, "queue_blocked", {"max_queue_length": th, **ALL})}
             hta = {str(b["stream"]): b for b in ref["blocked"] if b["threshold"] == th}
@@ -286,6 +362,12 @@ for name in sorted(os.listdir(ref_dir)):
                   and all(all(close(rows[n][a], mine[n][a]) for a, _ in STATS) for n in mine),
                   f"{label}: memory_bw rule in Python with tlsql's departures = tlsql's report: {mine} / {rows}")
             continue
+        # HTA's get_memory_bw_time_series: a start and an end per copy, per kind (the sum depends on
+        # the order at one ts, where tlsql departs: compared through the summary above).
+        got = {r[0]: r[1] for r in query(trace, f"SELECT name, count(*) FROM memory_bw({int(ref['rank'])}, NULL, 'all') GROUP BY name")[1:]}
+        for s in ref["membw_points"]:
+            check(got.get(s["name"]) == str(s["points"]),
+                  f"{label}: memory_bw({ref['rank']}) {s['name']}: HTA's {s['points']} points: {got.get(s['name'])}")
         for s in ref["membw_summary"]:
             got = rows.get(s["name"])
             check(got is not None and same_stats(got, s), f"{label}: memory_bw {s['name']} = HTA's {s}: {got}")
