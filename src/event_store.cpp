@@ -23,13 +23,60 @@ uint32_t StringPool::intern(std::string_view s, size_t cap) {
   return id;
 }
 
+uint64_t StringPool::Cache::hash(std::string_view s) {
+  // Multiply-xorshift over 8-byte words (splitmix64's constants): a hash for a private table of
+  // a few thousand names, not for hostile input (a collision costs a probe, never a wrong id:
+  // slots compare the bytes).
+  constexpr uint64_t kMul = 0xbf58476d1ce4e5b9ull;
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ s.size();
+  const char* p = s.data();
+  size_t n = s.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 31;
+  }
+  if (n) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * kMul;
+    h ^= h >> 31;
+  }
+  return (h ^ (h >> 29)) * 0x94d049bb133111ebull;
+}
+
+void StringPool::Cache::insert(const Slot& s) {
+  const size_t mask = slots_.size() - 1;
+  size_t i = s.hash & mask;
+  while (slots_[i].data) i = (i + 1) & mask;
+  slots_[i] = s;
+}
+
 uint32_t StringPool::Cache::intern(std::string_view s, size_t cap) {
-  auto it = ids_.find(s);
-  if (it != ids_.end()) return it->second;
+  const uint64_t h = hash(s);
+  if (!slots_.empty()) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask; slots_[i].data; i = (i + 1) & mask) {
+      const Slot& e = slots_[i];
+      if (e.hash == h && e.size == s.size() && std::memcmp(e.data, s.data(), s.size()) == 0) return e.id;
+    }
+  }
   uint32_t id = pool_.intern(s, cap);
   if (id == kNone) return kNone;
-  std::lock_guard<std::mutex> l(pool_.mu_);  // the deque may be growing in another thread
-  ids_.emplace(pool_.strings_[id], id);
+  const char* stored;
+  {
+    std::lock_guard<std::mutex> l(pool_.mu_);  // the deque may be growing in another thread
+    stored = pool_.strings_[id].data();
+  }
+  if (2 * (used_ + 1) > slots_.size()) {  // grow to keep probes short
+    std::vector<Slot> old(std::max<size_t>(1024, slots_.size() * 2));
+    old.swap(slots_);
+    for (const Slot& e : old)
+      if (e.data) insert(e);
+  }
+  insert({h, stored, (uint32_t)s.size(), id});
+  ++used_;
   return id;
 }
 
