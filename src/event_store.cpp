@@ -121,6 +121,14 @@ uint64_t TextArena::Writer::add_args(std::string_view json, uint32_t& len, bool&
   return add(stored);
 }
 
+bool TextArena::Writer::add_raw_args(std::string_view raw, uint64_t& handle, uint32_t& len) {
+  encoded_.clear();
+  if (!args_text::minify_encode(raw, keys_, encoded_)) return false;
+  len = (uint32_t)encoded_.size();
+  handle = add(encoded_);
+  return true;
+}
+
 std::string_view args_of(const TextArena& arena, const EventRec& e, std::string& buf) {
   if (!e.is(EventRec::has_args)) return {};
   const std::string_view stored = arena.get(e.args, e.args_len);

@@ -70,6 +70,10 @@ class TextArena {
     uint64_t add(std::string_view s);  // returns a handle for get()
     // Adds an args text (minified JSON), its keys as tokens where it can be encoded (`keyed`).
     uint64_t add_args(std::string_view json, uint32_t& len, bool& keyed);
+    // Adds an args value as it lies in the trace (whitespace and all), minified and keyed in one
+    // walk (args_text::minify_encode). False, nothing added, when that walk cannot decide: then
+    // minify it and call add_args.
+    bool add_raw_args(std::string_view raw, uint64_t& handle, uint32_t& len);
 
    private:
     TextArena& arena_;
