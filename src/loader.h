@@ -22,6 +22,9 @@ struct LoadStats {
   int64_t trace_id = 0, events = 0;
   size_t json_bytes = 0, file_bytes = 0;  // the text (inflated) and the file (0 for a pipe)
   double read_s = 0, parse_s = 0, tree_s = 0, insert_s = 0, total_s = 0;
+  // Of parse_s: the scanner thread's own work (cutting and copying chunks, reading the input),
+  // its parsing of chunks excluded: the serial part of the parse, whatever the threads.
+  double scan_s = 0;
   std::vector<std::pair<std::string, int64_t>> health;  // check, count
 };
 

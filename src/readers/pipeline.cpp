@@ -178,7 +178,9 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   Health scan_health;
   std::exception_ptr scan_error;  // the scan's own (truncation, a gzip bomb, ...)
   size_t rows = 0, seq = 0;       // rows and chunks cut so far
+  double scan_parse_s = 0;        // the scanner thread's time parsing chunks itself
   auto scan = [&] {
+    const auto s0 = clock::now();
     try {
       reader->scan(
           [&](Chunk&& c) {
@@ -198,7 +200,9 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
             if (opt.progress) opt.progress(in.progress(), in.progress_total());
             Numbered n{std::move(c), seq++};
             if (parsers == 0 || queue.pending() >= parsers) {  // the parsers are behind: help
+              const auto p0 = clock::now();
               bool ok = scan_worker.parse(n, rows_mu);
+              scan_parse_s += seconds_since(p0);
               queue.recycle(std::move(n.chunk.text));
               return ok;  // (a failed chunk stops the scan: nothing after it can come first)
             }
@@ -206,6 +210,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
           },
           [&] { return queue.spare(); }, scan_health);
       queue.close();
+      st.scan_s = seconds_since(s0) - scan_parse_s;
       if (!scan_worker.error) scan_worker.drain(queue, rows_mu);  // then help with what is left
     } catch (...) {
       scan_error = std::current_exception();

@@ -12,7 +12,8 @@ figures of one run, never against an old number. The two builds' outputs must be
 query's result), else the run stops. Standard library only.
 
 Either binary may be the same file with other arguments (--a-args / --b-args), e.g. one core
-against two: ab.py build/tlsql build/tlsql T --a-args "--threads 1" --b-args "--threads 2".
+against two: ab.py build/tlsql build/tlsql T --a-args "--threads 1" --a-cpus 0 --b-args "--threads 2"
+--b-cpus 0,1.
 """
 import argparse
 import os
@@ -48,20 +49,24 @@ def main():
     ap.add_argument("--a-args", default="")
     ap.add_argument("--b-args", default="")
     ap.add_argument("--cpus", default="", help="taskset -c CPUS for every run (e.g. 0 for one core)")
+    ap.add_argument("--a-cpus", default=None, help="taskset -c for A's runs only (default --cpus)")
+    ap.add_argument("--b-cpus", default=None, help="taskset -c for B's runs only (default --cpus)")
     ap.add_argument("--sql", default="SELECT count(*) FROM event")
     args = ap.parse_args()
 
     gb = os.path.getsize(args.trace) / 1e9  # (on disk: a .gz counts its compressed bytes)
+    cpus = {"A": args.cpus if args.a_cpus is None else args.a_cpus,
+            "B": args.cpus if args.b_cpus is None else args.b_cpus}
     builds = {"A": (args.a, shlex.split(args.a_args)), "B": (args.b, shlex.split(args.b_args))}
     for k, (b, extra) in builds.items():
-        print(f"{k}: {b} {' '.join(extra)}".rstrip())
-    print(f"input: {args.trace} ({gb * 1e3:.0f} MB){'  cpus ' + args.cpus if args.cpus else ''}; "
+        print(f"{k}: {b} {' '.join(extra)}{'  (taskset -c ' + cpus[k] + ')' if cpus[k] else ''}")
+    print(f"input: {args.trace} ({gb * 1e3:.0f} MB); "
           f"{args.rounds} rounds A B A B ...")
     runs = {"A": [], "B": []}
     outputs = {}
     for r in range(args.rounds):
         for k in ("A", "B") if r % 2 == 0 else ("B", "A"):  # A B B A A B ...: neither always goes first
-            wall, cpu, rss, out = run_once(*builds[k], args.trace, args.sql, args.cpus)
+            wall, cpu, rss, out = run_once(*builds[k], args.trace, args.sql, cpus[k])
             if outputs.setdefault(k, out) != out:
                 sys.exit(f"ab.py: {k}'s output changed between runs")
             runs[k].append((wall, cpu, rss))
