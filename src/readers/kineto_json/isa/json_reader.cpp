@@ -450,6 +450,11 @@ class Reader {
 
 ReadStatus read_event_chunk(const char* text, size_t size, size_t capacity, ChunkSink& sink) {
   thread_local ondemand::parser parser;
+  // simdjson sizes its buffers (~5 bytes per byte of text) to exactly the text, so every chunk a
+  // few bytes longer than all before it would reallocate them, fresh pages for the kernel to zero
+  // each time: grow with room, as TextBuffer does (chunks are chunk_bytes and one event more).
+  if (parser.capacity() < size)
+    if (error_code e = parser.allocate(size + size / 8, parser.max_depth())) return {ReadStatus::error, describe(e), 0};
   ondemand::document doc;
   error_code e = parser.iterate(text, size, capacity).get(doc);
   if (e) return {ReadStatus::error, describe(e), 0};
