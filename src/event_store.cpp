@@ -31,6 +31,18 @@ uint64_t StringPool::Cache::hash(std::string_view s) {
   uint64_t h = 0x9e3779b97f4a7c15ull ^ s.size();
   const char* p = s.data();
   size_t n = s.size();
+  if (n >= 32) {  // kernel names run to hundreds of bytes: four independent lanes, 32 bytes a step
+    uint64_t lane[4] = {h, h ^ 0x6a09e667f3bcc909ull, h ^ 0xbb67ae8584caa73bull, h ^ 0x3c6ef372fe94f82bull};
+    for (; n >= 32; p += 32, n -= 32)
+      for (int k = 0; k < 4; ++k) {
+        uint64_t w;
+        std::memcpy(&w, p + 8 * k, 8);
+        lane[k] = (lane[k] ^ w) * kMul;
+        lane[k] ^= lane[k] >> 31;
+      }
+    h = lane[0];
+    for (int k = 1; k < 4; ++k) h = (h ^ lane[k]) * kMul, h ^= h >> 31;
+  }
   for (; n >= 8; p += 8, n -= 8) {
     uint64_t w;
     std::memcpy(&w, p, 8);
