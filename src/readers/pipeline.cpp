@@ -1,6 +1,7 @@
 #include "src/readers/pipeline.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <exception>
 #include <mutex>
 #include <shared_mutex>
+#include <system_error>
 #include <thread>
 
 #include "src/input.h"
@@ -139,6 +141,11 @@ void set_load_threads(size_t n) { default_threads = n; }
 
 size_t load_threads() {
   if (size_t n = default_threads.load()) return n;
+  // The CPUs this process may run on (taskset, cgroup cpusets), not the machine's: a load pinned
+  // to one core would otherwise time-slice threads on it.
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    if (int n = CPU_COUNT(&set); n > 0) return (size_t)n;
   // (0 when the machine does not say: then two, the count this pipeline had before it asked.)
   return std::max(1u, std::thread::hardware_concurrency() ? std::thread::hardware_concurrency() : 2u);
 }
@@ -217,10 +224,20 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
     }
     queue.cancel();  // (after an error; else everything was cut and the queue is closed anyway)
   };
+  // A thread the system refuses (a process limit) is one parser fewer, never a lost chunk: the
+  // scanner drains what is left when it is done, on whatever thread it runs.
   std::vector<std::thread> pool;
-  if (parsers > 0) {
-    pool.emplace_back(scan);
-    for (size_t i = 2; i < threads; ++i) pool.emplace_back([&, i] { workers[i].drain(queue, rows_mu); });
+  auto spawn = [&](auto&& fn) {
+    try {
+      pool.emplace_back(fn);
+      return true;
+    } catch (const std::system_error&) {
+      return false;
+    }
+  };
+  if (parsers > 0 && spawn(scan)) {
+    for (size_t i = 2; i < threads; ++i)
+      if (!spawn([&, i] { workers[i].drain(queue, rows_mu); })) break;
     workers[1].drain(queue, rows_mu);
   } else {
     scan();

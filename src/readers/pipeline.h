@@ -15,7 +15,7 @@ namespace tlsql {
 // the format of opt.formats that claims it, counting what is repaired into `health` and the
 // stages' times and sizes into `st`. Throws LoadError (NotATrace) naming the file.
 // Threads a load uses (the scanner's included) when LoadOptions::threads is 0: what
-// set_load_threads() set (`tlsql --threads N`), else the machine's hardware threads.
+// set_load_threads() set (`tlsql --threads N`), else the CPUs this process may run on.
 size_t load_threads();
 // For the whole process (0: back to the machine's count).
 void set_load_threads(size_t n);
