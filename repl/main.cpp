@@ -142,7 +142,7 @@ int tlsql_main(int argc, char** argv) {
   size_t threads = 0;
   auto* threads_opt =
       app.add_option("--threads", threads,
-                     "threads that read a trace (default: every core of the machine; 1 on a shared machine)")
+                     "threads that read a trace (default: every CPU tlsql may run on; fewer on a shared machine)")
           ->check(CLI::Range(size_t{1}, size_t{1024}));
   int wrap = 0;
   app.add_option("--wrap", wrap, "aligned modes: wrap cells wider than N columns (0: only to fit the terminal)")
