@@ -15,6 +15,7 @@
 #include "session/session.h"
 #include "src/input.h"
 #include "src/output_file.h"
+#include "src/readers/pipeline.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 // LeakSanitizer (the sanitizer build): fontconfig, which cairo's text goes through, keeps its
@@ -139,6 +140,11 @@ int tlsql_main(int argc, char** argv) {
     if (m != "html")  // (--html FILE writes the HTML report; `.mode html` prints table rows)
       app.add_flag_callback(
           "--" + m, [&mode_flag, m] { mode_flag = m; }, "output mode " + m);
+  size_t threads = 0;
+  auto* threads_opt =
+      app.add_option("--threads", threads,
+                     "threads that read a trace (default: every CPU tlsql may run on; fewer on a shared machine)")
+          ->check(CLI::Range(size_t{1}, size_t{1024}));
   int wrap = 0;
   app.add_option("--wrap", wrap, "aligned modes: wrap cells wider than N columns (0: only to fit the terminal)")
       ->check(CLI::NonNegativeNumber);
@@ -155,6 +161,8 @@ int tlsql_main(int argc, char** argv) {
     tlsql::say(stderr, fmt::format("tlsql: error: {} (tlsql --help)\n", e.what()));
     return 1;
   }
+
+  if (threads_opt->count()) tlsql::set_load_threads(threads);
 
   // An output option given names a file, even an empty name: `-o ""` is an error (refuse_input
   // says so), not an option left out.

@@ -1,5 +1,7 @@
 #include "src/args_text.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -28,7 +30,77 @@ std::string key_text(std::string_view key) {
   return text.append(1, '"').append(key).append("\":");
 }
 
+// p at a string's opening quote: its closing quote, or nullptr when the text ends first or a
+// byte below 0x20 is met (16 bytes a step; only quotes, backslashes and control bytes stop it).
+const char* string_end(const char* p, const char* end) {
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1F);
+  ++p;
+  for (;;) {
+    while (p + 16 <= end) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      // v <= 0x1F (unsigned) <=> max(v, 0x1F) == 0x1F
+      const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                           _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+      if (const int m = _mm_movemask_epi8(special)) {
+        p += __builtin_ctz(m);
+        goto special;
+      }
+      p += 16;
+    }
+    while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20) ++p;
+    if (p >= end) return nullptr;
+  special:
+    if (*p == '"') return p;
+    if (*p != '\\') return nullptr;  // a control byte
+    p += 2;
+    if (p > end) return nullptr;
+  }
+}
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
 }  // namespace
+
+bool minify_encode(std::string_view json, StringPool::Cache& keys, std::string& out) {
+  const char* p = json.data();
+  const char* end = p + json.size();
+  size_t opens = 0;
+  std::string joined;  // a key whose closing quote and colon have whitespace between them
+  while (p < end) {
+    const char c = *p;
+    if (c != '"') {
+      if (!is_space(c)) {
+        if ((unsigned char)c < 0x20) return false;
+        opens += c == '{' || c == '[';
+        out.push_back(c);
+      }
+      ++p;
+      continue;
+    }
+    const char* open = p;
+    const char* close = string_end(p, end);
+    if (!close) return false;
+    p = close + 1;
+    const char* colon = p;
+    while (colon < end && is_space(*colon)) ++colon;
+    // A string followed by ':' is an object key: as encode() takes it from the minified text.
+    if (colon < end && *colon == ':' && (size_t)(close + 2 - open) <= kMaxKeyBytes) {
+      std::string_view key{open, (size_t)(close + 2 - open)};
+      if (colon != p) key = joined.assign(open, close + 1).append(1, ':');
+      std::string plain;
+      if (std::memchr(open, '\\', (size_t)(close - open)))
+        if (auto k = json_scan::plain_key(open + 1, end)) plain = key_text(*k), key = plain;
+      const uint32_t id = keys.intern(key, kMaxKeys);
+      if (id != StringPool::kNone) {
+        put_token(id, out);
+        p = colon + 1;
+        continue;
+      }
+    }
+    out.append(open, p);
+  }
+  return opens <= 1000;
+}
 
 bool encode(std::string_view json, StringPool::Cache& keys, std::string& out) {
   // (A min over the bytes vectorizes: the text is checked at memory speed.)

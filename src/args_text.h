@@ -33,6 +33,15 @@ constexpr size_t kMaxKeyBytes = 256;
 // with `out` unchanged, when `json` holds a byte below 0x20: it must be stored as it is.
 bool encode(std::string_view json, StringPool::Cache& keys, std::string& out);
 
+// minify (json_scan::minify: no whitespace outside strings) and encode() in one walk of an
+// args value as it lies in the trace, appending to `out`: the bytes of Kineto's indented args are
+// read once rather than three times (minify, the control-byte check, encode's quote search).
+// False, `out` then partly written, where the one walk cannot decide and the caller takes the
+// two-step path: a byte below 0x20 in a string (encode() refuses it), a string left open, or more
+// than 1000 brackets (the reader's depth limit must look). Keys met before it gave up may be in
+// the dictionary already: harmless, as a key's presence is store-wide (see above).
+bool minify_encode(std::string_view json, StringPool::Cache& keys, std::string& out);
+
 // The text `stored` encodes, written into `buf` followed by kSlack readable spaces (simdjson
 // parses it in place). `stored` must come from encode() with the same dictionary.
 std::string_view decode(std::string_view stored, const StringPool& keys, std::string& buf);

@@ -1,5 +1,7 @@
 #include "src/decimal.h"
 
+#include <algorithm>
+
 namespace tlsql {
 
 namespace {
@@ -7,7 +9,63 @@ using u128 = unsigned __int128;
 constexpr u128 kMantissaLimit = (u128)1 << 100;  // ~30 significant digits, far below 1 ns
 }  // namespace
 
+namespace {
+constexpr uint64_t kPow10[] = {1,
+                               10,
+                               100,
+                               1000,
+                               10000,
+                               100000,
+                               1000000,
+                               10000000,
+                               100000000,
+                               1000000000,
+                               10000000000,
+                               100000000000,
+                               1000000000000,
+                               10000000000000,
+                               100000000000000,
+                               1000000000000000,
+                               10000000000000000,
+                               100000000000000000,
+                               1000000000000000000};
+
+// What Kineto writes ("1234567.890", "-5", "12"): at most 18 digits, no exponent. Exact in 64
+// bits, so it skips the general path's 128-bit steps; nullopt when the text is anything else (or
+// the result would not fit), and the general path decides.
+std::optional<int64_t> micros_to_ns_short(std::string_view t) {
+  size_t i = 0, n = t.size();
+  bool neg = false;
+  if (i < n && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';
+  uint64_t mant = 0;
+  int digits = 0, frac = -1;  // frac: digits after the '.', -1 before it
+  for (; i < n; ++i) {
+    const unsigned d = (unsigned char)t[i] - '0';
+    if (d <= 9) {
+      mant = mant * 10 + d;
+      ++digits;
+      frac += frac >= 0;
+    } else if (t[i] == '.' && frac < 0) {
+      frac = 0;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (digits == 0 || digits > 18) return std::nullopt;
+  const int scale = 3 - std::max(frac, 0);  // the result is mant * 10^scale ns
+  uint64_t v;
+  if (scale >= 0) {
+    if (__builtin_mul_overflow(mant, kPow10[scale], &v) || v > (uint64_t)INT64_MAX) return std::nullopt;
+  } else {
+    const uint64_t div = kPow10[-scale];         // (scale >= 3 - 18)
+    v = mant / div + ((mant % div) * 2 >= div);  // half away from zero (sign applied below)
+  }
+  return neg ? -(int64_t)v : (int64_t)v;
+}
+}  // namespace
+
 std::optional<int64_t> micros_to_ns(std::string_view t) {
+  if (auto r = micros_to_ns_short(t)) return r;
   size_t i = 0, n = t.size();
   bool neg = false;
   if (i < n && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';
@@ -77,6 +135,15 @@ std::optional<int64_t> parse_int64(std::string_view t, bool* wrapped) {
   bool neg = i < n && t[i] == '-';
   i += neg;
   if (i >= n) return std::nullopt;
+  if (n - i <= 18) {  // the common case, exact in 64 bits
+    int64_t v = 0;
+    for (; i < n; ++i) {
+      const unsigned d = (unsigned char)t[i] - '0';
+      if (d > 9) return std::nullopt;
+      v = v * 10 + d;
+    }
+    return neg ? -v : v;
+  }
   u128 v = 0;
   for (; i < n; ++i) {
     if (t[i] < '0' || t[i] > '9') return std::nullopt;

@@ -23,13 +23,72 @@ uint32_t StringPool::intern(std::string_view s, size_t cap) {
   return id;
 }
 
+uint64_t StringPool::Cache::hash(std::string_view s) {
+  // Multiply-xorshift over 8-byte words (splitmix64's constants): a hash for a private table of
+  // a few thousand names, not for hostile input (a collision costs a probe, never a wrong id:
+  // slots compare the bytes).
+  constexpr uint64_t kMul = 0xbf58476d1ce4e5b9ull;
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ s.size();
+  const char* p = s.data();
+  size_t n = s.size();
+  if (n >= 32) {  // kernel names run to hundreds of bytes: four independent lanes, 32 bytes a step
+    uint64_t lane[4] = {h, h ^ 0x6a09e667f3bcc909ull, h ^ 0xbb67ae8584caa73bull, h ^ 0x3c6ef372fe94f82bull};
+    for (; n >= 32; p += 32, n -= 32)
+      for (int k = 0; k < 4; ++k) {
+        uint64_t w;
+        std::memcpy(&w, p + 8 * k, 8);
+        lane[k] = (lane[k] ^ w) * kMul;
+        lane[k] ^= lane[k] >> 31;
+      }
+    h = lane[0];
+    for (int k = 1; k < 4; ++k) h = (h ^ lane[k]) * kMul, h ^= h >> 31;
+  }
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 31;
+  }
+  if (n) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * kMul;
+    h ^= h >> 31;
+  }
+  return (h ^ (h >> 29)) * 0x94d049bb133111ebull;
+}
+
+void StringPool::Cache::insert(const Slot& s) {
+  const size_t mask = slots_.size() - 1;
+  size_t i = s.hash & mask;
+  while (slots_[i].data) i = (i + 1) & mask;
+  slots_[i] = s;
+}
+
 uint32_t StringPool::Cache::intern(std::string_view s, size_t cap) {
-  auto it = ids_.find(s);
-  if (it != ids_.end()) return it->second;
+  const uint64_t h = hash(s);
+  if (!slots_.empty()) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask; slots_[i].data; i = (i + 1) & mask) {
+      const Slot& e = slots_[i];
+      if (e.hash == h && e.size == s.size() && std::memcmp(e.data, s.data(), s.size()) == 0) return e.id;
+    }
+  }
   uint32_t id = pool_.intern(s, cap);
   if (id == kNone) return kNone;
-  std::lock_guard<std::mutex> l(pool_.mu_);  // the deque may be growing in another thread
-  ids_.emplace(pool_.strings_[id], id);
+  const char* stored;
+  {
+    std::lock_guard<std::mutex> l(pool_.mu_);  // the deque may be growing in another thread
+    stored = pool_.strings_[id].data();
+  }
+  if (2 * (used_ + 1) > slots_.size()) {  // grow to keep probes short
+    std::vector<Slot> old(std::max<size_t>(1024, slots_.size() * 2));
+    old.swap(slots_);
+    for (const Slot& e : old)
+      if (e.data) insert(e);
+  }
+  insert({h, stored, (uint32_t)s.size(), id});
+  ++used_;
   return id;
 }
 
@@ -72,6 +131,14 @@ uint64_t TextArena::Writer::add_args(std::string_view json, uint32_t& len, bool&
   const std::string_view stored = keyed ? std::string_view(encoded_) : json;
   len = (uint32_t)stored.size();
   return add(stored);
+}
+
+bool TextArena::Writer::add_raw_args(std::string_view raw, uint64_t& handle, uint32_t& len) {
+  encoded_.clear();
+  if (!args_text::minify_encode(raw, keys_, encoded_)) return false;
+  len = (uint32_t)encoded_.size();
+  handle = add(encoded_);
+  return true;
 }
 
 std::string_view args_of(const TextArena& arena, const EventRec& e, std::string& buf) {

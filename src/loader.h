@@ -1,5 +1,5 @@
 // The load pipeline for one file: read it (src/readers/: open or gunzip, the format chosen by its
-// first bytes, scan into chunks || parse chunks on two threads) -> build the tree -> register
+// first bytes, scan into chunks || parse chunks on every core) -> build the tree -> register
 // with SQLite.
 #pragma once
 
@@ -22,6 +22,9 @@ struct LoadStats {
   int64_t trace_id = 0, events = 0;
   size_t json_bytes = 0, file_bytes = 0;  // the text (inflated) and the file (0 for a pipe)
   double read_s = 0, parse_s = 0, tree_s = 0, insert_s = 0, total_s = 0;
+  // Of parse_s: the scanner thread's own work (cutting and copying chunks, reading the input),
+  // its parsing of chunks excluded: the serial part of the parse, whatever the threads.
+  double scan_s = 0;
   std::vector<std::pair<std::string, int64_t>> health;  // check, count
 };
 
@@ -29,6 +32,9 @@ struct LoadOptions {
   std::string schema = "main";                              // where the small tables are written
   std::function<void(const char*)> stage_done;              // after "read", "parse", "tree", "insert"
   std::function<void(size_t done, size_t total)> progress;  // input bytes, from the scanner thread
+  // Threads that read the file (one scans and parses, the others parse); 0: load_threads()
+  // (src/readers/pipeline.h: --threads, else the machine's cores).
+  size_t threads = 0;
   size_t chunk_bytes = 8u << 20;  // events are parsed in runs of about this much text (the fuzz target sets it small)
   // Graphs from capture traces (read_capture_file): the trace's graph replays are attributed to them.
   const std::vector<CapturedGraph>* captured = nullptr;

@@ -1,14 +1,17 @@
 #include "src/readers/pipeline.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <mutex>
 #include <shared_mutex>
+#include <system_error>
 #include <thread>
 
 #include "src/input.h"
@@ -22,10 +25,18 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// A bounded hand-off from the scanner thread to the parser: a few chunks in flight keep both
-// cores busy without holding much of the file twice.
+// A chunk and its place among the chunks cut (file order, for the first error).
+struct Numbered {
+  Chunk chunk;
+  size_t seq = 0;
+};
+
+// A bounded hand-off from the scanner thread to the parsers: a few chunks in flight per parser
+// keep every core busy without holding much of the file twice (memory per thread is bounded:
+// at most `limit` chunks wait, each about LoadOptions::chunk_bytes).
 class ChunkQueue {
  public:
+  explicit ChunkQueue(size_t limit) : limit_(limit) {}
   // Parsed chunks' buffers come back here and are reused: fresh 8 MB buffers would cost a page
   // fault and a kernel page clear for every 4 KB of the file.
   TextBuffer spare() {
@@ -39,9 +50,9 @@ class ChunkQueue {
     std::lock_guard<std::mutex> l(m_);
     spares_.push_back(std::move(b));
   }
-  bool push(Chunk&& c) {
+  bool push(Numbered&& c) {
     std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return q_.size() < 3 || cancelled_; });
+    cv_.wait(l, [&] { return q_.size() < limit_ || cancelled_; });
     if (cancelled_) return false;
     q_.push_back(std::move(c));
     cv_.notify_all();
@@ -51,7 +62,7 @@ class ChunkQueue {
     std::lock_guard<std::mutex> l(m_);
     return q_.size();
   }
-  bool pop(Chunk& c) {
+  bool pop(Numbered& c) {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return !q_.empty() || closed_; });
     if (q_.empty()) return false;
@@ -65,6 +76,8 @@ class ChunkQueue {
     closed_ = true;
     cv_.notify_all();
   }
+  // After an error: the scanner stops; chunks already queued are still parsed (they come before
+  // the failed one in the file, and one of them may hold the first error in file order).
   void cancel() {
     std::lock_guard<std::mutex> l(m_);
     cancelled_ = closed_ = true;
@@ -74,8 +87,9 @@ class ChunkQueue {
  private:
   std::mutex m_;
   std::condition_variable cv_;
-  std::deque<Chunk> q_;
+  std::deque<Numbered> q_;
   std::vector<TextBuffer> spares_;
+  size_t limit_;
   bool closed_ = false, cancelled_ = false;
 };
 
@@ -86,17 +100,25 @@ struct Worker {
   TextArena::Writer args;
   std::unique_ptr<ChunkParser> parser;
   std::exception_ptr error;
+  size_t error_seq = SIZE_MAX;  // the failed chunk's place in the file (errors: the first wins)
   Worker(LoadedTrace& t, EventStore& s, TraceReader& reader)
       : strings(s.strings), args(s.args), parser(reader.parser(RowSink{t.rows, strings, args, health, s.ids})) {}
-  void parse(const Chunk& c, std::shared_mutex& mu) {
-    std::shared_lock<std::shared_mutex> l(mu);
-    parser->parse(c);
+  // False (the error kept) when the chunk fails.
+  bool parse(const Numbered& c, std::shared_mutex& mu) {
+    try {
+      std::shared_lock<std::shared_mutex> l(mu);
+      parser->parse(c.chunk);
+      return true;
+    } catch (...) {
+      if (c.seq < error_seq) error = std::current_exception(), error_seq = c.seq;
+      return false;
+    }
   }
   void drain(ChunkQueue& queue, std::shared_mutex& mu) {
-    Chunk c;
+    Numbered c;
     while (queue.pop(c)) {
-      parse(c, mu);
-      queue.recycle(std::move(c.text));
+      if (!parse(c, mu)) queue.cancel();
+      queue.recycle(std::move(c.chunk.text));
     }
   }
 };
@@ -110,6 +132,23 @@ std::string_view head_of(InputSource& in) {
 }
 
 }  // namespace
+
+namespace {
+std::atomic<size_t> default_threads{0};
+}
+
+void set_load_threads(size_t n) { default_threads = n; }
+
+size_t load_threads() {
+  if (size_t n = default_threads.load()) return n;
+  // The CPUs this process may run on (taskset, cgroup cpusets), not the machine's: a load pinned
+  // to one core would otherwise time-slice threads on it.
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    if (int n = CPU_COUNT(&set); n > 0) return (size_t)n;
+  // (0 when the machine does not say: then two, the count this pipeline had before it asked.)
+  return std::max(1u, std::thread::hardware_concurrency() ? std::thread::hardware_concurrency() : 2u);
+}
 
 std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& path, const LoadOptions& opt,
                                         Health& health, LoadStats& st) {
@@ -132,15 +171,23 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   const ReaderFormat& format = choose_format(opt.formats, head_of(in), path);
   std::unique_ptr<TraceReader> reader = format.open(in, path, std::max<size_t>(1, opt.chunk_bytes));
 
-  // Two threads: the scanner cuts chunks and, whenever two are already waiting, parses one
-  // itself; the main thread parses. Each has its own health counts, string cache and arena
-  // blocks; rows go to disjoint ranges of one array.
-  ChunkQueue queue;
-  std::shared_mutex rows_mu;  // held shared while parsing; exclusively to grow the row array
-  Worker scan_worker(*trace, store, *reader), main_worker(*trace, store, *reader);
+  // `threads` threads: the scanner cuts chunks and, whenever the parsers have enough waiting,
+  // parses one itself; the main thread and threads - 2 more parse. Each has its own health
+  // counts, string cache and arena blocks; rows go to disjoint ranges of one array. One thread:
+  // the scanner parses every chunk as it cuts it.
+  const size_t threads = std::max<size_t>(1, opt.threads ? opt.threads : load_threads());
+  const size_t parsers = threads - 1;  // besides the scanner
+  ChunkQueue queue(parsers + 1);
+  std::shared_mutex rows_mu;   // held shared while parsing; exclusively to grow the row array
+  std::deque<Worker> workers;  // [0]: the scanner thread's; [1]: the main thread's; then the others
+  for (size_t i = 0; i < threads; ++i) workers.emplace_back(*trace, store, *reader);
+  Worker& scan_worker = workers[0];
   Health scan_health;
-  size_t rows = 0;  // rows of the chunks cut so far
-  std::thread scan_thread([&] {
+  std::exception_ptr scan_error;  // the scan's own (truncation, a gzip bomb, ...)
+  size_t rows = 0, seq = 0;       // rows and chunks cut so far
+  double scan_parse_s = 0;        // the scanner thread's time parsing chunks itself
+  auto scan = [&] {
+    const auto s0 = clock::now();
     try {
       reader->scan(
           [&](Chunk&& c) {
@@ -158,35 +205,55 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
               trace->rows.reserve(std::max(trace->rows.capacity() * 2, rows));
             }
             if (opt.progress) opt.progress(in.progress(), in.progress_total());
-            if (queue.pending() >= 2) {  // the parser is behind: help
-              scan_worker.parse(c, rows_mu);
-              queue.recycle(std::move(c.text));
-              return true;
+            Numbered n{std::move(c), seq++};
+            if (parsers == 0 || queue.pending() >= parsers) {  // the parsers are behind: help
+              const auto p0 = clock::now();
+              bool ok = scan_worker.parse(n, rows_mu);
+              scan_parse_s += seconds_since(p0);
+              queue.recycle(std::move(n.chunk.text));
+              return ok;  // (a failed chunk stops the scan: nothing after it can come first)
             }
-            return queue.push(std::move(c));
+            return queue.push(std::move(n));
           },
           [&] { return queue.spare(); }, scan_health);
       queue.close();
-      scan_worker.drain(queue, rows_mu);  // then help with what is left
+      st.scan_s = seconds_since(s0) - scan_parse_s;
+      if (!scan_worker.error) scan_worker.drain(queue, rows_mu);  // then help with what is left
     } catch (...) {
-      scan_worker.error = std::current_exception();
-      queue.cancel();
+      scan_error = std::current_exception();
     }
-    queue.close();
-  });
-  try {
-    main_worker.drain(queue, rows_mu);
-  } catch (...) {
-    main_worker.error = std::current_exception();
-    queue.cancel();
+    queue.cancel();  // (after an error; else everything was cut and the queue is closed anyway)
+  };
+  // A thread the system refuses (a process limit) is one parser fewer, never a lost chunk: the
+  // scanner drains what is left when it is done, on whatever thread it runs.
+  std::vector<std::thread> pool;
+  auto spawn = [&](auto&& fn) {
+    try {
+      pool.emplace_back(fn);
+      return true;
+    } catch (const std::system_error&) {
+      return false;
+    }
+  };
+  if (parsers > 0 && spawn(scan)) {
+    for (size_t i = 2; i < threads; ++i)
+      if (!spawn([&, i] { workers[i].drain(queue, rows_mu); })) break;
+    workers[1].drain(queue, rows_mu);
+  } else {
+    scan();
   }
-  scan_thread.join();
-  // A scanner error (e.g. truncation) explains a parse error at the cut, so it wins.
-  if (scan_worker.error) std::rethrow_exception(scan_worker.error);
-  if (main_worker.error) std::rethrow_exception(main_worker.error);
+  for (std::thread& t : pool) t.join();
+  // A scanner error (e.g. truncation) explains a parse error at the cut, so it wins; among
+  // parse errors the first chunk's, whichever thread parsed it.
+  if (scan_error) std::rethrow_exception(scan_error);
+  const Worker* failed = nullptr;
+  for (const Worker& w : workers)
+    if (w.error && (!failed || w.error_seq < failed->error_seq)) failed = &w;
+  if (failed) std::rethrow_exception(failed->error);
   trace->rows.set_size(rows);
-  for (const Health* h : {&scan_health, &main_worker.health, &scan_worker.health})
-    for (const auto& [check, row] : h->rows()) health.add(check, row.example, row.detail, row.count);
+  for (const auto& [check, row] : scan_health.rows()) health.add(check, row.example, row.detail, row.count);
+  for (const Worker& w : workers)
+    for (const auto& [check, row] : w.health.rows()) health.add(check, row.example, row.detail, row.count);
   st.json_bytes = in.base() + in.avail();
   reader->finish(*trace, health);
   st.parse_s = seconds_since(t);

@@ -1,5 +1,5 @@
 // The load pipeline's reading half, shared by every format: open the input, pick the format by
-// its first bytes, scan into chunks on one thread while two parse them, gather the rows.
+// its first bytes, scan into chunks on one thread while the others parse them, gather the rows.
 #pragma once
 
 #include <memory>
@@ -14,6 +14,12 @@ namespace tlsql {
 // Reads `path` into a new trace of `store` (rows, strings, args; not yet in store.traces) with
 // the format of opt.formats that claims it, counting what is repaired into `health` and the
 // stages' times and sizes into `st`. Throws LoadError (NotATrace) naming the file.
+// Threads a load uses (the scanner's included) when LoadOptions::threads is 0: what
+// set_load_threads() set (`tlsql --threads N`), else the CPUs this process may run on.
+size_t load_threads();
+// For the whole process (0: back to the machine's count).
+void set_load_threads(size_t n);
+
 std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& path, const LoadOptions& opt,
                                         Health& health, LoadStats& st);
 

@@ -1,6 +1,6 @@
 // Load benchmark: MB/s and peak RSS per stage (read, parse, tree, insert, index) for each trace,
 // then the query latencies SPEC.md sets targets for. Not a test: it prints figures.
-//   bench_load TRACE [TRACE...]
+//   bench_load [--threads N] TRACE [TRACE...]
 #include <fmt/format.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "session/session.h"
+#include "src/readers/pipeline.h"
 
 namespace {
 
@@ -50,7 +51,12 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: bench_load TRACE [TRACE...]\n");
     return 2;
   }
-  for (int a = 1; a < argc; ++a) {
+  int first = 1;
+  if (argc > 3 && std::string(argv[1]) == "--threads") {  // bench_load --threads N TRACE...
+    tlsql::set_load_threads(std::stoul(argv[2]));
+    first = 3;
+  }
+  for (int a = first; a < argc; ++a) {
     tlsql::Session session;
     sqlite3* db = session.db();
     reset_peak();
@@ -80,6 +86,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 4; ++i)
       fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}\n", names[i], secs[i], mb / secs[i], stage_peak[i]);
     fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}\n", "index", index_s, mb / index_s, index_peak);
+    fmt::print("  (of parse: {:.3f} s the scanner's own, serial work: {:.0f}% of the total)\n", st.scan_s,
+               100 * st.scan_s / total);
     double peak = std::max({stage_peak[0], stage_peak[1], stage_peak[2], stage_peak[3], index_peak});
     fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}   ({:.2f}x the JSON size)\n", "total", total, mb / total, peak,
                peak / mb);

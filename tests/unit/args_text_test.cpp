@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
+
+#include "src/json_scan.h"
 
 using namespace tlsql;
 
@@ -111,4 +114,47 @@ TEST_CASE("one member is found in an encoded text without decoding the rest") {
         "[2]");
   CHECK(args_text::find_member("[1]", "\"a\":", none, buf).empty());
   CHECK(args_text::find_member("{}", "\"a\":", none, buf).empty());
+}
+
+// minify_encode is minify then encode in one walk: the same bytes for every text the two-step
+// path keys, and `false` (the caller takes the two steps) exactly where it must.
+TEST_CASE("minify_encode: the same stored bytes as json_scan::minify then encode") {
+  StringPool keys_a, keys_b;
+  StringPool::Cache a(keys_a), b(keys_b);
+  const std::string long_key(300, 'k');  // past kMaxKeyBytes: written as it is
+  const std::vector<std::string> texts = {
+      "{}",
+      "{\n      \"External id\": 1, \"Input Dims\": [[2, 3], []],\n      \"Input type\": [\"float\", \"\"]\n    }",
+      R"({"a" : "b:c", "d":{"e"	:[1,{"f":"g\"h:"}]}, "s":"x\\", "t": "\\\"" })",
+      R"({"n\u0061me": 1, "plain": "v\u0041", "\ud83d\ude00": 2})",
+      "{\"" + long_key + "\": 1, \"short\": 2}",
+      "[1, 2, {\"k\": [true, false, null]}]",
+      "\"just a string\"",
+      "  -12.5e3  ",
+      "{\"a\":\"   spaces   kept   \",\"b\":\"tab\\tescaped\"}",
+      std::string("{\"") + std::string(40, 'x') + "\":\"" + std::string(100, 'y') + "\"}",
+  };
+  for (const std::string& t : texts) {
+    CAPTURE(t);
+    std::string one, two;
+    REQUIRE(args_text::minify_encode(t, a, one));
+    REQUIRE(args_text::encode(json_scan::minify(t), b, two));
+    // Token ids may differ between the two dictionaries only if keys came in another order: they
+    // come in the same order here, so the bytes are equal.
+    CHECK(one == two);
+    std::string buf_a, buf_b;  // (escaped keys come back as the key they spell, both ways)
+    CHECK(args_text::decode(one, keys_a, buf_a) == args_text::decode(two, keys_b, buf_b));
+  }
+  std::string out;
+  CHECK_FALSE(args_text::minify_encode(std::string("{\"a\":\"\x01\"}"), a, out));  // encode() refuses it
+  CHECK_FALSE(args_text::minify_encode("{\"a\":\"open", a, out));                  // a string left open
+  CHECK_FALSE(args_text::minify_encode(std::string("{\"a\":\x02}"), a, out));      // a control byte outside one
+  std::string deep(1001, '[');
+  deep += std::string(1001, ']');
+  CHECK_FALSE(args_text::minify_encode(deep, a, out));  // the depth check must look
+  std::string ok(1000, '[');
+  ok += std::string(1000, ']');
+  out.clear();
+  CHECK(args_text::minify_encode(ok, a, out));
+  CHECK(out == ok);
 }

@@ -1,5 +1,5 @@
 // The reader seam (src/readers/reader.h): a test-only format registered through
-// LoadOptions::formats loads rows through the shared pipeline (two threads, chunks, the tree
+// LoadOptions::formats loads rows through the shared pipeline (1-8 threads, chunks, the tree
 // builder, the event table), and the choice of format by the text's first bytes.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -130,11 +130,12 @@ std::string rows_of(sqlite3* db, const char* sql) {
   return out;
 }
 
-std::string load_error(const std::string& path, size_t chunk_bytes = size_t{8} << 20) {
+std::string load_error(const std::string& path, size_t chunk_bytes = size_t{8} << 20, size_t threads = 0) {
   Session session;
   LoadOptions opt;
   opt.formats = kFormats;
   opt.chunk_bytes = chunk_bytes;
+  opt.threads = threads;
   try {
     session.load(path, opt);
   } catch (const LoadError& e) {
@@ -152,20 +153,24 @@ const char* kExpected = "0,step,0,100000,NULL,0;1,matmul,10000,30000,0,1;2,relu,
 
 TEST_CASE("reader seam: a test-only format loads rows through the shared pipeline and tree builder") {
   std::string path = write_file("a.rows", kRowsText);
-  // 1-byte chunks: a chunk per line, parsed on both threads, each row at its own place.
-  for (size_t chunk_bytes : {size_t{1}, size_t{20}, size_t{8} << 20}) {
-    CAPTURE(chunk_bytes);
-    Session session;
-    LoadOptions opt;
-    opt.formats = kFormats;
-    opt.chunk_bytes = chunk_bytes;
-    LoadStats st = session.load(path, opt);
-    session.finish();
-    CHECK(st.events == 4);
-    CHECK(st.json_bytes == kRowsText.size());
-    CHECK(rows_of(session.db(), "SELECT uid, name, ts, dur, parent, depth FROM event ORDER BY uid") == kExpected);
-    CHECK(rows_of(session.db(), "SELECT kind, count(*) FROM event GROUP BY kind") == "cpu_op,4");
-  }
+  // 1-byte chunks: a chunk per line, parsed on every thread, each row at its own place; one
+  // thread (the scanner parses each chunk as it cuts it) and more threads than chunks alike.
+  for (size_t threads : {size_t{1}, size_t{2}, size_t{3}, size_t{8}})
+    for (size_t chunk_bytes : {size_t{1}, size_t{20}, size_t{8} << 20}) {
+      CAPTURE(threads);
+      CAPTURE(chunk_bytes);
+      Session session;
+      LoadOptions opt;
+      opt.formats = kFormats;
+      opt.chunk_bytes = chunk_bytes;
+      opt.threads = threads;
+      LoadStats st = session.load(path, opt);
+      session.finish();
+      CHECK(st.events == 4);
+      CHECK(st.json_bytes == kRowsText.size());
+      CHECK(rows_of(session.db(), "SELECT uid, name, ts, dur, parent, depth FROM event ORDER BY uid") == kExpected);
+      CHECK(rows_of(session.db(), "SELECT kind, count(*) FROM event GROUP BY kind") == "cpu_op,4");
+    }
   // Gzip is inflated below the seam: the format sees its own text and claims it.
   REQUIRE(std::system(fmt::format("gzip -c '{}' > '{}.gz'", path, path).c_str()) == 0);
   {
@@ -185,6 +190,17 @@ TEST_CASE("reader seam: a format's errors reach the user as it wrote them, with 
   std::string path = write_file("bad.rows", "#rows\nstep 0 100\nrelu x 20\n");
   for (size_t chunk_bytes : {size_t{1}, size_t{8} << 20})
     CHECK(load_error(path, chunk_bytes) == path + ": at byte 22: expected a number, found 'x'");
+  // Many bad lines, a chunk each, parsed on up to 8 threads: whichever thread fails first, the
+  // message is the first bad line's in file order. 200 good lines of "a 1 1\n" (6 bytes) after
+  // the 6-byte "#rows\n": the first "b x 1" starts at byte 1206, its 'x' is byte 1208.
+  std::string many = kMagic.data();
+  for (int i = 0; i < 200; ++i) many += "a 1 1\n";
+  for (int i = 0; i < 200; ++i) many += "b x 1\n";
+  std::string many_path = write_file("many.rows", many);
+  for (size_t threads : {size_t{1}, size_t{2}, size_t{8}})
+    for (int rep = 0; rep < 5; ++rep)
+      CHECK(load_error(many_path, 1, threads) == many_path + ": at byte 1208: expected a number, found 'x'");
+  std::remove(many_path.c_str());
   // Thrown by the scan, on the pipeline's other thread: "relu 5 2" is bytes 17-24.
   std::string cut = write_file("cut.rows", "#rows\nstep 0 100\nrelu 5 2");
   CHECK(load_error(cut) == cut + ": at byte 25 (end of file): the last line has no end");

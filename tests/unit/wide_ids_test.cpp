@@ -1,7 +1,9 @@
-// Id32 / WideIds (src/event_store.h): an event's ids in 32 bits, values beyond kept aside.
+// Id32 / WideIds (src/event_store.h): an event's ids in 32 bits, values beyond kept aside; and
+// StringPool::Cache, a parser thread's flat table in front of the shared string pool.
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -48,4 +50,46 @@ TEST_CASE("ids: several threads at once agree on each value's code") {
   CHECK(ids.size() == 500);
   for (size_t t = 1; t < got.size(); ++t) CHECK(got[t] == got[0]);
   for (int64_t i = 0; i < 2000; ++i) CHECK(ids.value(got[0][(size_t)i]) == (int64_t(1) << 33) + i % 500);
+}
+
+TEST_CASE("string pool: a thread's cache gives the pool's id for every string, through growth") {
+  using tlsql::StringPool;
+  StringPool pool;
+  StringPool::Cache a(pool), b(pool);
+  // 5000 strings: the flat table grows from 1024 slots several times; lengths 0-40 cover the
+  // hash's 8-byte words and every tail length; "" is a string like any other.
+  std::vector<std::string> words;
+  for (int i = 0; i < 5000; ++i) words.push_back(std::string(i % 41, 'x') + std::to_string(i / 41));
+  words.push_back("");
+  std::vector<uint32_t> ids;
+  for (const std::string& w : words) ids.push_back(a.intern(w));
+  for (size_t i = 0; i < words.size(); ++i) {
+    CHECK(pool.get(ids[i]) == words[i]);
+    CHECK(a.intern(words[i]) == ids[i]);  // a hit in the cache
+    CHECK(b.intern(words[i]) == ids[i]);  // another thread's cache: a miss, the pool's id
+  }
+  CHECK(pool.size() == words.size());
+  // Strings equal but for one byte, and equal prefixes, are distinct.
+  CHECK(a.intern("abcdefgh1") != a.intern("abcdefgh2"));
+  CHECK(a.intern("abcdefgh") !=
+        a.intern(std::string_view("abcdefgh\0", 9)));  // (a NUL: zero-padded tails differ by length)
+  // The pool's cap: a new string past it is kNone, a known one still has its id.
+  CHECK(a.intern("new one", pool.size()) == StringPool::kNone);
+  CHECK(a.intern(words[7], pool.size()) == ids[7]);
+}
+
+TEST_CASE("string pool: caches on several threads agree on every id") {
+  using tlsql::StringPool;
+  StringPool pool;
+  std::vector<std::vector<uint32_t>> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] {
+      StringPool::Cache c(pool);
+      for (int i = 0; i < 3000; ++i) got[t].push_back(c.intern("name " + std::to_string((i * 7 + t * 13) % 3000)));
+    });
+  for (auto& th : threads) th.join();
+  CHECK(pool.size() == 3000);
+  for (size_t t = 0; t < got.size(); ++t)
+    for (int i = 0; i < 3000; ++i) CHECK(pool.get(got[t][i]) == "name " + std::to_string((i * 7 + t * 13) % 3000));
 }

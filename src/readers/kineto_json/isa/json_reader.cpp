@@ -110,8 +110,13 @@ class Reader {
     // Kept without the whitespace between tokens (the form SQLite's JSON functions write; strings
     // byte for byte): Kineto indents every args object, and those spaces were a fifth of its
     // bytes, ~100 MB of a GB trace's store and of its saved database.
-    // Always minified (the event table serves args members as they lie): the scalar minifier
-    // where simdjson's refuses the text.
+    // Always minified (the event table serves args members as they lie): minified and keyed in
+    // one walk where it can (most args), else simdjson's minifier (the scalar one where that
+    // refuses the text), the depth check, then the keys.
+    if (sink_.args.add_raw_args(raw, ev.args, ev.args_len)) {
+      ev.flags |= EventRec::has_args | EventRec::keyed_args;
+      return;
+    }
     if (minified_.size() < raw.size() + 64) minified_.resize(raw.size() + 64);  // (room past len: SIMD)
     if (size_t n = 0; simdjson::minify(raw.data(), raw.size(), minified_.data(), n) == simdjson::SUCCESS)
       raw = std::string_view(minified_.data(), n);
@@ -445,6 +450,11 @@ class Reader {
 
 ReadStatus read_event_chunk(const char* text, size_t size, size_t capacity, ChunkSink& sink) {
   thread_local ondemand::parser parser;
+  // simdjson sizes its buffers (~5 bytes per byte of text) to exactly the text, so every chunk a
+  // few bytes longer than all before it would reallocate them, fresh pages for the kernel to zero
+  // each time: grow with room, as TextBuffer does (chunks are chunk_bytes and one event more).
+  if (parser.capacity() < size)
+    if (error_code e = parser.allocate(size + size / 8, parser.max_depth())) return {ReadStatus::error, describe(e), 0};
   ondemand::document doc;
   error_code e = parser.iterate(text, size, capacity).get(doc);
   if (e) return {ReadStatus::error, describe(e), 0};
