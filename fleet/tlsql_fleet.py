@@ -76,7 +76,7 @@ def sha256_of(path):
     return h.hexdigest()
 
 
-def rank_task(tlsql, path, previous, keep):
+def rank_task(tlsql, path, previous, keep, threads=None):
     """One rank, on a worker: stat the file; when (size, mtime, sha256) equal the previous run's,
     say so and stop; else run tlsql on it with every per-rank report. A bad file
     is a result (status 'error' and tlsql's one-line message), never an exception: exceptions are
@@ -101,6 +101,8 @@ def rank_task(tlsql, path, previous, keep):
         res["error"] = f"{path}: cannot read: {e.strerror}"
         return res
     cmd = [tlsql, "-q", "--json", "--bail", path] + (["-o", keep] if keep else [])
+    if threads:  # the worker's share of its machine's cores (main: --rank-threads)
+        cmd += ["--threads", str(threads)]
     for r in MAP_REPORTS:
         cmd += ["--report", r]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -280,7 +282,7 @@ def reduce_into(tmp, out, args, client, tlsql, version, columns, files, previous
     t_start = time.monotonic()
     counts = {"ok": 0, "error": 0, "unchanged": 0}
     done_bytes = 0
-    futures = {client.submit(rank_task, tlsql, f, previous.get(f), keeps.get(f), key=f"tlsql-fleet-{i}-{f}",
+    futures = {client.submit(rank_task, tlsql, f, previous.get(f), keeps.get(f), args.rank_threads, key=f"tlsql-fleet-{i}-{f}",
                              pure=False, retries=args.retries): f for i, f in enumerate(files)}
     for n, fut in enumerate(as_completed(list(futures)), 1):
         f = futures.pop(fut)
@@ -395,10 +397,18 @@ def main(argv):
     p.add_argument("--tlsql", required=True, help="the tlsql binary the workers run (tlsql fleet passes its own)")
     p.add_argument("--keep", metavar="DIR", help="also save each rank's database there (NAME.db, as tlsql -o: "
                    "reopen one with tlsql DIR/NAME.db); workers must reach DIR")
+    p.add_argument("--rank-threads", type=int, metavar="N",
+                   help="load threads of each rank's tlsql (its --threads); default: with the local cluster, "
+                   "the CPUs over --workers, so that the workers do not each take every core; with --scheduler, "
+                   "tlsql's own default (every CPU of the worker's machine: set this when a machine runs several workers)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
     if args.workers < 1:
         p.error("--workers must be 1 or more")
+    if args.rank_threads is not None and args.rank_threads < 1:
+        p.error("--rank-threads must be 1 or more")
+    if args.rank_threads is None and not args.scheduler:
+        args.rank_threads = max(1, len(os.sched_getaffinity(0)) // args.workers)
     try:
         return run(args)
     except FleetError as e:

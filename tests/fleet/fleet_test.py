@@ -331,6 +331,24 @@ def main():
               f"rerun after touch: rank 1 loaded again, rank 0 kept: {p.stderr}")
         check({r: canon(table(db, r)) for r in MAP} == before, "rerun after touch: same rows")
 
+        # 4b. Load threads per rank: the local cluster's workers share the machine's CPUs (the CPUs
+        # over --workers, at least 1), --rank-threads sets them; each rank's tlsql gets --threads.
+        argv_log = os.path.join(tmp, "argv.log")
+        logger = os.path.join(tmp, "log_tlsql.sh")
+        with open(logger, "w") as f:
+            f.write(f"#!/bin/sh\ncase \"$*\" in *coll_rank*) echo \"$*\" >> {argv_log};; esac\nexec {TLSQL} \"$@\"\n")
+        os.chmod(logger, 0o755)
+        cpus = len(os.sched_getaffinity(0))
+        for extra, want in ((["--workers", "2"], max(1, cpus // 2)), (["--workers", "1", "--rank-threads", "3"], 3)):
+            if os.path.exists(argv_log):
+                os.remove(argv_log)
+            p = fleet([small], os.path.join(tmp, f"threads{want}-{extra[1]}.db"), *extra, "--tlsql", logger)
+            lines = open(argv_log).read().splitlines() if os.path.exists(argv_log) else []
+            check(p.returncode == 0 and len(lines) == 2 and all(f"--threads {want}" in ln for ln in lines),
+                  f"{extra}: each rank's tlsql loads with --threads {want}: {lines} {p.stderr}")
+        p = fleet([small], os.path.join(tmp, "threads0.db"), "--rank-threads", "0")
+        check(p.returncode != 0 and "--rank-threads must be 1 or more" in p.stderr, f"--rank-threads 0: {p.stderr}")
+
         # 5. An unreachable scheduler.
         t0 = time.monotonic()
         p = fleet([small], os.path.join(tmp, "x.db"), "--scheduler", f"tcp://127.0.0.1:{free_port()}",
