@@ -95,6 +95,10 @@ SELECT CASE @report
     WHERE (@rank IS NULL OR t.rank = @rank) AND j.idle_fraction > 1 HAVING count(*) > 0)
   WHEN 'ops' THEN (SELECT note FROM model_cover)
   WHEN 'summary' THEN (SELECT note FROM model_cover)
+  -- `kernels @details` (issue 49's words): the per-launch-shape rows are their own report, since a
+  -- report's columns do not change with its parameters; say where they are rather than ignore it.
+  WHEN 'kernels' THEN iif(@details IS NOT NULL AND @details IS NOT 0,
+                          'grid and block per kernel: .report kernel_details (the same kernels, one row per launch shape)', NULL)
 END;
 -- timeline, overlap, collectives: communication is what the kernel rules name or an op or
 -- annotation saying so launched (gpu_class). Kernels that neither classes, on a stream beside the

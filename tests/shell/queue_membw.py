@@ -166,6 +166,11 @@ rows = report(small, "kernel_details")
 check([(r["name"], r["grid"], r["block"], r["total_us"], r["pct"]) for r in rows]
       == [("k_add", "[8,1,1]", "[128,1,1]", "12.5", "64.103"), ("k_add", "[4,1,1]", "[128,1,1]", "5.0", "25.641"),
           ("k_orphan", "", "", "2.0", "10.256")], f"kernel_details: per name, grid and block: {rows}")
+# `kernels @details` (the issue's spelling) says where the per-shape rows are, and its rows stay kernels'.
+r = subprocess.run([tlsql, "-q", small, "-c", ".parameter set @details 1", "--csv", "--report", "kernels"],
+                   capture_output=True, text=True, timeout=600)
+check(r.returncode == 0 and ".report kernel_details" in r.stderr and r.stdout.startswith("name,count,total_us"),
+      f"kernels @details points at kernel_details: {r.stderr!r}")
 
 # --overlay with counters: HTA's counter events, "Queue Length" per stream and "Memcpy BW" per kind.
 out = os.path.join(work, "small_counters.json")
