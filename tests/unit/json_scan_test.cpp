@@ -1,0 +1,107 @@
+// json_scan::walk_array, the serial walk that cuts traceEvents into chunks: its 64-byte block
+// path (SSE2 masks, '[' / '{' and ']' / '}' found by one compare each) must report exactly what a
+// byte-by-byte walk of the same rule reports, wherever the windows end.
+#include "src/json_scan.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Walked {
+  std::vector<size_t> commas;
+  size_t close = std::string::npos;  // the array's closing bracket, npos if none
+};
+
+// The rule, one byte at a time, written apart from json_scan.h: inside the array (depth 1), a
+// comma outside strings and nested values separates elements; a quote not escaped by a
+// backslash opens or closes a string; the bracket that takes the depth to 0 closes the array.
+Walked reference(const std::string& s) {
+  Walked w;
+  int depth = 1;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) {
+        w.close = i;
+        return w;
+      }
+    } else if (c == ',' && depth == 1) {
+      w.commas.push_back(i);
+    }
+  }
+  return w;
+}
+
+// walk_array over s, shown in windows that grow by the given steps (the scanner's refills).
+Walked walked(const std::string& s, const std::vector<size_t>& steps) {
+  Walked w;
+  tlsql::json_scan::ArrayWalk st;
+  size_t p = 0, n = 0;
+  for (size_t k = 0; p < s.size(); ++k) {
+    n = std::min(s.size(), n + steps[k % steps.size()]);
+    size_t r = tlsql::json_scan::walk_array(s.data(), n, p, st, [&](size_t c) { w.commas.push_back(c); });
+    if (r < n) {
+      w.close = r;
+      return w;
+    }
+    p = n;
+  }
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("walk_array's block path agrees with a byte-by-byte walk") {
+  // The bytes that matter, and near misses for the OR-0x20 compares ('K' 'M' ';' '=' '+' are
+  // '[' ']' '{' '}' with one other bit changed), with filler.
+  const std::string alphabet = "{}[],\"\\:aKM;=+ ";
+  std::mt19937 rng(51);
+  for (int round = 0; round < 3000; ++round) {
+    const bool with_backslash = round % 3 == 0;  // a backslash sends its block byte by byte
+    std::string s;
+    size_t len = rng() % 600;
+    for (size_t i = 0; i < len; ++i) {
+      char c = alphabet[rng() % alphabet.size()];
+      if (c == '\\' && !with_backslash) c = 'a';
+      // Keep the depth from reaching 0 early most of the time, so long texts are walked.
+      if ((c == '}' || c == ']') && rng() % 4) c = '{';
+      s += c;
+    }
+    if (round % 2) s += "]";
+    const Walked want = reference(s);
+    for (const std::vector<size_t>& steps :
+         std::vector<std::vector<size_t>>{{s.size() + 1}, {1}, {63, 65}, {64}, {7, 200, 1, 128}}) {
+      const Walked got = walked(s, steps);
+      CHECK_MESSAGE(got.commas == want.commas, s);
+      CHECK_MESSAGE(got.close == want.close, s);
+    }
+  }
+}
+
+TEST_CASE("walk_array: Kineto-shaped events, cut at their commas only") {
+  // Two events, the second's args holding a nested array and a string with "},{" inside: the
+  // only element comma is the one between the events.
+  const std::string s = R"({"ph":"X","a":1},{"args":{"l":[1,2],"s":"},{\"x"},"n":"]"}])";
+  // ^ hand count: `{"ph":"X","a":1}` is 16 bytes, so the comma is at 16.
+  const Walked w = walked(s, {s.size()});
+  REQUIRE(w.commas.size() == 1);
+  CHECK(w.commas[0] == 16);
+  CHECK(w.close == s.size() - 1);
+  CHECK(reference(s).commas == w.commas);
+}
