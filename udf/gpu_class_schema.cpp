@@ -49,8 +49,9 @@ void SchemaGpuClasses::find_structure() {
   TreeAccess* tree = tree_for(db_, schema_, own);
   if (!tree->ok()) throw SqlError(tree->error());
   std::vector<int64_t> roots;
-  EventScan ops;
+  EventScan ops;  // (in any order: what is found below is a set)
   ops.kinds = {Kind::cpu_op, Kind::annotation};
+  ops.any_order = true;
   tree->scan(ops, [&](const EventView& e) {
     if (communication_context(e.kind, e.name)) roots.push_back(e.uid);
   });
