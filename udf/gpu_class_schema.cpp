@@ -1,11 +1,8 @@
 #include "udf/gpu_class_schema.h"
 
-#include <fmt/format.h>
-
 #include <vector>
 
 #include "src/kind.h"
-#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
 #include "udf/tree/tree_access.h"
@@ -51,15 +48,13 @@ void SchemaGpuClasses::find_structure() {
   std::unique_ptr<TreeAccess> own;
   TreeAccess* tree = tree_for(db_, schema_, own);
   if (!tree->ok()) throw SqlError(tree->error());
-  Statement q(db_, fmt::format("SELECT uid, kind, name FROM {}.event WHERE kind IN ('cpu_op', 'annotation')",
-                               schema_sql(db_, schema_)));
   std::vector<int64_t> roots;
-  while (q.step()) {
-    const unsigned char* k = sqlite3_column_text(q.get(), 1);
-    const unsigned char* n = sqlite3_column_text(q.get(), 2);
-    if (k && n && communication_context(kind_from_name((const char*)k), (const char*)n))
-      roots.push_back(sqlite3_column_int64(q.get(), 0));
-  }
+  EventScan ops;  // (in any order: what is found below is a set)
+  ops.kinds = {Kind::cpu_op, Kind::annotation};
+  ops.any_order = true;
+  tree->scan(ops, [&](const EventView& e) {
+    if (communication_context(e.kind, e.name)) roots.push_back(e.uid);
+  });
   std::unordered_set<int64_t> seen;  // (a file's parent links may loop: each node once)
   for (int64_t root : roots) {
     std::vector<int64_t> stack = tree->children(root);

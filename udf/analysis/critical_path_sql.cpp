@@ -1,6 +1,7 @@
 // critical_path(annotation [, instance [, trace [, schema]]]): the critical path (critical_path.h)
 // of one occurrence of an annotation, one row per edge in path order. Its rows are read here from
-// the schema's event and launch_link tables (the loaded store and a saved file alike).
+// the schema's event and launch_link tables through its EventSource's statements (the loaded store
+// and a saved file alike: one read path).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,7 +18,6 @@
 #include "src/event_store.h"
 #include "src/event_table.h"
 #include "src/kind.h"
-#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/analysis/critical_path.h"
 #include "udf/connection_cache.h"
@@ -30,9 +30,13 @@ namespace tlsql {
 
 namespace {
 
-// A Statement (its errors thrown as SqlError) with the binds and column reads used here.
-struct Query : Statement {
-  using Statement::Statement;
+// A statement of the EventSource's (`{s}`: the schema; errors thrown as SqlError) with the binds
+// and column reads used here.
+struct Query {
+  std::unique_ptr<Statement> st;
+  Query(EventSource& events, std::string_view sql) : st(events.statement(sql)) {}
+  sqlite3_stmt* get() const { return st->get(); }
+  bool step() { return st->step(); }
   Query& bind(int i, int64_t v) { return sqlite3_bind_int64(get(), i, v), *this; }
   Query& bind(int i, const std::string& v) {
     return sqlite3_bind_text(get(), i, v.c_str(), -1, SQLITE_TRANSIENT), *this;
@@ -59,18 +63,18 @@ struct Numbering {
 struct Window {
   int64_t uid = -1, ts = 0, end = 0;
 };
-Window window(sqlite3* db, const std::string& q, int64_t trace, const std::string& annotation, int64_t instance) {
-  Query t(db, fmt::format("SELECT 1 FROM {}.trace WHERE id = ?1", q));
+Window window(EventSource& events, int64_t trace, const std::string& annotation, int64_t instance) {
+  Query t(events, "SELECT 1 FROM {s}.trace WHERE id = ?1");
   if (!t.bind(1, trace).step()) throw std::runtime_error(fmt::format("no trace has id {}", trace));
   if (annotation.empty()) {
-    Query w(db, fmt::format("SELECT min(ts), max(end) FROM {}.event WHERE trace = ?1", q));
+    Query w(events, "SELECT min(ts), max(end) FROM {s}.event WHERE trace = ?1");
     w.bind(1, trace);
     if (!w.step() || w.null(0)) throw std::runtime_error(fmt::format("trace {} has no timed events", trace));
     return {-1, w.i(0), w.i(1)};
   }
-  Query w(db, fmt::format("SELECT uid, ts, end FROM {}.event WHERE trace = ?1 AND kind IN ('annotation', 'cpu_op', "
-                          "'python') AND ts IS NOT NULL AND instr(name, ?2) > 0 ORDER BY ts, uid",
-                          q));
+  Query w(events,
+          "SELECT uid, ts, end FROM {s}.event WHERE trace = ?1 AND kind IN ('annotation', 'cpu_op', "
+          "'python') AND ts IS NOT NULL AND instr(name, ?2) > 0 ORDER BY ts, uid");
   w.bind(1, trace).bind(2, annotation);
   int64_t seen = 0;
   while (w.step())
@@ -85,17 +89,17 @@ Window window(sqlite3* db, const std::string& q, int64_t trace, const std::strin
                                        seen, seen == 1 ? "" : "s", trace, instance, seen - 1));
 }
 
-CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t start, int64_t end) {
+CpInput read_input(EventSource& events, int64_t trace, int64_t start, int64_t end) {
   CpInput in;
   Numbering threads, streams, pids, tids;
   std::unordered_map<int64_t, int64_t> runtime_of;  // correlation -> host call in the window
   // Every host event starting in the window with a duration (HTA's window: the nesting of the
   // walk needs the annotations and frames too, and any other host event, as HTA's call stack has).
-  Query h(db, fmt::format("SELECT uid, kind, name, pid, tid, ts, end, correlation, kind IN ('cpu_op', 'annotation') "
-                          "AND instr(name, 'forward') > 0, kind IN ('cpu_op', 'annotation') AND instr(name, "
-                          "'autograd') > 0 FROM {}.event WHERE trace = ?1 AND kind IN ('cpu_op', 'runtime', "
-                          "'driver', 'annotation', 'python', 'other') AND ts BETWEEN ?2 AND ?3 AND dur > 0",
-                          q));
+  Query h(events,
+          "SELECT uid, kind, name, pid, tid, ts, end, correlation, kind IN ('cpu_op', 'annotation') "
+          "AND instr(name, 'forward') > 0, kind IN ('cpu_op', 'annotation') AND instr(name, "
+          "'autograd') > 0 FROM {s}.event WHERE trace = ?1 AND kind IN ('cpu_op', 'runtime', "
+          "'driver', 'annotation', 'python', 'other') AND ts BETWEEN ?2 AND ?3 AND dur > 0");
   h.bind(1, trace).bind(2, start).bind(3, end);
   while (h.step()) {
     const std::string kind = h.t(1), name = h.t(2);
@@ -110,14 +114,14 @@ CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t sta
   // uid order (launch_link's rowid).
   int64_t first = 0, last = -1;  // the trace's uids: [first, last]
   {
-    Query r(db, fmt::format("SELECT uid_base, uid_base + events - 1 FROM {}.trace WHERE id = ?1", q));
+    Query r(events, "SELECT uid_base, uid_base + events - 1 FROM {s}.trace WHERE id = ?1");
     if (r.bind(1, trace).step() && !r.null(0) && !r.null(1)) first = r.i(0), last = r.i(1);
   }
-  Query g(db, fmt::format("SELECT g.uid, g.kind, g.name, g.pid, g.stream, g.ts, g.end, r.uid, r.ts, r.dur, r.pid, "
-                          "r.tid FROM {0}.launch_link l CROSS JOIN {0}.event g ON g.uid = l.gpu CROSS JOIN {0}.event "
-                          "r ON r.uid = l.runtime WHERE l.gpu BETWEEN ?2 AND ?3 AND g.trace = ?1 AND g.ts IS NOT "
-                          "NULL AND r.ts IS NOT NULL",
-                          q));
+  Query g(events,
+          "SELECT g.uid, g.kind, g.name, g.pid, g.stream, g.ts, g.end, r.uid, r.ts, r.dur, r.pid, "
+          "r.tid FROM {s}.launch_link l CROSS JOIN {s}.event g ON g.uid = l.gpu CROSS JOIN {s}.event "
+          "r ON r.uid = l.runtime WHERE l.gpu BETWEEN ?2 AND ?3 AND g.trace = ?1 AND g.ts IS NOT "
+          "NULL AND r.ts IS NOT NULL");
   g.bind(1, trace).bind(2, first).bind(3, last);
   // Whether GPU work of a kind and name is a collective, once per (kind, name): the kernel rules
   // lower-case and match every name they see, and the whole trace's GPU work repeats a few
@@ -165,9 +169,9 @@ CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t sta
       }
       return false;
     };
-    Query c(db, fmt::format("SELECT correlation, ts, pid, tid, uid, name FROM {}.event WHERE trace = ?1 AND kind "
-                            "IN ('runtime', 'driver') AND ts IS NOT NULL",
-                            q));
+    Query c(events,
+            "SELECT correlation, ts, pid, tid, uid, name FROM {s}.event WHERE trace = ?1 AND kind "
+            "IN ('runtime', 'driver') AND ts IS NOT NULL");
     c.bind(1, trace);
     while (c.step()) {
       const auto* text = (const char*)sqlite3_column_text(c.get(), 5);
@@ -183,9 +187,9 @@ CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t sta
 
   std::unordered_set<int64_t> synced;  // correlations of the Stream Wait Event sync events
   {
-    Query w(db, fmt::format("SELECT correlation FROM {}.event WHERE trace = ?1 AND kind = 'sync' AND name = 'Stream "
-                            "Wait Event' AND correlation IS NOT NULL",
-                            q));
+    Query w(events,
+            "SELECT correlation FROM {s}.event WHERE trace = ?1 AND kind = 'sync' AND name = 'Stream "
+            "Wait Event' AND correlation IS NOT NULL");
     w.bind(1, trace);
     while (w.step()) synced.insert(w.i(0));
   }
@@ -204,10 +208,10 @@ CpInput read_input(sqlite3* db, const std::string& q, int64_t trace, int64_t sta
     }
   }
 
-  Query s(db, fmt::format("SELECT uid, name, pid, stream, ts, end, correlation, args ->> '$.wait_on_stream', "
-                          "args ->> '$.wait_on_cuda_event_record_corr_id' FROM {}.event WHERE trace = ?1 AND kind = "
-                          "'sync' AND ts IS NOT NULL",
-                          q));
+  Query s(events,
+          "SELECT uid, name, pid, stream, ts, end, correlation, args ->> '$.wait_on_stream', "
+          "args ->> '$.wait_on_cuda_event_record_corr_id' FROM {s}.event WHERE trace = ?1 AND kind = "
+          "'sync' AND ts IS NOT NULL");
   s.bind(1, trace);
   while (s.step()) {
     const std::string name = s.t(1);
@@ -272,11 +276,13 @@ struct LastPath {
   std::shared_ptr<const Computed> value;
 };
 
-std::shared_ptr<const Computed> compute(sqlite3* db, const std::string& schema, int64_t trace,
-                                        const std::string& annotation, int64_t instance) {
+std::shared_ptr<const Computed> compute(EventSource& events, int64_t trace, const std::string& annotation,
+                                        int64_t instance) {
+  sqlite3* db = events.db();
+  const std::string& schema = events.schema();
   LastPath key;
   key.schema = schema, key.annotation = annotation, key.trace = trace, key.instance = instance;
-  const EventStore* store = loaded_store(db, schema);
+  const EventStore* store = events.store();
   key.store = store ? store->generation : 0;
   if (const char* f = sqlite3_db_filename(db, schema.c_str())) key.file = f;
   // A saved database changes with a commit by any connection; this connection's own writes (a
@@ -290,11 +296,10 @@ std::shared_ptr<const Computed> compute(sqlite3* db, const std::string& schema, 
     return last->value;
 
   auto out = std::make_shared<Computed>();
-  const std::string q = schema_sql(db, schema);
   CpInput in;
   try {
-    out->win = window(db, q, trace, annotation, instance);
-    in = read_input(db, q, trace, out->win.ts, out->win.end);
+    out->win = window(events, trace, annotation, instance);
+    in = read_input(events, trace, out->win.ts, out->win.end);
   } catch (const SqlError&) {
     throw;  // SQLite's own (an interrupt, a missing table): not remembered
   } catch (const std::exception& e) {
@@ -334,7 +339,8 @@ struct CriticalPath {
     if ((call.arg(2) && sqlite3_value_type(call.arg(2)) == SQLITE_NULL) || !integer(call.arg(2), trace))
       throw FunctionError("trace must be a trace id (no trace has the rank asked for?)");
     try {
-      done = compute(call.db, schema_arg(call.db, call.arg(3)), trace, (const char*)sqlite3_value_text(annotation),
+      std::unique_ptr<EventSource> own;
+      done = compute(event_source(call.db, call.arg(3), own), trace, (const char*)sqlite3_value_text(annotation),
                      instance);
     } catch (const std::exception& e) {
       throw FunctionError(std::string("critical_path: ") + e.what());

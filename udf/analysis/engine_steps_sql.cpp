@@ -14,7 +14,6 @@
 #include "src/event_store.h"
 #include "src/event_table.h"
 #include "src/kind.h"
-#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/analysis/engine_steps.h"
 #include "udf/connection_cache.h"
@@ -25,13 +24,10 @@ namespace tlsql {
 
 namespace {
 
-// launch_link as (gpu uid, runtime uid), through the schema's EventSource. Throws SqlError.
-std::vector<std::pair<int64_t, int64_t>> read_links(sqlite3* db, const std::string& schema) {
-  std::unique_ptr<EventSource> own;
-  EventSource* events = tree_for(db, schema, own);
-  if (!events->ok()) throw SqlError(events->error());
+// launch_link as (gpu uid, runtime uid). Throws SqlError.
+std::vector<std::pair<int64_t, int64_t>> read_links(EventSource& events) {
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (auto [runtime, gpu] : events->launch_links()) out.emplace_back(gpu, runtime);
+  for (auto [runtime, gpu] : events.launch_links()) out.emplace_back(gpu, runtime);
   return out;
 }
 
@@ -113,15 +109,15 @@ class StoreRows : public StepInput {
   std::vector<std::pair<int64_t, int64_t>> links_;  // (gpu row, runtime row), by gpu row
 };
 
-// A saved database's event table (names only of the kinds the steps read), and its launch_link.
+// A saved database's event table (names only of the kinds the steps read), and its launch_link,
+// through the EventSource's statement (its typed scan has no thread or step: a copy either way).
 // Throws SqlError.
-std::unique_ptr<StepRows> read_saved(sqlite3* db, const std::string& schema) {
+std::unique_ptr<StepRows> read_saved(EventSource& events) {
   auto rows = std::make_unique<StepRows>();
-  Statement q(db, fmt::format("SELECT uid, parent, trace, kind, CASE WHEN kind IN ('annotation', 'python', 'runtime', "
-                              "'driver') OR name GLOB 'ProfilerStep#*' THEN name END, ts, end, step, pid, tid "
-                              "FROM {}.event ORDER BY uid",
-                              schema_sql(db, schema)));
-  sqlite3_stmt* r = q.get();
+  auto q = events.statement(
+      "SELECT uid, parent, trace, kind, CASE WHEN kind IN ('annotation', 'python', 'runtime', 'driver') OR name "
+      "GLOB 'ProfilerStep#*' THEN name END, ts, end, step, pid, tid FROM {s}.event ORDER BY uid");
+  sqlite3_stmt* r = q->get();
   std::map<std::string, int64_t> texts;  // pid / tid texts, numbered
   auto id = [&](int c, uint8_t text_bit, uint8_t& text) -> int64_t {
     switch (sqlite3_column_type(r, c)) {
@@ -134,7 +130,7 @@ std::unique_ptr<StepRows> read_saved(sqlite3* db, const std::string& schema) {
   };
   auto integer = [&](int c) { return sqlite3_column_type(r, c) == SQLITE_NULL ? kNull : sqlite3_column_int64(r, c); };
   std::vector<int64_t> parent_uid;
-  while (q.step()) {
+  while (q->step()) {
     ThreadKey t;
     t.pid = id(8, 1, t.text), t.tid = id(9, 2, t.text);
     const unsigned char* name = sqlite3_column_text(r, 4);
@@ -156,15 +152,19 @@ std::unique_ptr<StepRows> read_saved(sqlite3* db, const std::string& schema) {
   };
   for (size_t i = 0; i < parent_uid.size(); ++i)
     if (parent_uid[i] != kNull) rows->set_parent(i, index(parent_uid[i]));
-  for (auto [gpu, runtime] : read_links(db, schema))
+  for (auto [gpu, runtime] : read_links(events))
     if (const int64_t g = index(gpu), k = index(runtime); g >= 0 && k >= 0) rows->link((size_t)g, k);
   return rows;
 }
 
-// The rows of `schema`, from its store or its saved table.
+// The rows of `schema`, from its EventSource: the loaded store read in place (StoreRows: through
+// the typed scan it would be a copy of every row), or the saved table copied (read_saved).
 std::unique_ptr<StepInput> rows_of(sqlite3* db, const std::string& schema) {
-  if (const EventStore* s = loaded_store(db, schema)) return std::make_unique<StoreRows>(*s, read_links(db, schema));
-  return read_saved(db, schema);
+  std::unique_ptr<EventSource> own;
+  EventSource* events = tree_for(db, schema, own);
+  if (!events->ok()) throw SqlError(events->error());
+  if (const EventStore* s = events->store()) return std::make_unique<StoreRows>(*s, read_links(*events));
+  return read_saved(*events);
 }
 
 // Row -> uid, as runs of consecutive uids (one per trace for a loaded store).

@@ -466,17 +466,20 @@ void EventSource::store_scan(const EventScan& what, const std::function<void(con
 
 // The same rows through SQL: one statement, its kinds and ids bound. Several kinds are read in one
 // scan of the table in uid order (`+kind`: not the (kind, trace) index, whose order would need a
-// sort); one kind through that index.
+// sort); one kind through that index, and several when any order will do (no ORDER BY: no sort).
 void EventSource::sql_scan(const EventScan& what, const std::function<void(const EventView&)>& fn) {
   std::string sql = std::string(kEventViewColumns) + " FROM {s}.event WHERE 1";
   if (what.trace) sql += " AND trace = ?";
   if (what.stream) sql += " AND stream = ?";
   if (!what.kinds.empty()) {
-    sql += what.kinds.size() == 1 ? " AND kind IN (" : " AND +kind IN (";
+    sql += what.kinds.size() == 1 || (what.any_order && !what.by_ts) ? " AND kind IN (" : " AND +kind IN (";
     for (size_t k = 0; k < what.kinds.size(); ++k) sql += k ? ", ?" : "?";
     sql += ")";
   }
-  sql += what.by_ts ? " ORDER BY ts, uid" : " ORDER BY uid";
+  if (what.by_ts)
+    sql += " ORDER BY ts, uid";
+  else if (!what.any_order)
+    sql += " ORDER BY uid";
   auto st = statement(sql);
   int n = 0;
   if (what.trace) sqlite3_bind_int64(st->get(), ++n, *what.trace);

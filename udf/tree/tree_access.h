@@ -46,11 +46,12 @@ struct EventView {
 };
 
 // What a scan reads: one trace or all, one stream or all, the kinds listed (none listed: every
-// kind), in uid order or by (ts, uid) (a NULL ts first, as ORDER BY ts, uid).
+// kind), in uid order or by (ts, uid) (a NULL ts first, as ORDER BY ts, uid), or, any_order, in
+// whichever order costs least (a saved database: its (kind, trace) index, no sort).
 struct EventScan {
   std::optional<int64_t> trace, stream;
   std::vector<Kind> kinds;
-  bool by_ts = false;
+  bool by_ts = false, any_order = false;
 };
 
 class EventSource {

@@ -1,0 +1,94 @@
+// EventSource scans (udf/tree/tree_access.h) give the rows the event table holds, in the order
+// asked, from the loaded store and from a saved database alike: uid order, (ts, uid) order, and
+// any_order (the same rows, in no promised order), each checked against SQL over the event table.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "session/session.h"
+#include "src/kind.h"
+#include "udf/tree/tree_access.h"
+
+namespace tlsql {
+namespace {
+
+// Ops and annotations written out of start order, a runtime call and a kernel among them.
+const char* kTrace = R"({"traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "step", "pid": 1, "tid": 1, "ts": 100, "dur": 900},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 500, "dur": 50},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 200, "dur": 100},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 210, "dur": 10,
+   "args": {"correlation": 7}},
+  {"ph": "X", "cat": "user_annotation", "name": "inner", "pid": 1, "tid": 1, "ts": 150, "dur": 20},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 230, "dur": 40,
+   "args": {"correlation": 7, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 150, "dur": 5}
+]})";
+
+std::vector<int64_t> sql_uids(sqlite3* db, const char* sql) {
+  sqlite3_stmt* s = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK);
+  std::vector<int64_t> out;
+  while (sqlite3_step(s) == SQLITE_ROW) out.push_back(sqlite3_column_int64(s, 0));
+  sqlite3_finalize(s);
+  return out;
+}
+
+std::vector<int64_t> scanned(EventSource& events, bool by_ts, bool any_order) {
+  EventScan what;
+  what.kinds = {Kind::cpu_op, Kind::annotation};
+  what.by_ts = by_ts, what.any_order = any_order;
+  std::vector<int64_t> out;
+  events.scan(what, [&](const EventView& e) {
+    CHECK((e.kind == Kind::cpu_op || e.kind == Kind::annotation));
+    out.push_back(e.uid);
+  });
+  return out;
+}
+
+void check_scans(sqlite3* db) {
+  std::unique_ptr<EventSource> own;
+  EventSource& events = event_source(db, nullptr, own);
+  const auto by_uid = sql_uids(db, "SELECT uid FROM event WHERE kind IN ('cpu_op', 'annotation') ORDER BY uid");
+  const auto by_ts = sql_uids(db, "SELECT uid FROM event WHERE kind IN ('cpu_op', 'annotation') ORDER BY ts, uid");
+  REQUIRE(by_uid.size() == 5);  // 3 ops and 2 annotations: the kernel and the launch call are not read
+  REQUIRE(by_ts != by_uid);     // (the file's order is not its start order)
+  CHECK(scanned(events, false, false) == by_uid);
+  CHECK(scanned(events, true, false) == by_ts);
+  CHECK(scanned(events, true, true) == by_ts);  // by_ts is an order asked for: it wins
+  std::vector<int64_t> any = scanned(events, false, true);
+  std::sort(any.begin(), any.end());
+  CHECK(any == by_uid);  // the same rows, each once
+}
+
+}  // namespace
+
+TEST_CASE("EventSource scans: uid, (ts, uid) and any order, loaded and saved, as the event table says") {
+  const std::string trace = fmt::format("/tmp/tlsql-event-source-{}.json", getpid());
+  const std::string saved = fmt::format("/tmp/tlsql-event-source-{}.db", getpid());
+  std::ofstream(trace) << kTrace;
+  {
+    Session s;
+    s.load(trace);
+    s.finish();
+    check_scans(s.db());
+    s.save(saved);
+  }
+  {
+    Session s(saved);
+    check_scans(s.db());
+  }
+  std::remove(saved.c_str());
+  std::remove(trace.c_str());
+}
+
+}  // namespace tlsql
