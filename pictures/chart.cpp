@@ -1017,6 +1017,42 @@ Chart timeline_chart(sqlite3* db, const std::string& range, ChartFormat f, const
 
 // torch.profiler's memory timeline (view memory_timeline): the bytes each category holds over
 // time, stacked in torch's category order (Parameter at the bottom), as torch's and HTA's plots.
+// Bytes in the largest unit that keeps the axis numbers >= 1 (both memory charts).
+struct ByteUnit {
+  double scale;
+  const char* unit;
+};
+static ByteUnit byte_unit(int64_t top) {
+  if (top >= (int64_t{1} << 30)) return {1073741824.0, "GiB"};
+  if (top >= (1 << 20)) return {1048576.0, "MiB"};
+  if (top >= (1 << 10)) return {1024.0, "KiB"};
+  return {1.0, "B"};
+}
+// The axes both memory charts draw inside the plot box: bytes up to `top` (in `bytes`' unit,
+// rounded up to a tick), ms over the `span_ns` along; the two scales they drew with.
+struct PlotBox {
+  double L, R, T, B;
+};
+static std::pair<LinScale, LinScale> memory_axes(Canvas& cv, PlotBox box, int64_t span_ns, int64_t top, ByteUnit bytes,
+                                                 const char* x_label) {
+  const auto [L, R, T, B] = box;
+  LinScale sx{0, (double)span_ns / 1e6, L, R};
+  double hi = (double)top / bytes.scale, step = nice_step(hi, 6);
+  hi = std::ceil(hi / step) * step;
+  LinScale sy{0, hi, B, T};
+  for (double v : tick_values(0, hi, step)) {
+    cv.line(L, sy(v), R, sy(v), v == 0 ? kGrey : kGrid);
+    cv.text(L - 8, sy(v) + 4, number(v), 11, kInk, 1);
+  }
+  for (double v : tick_values(0, (double)span_ns / 1e6, nice_step((double)span_ns / 1e6, 8))) {
+    cv.line(sx(v), B, sx(v), B + 4, kGrey);
+    cv.text(sx(v), B + 18, number(v), 11, kInk, 0.5);
+  }
+  cv.text((L + R) / 2, B + 42, x_label, 13, kInk, 0.5);
+  cv.text(L - 8, T - 12, bytes.unit, 12, kInk, 1);
+  return {sx, sy};
+}
+
 static Chart memory_timeline_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
   static constexpr std::array<const char*, 8> kNames = {"Parameter",  "Optimizer state", "Input",    "Temporary",
                                                         "Activation", "Gradient",        "Autograd", "Unknown"};
@@ -1063,34 +1099,20 @@ static Chart memory_timeline_chart(sqlite3* db, ChartFormat f, const std::string
   const double W = 1100, H = 540, L = 90, R = W - 30, T = 100, B = H - 60;
   const Rgb colors[] = {hex(0x66c5cc), hex(0xf6cf71), hex(0xf89c74), hex(0xdcb0f2),
                         hex(0x87c55f), hex(0x9eb9f3), hex(0xfe88b1), hex(0xb3b3b3)};
-  const double scale = top >= (int64_t{1} << 30) ? 1073741824.0 : top >= (1 << 20) ? 1048576.0 : 1024.0;
-  const char* unit = top >= (int64_t{1} << 30) ? "GiB" : top >= (1 << 20) ? "MiB" : "KiB";
+  const ByteUnit bytes = byte_unit(top);
   auto draw = [&](ChartFormat format) {
     Canvas cv(format, W, H);
     cv.text(24, 30, "Memory timeline", 17, kInk, 0, true);
     cv.text(24, 52, "bytes held per category (torch.profiler export_memory_timeline), stacked", 12, kGrey);
-    LinScale sx{0, (double)(t1 - t0) / 1e6, L, R};
-    double hi = (double)top / scale, step = nice_step(hi, 6);
-    hi = std::ceil(hi / step) * step;
-    LinScale sy{0, hi, B, T};
-    for (double v : tick_values(0, hi, step)) {
-      cv.line(L, sy(v), R, sy(v), v == 0 ? kGrey : kGrid);
-      cv.text(L - 8, sy(v) + 4, number(v), 11, kInk, 1);
-    }
-    double xstep = nice_step((double)(t1 - t0) / 1e6, 8);
-    for (double v : tick_values(0, (double)(t1 - t0) / 1e6, xstep)) {
-      cv.line(sx(v), B, sx(v), B + 4, kGrey);
-      cv.text(sx(v), B + 18, number(v), 11, kInk, 0.5);
-    }
-    cv.text((L + R) / 2, B + 42, "ms from the first time", 13, kInk, 0.5);
-    cv.text(L - 8, T - 12, unit, 12, kInk, 1);
+    auto [sx, sy] = memory_axes(cv, {L, R, T, B}, t1 - t0, top, bytes, "ms from the first time");
     // Each category a band between the stack below it and itself, as a step function of time.
     std::vector<double> below(times.size(), 0);
     std::vector<std::pair<std::string, Rgb>> keys;
     for (size_t c = 0; c < 8; ++c) {
       std::vector<double> above(times.size());
       bool any = false;
-      for (size_t i = 0; i < times.size(); ++i) above[i] = below[i] + (double)sizes[i][c] / scale, any |= sizes[i][c];
+      for (size_t i = 0; i < times.size(); ++i)
+        above[i] = below[i] + (double)sizes[i][c] / bytes.scale, any |= sizes[i][c];
       if (any) {
         std::vector<std::pair<double, double>> band;
         for (size_t i = 0; i < times.size(); ++i) {
@@ -1162,12 +1184,7 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
 
   const double W = 1100, H = 540, L = 90, R = W - 30, T = 100, B = H - 60;
   const Rgb colors[] = {hex(0x636efa), hex(0xef553b), hex(0x00cc96), hex(0xab63fa), hex(0xffa15a), hex(0x19d3f3)};
-  // Bytes in the largest unit that keeps the axis numbers >= 1.
-  const char* unit = top >= (int64_t{1} << 30) ? "GiB" : top >= (1 << 20) ? "MiB" : top >= (1 << 10) ? "KiB" : "B";
-  const double scale = top >= (int64_t{1} << 30) ? 1073741824.0
-                       : top >= (1 << 20)        ? 1048576.0
-                       : top >= (1 << 10)        ? 1024.0
-                                                 : 1.0;
+  const ByteUnit bytes = byte_unit(top);
   auto draw = [&](ChartFormat format) {
     Canvas cv(format, W, H);
     cv.text(24, 30, "Memory", 17, kInk, 0, true);
@@ -1176,21 +1193,7 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
                      "reserved (dashed) bytes after each [memory] event; ● the peak"
                    : "allocated (solid) and reserved (dashed) bytes after each [memory] event; ● the peak",
             12, kGrey);
-    LinScale sx{0, (double)(t1 - t0) / 1e6, L, R};
-    double hi = (double)top / scale, step = nice_step(hi, 6);
-    hi = std::ceil(hi / step) * step;
-    LinScale sy{0, hi, B, T};
-    for (double v : tick_values(0, hi, step)) {
-      cv.line(L, sy(v), R, sy(v), v == 0 ? kGrey : kGrid);
-      cv.text(L - 8, sy(v) + 4, number(v), 11, kInk, 1);
-    }
-    double xstep = nice_step((double)(t1 - t0) / 1e6, 8);
-    for (double v : tick_values(0, (double)(t1 - t0) / 1e6, xstep)) {
-      cv.line(sx(v), B, sx(v), B + 4, kGrey);
-      cv.text(sx(v), B + 18, number(v), 11, kInk, 0.5);
-    }
-    cv.text((L + R) / 2, B + 42, "ms from the first [memory] event", 13, kInk, 0.5);
-    cv.text(L - 8, T - 12, unit, 12, kInk, 1);
+    auto [sx, sy] = memory_axes(cv, {L, R, T, B}, t1 - t0, top, bytes, "ms from the first [memory] event");
     std::vector<std::pair<std::string, Rgb>> keys;
     size_t i = 0;
     for (auto& [d, v] : devices) {
@@ -1202,7 +1205,9 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
       for (int which = 0; which < (reserved ? 2 : 1); ++which) {
         std::vector<std::pair<double, double>> line;
         double col = -1, best = 0;
-        auto value = [&](const Sample& x) { return (double)(which ? x.reserved.value_or(0) : x.allocated) / scale; };
+        auto value = [&](const Sample& x) {
+          return (double)(which ? x.reserved.value_or(0) : x.allocated) / bytes.scale;
+        };
         for (size_t k = 0; k < v.size(); ++k) {
           double x = std::floor(sx((double)(v[k].ts - t0) / 1e6)), y = value(v[k]);
           if (x != col) {
@@ -1217,7 +1222,7 @@ Chart memory_chart(sqlite3* db, ChartFormat f, const std::string& schema) {
       }
       auto peak = std::max_element(v.begin(), v.end(),
                                    [](const Sample& a, const Sample& b) { return a.allocated < b.allocated; });
-      double px = sx((double)(peak->ts - t0) / 1e6), py = sy((double)peak->allocated / scale);
+      double px = sx((double)(peak->ts - t0) / 1e6), py = sy((double)peak->allocated / bytes.scale);
       cv.circle(px, py, 4, c, kMarkAlpha);
       const double b = (double)peak->allocated;
       const std::string text = fmt::format("{} peak {}", label(d),
