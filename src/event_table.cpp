@@ -17,6 +17,7 @@
 #include "src/json_scan.h"
 #include "src/kind.h"
 #include "src/output_file.h"
+#include "src/radix_sort.h"
 #include "src/sql_assets.h"
 #include "src/sql_names.h"
 #include "src/sqlite_util.h"
@@ -740,26 +741,6 @@ struct SortedIndex {
   int pos_bits = 0;
   std::vector<Key> keys;  // ascending
 };
-
-int bits_for(uint64_t range) { return range == 0 ? 0 : 64 - __builtin_clzll(range); }
-
-// A stable LSD radix sort of `v` on bits [low, high) of each key, 11 bits a pass.
-template <typename Key>
-void radix_sort(std::vector<Key>& v, int low, int high) {
-  constexpr int kDigit = 11;
-  std::vector<Key> tmp(v.size());
-  std::vector<size_t> count(size_t{1} << kDigit);
-  for (int at = low; at < high; at += kDigit) {
-    const int width = std::min(kDigit, high - at);
-    const Key mask = (Key(1) << width) - 1;
-    std::fill(count.begin(), count.end(), 0);
-    for (const Key& k : v) ++count[(size_t)((k >> at) & mask)];
-    size_t sum = 0;
-    for (size_t& c : count) sum += std::exchange(c, sum);
-    for (const Key& k : v) tmp[count[(size_t)((k >> at) & mask)]++] = k;
-    v.swap(tmp);
-  }
-}
 
 // The entries of index `ix` sorted, or nullopt when its packed keys would need more than Key's
 // bits (integer keys spanning most of the 64-bit range in two columns: SQLite builds it then).

@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "src/kind.h"
+#include "src/radix_sort.h"
 #include "src/serving_step.h"
 
 namespace tlsql {
@@ -62,6 +63,30 @@ struct PlaceHash {
 };
 
 }  // namespace
+
+void sort_by_id(std::vector<std::pair<Id32, int32_t>>& v) {
+  if (v.size() < 2) return;
+  // Rows are >= 0 and distinct, so (id, row) is a total order and the packed key
+  // (id - smallest id, row) sorts exactly as the pairs do. Built in row order (both callers
+  // collect rows ascending), a stable sort on the id bits alone is enough.
+  int64_t lo = v[0].first.v, hi = lo;
+  int32_t max_row = 0;
+  bool rows_ascending = true;
+  for (size_t k = 0; k < v.size(); ++k) {
+    lo = std::min<int64_t>(lo, v[k].first.v), hi = std::max<int64_t>(hi, v[k].first.v);
+    max_row = std::max(max_row, v[k].second);
+    if (k > 0 && v[k].second <= v[k - 1].second) rows_ascending = false;
+  }
+  const int row_bits = bits_for((uint64_t)max_row);  // <= 31; the id's range <= 32 bits
+  const int id_bits = bits_for((uint64_t)(hi - lo));
+  std::vector<uint64_t> keys;
+  keys.reserve(v.size());
+  for (const auto& [id, row] : v) keys.push_back(((uint64_t)(id.v - lo) << row_bits) | (uint64_t)row);
+  radix_sort(keys, rows_ascending ? row_bits : 0, row_bits + id_bits);
+  const uint64_t row_mask = (uint64_t{1} << row_bits) - 1;
+  for (size_t k = 0; k < v.size(); ++k)
+    v[k] = {Id32{(int32_t)((int64_t)(keys[k] >> row_bits) + lo)}, (int32_t)(keys[k] & row_mask)};
+}
 
 // Stages that touch disjoint events or fields run in pairs on the two cores: host nesting
 // writes host parents while GPU linking writes GPU parents, and so on.
@@ -266,7 +291,7 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i)
     if ((ev_[i].kind == Kind::runtime || ev_[i].kind == Kind::driver) && !ev_[i].correlation.null())
       by_corr.emplace_back(ev_[i].correlation, i);
-  std::sort(by_corr.begin(), by_corr.end());
+  sort_by_id(by_corr);
   std::vector<Id32> shared;  // correlations of more than one call, sorted
   for (size_t k = 1; k < by_corr.size(); ++k)
     if (by_corr[k].first == by_corr[k - 1].first) {
@@ -306,7 +331,7 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
   std::vector<std::pair<Id32, int32_t>> flows;  // (id, row), 's' and 'f' together
   for (int32_t i = 0; i < (int32_t)ev_.size(); ++i)
     if (launch_flow(ev_[i])) flows.emplace_back(ev_[i].flow_id, i);
-  std::sort(flows.begin(), flows.end());
+  sort_by_id(flows);
   std::vector<std::pair<int32_t, int32_t>> pairs;  // (s row, f row)
   std::vector<int32_t> lone_f;                     // 'f' ends without their 's'
   int64_t unmatched = 0, example = -1;

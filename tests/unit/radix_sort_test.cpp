@@ -1,0 +1,53 @@
+#include "src/radix_sort.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <climits>
+#include <random>
+
+#include "src/tree_builder.h"
+
+using namespace tlsql;
+
+TEST_CASE("radix_sort sorts packed keys as std::sort does") {
+  std::mt19937_64 rng(7);
+  for (int bits : {1, 11, 12, 23, 40, 64}) {
+    std::vector<uint64_t> v(5000);
+    for (uint64_t& k : v) k = bits == 64 ? rng() : rng() & ((uint64_t{1} << bits) - 1);
+    std::vector<uint64_t> want = v;
+    std::sort(want.begin(), want.end());
+    radix_sort(v, 0, bits);
+    CHECK(v == want);
+  }
+}
+
+// The reference is the comparison sort the tree builder used before: pairs by id, then row.
+TEST_CASE("sort_by_id orders (id, row) pairs as std::sort does") {
+  std::mt19937 rng(11);
+  const int32_t extremes[] = {INT32_MIN + 1, -1, 0, 1, INT32_MAX};
+  for (int round = 0; round < 40; ++round) {
+    const bool in_row_order = round % 2 == 0;  // the callers' case, and any order
+    const int n = round < 4 ? round : 1 + (int)(rng() % 3000);
+    std::vector<std::pair<Id32, int32_t>> v;
+    for (int i = 0; i < n; ++i) {
+      int32_t id;
+      switch (round % 4) {
+        case 0: id = (int32_t)(rng() % 50); break;                // many duplicates
+        case 1: id = extremes[rng() % 5]; break;                  // the full int32 range
+        case 2: id = (int32_t)(1000000 + rng() % 100000); break;  // offset, like correlations
+        default: id = (int32_t)rng(); break;                      // anything
+      }
+      v.push_back({Id32{id}, in_row_order ? i * 3 + (int32_t)(rng() % 3) : (int32_t)(rng() % INT32_MAX)});
+    }
+    if (!in_row_order) {  // rows must stay distinct, as event rows are
+      std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second < b.second; });
+      v.erase(std::unique(v.begin(), v.end(), [](auto& a, auto& b) { return a.second == b.second; }), v.end());
+      std::shuffle(v.begin(), v.end(), rng);
+    }
+    std::vector<std::pair<Id32, int32_t>> want = v;
+    std::sort(want.begin(), want.end());
+    sort_by_id(v);
+    CHECK(v == want);
+  }
+}
