@@ -51,3 +51,19 @@ TEST_CASE("sort_by_id orders (id, row) pairs as std::sort does") {
     CHECK(v == want);
   }
 }
+
+TEST_CASE("lower_bound_from answers as std::lower_bound does from any hint") {
+  std::mt19937 rng(5);
+  for (int round = 0; round < 30; ++round) {
+    const int n = round < 3 ? round : 1 + (int)(rng() % 500);
+    std::vector<std::pair<Id32, int32_t>> v;
+    for (int i = 0; i < n; ++i) v.push_back({Id32{(int32_t)(rng() % 200) - 100}, i});
+    std::sort(v.begin(), v.end());
+    for (int q = 0; q < 300; ++q) {
+      const Id32 id{(int32_t)(rng() % 240) - 120};
+      const size_t hint = rng() % (size_t)(n + 3);  // past the end too
+      const size_t want = (size_t)(std::lower_bound(v.begin(), v.end(), std::make_pair(id, INT32_MIN)) - v.begin());
+      REQUIRE(lower_bound_from(v, id, hint) == want);
+    }
+  }
+}
