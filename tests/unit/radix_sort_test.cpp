@@ -67,3 +67,23 @@ TEST_CASE("lower_bound_from answers as std::lower_bound does from any hint") {
     }
   }
 }
+
+TEST_CASE("sort_runs sorts as std::sort does, from a few runs to none") {
+  std::mt19937 rng(3);
+  for (int round = 0; round < 40; ++round) {
+    const int n = round < 3 ? round : 1 + (int)(rng() % 2000);
+    std::vector<std::pair<int64_t, int32_t>> v;  // (value, distinct row): a total order
+    for (int i = 0; i < n; ++i) v.push_back({(int64_t)(rng() % 100), i});
+    const int runs = round % 4 == 3 ? n : 1 + round % 5;  // shuffled whole, or cut into sorted runs
+    if (runs >= n) {
+      std::shuffle(v.begin(), v.end(), rng);
+    } else {
+      for (int r = 0; r < runs; ++r)
+        std::sort(v.begin() + (ptrdiff_t)(n * r / runs), v.begin() + (ptrdiff_t)(n * (r + 1) / runs));
+    }
+    std::vector<std::pair<int64_t, int32_t>> want = v;
+    std::sort(want.begin(), want.end());
+    sort_runs(v);
+    CHECK(v == want);
+  }
+}
