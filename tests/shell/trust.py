@@ -382,7 +382,7 @@ if pid == 0:
 screen = b""
 
 
-def pty_until(marker, timeout=30):
+def pty_until(marker, timeout=90):  # (generous: a loaded CI machine; it returns at the marker)
     global screen
     end = time.time() + timeout
     while marker not in screen and time.time() < end:
