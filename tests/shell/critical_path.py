@@ -3,9 +3,10 @@
 HTA's own result on its critical-path trace (path edges and breakdown), and hand-made CUDA and HIP
 traces with float-ns timestamps whose paths are worked out below from HTA's rules.
 usage: critical_path.py TLSQL SHARED_DIR WORK_DIR"""
-import collections, csv, glob, gzip, io, json, math, os, subprocess, sys
+import collections, csv, glob, gzip, io, json, os, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from hta_times import rounded_as_hta  # noqa: E402
 
 tlsql, shared, work = sys.argv[1:4]
 work = os.path.join(work, "critical_path")
@@ -160,29 +161,6 @@ copies = {"hta/call_stack/backward_thread.json": "hta_backward_thread.json",  # 
 # arg as GPU work, so inductor's triton launcher op (uid 3, args.stream = 0) leaves its host stack;
 # tlsql keeps it. Same length and breakdown; the path also passes through that op.
 departs = {"triton_example": {3}}
-
-
-def trace_events(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    return doc, doc["traceEvents"] if isinstance(doc, dict) else doc
-
-
-def rounded_as_hta(path, out):
-    """HTA's parser, when the times are floats: ts rounded up, ts + dur down, both whole us."""
-    doc, events = trace_events(path)
-    if not any(isinstance(e.get("ts"), float) for e in events):
-        return path
-    for e in events:
-        if isinstance(e.get("ts"), (int, float)):
-            end = e["ts"] + e["dur"] if isinstance(e.get("dur"), (int, float)) else None
-            e["ts"] = math.ceil(e["ts"])
-            if end is not None:
-                e["dur"] = math.floor(end) - e["ts"]
-    with open(out, "w") as f:
-        json.dump(doc, f)
-    return out
 
 
 for ref_file in sorted(glob.glob(os.path.join(data, "hta_critical_path", "*.json.gz"))):

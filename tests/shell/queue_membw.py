@@ -18,6 +18,7 @@ usage: queue_membw.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
 import bisect, csv, gzip, io, json, math, os, sqlite3, statistics, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from hta_times import rounded_as_hta  # noqa: E402
 
 tlsql, data, shared, work = sys.argv[1:5]
 work = os.path.join(work, "queue_membw")
@@ -273,27 +274,6 @@ for sql, want in (("SELECT ts, length FROM queue_length(0, 7)", [["10000", "1"],
 # --- HTA's numbers on shared traces ---------------------------------------------------------
 # HTA was run with its step filter off (tests/tools/hta_counters.py): the whole trace, @steps 'all'.
 ALL = {"steps": "'all'"}
-
-
-def rounded_as_hta(path, out):
-    """HTA's parser, when the times are floats: ts rounded up, ts + dur down, both whole µs (as in
-    tests/shell/critical_path.py). tlsql keeps the ns; on such traces HTA's numbers are those of a
-    copy rounded so, and the comparison runs on that copy."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    doc = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    events = doc["traceEvents"]
-    if not any(isinstance(e.get("ts"), float) for e in events):
-        return path
-    for e in events:
-        if isinstance(e.get("ts"), (int, float)):
-            end = e["ts"] + e["dur"] if isinstance(e.get("dur"), (int, float)) else None
-            e["ts"] = math.ceil(e["ts"])
-            if end is not None:
-                e["dur"] = math.floor(end) - e["ts"]
-    with open(out, "w") as f:
-        json.dump(doc, f)
-    return out
 
 
 ref_dir = os.path.join(data, "hta_counters")
