@@ -8,25 +8,10 @@ usage: replay_fork.py LIBTLSQL_SO DATA_DIR"""
 import json, os, sqlite3, subprocess, sys, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from replay_workers import workers_of  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
 ROUNDS = 200
-
-
-def workers_of(pid):
-    """The tlsql-replay processes whose parent is `pid` (zombies have exited)."""
-    out = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            stat = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
-            cmd = open(f"/proc/{p}/cmdline", "rb").read()
-        except OSError:
-            continue
-        if int(stat[1]) == pid and stat[0] != "Z" and b"tlsql-replay" in cmd:
-            out.append(int(p))
-    return out
 
 
 def scenario(lib, data):

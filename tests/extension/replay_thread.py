@@ -9,28 +9,13 @@ usage: replay_thread.py LIBTLSQL_SO DATA_DIR"""
 import concurrent.futures, json, os, sqlite3, sys, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from replay_workers import workers_of  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
 lib, data = sys.argv[1:3]
 expected = {o["uid"]: o["ir"] for o in json.load(open(os.path.join(here, "..", "replay", "expected_ir.json")))["ops"]
             if o["trace"] == "data:tracelens_h100_bert_small_uncased.json.gz"}
 addmm, add = 48, 19  # aten::addmm, aten::add
-
-
-def workers():
-    """The live tlsql-replay processes whose parent is this process."""
-    out = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            stat = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
-            cmd = open(f"/proc/{p}/cmdline", "rb").read()
-        except OSError:
-            continue
-        if int(stat[1]) == os.getpid() and stat[0] != "Z" and b"tlsql-replay" in cmd:
-            out.append(int(p))
-    return out
 
 
 # One connection used by one thread at a time (check_same_thread off, as a pool's user sets it).
@@ -50,17 +35,17 @@ def ir(uid):
 with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
     first = pool.submit(ir, addmm).result(timeout=300)
 check(first == expected[addmm], f"from a pool thread: aten::addmm's IR ({str(first)[:200]})")
-started = workers()
+started = workers_of(os.getpid())
 check(len(started) == 1, f"one worker started ({started})")
 time.sleep(1.0)  # past the worker's watch (4 times a second): a worker tied to the thread is gone
-check(workers() == started, f"the worker outlives the thread that started it ({workers()} vs {started})")
+check(workers_of(os.getpid()) == started, f"the worker outlives the thread that started it ({workers_of(os.getpid())} vs {started})")
 second = ir(add)
 check(second == expected[add], f"from the main thread afterwards: aten::add's IR, the same worker ({str(second)[:200]})")
 t = con.execute("SELECT replay(?, 'cpu', 1, 0)", (add,)).fetchone()[0]
-check(t is not None and t > 0 and workers() == started, f"replay() runs on it: {t} ns, workers {workers()}")
+check(t is not None and t > 0 and workers_of(os.getpid()) == started, f"replay() runs on it: {t} ns, workers {workers_of(os.getpid())}")
 # And from another short-lived thread again, then the main thread: still one worker.
 with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
     got = list(pool.map(ir, [addmm, add]))
-check(got == [expected[addmm], expected[add]] and workers() == started, "a second pool: same worker, right IRs")
+check(got == [expected[addmm], expected[add]] and workers_of(os.getpid()) == started, "a second pool: same worker, right IRs")
 con.close()
 finish()
