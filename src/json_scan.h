@@ -22,6 +22,12 @@ inline size_t skip_ws(const char* d, size_t n, size_t p) {
   return p;
 }
 
+// Where a JSON text's first token is in `head`: after a UTF-8 byte order mark and white space
+// (head.size() when there is none). What each JSON format's `claims` looks at.
+inline size_t text_start(std::string_view head) {
+  return skip_ws(head.data(), head.size(), head.starts_with("\xEF\xBB\xBF") ? 3 : 0);
+}
+
 // p at the opening quote; returns the index after the closing quote, or npos if the text ends.
 inline size_t skip_string(const char* d, size_t n, size_t p) {
   const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');

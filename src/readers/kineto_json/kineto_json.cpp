@@ -78,8 +78,7 @@ std::unique_ptr<ChunkParser> event_parser(const RowSink& sink, const std::string
 }
 
 bool claims(std::string_view head) {
-  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
-  size_t p = json_scan::skip_ws(head.data(), head.size(), 0);
+  const size_t p = json_scan::text_start(head);
   return p < head.size() && (head[p] == '{' || head[p] == '[');
 }
 

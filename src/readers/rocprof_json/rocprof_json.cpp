@@ -648,8 +648,7 @@ std::unique_ptr<TraceReader> open(InputSource& in, const std::string& path, size
 }  // namespace
 
 bool claims(std::string_view head) {
-  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
-  size_t p = json_scan::skip_ws(head.data(), head.size(), 0);
+  size_t p = json_scan::text_start(head);
   if (p >= head.size() || head[p] != '{') return false;
   p = json_scan::skip_ws(head.data(), head.size(), p + 1);
   return head.substr(p).starts_with("\"rocprofiler-sdk-tool\"");
