@@ -209,11 +209,13 @@ SELECT trace, iteration, phase, gpu FROM engine_step_launched((SELECT name FROM 
 -- HTA's TraceAnalysis drops the trace's last ProfilerStep (it may be cut short): CPU events from its
 -- start on, and the GPU work they launched, when the trace has two or more steps
 -- (include_last_profiler_step=False); otherwise nothing. last_step_start: that start, else NULL.
--- Steps are ProfilerStep#N annotations (cpu_op in 2021-era traces), as the loader's step column.
+-- Steps are ProfilerStep#N annotations (cpu_op in 2021-era traces), as the loader's step column,
+-- at any depth: with with_stack=True they open under the script's python frames (HTA, whose rows
+-- have no tree, reads them wherever they are).
 CREATE VIEW IF NOT EXISTS @schema.step_cut AS
   SELECT t.id AS trace, s.last_step_start
   FROM trace t LEFT JOIN (SELECT trace, CASE WHEN count(DISTINCT name) > 1 THEN max(ts) END AS last_step_start
-                          FROM event WHERE kind IN ('annotation', 'cpu_op') AND depth = 0 AND step IS NOT NULL
+                          FROM event WHERE kind IN ('annotation', 'cpu_op') AND step IS NOT NULL
                                        AND name GLOB 'ProfilerStep#[0-9]*'
                           GROUP BY trace) s ON s.trace = t.id;
 

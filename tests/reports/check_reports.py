@@ -4,7 +4,8 @@
   / 1e-4 % (TraceLens sums float microseconds, so its figures carry sub-ns noise);
 - temporal and idle vs HTA's temporal / idle breakdown of hta/trace_diff/control.json.gz: exact
   (HTA rows come out per stream in order of appearance; tlsql orders streams by number); launch
-  stats vs HTA's describe() of get_cuda_kernel_launch_stats for that trace, every cell;
+  stats vs HTA's describe() of get_cuda_kernel_launch_stats for that trace, every cell; temporal and
+  launch stats on the two H100 traces whose steps open under python frames (tests/data/hta_step_cut.json);
 - kernels vs TraceLens kernel_summary.csv (bert, Falconsai, Qwen): launches and µs per kernel name;
 - collectives on the 8 DLRM ranks: the first AllReduce against numbers read by hand from the JSON;
 - timeline on the vLLM TP4 trace: communication = NCCL and vLLM's custom all-reduce kernels
@@ -25,6 +26,14 @@ def report(trace, name, *params):
     r = subprocess.run(args + ["-c", f".report {name}"], capture_output=True, text=True, timeout=600)
     check(r.returncode == 0, f"{name} on {os.path.basename(trace)}: exit 0 {r.stderr.strip()}")
     return list(csv.reader(io.StringIO(r.stdout)))
+
+
+def describe(xs):
+    """pandas' describe(): sample std (n - 1), quartiles by linear interpolation."""
+    xs, n = sorted(xs), len(xs)
+    mean = sum(xs) / n
+    q = lambda p: xs[int((n - 1) * p)] + ((n - 1) * p % 1) * (xs[min(int((n - 1) * p) + 1, n - 1)] - xs[int((n - 1) * p)])
+    return [n, mean, (sum((x - mean) ** 2 for x in xs) / (n - 1)) ** 0.5, xs[0], q(0.25), q(0.5), q(0.75), xs[-1]]
 
 
 def tracelens(name):
@@ -83,12 +92,6 @@ if os.path.exists(control):
     rows = list(csv.reader(io.StringIO(r.stdout)))[1:]
     want = list(csv.reader(open(os.path.join(hta, "launch_stats_describe_trace_diff_control.csv"))))
 
-    def describe(xs):
-        xs, n = sorted(xs), len(xs)
-        mean = sum(xs) / n
-        q = lambda p: xs[int((n - 1) * p)] + ((n - 1) * p % 1) * (xs[min(int((n - 1) * p) + 1, n - 1)] - xs[int((n - 1) * p)])
-        return [n, mean, (sum((x - mean) ** 2 for x in xs) / (n - 1)) ** 0.5, xs[0], q(0.25), q(0.5), q(0.75), xs[-1]]
-
     cols = [describe([float(row[c]) for row in rows]) for c in range(4)]
     check(want[0][1:] == ["correlation", "cpu_duration", "gpu_duration", "launch_delay"] and
           [w[0] for w in want[1:]] == ["count", "mean", "std", "min", "25%", "50%", "75%", "max"], "launch: HTA's layout")
@@ -105,6 +108,30 @@ if os.path.exists(control):
     check(all(r[2] != "other" or float(r[3]) == 0 for r in got[1:]), "idle: a huge threshold leaves no 'other' time")
 else:
     print("skip HTA comparisons: ../shared absent")
+
+# The step cut where the ProfilerSteps open under python frames (with_stack=True traces, depth 2
+# here): HTA's temporal breakdown and launch stats, run as they are (they drop the last step), from
+# tests/data/hta_step_cut.json (tests/tools/hta_step_cut.py). A cut that missed the steps kept the
+# last step's launches (48, not HTA's 32, on hostA).
+hta_cut = json.load(open(os.path.join(data, "hta_step_cut.json")))
+for case, rel in [("h100_transformer_hostA", "h100_transformer_step_hostA.pt.trace.json"),
+                  ("h100_transformer_hostB", "h100_transformer_step_hostB.pt.trace.json")]:
+    trace = os.path.join(shared, "traces", rel)
+    if not os.path.exists(trace):
+        continue
+    want = hta_cut[case]
+    got = report(trace, "temporal")
+    row = dict(zip(got[0], got[1]))
+    check(all(abs(float(row[k]) - v) < 1e-9 for k, v in want["temporal"].items()),
+          f"temporal vs HTA on {case}: {row} vs {want['temporal']}")
+    r = subprocess.run([tlsql, trace, "--csv", "-c", "SELECT cpu_duration, gpu_duration, launch_delay FROM launch_stats "
+                        "WHERE hta_call AND complete"], capture_output=True, text=True, timeout=600)
+    rows = list(csv.reader(io.StringIO(r.stdout)))[1:]
+    keys = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
+    for c, col in enumerate(["cpu_duration", "gpu_duration", "launch_delay"]):
+        got_d = describe([float(x[c]) for x in rows]) if rows else [0] * 8
+        check(all(abs(g - want["launch_describe"][col][k]) <= 1e-9 * max(1, abs(g)) for g, k in zip(got_d, keys)),
+              f"launch stats vs HTA on {case}, {col}: {got_d} vs {want['launch_describe'][col]}")
 
 # collectives on the 8 DLRM ranks: the first AllReduce, read by hand from each rankN.pt.trace.json
 # (ts, dur in µs): 0 (...436304, 246) 1 (...436240, 307) 2 (...436347, 198) 3 (...436255, 291)
