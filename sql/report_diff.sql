@@ -14,7 +14,9 @@
 -- HTA's own table: @sort 'name', @top 'all', @normalize 0, @totals 0 (tests/cases/diff_hta_*).
 -- CPU = ops, annotations, python frames and runtime / driver calls; GPU = kernels, memcpys,
 -- memsets (HTA: events without / with a stream). A GPU event's step is its launch's. Events are
--- summed per raw name first, so the keys are computed once per name, not per event.
+-- summed per raw name first, so the keys are computed once per name, not per event, from
+-- name_totals (the events per trace, step, kind and name: a hash over a loaded trace's store where
+-- a GROUP BY over event sorted every event's name).
 WITH
 c_traces AS (SELECT id FROM main.trace
              WHERE @control_rank = 'all' OR rank = @control_rank
@@ -22,12 +24,12 @@ c_traces AS (SELECT id FROM main.trace
 t_traces AS (SELECT id FROM other.trace
              WHERE @test_rank = 'all' OR rank = @test_rank
                 OR (@test_rank IS NULL AND id = (SELECT id FROM other.trace ORDER BY rank, id LIMIT 1))),
-c_first AS (SELECT min(step) AS s FROM main.event WHERE step IS NOT NULL AND trace IN c_traces),
-t_first AS (SELECT min(step) AS s FROM other.event WHERE step IS NOT NULL AND trace IN t_traces),
+c_first AS (SELECT min(step) AS s FROM name_totals('main') WHERE step IS NOT NULL AND trace IN c_traces),
+t_first AS (SELECT min(step) AS s FROM name_totals('other') WHERE step IS NOT NULL AND trace IN t_traces),
 kinds(kind, side) AS (VALUES ('cpu_op', 'CPU'), ('annotation', 'CPU'), ('python', 'CPU'), ('runtime', 'CPU'),
                               ('driver', 'CPU'), ('kernel', 'GPU'), ('memcpy', 'GPU'), ('memset', 'GPU')),
-c_names AS (SELECT e.name AS raw, k.side, count(*) AS n, sum(e.dur) AS dur
-         FROM main.event e JOIN kinds k ON k.kind = e.kind
+c_names AS (SELECT e.name AS raw, k.side, sum(e.events) AS n, sum(e.dur) AS dur
+         FROM name_totals('main') e JOIN kinds k ON k.kind = e.kind
          WHERE e.trace IN c_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
            AND (@control_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@control_step, (SELECT s FROM c_first))
                 OR (@control_step IS NULL OR @control_step = 'all') AND (SELECT s FROM c_first) IS NULL)
@@ -35,8 +37,8 @@ c_names AS (SELECT e.name AS raw, k.side, count(*) AS n, sum(e.dur) AS dur
 c_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(iif(@normalize = 0, raw, normalize_name(raw)))
                      ELSE iif(@normalize = 0, raw, normalize_name(raw)) END AS key, raw, n, dur, side
          FROM c_names),
-t_names AS (SELECT e.name AS raw, k.side, count(*) AS n, sum(e.dur) AS dur
-         FROM other.event e JOIN kinds k ON k.kind = e.kind
+t_names AS (SELECT e.name AS raw, k.side, sum(e.events) AS n, sum(e.dur) AS dur
+         FROM name_totals('other') e JOIN kinds k ON k.kind = e.kind
          WHERE e.trace IN t_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
            AND (@test_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@test_step, (SELECT s FROM t_first))
                 OR (@test_step IS NULL OR @test_step = 'all') AND (SELECT s FROM t_first) IS NULL)
