@@ -32,6 +32,13 @@ SELECT CASE
   -- choosing other steps would not help.
   WHEN @report = 'launch' AND NOT EXISTS (SELECT 1 FROM launch_link)
     THEN 'no GPU work linked to a launch call in this trace: no runtime call carries a GPU event''s correlation id'
+  -- Links, but none through a call HTA's launch stats count (a trace whose launches are all graph
+  -- launches): the steps are not the reason.
+  WHEN @report = 'launch' AND coalesce(@launches, 'hta') <> 'all' AND NOT EXISTS (SELECT 1 FROM launch_stats WHERE hta_call)
+    THEN 'no GPU work launched by a call HTA''s launch stats count (cudaLaunchKernel[ExC], cudaMemcpyAsync, '
+         || 'cudaMemsetAsync and their HIP twins; here: '
+         || (SELECT group_concat(launch_call, ', ') FROM (SELECT DISTINCT launch_call FROM launch_stats ORDER BY 1 LIMIT 3))
+         || '): set @launches ''all'''
   WHEN @report IN ('temporal', 'idle', 'launch') AND coalesce(@steps, 'complete') <> 'all'
     THEN 'no GPU work in the chosen ProfilerSteps: set @steps ''all'''
   WHEN @report = 'kernels' AND coalesce(@steps, 'all') <> 'all'

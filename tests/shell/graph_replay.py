@@ -70,6 +70,19 @@ check([(r["name"], r["position"], r["launch"]) for r in rows] ==
 check("47.4%" in query(hand, "SELECT detail FROM health WHERE \"check\" = 'graph_replay_unattributed'")[0]["detail"],
       "hand-made: 9 of 19 µs = 47.4% of the GPU events' time")
 
+# Only graph launches: the launch report (HTA's calls) is empty, and says that the calls, not the
+# steps (this trace has none), are why.
+only_graphs = os.path.join(work, "only_graphs.json")
+with open(only_graphs, "w") as f:
+    json.dump({"traceEvents": [e for e in ev if e.get("name") not in ("cudaLaunchKernel", "gemm")]}, f)
+r = subprocess.run([tlsql, "-q", only_graphs, "--report", "launch"], capture_output=True, text=True, timeout=120)
+check(r.returncode == 0 and "launch: no rows: no GPU work launched by a call HTA's launch stats count" in r.stderr
+      and "here: cudaGraphLaunch): set @launches 'all'" in r.stderr, f"only graph launches: launch says why ({r.stderr})")
+r = subprocess.run([tlsql, "-q", only_graphs, "--csv", "-c", ".parameter set @launches 'all'", "--report", "launch"],
+                   capture_output=True, text=True, timeout=120)
+check(r.returncode == 0 and list(csv.DictReader(io.StringIO(r.stdout)))[0]["launches"] == "3",
+      f"only graph launches, @launches 'all': the 3 replayed kernels ({r.stdout.strip()})")
+
 for name in ("h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz", "tracelens/mi300/vllm_decode_graph_execution.json.gz",
              "t4_train_fp32.pt.trace.json"):
     path = os.path.join(shared, "traces", name)
