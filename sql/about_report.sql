@@ -102,34 +102,40 @@ SELECT CASE @report
 END;
 -- timeline, overlap, collectives: communication is what the kernel rules name or an op or
 -- annotation saying so launched (gpu_class). Kernels that neither classes, on a stream beside the
--- trace's busiest one, holding >= 10% of the trace's kernel time, on a stream with no
--- communication kernel, may be a library no rule knows: name the largest and the rule to add.
+-- busiest one of their trace and device (a stream is one device's: another GPU's streams are not
+-- beside it), holding >= 10% of the trace's kernel time, on a stream with no communication kernel,
+-- may be a library no rule knows: name the largest and the rule to add.
 SELECT CASE WHEN @report IN ('timeline', 'timeline_ranks', 'overlap', 'overlap_groups', 'collectives') THEN (
-    WITH k AS MATERIALIZED (SELECT trace, coalesce(stream, -1) AS stream, uid, name, dur FROM kernel WHERE dur > 0),
+    WITH k AS MATERIALIZED (SELECT trace, coalesce(device, -1) AS device, coalesce(stream, -1) AS stream, uid, name, dur
+                            FROM kernel WHERE dur > 0),
     total AS (SELECT trace, total(dur) AS ns FROM k GROUP BY trace),
-    busiest AS (SELECT trace, stream FROM (SELECT trace, stream, row_number() OVER (PARTITION BY trace
-                                                                                 ORDER BY total(dur) DESC) AS r
-                                          FROM k GROUP BY trace, stream) WHERE r = 1),
+    busiest AS (SELECT trace, device, stream
+                FROM (SELECT trace, device, stream,
+                             row_number() OVER (PARTITION BY trace, device ORDER BY total(dur) DESC) AS r
+                      FROM k GROUP BY trace, device, stream) WHERE r = 1),
     -- The streams with a communication kernel, once: a NOT EXISTS per kernel read every kernel of
     -- its stream again (3 minutes on 44 k kernels of one stream).
-    comm_streams AS MATERIALIZED (SELECT DISTINCT trace, stream FROM k WHERE gpu_class(uid) = 'communication'),
-    side AS (SELECT k.trace, k.stream, k.name, total(k.dur) AS ns, b.stream AS main_stream
-             FROM k JOIN busiest b ON b.trace = k.trace AND k.stream <> b.stream
+    comm_streams AS MATERIALIZED (SELECT DISTINCT trace, device, stream FROM k WHERE gpu_class(uid) = 'communication'),
+    side AS (SELECT k.trace, k.device, k.stream, k.name, total(k.dur) AS ns, b.stream AS main_stream
+             FROM k JOIN busiest b ON b.trace = k.trace AND b.device = k.device AND k.stream <> b.stream
              WHERE kernel_rule_of(k.name) IS NULL AND gpu_class(k.uid) = 'compute'
-               AND (k.trace, k.stream) NOT IN (SELECT trace, stream FROM comm_streams)
-             GROUP BY k.trace, k.stream, k.name),
-    streams AS (SELECT trace, stream, main_stream, total(ns) AS ns FROM side GROUP BY trace, stream),
-    worst AS (SELECT s.trace, s.stream, s.main_stream, s.ns, t.ns AS trace_ns,
-                     (SELECT name FROM side WHERE side.trace = s.trace AND side.stream = s.stream
+               AND (k.trace, k.device, k.stream) NOT IN (SELECT trace, device, stream FROM comm_streams)
+             GROUP BY k.trace, k.device, k.stream, k.name),
+    streams AS (SELECT trace, device, stream, main_stream, total(ns) AS ns FROM side GROUP BY trace, device, stream),
+    worst AS (SELECT s.trace, s.device, s.stream, s.main_stream, s.ns, t.ns AS trace_ns,
+                     (SELECT name FROM side WHERE side.trace = s.trace AND side.device = s.device
+                                              AND side.stream = s.stream
                       ORDER BY ns DESC LIMIT 1) AS name
               FROM streams s JOIN total t ON t.trace = s.trace
               WHERE s.ns >= 0.1 * t.ns ORDER BY s.ns DESC LIMIT 1)
-    SELECT printf('%.3f ms of kernels (%.0f%% of trace %d''s kernel time) ran on stream %d beside stream %d, '
+    SELECT printf('%.3f ms of kernels (%.0f%% of trace %d''s kernel time) ran on stream %d beside stream %d%s, '
                   || 'counted as computation: no kernel_rule names them and no op or annotation saying '
                   || 'communication launched them (the largest: %s). If they communicate: '
                   || 'INSERT INTO kernel_rule(pattern, class) VALUES (''*%s*'', ''communication'')',
-                  ns / 1e6, 100.0 * ns / trace_ns, trace, stream, main_stream, short_name(name),
-                  lower(short_name(name)))
+                  ns / 1e6, 100.0 * ns / trace_ns, trace, stream, main_stream,
+                  iif(device >= 0 AND (SELECT count(DISTINCT device) FROM k WHERE k.trace = worst.trace) > 1,
+                      printf(' of GPU %d', device), ''),
+                  short_name(name), lower(short_name(name)))
     FROM worst)
 END;
 -- diff: pairs events by name. When most names of the side it compares (GPU work, unless @device

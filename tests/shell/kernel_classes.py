@@ -108,6 +108,29 @@ check("ran on stream 30 beside stream 7" in r.stderr and "otherlib::mystery_kern
 r2 = run("ep_step.json", "--report", "timeline")
 check("ran on stream 30" in r2.stderr, f"timeline says it too ({r2.stderr.strip()[:200]})")
 
+# Two GPUs in one trace: a stream is one device's, so "beside" means beside the busiest stream of
+# the same GPU. GPU 0: stream 7, 500 us of gemm; GPU 1: stream 9, 300 us of a fused kernel no rule
+# names, and stream 12, 200 us of an unknown library's kernel = 200 / 1000 = 20% of the kernel
+# time: named, on GPU 1, beside GPU 1's stream 9. Without stream 12, GPU 1's stream 9 (30%) is its
+# GPU's busiest stream, not a side stream of GPU 0's stream 7: no note.
+def two_gpus(name, side):
+    ev = []
+    for i, (dev, stream, kname, ts, dur) in enumerate([(0, 7, GEMM, 0, 500), (1, 9, FUSED, 0, 300)] + side):
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": i * 5,
+                   "dur": 2, "args": {"correlation": 500 + i}})
+        ev.append({"ph": "X", "cat": "kernel", "name": kname, "pid": dev, "tid": stream, "ts": 10 + ts, "dur": dur,
+                   "args": {"correlation": 500 + i, "device": dev, "stream": stream}})
+    json.dump({"traceEvents": ev}, open(name, "w"))
+    return run(name, "--report", "timeline")
+
+
+r = two_gpus("two_gpus_side.json", [(1, 12, "void otherlib::mystery_kernel(int*)", 0, 200)])
+check("ran on stream 12 beside stream 9 of GPU 1" in r.stderr and "(20% of trace 0's kernel time)" in r.stderr,
+      f"two GPUs: the side stream is named beside its own GPU's busiest stream ({r.stderr.strip()[:300]})")
+r = two_gpus("two_gpus.json", [])
+check(r.returncode == 0 and "beside stream" not in r.stderr,
+      f"two GPUs, one stream each: no side stream ({r.stderr.strip()[:300]})")
+
 # The user's rules: INSERT, and a --rules file that travels in the saved database. A rule beats
 # what launched the kernel; its subclass names the collective.
 with open("rules.sql", "w") as f:
