@@ -11,7 +11,7 @@
 
 #include "src/json_check.h"
 #include "src/json_scan.h"
-#include "src/readers/kineto_json/kineto_json.h"
+#include "src/readers/event_records.h"
 #include "src/readers/kineto_text.h"
 
 namespace tlsql::rocprof_json {
@@ -157,7 +157,7 @@ class Reader : public TraceReader {
     out_->flush();
   }
 
-  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return kineto_json::event_parser(sink, path_); }
+  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return event_records::parser(sink, path_); }
 
   void finish(LoadedTrace& trace, Health& health) override {
     trace.metadata = std::move(metadata_);
@@ -465,10 +465,10 @@ class Reader : public TraceReader {
   void begin(element r, std::string_view cat, std::string_view name) {
     out_->begin("X", cat, name);
     int64_t start = int_of(r, "start_timestamp"), end = int_of(r, "end_timestamp");
-    if (start != kNull) out_->time("ts", start);
+    if (start != kNull) out_->ts(start);
     int64_t dur;
     if (start != kNull && end != kNull && !__builtin_sub_overflow(end, start, &dur)) {
-      out_->time("dur", dur);
+      out_->dur(dur);
       if (dur == 0)
         health_->add("rocprof_zero_duration", (int64_t)out_->rows(),
                      "records whose end_timestamp equals their start_timestamp: kept as zero-length events");
@@ -488,8 +488,8 @@ class Reader : public TraceReader {
     if (int64_t ext = int_of(c, "external", 0); ext != 0) int_arg("external correlation", ext);
   }
   void thread(element r) {
-    out_->field("pid", pid_);
-    if (int64_t t = int_of(r, "thread_id"); t != kNull) out_->field("tid", t);
+    out_->pid(pid_);
+    if (int64_t t = int_of(r, "thread_id"); t != kNull) out_->tid(t);
   }
   // The device of a GPU agent; kNull (and counted) for a handle no agent has.
   int64_t device_of(int64_t handle, bool count) {
@@ -533,8 +533,8 @@ class Reader : public TraceReader {
     begin(r, "kernel", name);
     // Kineto's GPU rows: pid the device, tid the stream (here the HSA queue the kernel ran on).
     int64_t pid = device != kNull ? device : agent;
-    if (pid != kNull) out_->field("pid", pid);
-    if (queue != kNull) out_->field("tid", queue);
+    if (pid != kNull) out_->pid(pid);
+    if (queue != kNull) out_->tid(queue);
     out_->open_args();
     int_arg("device", device);
     int_arg("stream", queue);
@@ -608,8 +608,8 @@ class Reader : public TraceReader {
     if (!agents_.count(dst) && !agents_.count(src)) device_of(dst, true);
     int64_t stream = handle_of(r, "stream_id");
     begin(r, "gpu_memcpy", name);
-    if (device != kNull) out_->field("pid", device);
-    if (stream != kNull) out_->field("tid", stream);
+    if (device != kNull) out_->pid(device);
+    if (stream != kNull) out_->tid(stream);
     out_->open_args();
     int_arg("device", device);
     int_arg("stream", stream);
@@ -638,7 +638,7 @@ class Reader : public TraceReader {
   std::vector<std::vector<std::string>> operations_;  // strings.buffer_records[kind].operations
   std::unordered_map<int64_t, std::string> markers_;
   std::string meta_, devices_, skipped_, metadata_;
-  std::optional<kineto_text::ChunkWriter> out_;  // the events, as Kineto text, in chunks
+  std::optional<event_records::Writer> out_;  // the events, as records, in chunks
 };
 
 std::unique_ptr<TraceReader> open(InputSource& in, const std::string& path, size_t chunk_bytes) {
