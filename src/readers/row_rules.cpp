@@ -14,9 +14,13 @@ bool at_null_marker(Health& health, size_t idx) {
   return false;
 }
 
+void bad_time(Health& health, size_t idx) {
+  health.add("bad_time", (int64_t)idx, "ts or dur is not a number of microseconds within range; stored as NULL");
+}
+
 void set_time(int64_t ns, int64_t& field, Health& health, size_t idx) {
   if (ns == kNull)
-    at_null_marker(health, idx);
+    bad_time(health, idx);
   else
     field = ns;
 }

@@ -20,7 +20,11 @@ namespace tlsql::row_rules {
 // cannot be kept. Counts it; returns false (the field stays NULL).
 bool at_null_marker(Health& health, size_t idx);
 
-// A time in ns (ts, dur) into `field`; kNull counted as above.
+// A ts or dur that is no number of µs within range: counted, the field stays NULL.
+void bad_time(Health& health, size_t idx);
+
+// A time in ns (ts, dur) into `field`. Times are within +-(2^63 - 1) ns (decimal.h's micros_to_ns
+// refuses the µs text of -2^63 ns): -2^63 is counted as a time out of range (bad_time), NULL.
 void set_time(int64_t ns, int64_t& field, Health& health, size_t idx);
 
 // An integer id (pid, tid, correlation, ...) into `field` (event_store.h: Id32); kNull counted.

@@ -194,8 +194,7 @@ class Reader {
         return true;
       }
     }
-    if (tok != "null")
-      h_.add("bad_time", idx, "ts or dur is not a number of microseconds within range; stored as NULL");
+    if (tok != "null") row_rules::bad_time(h_, idx);
     return false;
   }
 
