@@ -35,23 +35,26 @@ Writer::Writer(const std::function<bool(Chunk&&)>& emit, const std::function<Tex
     : emit_(emit), spare_(spare), chunk_bytes_(chunk_bytes) {}
 
 // Strings the Kineto parser would repair (json_check.h): invalid UTF-8 and NUL (written \u0000).
-void Writer::check(std::string_view s) {
-  if (!(head_.present & kAsText) &&
-      (std::memchr(s.data(), 0, s.size()) || !simdjson::validate_utf8(s.data(), s.size())))
-    head_.present |= kAsText;
+bool Writer::clean(std::string_view s) {
+  return !std::memchr(s.data(), 0, s.size()) && simdjson::validate_utf8(s.data(), s.size());
 }
 
-void Writer::begin(std::string_view ph, std::string_view cat, std::string_view name) {
+void Writer::check(std::string_view s) {
+  if (!(head_.present & kAsText) && !clean(s)) head_.present |= kAsText;
+}
+
+void Writer::begin(std::string_view ph, std::string_view cat, std::string_view name, uint32_t name_key) {
   at_ = body_.size();
   head_ = Head();
   head_.ph = ph.empty() ? 0 : ph[0];
   if (ph.size() != 1) head_.present |= kAsText;  // (the Kineto parser counts it)
   head_.cat_len = (uint32_t)cat.size(), head_.name_len = (uint32_t)name.size();
+  head_.name_key = name_key;
   body_.resize(at_ + sizeof(Head));
   body_ += cat;
   body_ += name;
   check(cat);
-  check(name);
+  if (!name_key) check(name);
   args_at_ = body_.size();
 }
 
@@ -89,10 +92,10 @@ void Writer::text_arg(std::string_view k, std::string_view v) {
   if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;  // a column from a string: its rules
 }
 
-void Writer::json_arg(std::string_view k, std::string_view json) {
+void Writer::json_arg(std::string_view k, std::string_view json, bool is_clean) {
   key(k);
   body_ += json;
-  check(json);
+  if (!is_clean) check(json);
   if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;
 }
 
@@ -140,7 +143,14 @@ class Parser : public ChunkParser {
       EventRec& ev = *new (sink_.rows.slot(idx)) EventRec();
       ev.ph = h.ph;
       ev.cat = sink_.strings.intern(cat);
-      ev.name = sink_.strings.intern(name);
+      if (h.name_key) {
+        if (h.name_key >= name_ids_.size()) name_ids_.resize(h.name_key + 1, StringPool::kNone);
+        uint32_t& id = name_ids_[h.name_key];
+        if (id == StringPool::kNone) id = sink_.strings.intern(name);
+        ev.name = id;
+      } else {
+        ev.name = sink_.strings.intern(name);
+      }
       if (h.present & kTs) row_rules::set_time(h.ts, ev.ts, health, idx);
       if (h.present & kDur) row_rules::set_time(h.dur, ev.dur, health, idx);
       if (h.present & kPid) row_rules::set_id(h.pid, ev.pid, sink_.ids, health, idx);
@@ -186,6 +196,7 @@ class Parser : public ChunkParser {
   RowSink sink_;
   std::string path_;
   std::vector<int8_t> kind_of_cat_;  // category string id -> Kind (row_rules::kind_for)
+  std::vector<uint32_t> name_ids_;   // Head::name_key -> the name's string id
   std::string scratch_, text_;
   std::unique_ptr<ChunkParser> kineto_;  // for records parsed as text
 };

@@ -29,7 +29,8 @@ struct Head {
   int64_t ts = 0, dur = 0, pid = 0, tid = 0;
   int64_t arg[kArgKeys] = {};  // by ArgKey - 1
   uint32_t cat_len = 0, name_len = 0, args_len = 0;
-  uint16_t present = 0;  // event_records.cpp's Present bits: which fields were written
+  uint32_t name_key = 0;  // Writer::begin's: the parser interns a name once per key
+  uint16_t present = 0;   // event_records.cpp's Present bits: which fields were written
   char ph = 0;
 };
 
@@ -42,8 +43,13 @@ class Writer {
 
   size_t rows() const { return rows_; }  // rows written so far: the next row's index in the trace
 
-  // `ph`: the phase, one character ("X", "i").
-  void begin(std::string_view ph, std::string_view cat, std::string_view name);
+  // `ph`: the phase, one character ("X", "i"). `name_key` > 0 names the name for the parser, which
+  // then interns it once per key rather than once per row (a kernel name runs to KBs): the same
+  // key must always come with the same name, and one that is clean().
+  void begin(std::string_view ph, std::string_view cat, std::string_view name, uint32_t name_key = 0);
+  // Whether `s` is text the Kineto parser keeps as it is (no invalid UTF-8, no NUL): a string
+  // that is not makes its record parsed as Kineto text (see above).
+  static bool clean(std::string_view s);
   void ts(int64_t ns);
   void dur(int64_t ns);
   void pid(int64_t v);
@@ -53,8 +59,9 @@ class Writer {
   void key(std::string_view k);
   void arg(std::string_view k, int64_t v);
   void text_arg(std::string_view k, std::string_view v);
-  // `json` must be one valid JSON value (the caller checked it).
-  void json_arg(std::string_view k, std::string_view json);
+  // `json` must be one valid JSON value (the caller checked it); `is_clean`: clean(json) is known
+  // true (a string escaped once for many rows).
+  void json_arg(std::string_view k, std::string_view json, bool is_clean = false);
   std::string& raw() { return body_; }
   // Closes the event (and its args object when `args`).
   void end(bool args = true);

@@ -49,6 +49,12 @@ struct Agent {
 // A kernel_symbols entry's names (the rest of the entry is not read).
 struct Symbol {
   std::string formatted, truncated, mangled;
+  // Made once per symbol, not per dispatch (44k dispatches of ~300 kernels in the sample): the
+  // truncated and mangled names as JSON strings, the key the parser interns the name by, and
+  // whether the three are clean (event_records::Writer::clean; else each row checks them).
+  std::string truncated_json, mangled_json;
+  uint32_t key = 0;
+  bool clean = false;
 };
 
 // The input's text read forward through its window (or, for a member held back, a copy in memory),
@@ -413,6 +419,12 @@ class Reader : public TraceReader {
     s.formatted = text_of(k, "formatted_kernel_name");
     s.truncated = text_of(k, "truncated_kernel_name");
     s.mangled = text_of(k, "kernel_name");
+    s.truncated_json.clear(), s.mangled_json.clear();
+    if (!s.truncated.empty()) escape(s.truncated_json, s.truncated);
+    if (!s.mangled.empty()) escape(s.mangled_json, s.mangled);
+    s.key = ++symbol_keys_;
+    using W = event_records::Writer;
+    s.clean = W::clean(s.formatted) && W::clean(s.truncated) && W::clean(s.mangled);
   }
   void strings(element strings) {
     array list;
@@ -462,8 +474,8 @@ class Reader : public TraceReader {
   }
 
   // The fields every record shares: phase, category, name, times (kineto_text's writer).
-  void begin(element r, std::string_view cat, std::string_view name) {
-    out_->begin("X", cat, name);
+  void begin(element r, std::string_view cat, std::string_view name, uint32_t name_key = 0) {
+    out_->begin("X", cat, name, name_key);
     int64_t start = int_of(r, "start_timestamp"), end = int_of(r, "end_timestamp");
     if (start != kNull) out_->ts(start);
     int64_t dur;
@@ -511,7 +523,9 @@ class Reader : public TraceReader {
     const bool has_info = !r["dispatch_info"].get(info) && info.is_object();
     int64_t kid = has_info ? int_of(info, "kernel_id") : kNull;
     std::string_view name, truncated, mangled;
+    const Symbol* sym = nullptr;
     if (auto it = symbols_.find(kid); it != symbols_.end()) {
+      sym = &it->second;
       // formatted_kernel_name: demangled, without the " [clone .kd]" of demangled_kernel_name (the
       // form Kineto's ROCm traces name kernels by, so a diff across the two matches names);
       // truncated_kernel_name drops template arguments (TraceLens's key) and is kept in args.
@@ -530,7 +544,7 @@ class Reader : public TraceReader {
     int64_t agent = has_info ? handle_of(info, "agent_id") : kNull;
     int64_t device = device_of(agent, true);
     int64_t queue = has_info ? handle_of(info, "queue_id") : kNull;
-    begin(r, "kernel", name);
+    begin(r, "kernel", name, sym && sym->clean && unknown.empty() ? sym->key : 0);
     // Kineto's GPU rows: pid the device, tid the stream (here the HSA queue the kernel ran on).
     int64_t pid = device != kNull ? device : agent;
     if (pid != kNull) out_->pid(pid);
@@ -544,8 +558,14 @@ class Reader : public TraceReader {
         element d;
         if (info[field].get(d)) return;
         out_->key(as);
-        fmt::format_to(std::back_inserter(out_->raw()), "[{},{},{}]", int_of(d, "x", 1), int_of(d, "y", 1),
-                       int_of(d, "z", 1));
+        std::string& raw = out_->raw();
+        raw += '[';
+        kineto_text::integer(raw, int_of(d, "x", 1));
+        raw += ',';
+        kineto_text::integer(raw, int_of(d, "y", 1));
+        raw += ',';
+        kineto_text::integer(raw, int_of(d, "z", 1));
+        raw += ']';
       };
       // grid_size counts work-items, as HIP's and Kineto's ROCm "grid" do; workgroup_size is the block.
       dim3("grid_size", "grid");
@@ -558,8 +578,13 @@ class Reader : public TraceReader {
     int_arg("queue", queue);
     int_arg("hip stream", handle_of(r, "stream_id"));
     int_arg("agent", agent);
-    text_arg("truncated name", truncated);
-    text_arg("mangled name", mangled);
+    if (sym && sym->clean) {
+      if (!truncated.empty()) out_->json_arg("truncated name", sym->truncated_json, true);
+      if (!mangled.empty()) out_->json_arg("mangled name", sym->mangled_json, true);
+    } else {
+      text_arg("truncated name", truncated);
+      text_arg("mangled name", mangled);
+    }
     int_arg("thread", int_of(r, "thread_id"));
     out_->end();
   }
@@ -633,6 +658,7 @@ class Reader : public TraceReader {
   int tables_seen_ = 0;  // 1 agents, 2 kernel_symbols, 4 strings
   bool records_seen_ = false;
   int64_t pid_ = 0, gpus_ = 0;
+  uint32_t symbol_keys_ = 0;  // Symbol::key's last
   std::unordered_map<int64_t, Agent> agents_;
   std::unordered_map<int64_t, Symbol> symbols_;
   std::vector<std::vector<std::string>> operations_;  // strings.buffer_records[kind].operations
