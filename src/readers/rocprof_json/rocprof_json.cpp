@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <array>
 #include <cstring>
 #include <iterator>
 #include <optional>
@@ -187,37 +188,55 @@ class Reader : public TraceReader {
                     path_));
   }
 
-  // Past the string that starts at p (a '"').
+  // Past the string that starts at p (a '"'). A byte loop, not memchr: the strings of records are
+  // short keys ("start_timestamp"), where a call per string cost more than the search.
   size_t end_of_string(Text& t, size_t p) {
     size_t q = p + 1;
     for (;;) {
       for (size_t lim = t.limit(); q < lim;) {
         const char* w = t.ptr(q);
-        const char* quote = (const char*)std::memchr(w, '"', lim - q);
-        const char* bs = (const char*)std::memchr(w, '\\', quote ? quote - w : lim - q);
-        if (!bs) {
-          if (quote) return q + (quote - w) + 1;
+        size_t n = lim - q, i = 0;
+        while (i < n && w[i] != '"' && w[i] != '\\') ++i;
+        if (i == n) {
           q = lim;
+        } else if (w[i] == '"') {
+          return q + i + 1;
         } else {
-          q += (bs - w) + 2;  // past the escaped byte
+          q += i + 2;  // past the escaped byte
         }
       }
       if (!t.more(q)) fail(t, q, "expected the '\"' that ends a string");
     }
   }
   // Past the value that starts at p (its first byte): strings and brackets matched, nothing else
-  // checked (check_json does that on what is parsed).
+  // checked (check_json does that on what is parsed). Inside brackets only quotes and brackets
+  // matter: the bytes between them are skipped by a table, through a pointer into the window.
   size_t end_of_value(Text& t, size_t p) {
+    static constexpr auto kBracketOrQuote = [] {
+      std::array<bool, 256> a{};
+      for (unsigned char c : {'"', '{', '}', '[', ']'}) a[c] = true;
+      return a;
+    }();
     size_t q = p, depth = 0;
     for (;;) {
-      for (size_t lim = t.limit(); q < lim; ++q) {
-        char c = *t.ptr(q);
+      for (size_t lim = t.limit(); q < lim;) {
+        const char* w = t.ptr(q);
+        size_t n = lim - q, i = 0;
+        if (depth > 0)
+          while (i < n && !kBracketOrQuote[(unsigned char)w[i]]) ++i;
+        if (i == n) {
+          q = lim;
+          break;
+        }
+        q += i;
+        char c = w[i];
         if (c == '"') {
           q = end_of_string(t, q);
           if (depth == 0) return q;
           lim = t.limit();
-          --q;
-        } else if (c == '{' || c == '[') {
+          continue;
+        }
+        if (c == '{' || c == '[') {
           ++depth;
         } else if (c == '}' || c == ']') {
           if (depth == 0) return q;
@@ -225,6 +244,7 @@ class Reader : public TraceReader {
         } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
           return q;
         }
+        ++q;
       }
       if (!t.more(q)) {
         if (depth == 0 && q > p) return q;  // a number or literal at the end of the text
