@@ -32,18 +32,23 @@ void set_id(int64_t value, Id32& field, WideIds& ids, Health& health, size_t idx
     field = ids.id(value);
 }
 
-ArgKey arg_key(std::string_view key) {
-  if (key.empty()) return ArgKey::none;
-  switch (key[0]) {
-    case 'c': return key == "correlation" ? ArgKey::correlation : ArgKey::none;
-    case 'E': return key == "External id" ? ArgKey::external_id : ArgKey::none;
-    case 'e': return key == "external id" ? ArgKey::external_id : ArgKey::none;
-    case 'S': return key == "Sequence number" ? ArgKey::seq : ArgKey::none;
-    case 's': return key == "stream" ? ArgKey::stream : ArgKey::none;
-    case 'd': return key == "device" ? ArgKey::device : ArgKey::none;
-    case 'F': return key == "Fwd thread id" ? ArgKey::fwd_thread : ArgKey::none;
-    default: return ArgKey::none;
+std::string_view arg_key_named(char first, ArgKey& key) {
+  switch (first) {
+    case 'c': return key = ArgKey::correlation, "correlation";
+    case 'E': return key = ArgKey::external_id, "External id";
+    case 'e': return key = ArgKey::external_id, "external id";
+    case 'S': return key = ArgKey::seq, "Sequence number";
+    case 's': return key = ArgKey::stream, "stream";
+    case 'd': return key = ArgKey::device, "device";
+    case 'F': return key = ArgKey::fwd_thread, "Fwd thread id";
+    default: return key = ArgKey::none, std::string_view();
   }
+}
+
+ArgKey arg_key(std::string_view key) {
+  ArgKey k = ArgKey::none;
+  std::string_view name = key.empty() ? std::string_view() : arg_key_named(key[0], k);
+  return !name.empty() && key == name ? k : ArgKey::none;
 }
 
 void set_arg(EventRec& ev, ArgKey key, int64_t value, WideIds& ids, Health& health, size_t idx) {

@@ -35,6 +35,10 @@ enum class ArgKey : uint8_t { none, correlation, external_id, seq, stream, devic
 // The key as written ("correlation", "External id" / "external id", "Sequence number", "stream",
 // "device", "Fwd thread id"), else ArgKey::none.
 ArgKey arg_key(std::string_view key);
+// The one of those keys a member whose name starts with `first` may be (its ArgKey in `key`), ""
+// for none: they differ in their first byte, so the Kineto parser tells a member by one byte and
+// one compare, against the text as it lies.
+std::string_view arg_key_named(char first, ArgKey& key);
 // An integer args member's column: ids through `ids`; device only within int32; "Fwd thread id"
 // marks a backward op (the autograd engine records the forward thread's id, > 0, on backward ops;
 // forward ops of some PyTorch versions carry 0). kNull counted as at_null_marker.

@@ -246,18 +246,9 @@ class Reader {
       if (auto e = field.value().get(a)) return fail(e, "expected a value in \"args\"");
       auto known = [&](raw_json_string key) {
         // (the first byte picks the one key it may be: no string is built per member)
-        row_rules::ArgKey k = row_rules::ArgKey::none;
-        switch (key.raw()[0]) {
-          case 'c': k = key.unsafe_is_equal("correlation") ? row_rules::ArgKey::correlation : k; break;
-          case 'E': k = key.unsafe_is_equal("External id") ? row_rules::ArgKey::external_id : k; break;
-          case 'e': k = key.unsafe_is_equal("external id") ? row_rules::ArgKey::external_id : k; break;
-          case 'S': k = key.unsafe_is_equal("Sequence number") ? row_rules::ArgKey::seq : k; break;
-          case 's': k = key.unsafe_is_equal("stream") ? row_rules::ArgKey::stream : k; break;
-          case 'd': k = key.unsafe_is_equal("device") ? row_rules::ArgKey::device : k; break;
-          case 'F': k = key.unsafe_is_equal("Fwd thread id") ? row_rules::ArgKey::fwd_thread : k; break;
-          default: break;
-        }
-        if (k == row_rules::ArgKey::none) return false;
+        row_rules::ArgKey k;
+        std::string_view name = row_rules::arg_key_named(key.raw()[0], k);
+        if (name.empty() || !key.unsafe_is_equal(name)) return false;
         if (int64_t i = kNull; int_of(a, i, idx)) row_rules::set_arg(ev, k, i, sink_.ids, h_, idx);
         return true;
       };
