@@ -77,31 +77,42 @@ void Writer::open_args() {
 }
 
 void Writer::key(std::string_view k) {
-  if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;  // (arg() takes it back)
+  if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;  // its value comes as raw text
+  put_key(k);
+}
+
+// `"k":` (keys are the readers' literals: plain, appended as they are without escape's set-up).
+void Writer::put_key(std::string_view k) {
   if (!first_arg_) body_ += ',';
   first_arg_ = false;
-  kineto_text::escape(body_, k);
-  body_ += ':';
+  bool plain = true;
+  for (char c : k) plain &= (unsigned char)c >= 0x20 && c != '"' && c != '\\';
+  if (plain) {
+    body_ += '"';
+    body_ += k;
+    body_ += "\":";
+  } else {
+    kineto_text::escape(body_, k);
+    body_ += ':';
+  }
 }
 
 void Writer::arg(std::string_view k, int64_t v) {
-  const uint16_t as_text = head_.present & kAsText;
-  key(k);
-  head_.present = (uint16_t)((head_.present & ~kAsText) | as_text);
+  put_key(k);
   kineto_text::integer(body_, v);
   if (ArgKey a = row_rules::arg_key(k); a != ArgKey::none)
     head_.arg[(int)a - 1] = v, head_.present |= (uint16_t)(kArg0 << ((int)a - 1));
 }
 
 void Writer::text_arg(std::string_view k, std::string_view v) {
-  key(k);
+  put_key(k);
   kineto_text::escape(body_, v);
   check(v);
   if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;  // a column from a string: its rules
 }
 
 void Writer::json_arg(std::string_view k, std::string_view json, bool is_clean) {
-  key(k);
+  put_key(k);
   body_ += json;
   if (!is_clean) check(json);
   if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;

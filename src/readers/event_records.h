@@ -69,6 +69,7 @@ class Writer {
   bool stopped() const { return stopped_; }
 
  private:
+  void put_key(std::string_view k);
   void check(std::string_view s);  // as text when `s` is a string the Kineto parser would repair
 
   const std::function<bool(Chunk&&)>& emit_;
