@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <array>
 #include <cstring>
 #include <iterator>
@@ -208,20 +212,79 @@ class Reader : public TraceReader {
       if (!t.more(q)) fail(t, q, "expected the '\"' that ends a string");
     }
   }
+  // From q (outside strings, at `depth` > 0 inside brackets), whole 64-byte blocks of w[0, lim - q)
+  // read a block at a time as simdjson's first stage does: masks of the quotes and brackets, the
+  // bytes inside strings by a prefix XOR of the quotes, the brackets outside them walked in order.
+  // Returns past the bracket that closes the value (`ended`), or where the byte loop goes on,
+  // outside any string (the opening quote of a string a block ended in), with `depth` there: before
+  // a block with a backslash (an escape: the byte loop reads it), or q when no block was read.
+  static size_t skip_blocks(const char* w, size_t q, size_t lim, size_t& depth, bool& ended) {
+#if defined(__SSE2__)
+    size_t resume = q, depth_there = depth;
+    bool in_string = false;
+    for (; lim - q >= 64; q += 64, w += 64) {
+      uint64_t quote = 0, backslash = 0, open = 0, close = 0;
+      for (int k = 0; k < 4; ++k) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16 * k));
+        const __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));  // '[' -> '{', ']' -> '}'
+        auto mask = [&](__m128i a, char c) {
+          return uint64_t(uint16_t(_mm_movemask_epi8(_mm_cmpeq_epi8(a, _mm_set1_epi8(c))))) << (16 * k);
+        };
+        quote |= mask(v, '"'), backslash |= mask(v, '\\'), open |= mask(low, '{'), close |= mask(low, '}');
+      }
+      if (backslash) break;
+      uint64_t inside = quote;  // bit i: an odd number of quotes at or before i (the opening quote on)
+      for (int shift = 1; shift < 64; shift *= 2) inside ^= inside << shift;
+      if (in_string) inside = ~inside;
+      open &= ~inside, close &= ~inside;
+      for (uint64_t b = open | close; b; b &= b - 1) {
+        const int i = __builtin_ctzll(b);
+        if (open >> i & 1) {
+          ++depth;
+        } else if (--depth == 0) {
+          ended = true;
+          return q + (size_t)i + 1;
+        }
+      }
+      in_string = inside >> 63;
+      if (!in_string) {
+        resume = q + 64, depth_there = depth;
+      } else if (uint64_t opening = quote & inside) {
+        resume = q + 63 - (size_t)__builtin_clzll(opening), depth_there = depth;
+      }  // (else the string opened in an earlier block: resume stays at its quote)
+    }
+    depth = depth_there;
+    return resume;
+#else
+    (void)w, (void)lim, (void)depth, (void)ended;
+    return q;
+#endif
+  }
   // Past the value that starts at p (its first byte): strings and brackets matched, nothing else
   // checked (check_json does that on what is parsed). Inside brackets only quotes and brackets
-  // matter: the bytes between them are skipped by a table, through a pointer into the window.
+  // matter: whole blocks are read by skip_blocks, the bytes between them skipped by a table,
+  // through a pointer into the window.
   size_t end_of_value(Text& t, size_t p) {
     static constexpr auto kBracketOrQuote = [] {
       std::array<bool, 256> a{};
       for (unsigned char c : {'"', '{', '}', '[', ']'}) a[c] = true;
       return a;
     }();
-    size_t q = p, depth = 0;
+    size_t q = p, depth = 0, blocks_from = p;  // (after a block skip_blocks left, the byte loop reads it)
     for (;;) {
       for (size_t lim = t.limit(); q < lim;) {
         const char* w = t.ptr(q);
         size_t n = lim - q, i = 0;
+        if (depth > 0 && q >= blocks_from) {
+          bool ended = false;
+          if (size_t r = skip_blocks(w, q, lim, depth, ended); ended) {
+            return r;
+          } else if (r != q) {
+            q = r;
+            continue;
+          }
+          blocks_from = q + 64;
+        }
         if (depth > 0)
           while (i < n && !kBracketOrQuote[(unsigned char)w[i]]) ++i;
         if (i == n) {
