@@ -35,9 +35,9 @@ static_assert(kArg0 << (kArgKeys - 1) <= 0x8000, "Present bits fit in 16");
 
 Writer::Writer(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare, size_t chunk_bytes)
     // Records are 3-7x denser than the Kineto text that chunk_bytes sizes (~130 bytes an Nsight
-    // row, ~900 of Kineto text for a rocprofv3 kernel), and the chunks in flight are most of a
-    // load's memory beside the rows: at most 1 MB of records a chunk, thousands of rows still.
-    // body_ holds a chunk and one record more without growing past it (doubling would hold 2x).
+    // row, ~900 of Kineto text for a rocprofv3 kernel), and each chunk in flight is memory held
+    // beside the rows: at most 1 MB of records a chunk, thousands of rows still. body_ holds a
+    // chunk and one record more without growing past it (doubling would hold 2x).
     : emit_(emit), spare_(spare), chunk_bytes_(std::min(chunk_bytes, kMaxChunkBytes)) {
   body_.reserve(chunk_bytes_ + (64u << 10));
 }
