@@ -16,8 +16,8 @@
 
 namespace tlsql::row_rules {
 
-// -2^63 is the store's NULL marker (and 2^63 wraps onto it): an integer or time equal to it
-// cannot be kept. Counts it; returns false (the field stays NULL).
+// -2^63 is the store's NULL marker (and 2^63 wraps onto it): an integer equal to it
+// cannot be kept. Counts it; returns false (the field stays NULL). (A time of -2^63: set_time.)
 bool at_null_marker(Health& health, size_t idx);
 
 // A ts or dur that is no number of µs within range: counted, the field stays NULL.
