@@ -1,6 +1,7 @@
-// Writing Kineto events as text, for readers that translate another profiler's records into Kineto
-// events in their scan and let the Kineto parser make the rows (src/readers/rocprof_json,
-// src/readers/nsys_sqlite): one parser, one set of rules for what a row holds.
+// Writing Kineto events as text, for readers that translate their input into Kineto events in
+// their scan and let the Kineto parser make the rows (src/readers/memory_timeline); and the JSON
+// text helpers (escape, integer, micros) the record writers use for args (src/readers/
+// event_records.h, which the rocprofv3 and Nsight readers write instead of Kineto text).
 #pragma once
 
 #include <fmt/format.h>

@@ -1,4 +1,5 @@
-// src/readers/kineto_text.h: the Kineto text the rocprofv3 and Nsight readers write. escape() skips
+// src/readers/kineto_text.h: the JSON text the readers that translate records write (the args of
+// rocprofv3 and Nsight records, the memory timeline's Kineto events). escape() skips
 // plain bytes eight at a time; it must equal the byte-by-byte rule (RFC 8259: '"', '\' and
 // control characters escaped, every other byte passed) on any input.
 #include "src/readers/kineto_text.h"

@@ -13,8 +13,8 @@ bool claims(std::string_view head);
 extern const ReaderFormat format;
 
 // A parser of chunks of Kineto events (text "[" event "," ... "]"), for readers that translate
-// their format into Kineto events in their scan (src/readers/rocprof_json); `path` names the file
-// in messages.
+// their format into Kineto events in their scan (src/readers/memory_timeline) and for the records
+// src/readers/event_records.h parses as text; `path` names the file in messages.
 std::unique_ptr<ChunkParser> event_parser(const RowSink& sink, const std::string& path);
 
 }  // namespace tlsql::kineto_json

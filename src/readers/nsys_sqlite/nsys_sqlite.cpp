@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "src/json_check.h"
-#include "src/readers/kineto_json/kineto_json.h"
+#include "src/readers/event_records.h"
 #include "src/readers/kineto_text.h"
 #include "src/sql_names.h"
 #include "src/sqlite_util.h"
@@ -19,7 +19,7 @@ namespace tlsql::nsys_sqlite {
 
 namespace {
 
-using kineto_text::ChunkWriter;
+using event_records::Writer;
 
 constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 
@@ -188,7 +188,7 @@ class Reader : public TraceReader {
     if (!tables_.count(std::string(kKernelTable)))
       throw NotATrace(fmt::format("{}: not a trace: an Nsight Systems export without a {} table", path_, kKernelTable));
     health_ = &health;
-    ChunkWriter out(emit, spare, chunk_bytes_);
+    Writer out(emit, spare, chunk_bytes_);
     out_ = &out;
     read_strings();
     read_metadata();
@@ -219,7 +219,7 @@ class Reader : public TraceReader {
                  "columns the export lacks (read as NULL; another schema version): " + missing_);
   }
 
-  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return kineto_json::event_parser(sink, path_); }
+  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return event_records::parser(sink, path_); }
 
   void finish(LoadedTrace& trace, Health& health) override {
     trace.metadata = std::move(metadata_);
@@ -378,8 +378,8 @@ class Reader : public TraceReader {
       out_->begin("X", cat, name);
       times(r, start, end);
       int64_t dev = r.i(device), str = r.i(stream);
-      if (dev != kNull) out_->field("pid", dev);
-      if (str != kNull) out_->field("tid", str);
+      if (dev != kNull) out_->pid(dev);
+      if (str != kNull) out_->tid(str);
       out_->open_args();
       if (dev != kNull) out_->arg("device", dev);
       if (str != kNull) out_->arg("stream", str);
@@ -431,8 +431,8 @@ class Reader : public TraceReader {
 
   void times(const Rows& r, int start, int end) {
     int64_t s = r.i(start), e = r.i(end), dur;
-    if (s != kNull) out_->time("ts", s);
-    if (s != kNull && e != kNull && !__builtin_sub_overflow(e, s, &dur)) out_->time("dur", dur);
+    if (s != kNull) out_->ts(s);
+    if (s != kNull && e != kNull && !__builtin_sub_overflow(e, s, &dur)) out_->dur(dur);
   }
 
   // CUDA runtime and driver API calls on CPU threads; correlationId links each to its GPU work.
@@ -459,8 +459,8 @@ class Reader : public TraceReader {
 
   void thread(int64_t global) {
     if (global == kNull) return;
-    out_->field("pid", pid_of(global));
-    out_->field("tid", tid_of(global));
+    out_->pid(pid_of(global));
+    out_->tid(tid_of(global));
   }
 
   // NVTX ranges: emit_nvtx's op ranges become cpu_op events (the call tree, perf models, `ops`);
@@ -576,7 +576,7 @@ class Reader : public TraceReader {
   size_t chunk_bytes_;
   sqlite3* db_ = nullptr;
   Health* health_ = nullptr;
-  ChunkWriter* out_ = nullptr;
+  Writer* out_ = nullptr;
   std::set<std::string> tables_;
   std::unordered_map<int64_t, std::string> strings_;
   std::string metadata_, schema_, missing_;

@@ -3,6 +3,11 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <array>
 #include <cstring>
 #include <iterator>
 #include <optional>
@@ -11,7 +16,7 @@
 
 #include "src/json_check.h"
 #include "src/json_scan.h"
-#include "src/readers/kineto_json/kineto_json.h"
+#include "src/readers/event_records.h"
 #include "src/readers/kineto_text.h"
 
 namespace tlsql::rocprof_json {
@@ -49,6 +54,12 @@ struct Agent {
 // A kernel_symbols entry's names (the rest of the entry is not read).
 struct Symbol {
   std::string formatted, truncated, mangled;
+  // Made once per symbol, not per dispatch (44k dispatches of ~300 kernels in the sample): the
+  // truncated and mangled names as JSON strings, the key the parser interns the name by, and
+  // whether the three are clean (event_records::Writer::clean; else each row checks them).
+  std::string truncated_json, mangled_json;
+  uint32_t key = 0;
+  bool clean = false;
 };
 
 // The input's text read forward through its window (or, for a member held back, a copy in memory),
@@ -157,7 +168,7 @@ class Reader : public TraceReader {
     out_->flush();
   }
 
-  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return kineto_json::event_parser(sink, path_); }
+  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return event_records::parser(sink, path_); }
 
   void finish(LoadedTrace& trace, Health& health) override {
     trace.metadata = std::move(metadata_);
@@ -181,37 +192,114 @@ class Reader : public TraceReader {
                     path_));
   }
 
-  // Past the string that starts at p (a '"').
+  // Past the string that starts at p (a '"'). A byte loop, not memchr: the strings of records are
+  // short keys ("start_timestamp"), where a call per string cost more than the search.
   size_t end_of_string(Text& t, size_t p) {
     size_t q = p + 1;
     for (;;) {
       for (size_t lim = t.limit(); q < lim;) {
         const char* w = t.ptr(q);
-        const char* quote = (const char*)std::memchr(w, '"', lim - q);
-        const char* bs = (const char*)std::memchr(w, '\\', quote ? quote - w : lim - q);
-        if (!bs) {
-          if (quote) return q + (quote - w) + 1;
+        size_t n = lim - q, i = 0;
+        while (i < n && w[i] != '"' && w[i] != '\\') ++i;
+        if (i == n) {
           q = lim;
+        } else if (w[i] == '"') {
+          return q + i + 1;
         } else {
-          q += (bs - w) + 2;  // past the escaped byte
+          q += i + 2;  // past the escaped byte
         }
       }
       if (!t.more(q)) fail(t, q, "expected the '\"' that ends a string");
     }
   }
+  // From q (outside strings, at `depth` > 0 inside brackets), whole 64-byte blocks of w[0, lim - q)
+  // read a block at a time as simdjson's first stage does: masks of the quotes and brackets, the
+  // bytes inside strings by a prefix XOR of the quotes, the brackets outside them walked in order.
+  // Returns past the bracket that closes the value (`ended`), or where the byte loop goes on,
+  // outside any string (the opening quote of a string a block ended in), with `depth` there: before
+  // a block with a backslash (an escape: the byte loop reads it), or q when no block was read.
+  static size_t skip_blocks(const char* w, size_t q, size_t lim, size_t& depth, bool& ended) {
+#if defined(__SSE2__)
+    size_t resume = q, depth_there = depth;
+    bool in_string = false;
+    for (; lim - q >= 64; q += 64, w += 64) {
+      uint64_t quote = 0, backslash = 0, open = 0, close = 0;
+      for (int k = 0; k < 4; ++k) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16 * k));
+        const __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));  // '[' -> '{', ']' -> '}'
+        auto mask = [&](__m128i a, char c) {
+          return uint64_t(uint16_t(_mm_movemask_epi8(_mm_cmpeq_epi8(a, _mm_set1_epi8(c))))) << (16 * k);
+        };
+        quote |= mask(v, '"'), backslash |= mask(v, '\\'), open |= mask(low, '{'), close |= mask(low, '}');
+      }
+      if (backslash) break;
+      uint64_t inside = quote;  // bit i: an odd number of quotes at or before i (the opening quote on)
+      for (int shift = 1; shift < 64; shift *= 2) inside ^= inside << shift;
+      if (in_string) inside = ~inside;
+      open &= ~inside, close &= ~inside;
+      for (uint64_t b = open | close; b; b &= b - 1) {
+        const int i = __builtin_ctzll(b);
+        if (open >> i & 1) {
+          ++depth;
+        } else if (--depth == 0) {
+          ended = true;
+          return q + (size_t)i + 1;
+        }
+      }
+      in_string = inside >> 63;
+      if (!in_string) {
+        resume = q + 64, depth_there = depth;
+      } else if (uint64_t opening = quote & inside) {
+        resume = q + 63 - (size_t)__builtin_clzll(opening), depth_there = depth;
+      }  // (else the string opened in an earlier block: resume stays at its quote)
+    }
+    depth = depth_there;
+    return resume;
+#else
+    (void)w, (void)lim, (void)depth, (void)ended;
+    return q;
+#endif
+  }
   // Past the value that starts at p (its first byte): strings and brackets matched, nothing else
-  // checked (check_json does that on what is parsed).
+  // checked (check_json does that on what is parsed). Inside brackets only quotes and brackets
+  // matter: whole blocks are read by skip_blocks, the bytes between them skipped by a table,
+  // through a pointer into the window.
   size_t end_of_value(Text& t, size_t p) {
-    size_t q = p, depth = 0;
+    static constexpr auto kBracketOrQuote = [] {
+      std::array<bool, 256> a{};
+      for (unsigned char c : {'"', '{', '}', '[', ']'}) a[c] = true;
+      return a;
+    }();
+    size_t q = p, depth = 0, blocks_from = p;  // (after a block skip_blocks left, the byte loop reads it)
     for (;;) {
-      for (size_t lim = t.limit(); q < lim; ++q) {
-        char c = *t.ptr(q);
+      for (size_t lim = t.limit(); q < lim;) {
+        const char* w = t.ptr(q);
+        size_t n = lim - q, i = 0;
+        if (depth > 0 && q >= blocks_from) {
+          bool ended = false;
+          if (size_t r = skip_blocks(w, q, lim, depth, ended); ended) {
+            return r;
+          } else if (r != q) {
+            q = r;
+            continue;
+          }
+          blocks_from = q + 64;
+        }
+        if (depth > 0)
+          while (i < n && !kBracketOrQuote[(unsigned char)w[i]]) ++i;
+        if (i == n) {
+          q = lim;
+          break;
+        }
+        q += i;
+        char c = w[i];
         if (c == '"') {
           q = end_of_string(t, q);
           if (depth == 0) return q;
           lim = t.limit();
-          --q;
-        } else if (c == '{' || c == '[') {
+          continue;
+        }
+        if (c == '{' || c == '[') {
           ++depth;
         } else if (c == '}' || c == ']') {
           if (depth == 0) return q;
@@ -219,6 +307,7 @@ class Reader : public TraceReader {
         } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
           return q;
         }
+        ++q;
       }
       if (!t.more(q)) {
         if (depth == 0 && q > p) return q;  // a number or literal at the end of the text
@@ -413,6 +502,12 @@ class Reader : public TraceReader {
     s.formatted = text_of(k, "formatted_kernel_name");
     s.truncated = text_of(k, "truncated_kernel_name");
     s.mangled = text_of(k, "kernel_name");
+    s.truncated_json.clear(), s.mangled_json.clear();
+    if (!s.truncated.empty()) escape(s.truncated_json, s.truncated);
+    if (!s.mangled.empty()) escape(s.mangled_json, s.mangled);
+    s.key = ++symbol_keys_;
+    using W = event_records::Writer;
+    s.clean = W::clean(s.formatted) && W::clean(s.truncated) && W::clean(s.mangled);
   }
   void strings(element strings) {
     array list;
@@ -462,13 +557,13 @@ class Reader : public TraceReader {
   }
 
   // The fields every record shares: phase, category, name, times (kineto_text's writer).
-  void begin(element r, std::string_view cat, std::string_view name) {
-    out_->begin("X", cat, name);
+  void begin(element r, std::string_view cat, std::string_view name, uint32_t name_key = 0) {
+    out_->begin("X", cat, name, name_key);
     int64_t start = int_of(r, "start_timestamp"), end = int_of(r, "end_timestamp");
-    if (start != kNull) out_->time("ts", start);
+    if (start != kNull) out_->ts(start);
     int64_t dur;
     if (start != kNull && end != kNull && !__builtin_sub_overflow(end, start, &dur)) {
-      out_->time("dur", dur);
+      out_->dur(dur);
       if (dur == 0)
         health_->add("rocprof_zero_duration", (int64_t)out_->rows(),
                      "records whose end_timestamp equals their start_timestamp: kept as zero-length events");
@@ -488,8 +583,8 @@ class Reader : public TraceReader {
     if (int64_t ext = int_of(c, "external", 0); ext != 0) int_arg("external correlation", ext);
   }
   void thread(element r) {
-    out_->field("pid", pid_);
-    if (int64_t t = int_of(r, "thread_id"); t != kNull) out_->field("tid", t);
+    out_->pid(pid_);
+    if (int64_t t = int_of(r, "thread_id"); t != kNull) out_->tid(t);
   }
   // The device of a GPU agent; kNull (and counted) for a handle no agent has.
   int64_t device_of(int64_t handle, bool count) {
@@ -511,7 +606,9 @@ class Reader : public TraceReader {
     const bool has_info = !r["dispatch_info"].get(info) && info.is_object();
     int64_t kid = has_info ? int_of(info, "kernel_id") : kNull;
     std::string_view name, truncated, mangled;
+    const Symbol* sym = nullptr;
     if (auto it = symbols_.find(kid); it != symbols_.end()) {
+      sym = &it->second;
       // formatted_kernel_name: demangled, without the " [clone .kd]" of demangled_kernel_name (the
       // form Kineto's ROCm traces name kernels by, so a diff across the two matches names);
       // truncated_kernel_name drops template arguments (TraceLens's key) and is kept in args.
@@ -530,11 +627,11 @@ class Reader : public TraceReader {
     int64_t agent = has_info ? handle_of(info, "agent_id") : kNull;
     int64_t device = device_of(agent, true);
     int64_t queue = has_info ? handle_of(info, "queue_id") : kNull;
-    begin(r, "kernel", name);
+    begin(r, "kernel", name, sym && sym->clean && unknown.empty() ? sym->key : 0);
     // Kineto's GPU rows: pid the device, tid the stream (here the HSA queue the kernel ran on).
     int64_t pid = device != kNull ? device : agent;
-    if (pid != kNull) out_->field("pid", pid);
-    if (queue != kNull) out_->field("tid", queue);
+    if (pid != kNull) out_->pid(pid);
+    if (queue != kNull) out_->tid(queue);
     out_->open_args();
     int_arg("device", device);
     int_arg("stream", queue);
@@ -544,8 +641,14 @@ class Reader : public TraceReader {
         element d;
         if (info[field].get(d)) return;
         out_->key(as);
-        fmt::format_to(std::back_inserter(out_->raw()), "[{},{},{}]", int_of(d, "x", 1), int_of(d, "y", 1),
-                       int_of(d, "z", 1));
+        std::string& raw = out_->raw();
+        raw += '[';
+        kineto_text::integer(raw, int_of(d, "x", 1));
+        raw += ',';
+        kineto_text::integer(raw, int_of(d, "y", 1));
+        raw += ',';
+        kineto_text::integer(raw, int_of(d, "z", 1));
+        raw += ']';
       };
       // grid_size counts work-items, as HIP's and Kineto's ROCm "grid" do; workgroup_size is the block.
       dim3("grid_size", "grid");
@@ -558,8 +661,13 @@ class Reader : public TraceReader {
     int_arg("queue", queue);
     int_arg("hip stream", handle_of(r, "stream_id"));
     int_arg("agent", agent);
-    text_arg("truncated name", truncated);
-    text_arg("mangled name", mangled);
+    if (sym && sym->clean) {
+      if (!truncated.empty()) out_->json_arg("truncated name", sym->truncated_json, true);
+      if (!mangled.empty()) out_->json_arg("mangled name", sym->mangled_json, true);
+    } else {
+      text_arg("truncated name", truncated);
+      text_arg("mangled name", mangled);
+    }
     int_arg("thread", int_of(r, "thread_id"));
     out_->end();
   }
@@ -608,8 +716,8 @@ class Reader : public TraceReader {
     if (!agents_.count(dst) && !agents_.count(src)) device_of(dst, true);
     int64_t stream = handle_of(r, "stream_id");
     begin(r, "gpu_memcpy", name);
-    if (device != kNull) out_->field("pid", device);
-    if (stream != kNull) out_->field("tid", stream);
+    if (device != kNull) out_->pid(device);
+    if (stream != kNull) out_->tid(stream);
     out_->open_args();
     int_arg("device", device);
     int_arg("stream", stream);
@@ -633,12 +741,13 @@ class Reader : public TraceReader {
   int tables_seen_ = 0;  // 1 agents, 2 kernel_symbols, 4 strings
   bool records_seen_ = false;
   int64_t pid_ = 0, gpus_ = 0;
+  uint32_t symbol_keys_ = 0;  // Symbol::key's last
   std::unordered_map<int64_t, Agent> agents_;
   std::unordered_map<int64_t, Symbol> symbols_;
   std::vector<std::vector<std::string>> operations_;  // strings.buffer_records[kind].operations
   std::unordered_map<int64_t, std::string> markers_;
   std::string meta_, devices_, skipped_, metadata_;
-  std::optional<kineto_text::ChunkWriter> out_;  // the events, as Kineto text, in chunks
+  std::optional<event_records::Writer> out_;  // the events, as records, in chunks
 };
 
 std::unique_ptr<TraceReader> open(InputSource& in, const std::string& path, size_t chunk_bytes) {

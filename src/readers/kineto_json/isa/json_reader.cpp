@@ -11,6 +11,7 @@
 #include "src/decimal.h"
 #include "src/json_scan.h"
 #include "src/kind.h"
+#include "src/readers/row_rules.h"
 
 namespace tlsql::TLSQL_READER_NS {
 
@@ -82,61 +83,8 @@ class Reader {
     return st;
   }
 
-  // SQLite's JSON functions refuse nesting deeper than 1000 levels (and would fail every query
-  // touching such a row's args): such args are stored as a JSON string of their original text.
-  static bool too_deep(std::string_view raw) {
-    if (std::count_if(raw.begin(), raw.end(), [](char c) { return c == '[' || c == '{'; }) <= 1000) return false;
-    int depth = 0, max_depth = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      char c = raw[i];
-      if (in_string) {
-        if (c == '\\')
-          ++i;
-        else if (c == '"')
-          in_string = false;
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '[' || c == '{') {
-        max_depth = std::max(max_depth, ++depth);
-      } else if (c == ']' || c == '}') {
-        --depth;
-      }
-    }
-    return max_depth > 1000;
-  }
-
   void set_args(EventRec& ev, std::string_view raw, size_t idx) {
-    // Kept without the whitespace between tokens (the form SQLite's JSON functions write; strings
-    // byte for byte): Kineto indents every args object, and those spaces were a fifth of its
-    // bytes, ~100 MB of a GB trace's store and of its saved database.
-    // Always minified (the event table serves args members as they lie): minified and keyed in
-    // one walk where it can (most args), else simdjson's minifier (the scalar one where that
-    // refuses the text), the depth check, then the keys.
-    if (sink_.args.add_raw_args(raw, ev.args, ev.args_len)) {
-      ev.flags |= EventRec::has_args | EventRec::keyed_args;
-      return;
-    }
-    if (minified_.size() < raw.size() + 64) minified_.resize(raw.size() + 64);  // (room past len: SIMD)
-    if (size_t n = 0; simdjson::minify(raw.data(), raw.size(), minified_.data(), n) == simdjson::SUCCESS)
-      raw = std::string_view(minified_.data(), n);
-    else
-      raw = minified_ = json_scan::minify(raw);
-    std::string quoted;
-    if (too_deep(raw)) {
-      h_.add("args_too_deep", idx, "args nested deeper than 1000 levels (SQLite's JSON limit): kept as a JSON string");
-      quoted.reserve(raw.size() + raw.size() / 8 + 2);
-      quoted.push_back('"');
-      for (char c : raw) {
-        if (c == '"' || c == '\\') quoted.push_back('\\');
-        quoted.push_back(c);
-      }
-      quoted.push_back('"');
-      raw = quoted;
-    }
-    bool keyed;
-    ev.args = sink_.args.add_args(raw, ev.args_len, keyed);
-    ev.flags |= EventRec::has_args | (keyed ? EventRec::keyed_args : 0);
+    row_rules::store_args(sink_.args, ev, raw, h_, idx, minified_);
   }
 
   // The raw text of any value: simdjson 3.0 has no raw_json() on objects, so we note where the
@@ -229,11 +177,7 @@ class Reader {
     return false;
   }
 
-  // -2^63 is the store's NULL marker (and 2^63 wraps onto it): such a value cannot be kept.
-  bool at_null_marker(size_t idx) {
-    h_.add("int64_min", idx, "integers equal to -2^63 (or 2^63, which wraps onto it) stored as NULL");
-    return false;
-  }
+  bool at_null_marker(size_t idx) { return row_rules::at_null_marker(h_, idx); }
 
   bool time_of(ondemand::value& v, int64_t& out, size_t idx) {
     std::string_view tok = trim_right(v.raw_json_token());
@@ -250,8 +194,7 @@ class Reader {
         return true;
       }
     }
-    if (tok != "null")
-      h_.add("bad_time", idx, "ts or dur is not a number of microseconds within range; stored as NULL");
+    if (tok != "null") row_rules::bad_time(h_, idx);
     return false;
   }
 
@@ -301,26 +244,13 @@ class Reader {
       if (auto e = field.key().get(key)) return fail(e, "expected a key in \"args\"");
       ondemand::value a;
       if (auto e = field.value().get(a)) return fail(e, "expected a value in \"args\"");
-      int64_t i = kNull;
       auto known = [&](raw_json_string key) {
-        switch (key.raw()[0]) {
-          case 'c': return key.unsafe_is_equal("correlation") && (id_of(a, ev.correlation, idx), true);
-          case 'E': return key.unsafe_is_equal("External id") && (id_of(a, ev.external_id, idx), true);
-          case 'e': return key.unsafe_is_equal("external id") && (id_of(a, ev.external_id, idx), true);
-          case 'S': return key.unsafe_is_equal("Sequence number") && (id_of(a, ev.seq, idx), true);
-          case 's': return key.unsafe_is_equal("stream") && (id_of(a, ev.stream, idx), true);
-          case 'd':
-            if (!key.unsafe_is_equal("device")) return false;
-            if (int_of(a, i, idx) && i >= INT32_MIN + 1 && i <= INT32_MAX) ev.device = (int32_t)i;
-            return true;
-          case 'F':
-            // The autograd engine records the forward thread's id (> 0) on backward ops; forward
-            // ops of some PyTorch versions carry 0.
-            if (!key.unsafe_is_equal("Fwd thread id")) return false;
-            if (int_of(a, i, idx) && i != 0) ev.flags |= EventRec::backward;
-            return true;
-          default: return false;
-        }
+        // (the first byte picks the one key it may be: no string is built per member)
+        row_rules::ArgKey k;
+        std::string_view name = row_rules::arg_key_named(key.raw()[0], k);
+        if (name.empty() || !key.unsafe_is_equal(name)) return false;
+        if (int64_t i = kNull; int_of(a, i, idx)) row_rules::set_arg(ev, k, i, sink_.ids, h_, idx);
+        return true;
       };
       if (!known(key)) known_unescaped(key, idx, known);
     }
@@ -344,15 +274,6 @@ class Reader {
       plain->push_back('"');  // (raw_json_string's form: the text to its closing quote)
       known(raw_json_string(reinterpret_cast<const uint8_t*>(plain->data())));
     }
-  }
-
-  Kind kind_for(char ph, uint32_t cat, std::string_view cat_text) {
-    if (ph != 'X' && ph != 'B' && ph != 'E' && ph != 0) return normalize_kind(ph, cat_text);
-    if (cat == StringPool::kNone) return normalize_kind(ph, {});
-    auto& cache = sink_.kind_of_cat;
-    if (cat >= cache.size()) cache.resize(cat + 1, -1);
-    if (cache[cat] < 0) cache[cat] = (int8_t)normalize_kind('X', cat_text);
-    return (Kind)cache[cat];
   }
 
   ReadStatus read_event(ondemand::object& obj, EventRec& ev, size_t idx) {
@@ -426,15 +347,8 @@ class Reader {
       if (!known(key)) known_unescaped(key, idx, known);
       if (status.code != ReadStatus::ok) return status;
     }
-    if (!(seen & kPh)) h_.add("missing_ph", idx, "events without a \"ph\" phase: kind taken from \"cat\" alone");
-    if (!(seen & kName)) h_.add("missing_name", idx, "events without a \"name\": name is NULL");
-    if (!(seen & kTs) && ev.ph != 'M')
-      h_.add("missing_ts", idx, "events (other than 'M' metadata) without a \"ts\": ts is NULL, not in the tree");
-    if (ev.dur != kNull && ev.dur < 0)
-      h_.add("negative_dur", idx, "events with dur < 0: kept as recorded; they nest as zero-length");
-    if (int64_t end; ev.ts != kNull && ev.dur != kNull && __builtin_add_overflow(ev.ts, ev.dur, &end))
-      h_.add("end_overflow", idx, kEndOverflow);
-    ev.kind = kind_for(ev.ph, ev.cat, cat_text);
+    row_rules::check_row(ev, seen & kPh, seen & kName, seen & kTs, h_, idx);
+    ev.kind = row_rules::kind_for(sink_.kind_of_cat, ev.ph, ev.cat, cat_text);
     return {};
   }
 

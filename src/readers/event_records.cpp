@@ -1,0 +1,229 @@
+#include "src/readers/event_records.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "src/readers/kineto_json/kineto_json.h"
+#include "src/readers/kineto_text.h"
+#include "src/readers/row_rules.h"
+
+namespace tlsql::event_records {
+
+namespace {
+
+using row_rules::ArgKey;
+
+constexpr int kArgKeys = Head::kArgKeys;
+constexpr size_t kMaxChunkBytes = 1u << 20;
+static_assert(kArgKeys == (int)ArgKey::count - 1);
+
+enum Present : uint16_t {
+  kTs = 1,
+  kDur = 2,
+  kPid = 4,
+  kTid = 8,
+  kArgs = 16,
+  kAsText = 32,  // parsed as Kineto text (see the header)
+  kArg0 = 64,    // kArg0 << (ArgKey - 1): that member was written
+};
+static_assert(kArg0 << (kArgKeys - 1) <= 0x8000, "Present bits fit in 16");
+
+}  // namespace
+
+Writer::Writer(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare, size_t chunk_bytes)
+    // Records are 3-7x denser than the Kineto text that chunk_bytes sizes (~130 bytes an Nsight
+    // row, ~900 of Kineto text for a rocprofv3 kernel), and each chunk in flight is memory held
+    // beside the rows: at most 1 MB of records a chunk, thousands of rows still. body_ holds a
+    // chunk and one record more without growing past it (doubling would hold 2x).
+    : emit_(emit), spare_(spare), chunk_bytes_(std::min(chunk_bytes, kMaxChunkBytes)) {
+  body_.reserve(chunk_bytes_ + (64u << 10));
+}
+
+// Strings the Kineto parser would repair (json_check.h): invalid UTF-8 and NUL (written \u0000).
+bool Writer::clean(std::string_view s) {
+  return !std::memchr(s.data(), 0, s.size()) && simdjson::validate_utf8(s.data(), s.size());
+}
+
+void Writer::check(std::string_view s) {
+  if (!(head_.present & kAsText) && !clean(s)) head_.present |= kAsText;
+}
+
+void Writer::begin(std::string_view ph, std::string_view cat, std::string_view name, uint32_t name_key) {
+  at_ = body_.size();
+  head_ = Head();
+  head_.ph = ph.empty() ? 0 : ph[0];
+  if (ph.size() != 1) head_.present |= kAsText;  // (the Kineto parser counts it)
+  head_.cat_len = (uint32_t)cat.size(), head_.name_len = (uint32_t)name.size();
+  head_.name_key = name_key;
+  body_.resize(at_ + sizeof(Head));
+  body_ += cat;
+  body_ += name;
+  check(cat);
+  if (!name_key) check(name);
+  args_at_ = body_.size();
+}
+
+void Writer::ts(int64_t ns) { head_.ts = ns, head_.present |= kTs; }
+void Writer::dur(int64_t ns) { head_.dur = ns, head_.present |= kDur; }
+void Writer::pid(int64_t v) { head_.pid = v, head_.present |= kPid; }
+void Writer::tid(int64_t v) { head_.tid = v, head_.present |= kTid; }
+
+void Writer::open_args() {
+  body_ += '{';
+  first_arg_ = true;
+}
+
+void Writer::key(std::string_view k) {
+  if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;  // its value comes as raw text
+  put_key(k);
+}
+
+// `"k":` (keys are the readers' literals: plain, appended as they are without escape's set-up).
+void Writer::put_key(std::string_view k) {
+  if (!first_arg_) body_ += ',';
+  first_arg_ = false;
+  bool plain = true;
+  for (char c : k) plain &= (unsigned char)c >= 0x20 && c != '"' && c != '\\';
+  if (plain) {
+    body_ += '"';
+    body_ += k;
+    body_ += "\":";
+  } else {
+    kineto_text::escape(body_, k);
+    body_ += ':';
+  }
+}
+
+void Writer::arg(std::string_view k, int64_t v) {
+  put_key(k);
+  kineto_text::integer(body_, v);
+  if (ArgKey a = row_rules::arg_key(k); a != ArgKey::none)
+    head_.arg[(int)a - 1] = v, head_.present |= (uint16_t)(kArg0 << ((int)a - 1));
+}
+
+void Writer::text_arg(std::string_view k, std::string_view v) {
+  put_key(k);
+  kineto_text::escape(body_, v);
+  check(v);
+  if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;  // a column from a string: its rules
+}
+
+void Writer::json_arg(std::string_view k, std::string_view json, bool is_clean) {
+  put_key(k);
+  body_ += json;
+  if (!is_clean) check(json);
+  if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;
+}
+
+void Writer::end(bool args) {
+  if (args) body_ += '}';
+  head_.args_len = (uint32_t)(body_.size() - args_at_);
+  if (args) head_.present |= kArgs;
+  std::memcpy(body_.data() + at_, &head_, sizeof head_);
+  ++rows_;
+  if (body_.size() >= chunk_bytes_) flush();
+}
+
+void Writer::flush() {
+  if (stopped_) body_.clear(), first_ = rows_;  // cancelled: the error that cancelled it is reported
+  if (rows_ == first_) return;
+  Chunk c{spare_(), 0, rows_ - first_};
+  c.text.resize(body_.size());
+  std::memcpy(c.text.data(), body_.data(), body_.size());
+  body_.clear();
+  first_ = rows_;
+  stopped_ = !emit_(std::move(c));
+}
+
+namespace {
+
+class Parser : public ChunkParser {
+ public:
+  Parser(const RowSink& sink, const std::string& path) : sink_(sink), path_(path) {}
+
+  void parse(const Chunk& chunk) override {
+    const char* p = chunk.text.data();
+    Health& health = sink_.health;
+    for (size_t i = 0; i < chunk.rows; ++i) {
+      const size_t idx = chunk.first_row + i;
+      Head h;
+      std::memcpy(&h, p, sizeof h);
+      p += sizeof h;
+      const std::string_view cat(p, h.cat_len), name(p + h.cat_len, h.name_len),
+          args(p + h.cat_len + h.name_len, h.args_len);
+      p += h.cat_len + h.name_len + h.args_len;
+      if (h.present & kAsText) {
+        as_text(h, cat, name, args, idx);
+        continue;
+      }
+      EventRec& ev = *new (sink_.rows.slot(idx)) EventRec();
+      ev.ph = h.ph;
+      ev.cat = sink_.strings.intern(cat);
+      if (h.name_key) {
+        if (h.name_key >= name_ids_.size()) name_ids_.resize(h.name_key + 1, StringPool::kNone);
+        uint32_t& id = name_ids_[h.name_key];
+        if (id == StringPool::kNone) id = sink_.strings.intern(name);
+        ev.name = id;
+      } else {
+        ev.name = sink_.strings.intern(name);
+      }
+      if (h.present & kTs) row_rules::set_time(h.ts, ev.ts, health, idx);
+      if (h.present & kDur) row_rules::set_time(h.dur, ev.dur, health, idx);
+      if (h.present & kPid) row_rules::set_id(h.pid, ev.pid, sink_.ids, health, idx);
+      if (h.present & kTid) row_rules::set_id(h.tid, ev.tid, sink_.ids, health, idx);
+      if (h.present & kArgs) {
+        for (int k = 0; k < kArgKeys; ++k)
+          if (h.present & (kArg0 << k)) row_rules::set_arg(ev, ArgKey(k + 1), h.arg[k], sink_.ids, health, idx);
+        row_rules::store_args(sink_.args, ev, args, health, idx, scratch_);
+      }
+      row_rules::check_row(ev, true, true, h.present & kTs, health, idx);
+      ev.kind = row_rules::kind_for(kind_of_cat_, ev.ph, ev.cat, cat);
+    }
+  }
+
+ private:
+  // The record as the Kineto event it stands for, parsed by the Kineto parser: its repairs and
+  // their counts are made there.
+  void as_text(const Head& h, std::string_view cat, std::string_view name, std::string_view args, size_t idx) {
+    std::string& t = text_;
+    t.assign("[{\"ph\":");
+    kineto_text::escape(t, std::string_view(&h.ph, h.ph ? 1 : 0));
+    t += ",\"cat\":";
+    kineto_text::escape(t, cat);
+    t += ",\"name\":";
+    kineto_text::escape(t, name);
+    auto field = [&](uint16_t bit, const char* key, int64_t v, bool time) {
+      if (!(h.present & bit)) return;
+      t += key;
+      time ? kineto_text::micros(t, v) : kineto_text::integer(t, v);
+    };
+    field(kTs, ",\"ts\":", h.ts, true);
+    field(kDur, ",\"dur\":", h.dur, true);
+    field(kPid, ",\"pid\":", h.pid, false);
+    field(kTid, ",\"tid\":", h.tid, false);
+    if (h.present & kArgs) t += ",\"args\":", t += args;
+    t += "}]";
+    Chunk c{TextBuffer(t.size()), 0, 1, idx};
+    std::memcpy(c.text.data(), t.data(), t.size());
+    if (!kineto_) kineto_ = kineto_json::event_parser(sink_, path_);
+    kineto_->parse(c);
+  }
+
+  RowSink sink_;
+  std::string path_;
+  std::vector<int8_t> kind_of_cat_;  // category string id -> Kind (row_rules::kind_for)
+  std::vector<uint32_t> name_ids_;   // Head::name_key -> the name's string id
+  std::string scratch_, text_;
+  std::unique_ptr<ChunkParser> kineto_;  // for records parsed as text
+};
+
+}  // namespace
+
+std::unique_ptr<ChunkParser> parser(const RowSink& sink, const std::string& path) {
+  return std::make_unique<Parser>(sink, path);
+}
+
+}  // namespace tlsql::event_records

@@ -1,0 +1,88 @@
+// Rows as records, for the readers that translate another profiler's records (src/readers/
+// rocprof_json, src/readers/nsys_sqlite): their scan writes each event as a fixed-size record (the
+// integers: times in ns, pid, tid, the args members a row takes a column from) followed by its
+// category, name and args text, and the parse threads fill rows straight from them with the
+// Kineto parser's rules (src/readers/row_rules.h). Before this, those readers wrote Kineto JSON
+// text that the Kineto parser then parsed again: ~900 bytes of text per rocprofv3 kernel, written,
+// checked and parsed, were most of their load time.
+//
+// The args text is the JSON the row stores (then minified and keyed as every args text is), so a
+// row's args are the bytes the Kineto text gave. A record whose strings the Kineto parser would
+// repair (invalid UTF-8, NUL: json_check.h) or whose args give a column other than through arg()
+// is parsed as Kineto text instead, so that the repair and its health counts stay in one place.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "src/readers/reader.h"
+
+namespace tlsql::event_records {
+
+// A record's fixed part (copied in and out with memcpy: records lie unaligned in a chunk),
+// followed by its category, name and args text.
+struct Head {
+  static constexpr int kArgKeys = 6;  // row_rules::ArgKey's members that give a column
+  int64_t ts = 0, dur = 0, pid = 0, tid = 0;
+  int64_t arg[kArgKeys] = {};  // by ArgKey - 1
+  uint32_t cat_len = 0, name_len = 0, args_len = 0;
+  uint32_t name_key = 0;  // Writer::begin's: the parser interns a name once per key
+  uint16_t present = 0;   // event_records.cpp's Present bits: which fields were written
+  char ph = 0;
+};
+
+// Events written one field at a time into chunks of about `chunk_bytes`, each handed to the
+// pipeline's emit with its row count. An event: begin(), its fields, then (optionally)
+// open_args() and its members, then end().
+class Writer {
+ public:
+  Writer(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare, size_t chunk_bytes);
+
+  size_t rows() const { return rows_; }  // rows written so far: the next row's index in the trace
+
+  // `ph`: the phase, one character ("X", "i"). `name_key` > 0 names the name for the parser, which
+  // then interns it once per key rather than once per row (a kernel name runs to KBs): the same
+  // key must always come with the same name, and one that is clean().
+  void begin(std::string_view ph, std::string_view cat, std::string_view name, uint32_t name_key = 0);
+  // Whether `s` is text the Kineto parser keeps as it is (no invalid UTF-8, no NUL): a string
+  // that is not makes its record parsed as Kineto text (see above).
+  static bool clean(std::string_view s);
+  void ts(int64_t ns);
+  void dur(int64_t ns);
+  void pid(int64_t v);
+  void tid(int64_t v);
+  void open_args();
+  // A member's key; its value is then written into raw() (JSON text).
+  void key(std::string_view k);
+  void arg(std::string_view k, int64_t v);
+  void text_arg(std::string_view k, std::string_view v);
+  // `json` must be one valid JSON value (the caller checked it); `is_clean`: clean(json) is known
+  // true (a string escaped once for many rows).
+  void json_arg(std::string_view k, std::string_view json, bool is_clean = false);
+  std::string& raw() { return body_; }
+  // Closes the event (and its args object when `args`).
+  void end(bool args = true);
+  void flush();
+  bool stopped() const { return stopped_; }
+
+ private:
+  void put_key(std::string_view k);
+  void check(std::string_view s);  // as text when `s` is a string the Kineto parser would repair
+
+  const std::function<bool(Chunk&&)>& emit_;
+  const std::function<TextBuffer()>& spare_;
+  size_t chunk_bytes_;
+  std::string body_;
+  Head head_;                    // the open record's, written at end()
+  size_t at_ = 0, args_at_ = 0;  // its offset in body_, and its args text's
+  size_t rows_ = 0, first_ = 0;
+  bool first_arg_ = true, stopped_ = false;
+};
+
+// The parser of chunks a Writer made, for one thread; `path` names the file in messages.
+std::unique_ptr<ChunkParser> parser(const RowSink& sink, const std::string& path);
+
+}  // namespace tlsql::event_records
