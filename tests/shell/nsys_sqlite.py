@@ -10,7 +10,7 @@
 4. An export of another schema version loads what it can, with health rows; one without a kernel
    table is refused in one line.
 usage: nsys_sqlite.py TLSQL SHARED_DIR TMP_DIR"""
-import csv, io, json, os, sqlite3, subprocess, sys
+import csv, io, json, os, re, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -83,8 +83,13 @@ for path in paths:
             check({tuple(x) for x in rows(r)[1:]} <= pairs,
                   f"{base}: no launch links a call of one process to a kernel of another ({rows(r)[1:]} vs {pairs})")
     if "NVTX_EVENTS" in tables:
-        ops = db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE end IS NOT NULL AND eventType IN (59, 60) "
-                         "AND text LIKE '%, op_id = %'").fetchone()[0]
+        # emit_nvtx's ranges carry ", op_id = N"; those whose name has a space are record_function
+        # ranges ("FSDP::pre_forward (blocks.3...)"), which Kineto files as user annotations.
+        texts = [t for (t,) in db.execute("SELECT text FROM NVTX_EVENTS WHERE end IS NOT NULL "
+                                          "AND eventType IN (59, 60) AND text LIKE '%, op_id = %'")]
+        field = re.compile(r", (seq|op_id|sizes|input_op_ids|stashed seq) = ")
+        ops = sum(1 for t in texts if " " not in t[:field.search(t).start()]
+                  or t.startswith("autograd::engine::evaluate_function: "))
         addmm = db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE text LIKE 'aten::addmm,%'").fetchone()[0]
         r = run([path], "SELECT count(*), sum(name = 'aten::addmm') FROM event WHERE kind = 'cpu_op'")
         check(rows(r)[1:] == [[str(ops), str(addmm)]], f"{base}: {ops} emit_nvtx op ranges -> cpu_op ({rows(r)[1:]})")

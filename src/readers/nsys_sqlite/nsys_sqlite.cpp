@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/json_check.h"
+#include "src/readers/emit_nvtx.h"
 #include "src/readers/event_records.h"
 #include "src/readers/kineto_text.h"
 #include "src/sql_names.h"
@@ -104,48 +105,6 @@ std::string_view api_name(std::string_view s) {
   for (size_t i = v + 2; i < s.size(); ++i)
     if (s[i] < '0' || s[i] > '9') return s;
   return s.substr(0, v);
-}
-
-// emit_nvtx's range text: "aten::mul, seq = 12, op_id = 34, sizes = [[2, 3], []], input_op_ids = ...".
-struct OpRange {
-  std::string_view name, sizes;
-  int64_t seq = kNull, op_id = kNull;
-  bool stashed = false;  // the legacy "stashed seq = N" of a backward Function's apply()
-};
-std::optional<OpRange> op_range(std::string_view text) {
-  size_t at = text.find(", op_id = ");
-  if (at == std::string_view::npos) at = text.find(", stashed seq = ");  // PyTorch before op ids
-  size_t comma = text.find(", ");
-  if (at == std::string_view::npos || comma == 0) return std::nullopt;
-  OpRange r;
-  r.name = text.substr(0, comma);
-  auto number = [&](std::string_view key) -> int64_t {
-    size_t p = text.find(key);
-    if (p == std::string_view::npos) return kNull;
-    p += key.size();
-    int64_t v = 0;
-    size_t digits = 0;
-    while (p < text.size() && text[p] >= '0' && text[p] <= '9' && digits < 18) v = v * 10 + (text[p++] - '0'), ++digits;
-    return digits ? v : kNull;
-  };
-  r.seq = number(", seq = ");
-  if (r.seq == kNull && (r.seq = number(", stashed seq = ")) != kNull) r.stashed = true;
-  r.op_id = number(", op_id = ");
-  if (size_t p = text.find(", sizes = "); p != std::string_view::npos) {
-    std::string_view rest = text.substr(p + 10);
-    rest = rest.substr(0, rest.find(", input_op_ids = "));
-    r.sizes = rest;
-  }
-  return r;
-}
-
-// An autograd engine's range: a backward Function ("MulBackward0", "AddmmBackward0") or the
-// engine's wrapper around one ("autograd::engine::evaluate_function: MulBackward0").
-bool backward_name(std::string_view name) {
-  if (name.starts_with("autograd::engine::evaluate_function: ")) return true;
-  size_t d = name.size();
-  while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9') --d;
-  return d < name.size() && name.substr(0, d).ends_with("Backward");
 }
 
 // CUPTI's memcpy kinds and synchronization types as nsys labels them (ENUM_CUDA_MEMCPY_OPER,
@@ -475,8 +434,7 @@ class Reader : public TraceReader {
     int64_t open = 0;
     std::map<std::string, int64_t> other;              // records of other types: label -> count
     std::unordered_map<int64_t, std::string> domains;  // NvtxDomainCreate: domainId -> name
-    // (process, seq) -> the thread of the first forward op range with that seq.
-    std::map<std::pair<int64_t, int64_t>, int64_t> forward;
+    emit_nvtx::ForwardThreads forward;                 // a backward op range's forward thread
     while (r.step() && !out_->stopped()) {
       int64_t t = r.i(type);
       auto it = types.find(t);
@@ -518,44 +476,17 @@ class Reader : public TraceReader {
       }
       std::string_view s = r.s(text);
       if (s.empty()) s = string(r.i(text_id));
-      std::optional<OpRange> op = range ? op_range(s) : std::nullopt;
-      int64_t fwd_tid = kNull;  // a backward op's forward thread ("Fwd thread id" in Kineto's args)
-      if (op && op->seq != kNull) {
-        // The autograd engine's ranges are told by name or by the legacy "stashed seq" (not by
-        // thread: the engine runs CPU backward on the caller's thread, and seq counters are per
-        // thread); their forward thread is that of the first other op with the same seq.
-        int64_t global = r.i(tid), own = tid_of(global);
-        std::pair<int64_t, int64_t> key{pid_of(global), op->seq};
-        if (op->stashed || backward_name(op->name)) {
-          auto f = forward.find(key);
-          fwd_tid = f != forward.end() ? f->second : own;
-          if (fwd_tid == 0 || fwd_tid == kNull) fwd_tid = 1;  // unknown: still marked backward
-        } else {
-          forward.try_emplace(key, own);
-        }
-      }
-      if (op) {
+      std::optional<emit_nvtx::OpRange> op = range ? emit_nvtx::op_range(s) : std::nullopt;
+      const int64_t global = r.i(tid);
+      const int64_t fwd_tid = op ? forward.fwd_tid(*op, pid_of(global), tid_of(global)) : kNull;
+      if (op && !op->user)
         out_->begin("X", "cpu_op", op->name);
-      } else {
-        out_->begin(mark ? "i" : "X", "user_annotation", s.empty() ? std::string_view("nvtx") : s);
-      }
+      else  // a record_function range keeps its name without emit_nvtx's fields
+        out_->begin(mark ? "i" : "X", "user_annotation", op ? op->name : s.empty() ? std::string_view("nvtx") : s);
       times(r, start, range ? end : start);
-      thread(r.i(tid));
+      thread(global);
       out_->open_args();
-      if (op) {
-        if (op->op_id != kNull) out_->arg("op_id", op->op_id);
-        if (op->seq != kNull) out_->arg("Sequence number", op->seq);
-        // The shapes as emit_nvtx writes them ([[2, 3], []]): JSON, Kineto's "Input Dims".
-        if (!op->sizes.empty()) {
-          std::string sizes(op->sizes);
-          if (check_json(sizes.data(), sizes.size()).result == JsonCheck::ok && sizes.front() == '[')
-            out_->json_arg("Input Dims", sizes);
-          else
-            out_->text_arg("sizes", op->sizes);
-        }
-        if (fwd_tid != kNull) out_->arg("Fwd thread id", fwd_tid);
-        out_->text_arg("nvtx", s);
-      }
+      if (op) emit_nvtx::write_args(*out_, *op, fwd_tid, s);
       // The range's NVTX domain by the name its NvtxDomainCreate record gave (an id with no such
       // record names nothing a user could tell apart: left out).
       if (int64_t d = r.i(domain); d != kNull && d != 0)
