@@ -289,6 +289,35 @@ for text, msg in (('{"rocprofiler-sdk-tool": [', "at byte"),
           f"{text!r}: one line, {msg!r} ({r.stderr.strip()[:160]})")
 
 
+# emit_nvtx under ROCm: roctx ranges whose messages are PyTorch's op ranges (getNvtxStr) become
+# cpu_op events as on Nsight (src/readers/emit_nvtx.h): name, seq, op_id, Input Dims; a user's
+# range and a record_function range ("my block, part 1, op_id = 9") stay annotations.
+nvtx_doc = json.loads(json.dumps(doc))
+tool = nvtx_doc["rocprofiler-sdk-tool"][0]
+messages = {41: "aten::addmm, seq = 3, op_id = 12, sizes = [[16], [4, 8], [8, 16]]", 42: "train step",
+            43: "AddmmBackward0, seq = 3, op_id = 40", 44: "my block, part 1, op_id = 9"}
+tool["strings"]["marker_api"] = [{"key": k, "value": v} for k, v in messages.items()]
+tool["buffer_records"]["marker_api"] = [
+    {"kind": 7, "operation": 1, "thread_id": 7, "correlation_id": {"internal": k, "external": 0},
+     "start_timestamp": s, "end_timestamp": e} for k, s, e in ((42, 1000, 9800), (41, 1900, 2700), (44, 1950, 2650),
+                                                               (43, 9000, 9500))]
+p = os.path.join(tmp, "emit_nvtx_results.json")
+with open(p, "w") as f:
+    json.dump(nvtx_doc, f)
+r = run([p], "SELECT kind, name, ts, dur, seq, args ->> '$.op_id', args -> '$.\"Input Dims\"' FROM event "
+             "WHERE kind IN ('cpu_op', 'annotation') ORDER BY ts")
+check(rows(r)[1:] == [["annotation", "train step", "1000", "8800", "", "", ""],
+                      ["cpu_op", "aten::addmm", "1900", "800", "3", "12", "[[16],[4,8],[8,16]]"],
+                      ["annotation", "my block, part 1", "1950", "700", "", "9", ""],
+                      ["cpu_op", "AddmmBackward0", "9000", "500", "3", "40", ""]],
+      f"roctx op ranges -> cpu_op ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
+# The kernel's launch call nests in aten::addmm's range: the op is its launcher; the backward op's
+# fwd is the forward op with its seq.
+r = run([p], "SELECT o.name FROM kernel k JOIN event o ON o.uid = k.launcher WHERE k.name = 'add()' ORDER BY k.ts")
+check(rows(r)[1:2] == [["aten::addmm"]], f"the kernel attributed to the op range ({rows(r)[1:]})")
+r = run([p], "SELECT f.name FROM event b JOIN event f ON f.uid = b.fwd WHERE b.name = 'AddmmBackward0'")
+check(rows(r)[1:] == [["aten::addmm"]], f"backward op range: fwd by seq ({rows(r)[1:]})")
+
 # --- 3. other formats are named ----------------------------------------------------------------
 def db(path, tables):
     if os.path.exists(path):

@@ -16,6 +16,7 @@
 
 #include "src/json_check.h"
 #include "src/json_scan.h"
+#include "src/readers/emit_nvtx.h"
 #include "src/readers/event_records.h"
 #include "src/readers/kineto_text.h"
 
@@ -695,9 +696,16 @@ class Reader : public TraceReader {
     // roctx ranges and marks are named by their message (strings.marker_api, keyed by correlation id).
     auto it = markers_.find(id);
     std::string_view name = it != markers_.end() && !it->second.empty() ? it->second : op_name;
-    begin(r, "user_annotation", name.empty() ? std::string_view("roctx") : name);
+    // Under emit_nvtx a roctx range's message is an op range (PyTorch's getNvtxStr on ROCm): a
+    // cpu_op as the Nsight reader makes it (src/readers/emit_nvtx.h).
+    std::optional<emit_nvtx::OpRange> op = emit_nvtx::op_range(name);
+    if (op && !op->user)
+      begin(r, "cpu_op", op->name);
+    else
+      begin(r, "user_annotation", op ? op->name : name.empty() ? std::string_view("roctx") : name);
     thread(r);
     out_->open_args();
+    if (op) emit_nvtx::write_args(*out_, *op, forward_.fwd_tid(*op, pid_, int_of(r, "thread_id")), name);
     text_arg("operation", op_name);
     int_arg("marker correlation", id);
     out_->end();
@@ -746,6 +754,7 @@ class Reader : public TraceReader {
   std::unordered_map<int64_t, Symbol> symbols_;
   std::vector<std::vector<std::string>> operations_;  // strings.buffer_records[kind].operations
   std::unordered_map<int64_t, std::string> markers_;
+  emit_nvtx::ForwardThreads forward_;  // a backward op range's forward thread
   std::string meta_, devices_, skipped_, metadata_;
   std::optional<event_records::Writer> out_;  // the events, as records, in chunks
 };
