@@ -23,6 +23,27 @@ namespace {
 using event_records::Writer;
 
 constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+// nsys --cuda-graph-trace=graph (its default): one row per graph launch, the graph's kernels not
+// recorded one by one.
+constexpr std::string_view kGraphTable = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+
+// The tables the reader maps to events.
+bool read_table(const std::string& t) {
+  return t == kKernelTable || t == kGraphTable || t == "CUPTI_ACTIVITY_KIND_MEMCPY" ||
+         t == "CUPTI_ACTIVITY_KIND_MEMSET" || t == "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION" ||
+         t == "CUPTI_ACTIVITY_KIND_RUNTIME" || t == "NVTX_EVENTS";
+}
+// Tables that describe the session, the strings, threads, processes and GPUs, or the profiler
+// itself (its overhead and diagnostics), not events of the program: never named as not read.
+// Every other table is (cuBLAS / cuDNN / OS runtime / OpenMP / GPU metrics / NVVIDEO / ... events).
+bool metadata_table(const std::string& t) {
+  static const std::set<std::string> names = {
+      "StringIds",         "ThreadNames",      "ProcessStreams",       "PROCESSES",
+      "ANALYSIS_FILE",     "ANALYSIS_DETAILS", "NVTX_PAYLOAD_SCHEMAS", "NVTX_PAYLOAD_SCHEMA_ENTRIES",
+      "PROFILER_OVERHEAD", "DIAGNOSTIC_EVENT", "UnwindMethodType"};
+  return names.count(t) || t.starts_with("ENUM_") || t.starts_with("TARGET_INFO_") || t.starts_with("META_DATA_") ||
+         t.starts_with("sqlite_");
+}
 
 // One table's rows with its columns found by name: an export of another schema version may lack a
 // column (it reads as NULL) or add some (never read).
@@ -152,16 +173,11 @@ class Reader : public TraceReader {
     read_strings();
     read_metadata();
     std::string not_read;
-    for (const std::string& t : tables_) {
-      const bool known = t == kKernelTable || t == "CUPTI_ACTIVITY_KIND_MEMCPY" || t == "CUPTI_ACTIVITY_KIND_MEMSET" ||
-                         t == "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION" || t == "CUPTI_ACTIVITY_KIND_RUNTIME" ||
-                         t == "NVTX_EVENTS";
-      if (!known && (t.starts_with("CUPTI_ACTIVITY_KIND_") || t.starts_with("OSRT_") || t.starts_with("CUDA_") ||
-                     t.starts_with("NCCL") || t.starts_with("MPI_") || t == "COMPOSITE_EVENTS" || t == "SCHED_EVENTS"))
-        not_read += (not_read.empty() ? "" : ", ") + t;
-    }
+    for (const std::string& t : tables_)
+      if (!read_table(t) && !metadata_table(t)) not_read += (not_read.empty() ? "" : ", ") + t;
     count_processes();
     gpu_table(std::string(kKernelTable), "kernel");
+    if (tables_.count(std::string(kGraphTable))) gpu_table(std::string(kGraphTable), "kernel");
     for (const char* t :
          {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"})
       if (tables_.count(t))
@@ -293,6 +309,7 @@ class Reader : public TraceReader {
             "copyKind",
             "syncType",
             "graphId",
+            "graphExecId",
             "globalPid"});
     if (!r.has("start") || !r.has("end")) {
       health_->add("nsys_table_skipped", -1, table + " has no start / end columns: not read");
@@ -307,16 +324,23 @@ class Reader : public TraceReader {
     const int gx = r.column("gridX"), gy = r.column("gridY"), gz = r.column("gridZ"), bx = r.column("blockX"),
               by = r.column("blockY"), bz = r.column("blockZ"), regs = r.column("registersPerThread"),
               shm_s = r.column("staticSharedMemory"), shm_d = r.column("dynamicSharedMemory"),
-              copy_kind = r.column("copyKind"), sync_type = r.column("syncType"), graph = r.column("graphId");
-    const bool kernel = cat == "kernel";
+              copy_kind = r.column("copyKind"), sync_type = r.column("syncType"), graph = r.column("graphId"),
+              graph_exec = r.column("graphExecId");
+    const bool graph_trace = table == kGraphTable;
+    const bool kernel = cat == "kernel" && !graph_trace;
     if (kernel && demangled < 0 && shortname < 0 && mangled < 0)
       missing_ += (missing_.empty() ? "" : ", ") + table + ".demangledName";
     std::map<int64_t, std::string> labels = cat == "gpu_memcpy"  ? enum_labels("ENUM_CUDA_MEMCPY_OPER")
                                             : cat == "cuda_sync" ? enum_labels("ENUM_CUPTI_SYNC_TYPE")
                                                                  : std::map<int64_t, std::string>();
     std::string name;
+    const int64_t first_row = (int64_t)out_->rows();
     while (r.step() && !out_->stopped()) {
-      if (kernel) {
+      if (graph_trace) {
+        // A whole graph launch on its stream: GPU work as a kernel is (busy time, timelines,
+        // summary), named so that it reads as a graph, linked to its cudaGraphLaunch.
+        name = r.i(graph) != kNull ? fmt::format("CUDA graph {}", r.i(graph)) : std::string("CUDA graph");
+      } else if (kernel) {
         name = string(r.i(demangled));
         if (name.empty()) name = string(r.i(shortname));
         if (name.empty()) name = string(r.i(mangled));
@@ -337,6 +361,9 @@ class Reader : public TraceReader {
       out_->begin("X", cat, name);
       times(r, start, end);
       int64_t dev = r.i(device), str = r.i(stream);
+      // CUPTI's "no stream" (a context or device synchronization) is 0xFFFFFFFF in nsys's unsigned
+      // column: -1, as Kineto writes it (CUPTI's value read as int32).
+      if (str == 0xFFFFFFFFLL) str = -1;
       if (dev != kNull) out_->pid(dev);
       if (str != kNull) out_->tid(str);
       out_->open_args();
@@ -357,16 +384,27 @@ class Reader : public TraceReader {
         if (std::string_view s = string(r.i(shortname)); !s.empty()) out_->text_arg("short name", s);
         if (int64_t g = r.i(graph); g != kNull) out_->arg("graph id", g);
       }
+      if (graph_trace) {
+        if (int64_t g = r.i(graph); g != kNull) out_->arg("graph id", g);
+        if (int64_t g = r.i(graph_exec); g != kNull) out_->arg("graph exec id", g);
+      }
       if (int64_t b = r.i(bytes); b != kNull) out_->arg("bytes", b);
       out_->end();
     }
+    if (graph_trace && (int64_t)out_->rows() > first_row)
+      health_->add("nsys_graph_level_trace", first_row,
+                   "CUDA graphs traced at graph level (nsys's --cuda-graph-trace=graph): each graph launch is one "
+                   "kernel row \"CUDA graph N\" spanning its kernels, which the export does not hold; profile "
+                   "with `nsys profile --cuda-graph-trace=node` for the kernels",
+                   (int64_t)out_->rows() - first_row);
   }
 
   // CUPTI numbers correlation ids per process: in an export of several processes the same id
   // links a launch of one process to a kernel of another (the shared 2-GPU exports: 294 kernels
   // matched runtime calls of both processes). There ids are scoped by the process: pid * 10^10 +
   // id (CUPTI's ids are 32-bit; the pid reads as the leading digits); with one process they are
-  // kept as nsys wrote them.
+  // kept as nsys wrote them. Ids are scoped only when both sides can be: a GPU table without a
+  // globalPid column (older exports) leaves every id as written, else no launch would link.
   void count_processes() {
     if (!tables_.count("CUPTI_ACTIVITY_KIND_RUNTIME")) return;
     Rows r(db_, "CUPTI_ACTIVITY_KIND_RUNTIME", path_, {"globalTid"});
@@ -374,7 +412,19 @@ class Reader : public TraceReader {
     const int tid = r.column("globalTid");
     while (r.step() && pids.size() < 2)
       if (int64_t t = r.i(tid); t != kNull) pids.insert(pid_of(t));
-    scoped_ = pids.size() > 1;
+    if (pids.size() < 2) return;
+    std::string unscoped;
+    for (std::string_view t :
+         {kKernelTable, kGraphTable, std::string_view("CUPTI_ACTIVITY_KIND_MEMCPY"),
+          std::string_view("CUPTI_ACTIVITY_KIND_MEMSET"), std::string_view("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")})
+      if (tables_.count(std::string(t)) && !Rows(db_, std::string(t), path_, {"globalPid"}).has("globalPid"))
+        unscoped += (unscoped.empty() ? "" : ", ") + std::string(t);
+    scoped_ = unscoped.empty();
+    if (!scoped_)
+      health_->add("nsys_correlation_unscoped", -1,
+                   "a several-process export whose GPU tables lack globalPid (" + unscoped +
+                       "): correlation ids kept as written, so a launch may link a call of one process to GPU "
+                       "work of another");
   }
   // `global`: the row's globalPid or globalTid (the process in bits 24-47).
   int64_t correlation(int64_t id, int64_t global) {
@@ -432,9 +482,10 @@ class Reader : public TraceReader {
     const int start = r.column("start"), end = r.column("end"), type = r.column("eventType"), text = r.column("text"),
               text_id = r.column("textId"), tid = r.column("globalTid"), domain = r.column("domainId");
     int64_t open = 0;
-    std::map<std::string, int64_t> other;              // records of other types: label -> count
-    std::unordered_map<int64_t, std::string> domains;  // NvtxDomainCreate: domainId -> name
-    emit_nvtx::ForwardThreads forward;                 // a backward op range's forward thread
+    std::map<std::string, int64_t> other;  // records of other types: label -> count
+    // NvtxDomainCreate: (process, domainId) -> name (each process numbers its domains from 1).
+    std::map<std::pair<int64_t, int64_t>, std::string> domains;
+    emit_nvtx::ForwardThreads forward;  // a backward op range's forward thread
     while (r.step() && !out_->stopped()) {
       int64_t t = r.i(type);
       auto it = types.find(t);
@@ -458,7 +509,7 @@ class Reader : public TraceReader {
       const bool mark = label == "NvtxMark" || label == "NvtxtMark";
       if (label == "NvtxDomainCreate") {
         std::string_view s = r.s(text);
-        domains[r.i(domain)] = std::string(s.empty() ? string(r.i(text_id)) : s);
+        domains[{pid_of(r.i(tid)), r.i(domain)}] = std::string(s.empty() ? string(r.i(text_id)) : s);
         continue;
       }
       if (!range && !mark) {
@@ -490,7 +541,8 @@ class Reader : public TraceReader {
       // The range's NVTX domain by the name its NvtxDomainCreate record gave (an id with no such
       // record names nothing a user could tell apart: left out).
       if (int64_t d = r.i(domain); d != kNull && d != 0)
-        if (auto dn = domains.find(d); dn != domains.end() && !dn->second.empty()) out_->text_arg("domain", dn->second);
+        if (auto dn = domains.find({pid_of(global), d}); dn != domains.end() && !dn->second.empty())
+          out_->text_arg("domain", dn->second);
       out_->end();
     }
     if (open)
