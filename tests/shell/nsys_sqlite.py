@@ -261,6 +261,154 @@ r = run([viewed], "SELECT kind, ts, correlation FROM event ORDER BY uid")
 check(rows(r)[1:] == [["kernel", "3000", "7"], ["kernel", "1000", "8"], ["runtime", "500", "7"]],
       f"stored order despite a covering index; a view read ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
 
+# --- 5. other exports' habits (a reviewer's variants, made here) ----------------------------------
+def make(name, script):
+    path = os.path.join(tmp, name)
+    if os.path.exists(path):
+        os.remove(path)
+    c = sqlite3.connect(path)
+    c.executescript("""
+CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel_v7000'), (3, 'cudaGraphLaunch_v10000'),
+                             (4, 'cudaEventSynchronize_v3020');
+""" + script)
+    c.commit()
+    c.close()
+    return path
+
+
+p1, p2 = (7 << 24) | 7, (8 << 24) | 8  # threads of processes 7 and 8
+# Graph-level CUDA graph tracing (nsys's default --cuda-graph-trace=graph): one eager kernel (1 µs)
+# and two cudaGraphLaunch calls whose execution is only in GRAPH_TRACE (9 µs each). GPU busy time by
+# hand: 1000 + 9000 + 9000 = 19000 ns.
+graphs = make("graph_level.sqlite", f"""
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        demangledName INT, globalPid INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 3000, 0, 7, 1, 1, {7 << 24});
+CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start INT, end INT, deviceId INT, contextId INT, streamId INT,
+                                             correlationId INT, globalPid INT, graphId INT, graphExecId INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (10500, 19500, 0, 1, 7, 101, {7 << 24}, 12, 1),
+                                                   (20500, 29500, 0, 1, 7, 102, {7 << 24}, 12, 1);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INT, end INT, globalTid INT, correlationId INT, nameId INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1200, 1300, {p1}, 1, 2), (10000, 10100, {p1}, 101, 3),
+                                               (20000, 20100, {p1}, 102, 3);
+""")
+r = run([graphs], "SELECT g.name, g.ts, g.dur, c.name FROM launch l JOIN event g ON g.uid = l.gpu "
+                  "JOIN event c ON c.uid = l.runtime WHERE g.kind = 'kernel' ORDER BY g.ts")
+check(rows(r)[1:] == [["k", "2000", "1000", "cudaLaunchKernel"],
+                      ["CUDA graph 12", "10500", "9000", "cudaGraphLaunch"],
+                      ["CUDA graph 12", "20500", "9000", "cudaGraphLaunch"]],
+      f"graph-level trace: each graph launch one kernel row linked to its cudaGraphLaunch ({rows(r)[1:]})")
+r = run([graphs, "--report", "summary"])
+table = rows(r)
+busy = table[1][table[0].index("gpu_busy_ms")] if len(table) > 1 and "gpu_busy_ms" in table[0] else None
+check(busy == "0.019", f"summary: GPU busy 0.019 ms by hand ({busy})")
+r = run([graphs], """SELECT "check", count, detail FROM health WHERE "check" LIKE 'nsys%'""")
+got = {x[0]: x for x in rows(r)[1:]}
+check("nsys_graph_level_trace" in got and got["nsys_graph_level_trace"][1] == "2"
+      and "--cuda-graph-trace=node" in got["nsys_graph_level_trace"][2] and "nsys_tables_not_read" not in got,
+      f"health says the graphs' kernels were traced at graph level and how to get them ({got})")
+
+# emit_nvtx texts of other PyTorch versions and habits: ranges before op ids (seq / sizes, a bare
+# op name, a "stashed seq" backward), a custom autograd.Function (MyReLU, its MyReLUBackward with
+# no digits), FSDP's forward hook, record_function names with ", " and spaces. Expected rows by hand
+# from the texts (PyTorch's getNvtxStr): name up to emit_nvtx's first field, cpu_op unless a user range.
+texts = make("emit_nvtx_versions.sqlite", f"""
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        demangledName INT, globalPid INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 2500, 0, 7, 1, 1, {7 << 24});
+CREATE TABLE NVTX_EVENTS(start INT, end INT, eventType INT, text TEXT, textId INT, globalTid INT, domainId INT);
+INSERT INTO NVTX_EVENTS VALUES
+  (100, 900, 59, 'aten::add, seq = 12, sizes = [[2, 3], [3]]', NULL, {p1}, 0),
+  (1000, 1500, 59, 'aten::mul, seq = 13', NULL, {p1}, 0),
+  (1600, 1700, 59, 'aten::empty', NULL, {p1}, 0),
+  (1800, 1900, 59, 'epoch 1, seq = 3', NULL, {p1}, 0),
+  (2000, 2900, 59, 'my block, part 1, op_id = 3', NULL, {p1}, 0),
+  (2100, 2200, 59, '## forward ##, op_id = 9', NULL, {p1}, 0),
+  (2300, 2400, 59, 'my block, part 2', NULL, {p1}, 0),
+  (3000, 3900, 59, 'MyReLU, seq = 20, op_id = 30', NULL, {p1}, 0),
+  (3100, 3800, 59, 'aten::relu, seq = 20, op_id = 31, sizes = [[4]], input_op_ids = [(30,0)]', NULL, {p1}, 0),
+  (5000, 5500, 59, 'MulBackward0, stashed seq = 13', NULL, {p1}, 0),
+  (6000, 6900, 59, 'autograd::engine::evaluate_function: MyReLUBackward, seq = 20, op_id = 40', NULL, {p1}, 0),
+  (6100, 6800, 59, 'MyReLUBackward, seq = 20, op_id = 41', NULL, {p1}, 0),
+  (7000, 7100, 59, 'RegisterPostBackwardFunction, seq = 21, op_id = 50', NULL, {p1}, 0);
+""")
+r = run([texts], "SELECT kind, name, seq, args ->> '$.op_id', args -> '$.\"Input Dims\"' FROM event "
+                 "WHERE kind IN ('cpu_op', 'annotation') ORDER BY ts")
+check(rows(r)[1:] == [["cpu_op", "aten::add", "12", "", "[[2,3],[3]]"],
+                      ["cpu_op", "aten::mul", "13", "", ""],
+                      ["cpu_op", "aten::empty", "", "", ""],
+                      ["annotation", "epoch 1, seq = 3", "", "", ""],
+                      ["annotation", "my block, part 1", "", "3", ""],
+                      ["annotation", "## forward ##", "", "9", ""],
+                      ["annotation", "my block, part 2", "", "", ""],
+                      ["cpu_op", "MyReLU", "20", "30", ""],
+                      ["cpu_op", "aten::relu", "20", "31", "[[4]]"],
+                      ["cpu_op", "MulBackward0", "13", "", ""],
+                      ["cpu_op", "autograd::engine::evaluate_function: MyReLUBackward", "20", "40", ""],
+                      ["cpu_op", "MyReLUBackward", "20", "41", ""],
+                      ["cpu_op", "RegisterPostBackwardFunction", "21", "50", ""]],
+      f"emit_nvtx texts of other versions: rows by hand ({rows(r)[1:]})")
+# Backward ranges have a fwd (PyTorch's rule: the last forward op with their seq); forward ones none.
+r = run([texts], "SELECT b.name, f.name FROM event b LEFT JOIN event f ON f.uid = b.fwd "
+                 "WHERE b.kind = 'cpu_op' AND b.seq IS NOT NULL ORDER BY b.ts")
+check(rows(r)[1:] == [["aten::add", ""], ["aten::mul", ""], ["MyReLU", ""], ["aten::relu", ""],
+                      ["MulBackward0", "aten::mul"],
+                      ["autograd::engine::evaluate_function: MyReLUBackward", "aten::relu"],
+                      ["MyReLUBackward", "aten::relu"], ["RegisterPostBackwardFunction", ""]],
+      f"custom Functions' backward ranges and old stashed seqs are backward ({rows(r)[1:]})")
+
+# Two processes: each numbers its NVTX domains from 1; sync rows with CUPTI's no-stream value
+# (0xFFFFFFFF, as nsys stores it) and -1; tables tlsql does not read, named in health.
+procs = make("two_procs.sqlite", f"""
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        demangledName INT, globalPid INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 2500, 0, 7, 1, 1, {7 << 24}), (2000, 2600, 1, 7, 1, 1, {8 << 24});
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INT, end INT, globalTid INT, correlationId INT, nameId INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1200, 1300, {p1}, 1, 2), (1250, 1350, {p2}, 1, 2),
+                                               (9000, 9500, {p1}, 5, 4);
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                                 syncType INT, globalPid INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (9100, 9400, 0, 4294967295, 5, 1, {7 << 24}),
+                                                       (9600, 9700, 0, -1, 6, 4, {7 << 24});
+CREATE TABLE NVTX_EVENTS(start INT, end INT, eventType INT, text TEXT, textId INT, globalTid INT, domainId INT);
+INSERT INTO NVTX_EVENTS VALUES (10, NULL, 75, 'NCCL', NULL, {p1}, 1), (12, NULL, 75, 'MyLib', NULL, {p2}, 1),
+  (1000, 1500, 59, 'nccl range', NULL, {p1}, 1), (1000, 1500, 59, 'mylib range', NULL, {p2}, 1);
+CREATE TABLE CUBLAS_EVENTS(start INT, end INT, globalTid INT, nameId INT);
+CREATE TABLE GPU_METRICS(timestamp INT, typeId INT, metricId INT, value INT);
+CREATE TABLE OPENMP_EVENT_KIND_PARALLEL(start INT, end INT, globalTid INT);
+CREATE TABLE NVVIDEO_ENCODER_API(start INT, end INT);
+CREATE TABLE ThreadNames(nameId INT, priority INT, globalTid INT);
+CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INT);
+""")
+r = run([procs], "SELECT name, pid, args ->> '$.domain' FROM event WHERE kind = 'annotation' ORDER BY pid")
+check(rows(r)[1:] == [["nccl range", "7", "NCCL"], ["mylib range", "8", "MyLib"]],
+      f"NVTX domains by process ({rows(r)[1:]})")
+r = run([procs], "SELECT name, stream, tid FROM event WHERE kind = 'sync' ORDER BY ts")
+check(rows(r)[1:] == [["Event sync", "-1", "-1"], ["Context sync", "-1", "-1"]],
+      f"no-stream sync rows: stream -1 as Kineto writes it ({rows(r)[1:]})")
+r = run([procs], "SELECT r.pid, g.device FROM launch l JOIN event r ON r.uid = l.runtime "
+                 "JOIN event g ON g.uid = l.gpu WHERE g.kind = 'kernel' ORDER BY 1")
+check(rows(r)[1:] == [["7", "0"], ["8", "1"]], f"each process's launch links its own kernel ({rows(r)[1:]})")
+r = run([procs], """SELECT detail FROM health WHERE "check" = 'nsys_tables_not_read'""")
+check(rows(r)[1:] == [["tables of the export tlsql does not map to events: CUBLAS_EVENTS, GPU_METRICS, "
+                       "NVVIDEO_ENCODER_API, OPENMP_EVENT_KIND_PARALLEL"]],
+      f"every table of events not read is named, metadata tables are not ({rows(r)[1:]})")
+# An older several-process export whose kernel table has no globalPid: the ids cannot be scoped on
+# the GPU side, so they are kept as written on both (each kernel is linked), said in health.
+old = make("old_no_globalpid.sqlite", f"""
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        demangledName INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 2500, 0, 7, 1, 1), (2000, 2600, 1, 7, 2, 1);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INT, end INT, globalTid INT, correlationId INT, nameId INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1200, 1300, {p1}, 1, 2), (1250, 1350, {p2}, 2, 2);
+""")
+r = run([old], "SELECT r.pid, g.device FROM launch l JOIN event r ON r.uid = l.runtime "
+               "JOIN event g ON g.uid = l.gpu ORDER BY 1")
+check(rows(r)[1:] == [["7", "0"], ["8", "1"]], f"no globalPid on kernels: ids as written, linked ({rows(r)[1:]})")
+r = run([old], """SELECT detail FROM health WHERE "check" = 'nsys_correlation_unscoped'""")
+check(len(rows(r)) == 2 and "CUPTI_ACTIVITY_KIND_KERNEL" in rows(r)[1][0], f"said in health ({rows(r)[1:]})")
+
 nokernel = os.path.join(tmp, "no_kernel.sqlite")
 if os.path.exists(nokernel):
     os.remove(nokernel)
