@@ -283,10 +283,12 @@ void ProfileTreeBuilder::join_begin_end() {
 }
 
 void ProfileTreeBuilder::nest_host_events() {
-  // Each host thread nests on its own (it writes its own events' parents), so threads are shared
-  // out among the workers, the longest first, each taking the next when it is done; each counts
-  // health into its own Health, merged after (Health keeps the smallest example: the row one
-  // thread nesting them in order would give).
+  // Each host thread nests on its own (it writes its own events' parents). First every thread's
+  // members are sorted, threads shared out among the workers (the longest first, each taking the
+  // next when done); a long thread is also cut where nothing before an event is still open (no
+  // earlier member ends after its start: one walk would pop its whole stack there), so its
+  // pieces nest on several workers at once. Each worker counts health into its own Health,
+  // merged after (Health keeps the smallest example: the row one walk in order would give).
   std::vector<int32_t> order(threads_.size());
   size_t members = 0;
   for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
@@ -294,35 +296,70 @@ void ProfileTreeBuilder::nest_host_events() {
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return threads_[(size_t)a].events.size() > threads_[(size_t)b].events.size();
   });
-  const size_t workers =
-      std::min(split_rows(members, workers_, min_part_rows_).parts, std::max<size_t>(1, order.size()));
-  std::vector<Health> health(workers);
+  const size_t workers = split_rows(members, workers_, min_part_rows_).parts;
+  // Pieces of about this many members at least (a thread shorter than two is not cut).
+  const size_t piece = std::max<size_t>({1, min_part_rows_, members / (workers * 2)});
+  struct Piece {
+    int32_t thread;
+    size_t begin, end;  // positions in the thread's sorted members
+  };
+  std::vector<std::vector<Piece>> pieces(threads_.size());
   std::atomic<size_t> next{0};
-  for_row_ranges(RowRanges{workers, workers}, [&](size_t w, size_t, size_t) {
+  for_row_ranges(RowRanges{workers, workers}, [&](size_t, size_t, size_t) {
     std::vector<NestKey> keys;
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
+      const int32_t t = order[k];
+      std::vector<int32_t>& idx = threads_[(size_t)t].events;
+      sort_members(idx, keys);
+      auto& cut = pieces[(size_t)t];
+      size_t from = 0;
+      if (workers > 1 && idx.size() >= 2 * piece) {
+        int64_t open_until = INT64_MIN;  // the latest end of the members so far
+        for (size_t m = 0; m < idx.size(); ++m) {
+          const EventRec& e = ev_[idx[m]];
+          if (m - from >= piece && open_until <= e.ts) cut.push_back({t, from, m}), from = m;
+          open_until = std::max(open_until, e.ts + (e.dur == kNull ? 0 : e.dur));
+        }
+      }
+      cut.push_back({t, from, idx.size()});
+    }
+  });
+  std::vector<Piece> all;
+  for (int32_t t : order) all.insert(all.end(), pieces[(size_t)t].begin(), pieces[(size_t)t].end());
+  std::vector<Health> health(workers);
+  next = 0;
+  for_row_ranges(RowRanges{workers, workers}, [&](size_t w, size_t, size_t) {
     std::vector<int32_t> stack;
-    Health& h = health[w];
-    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();)
-      nest_thread(threads_[(size_t)order[k]], keys, stack, h);
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < all.size();) {
+      const Piece& p = all[k];
+      const std::vector<int32_t>& idx = threads_[(size_t)p.thread].events;
+      nest_members(idx.data() + p.begin, idx.data() + p.end, stack, health[w]);
+    }
   });
   for (const Health& h : health) h_.merge(h);
 }
 
-// One host thread's events sorted by (start, longer first, row) and nested by time with a stack.
-void ProfileTreeBuilder::nest_thread(Thread& th, std::vector<NestKey>& keys, std::vector<int32_t>& stack, Health& h) {
+// A thread's members sorted by (start, longer first, row).
+void ProfileTreeBuilder::sort_members(std::vector<int32_t>& idx, std::vector<NestKey>& keys) {
+  auto dur0 = [&](int32_t i) { return ev_[i].dur == kNull ? 0 : ev_[i].dur; };
+  keys.clear();
+  bool sorted = true;
+  for (int32_t i : idx) {
+    keys.push_back({ev_[i].ts, -dur0(i), i});
+    if (keys.size() > 1 && keys.back() < keys[keys.size() - 2]) sorted = false;
+  }
+  if (!sorted) sort_runs(keys);  // traces are mostly in order already
+  for (size_t k = 0; k < keys.size(); ++k) idx[k] = keys[k].idx;
+}
+
+// Sorted members [first, last) of a thread nested by time with a stack.
+void ProfileTreeBuilder::nest_members(const int32_t* first, const int32_t* last, std::vector<int32_t>& stack,
+                                      Health& h) {
   auto dur0 = [&](int32_t i) { return ev_[i].dur == kNull ? 0 : ev_[i].dur; };
   {
-    auto& idx = th.events;
-    keys.clear();
-    bool sorted = true;
-    for (int32_t i : idx) {
-      keys.push_back({ev_[i].ts, -dur0(i), i});
-      if (keys.size() > 1 && keys.back() < keys[keys.size() - 2]) sorted = false;
-    }
-    if (!sorted) sort_runs(keys);  // traces are mostly in order already
-    for (size_t k = 0; k < keys.size(); ++k) idx[k] = keys[k].idx;
     stack.clear();
-    for (int32_t i : idx) {
+    for (const int32_t* at = first; at != last; ++at) {
+      const int32_t i = *at;
       EventRec& e = ev_[i];
       int64_t end = e.ts + dur0(i);
       int32_t parent = -1;

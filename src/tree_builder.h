@@ -67,7 +67,6 @@ class ProfileTreeBuilder {
   void group_threads();
   void join_begin_end();
   void nest_host_events();
-  struct Thread;
   struct NestKey {
     int64_t ts, neg_dur;
     int32_t idx;
@@ -75,7 +74,8 @@ class ProfileTreeBuilder {
       return ts != o.ts ? ts < o.ts : neg_dur != o.neg_dur ? neg_dur < o.neg_dur : idx < o.idx;
     }
   };
-  void nest_thread(Thread& th, std::vector<NestKey>& keys, std::vector<int32_t>& stack, Health& h);
+  void sort_members(std::vector<int32_t>& idx, std::vector<NestKey>& keys);
+  void nest_members(const int32_t* first, const int32_t* last, std::vector<int32_t>& stack, Health& h);
   void link_gpu_events(Health& h);
   void attach_thread_roots();
   void compute_depths();
