@@ -990,13 +990,22 @@ void ProfileTreeBuilder::attach_thread_roots() {
     return (e.kind == Kind::annotation || e.kind == Kind::cpu_op) && profiler_step_number(name(e)).has_value();
   };
   // Main thread of each process: the one holding ProfilerStep annotations, else tid == pid.
+  // Threads are searched for a marker on several workers (a thread without one is read to its
+  // end), and the first thread of a process that holds one, in thread order, is its main thread.
   std::unordered_map<int64_t, int32_t> main_thread;  // integer pid (its Id32 code) -> thread index
-  for (const Thread& th : threads_)
-    for (int32_t i : th.events)
-      if (!(th.text & EventRec::pid_text) && step_marker(ev_[i])) {
-        main_thread.emplace(th.pid.v, thread_of_[i]);
-        break;
-      }
+  std::vector<uint8_t> has_marker(threads_.size());
+  {
+    const size_t workers = std::max<size_t>(1, std::min(threads_.size(), row_ranges(ev_.size()).parts));
+    std::atomic<size_t> next{0};
+    for_row_ranges(RowRanges{workers, workers}, [&](size_t, size_t, size_t) {
+      for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < threads_.size();)
+        if (!(threads_[t].text & EventRec::pid_text))
+          has_marker[t] = std::any_of(threads_[t].events.begin(), threads_[t].events.end(),
+                                      [&](int32_t i) { return step_marker(ev_[i]); });
+    });
+  }
+  for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
+    if (has_marker[(size_t)t]) main_thread.emplace(threads_[(size_t)t].pid.v, t);
   for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
     if (!threads_[t].text && threads_[t].pid == threads_[t].tid && !threads_[t].events.empty())
       main_thread.emplace(threads_[t].pid.v, t);
@@ -1010,9 +1019,17 @@ void ProfileTreeBuilder::attach_thread_roots() {
     if (!(threads_[t].text & EventRec::pid_text)) threads_of[threads_[t].pid.v].push_back(t);
   int64_t orphans = 0, example = -1;
   for (auto [pid, main] : main_thread) {
-    std::vector<int32_t> anns, roots;
-    for (int32_t i : threads_[main].events)
-      if ((ev_[i].kind == Kind::annotation || step_marker(ev_[i])) && ev_[i].dur != kNull) anns.push_back(i);
+    // The main thread's annotations, found by ranges of its members at once, joined in order.
+    const std::vector<int32_t>& members = threads_[main].events;
+    const RowRanges ranges = row_ranges(members.size());
+    std::vector<std::vector<int32_t>> found(ranges.parts);
+    for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+      for (size_t k = begin; k < end; ++k)
+        if (const int32_t i = members[k];
+            (ev_[i].kind == Kind::annotation || step_marker(ev_[i])) && ev_[i].dur != kNull)
+          found[part].push_back(i);
+    });
+    std::vector<int32_t> anns = join_parts(found), roots;
     if (anns.empty()) continue;  // nothing to attach to: these roots are simply roots
     for (int32_t t : threads_of[pid])
       if (t != main)
