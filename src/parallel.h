@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "src/radix_sort.h"
+
 namespace tlsql {
 
 // [0, n) cut into `parts` consecutive ranges of near-equal size: part p is [begin(p), end(p)).
@@ -76,6 +78,28 @@ void run_both(bool parallel, A&& a, B&& b) {
   t.join();
   if (error_a) std::rethrow_exception(error_a);
   if (error_b) std::rethrow_exception(error_b);
+}
+
+// sort_runs across threads: each range of `v` sorted on its own, then neighbouring ranges merged,
+// a round of merges at once, until one is left (the last merge is one thread's). Where operator<
+// is a total order the result is sort_runs' (std::sort's): a sorted permutation is unique.
+template <typename T>
+void sort_runs_parallel(std::vector<T>& v, const RowRanges& r) {
+  for_row_ranges(r, [&](size_t, size_t begin, size_t end) { sort_runs(v.data() + begin, v.data() + end); });
+  std::vector<size_t> bounds;  // starts of the sorted ranges, then v.size()
+  for (size_t p = 0; p < r.parts; ++p) bounds.push_back(r.begin(p));
+  bounds.push_back(v.size());
+  while (bounds.size() > 2) {
+    const size_t merges = (bounds.size() - 1) / 2;
+    for_row_ranges(RowRanges{merges, merges}, [&](size_t m, size_t, size_t) {
+      std::inplace_merge(v.begin() + (ptrdiff_t)bounds[2 * m], v.begin() + (ptrdiff_t)bounds[2 * m + 1],
+                         v.begin() + (ptrdiff_t)bounds[2 * m + 2]);
+    });
+    std::vector<size_t> next;
+    for (size_t k = 0; k < bounds.size(); k += 2) next.push_back(bounds[k]);
+    if (next.back() != v.size()) next.push_back(v.size());
+    bounds.swap(next);
+  }
 }
 
 // The per-range vectors of a pass joined in range order.

@@ -310,15 +310,16 @@ void ProfileTreeBuilder::nest_host_events() {
     for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
       const int32_t t = order[k];
       std::vector<int32_t>& idx = threads_[(size_t)t].events;
-      sort_members(idx, keys);
+      const bool long_thread = workers > 1 && idx.size() >= 2 * piece;
+      // A long thread's sort is itself cut in ranges (the longest is most of the stage's work).
+      sort_members(idx, keys, long_thread ? split_rows(idx.size(), workers, piece) : RowRanges{idx.size(), 1});
       auto& cut = pieces[(size_t)t];
       size_t from = 0;
-      if (workers > 1 && idx.size() >= 2 * piece) {
+      if (long_thread) {
         int64_t open_until = INT64_MIN;  // the latest end of the members so far
-        for (size_t m = 0; m < idx.size(); ++m) {
-          const EventRec& e = ev_[idx[m]];
-          if (m - from >= piece && open_until <= e.ts) cut.push_back({t, from, m}), from = m;
-          open_until = std::max(open_until, e.ts + (e.dur == kNull ? 0 : e.dur));
+        for (size_t m = 0; m < keys.size(); ++m) {
+          if (m - from >= piece && open_until <= keys[m].ts) cut.push_back({t, from, m}), from = m;
+          open_until = std::max(open_until, keys[m].ts - keys[m].neg_dur);
         }
       }
       cut.push_back({t, from, idx.size()});
@@ -340,16 +341,24 @@ void ProfileTreeBuilder::nest_host_events() {
 }
 
 // A thread's members sorted by (start, longer first, row).
-void ProfileTreeBuilder::sort_members(std::vector<int32_t>& idx, std::vector<NestKey>& keys) {
+void ProfileTreeBuilder::sort_members(std::vector<int32_t>& idx, std::vector<NestKey>& keys, const RowRanges& r) {
   auto dur0 = [&](int32_t i) { return ev_[i].dur == kNull ? 0 : ev_[i].dur; };
-  keys.clear();
-  bool sorted = true;
-  for (int32_t i : idx) {
-    keys.push_back({ev_[i].ts, -dur0(i), i});
-    if (keys.size() > 1 && keys.back() < keys[keys.size() - 2]) sorted = false;
-  }
-  if (!sorted) sort_runs(keys);  // traces are mostly in order already
-  for (size_t k = 0; k < keys.size(); ++k) idx[k] = keys[k].idx;
+  keys.resize(idx.size());
+  std::vector<uint8_t> sorted(r.parts, 1);
+  for_row_ranges(r, [&](size_t part, size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) {
+      const int32_t i = idx[k];
+      keys[k] = {ev_[i].ts, -dur0(i), i};
+      if (k > begin && keys[k] < keys[k - 1]) sorted[part] = 0;
+    }
+  });
+  bool in_order = std::all_of(sorted.begin(), sorted.end(), [](uint8_t s) { return s; });
+  for (size_t p = 1; p < r.parts && in_order; ++p)
+    if (const size_t k = r.begin(p); k > 0 && k < keys.size() && keys[k] < keys[k - 1]) in_order = false;
+  if (!in_order) sort_runs_parallel(keys, r);  // traces are mostly in order already
+  for_row_ranges(r, [&](size_t, size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) idx[k] = keys[k].idx;
+  });
 }
 
 // Sorted members [first, last) of a thread nested by time with a stack.

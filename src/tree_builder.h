@@ -74,7 +74,7 @@ class ProfileTreeBuilder {
       return ts != o.ts ? ts < o.ts : neg_dur != o.neg_dur ? neg_dur < o.neg_dur : idx < o.idx;
     }
   };
-  void sort_members(std::vector<int32_t>& idx, std::vector<NestKey>& keys);
+  void sort_members(std::vector<int32_t>& idx, std::vector<NestKey>& keys, const RowRanges& ranges);
   void nest_members(const int32_t* first, const int32_t* last, std::vector<int32_t>& stack, Health& h);
   void link_gpu_events(Health& h);
   void attach_thread_roots();

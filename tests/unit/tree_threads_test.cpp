@@ -57,6 +57,28 @@ TEST_CASE("row ranges: every row in exactly one range, in order; joined parts ar
   }
 }
 
+TEST_CASE("sort_runs_parallel sorts as std::sort does, in any number of ranges") {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    const size_t n = rng() % 3000, threads = 1 + rng() % 9, min_rows = rng() % 40;
+    CAPTURE(n);
+    CAPTURE(threads);
+    std::vector<std::pair<int64_t, int32_t>> v;  // (value, distinct row): a total order
+    for (size_t i = 0; i < n; ++i) v.push_back({(int64_t)(rng() % 50), (int32_t)i});
+    // Nearly in order (a few runs, as a thread's events are), or shuffled whole.
+    if (round % 3 == 0) {
+      std::shuffle(v.begin(), v.end(), rng);
+    } else {
+      std::sort(v.begin(), v.end());
+      for (int k = 0; k < 4 && n > 1; ++k) std::swap(v[rng() % n], v[rng() % n]);
+    }
+    std::vector<std::pair<int64_t, int32_t>> want = v;
+    std::sort(want.begin(), want.end());
+    sort_runs_parallel(v, split_rows(n, threads, min_rows));
+    CHECK(v == want);
+  }
+}
+
 TEST_CASE("for_row_ranges rethrows the first range's error, as one thread would meet it") {
   const RowRanges r{100, 5};
   CHECK_THROWS_WITH(for_row_ranges(r,
