@@ -1177,13 +1177,23 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
     auto outer = [&](int32_t& best, int32_t i) {
       if (best < 0 || ev_[i].depth < ev_[best].depth) best = i;
     };
-    for (const Thread& th : threads_)
-      for (int32_t i : th.events)
-        if (ev_[i].kind == Kind::cpu_op)
-          if (auto it = at.find({thread_of_[i], ev_[i].ts}); it != at.end()) {
-            outer(it->second.any, i);
-            if (ev_[i].is(EventRec::backward)) outer(it->second.backward, i);
-          }
+    // A thread's ops are looked up by ranges at once; the hits are then applied in its order
+    // (the first of equal depth wins, as in one walk).
+    using Hit = std::pair<Outermost*, int32_t>;
+    for (const Thread& th : threads_) {
+      const RowRanges ranges = row_ranges(th.events.size());
+      std::vector<std::vector<Hit>> hits(ranges.parts);
+      for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+        for (size_t k = begin; k < end; ++k)
+          if (const int32_t i = th.events[k]; ev_[i].kind == Kind::cpu_op)
+            if (auto it = at.find({thread_of_[i], ev_[i].ts}); it != at.end()) hits[part].emplace_back(&it->second, i);
+      });
+      for (const auto& part : hits)
+        for (auto [o, i] : part) {
+          outer(o->any, i);
+          if (ev_[i].is(EventRec::backward)) outer(o->backward, i);
+        }
+    }
     auto outermost_at = [&](int32_t flow, bool want_backward) {
       auto it = at.find({thread_of_[flow], ev_[flow].ts});
       return it == at.end() ? -1 : want_backward ? it->second.backward : it->second.any;
