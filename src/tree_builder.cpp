@@ -119,7 +119,9 @@ size_t lower_bound_from(const std::vector<std::pair<Id32, int32_t>>& v, Id32 id,
 // order; health counted per range merges to the same rows (Health keeps the smallest example).
 void ProfileTreeBuilder::build() {
   if (!workers_) workers_ = load_threads();
-  const bool pairs = workers_ > 1;
+  // A trace too small to split a pass is also built on one thread (a folder of small ranks
+  // would otherwise start threads for a few thousand rows each).
+  const bool pairs = workers_ > 1 && ev_.size() >= min_part_rows_;
   group_threads();
   join_begin_end();
   Health gpu_health;  // Health is not thread-safe: the GPU stage counts into its own
