@@ -31,6 +31,7 @@ LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, con
 
   auto t = clock::now();
   ProfileTreeBuilder tree(*trace, store.strings, health, &store.args, opt.captured);
+  tree.set_threads(opt.threads);  // the load's threads (0: load_threads())
   tree.build();
   st.tree_s = seconds_since(t);
   done("tree");

@@ -34,21 +34,25 @@ void radix_sort(std::vector<Key>& v, int low, int high) {
 // start order, so on the control trace this took under a third of the comparison sort's CPU. The
 // result is std::sort's wherever operator< is a total order (the tree's keys end in the row).
 template <typename T>
-void sort_runs(std::vector<T>& v) {
-  std::vector<size_t> bounds{0};  // starts of the runs, then v.size()
-  for (size_t k = 1; k < v.size(); ++k)
-    if (v[k] < v[k - 1]) bounds.push_back(k);
-  bounds.push_back(v.size());
+void sort_runs(T* first, T* last) {
+  const size_t n = (size_t)(last - first);
+  std::vector<size_t> bounds{0};  // starts of the runs, then n
+  for (size_t k = 1; k < n; ++k)
+    if (first[k] < first[k - 1]) bounds.push_back(k);
+  bounds.push_back(n);
   while (bounds.size() > 2) {
     std::vector<size_t> next{0};
     for (size_t r = 0; r + 2 < bounds.size(); r += 2) {
-      std::inplace_merge(v.begin() + (ptrdiff_t)bounds[r], v.begin() + (ptrdiff_t)bounds[r + 1],
-                         v.begin() + (ptrdiff_t)bounds[r + 2]);
+      std::inplace_merge(first + bounds[r], first + bounds[r + 1], first + bounds[r + 2]);
       next.push_back(bounds[r + 2]);
     }
-    if (next.back() != v.size()) next.push_back(v.size());  // an odd run left over, as it is
+    if (next.back() != n) next.push_back(n);  // an odd run left over, as it is
     bounds.swap(next);
   }
+}
+template <typename T>
+void sort_runs(std::vector<T>& v) {
+  sort_runs(v.data(), v.data() + v.size());
 }
 
 // Bits needed to hold 0..range.

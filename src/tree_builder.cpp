@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <exception>
 #include <map>
@@ -17,6 +18,7 @@
 
 #include "src/kind.h"
 #include "src/radix_sort.h"
+#include "src/readers/pipeline.h"
 #include "src/serving_step.h"
 
 namespace tlsql {
@@ -111,26 +113,20 @@ size_t lower_bound_from(const std::vector<std::pair<Id32, int32_t>>& v, Id32 id,
                   v.begin());
 }
 
-// Stages that touch disjoint events or fields run in pairs on the two cores: host nesting
-// writes host parents while GPU linking writes GPU parents, and so on.
+// Stages that touch disjoint events or fields run in pairs: host nesting writes host parents
+// while GPU linking writes GPU parents, and so on. Within a stage, passes over the rows are cut
+// into ranges across the load's threads (src/parallel.h), what each range collects joined in row
+// order; health counted per range merges to the same rows (Health keeps the smallest example).
 void ProfileTreeBuilder::build() {
-  auto both = [](auto&& a, auto&& b) {
-    std::exception_ptr error;
-    std::thread t([&] {
-      try {
-        a();
-      } catch (...) {
-        error = std::current_exception();
-      }
-    });
-    b();
-    t.join();
-    if (error) std::rethrow_exception(error);
-  };
+  if (!workers_) workers_ = load_threads();
+  // A trace too small to split a pass is also built on one thread (a folder of small ranks
+  // would otherwise start threads for a few thousand rows each).
+  const bool pairs = workers_ > 1 && ev_.size() >= min_part_rows_;
   group_threads();
   join_begin_end();
   Health gpu_health;  // Health is not thread-safe: the GPU stage counts into its own
-  both(
+  run_both(
+      pairs,
       [&] {
         nest_host_events();
         attach_thread_roots();
@@ -139,10 +135,12 @@ void ProfileTreeBuilder::build() {
   h_.merge(gpu_health);
   compute_depths();
   Health fwd_health;
-  both([&] { assign_steps(); }, [&] { link_backward_to_forward(fwd_health); });
+  run_both(
+      pairs, [&] { assign_steps(); }, [&] { link_backward_to_forward(fwd_health); });
   h_.merge(fwd_health);
   attribute_graph_replays();
-  both([&] { find_launchers(); }, [&] { build_children(); });
+  run_both(
+      pairs, [&] { find_launchers(); }, [&] { build_children(); });
   count_gpu_under_backward_without_forward();
 }
 
@@ -153,43 +151,81 @@ void ProfileTreeBuilder::count_gpu_under_backward_without_forward() {
   if (no_forward_.empty()) return;
   std::vector<int8_t> under(ev_.size(), -1);  // -1 unknown, 0 no, 1 under a backward op without forward
   for (int32_t i : no_forward_) under[(size_t)i] = 1;
-  std::vector<int32_t> path;
+  // Ranges of rows share the memo as compute_depths does (an answer is a function of the row).
+  const RowRanges ranges = row_ranges(ev_.size());
+  std::vector<int64_t> counted(ranges.parts);
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    auto memo = [&](int32_t i) { return std::atomic_ref<int8_t>(under[(size_t)i]); };
+    std::vector<int32_t> path;
+    for (int32_t g = (int32_t)begin; g < (int32_t)end; ++g) {
+      const Kind k = ev_[g].kind;
+      if (k != Kind::kernel && k != Kind::memcpy && k != Kind::memset) continue;
+      int32_t i = ev_[g].parent;
+      int8_t known = -1;
+      path.clear();
+      while (i >= 0 && (known = memo(i).load(std::memory_order_relaxed)) < 0 && path.size() <= ev_.size())
+        path.push_back(i), i = ev_[i].parent;
+      const int8_t answer = i >= 0 && known == 1 ? 1 : 0;
+      for (int32_t p : path) memo(p).store(answer, std::memory_order_relaxed);
+      counted[part] += answer;
+    }
+  });
   int64_t n = 0;
-  for (int32_t g = 0; g < (int32_t)ev_.size(); ++g) {
-    const Kind k = ev_[g].kind;
-    if (k != Kind::kernel && k != Kind::memcpy && k != Kind::memset) continue;
-    int32_t i = ev_[g].parent;
-    path.clear();
-    while (i >= 0 && under[(size_t)i] < 0 && path.size() <= ev_.size()) path.push_back(i), i = ev_[i].parent;
-    const int8_t answer = i >= 0 && under[(size_t)i] == 1 ? 1 : 0;
-    for (int32_t p : path) under[(size_t)p] = answer;
-    n += answer;
-  }
+  for (int64_t c : counted) n += c;
   h_.set_gpu_events("backward_without_forward", n);
 }
 
 // Every event with a (pid, tid) gets a thread index; host tree members are listed per thread.
+// Threads are numbered in order of their first event. Ranges of rows number the threads they
+// meet on their own; the numbers are then made global in range order (a thread's first range
+// is where one pass meets it first) and each thread's members joined in range order.
 void ProfileTreeBuilder::group_threads() {
   const int32_t n = (int32_t)ev_.size();
   thread_of_.assign(n, -1);
-  std::unordered_map<std::pair<int32_t, int32_t>, int32_t, PairHash> index[4];  // (pid, tid) codes
-  Id32 last_pid, last_tid;
-  uint8_t last_text = 255;
-  int32_t last = -1;
-  for (int32_t i = 0; i < n; ++i) {
-    const EventRec& e = ev_[i];
-    if (e.kind == Kind::meta || e.kind == Kind::counter) continue;
-    uint8_t text = e.flags & (EventRec::pid_text | EventRec::tid_text);
-    if (e.pid != last_pid || e.tid != last_tid || text != last_text) {
-      auto [it, fresh] = index[text].emplace(std::make_pair(e.pid.v, e.tid.v), (int32_t)threads_.size());
-      if (fresh) threads_.push_back({e.pid, e.tid, text, {}});
-      last = it->second, last_pid = e.pid, last_tid = e.tid, last_text = text;
+  using Index = std::unordered_map<std::pair<int32_t, int32_t>, int32_t, PairHash>;  // (pid, tid) codes
+  const RowRanges ranges = row_ranges((size_t)n);
+  std::vector<std::vector<Thread>> found(ranges.parts);  // per range, numbered from 0 there
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    std::vector<Thread>& threads = found[part];
+    Index index[4];
+    Id32 last_pid, last_tid;
+    uint8_t last_text = 255;
+    int32_t last = -1;
+    for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
+      const EventRec& e = ev_[i];
+      if (e.kind == Kind::meta || e.kind == Kind::counter) continue;
+      uint8_t text = e.flags & (EventRec::pid_text | EventRec::tid_text);
+      if (e.pid != last_pid || e.tid != last_tid || text != last_text) {
+        auto [it, fresh] = index[text].emplace(std::make_pair(e.pid.v, e.tid.v), (int32_t)threads.size());
+        if (fresh) threads.push_back({e.pid, e.tid, text, {}});
+        last = it->second, last_pid = e.pid, last_tid = e.tid, last_text = text;
+      }
+      thread_of_[i] = last;
+      // Events whose ts + dur overflows (counted as end_overflow) stay out of the tree.
+      if (is_host_node(e.kind) && e.ts != kNull && e.ph != 'E' && (e.dur == kNull || e.end() != kNull))
+        threads[(size_t)last].events.push_back(i);
     }
-    thread_of_[i] = last;
-    // Events whose ts + dur overflows (counted as end_overflow) stay out of the tree.
-    if (is_host_node(e.kind) && e.ts != kNull && e.ph != 'E' && (e.dur == kNull || e.end() != kNull))
-      threads_[last].events.push_back(i);
+  });
+  if (ranges.parts == 1) {  // the range's numbers are the global ones
+    threads_ = std::move(found[0]);
+    return;
   }
+  Index index[4];
+  std::vector<std::vector<int32_t>> global(ranges.parts);  // per range: its numbers -> global ones
+  for (size_t part = 0; part < ranges.parts; ++part)
+    for (Thread& th : found[part]) {
+      auto [it, fresh] = index[th.text].emplace(std::make_pair(th.pid.v, th.tid.v), (int32_t)threads_.size());
+      if (fresh)
+        threads_.push_back(std::move(th));
+      else
+        threads_[(size_t)it->second].events.insert(threads_[(size_t)it->second].events.end(), th.events.begin(),
+                                                   th.events.end());
+      global[part].push_back(it->second);
+    }
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      if (thread_of_[i] >= 0) thread_of_[i] = global[part][(size_t)thread_of_[i]];
+  });
 }
 
 // B/E pairs become one complete event on the B row; the E row stays (every element of
@@ -197,11 +233,18 @@ void ProfileTreeBuilder::group_threads() {
 void ProfileTreeBuilder::join_begin_end() {
   std::vector<std::vector<int32_t>> open(threads_.size());
   std::vector<int32_t> overflowed;  // 'B' rows whose span passes int64
-  bool any = false;
-  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
+  // The 'B' and 'E' rows, found by ranges of rows at once and joined in row order; the pairing
+  // itself walks them in that order.
+  const RowRanges ranges = row_ranges(ev_.size());
+  std::vector<std::vector<int32_t>> found(ranges.parts);
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      if (ev_[i].ph == 'B' || ev_[i].ph == 'E') found[part].push_back((int32_t)i);
+  });
+  const std::vector<int32_t> begin_end = join_parts(found);
+  const bool any = !begin_end.empty();
+  for (int32_t i : begin_end) {
     EventRec& e = ev_[i];
-    if (e.ph != 'B' && e.ph != 'E') continue;
-    any = true;
     auto& stack = open[thread_of_[i]];
     if (e.ph == 'B') {
       stack.push_back(i);
@@ -242,28 +285,92 @@ void ProfileTreeBuilder::join_begin_end() {
 }
 
 void ProfileTreeBuilder::nest_host_events() {
-  auto dur0 = [&](int32_t i) { return ev_[i].dur == kNull ? 0 : ev_[i].dur; };
-  struct Key {
-    int64_t ts, neg_dur;
-    int32_t idx;
-    bool operator<(const Key& o) const {
-      return ts != o.ts ? ts < o.ts : neg_dur != o.neg_dur ? neg_dur < o.neg_dur : idx < o.idx;
-    }
+  // Each host thread nests on its own (it writes its own events' parents). First every thread's
+  // members are sorted, threads shared out among the workers (the longest first, each taking the
+  // next when done); a long thread is also cut where nothing before an event is still open (no
+  // earlier member ends after its start: one walk would pop its whole stack there), so its
+  // pieces nest on several workers at once. Each worker counts health into its own Health,
+  // merged after (Health keeps the smallest example: the row one walk in order would give).
+  std::vector<int32_t> order(threads_.size());
+  size_t members = 0;
+  for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
+    order[(size_t)t] = t, members += threads_[(size_t)t].events.size();
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return threads_[(size_t)a].events.size() > threads_[(size_t)b].events.size();
+  });
+  const size_t workers = split_rows(members, workers_, min_part_rows_).parts;
+  // Pieces of about this many members at least (a thread shorter than two is not cut).
+  const size_t piece = std::max<size_t>({1, min_part_rows_, members / (workers * 2)});
+  struct Piece {
+    int32_t thread;
+    size_t begin, end;  // positions in the thread's sorted members
   };
-  std::vector<Key> keys;
-  std::vector<int32_t> stack;
-  for (Thread& th : threads_) {
-    auto& idx = th.events;
-    keys.clear();
-    bool sorted = true;
-    for (int32_t i : idx) {
-      keys.push_back({ev_[i].ts, -dur0(i), i});
-      if (keys.size() > 1 && keys.back() < keys[keys.size() - 2]) sorted = false;
+  std::vector<std::vector<Piece>> pieces(threads_.size());
+  std::atomic<size_t> next{0};
+  for_row_ranges(RowRanges{workers, workers}, [&](size_t, size_t, size_t) {
+    std::vector<NestKey> keys;
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
+      const int32_t t = order[k];
+      std::vector<int32_t>& idx = threads_[(size_t)t].events;
+      const bool long_thread = workers > 1 && idx.size() >= 2 * piece;
+      // A long thread's sort is itself cut in ranges (the longest is most of the stage's work).
+      sort_members(idx, keys, long_thread ? split_rows(idx.size(), workers, piece) : RowRanges{idx.size(), 1});
+      auto& cut = pieces[(size_t)t];
+      size_t from = 0;
+      if (long_thread) {
+        int64_t open_until = INT64_MIN;  // the latest end of the members so far
+        for (size_t m = 0; m < keys.size(); ++m) {
+          if (m - from >= piece && open_until <= keys[m].ts) cut.push_back({t, from, m}), from = m;
+          open_until = std::max(open_until, keys[m].ts - keys[m].neg_dur);
+        }
+      }
+      cut.push_back({t, from, idx.size()});
     }
-    if (!sorted) sort_runs(keys);  // traces are mostly in order already
-    for (size_t k = 0; k < keys.size(); ++k) idx[k] = keys[k].idx;
+  });
+  std::vector<Piece> all;
+  for (int32_t t : order) all.insert(all.end(), pieces[(size_t)t].begin(), pieces[(size_t)t].end());
+  std::vector<Health> health(workers);
+  next = 0;
+  for_row_ranges(RowRanges{workers, workers}, [&](size_t w, size_t, size_t) {
+    std::vector<int32_t> stack;
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < all.size();) {
+      const Piece& p = all[k];
+      const std::vector<int32_t>& idx = threads_[(size_t)p.thread].events;
+      nest_members(idx.data() + p.begin, idx.data() + p.end, stack, health[w]);
+    }
+  });
+  for (const Health& h : health) h_.merge(h);
+}
+
+// A thread's members sorted by (start, longer first, row).
+void ProfileTreeBuilder::sort_members(std::vector<int32_t>& idx, std::vector<NestKey>& keys, const RowRanges& r) {
+  auto dur0 = [&](int32_t i) { return ev_[i].dur == kNull ? 0 : ev_[i].dur; };
+  keys.resize(idx.size());
+  std::vector<uint8_t> sorted(r.parts, 1);
+  for_row_ranges(r, [&](size_t part, size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) {
+      const int32_t i = idx[k];
+      keys[k] = {ev_[i].ts, -dur0(i), i};
+      if (k > begin && keys[k] < keys[k - 1]) sorted[part] = 0;
+    }
+  });
+  bool in_order = std::all_of(sorted.begin(), sorted.end(), [](uint8_t s) { return s; });
+  for (size_t p = 1; p < r.parts && in_order; ++p)
+    if (const size_t k = r.begin(p); k > 0 && k < keys.size() && keys[k] < keys[k - 1]) in_order = false;
+  if (!in_order) sort_runs_parallel(keys, r);  // traces are mostly in order already
+  for_row_ranges(r, [&](size_t, size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) idx[k] = keys[k].idx;
+  });
+}
+
+// Sorted members [first, last) of a thread nested by time with a stack.
+void ProfileTreeBuilder::nest_members(const int32_t* first, const int32_t* last, std::vector<int32_t>& stack,
+                                      Health& h) {
+  auto dur0 = [&](int32_t i) { return ev_[i].dur == kNull ? 0 : ev_[i].dur; };
+  {
     stack.clear();
-    for (int32_t i : idx) {
+    for (const int32_t* at = first; at != last; ++at) {
+      const int32_t i = *at;
       EventRec& e = ev_[i];
       int64_t end = e.ts + dur0(i);
       int32_t parent = -1;
@@ -278,13 +385,13 @@ void ProfileTreeBuilder::nest_host_events() {
         if (end <= top_end) {
           parent = stack.back();
         } else if (end - top_end < kRoundingNs) {
-          h_.add("nested_rounded_end", i,
-                 "events overrunning their parent's end by < 1 µs, nested (rounded timestamps)");
+          h.add("nested_rounded_end", i,
+                "events overrunning their parent's end by < 1 µs, nested (rounded timestamps)");
           parent = stack.back();
         } else if (top_end - e.ts < kRoundingNs) {
           if (!rounded_start++)
-            h_.add("sibling_rounded_start", i,
-                   "events starting < 1 µs before the open event's end, made its sibling (rounded timestamps)");
+            h.add("sibling_rounded_start", i,
+                  "events starting < 1 µs before the open event's end, made its sibling (rounded timestamps)");
           stack.pop_back();
           continue;
         } else {
@@ -294,9 +401,9 @@ void ProfileTreeBuilder::nest_host_events() {
           // Open events that end before this one can never be a parent again (anything later
           // that they could contain is contained by this one first): dropping them keeps a run of
           // overlapping events linear instead of a scan of an ever-deeper stack.
-          h_.add("overlap_not_nested", i,
-                 "events partially overlapping an open event on their thread: nested under the innermost open event "
-                 "that contains them");
+          h.add("overlap_not_nested", i,
+                "events partially overlapping an open event on their thread: nested under the innermost open event "
+                "that contains them");
           while (!stack.empty() && ev_[stack.back()].ts + dur0(stack.back()) < end) stack.pop_back();
           if (!stack.empty()) parent = stack.back();
         }
@@ -310,10 +417,14 @@ void ProfileTreeBuilder::nest_host_events() {
 
 void ProfileTreeBuilder::link_gpu_events(Health& h) {
   // Runtime calls by correlation id: a sorted vector beats a hash map at millions of entries.
-  std::vector<std::pair<Id32, int32_t>> by_corr;
-  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i)
-    if ((ev_[i].kind == Kind::runtime || ev_[i].kind == Kind::driver) && !ev_[i].correlation.null())
-      by_corr.emplace_back(ev_[i].correlation, i);
+  const RowRanges ranges = row_ranges(ev_.size());
+  std::vector<std::vector<std::pair<Id32, int32_t>>> found(ranges.parts);
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i)
+      if ((ev_[i].kind == Kind::runtime || ev_[i].kind == Kind::driver) && !ev_[i].correlation.null())
+        found[part].emplace_back(ev_[i].correlation, i);
+  });
+  std::vector<std::pair<Id32, int32_t>> by_corr = join_parts(found);
   sort_by_id(by_corr);
   std::vector<Id32> shared;  // correlations of more than one call, sorted
   for (size_t k = 1; k < by_corr.size(); ++k)
@@ -325,24 +436,39 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
     }
   int64_t on_shared = 0;
 
+  // Each range of rows links its own GPU events (a GPU event's parent is its only write).
+  struct Linked {
+    std::vector<int32_t> unlinked;
+    int64_t gpu_work = 0, all_ns = 0, on_shared = 0;
+  };
+  std::vector<Linked> linked(ranges.parts);
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    Linked& l = linked[part];
+    size_t at = 0;  // the last GPU event's place in by_corr
+    for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
+      EventRec& e = ev_[i];
+      if (!is_gpu_side(e.kind)) continue;
+      bool counts = e.kind == Kind::kernel || e.kind == Kind::memcpy || e.kind == Kind::memset;
+      l.gpu_work += counts;
+      if (counts) l.all_ns += gpu_ns_of(e);
+      if (!e.correlation.null()) {
+        if (!shared.empty() && counts && std::binary_search(shared.begin(), shared.end(), e.correlation)) ++l.on_shared;
+        at = lower_bound_from(by_corr, e.correlation, at);
+        if (at < by_corr.size() && by_corr[at].first == e.correlation) {
+          e.parent = by_corr[at].second;
+          continue;
+        }
+      }
+      if (counts) l.unlinked.push_back(i);
+    }
+  });
   std::vector<int32_t> unlinked;
   int64_t gpu_work = 0, all_ns = 0;
-  size_t at = 0;  // the last GPU event's place in by_corr
-  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
-    EventRec& e = ev_[i];
-    if (!is_gpu_side(e.kind)) continue;
-    bool counts = e.kind == Kind::kernel || e.kind == Kind::memcpy || e.kind == Kind::memset;
-    gpu_work += counts;
-    if (counts) all_ns += gpu_ns_of(e);
-    if (!e.correlation.null()) {
-      if (!shared.empty() && counts && std::binary_search(shared.begin(), shared.end(), e.correlation)) ++on_shared;
-      at = lower_bound_from(by_corr, e.correlation, at);
-      if (at < by_corr.size() && by_corr[at].first == e.correlation) {
-        e.parent = by_corr[at].second;
-        continue;
-      }
-    }
-    if (counts) unlinked.push_back(i);
+  {
+    std::vector<std::vector<int32_t>> parts;
+    for (Linked& l : linked)
+      gpu_work += l.gpu_work, all_ns += l.all_ns, on_shared += l.on_shared, parts.push_back(std::move(l.unlinked));
+    unlinked = join_parts(parts);
   }
 
   // Launch flows ('s' at the launch, 'f' at the GPU event, same id) link what correlation did
@@ -352,9 +478,12 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
     std::string_view c = cat(e);
     return c == "ac2g" || c == "async" || c == "async_cpu_to_gpu";
   };
-  std::vector<std::pair<Id32, int32_t>> flows;  // (id, row), 's' and 'f' together
-  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i)
-    if (launch_flow(ev_[i])) flows.emplace_back(ev_[i].flow_id, i);
+  for (auto& f : found) f.clear();
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i)
+      if (launch_flow(ev_[i])) found[part].emplace_back(ev_[i].flow_id, i);
+  });
+  std::vector<std::pair<Id32, int32_t>> flows = join_parts(found);  // (id, row), 's' and 'f' together
   sort_by_id(flows);
   std::vector<std::pair<int32_t, int32_t>> pairs;  // (s row, f row)
   std::vector<int32_t> lone_f;                     // 'f' ends without their 's'
@@ -458,12 +587,19 @@ struct ProfileTreeBuilder::ReplayPlan {
 ProfileTreeBuilder::ReplayPlan ProfileTreeBuilder::plan_replays(const std::vector<CapturedGraph>* graphs,
                                                                 bool eager_runs) {
   ReplayPlan plan;
-  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
-    const EventRec& e = ev_[i];
-    if (!is_gpu_work(e.kind)) continue;
-    plan.all_ns += gpu_ns_of(e);
-    if (e.parent >= 0 && is_graph_launch(name(ev_[e.parent]))) plan.replayed.emplace_back(e.parent, e.ts, i);
-  }
+  const RowRanges ranges = row_ranges(ev_.size());
+  std::vector<std::vector<std::tuple<int32_t, int64_t, int32_t>>> replayed(ranges.parts);
+  std::vector<int64_t> all_ns(ranges.parts);
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
+      const EventRec& e = ev_[i];
+      if (!is_gpu_work(e.kind)) continue;
+      all_ns[part] += gpu_ns_of(e);
+      if (e.parent >= 0 && is_graph_launch(name(ev_[e.parent]))) replayed[part].emplace_back(e.parent, e.ts, i);
+    }
+  });
+  for (int64_t ns : all_ns) plan.all_ns += ns;
+  plan.replayed = join_parts(replayed);
   if (plan.replayed.empty()) return plan;
   std::sort(plan.replayed.begin(), plan.replayed.end());
   const bool have_graphs = graphs && !graphs->empty() && args_;
@@ -865,13 +1001,22 @@ void ProfileTreeBuilder::attach_thread_roots() {
     return (e.kind == Kind::annotation || e.kind == Kind::cpu_op) && profiler_step_number(name(e)).has_value();
   };
   // Main thread of each process: the one holding ProfilerStep annotations, else tid == pid.
+  // Threads are searched for a marker on several workers (a thread without one is read to its
+  // end), and the first thread of a process that holds one, in thread order, is its main thread.
   std::unordered_map<int64_t, int32_t> main_thread;  // integer pid (its Id32 code) -> thread index
-  for (const Thread& th : threads_)
-    for (int32_t i : th.events)
-      if (!(th.text & EventRec::pid_text) && step_marker(ev_[i])) {
-        main_thread.emplace(th.pid.v, thread_of_[i]);
-        break;
-      }
+  std::vector<uint8_t> has_marker(threads_.size());
+  {
+    const size_t workers = std::max<size_t>(1, std::min(threads_.size(), row_ranges(ev_.size()).parts));
+    std::atomic<size_t> next{0};
+    for_row_ranges(RowRanges{workers, workers}, [&](size_t, size_t, size_t) {
+      for (size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < threads_.size();)
+        if (!(threads_[t].text & EventRec::pid_text))
+          has_marker[t] = std::any_of(threads_[t].events.begin(), threads_[t].events.end(),
+                                      [&](int32_t i) { return step_marker(ev_[i]); });
+    });
+  }
+  for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
+    if (has_marker[(size_t)t]) main_thread.emplace(threads_[(size_t)t].pid.v, t);
   for (int32_t t = 0; t < (int32_t)threads_.size(); ++t)
     if (!threads_[t].text && threads_[t].pid == threads_[t].tid && !threads_[t].events.empty())
       main_thread.emplace(threads_[t].pid.v, t);
@@ -885,9 +1030,17 @@ void ProfileTreeBuilder::attach_thread_roots() {
     if (!(threads_[t].text & EventRec::pid_text)) threads_of[threads_[t].pid.v].push_back(t);
   int64_t orphans = 0, example = -1;
   for (auto [pid, main] : main_thread) {
-    std::vector<int32_t> anns, roots;
-    for (int32_t i : threads_[main].events)
-      if ((ev_[i].kind == Kind::annotation || step_marker(ev_[i])) && ev_[i].dur != kNull) anns.push_back(i);
+    // The main thread's annotations, found by ranges of its members at once, joined in order.
+    const std::vector<int32_t>& members = threads_[main].events;
+    const RowRanges ranges = row_ranges(members.size());
+    std::vector<std::vector<int32_t>> found(ranges.parts);
+    for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+      for (size_t k = begin; k < end; ++k)
+        if (const int32_t i = members[k];
+            (ev_[i].kind == Kind::annotation || step_marker(ev_[i])) && ev_[i].dur != kNull)
+          found[part].push_back(i);
+    });
+    std::vector<int32_t> anns = join_parts(found), roots;
     if (anns.empty()) continue;  // nothing to attach to: these roots are simply roots
     for (int32_t t : threads_of[pid])
       if (t != main)
@@ -916,23 +1069,36 @@ void ProfileTreeBuilder::attach_thread_roots() {
            "roots on secondary threads with no main-thread annotation open at their start: left as roots", orphans);
 }
 
+// A row's depth is a function of the tree alone, so ranges of rows walk up their chains at once,
+// sharing what each learns: a depth another thread is writing is read as unknown (-1) or as the
+// one value it can be (relaxed atomics), and at worst a chain is walked twice.
 void ProfileTreeBuilder::compute_depths() {
   const int32_t n = (int32_t)ev_.size();
-  std::vector<int32_t> depth(n, -1), chain;
-  for (int32_t i = 0; i < n; ++i) {
-    int32_t j = i;
-    chain.clear();
-    // Parents always come from an earlier stage (host stack, launch, annotation), so chains end
-    // at a root; the length bound only guards against a builder bug.
-    while (depth[j] < 0 && ev_[j].parent >= 0 && (int32_t)chain.size() < n) {
-      chain.push_back(j);
-      j = ev_[j].parent;
+  std::vector<int32_t> depth(n, -1);
+  const RowRanges ranges = row_ranges((size_t)n);
+  for_row_ranges(ranges, [&](size_t, size_t begin, size_t end) {
+    auto get = [&](int32_t i) { return std::atomic_ref<int32_t>(depth[(size_t)i]).load(std::memory_order_relaxed); };
+    auto put = [&](int32_t i, int32_t d) {
+      std::atomic_ref<int32_t>(depth[(size_t)i]).store(d, std::memory_order_relaxed);
+    };
+    std::vector<int32_t> chain;
+    for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
+      int32_t j = i;
+      chain.clear();
+      // Parents always come from an earlier stage (host stack, launch, annotation), so chains end
+      // at a root; the length bound only guards against a builder bug.
+      while (get(j) < 0 && ev_[j].parent >= 0 && (int32_t)chain.size() < n) {
+        chain.push_back(j);
+        j = ev_[j].parent;
+      }
+      int32_t d = get(j);
+      if (d < 0) put(j, d = 0);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) put(*it, ++d);
     }
-    if (depth[j] < 0) depth[j] = 0;
-    int32_t d = depth[j];
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) depth[*it] = ++d;
-  }
-  for (int32_t i = 0; i < n; ++i) ev_[i].depth = depth[i];
+  });
+  for_row_ranges(ranges, [&](size_t, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) ev_[i].depth = depth[i];
+  });
 }
 
 void ProfileTreeBuilder::assign_steps() {
@@ -940,19 +1106,34 @@ void ProfileTreeBuilder::assign_steps() {
     int64_t ts, end;
     int32_t n;
   };
-  std::vector<Step> steps;
-  for (const EventRec& e : ev_)
-    if ((e.kind == Kind::annotation || e.kind == Kind::cpu_op) && e.dur != kNull && e.ts != kNull)
-      if (auto n = profiler_step_number(name(e))) steps.push_back({e.ts, e.ts + e.dur, (int32_t)*n});
+  const RowRanges ranges = row_ranges(ev_.size());
+  std::vector<std::vector<Step>> found(ranges.parts);
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const EventRec& e = ev_[i];
+      if ((e.kind == Kind::annotation || e.kind == Kind::cpu_op) && e.dur != kNull && e.ts != kNull)
+        if (auto n = profiler_step_number(name(e))) found[part].push_back({e.ts, e.ts + e.dur, (int32_t)*n});
+    }
+  });
+  std::vector<Step> steps = join_parts(found);  // in row order, as one pass would list them
   if (steps.empty()) return;
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
-  for (EventRec& e : ev_) {
-    if (!is_host_node(e.kind) || e.ts == kNull || e.ph == 'E') continue;
-    auto it = std::upper_bound(steps.begin(), steps.end(), e.ts, [](int64_t ts, const Step& s) { return ts < s.ts; });
-    if (it != steps.begin() && e.ts < std::prev(it)->end) e.step = std::prev(it)->n;
-  }
-  for (EventRec& e : ev_)
-    if (is_gpu_side(e.kind) && e.parent >= 0) e.step = ev_[e.parent].step;
+  // Host events first, everywhere, then GPU events from their launch's step (a GPU event's
+  // parent is a runtime call, a host event: the second pass reads only what the first wrote).
+  for_row_ranges(ranges, [&](size_t, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      EventRec& e = ev_[i];
+      if (!is_host_node(e.kind) || e.ts == kNull || e.ph == 'E') continue;
+      auto it = std::upper_bound(steps.begin(), steps.end(), e.ts, [](int64_t ts, const Step& s) { return ts < s.ts; });
+      if (it != steps.begin() && e.ts < std::prev(it)->end) e.step = std::prev(it)->n;
+    }
+  });
+  for_row_ranges(ranges, [&](size_t, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      EventRec& e = ev_[i];
+      if (is_gpu_side(e.kind) && e.parent >= 0) e.step = ev_[e.parent].step;
+    }
+  });
 }
 
 // A backward op's forward op: by the fwdbwd flow when the trace has one, else as PyTorch's
@@ -960,24 +1141,28 @@ void ProfileTreeBuilder::assign_steps() {
 // Ops that create no autograd node only peek the counter, so several share a number and the
 // one that created the node is the last of them (aten::to, _to_copy, ..., aten::gather).
 void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
-  bool any_backward = false;
-  for (const EventRec& e : ev_) any_backward |= e.is(EventRec::backward);
-  if (!any_backward) return;
+  if (std::none_of(ev_.begin(), ev_.end(), [](const EventRec& e) { return e.is(EventRec::backward); })) return;
 
   struct Fwd {
     Id32 seq;
     int64_t ts;
     int32_t depth, idx;
   };
-  std::vector<Fwd> forward;
-  std::vector<std::pair<Id32, int32_t>> fwdbwd;  // (flow id, row)
-  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
-    const EventRec& e = ev_[i];
-    if (e.kind == Kind::cpu_op && !e.seq.null() && !e.is(EventRec::backward) && e.ts != kNull)
-      forward.push_back({e.seq, e.ts, e.depth, i});
-    else if (e.kind == Kind::flow && !e.is(EventRec::flow_text) && !e.flow_id.null() && cat(e) == "fwdbwd")
-      fwdbwd.emplace_back(e.flow_id, i);
-  }
+  const RowRanges ranges = row_ranges(ev_.size());
+  std::vector<std::vector<Fwd>> forward_found(ranges.parts);
+  std::vector<std::vector<std::pair<Id32, int32_t>>> fwdbwd_found(ranges.parts);
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
+      const EventRec& e = ev_[i];
+      if (e.kind == Kind::cpu_op && !e.seq.null() && !e.is(EventRec::backward) && e.ts != kNull)
+        forward_found[part].push_back({e.seq, e.ts, e.depth, i});
+      else if (e.kind == Kind::flow && !e.is(EventRec::flow_text) && !e.flow_id.null() && cat(e) == "fwdbwd")
+        fwdbwd_found[part].emplace_back(e.flow_id, i);
+    }
+  });
+  // In row order, as one pass lists them: std::sort's order of equal keys follows its input.
+  std::vector<Fwd> forward = join_parts(forward_found);
+  std::vector<std::pair<Id32, int32_t>> fwdbwd = join_parts(fwdbwd_found);  // (flow id, row)
   // Sorted by (seq, ts, depth): the last entry of each seq is the op that made the node.
   std::sort(forward.begin(), forward.end(), [](const Fwd& a, const Fwd& b) {
     return a.seq != b.seq ? a.seq < b.seq : a.ts != b.ts ? a.ts < b.ts : a.depth < b.depth;
@@ -994,13 +1179,23 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
     auto outer = [&](int32_t& best, int32_t i) {
       if (best < 0 || ev_[i].depth < ev_[best].depth) best = i;
     };
-    for (const Thread& th : threads_)
-      for (int32_t i : th.events)
-        if (ev_[i].kind == Kind::cpu_op)
-          if (auto it = at.find({thread_of_[i], ev_[i].ts}); it != at.end()) {
-            outer(it->second.any, i);
-            if (ev_[i].is(EventRec::backward)) outer(it->second.backward, i);
-          }
+    // A thread's ops are looked up by ranges at once; the hits are then applied in its order
+    // (the first of equal depth wins, as in one walk).
+    using Hit = std::pair<Outermost*, int32_t>;
+    for (const Thread& th : threads_) {
+      const RowRanges ranges = row_ranges(th.events.size());
+      std::vector<std::vector<Hit>> hits(ranges.parts);
+      for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+        for (size_t k = begin; k < end; ++k)
+          if (const int32_t i = th.events[k]; ev_[i].kind == Kind::cpu_op)
+            if (auto it = at.find({thread_of_[i], ev_[i].ts}); it != at.end()) hits[part].emplace_back(&it->second, i);
+      });
+      for (const auto& part : hits)
+        for (auto [o, i] : part) {
+          outer(o->any, i);
+          if (ev_[i].is(EventRec::backward)) outer(o->backward, i);
+        }
+    }
     auto outermost_at = [&](int32_t flow, bool want_backward) {
       auto it = at.find({thread_of_[flow], ev_[flow].ts});
       return it == at.end() ? -1 : want_backward ? it->second.backward : it->second.any;
@@ -1013,34 +1208,45 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
       if (f >= 0 && bw >= 0) ev_[bw].fwd = f;
     }
   }
-  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
-    EventRec& e = ev_[i];
-    if (!e.is(EventRec::backward) || e.fwd >= 0 || e.kind != Kind::cpu_op || e.seq.null()) continue;
-    auto it = std::upper_bound(forward.begin(), forward.end(), e.seq, [](Id32 s, const Fwd& f) { return s < f.seq; });
-    if (it != forward.begin() && std::prev(it)->seq == e.seq)
-      e.fwd = std::prev(it)->idx;
-    else
-      h.add("backward_without_forward", i,
+  // Each range of rows links its own backward ops; what it counts is merged in range order.
+  std::vector<Health> health(ranges.parts);
+  std::vector<std::vector<int32_t>> no_forward(ranges.parts);
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
+      EventRec& e = ev_[i];
+      if (!e.is(EventRec::backward) || e.fwd >= 0 || e.kind != Kind::cpu_op || e.seq.null()) continue;
+      auto it = std::upper_bound(forward.begin(), forward.end(), e.seq, [](Id32 s, const Fwd& f) { return s < f.seq; });
+      if (it != forward.begin() && std::prev(it)->seq == e.seq)
+        e.fwd = std::prev(it)->idx;
+      else
+        health[part].add(
+            "backward_without_forward", i,
             "backward ops whose forward op (same Sequence number) is not in the trace: expected when the profile "
             "starts after a forward pass, and with pipeline-parallel schedules (1F1B, interleaved, DualPipe), whose "
             "backward chunks run for forward passes of earlier micro-batches or steps; gpu_events_affected counts the "
             "GPU events they launched"),
-          no_forward_.push_back(i);
-  }
+            no_forward[part].push_back(i);
+    }
+  });
+  for (const Health& p : health) h.merge(p);
+  no_forward_ = join_parts(no_forward);
 }
 
 void ProfileTreeBuilder::find_launchers() {
   // The launcher above a node depends only on that node, and graph replays put thousands of
   // kernels on one runtime call under deep python stacks: each node's answer is remembered
   // (kUnknown until walked), so the walks together visit every node once.
+  // Ranges of rows share the memo as compute_depths does: an answer is read as unknown or as
+  // the one value it can be.
   constexpr int32_t kUnknown = -2;
-  std::vector<int32_t> above(ev_.size(), kUnknown), path;
-  auto launcher_above = [&](int32_t p) {
+  std::vector<int32_t> above(ev_.size(), kUnknown);
+  auto launcher_above = [&](int32_t p, std::vector<int32_t>& path) {
+    auto memo = [&](int32_t i) { return std::atomic_ref<int32_t>(above[(size_t)i]); };
     int32_t found = -1;  // -1: none (the runtime call launches itself)
     path.clear();
     for (; p >= 0; p = ev_[p].parent) {
-      if (above[p] != kUnknown) {
-        found = above[p];
+      if (const int32_t known = memo(p).load(std::memory_order_relaxed); known != kUnknown) {
+        found = known;
         break;
       }
       const EventRec& e = ev_[p];
@@ -1053,31 +1259,64 @@ void ProfileTreeBuilder::find_launchers() {
       if (e.kind != Kind::cpu_op && e.kind != Kind::python && e.kind != Kind::annotation) break;
       path.push_back(p);
     }
-    for (int32_t q : path) above[q] = found;
+    for (int32_t q : path) memo(q).store(found, std::memory_order_relaxed);
     return found;
   };
-  for (int32_t i = 0; i < (int32_t)ev_.size(); ++i) {
-    const EventRec& g = ev_[i];
-    if (!(g.kind == Kind::kernel || g.kind == Kind::memcpy || g.kind == Kind::memset) || g.parent < 0) continue;
-    // A replay attributed to its capture hangs under the capture-time launch call; the call that
-    // launched it at run time is the graph launch.
-    const int32_t call = g.parent, launcher = launcher_above(ev_[call].parent);
-    const auto replay = graph_launch_of_.find(i);
-    launches_.push_back({i, replay == graph_launch_of_.end() ? call : replay->second, launcher >= 0 ? launcher : call});
-  }
+  const RowRanges ranges = row_ranges(ev_.size());
+  std::vector<std::vector<LaunchLink>> found(ranges.parts);
+  for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    std::vector<int32_t> path;
+    for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
+      const EventRec& g = ev_[i];
+      if (!(g.kind == Kind::kernel || g.kind == Kind::memcpy || g.kind == Kind::memset) || g.parent < 0) continue;
+      // A replay attributed to its capture hangs under the capture-time launch call; the call that
+      // launched it at run time is the graph launch.
+      const int32_t call = g.parent, launcher = launcher_above(ev_[call].parent, path);
+      const auto replay = graph_launch_of_.find(i);
+      found[part].push_back(
+          {i, replay == graph_launch_of_.end() ? call : replay->second, launcher >= 0 ? launcher : call});
+    }
+  });
+  launches_ = join_parts(found);
 }
 
 // Children of every event as CSR, in row order: children(uid) and descendants cost O(answer).
+// Ranges of rows count and place children at once (atomic counters): a parent's children then
+// sit in the order the threads reached them, and sorting each parent's list restores row order
+// (lists are short, and already in order where one range placed them all).
 void ProfileTreeBuilder::build_children() {
   const size_t n = ev_.size();
-  t_.child_start.assign(n + 1, 0);
-  for (const EventRec& e : ev_)
-    if (e.parent >= 0) ++t_.child_start[e.parent + 1];
-  for (size_t i = 0; i < n; ++i) t_.child_start[i + 1] += t_.child_start[i];
-  t_.children.resize(t_.child_start[n]);
-  std::vector<uint32_t> fill(t_.child_start.begin(), t_.child_start.end() - 1);
-  for (size_t i = 0; i < n; ++i)
-    if (ev_[i].parent >= 0) t_.children[fill[ev_[i].parent]++] = (uint32_t)i;
+  auto& start = t_.child_start;
+  start.assign(n + 1, 0);
+  const RowRanges ranges = row_ranges(n);
+  const bool one = ranges.parts == 1;
+  for_row_ranges(ranges, [&](size_t, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      if (const int32_t p = ev_[i].parent; p >= 0) {
+        if (one)
+          ++start[(size_t)p + 1];
+        else
+          std::atomic_ref(start[(size_t)p + 1]).fetch_add(1, std::memory_order_relaxed);
+      }
+  });
+  for (size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+  t_.children.resize(start[n]);
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  for_row_ranges(ranges, [&](size_t, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      if (const int32_t p = ev_[i].parent; p >= 0) {
+        const uint32_t at =
+            one ? fill[(size_t)p]++ : std::atomic_ref(fill[(size_t)p]).fetch_add(1, std::memory_order_relaxed);
+        t_.children[at] = (uint32_t)i;
+      }
+  });
+  if (one) return;
+  for_row_ranges(ranges, [&](size_t, size_t begin, size_t end) {
+    for (size_t p = begin; p < end; ++p) {
+      auto first = t_.children.begin() + start[p], last = t_.children.begin() + start[p + 1];
+      if (!std::is_sorted(first, last)) std::sort(first, last);
+    }
+  });
 }
 
 }  // namespace tlsql

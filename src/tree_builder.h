@@ -10,6 +10,7 @@
 #include "src/event_store.h"
 #include "src/graph_capture.h"
 #include "src/health.h"
+#include "src/parallel.h"
 
 namespace tlsql {
 
@@ -41,6 +42,13 @@ class ProfileTreeBuilder {
   // replays (the engine's warm-up after capturing) alone, and describe_capture_replays says in
   // health whether they match the graphs read from it (`graphs`: captured_graphs of this trace).
   void set_capture_trace() { capture_trace_ = true; }
+  // Threads the build uses (0: load_threads(), the load's own count), and the fewest rows a
+  // thread takes in a pass over the rows (tests make it small to split small traces). The rows
+  // and health it builds are the same for any of these.
+  void set_threads(size_t threads, size_t min_rows_per_thread = kMinRowsPerThread) {
+    workers_ = threads, min_part_rows_ = min_rows_per_thread;
+  }
+  static constexpr size_t kMinRowsPerThread = size_t{1} << 15;
   void build();
   void describe_capture_replays(const std::vector<CapturedGraph>& graphs);
   const std::vector<LaunchLink>& launches() const { return launches_; }
@@ -59,6 +67,15 @@ class ProfileTreeBuilder {
   void group_threads();
   void join_begin_end();
   void nest_host_events();
+  struct NestKey {
+    int64_t ts, neg_dur;
+    int32_t idx;
+    bool operator<(const NestKey& o) const {
+      return ts != o.ts ? ts < o.ts : neg_dur != o.neg_dur ? neg_dur < o.neg_dur : idx < o.idx;
+    }
+  };
+  void sort_members(std::vector<int32_t>& idx, std::vector<NestKey>& keys, const RowRanges& ranges);
+  void nest_members(const int32_t* first, const int32_t* last, std::vector<int32_t>& stack, Health& h);
   void link_gpu_events(Health& h);
   void attach_thread_roots();
   void compute_depths();
@@ -85,6 +102,8 @@ class ProfileTreeBuilder {
   const TextArena* args_;
   const std::vector<CapturedGraph>* captured_;
   bool capture_trace_ = false;
+  size_t workers_ = 0, min_part_rows_ = kMinRowsPerThread;
+  RowRanges row_ranges(size_t n) const { return split_rows(n, workers_, min_part_rows_); }
   std::vector<LaunchLink> launches_;
   std::vector<ReplayedGraph> replayed_graphs_;
   std::unordered_map<int32_t, int32_t> graph_launch_of_;  // attributed GPU row -> its graph launch

@@ -3,6 +3,7 @@
 //   bench_load [--threads N] TRACE [TRACE...]
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +24,13 @@ double peak_rss_mb() {
     if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
   return 0;
 }
+// User + system seconds of every thread of this process so far.
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 double time_query(sqlite3* db, const std::string& sql) {
@@ -60,12 +68,14 @@ int main(int argc, char** argv) {
     tlsql::Session session;
     sqlite3* db = session.db();
     reset_peak();
-    double stage_peak[4] = {};
+    double stage_peak[4] = {}, stage_cpu[4] = {};
     int k = 0;
     tlsql::LoadStats st;
+    const double cpu0 = cpu_seconds();
     try {
       tlsql::LoadOptions opt;
       opt.stage_done = [&](const char*) {
+        stage_cpu[k] = cpu_seconds();
         stage_peak[k++] = peak_rss_mb();
         reset_peak();
       };
@@ -80,11 +90,14 @@ int main(int argc, char** argv) {
     double index_peak = peak_rss_mb();
     double mb = st.json_bytes / 1e6, total = st.total_s + index_s;
     fmt::print("{}: {:.1f} MB JSON ({:.1f} MB on disk), {} events\n", st.path, mb, st.file_bytes / 1e6, st.events);
-    fmt::print("  {:<8} {:>8} {:>10} {:>14}\n", "stage", "s", "MB/s", "peak RSS MB");
+    fmt::print("  {:<8} {:>8} {:>10} {:>14} {:>8}\n", "stage", "s", "MB/s", "peak RSS MB", "CPU s");
     const char* names[] = {"read", "parse", "tree", "insert"};
     double secs[] = {st.read_s, st.parse_s, st.tree_s, st.insert_s};
+    // CPU seconds of the process (every thread) between the stages' ends; read and parse overlap
+    // (the reader feeds the parse), so parse's is from read's end.
     for (int i = 0; i < 4; ++i)
-      fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}\n", names[i], secs[i], mb / secs[i], stage_peak[i]);
+      fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f} {:>8.3f}\n", names[i], secs[i], mb / secs[i], stage_peak[i],
+                 stage_cpu[i] - (i ? stage_cpu[i - 1] : cpu0));
     fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}\n", "index", index_s, mb / index_s, index_peak);
     fmt::print("  (of parse: {:.3f} s the scanner's own, serial work: {:.0f}% of the total)\n", st.scan_s,
                100 * st.scan_s / total);
