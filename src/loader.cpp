@@ -31,7 +31,7 @@ LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, con
 
   auto t = clock::now();
   ProfileTreeBuilder tree(*trace, store.strings, health, &store.args, opt.captured);
-  tree.set_threads(opt.threads);  // the load's threads (0: load_threads())
+  tree.set_threads(opt.threads ? opt.threads : load_threads());  // the load's threads
   tree.build();
   st.tree_s = seconds_since(t);
   done("tree");
@@ -63,6 +63,7 @@ std::vector<CapturedGraph> read_capture_file(EventStore& store, const std::strin
     LoadStats st;
     std::unique_ptr<LoadedTrace> trace = read_trace(store, path, {}, health, st);
     ProfileTreeBuilder tree(*trace, store.strings, health, &store.args);
+    tree.set_threads(load_threads());
     tree.set_capture_trace();
     tree.build();
     std::vector<CapturedGraph> graphs = captured_graphs(*trace, store.strings, store.args, path);

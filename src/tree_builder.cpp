@@ -18,7 +18,6 @@
 
 #include "src/kind.h"
 #include "src/radix_sort.h"
-#include "src/readers/pipeline.h"
 #include "src/serving_step.h"
 
 namespace tlsql {
@@ -118,7 +117,7 @@ size_t lower_bound_from(const std::vector<std::pair<Id32, int32_t>>& v, Id32 id,
 // into ranges across the load's threads (src/parallel.h), what each range collects joined in row
 // order; health counted per range merges to the same rows (Health keeps the smallest example).
 void ProfileTreeBuilder::build() {
-  if (!workers_) workers_ = load_threads();
+  workers_ = std::max<size_t>(1, workers_);
   // A trace too small to split a pass is also built on one thread (a folder of small ranks
   // would otherwise start threads for a few thousand rows each).
   const bool pairs = workers_ > 1 && ev_.size() >= min_part_rows_;
@@ -543,9 +542,14 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
     int64_t unlinked_ns = 0;
     for (int32_t g : unlinked) unlinked_ns += gpu_ns_of(ev_[g]);
     h.add("gpu_without_launch", unlinked.front(),
-          fmt::format("GPU events (kernel/memcpy/memset) with no runtime call of their correlation id in the trace, "
-                      "e.g. launched before profiling started: {} of {} linked ({:.2f}%); the others, {}, are in no "
+          fmt::format("GPU events (kernel/memcpy/memset) with no runtime call of their correlation id in the trace"
+                      "{}: {} of {} linked ({:.2f}%); the others, {}, are in no "
                       "op's GPU time (the ops report leaves them out; the kernels report and the timelines count them)",
+                      // No call at all: the profiler did not record the runtime API (no use
+                      // guessing at calls made before profiling started).
+                      by_corr.empty() ? " (it holds none: the runtime API was not recorded; rocprofv3: --hip-trace, "
+                                        "nsys: --trace=cuda, torch.profiler: ProfilerActivity.CPU)"
+                                      : ", e.g. launched before profiling started",
                       gpu_work - (int64_t)unlinked.size(), gpu_work,
                       100.0 * (gpu_work - (double)unlinked.size()) / (double)gpu_work,
                       gpu_time_share(unlinked_ns, all_ns)),

@@ -42,7 +42,7 @@ class ProfileTreeBuilder {
   // replays (the engine's warm-up after capturing) alone, and describe_capture_replays says in
   // health whether they match the graphs read from it (`graphs`: captured_graphs of this trace).
   void set_capture_trace() { capture_trace_ = true; }
-  // Threads the build uses (0: load_threads(), the load's own count), and the fewest rows a
+  // Threads the build uses (the loader passes the load's own count; 0 or unset: one), and the fewest rows a
   // thread takes in a pass over the rows (tests make it small to split small traces). The rows
   // and health it builds are the same for any of these.
   void set_threads(size_t threads, size_t min_rows_per_thread = kMinRowsPerThread) {

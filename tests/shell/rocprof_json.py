@@ -132,6 +132,11 @@ if os.path.exists(sample):
         r = run([sample, "--report", rep])
         check(r.returncode == 0 and r.stderr.startswith(why) and r.stderr.count("\n") == 1,
               f"--report {rep}: says why in one line ({r.stderr.strip()[:160]})")
+    # No HIP call in the sample (recorded without --hip-trace): health says that is why no GPU work
+    # has a launch, not "launched before profiling started".
+    r = run([sample], "SELECT detail FROM health WHERE \"check\" = 'gpu_without_launch'")
+    check("(it holds none: the runtime API was not recorded; rocprofv3: --hip-trace" in r.stdout
+          and f"0 of {len(dispatches)} linked" in r.stdout, f"gpu_without_launch says why ({r.stdout.strip()[:200]})")
     for rep in ("summary", "kernels", "idle", "temporal", "overlap", "collectives", "health"):
         r = run([sample, "--report", rep])
         check(r.returncode == 0 and len(rows(r)) > 1, f"--report {rep} runs ({r.stderr.strip()[:160]})")
