@@ -103,6 +103,7 @@ InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_
   else
     ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
   if (S_ISREG(st.st_mode)) {
+    regular_ = true;
     file_bytes_ = (size_t)st.st_size;
     ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
@@ -142,6 +143,28 @@ size_t InputSource::read_some(char* to, size_t n) {
     }
     if (errno != EINTR) throw LoadError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
   }
+}
+
+size_t InputSource::read_at(size_t offset, char* to, size_t n) const {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd_, to + got, n - got, (off_t)(offset + got));
+    if (r == 0) break;
+    if (r > 0) {
+      got += (size_t)r;
+    } else if (errno != EINTR) {
+      throw LoadError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
+    }
+  }
+  return got;
+}
+
+void InputSource::skip_to(size_t offset) {
+  if (offset <= base_ + avail_ || eof_) return;
+  if (::lseek(fd_, (off_t)offset, SEEK_SET) < 0)
+    throw LoadError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
+  base_ = offset, avail_ = 0, read_ = offset;
+  refill(offset);
 }
 
 bool InputSource::refill(size_t keep) {

@@ -114,6 +114,38 @@ void TraceScanner::append_checked(size_t from, size_t to, Health& health) {
                            kMetadataMaxBytes >> 20));
 }
 
+size_t TraceScanner::cut_speculatively(size_t start, const std::function<bool(Chunk&&)>& emit,
+                                       const std::function<TextBuffer()>& spare) {
+  // A guess is looked for in the first 64 KB after k * chunk_bytes, then in 1 MB (an event larger
+  // than that: the rest is cut serially). The last chunk and the array's end are the serial walk's:
+  // the end of traceEvents is not known without walking to it.
+  constexpr size_t kNear = 64u << 10, kFar = 1u << 20;
+  const size_t end = in_.file_bytes();
+  TextBuffer probe;
+  size_t s = start, emitted = 0;
+  while (!stopped_ && !proof->failed()) {
+    const size_t guess = s + chunk_bytes;
+    if (guess + chunk_bytes + kFar >= end) break;
+    size_t cut = json_scan::npos;
+    for (size_t span : {kNear, kFar}) {
+      probe.resize(span);
+      const size_t got = in_.read_at(guess, probe.data(), span);
+      if ((cut = json_scan::guess_cut(probe.data(), got, 0)) != json_scan::npos) break;
+    }
+    if (cut == json_scan::npos) break;
+    cut += guess;
+    Chunk c{spare(), s, 0};
+    c.source_bytes = cut - s;
+    stopped_ = !emit(std::move(c));
+    in_.note_done(cut);
+    s = cut + 1;
+    ++emitted;
+  }
+  if (stopped_ || !emitted) return s;
+  if (size_t failed = proof->settle(); failed != SIZE_MAX) s = failed;
+  return s;
+}
+
 size_t TraceScanner::scan_events(size_t p, const std::function<bool(Chunk&&)>& emit,
                                  const std::function<TextBuffer()>& spare) {
   // Elements are cut at the commas between them: a chunk runs from just after one such comma to
@@ -131,6 +163,15 @@ size_t TraceScanner::scan_events(size_t p, const std::function<bool(Chunk&&)>& e
     chunk_first = events_;
   };
   keep_ = ++p;  // past '['
+  if (proof && in_.random_access()) {
+    const size_t from = cut_speculatively(p, emit, spare);
+    if (stopped_) return p;
+    if (from != p) {  // (past an event's comma: a proved boundary; the walk's state there is fresh)
+      any_comma = true;
+      in_.skip_to(from);
+      keep_ = p = from;
+    }
+  }
   json_scan::ArrayWalk walk;
   for (;;) {
     size_t rel = json_scan::walk_array(in_.window(), in_.avail(), p - in_.base(), walk, [&](size_t comma) {
