@@ -138,6 +138,7 @@ class Placement : public CutProof {
     c.first_row = rows_;
     rows_ += c.rows;
     ++next_seq_;
+    ++guessed_;
     grow();
     cv_.notify_all();
     return true;
@@ -147,6 +148,14 @@ class Placement : public CutProof {
     return rows_;
   }
   bool failed() override { return failed_; }
+  size_t guessed() {  // speculative chunks placed
+    std::lock_guard<std::mutex> l(m_);
+    return guessed_;
+  }
+  size_t placed() {  // chunks placed, dropped ones not counted
+    std::lock_guard<std::mutex> l(m_);
+    return next_seq_ - (resume_seq_ == SIZE_MAX ? 0 : resume_seq_ - fail_seq_);
+  }
   // `help` runs one queued chunk on the calling thread (false when none is queued): the scanner's
   // thread parses while it waits, so a chunk queued and not yet taken cannot keep it waiting.
   size_t settle(const std::function<bool()>& help) {
@@ -182,7 +191,7 @@ class Placement : public CutProof {
   std::shared_mutex& rows_mu_;
   std::mutex m_;
   std::condition_variable cv_;
-  size_t rows_ = 0, next_seq_ = 0, issued_ = 0;
+  size_t rows_ = 0, next_seq_ = 0, issued_ = 0, guessed_ = 0;
   size_t fail_seq_ = SIZE_MAX, fail_offset_ = 0, resume_seq_ = SIZE_MAX;
   std::atomic<bool> failed_{false};
 };
@@ -364,6 +373,9 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
     if (w.error && (!failed || w.error_seq < failed->error_seq)) failed = &w;
   if (failed) std::rethrow_exception(failed->error);
   trace->rows.set_size(placement.rows());
+  st.chunks = placement.placed();
+  st.chunks_guessed = placement.guessed();
+  st.guess_recut = placement.failed();
   for (const auto& [check, row] : scan_health.rows()) health.add(check, row.example, row.detail, row.count);
   for (const Worker& w : workers)
     for (const auto& [check, row] : w.health.rows()) health.add(check, row.example, row.detail, row.count);

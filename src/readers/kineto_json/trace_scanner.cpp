@@ -125,7 +125,7 @@ size_t TraceScanner::cut_speculatively(size_t start, const std::function<bool(Ch
   size_t s = start, emitted = 0;
   while (!stopped_ && !proof->failed()) {
     const size_t guess = s + chunk_bytes;
-    if (guess + chunk_bytes + kFar >= end) break;
+    if (guess + chunk_bytes >= end) break;
     size_t cut = json_scan::npos;
     for (size_t span : {kNear, kFar}) {
       probe.resize(span);
