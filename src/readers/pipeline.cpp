@@ -107,7 +107,7 @@ class ChunkQueue {
 // proved it, once every chunk before it is placed: rows are placed at a prefix sum published in
 // chunk order, so each row's index (its uid) is its place in the file whichever thread parsed it.
 // A chunk that fails its proof drops itself and every later speculative chunk, before any of
-// their rows or health counts are kept; the scan re-cuts serially from its start (settle()).
+// their rows or health counts are kept; the scan re-cuts from its start (settle()).
 class Placement : public CutProof {
  public:
   Placement(RowArray& rows, std::shared_mutex& rows_mu) : array_(rows), rows_mu_(rows_mu) {}
@@ -154,7 +154,13 @@ class Placement : public CutProof {
   }
   size_t placed() {  // chunks placed, dropped ones not counted
     std::lock_guard<std::mutex> l(m_);
-    return next_seq_ - (resume_seq_ == SIZE_MAX ? 0 : resume_seq_ - fail_seq_);
+    size_t n = next_seq_;
+    for (auto [from, to] : dropped_) n -= to - from;
+    return n;
+  }
+  size_t wrong() {  // guesses that failed their proof
+    std::lock_guard<std::mutex> l(m_);
+    return dropped_.size();
   }
   // `help` runs one queued chunk on the calling thread (false when none is queued): the scanner's
   // thread parses while it waits, so a chunk queued and not yet taken cannot keep it waiting.
@@ -162,8 +168,11 @@ class Placement : public CutProof {
     for (;;) {
       {
         std::unique_lock<std::mutex> l(m_);
-        if (fail_seq_ != SIZE_MAX) {
-          resume_seq_ = next_seq_ = issued_;
+        if (fail_seq_ != SIZE_MAX) {  // drop it and the guesses after it; place what comes next
+          dropped_.emplace_back(fail_seq_, issued_);
+          next_seq_ = issued_;
+          fail_seq_ = SIZE_MAX;
+          failed_ = false;
           cv_.notify_all();
           return fail_offset_;
         }
@@ -180,7 +189,12 @@ class Placement : public CutProof {
   size_t settle() override { return settle(help); }
 
  private:
-  bool dropped(size_t seq) const { return seq >= fail_seq_ && seq < resume_seq_; }
+  bool dropped(size_t seq) const {
+    if (seq >= fail_seq_) return true;  // (fail_seq_ is SIZE_MAX when no guess has failed since settle())
+    for (auto [from, to] : dropped_)
+      if (seq >= from && seq < to) return true;
+    return false;
+  }
   // (Under m_, so that capacity changes one place at a time; parsers hold rows_mu_ shared.)
   void grow() {
     if (rows_ <= array_.capacity()) return;
@@ -192,7 +206,8 @@ class Placement : public CutProof {
   std::mutex m_;
   std::condition_variable cv_;
   size_t rows_ = 0, next_seq_ = 0, issued_ = 0, guessed_ = 0;
-  size_t fail_seq_ = SIZE_MAX, fail_offset_ = 0, resume_seq_ = SIZE_MAX;
+  size_t fail_seq_ = SIZE_MAX, fail_offset_ = 0;
+  std::vector<std::pair<size_t, size_t>> dropped_;  // chunks [from, to) dropped after a wrong guess
   std::atomic<bool> failed_{false};
 };
 
@@ -375,7 +390,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   trace->rows.set_size(placement.rows());
   st.chunks = placement.placed();
   st.chunks_guessed = placement.guessed();
-  st.guess_recut = placement.failed();
+  st.wrong_guesses = placement.wrong();
   for (const auto& [check, row] : scan_health.rows()) health.add(check, row.example, row.detail, row.count);
   for (const Worker& w : workers)
     for (const auto& [check, row] : w.health.rows()) health.add(check, row.example, row.detail, row.count);

@@ -114,6 +114,18 @@ void TraceScanner::append_checked(size_t from, size_t to, Health& health) {
                            kMetadataMaxBytes >> 20));
 }
 
+size_t TraceScanner::walk_cut(size_t from, TextBuffer& buf) {
+  const size_t span = chunk_bytes + (1u << 20);
+  buf.resize(span);
+  const size_t got = in_.read_at(from, buf.data(), span);
+  size_t cut = json_scan::npos;
+  json_scan::ArrayWalk walk;
+  json_scan::walk_array(buf.data(), got, 0, walk, [&](size_t comma) {
+    if (cut == json_scan::npos && comma >= chunk_bytes) cut = comma;
+  });  // (commas after the array's closing bracket are not reported)
+  return cut == json_scan::npos ? cut : from + cut;
+}
+
 size_t TraceScanner::cut_speculatively(size_t start, const std::function<bool(Chunk&&)>& emit,
                                        const std::function<TextBuffer()>& spare) {
   // A guess is looked for in the first 64 KB after k * chunk_bytes, then in 1 MB (an event larger
@@ -122,8 +134,27 @@ size_t TraceScanner::cut_speculatively(size_t start, const std::function<bool(Ch
   constexpr size_t kNear = 64u << 10, kFar = 1u << 20;
   const size_t end = in_.file_bytes();
   TextBuffer probe;
-  size_t s = start, emitted = 0;
-  while (!stopped_ && !proof->failed()) {
+  size_t s = start;
+  size_t walked = SIZE_MAX;  // where the last chunk cut by walk_cut starts
+  auto emit_run = [&](size_t from, size_t cut) {
+    Chunk c{spare(), from, 0};
+    c.source_bytes = cut - from;
+    stopped_ = !emit(std::move(c));
+    in_.note_done(cut);
+  };
+  while (!stopped_) {
+    if (proof->failed()) {
+      const size_t failed = proof->settle();
+      // A chunk cut by a walk from a proved boundary that fails is no wrong guess but an error,
+      // which the serial scan meets and reports as it always has.
+      if (failed == walked) return failed;
+      const size_t cut = walk_cut(failed, probe);
+      if (cut == json_scan::npos) return failed;
+      emit_run(failed, cut);
+      walked = failed;
+      s = cut + 1;
+      continue;
+    }
     const size_t guess = s + chunk_bytes;
     if (guess + chunk_bytes >= end) break;
     size_t cut = json_scan::npos;
@@ -133,17 +164,12 @@ size_t TraceScanner::cut_speculatively(size_t start, const std::function<bool(Ch
       if ((cut = json_scan::guess_cut(probe.data(), got, 0)) != json_scan::npos) break;
     }
     if (cut == json_scan::npos) break;
-    cut += guess;
-    Chunk c{spare(), s, 0};
-    c.source_bytes = cut - s;
-    stopped_ = !emit(std::move(c));
-    in_.note_done(cut);
-    s = cut + 1;
-    ++emitted;
+    emit_run(s, guess + cut);
+    s = guess + cut + 1;
   }
-  if (stopped_ || !emitted) return s;
-  if (size_t failed = proof->settle(); failed != SIZE_MAX) s = failed;
-  return s;
+  if (stopped_) return s;
+  const size_t failed = proof->settle();
+  return failed == SIZE_MAX ? s : failed;
 }
 
 size_t TraceScanner::scan_events(size_t p, const std::function<bool(Chunk&&)>& emit,

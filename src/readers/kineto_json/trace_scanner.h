@@ -52,8 +52,14 @@ class TraceScanner {
   // The speculative part of scan_events from `start` (just past '[' or an event's comma): emits
   // chunks cut at guessed boundaries while a whole chunk and more of the file is left, then settles
   // them. Returns where the serial walk goes on: a proved boundary.
+  // After a wrong guess, the chunk from the last proved boundary is re-cut by a walk of its text
+  // (walk_cut), and guessing goes on after it.
   size_t cut_speculatively(size_t start, const std::function<bool(Chunk&&)>& emit,
                            const std::function<TextBuffer()>& spare);
+  // The first comma between events at least chunk_bytes after `from` (a boundary: the walk starts
+  // at one), found by walking [from, from + chunk_bytes + 1 MB) read into `buf`; npos when the
+  // array ends first or no comma is there.
+  size_t walk_cut(size_t from, TextBuffer& buf);
 
   InputSource& in_;
   std::string path_, metadata_;
