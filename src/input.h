@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
@@ -116,6 +117,7 @@ class InputSource {
   bool gzip_ = false, eof_ = false, in_eof_ = false, regular_ = false;
   const char* window_ = nullptr;
   size_t base_ = 0, avail_ = 0;
+  size_t fill_to_ = SIZE_MAX;  // a refill reads to the window's size or this many bytes of it
   TextBuffer buffer_;
   // gzip streaming state: compressed bytes [in_pos_, in_len_) of in_ are not inflated yet
   struct Inflater;

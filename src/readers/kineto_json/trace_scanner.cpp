@@ -254,6 +254,9 @@ void TraceScanner::run(const std::function<bool(Chunk&&)>& emit, const std::func
       if (c != '"') fail(p, fmt::format("malformed JSON: expected a key, found {}", shown(c)));
       size_t kstart = p, kend = value_end(p);
       std::string key(text(p + 1, kend - 1));
+      // The key's text is appended to the metadata after its value is found: the window keeps it
+      // while more text is read (a refill would otherwise move it out from under append_checked).
+      keep_ = kstart;
       if (key.find('\\') != std::string::npos) {         // "trace\u0045vents" is traceEvents
         const std::string_view raw = text(p + 1, kend);  // (to its closing quote)
         if (auto plain = json_scan::plain_key(raw.data(), raw.data() + raw.size())) key = *plain;
@@ -274,6 +277,7 @@ void TraceScanner::run(const std::function<bool(Chunk&&)>& emit, const std::func
         if (c != '[')
           fail(p, fmt::format("not a trace: \"traceEvents\" is not an array, found {}", shown(c)));  // (a broken one)
         have_events = true;
+        keep_ = SIZE_MAX;
         p = scan_events(p, emit, spare);
         if (stopped_) return;
       } else {
@@ -282,6 +286,7 @@ void TraceScanner::run(const std::function<bool(Chunk&&)>& emit, const std::func
         append_checked(kstart, kend, health);
         metadata_ += ':';
         append_checked(p, vend, health);
+        keep_ = SIZE_MAX;
         p = vend;
       }
       p = skip_ws(p);
