@@ -302,7 +302,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   // counts, string cache and arena blocks; rows go to disjoint ranges of one array. One thread:
   // the scanner parses every chunk as it cuts it.
   const size_t threads = std::max<size_t>(1, opt.threads ? opt.threads : load_threads());
-  const size_t parsers = threads - 1;  // besides the scanner
+  size_t parsers = threads - 1;  // besides the scanner (0 when no thread could be started)
   ChunkQueue queue(parsers + 1);
   std::shared_mutex rows_mu;   // held shared while parsing; exclusively to grow the row array
   std::deque<Worker> workers;  // [0]: the scanner thread's; [1]: the main thread's; then the others
@@ -377,6 +377,9 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
       if (!spawn([&, i] { workers[i].drain(queue, rows_mu, placement); })) break;
     workers[1].drain(queue, rows_mu, placement);
   } else {
+    // Alone, the scanner parses every chunk as it cuts it: a chunk it queued would wait for a
+    // thread that is not there, and a speculative chunk parsed after it would wait for that one.
+    parsers = 0;
     scan();
   }
   for (std::thread& t : pool) t.join();
