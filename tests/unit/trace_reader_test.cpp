@@ -253,14 +253,18 @@ namespace {
 // to guess_cut and is none: a nested array of 30 objects ({"k":1},{"k":2},...) and a string ending
 // in "},{" (its closing quote follows the '{'). Then nearly every guessed cut is wrong (only one
 // landing in the few bytes after an event's string and before its end finds the true comma).
-std::string kineto_events(int n, bool traps, const std::string& bad_dur = "") {
+// With `strings`, args hold only a 400-byte string ending in "},{": a guess landing in it or before
+// it in its event finds that string's end, a cut inside a string.
+enum Shape { plain, traps, strings };
+std::string kineto_events(int n, Shape shape, const std::string& bad_dur = "") {
   std::string t = "{\"schemaVersion\": 1, \"traceEvents\": [\n";
   for (int i = 0; i < n; ++i) {
     if (i) t += i % 2 ? ",\n  " : ", ";
     std::string dur = i == n / 2 && !bad_dur.empty() ? bad_dur : "5";
     t += fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "e{}", "pid": 1, "tid": 1, "ts": {}, "dur": {})", i,
                      10 * i, dur);
-    if (traps) {
+    if (shape == strings) t += ", \"args\": {\"s\": \"" + std::string(400, 'a') + "x},{\"}";
+    if (shape == traps) {
       t += ", \"args\": {\"list\": [";
       for (int k = 1; k <= 30; ++k) t += fmt::format("{}{{\"k\":{}}}", k > 1 ? "," : "", k);
       t += "], \"t\": \"x},{\"}";
@@ -282,17 +286,17 @@ TEST_CASE("speculative cuts: rows in file order whichever guesses were wrong (is
   constexpr int n = 300;
   std::string names;  // "e0 e1 ... e299": each row's name is its uid's
   for (int i = 0; i < n; ++i) names += fmt::format("{}e{}", i ? " " : "", i);
-  for (bool traps : {false, true}) {
+  for (Shape shape : {plain, traps, strings}) {
     size_t guessed = 0, recut = 0;  // over the loads of the .json (the .gz's chunks are never guessed)
-    const std::string text = kineto_events(n, traps);
-    const std::string path = write_file(traps ? "traps.json" : "plain.json", text);
+    const std::string text = kineto_events(n, shape);
+    const std::string path = write_file(fmt::format("shape{}.json", (int)shape), text);
     const std::string gz = gzip_copy(path);  // inflated text is read serially: never guessed
     // Chunk sizes that put the guesses at many offsets of the events (an event is ~120 bytes
-    // plain, ~470 with traps); 1-8 threads.
+    // plain, ~470 with traps, ~540 with strings); 1-8 threads.
     for (const std::string& file : {path, gz})
       for (size_t chunk_bytes : {size_t{97}, size_t{1000}, size_t{4096}, size_t{20011}, size_t{8} << 20})
         for (size_t threads : {size_t{1}, size_t{2}, size_t{3}, size_t{8}}) {
-          CAPTURE(traps);
+          CAPTURE(shape);
           CAPTURE(file);
           CAPTURE(chunk_bytes);
           CAPTURE(threads);
@@ -311,17 +315,22 @@ TEST_CASE("speculative cuts: rows in file order whichever guesses were wrong (is
           CHECK(rows_of(session.db(),
                         "SELECT count(*) FROM event WHERE ts = 10000 * (uid - "
                         "(SELECT min(uid) FROM event)) AND dur = 5000") == std::to_string(n));
-          if (traps)
+          if (shape == traps)
             CHECK(rows_of(session.db(),
                           "SELECT count(*) FROM event WHERE args ->> '$.t' = 'x},{' AND "
                           "json_array_length(args, '$.list') = 30") == std::to_string(n));
+          if (shape == strings)
+            CHECK(rows_of(session.db(),
+                          "SELECT count(*) FROM event WHERE args ->> '$.s' = printf('%.*c', 400, "
+                          "'a') || 'x},{'") == std::to_string(n));
           CHECK(rows_of(session.db(), "SELECT count(*) FROM health") == "0");
         }
     // Plain events: every guess is right (it lands in an event, and the next '}' ',' '{' '"' is
-    // that event's end). With traps nearly every guess is wrong, and each is re-cut by a walk.
+    // that event's end). With traps or strings nearly every guess is wrong, and each is re-cut by
+    // a walk (after which guessing goes on: some chunks are still guessed).
     CHECK(guessed > 0);
-    if (!traps) CHECK(recut == 0);
-    if (traps) CHECK(recut > 0);
+    if (shape == plain) CHECK(recut == 0);
+    if (shape != plain) CHECK(recut > 0);
     std::remove(gz.c_str());
     std::remove(path.c_str());
   }
@@ -331,10 +340,10 @@ TEST_CASE("speculative cuts: errors as the serial scan reports them, first in fi
   constexpr int n = 300;
   // A bad literal in event 150 (JSON the check refuses: that chunk fails its proof and is re-cut
   // serially); two errors, the first in file order reported; and a file cut short.
-  const std::string bad_literal = kineto_events(n, true, "tru");
-  std::string two_errors = kineto_events(n, false, "nul");
+  const std::string bad_literal = kineto_events(n, traps, "tru");
+  std::string two_errors = kineto_events(n, plain, "nul");
   two_errors.insert(two_errors.find("\"e250\"") + 6, " @");
-  const std::string cut_short = kineto_events(n, true).substr(0, kineto_events(n, true).size() / 2 + 7);
+  const std::string cut_short = kineto_events(n, strings).substr(0, kineto_events(n, strings).size() / 2 + 7);
   for (const auto& [name, text] :
        {std::pair{"literal.json", bad_literal}, std::pair{"two.json", two_errors}, std::pair{"cut.json", cut_short}}) {
     const std::string path = write_file(name, text);
