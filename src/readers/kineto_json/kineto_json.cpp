@@ -22,6 +22,7 @@ class ChunkParserImpl : public ChunkParser {
   bool prove(Chunk& chunk) override {
     if (!in_) return false;
     const size_t len = chunk.source_bytes;
+    chunk.text.resize(0);  // (a reused buffer's old text is not copied when it must grow)
     chunk.text.resize(len + 2);
     char* t = chunk.text.data();
     try {
