@@ -29,8 +29,9 @@ void TextBuffer::resize(size_t size) {
 
 namespace {
 
-constexpr size_t kWindow = 64u << 20;  // text window
-constexpr size_t kInBlock = 4u << 20;  // compressed bytes read at a time
+constexpr size_t kWindow = 64u << 20;    // text window
+constexpr size_t kInBlock = 4u << 20;    // compressed bytes read at a time
+constexpr size_t kFirstFill = 1u << 20;  // a random-access file's first read (see the constructor)
 
 // A FIFO opened for reading blocks open(2) until a writer appears, forever if none does: it is
 // opened non-blocking instead and waited for here (Ctrl-C interrupts the wait, 60 s end it).
@@ -103,13 +104,14 @@ InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_
   else
     ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
   if (S_ISREG(st.st_mode)) {
+    regular_ = true;
     file_bytes_ = (size_t)st.st_size;
     ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
-  // The first bytes tell gzip from text.
+  // The first bytes tell gzip from text (a regular file's first read is small: see kFirstFill).
   in_.reset(new char[kInBlock]);
   while (in_len_ < 2) {
-    size_t n = read_some(in_.get() + in_len_, kInBlock - in_len_);
+    size_t n = read_some(in_.get() + in_len_, std::min(kInBlock, regular_ ? kFirstFill : kInBlock) - in_len_);
     if (n == 0) break;
     in_len_ += n;
   }
@@ -126,7 +128,13 @@ InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_
     in_.reset();
     in_len_ = 0;
   }
+  // A regular uncompressed file's traceEvents is cut speculatively and read by the parse threads
+  // (issue 51): read only its head here (what the format's claim and the top-level members before
+  // traceEvents need), not a whole window the parse threads would read again after this one
+  // thread had. Later refills fill the window.
+  fill_to_ = random_access() ? kFirstFill : buffer_.size();
   refill(0);
+  fill_to_ = SIZE_MAX;
 }
 
 InputSource::~InputSource() {
@@ -142,6 +150,28 @@ size_t InputSource::read_some(char* to, size_t n) {
     }
     if (errno != EINTR) throw LoadError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
   }
+}
+
+size_t InputSource::read_at(size_t offset, char* to, size_t n) const {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd_, to + got, n - got, (off_t)(offset + got));
+    if (r == 0) break;
+    if (r > 0) {
+      got += (size_t)r;
+    } else if (errno != EINTR) {
+      throw LoadError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
+    }
+  }
+  return got;
+}
+
+void InputSource::skip_to(size_t offset) {
+  if (offset <= base_ + avail_ || eof_) return;
+  if (::lseek(fd_, (off_t)offset, SEEK_SET) < 0)
+    throw LoadError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
+  base_ = offset, avail_ = 0, read_ = offset;
+  refill(offset);
 }
 
 bool InputSource::refill(size_t keep) {
@@ -164,7 +194,7 @@ bool InputSource::refill(size_t keep) {
   if (gzip_) {
     inflate_more();
   } else {
-    while (avail_ < buffer_.size()) {
+    while (avail_ < std::min(buffer_.size(), fill_to_)) {
       size_t n = read_some(buffer_.data() + avail_, buffer_.size() - avail_);
       if (n == 0) {
         eof_ = true;

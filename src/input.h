@@ -2,7 +2,9 @@
 // peak memory stays near the size of what is kept, not the size of the file.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
@@ -86,6 +88,19 @@ class InputSource {
   // Throws LoadError for read errors and corrupt gzip data.
   bool refill(size_t keep);
 
+  // Speculative cuts (issue 51) read a regular uncompressed file at any offset, from any thread:
+  // whether this input is one.
+  bool random_access() const { return regular_ && !gzip_; }
+  // Up to n bytes of the text from `offset` into `to` (pread: thread-safe, the window untouched);
+  // fewer at the end of the file (or a file cut short since it was opened). Random access only.
+  // Throws LoadError for a read error.
+  size_t read_at(size_t offset, char* to, size_t n) const;
+  // Moves the window to start at `offset` when it is past the text read so far (the text between
+  // is never read into it); else keeps it. Random access only. For progress, `done` marks text a
+  // speculative scan has handed on (read by other threads).
+  void skip_to(size_t offset);
+  void note_done(size_t done) { read_ = std::max(read_, std::min(done, file_bytes_)); }
+
   size_t file_bytes() const { return file_bytes_; }  // 0 for a pipe
   bool gzip() const { return gzip_; }
   // How far through the file reading has come (compressed bytes for gzip), for progress bars.
@@ -99,9 +114,10 @@ class InputSource {
   std::string path_;
   int fd_ = -1;
   size_t file_bytes_ = 0, read_ = 0, max_kept_;
-  bool gzip_ = false, eof_ = false, in_eof_ = false;
+  bool gzip_ = false, eof_ = false, in_eof_ = false, regular_ = false;
   const char* window_ = nullptr;
   size_t base_ = 0, avail_ = 0;
+  size_t fill_to_ = SIZE_MAX;  // a refill reads to the window's size or this many bytes of it
   TextBuffer buffer_;
   // gzip streaming state: compressed bytes [in_pos_, in_len_) of in_ are not inflated yet
   struct Inflater;

@@ -139,7 +139,8 @@ std::string found(const char* d, size_t n, size_t p) {
 JsonCheck check_json(const char* d, size_t n) {
   bool repair = !simdjson::validate_utf8(d, n);  // bytes outside strings are checked as grammar below
   std::vector<char> open;                        // '{' or '[' per nesting level
-  size_t p = 0;
+  size_t p = 0, commas = 0;                      // commas: between the top-level array's elements
+  bool filled = false;                           // the top-level value is a non-empty array
   auto fail = [&](size_t at, std::string what) {
     return JsonCheck{JsonCheck::invalid, at, "malformed JSON: " + what + found(d, n, at)};
   };
@@ -161,6 +162,7 @@ value:
         ++p;
         goto after;
       }
+      if (open.size() == 1) filled = kind == '[';
       if (kind == '{') goto key;
       goto value;
     }
@@ -210,11 +212,12 @@ after:
   skip_ws();
   if (open.empty()) {
     if (p < n) return fail(p, "expected the end of the value");
-    return JsonCheck{repair ? JsonCheck::repairable : JsonCheck::ok, 0, {}};
+    return JsonCheck{repair ? JsonCheck::repairable : JsonCheck::ok, 0, {}, filled ? commas + 1 : 0};
   }
   if (p < n && d[p] == ',') {
     ++p;
     if (open.back() == '{') goto key;
+    commas += open.size() == 1;
     goto value;
   }
   if (p < n && d[p] == (open.back() == '{' ? '}' : ']')) {

@@ -20,6 +20,9 @@ struct JsonCheck {
   } result = ok;
   size_t offset = 0;
   std::string message;
+  // When the value is an array (and not invalid): its elements, counted in the same walk (a
+  // speculative chunk's rows, issue 51: the parse threads count them, not the serial scan).
+  size_t elements = 0;
 };
 
 // Checks that d[0, n) is exactly one JSON value (surrounding whitespace allowed). Never recurses:

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -198,6 +199,28 @@ size_t walk_array(const char* d, size_t n, size_t p, ArrayWalk& st, OnComma&& on
   for (; i < n; ++i)
     if (scalar_step(i)) return i;
   return n;
+}
+
+// A guess at a boundary between two events of an array, for cutting a file at an offset without
+// walking the text before it (issue 51): the first comma in d[p, n) that has a '}' before it and a
+// '{' after it (white space between), the '{' followed by '"' or '}' (an object's first key, or an
+// empty object), all inside [p, n). npos when there is none. Only a guess: text inside a string
+// or a nested array of objects looks the same; the chunk that ends at the guess proves it (a
+// chunk that starts at a true boundary and is valid JSON as "[" + chunk + "]" ends at one too).
+inline size_t guess_cut(const char* d, size_t n, size_t p) {
+  auto skip = [&](size_t i) { return skip_ws(d, n, i); };
+  for (size_t i = p; i < n; ++i) {
+    const void* brace = std::memchr(d + i, '}', n - i);
+    if (!brace) return npos;
+    i = (size_t)(static_cast<const char*>(brace) - d);
+    const size_t comma = skip(i + 1);
+    if (comma >= n || d[comma] != ',') continue;
+    const size_t open = skip(comma + 1);
+    if (open >= n || d[open] != '{') continue;
+    const size_t first = skip(open + 1);
+    if (first < n && (d[first] == '"' || d[first] == '}')) return comma;
+  }
+  return npos;
 }
 
 // The raw text of member `key` of the JSON object `obj` (top level only), or empty if absent.

@@ -25,6 +25,10 @@ struct LoadStats {
   // Of parse_s: the scanner thread's own work (cutting and copying chunks, reading the input),
   // its parsing of chunks excluded: the serial part of the parse, whatever the threads.
   double scan_s = 0;
+  // Of the chunks parsed: those read and counted by the parse threads, cut at a guessed boundary
+  // or re-cut by a walk after a wrong guess (issue 51: a regular uncompressed file), and the wrong
+  // guesses (each chunk dropped and re-cut).
+  size_t chunks = 0, chunks_guessed = 0, wrong_guesses = 0;
   std::vector<std::pair<std::string, int64_t>> health;  // check, count
 };
 

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <shared_mutex>
 #include <system_error>
@@ -62,6 +63,14 @@ class ChunkQueue {
     std::lock_guard<std::mutex> l(m_);
     return q_.size();
   }
+  bool try_pop(Numbered& c) {
+    std::lock_guard<std::mutex> l(m_);
+    if (q_.empty()) return false;
+    c = std::move(q_.front());
+    q_.pop_front();
+    cv_.notify_all();
+    return true;
+  }
   bool pop(Numbered& c) {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return !q_.empty() || closed_; });
@@ -93,6 +102,115 @@ class ChunkQueue {
   bool closed_ = false, cancelled_ = false;
 };
 
+// Where each chunk's rows go, in file order. A chunk the scan counted is placed as it is cut (every
+// chunk before it is placed by then); a speculative one (Chunk::speculative) by the thread that
+// proved it, once every chunk before it is placed: rows are placed at a prefix sum published in
+// chunk order, so each row's index (its uid) is its place in the file whichever thread parsed it.
+// A chunk that fails its proof drops itself and every later speculative chunk, before any of
+// their rows or health counts are kept; the scan re-cuts from its start (settle()).
+class Placement : public CutProof {
+ public:
+  Placement(RowArray& rows, std::shared_mutex& rows_mu) : array_(rows), rows_mu_(rows_mu) {}
+  // Called by the scanner for a chunk it counted, as it cuts it (`seq`: its place among the chunks).
+  void place_counted(Chunk& c, size_t seq) {
+    std::lock_guard<std::mutex> l(m_);
+    c.first_row = rows_;
+    rows_ += c.rows;
+    next_seq_ = seq + 1;
+    issued_ = seq + 1;
+    grow();
+  }
+  void note_issued(size_t seq) {
+    std::lock_guard<std::mutex> l(m_);
+    issued_ = seq + 1;
+  }
+  // A speculative chunk, proved or not: waits for its turn. False when it is dropped.
+  bool place_speculative(Chunk& c, size_t seq, bool proved) {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return seq == next_seq_ || dropped(seq); });
+    if (dropped(seq)) return false;
+    if (!proved) {
+      fail_seq_ = seq, fail_offset_ = c.source_offset;
+      failed_ = true;
+      cv_.notify_all();
+      return false;
+    }
+    c.first_row = rows_;
+    rows_ += c.rows;
+    ++next_seq_;
+    ++guessed_;
+    grow();
+    cv_.notify_all();
+    return true;
+  }
+  size_t rows() {
+    std::lock_guard<std::mutex> l(m_);
+    return rows_;
+  }
+  bool failed() override { return failed_; }
+  size_t guessed() {  // speculative chunks placed
+    std::lock_guard<std::mutex> l(m_);
+    return guessed_;
+  }
+  size_t placed() {  // chunks placed, dropped ones not counted
+    std::lock_guard<std::mutex> l(m_);
+    size_t n = next_seq_;
+    for (auto [from, to] : dropped_) n -= to - from;
+    return n;
+  }
+  size_t wrong() {  // guesses that failed their proof
+    std::lock_guard<std::mutex> l(m_);
+    return dropped_.size();
+  }
+  // `help` runs one queued chunk on the calling thread (false when none is queued): the scanner's
+  // thread parses while it waits, so a chunk queued and not yet taken cannot keep it waiting.
+  size_t settle(const std::function<bool()>& help) {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> l(m_);
+        if (fail_seq_ != SIZE_MAX) {  // drop it and the guesses after it; place what comes next
+          dropped_.emplace_back(fail_seq_, issued_);
+          next_seq_ = issued_;
+          fail_seq_ = SIZE_MAX;
+          failed_ = false;
+          cv_.notify_all();
+          return fail_offset_;
+        }
+        if (next_seq_ == issued_) return SIZE_MAX;
+      }
+      if (help()) continue;
+      // (Only the scanner queues chunks: with none queued, the rest are on other threads, whose
+      // placing wakes this wait.)
+      std::unique_lock<std::mutex> l(m_);
+      cv_.wait(l, [&] { return next_seq_ == issued_ || fail_seq_ != SIZE_MAX; });
+    }
+  }
+  std::function<bool()> help;
+  size_t settle() override { return settle(help); }
+
+ private:
+  bool dropped(size_t seq) const {
+    if (seq >= fail_seq_) return true;  // (fail_seq_ is SIZE_MAX when no guess has failed since settle())
+    for (auto [from, to] : dropped_)
+      if (seq >= from && seq < to) return true;
+    return false;
+  }
+  // (Under m_, so that capacity changes one place at a time; parsers hold rows_mu_ shared.)
+  void grow() {
+    if (rows_ <= array_.capacity()) return;
+    std::unique_lock<std::shared_mutex> l(rows_mu_);
+    array_.reserve(std::max(array_.capacity() * 2, rows_));
+  }
+  RowArray& array_;
+  std::shared_mutex& rows_mu_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  size_t rows_ = 0, next_seq_ = 0, issued_ = 0, guessed_ = 0;
+  size_t fail_seq_ = SIZE_MAX, fail_offset_ = 0;
+  std::vector<std::pair<size_t, size_t>> dropped_;  // chunks [from, to) dropped after a wrong guess
+  std::atomic<bool> failed_{false};
+};
+
 // One parsing thread: its health counts, string cache, arena blocks and the format's parser.
 struct Worker {
   Health health;
@@ -103,8 +221,16 @@ struct Worker {
   size_t error_seq = SIZE_MAX;  // the failed chunk's place in the file (errors: the first wins)
   Worker(LoadedTrace& t, EventStore& s, TraceReader& reader)
       : strings(s.strings), args(s.args), parser(reader.parser(RowSink{t.rows, strings, args, health, s.ids})) {}
-  // False (the error kept) when the chunk fails.
-  bool parse(const Numbered& c, std::shared_mutex& mu) {
+  // False (the error kept) when the chunk fails; a speculative chunk dropped is no failure.
+  bool parse(Numbered& c, std::shared_mutex& mu, Placement& placement) {
+    if (c.chunk.speculative()) {
+      bool proved = false;
+      try {
+        proved = parser->prove(c.chunk);
+      } catch (...) {  // (a chunk not proved: the serial re-cut meets the error again)
+      }
+      if (!placement.place_speculative(c.chunk, c.seq, proved)) return true;
+    }
     try {
       std::shared_lock<std::shared_mutex> l(mu);
       parser->parse(c.chunk);
@@ -114,10 +240,10 @@ struct Worker {
       return false;
     }
   }
-  void drain(ChunkQueue& queue, std::shared_mutex& mu) {
+  void drain(ChunkQueue& queue, std::shared_mutex& mu, Placement& placement) {
     Numbered c;
     while (queue.pop(c)) {
-      if (!parse(c, mu)) queue.cancel();
+      if (!parse(c, mu, placement)) queue.cancel();
       queue.recycle(std::move(c.chunk.text));
     }
   }
@@ -176,7 +302,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   // counts, string cache and arena blocks; rows go to disjoint ranges of one array. One thread:
   // the scanner parses every chunk as it cuts it.
   const size_t threads = std::max<size_t>(1, opt.threads ? opt.threads : load_threads());
-  const size_t parsers = threads - 1;  // besides the scanner
+  size_t parsers = threads - 1;  // besides the scanner (0 when no thread could be started)
   ChunkQueue queue(parsers + 1);
   std::shared_mutex rows_mu;   // held shared while parsing; exclusively to grow the row array
   std::deque<Worker> workers;  // [0]: the scanner thread's; [1]: the main thread's; then the others
@@ -184,31 +310,42 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   Worker& scan_worker = workers[0];
   Health scan_health;
   std::exception_ptr scan_error;  // the scan's own (truncation, a gzip bomb, ...)
-  size_t rows = 0, seq = 0;       // rows and chunks cut so far
+  size_t seq = 0;                 // chunks cut so far
   double scan_parse_s = 0;        // the scanner thread's time parsing chunks itself
+  Placement placement(trace->rows, rows_mu);
+  placement.help = [&] {  // while the scan settles its guesses: parse a queued chunk
+    Numbered n;
+    if (!queue.try_pop(n)) return false;
+    const auto p0 = clock::now();
+    if (!scan_worker.parse(n, rows_mu, placement)) queue.cancel();
+    scan_parse_s += seconds_since(p0);
+    queue.recycle(std::move(n.chunk.text));
+    return true;
+  };
+  if (in.random_access()) reader->allow_speculation(&placement);
   auto scan = [&] {
     const auto s0 = clock::now();
     try {
       reader->scan(
           [&](Chunk&& c) {
-            c.first_row = rows;
-            rows += c.rows;
-            // Real traces hold well under one event per compressed byte; a few KB of gzip'd
-            // "{}," would inflate to millions of 88-byte rows (GBs): refuse it early, by name.
-            if (in.gzip() && rows > std::max<size_t>(size_t{1} << 20, in.progress() * 16))
-              throw LoadError(
-                  fmt::format("{}: at byte {}: {} events from {} compressed bytes (over 16 per byte): "
-                              "a gzip bomb, not a trace",
-                              path, c.source_offset, rows, in.progress()));
-            if (rows > trace->rows.capacity()) {
-              std::unique_lock<std::shared_mutex> l(rows_mu);
-              trace->rows.reserve(std::max(trace->rows.capacity() * 2, rows));
+            if (c.speculative()) {
+              placement.note_issued(seq);
+            } else {
+              placement.place_counted(c, seq);
+              // Real traces hold well under one event per compressed byte; a few KB of gzip'd
+              // "{}," would inflate to millions of 88-byte rows (GBs): refuse it early, by name.
+              const size_t rows = placement.rows();
+              if (in.gzip() && rows > std::max<size_t>(size_t{1} << 20, in.progress() * 16))
+                throw LoadError(
+                    fmt::format("{}: at byte {}: {} events from {} compressed bytes (over 16 per byte): "
+                                "a gzip bomb, not a trace",
+                                path, c.source_offset, rows, in.progress()));
             }
             if (opt.progress) opt.progress(in.progress(), in.progress_total());
             Numbered n{std::move(c), seq++};
             if (parsers == 0 || queue.pending() >= parsers) {  // the parsers are behind: help
               const auto p0 = clock::now();
-              bool ok = scan_worker.parse(n, rows_mu);
+              bool ok = scan_worker.parse(n, rows_mu, placement);
               scan_parse_s += seconds_since(p0);
               queue.recycle(std::move(n.chunk.text));
               return ok;  // (a failed chunk stops the scan: nothing after it can come first)
@@ -218,7 +355,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
           [&] { return queue.spare(); }, scan_health);
       queue.close();
       st.scan_s = seconds_since(s0) - scan_parse_s;
-      if (!scan_worker.error) scan_worker.drain(queue, rows_mu);  // then help with what is left
+      if (!scan_worker.error) scan_worker.drain(queue, rows_mu, placement);  // then help with what is left
     } catch (...) {
       scan_error = std::current_exception();
     }
@@ -237,9 +374,12 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   };
   if (parsers > 0 && spawn(scan)) {
     for (size_t i = 2; i < threads; ++i)
-      if (!spawn([&, i] { workers[i].drain(queue, rows_mu); })) break;
-    workers[1].drain(queue, rows_mu);
+      if (!spawn([&, i] { workers[i].drain(queue, rows_mu, placement); })) break;
+    workers[1].drain(queue, rows_mu, placement);
   } else {
+    // Alone, the scanner parses every chunk as it cuts it: a chunk it queued would wait for a
+    // thread that is not there, and a speculative chunk parsed after it would wait for that one.
+    parsers = 0;
     scan();
   }
   for (std::thread& t : pool) t.join();
@@ -250,7 +390,10 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   for (const Worker& w : workers)
     if (w.error && (!failed || w.error_seq < failed->error_seq)) failed = &w;
   if (failed) std::rethrow_exception(failed->error);
-  trace->rows.set_size(rows);
+  trace->rows.set_size(placement.rows());
+  st.chunks = placement.placed();
+  st.chunks_guessed = placement.guessed();
+  st.wrong_guesses = placement.wrong();
   for (const auto& [check, row] : scan_health.rows()) health.add(check, row.example, row.detail, row.count);
   for (const Worker& w : workers)
     for (const auto& [check, row] : w.health.rows()) health.add(check, row.example, row.detail, row.count);

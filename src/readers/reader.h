@@ -25,6 +25,24 @@ struct Chunk {
   size_t source_offset = 0;  // where the run starts in the input text, for the reader's messages
   size_t rows = 0;           // rows the run holds: known before parsing, so chunks parse in any order
   size_t first_row = 0;      // set by the pipeline: rows of the chunks before this one
+  // A speculative chunk (issue 51): not 0 when the run is still in the file, bytes [source_offset,
+  // source_offset + source_bytes), cut at a guessed boundary. The parse thread reads and counts it
+  // (ChunkParser::prove); the pipeline sets rows and first_row once every chunk before it is proved.
+  size_t source_bytes = 0;
+  bool speculative() const { return source_bytes != 0; }
+};
+
+// The pipeline's side of a scan that cuts speculatively (TraceReader::allow_speculation).
+class CutProof {
+ public:
+  virtual ~CutProof() = default;
+  // Whether a speculative chunk has failed its proof (the scan should stop guessing). Never blocks.
+  virtual bool failed() = 0;
+  // Waits until every speculative chunk emitted so far is proved, or one fails. SIZE_MAX when all are
+  // proved; else the failed chunk's source_offset: the chunks before it are kept, it and every
+  // later speculative one dropped (no row or health count of theirs kept), and the scan re-cuts
+  // serially from there.
+  virtual size_t settle() = 0;
 };
 
 // Where one parsing thread's rows go; each thread has its own string cache, arena writer and
@@ -45,6 +63,11 @@ class ChunkParser {
   // into RowArray::slot), or throws LoadError naming the file and the input's byte offset: on an
   // error the pipeline discards the whole trace.
   virtual void parse(const Chunk& chunk) = 0;
+  // A speculative chunk (Chunk::speculative): reads its text from the input and says whether it is
+  // a run of whole rows, setting chunk.rows. False when it is not (a misguessed cut, a read error or
+  // an error the serial re-cut will meet and report). Counts nothing in health. Formats whose scan
+  // never cuts speculatively keep this default.
+  virtual bool prove(Chunk& /*chunk*/) { return false; }
 };
 
 // One format's reader of one input. The pipeline calls scan() on one thread while chunks are
@@ -58,6 +81,10 @@ class TraceReader {
   // NotATrace where the input shows from its start that it is no trace of this format.
   virtual void scan(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare,
                     Health& health) = 0;
+  // Called before scan() when the input can be read at any offset (InputSource::random_access):
+  // the scan may then emit speculative chunks, and must settle() them before it cuts serially.
+  // Formats that do not speculate ignore it.
+  virtual void allow_speculation(CutProof* /*proof*/) {}
   // A parser for one thread, writing into `sink` (copied: its references stay the thread's).
   virtual std::unique_ptr<ChunkParser> parser(const RowSink& sink) = 0;
   // After every chunk is parsed (rows.size() is the total), with every thread's health merged

@@ -101,6 +101,8 @@ int main(int argc, char** argv) {
     fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}\n", "index", index_s, mb / index_s, index_peak);
     fmt::print("  (of parse: {:.3f} s the scanner's own, serial work: {:.0f}% of the total)\n", st.scan_s,
                100 * st.scan_s / total);
+    fmt::print("  (chunks: {}, {} of them read and counted by the parse threads; {} wrong guesses re-cut)\n", st.chunks,
+               st.chunks_guessed, st.wrong_guesses);
     double peak = std::max({stage_peak[0], stage_peak[1], stage_peak[2], stage_peak[3], index_peak});
     fmt::print("  {:<8} {:>8.3f} {:>10.0f} {:>14.0f}   ({:.2f}x the JSON size)\n", "total", total, mb / total, peak,
                peak / mb);

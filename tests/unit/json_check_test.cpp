@@ -68,3 +68,18 @@ TEST_CASE("string defects, NaN and Infinity are repairable, and repair_json fixe
   CHECK(result("[\xff]") == JsonCheck::invalid);  // outside a string it is not JSON, repaired or not
   for (const char* fixed : {R"(["a\ufffdb"])", R"(["a\\qb"])", "[null]"}) CHECK(result(fixed) == JsonCheck::ok);
 }
+
+TEST_CASE("check_json counts the top-level array's elements (a speculative chunk's rows)") {
+  auto elements = [](std::string_view s) {
+    JsonCheck c = check_json(s.data(), s.size());
+    REQUIRE(c.result != JsonCheck::invalid);
+    return c.elements;
+  };
+  CHECK(elements("[]") == 0);
+  CHECK(elements(" [ ] ") == 0);
+  CHECK(elements("[{}]") == 1);
+  CHECK(elements(R"([{"a":[1,2,3]},{"b":{"c":1,"d":2}}, "x,y", 4])") == 4);  // nested commas not counted
+  CHECK(elements("[[1,2],[3]]") == 2);
+  CHECK(elements(R"({"a":1,"b":2})") == 0);  // not an array
+  CHECK(elements("7") == 0);
+}

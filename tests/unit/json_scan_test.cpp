@@ -105,3 +105,25 @@ TEST_CASE("walk_array: Kineto-shaped events, cut at their commas only") {
   CHECK(w.close == s.size() - 1);
   CHECK(reference(s).commas == w.commas);
 }
+
+TEST_CASE("guess_cut: the first '}' ',' '{' followed by '\"' or '}', white space allowed between") {
+  using tlsql::json_scan::guess_cut;
+  using tlsql::json_scan::npos;
+  auto cut = [](std::string_view s, size_t from = 0) { return guess_cut(s.data(), s.size(), from); };
+  CHECK(cut(R"({"a":1},{"b":2})") == 7);
+  CHECK(cut("{\"a\":1}\n  ,\n  {\n    \"b\":2}") == 10);  // Kineto's pretty-printed form
+  CHECK(cut(R"({"a":1},{})") == 7);                       // an empty object follows
+  CHECK(cut(R"({"a":1},{"b":2},{"c":3})", 8) == 15);      // from an offset
+  // No guess: a '{' not starting an object's key, no comma, an array's numbers, the text ending early.
+  CHECK(cut(R"({"a":1},{1})") == npos);
+  CHECK(cut(R"({"a":1}{"b":2})") == npos);
+  CHECK(cut("[1,2,3]") == npos);
+  CHECK(cut(R"({"a":1},)") == npos);
+  CHECK(cut(R"({"a":1},{)") == npos);
+  // Inside a string: `"a},{\"b"` is no guess ('{' is followed by a backslash); `"x},{"` is one (the
+  // string's closing quote follows the '{'), and so is a nested array of objects: guesses only,
+  // which the chunk ending there disproves (the loader's tests below).
+  CHECK(cut(R"({"s":"a},{\"b"})") == npos);
+  CHECK(cut(R"({"s":"x},{"})") == 8);
+  CHECK(cut(R"({"l":[{"a":1},{"a":2}]})") == 13);  // the comma after {"a":1}: bytes 6-12
+}

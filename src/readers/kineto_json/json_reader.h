@@ -19,7 +19,8 @@ struct ReadStatus {
 };
 
 // One parser thread's destination (src/readers/reader.h) and its caches: rows go to
-// rows[first_row ...] (the scanner counted them); on error the caller discards the whole trace.
+// rows[first_row ...] (counted by the scan, or by the parse thread for a speculative chunk); on error
+// the caller discards the whole trace.
 struct ChunkSink : RowSink {
   std::vector<int8_t> kind_of_cat = {};  // category string id -> Kind for X/B/E events (-1: unknown)
   size_t first_row = 0, events = 0;      // set per chunk

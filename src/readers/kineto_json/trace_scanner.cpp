@@ -114,6 +114,64 @@ void TraceScanner::append_checked(size_t from, size_t to, Health& health) {
                            kMetadataMaxBytes >> 20));
 }
 
+size_t TraceScanner::walk_cut(size_t from, TextBuffer& buf) {
+  const size_t span = chunk_bytes + (1u << 20);
+  buf.resize(span);
+  const size_t got = in_.read_at(from, buf.data(), span);
+  size_t cut = json_scan::npos;
+  json_scan::ArrayWalk walk;
+  json_scan::walk_array(buf.data(), got, 0, walk, [&](size_t comma) {
+    if (cut == json_scan::npos && comma >= chunk_bytes) cut = comma;
+  });  // (commas after the array's closing bracket are not reported)
+  return cut == json_scan::npos ? cut : from + cut;
+}
+
+size_t TraceScanner::cut_speculatively(size_t start, const std::function<bool(Chunk&&)>& emit,
+                                       const std::function<TextBuffer()>& spare) {
+  // A guess is looked for in the first 64 KB after k * chunk_bytes, then in 1 MB (an event larger
+  // than that: the rest is cut serially). The last chunk and the array's end are the serial walk's:
+  // the end of traceEvents is not known without walking to it.
+  constexpr size_t kNear = 64u << 10, kFar = 1u << 20;
+  const size_t end = in_.file_bytes();
+  TextBuffer probe;
+  size_t s = start;
+  size_t walked = SIZE_MAX;  // where the last chunk cut by walk_cut starts
+  auto emit_run = [&](size_t from, size_t cut) {
+    Chunk c{spare(), from, 0};
+    c.source_bytes = cut - from;
+    stopped_ = !emit(std::move(c));
+    in_.note_done(cut);
+  };
+  while (!stopped_) {
+    if (proof->failed()) {
+      const size_t failed = proof->settle();
+      // A chunk cut by a walk from a proved boundary that fails is no wrong guess but an error,
+      // which the serial scan meets and reports as it always has.
+      if (failed == walked) return failed;
+      const size_t cut = walk_cut(failed, probe);
+      if (cut == json_scan::npos) return failed;
+      emit_run(failed, cut);
+      walked = failed;
+      s = cut + 1;
+      continue;
+    }
+    const size_t guess = s + chunk_bytes;
+    if (guess + chunk_bytes >= end) break;
+    size_t cut = json_scan::npos;
+    for (size_t span : {kNear, kFar}) {
+      probe.resize(span);
+      const size_t got = in_.read_at(guess, probe.data(), span);
+      if ((cut = json_scan::guess_cut(probe.data(), got, 0)) != json_scan::npos) break;
+    }
+    if (cut == json_scan::npos) break;
+    emit_run(s, guess + cut);
+    s = guess + cut + 1;
+  }
+  if (stopped_) return s;
+  const size_t failed = proof->settle();
+  return failed == SIZE_MAX ? s : failed;
+}
+
 size_t TraceScanner::scan_events(size_t p, const std::function<bool(Chunk&&)>& emit,
                                  const std::function<TextBuffer()>& spare) {
   // Elements are cut at the commas between them: a chunk runs from just after one such comma to
@@ -131,6 +189,15 @@ size_t TraceScanner::scan_events(size_t p, const std::function<bool(Chunk&&)>& e
     chunk_first = events_;
   };
   keep_ = ++p;  // past '['
+  if (proof && in_.random_access()) {
+    const size_t from = cut_speculatively(p, emit, spare);
+    if (stopped_) return p;
+    if (from != p) {  // (past an event's comma: a proved boundary; the walk's state there is fresh)
+      any_comma = true;
+      in_.skip_to(from);
+      keep_ = p = from;
+    }
+  }
   json_scan::ArrayWalk walk;
   for (;;) {
     size_t rel = json_scan::walk_array(in_.window(), in_.avail(), p - in_.base(), walk, [&](size_t comma) {
@@ -187,6 +254,9 @@ void TraceScanner::run(const std::function<bool(Chunk&&)>& emit, const std::func
       if (c != '"') fail(p, fmt::format("malformed JSON: expected a key, found {}", shown(c)));
       size_t kstart = p, kend = value_end(p);
       std::string key(text(p + 1, kend - 1));
+      // The key's text is appended to the metadata after its value is found: the window keeps it
+      // while more text is read (a refill would otherwise move it out from under append_checked).
+      keep_ = kstart;
       if (key.find('\\') != std::string::npos) {         // "trace\u0045vents" is traceEvents
         const std::string_view raw = text(p + 1, kend);  // (to its closing quote)
         if (auto plain = json_scan::plain_key(raw.data(), raw.data() + raw.size())) key = *plain;
@@ -207,6 +277,7 @@ void TraceScanner::run(const std::function<bool(Chunk&&)>& emit, const std::func
         if (c != '[')
           fail(p, fmt::format("not a trace: \"traceEvents\" is not an array, found {}", shown(c)));  // (a broken one)
         have_events = true;
+        keep_ = SIZE_MAX;
         p = scan_events(p, emit, spare);
         if (stopped_) return;
       } else {
@@ -215,6 +286,7 @@ void TraceScanner::run(const std::function<bool(Chunk&&)>& emit, const std::func
         append_checked(kstart, kend, health);
         metadata_ += ':';
         append_checked(p, vend, health);
+        keep_ = SIZE_MAX;
         p = vend;
       }
       p = skip_ws(p);

@@ -24,6 +24,9 @@ class TraceScanner {
   const std::string& metadata() const { return metadata_; }
   bool bare_array() const { return bare_array_; }
   size_t chunk_bytes = 8u << 20;
+  // Set (TraceReader::allow_speculation) when the input is read at any offset: traceEvents is then
+  // cut at guessed boundaries without walking it, the parse threads proving each cut.
+  CutProof* proof = nullptr;
 
  private:
   [[noreturn]] void fail(size_t offset, const std::string& what) const;
@@ -46,6 +49,17 @@ class TraceScanner {
   // Appends the top-level value text [from, to) to the metadata, checked as JSON (repaired if needed).
   void append_checked(size_t from, size_t to, Health& health);
   size_t scan_events(size_t p, const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare);
+  // The speculative part of scan_events from `start` (just past '[' or an event's comma): emits
+  // chunks cut at guessed boundaries while a whole chunk and more of the file is left, then settles
+  // them. Returns where the serial walk goes on: a proved boundary.
+  // After a wrong guess, the chunk from the last proved boundary is re-cut by a walk of its text
+  // (walk_cut), and guessing goes on after it.
+  size_t cut_speculatively(size_t start, const std::function<bool(Chunk&&)>& emit,
+                           const std::function<TextBuffer()>& spare);
+  // The first comma between events at least chunk_bytes after `from` (a boundary: the walk starts
+  // at one), found by walking [from, from + chunk_bytes + 1 MB) read into `buf`; npos when the
+  // array ends first or no comma is there.
+  size_t walk_cut(size_t from, TextBuffer& buf);
 
   InputSource& in_;
   std::string path_, metadata_;
