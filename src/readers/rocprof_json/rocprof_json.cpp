@@ -346,8 +346,11 @@ class Reader : public TraceReader {
 
   // Parses text [from, to) of t (wrapped in "[" "]" when `wrap`: a run of array entries) after
   // check_json; the DOM lives until the next call.
-  element parse(Text& t, size_t from, size_t to, bool wrap) {
-    size_t n = to - from + (wrap ? 2 : 0);
+  element parse(Text& t, size_t from, size_t to, bool wrap) { return dom(t, from, check(t, from, to, wrap)); }
+  // The first half of parse(): the text copied into piece_ (piece_n_ bytes) and checked (invalid:
+  // an error with the file's offset).
+  JsonCheck::Result check(Text& t, size_t from, size_t to, bool wrap) {
+    size_t n = piece_n_ = to - from + (wrap ? 2 : 0);
     if (piece_.size() < n) piece_.resize(n);
     char* d = piece_.data();
     if (wrap) d[0] = '[', d[n - 1] = ']';
@@ -357,13 +360,17 @@ class Reader : public TraceReader {
       size_t at = std::min(from + check.offset - (wrap && check.offset ? 1 : 0), to);
       throw LoadError(fmt::format("{}: at byte {}: {}", path_, t.offset(at), check.message));
     }
+    return check.result;
+  }
+  // The second half: piece_ (repaired first when `checked` says so) parsed; `from` for messages.
+  element dom(Text& t, size_t from, JsonCheck::Result checked) {
     element doc;
     simdjson::error_code e;
-    if (check.result == JsonCheck::repairable) {
-      repaired_ = repair_json(d, n, *health_);
+    if (checked == JsonCheck::repairable) {
+      repaired_ = repair_json(piece_.data(), piece_n_, *health_);
       e = dom_.parse(repaired_.data(), repaired_.size(), false).get(doc);
     } else {
-      e = dom_.parse(d, n, false).get(doc);
+      e = dom_.parse(piece_.data(), piece_n_, false).get(doc);
     }
     if (e)
       throw LoadError(fmt::format("{}: at byte {}: not JSON: {}", path_, t.offset(from), simdjson::error_message(e)));
@@ -376,8 +383,11 @@ class Reader : public TraceReader {
     return parse(t, v, end, false);
   }
   // The entries of the array at v, parsed in batches and given to `f` one by one (with `f` null,
-  // only counted). Returns past the array and the number of entries in `count`.
-  size_t entries(Text& t, size_t v, const std::function<void(element)>& f, size_t& count) {
+  // only counted). Returns past the array and the number of entries in `count`. `raw`, when given,
+  // is first offered each batch that check_json found clean (piece_: its entries in "[" "]"): when
+  // it returns true, it took the batch as text and nothing is parsed.
+  size_t entries(Text& t, size_t v, const std::function<void(element)>& f, size_t& count,
+                 const std::function<bool(std::string_view)>& raw = nullptr) {
     count = 0;
     size_t q = t.skip_ws(v + 1);
     if (t.at(q) == ']') return q + 1;
@@ -400,9 +410,12 @@ class Reader : public TraceReader {
       }
       count += n;
       if (f) {
-        array batch;
-        if (parse(t, start, stop, true).get_array().get(batch)) fail(t, start, "expected array entries");
-        for (element e : batch) f(e);
+        const JsonCheck::Result checked = check(t, start, stop, true);
+        if (checked != JsonCheck::ok || !raw || !raw(std::string_view(piece_.data(), piece_n_))) {
+          array batch;
+          if (dom(t, start, checked).get_array().get(batch)) fail(t, start, "expected array entries");
+          for (element e : batch) f(e);
+        }
       }
       if (last) return q + 1;
     }
@@ -453,7 +466,8 @@ class Reader : public TraceReader {
       } else if (key == "kernel_symbols" && t.at(at) == '[') {
         tables_seen_ |= 2;
         p = entries(
-            t, at, [&](element k) { symbol(k); }, count);
+            t, at, [&](element k) { symbol(k); }, count,
+            [&](std::string_view batch) { return symbols_as_text(batch); });
       } else if (key == "strings") {
         tables_seen_ |= 4;
         strings(value(t, at, p));
@@ -498,7 +512,11 @@ class Reader : public TraceReader {
   void symbol(element k) {
     int64_t id = int_of(k, "kernel_id");
     if (id == kNull) return;
-    Symbol& s = symbols_[id];
+    pending_.erase(id);  // (a later entry for the same id replaces an earlier one)
+    names(symbols_[id], k);
+  }
+  // A symbol's names from its entry (or from the names symbols_as_text kept of it).
+  void names(Symbol& s, element k) {
     s.formatted = text_of(k, "formatted_kernel_name");
     s.truncated = text_of(k, "truncated_kernel_name");
     s.mangled = text_of(k, "kernel_name");
@@ -509,6 +527,67 @@ class Reader : public TraceReader {
     using W = event_records::Writer;
     s.clean = W::clean(s.formatted) && W::clean(s.truncated) && W::clean(s.mangled);
   }
+  // kernel_symbols is half of a rocprofv3 result (the sample: 17.5 MB, 9,889 symbols of which
+  // dispatches use 80), so a batch of entries check_json found clean is walked as text: each
+  // entry's kernel_id read and its three names' JSON text kept, to be parsed on the first dispatch
+  // that names the id (symbol_of). Only entries simdjson would parse as it parses every other:
+  // members scalars, keys without escapes, integers that fit (else false: the batch is parsed as
+  // before, whose errors and first-member-wins lookups this keeps).
+  bool symbols_as_text(std::string_view batch) {
+    const char* d = batch.data();
+    const size_t n = batch.size();
+    std::vector<std::pair<int64_t, std::string>> found;
+    static constexpr std::string_view kNames[] = {"formatted_kernel_name", "truncated_kernel_name", "kernel_name"};
+    for (size_t p = json_scan::skip_ws(d, n, 1); p < n && d[p] != ']';) {
+      const size_t e = json_scan::skip_value(d, n, p);
+      if (e == json_scan::npos) return false;
+      std::string_view id;
+      std::string_view name[3];
+      bool plain = true;
+      const bool object = json_scan::for_each_member({d + p, e - p}, [&](std::string_view k, std::string_view v) {
+        const char c = v[0];
+        if (k.find('\\') != std::string_view::npos || c == '{' || c == '[' ||
+            (c != '"' && (v.size() > 18 || v.find_first_of(".eE") != std::string_view::npos)))
+          plain = false;  // (a float may overflow; 19 digits may pass 2^63)
+        else if (k == "kernel_id" && id.empty())
+          id = v;
+        for (int i = 0; i < 3; ++i)
+          if (k == kNames[i] && name[i].empty()) name[i] = v;
+      });
+      if (!plain || !object) return false;
+      if (!id.empty() && (id[0] == '-' || (id[0] >= '0' && id[0] <= '9'))) {
+        // (true / false / null / a string: not an integer, the entry skipped as int_of skips it)
+        int64_t v = 0;
+        for (char c : id.substr(id[0] == '-')) v = v * 10 + (c - '0');
+        std::string text = "{";
+        for (int i = 0; i < 3; ++i)
+          if (!name[i].empty())
+            text.append(text.size() > 1 ? ",\"" : "\"").append(kNames[i]).append("\":").append(name[i]);
+        found.emplace_back(id[0] == '-' ? -v : v, text + "}");
+      }
+      p = json_scan::skip_ws(d, n, e);
+      if (p < n && d[p] == ',') p = json_scan::skip_ws(d, n, p + 1);
+    }
+    for (auto& [id, text] : found) {
+      symbols_.erase(id);
+      pending_[id] = std::move(text);
+    }
+    return true;
+  }
+  // The symbol of kernel_id `id`, its names parsed now if symbols_as_text kept them; null if none.
+  const Symbol* symbol_of(int64_t id) {
+    if (auto it = symbols_.find(id); it != symbols_.end()) return &it->second;
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return nullptr;
+    element k;
+    if (auto e = names_dom_.parse(it->second).get(k))  // (checked JSON, scalars: cannot fail)
+      throw LoadError(fmt::format("{}: kernel_symbols entry {}: not JSON: {}", path_, id, simdjson::error_message(e)));
+    Symbol& s = symbols_[id];
+    names(s, k);
+    pending_.erase(it);
+    return &s;
+  }
+
   void strings(element strings) {
     array list;
     if (!strings["buffer_records"].get_array().get(list))
@@ -606,15 +685,14 @@ class Reader : public TraceReader {
     const bool has_info = !r["dispatch_info"].get(info) && info.is_object();
     int64_t kid = has_info ? int_of(info, "kernel_id") : kNull;
     std::string_view name, truncated, mangled;
-    const Symbol* sym = nullptr;
-    if (auto it = symbols_.find(kid); it != symbols_.end()) {
-      sym = &it->second;
+    const Symbol* sym = kid == kNull ? nullptr : symbol_of(kid);
+    if (sym) {
       // formatted_kernel_name: demangled, without the " [clone .kd]" of demangled_kernel_name (the
       // form Kineto's ROCm traces name kernels by, so a diff across the two matches names);
       // truncated_kernel_name drops template arguments (TraceLens's key) and is kept in args.
-      name = it->second.formatted;
-      truncated = it->second.truncated;
-      mangled = it->second.mangled;
+      name = sym->formatted;
+      truncated = sym->truncated;
+      mangled = sym->mangled;
       if (name.empty()) name = !truncated.empty() ? truncated : mangled;
     }
     std::string unknown;
@@ -734,6 +812,7 @@ class Reader : public TraceReader {
   Health* health_ = nullptr;
   simdjson::dom::parser dom_;
   TextBuffer piece_, repaired_;  // the text parsed now (a value, or a batch of entries in "[" "]")
+  size_t piece_n_ = 0;           // its size (piece_ only grows)
   // buffer_records met before the tables its records name (not rocprofv3's order): its text, read
   // last; held_origin_ its offset in the file.
   std::optional<TextBuffer> held_;
@@ -744,6 +823,9 @@ class Reader : public TraceReader {
   uint32_t symbol_keys_ = 0;  // Symbol::key's last
   std::unordered_map<int64_t, Agent> agents_;
   std::unordered_map<int64_t, Symbol> symbols_;
+  // kernel_symbols entries not yet used by a dispatch: their names as JSON text (symbols_as_text).
+  std::unordered_map<int64_t, std::string> pending_;
+  simdjson::dom::parser names_dom_;                   // symbol_of's (dom_ holds the batch of records being read)
   std::vector<std::vector<std::string>> operations_;  // strings.buffer_records[kind].operations
   std::unordered_map<int64_t, std::string> markers_;
   std::string meta_, devices_, skipped_, metadata_;
