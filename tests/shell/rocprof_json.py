@@ -264,6 +264,47 @@ m = re.search(r"at byte (\d+)", r.stderr)
 check(r.returncode == 1 and r.stderr.count("\n") == 1 and m and bad_at <= int(m.group(1)) <= bad_at + 3,
       f"a broken number in a later batch: one line, its byte ({bad_at}; {r.stderr.strip()[:200]})")
 
+# kernel_symbols is read as text and a symbol's names parsed on first use (most symbols are never
+# used); records are parsed on the parse threads. Names by hand: the last entry of an id wins, an
+# entry whose kernel_id is not an integer names nothing, names keep brackets, quotes, backslashes
+# and escaped characters; a batch holding an entry with a nested member (parsed whole) the same.
+odd = '[x] {y} "q" \\ \u00e9 \u2603 '
+symbols = [{"kernel_id": i, "code_object_id": 1, "kernel_name": f"_Z{i}k" + "m" * 600,
+            "formatted_kernel_name": f"k{i}({odd if i % 5 == 0 else ''})" + "f" * 300,
+            "truncated_kernel_name": f"k{i}", "sgpr_count": 16} for i in range(3000)]
+symbols[2500] = dict(symbols[2500], kernel_id=7, formatted_kernel_name="seven again")  # id 7 again
+symbols[2600] = dict(symbols[2600], nested={"a": [1, {"b": 2}]})
+symbols[2700] = dict(symbols[2700], kernel_id=2700.0)  # not an integer: names nothing
+symbols.append({"kernel_id": 3001, "kernel_name": "_Zonly", "formatted_kernel_name": "",
+                "truncated_kernel_name": ""})  # formatted and truncated empty: the mangled name
+named = {}
+for k in symbols:
+    if type(k["kernel_id"]) is int:
+        named[k["kernel_id"]] = k
+used = [5, 7, 10, 2600, 2700, 2999, 3001, 5, 12345]
+lazy = json.loads(json.dumps(doc))
+lazy["rocprofiler-sdk-tool"][0]["kernel_symbols"] = symbols
+lazy["rocprofiler-sdk-tool"][0]["buffer_records"] = {
+    "kernel_dispatch": [dispatch(i + 1, used[i % len(used)], 10000 + 100 * i, 10050 + 100 * i) for i in range(9000)]}
+p = os.path.join(tmp, "lazy_symbols_results.json")
+with open(p, "w") as f:
+    json.dump(lazy, f)
+want = []
+for i in range(9000):
+    k = named.get(used[i % len(used)])
+    name = (k["formatted_kernel_name"] or k["truncated_kernel_name"] or k["kernel_name"]) if k else \
+        f"unknown_kernel_{used[i % len(used)]}" if used[i % len(used)] != 2700 else "unknown_kernel_2700"
+    want.append([str(i + 1), name, k["truncated_kernel_name"] if k else "", k["kernel_name"] if k else ""])
+q = """SELECT correlation, name, coalesce(args ->> '$."truncated name"', ''), coalesce(args ->> '$."mangled name"', '')
+       FROM event WHERE kind = 'kernel' ORDER BY correlation"""
+for threads in ("1", "2", "3"):
+    r = run(["--threads", threads, p], q)
+    check(r.returncode == 0 and rows(r)[1:] == want,
+          f"--threads {threads}: 9000 dispatches named by their symbols by hand ({r.stderr.strip()[:160]})")
+r = run([p], """SELECT "check", count FROM health WHERE "check" = 'rocprof_missing_symbol'""")
+check(rows(r)[1:] == [["rocprof_missing_symbol", str(2 * 1000)]],
+      f"dispatches of ids 12345 and 2700 (not an integer) counted unnamed ({rows(r)[1:]})")
+
 # A gzip bomb inside a member tlsql skips (no rows for the pipeline's guard to count): refused
 # once 256 MB have inflated from 200 times fewer compressed bytes, not scanned to its end.
 bomb = os.path.join(tmp, "bomb_results.json.gz")
