@@ -114,9 +114,12 @@ if os.path.exists(sample):
                       "JOIN gpu_spec s ON s.gpu = g.gpu AND s.dtype = 'bf16' WHERE g.id = 0")
     check(rows(r)[1:] == [["MI350X", str(round(256 * 4096 * 2.2e9 / 1e12, 1)), "8.0"]],
           f"'AMD Instinct MI350X' -> gpu_spec MI350X peaks ({rows(r)[1:]})")
+    # stream: the HIP stream (stream_id) when the dispatch has one, else its HSA queue
+    streams = sorted({d["stream_id"]["handle"] if "stream_id" in d else d["dispatch_info"]["queue_id"]["handle"]
+                      for d in dispatches})
     r = run([sample], "SELECT DISTINCT device, stream FROM event WHERE kind = 'kernel' ORDER BY stream")
-    check(rows(r)[1:] == [["0", str(q)] for q in (16, 17, 18, 19, 20)],
-          "agent -> device 0 (gpu_index), queue -> stream")
+    check(rows(r)[1:] == [["0", str(q)] for q in streams],
+          f"agent -> device 0 (gpu_index), HIP stream -> stream ({len(streams)} streams)")
     first = dispatches[0]
     r = run([sample], "SELECT ts, dur, args ->> '$.grid', args ->> '$.block', correlation FROM event "
                       "WHERE kind = 'kernel' ORDER BY ts LIMIT 1")
@@ -304,6 +307,22 @@ for threads in ("1", "2", "3"):
 r = run([p], """SELECT "check", count FROM health WHERE "check" = 'rocprof_missing_symbol'""")
 check(rows(r)[1:] == [["rocprof_missing_symbol", str(2 * 1000)]],
       f"dispatches of ids 12345 and 2700 (not an integer) counted unnamed ({rows(r)[1:]})")
+
+# A kernel launched on HIP stream 0 runs on HSA queue 16; a copy on stream 0: one stream, as HIP
+# and Kineto see it (the queue in args); a dispatch without stream_id keeps its queue.
+sq = json.loads(json.dumps(doc))
+sq["rocprofiler-sdk-tool"][0]["buffer_records"] = {
+    "kernel_dispatch": [dict(dispatch(1, 1, 3000, 4000, queue=16), stream_id={"handle": 0}),
+                        dispatch(2, 1, 9000, 9500, queue=16)],
+    "memory_copy": [{"kind": 10, "operation": 1, "thread_id": 7, "correlation_id": {"internal": 3, "external": 0},
+                     "start_timestamp": 5000, "end_timestamp": 6000, "dst_agent_id": {"handle": 11},
+                     "src_agent_id": {"handle": 10}, "bytes": 4096, "stream_id": {"handle": 0}}]}
+p = os.path.join(tmp, "stream_results.json")
+with open(p, "w") as f:
+    json.dump(sq, f)
+r = run([p], "SELECT kind, stream, tid, args ->> '$.queue', args ->> '$.\"hip stream\"' FROM event ORDER BY ts")
+check(rows(r)[1:] == [["kernel", "0", "0", "16", "0"], ["memcpy", "0", "0", "", ""], ["kernel", "16", "16", "16", ""]],
+      f"stream: the HIP stream of a kernel and a copy alike, else the queue ({rows(r)[1:]})")
 
 # A gzip bomb inside a member tlsql skips (no rows for the pipeline's guard to count): refused
 # once 256 MB have inflated from 200 times fewer compressed bytes, not scanned to its end.

@@ -298,14 +298,20 @@ class RecordParser : public ChunkParser {
     int64_t agent = has_info ? handle_of(info, "agent_id") : kNull;
     int64_t device = device_of(agent, true);
     int64_t queue = has_info ? handle_of(info, "queue_id") : kNull;
+    // One stream key for kernels and copies: the HIP stream the dispatch was launched on when the
+    // record has one (`stream_id`, what a copy's stream is and what Kineto's ROCm traces call the
+    // stream), else the HSA queue (kept in args: HIP maps several streams onto a few queues). With
+    // the queue, a copy and the kernels of one stream looked like two streams (a false wait in `idle`).
+    const int64_t hip_stream = handle_of(r, "stream_id");
+    const int64_t stream = hip_stream != kNull ? hip_stream : queue;
     begin(r, "kernel", name, sym && sym->clean && unknown.empty() ? sym->key : 0);
-    // Kineto's GPU rows: pid the device, tid the stream (here the HSA queue the kernel ran on).
+    // Kineto's GPU rows: pid the device, tid the stream.
     int64_t pid = device != kNull ? device : agent;
     if (pid != kNull) out_.pid(pid);
-    if (queue != kNull) out_.tid(queue);
+    if (stream != kNull) out_.tid(stream);
     out_.open_args();
     int_arg("device", device);
-    int_arg("stream", queue);
+    int_arg("stream", stream);
     correlation(r, "correlation");
     if (has_info) {
       auto dim3 = [&](std::string_view field, std::string_view as) {
@@ -330,7 +336,7 @@ class RecordParser : public ChunkParser {
       int_arg("kernel id", kid);
     }
     int_arg("queue", queue);
-    int_arg("hip stream", handle_of(r, "stream_id"));
+    int_arg("hip stream", hip_stream);
     int_arg("agent", agent);
     if (sym && sym->clean) {
       if (!truncated.empty()) out_.json_arg("truncated name", sym->truncated_json, true);
