@@ -324,6 +324,20 @@ r = run([p], "SELECT kind, stream, tid, args ->> '$.queue', args ->> '$.\"hip st
 check(rows(r)[1:] == [["kernel", "0", "0", "16", "0"], ["memcpy", "0", "0", "", ""], ["kernel", "16", "16", "16", ""]],
       f"stream: the HIP stream of a kernel and a copy alike, else the queue ({rows(r)[1:]})")
 
+# Counter collection (--pmc) writes its dispatches under callback_records, not read: counted.
+cc = json.loads(json.dumps(doc))
+cc["rocprofiler-sdk-tool"][0]["callback_records"] = {
+    "counter_collection": [{"dispatch_data": dispatch(i, 1, 1000 * i, 1000 * i + 10), "thread_id": 7,
+                            "records": [{"counter_id": {"handle": 1}, "value": 12.0}]} for i in range(3)],
+    "hip_api": []}
+p = os.path.join(tmp, "counters_results.json")
+with open(p, "w") as f:
+    json.dump(cc, f)
+r = run([p], """SELECT detail FROM health WHERE "check" = 'rocprof_records_not_read'""")
+check(r.returncode == 0 and len(rows(r)) == 2 and "3 callback_records.counter_collection" in rows(r)[1][0]
+      and "2 memory_allocation" in rows(r)[1][0],
+      f"counter collection's 3 dispatches counted as not read ({rows(r)[1:]})")
+
 # A gzip bomb inside a member tlsql skips (no rows for the pipeline's guard to count): refused
 # once 256 MB have inflated from 200 times fewer compressed bytes, not scanned to its end.
 bomb = os.path.join(tmp, "bomb_results.json.gz")

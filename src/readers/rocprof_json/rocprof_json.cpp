@@ -473,7 +473,7 @@ class Reader : public TraceReader {
     }
     if (!skipped_.empty())
       health_->add("rocprof_records_not_read", -1,
-                   fmt::format("buffer records of kinds tlsql does not map to events, not loaded: {}", skipped_));
+                   fmt::format("records of kinds tlsql does not map to events, not loaded: {}", skipped_));
   }
 
   std::unique_ptr<ChunkParser> parser(const RowSink& sink) override {
@@ -775,6 +775,24 @@ class Reader : public TraceReader {
     }
   }
 
+  // The callback_records object at v: its arrays' entries counted, not read (counter collection,
+  // --pmc, writes its dispatches there: `rocprof_records_not_read` says so rather than nothing).
+  size_t callbacks(Text& t, size_t v) {
+    size_t p = t.skip_ws(v + 1);
+    for (;; p = next_member(t, p)) {
+      if (t.at(p) == '}') return p + 1;
+      auto [key, at] = member(t, p);
+      size_t count = 0;
+      if (t.at(at) != '[') {
+        p = skip(t, at);
+        continue;
+      }
+      t.keep = at;
+      p = entries(t, at, nullptr, count);
+      if (count > 0) skipped_ += fmt::format("{}{} callback_records.{}", skipped_.empty() ? "" : ", ", count, key);
+    }
+  }
+
   // The "rocprofiler-sdk-tool" array at v: the first process's object is read, the others counted.
   size_t tools(Text& t, size_t v) {
     if (t.at(v) != '[') {
@@ -825,6 +843,8 @@ class Reader : public TraceReader {
       } else if (key == "strings") {
         tables_seen_ |= 4;
         strings(value(t, at, p));
+      } else if (key == "callback_records" && t.at(at) == '{') {
+        p = callbacks(t, at);
       } else if (key == "buffer_records" && t.at(at) == '{' && !records_seen_) {
         records_seen_ = true;
         if (tables_seen_ == 7) {
