@@ -338,6 +338,25 @@ check(r.returncode == 0 and len(rows(r)) == 2 and "3 callback_records.counter_co
       and "2 memory_allocation" in rows(r)[1][0],
       f"counter collection's 3 dispatches counted as not read ({rows(r)[1:]})")
 
+# roctxMarkA (MARKER_CORE_API operation 0) is an instant, as Nsight's marks are; not a zero-length
+# defect in health. A range of zero length still is.
+mk = json.loads(json.dumps(doc))
+mk["rocprofiler-sdk-tool"][0]["strings"]["marker_api"] = [{"key": 41, "value": "a mark"},
+                                                          {"key": 42, "value": "empty range"}]
+mk["rocprofiler-sdk-tool"][0]["buffer_records"] = {"marker_api": [
+    {"kind": 7, "operation": 0, "thread_id": 7, "correlation_id": {"internal": 41, "external": 0},
+     "start_timestamp": 5000, "end_timestamp": 5000},
+    {"kind": 7, "operation": 1, "thread_id": 7, "correlation_id": {"internal": 42, "external": 0},
+     "start_timestamp": 6000, "end_timestamp": 6000}]}
+p = os.path.join(tmp, "mark_results.json")
+with open(p, "w") as f:
+    json.dump(mk, f)
+r = run([p], "SELECT name, ph, ts, dur FROM event ORDER BY ts",
+        """SELECT "check", count FROM health WHERE "check" = 'rocprof_zero_duration'""")
+check(rows(r)[1:] == [["a mark", "i", "5000", "0"], ["empty range", "X", "6000", "0"],
+                      ["check", "count"], ["rocprof_zero_duration", "1"]],
+      f"roctxMarkA: an instant, the zero-length range alone counted ({rows(r)[1:]})")
+
 # A gzip bomb inside a member tlsql skips (no rows for the pipeline's guard to count): refused
 # once 256 MB have inflated from 200 times fewer compressed bytes, not scanned to its end.
 bomb = os.path.join(tmp, "bomb_results.json.gz")

@@ -229,14 +229,15 @@ class RecordParser : public ChunkParser {
   int64_t row() const { return (int64_t)(first_row_ + out_.rows() - base_); }
 
   // The fields every record shares: phase, category, name, times (kineto_text's writer).
-  void begin(element r, std::string_view cat, std::string_view name, uint32_t name_key = 0) {
-    out_.begin("X", cat, name, name_key);
+  // A mark (`ph` "i") is an instant: its zero length is no defect, not counted.
+  void begin(element r, std::string_view cat, std::string_view name, uint32_t name_key = 0, std::string_view ph = "X") {
+    out_.begin(ph, cat, name, name_key);
     int64_t start = int_of(r, "start_timestamp"), end = int_of(r, "end_timestamp");
     if (start != kNull) out_.ts(start);
     int64_t dur;
     if (start != kNull && end != kNull && !__builtin_sub_overflow(end, start, &dur)) {
       out_.dur(dur);
-      if (dur == 0)
+      if (dur == 0 && ph == "X")
         health_->add("rocprof_zero_duration", (int64_t)row(),
                      "records whose end_timestamp equals their start_timestamp: kept as zero-length events");
     }
@@ -372,7 +373,9 @@ class RecordParser : public ChunkParser {
     // roctx ranges and marks are named by their message (strings.marker_api, keyed by correlation id).
     auto it = tab_.markers.find(id);
     std::string_view name = it != tab_.markers.end() && !it->second.empty() ? it->second : op_name;
-    begin(r, "user_annotation", name.empty() ? std::string_view("roctx") : name);
+    // roctxMarkA is an instant, as Nsight's NVTX marks are (rocprofv3 gives it end = start).
+    const bool mark = op_name.starts_with("roctxMark");
+    begin(r, "user_annotation", name.empty() ? std::string_view("roctx") : name, 0, mark ? "i" : "X");
     thread(r);
     out_.open_args();
     text_arg("operation", op_name);
