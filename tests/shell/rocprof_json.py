@@ -357,6 +357,29 @@ check(rows(r)[1:] == [["a mark", "i", "5000", "0"], ["empty range", "X", "6000",
                       ["check", "count"], ["rocprof_zero_duration", "1"]],
       f"roctxMarkA: an instant, the zero-length range alone counted ({rows(r)[1:]})")
 
+# --kernel-rename: a dispatch is named by the roctx range it was launched in, the name keyed by its
+# external correlation id in strings.correlation_id.external (rocprofiler-sdk's get_kernel_name:
+# the rename when the id has one, else the symbol's formatted name); the symbol's name in args.
+# With metadata.config.kernel_rename false the table is not used.
+def renamed_file(flag):
+    rn = json.loads(json.dumps(doc))
+    t = rn["rocprofiler-sdk-tool"][0]
+    if flag is not None:
+        t["metadata"]["config"] = {"kernel_rename": flag}
+    t["strings"]["correlation_id"] = {"external": [{"key": 1, "value": "attention.qkv"}, {"key": 2, "value": "mlp.up"}]}
+    ds = [dispatch(i + 1, 1, 1000 * (i + 1), 1000 * (i + 1) + 10) for i in range(4)]
+    for d, ext in zip(ds, (1, 2, 0, 9)):
+        d["correlation_id"]["external"] = ext
+    t["buffer_records"] = {"kernel_dispatch": ds}
+    p = os.path.join(tmp, f"rename_{flag}_results.json")
+    with open(p, "w") as f:
+        json.dump(rn, f)
+    return rows(run([p], """SELECT name, coalesce(args ->> '$."kernel name"', '') FROM event ORDER BY ts"""))[1:]
+check(renamed_file(True) == [["attention.qkv", "add()"], ["mlp.up", "add()"], ["add()", ""], ["add()", ""]],
+      f"--kernel-rename: the range's name, the symbol's in args ({renamed_file(True)})")
+check(renamed_file(None) == renamed_file(True), "no metadata.config: the rename table is used as given")
+check(renamed_file(False) == [["add()", ""]] * 4, f"kernel_rename false: symbol names ({renamed_file(False)})")
+
 # A gzip bomb inside a member tlsql skips (no rows for the pipeline's guard to count): refused
 # once 256 MB have inflated from 200 times fewer compressed bytes, not scanned to its end.
 bomb = os.path.join(tmp, "bomb_results.json.gz")

@@ -121,6 +121,11 @@ struct Tables {
   std::unordered_map<int64_t, std::string> pending;
   std::vector<std::vector<std::string>> operations;  // strings.buffer_records[kind].operations
   std::unordered_map<int64_t, std::string> markers;
+  // --kernel-rename: strings.correlation_id.external, the names of the roctx ranges that kernels
+  // were launched in, keyed by the dispatch's external correlation id; read unless the result's
+  // metadata.config.kernel_rename is false.
+  std::unordered_map<int64_t, std::string> renames;
+  bool rename = true;
   uint32_t symbol_keys = 0;  // Symbol::key's last
   std::mutex mu;
   simdjson::dom::parser names_dom;
@@ -289,6 +294,18 @@ class RecordParser : public ChunkParser {
       mangled = sym->mangled;
       if (name.empty()) name = !truncated.empty() ? truncated : mangled;
     }
+    // rocprofv3 --kernel-rename names a dispatch by the roctx range it was launched in (its external
+    // correlation id keys the name), as rocprofv3's own outputs do; the symbol's name stays in args.
+    std::string_view renamed;
+    if (tab_.rename && !tab_.renames.empty()) {
+      element c;
+      const int64_t ext = !r["correlation_id"].get(c) ? int_of(c, "external", 0) : 0;
+      if (auto it = ext > 0 ? tab_.renames.find(ext) : tab_.renames.end();
+          it != tab_.renames.end() && !it->second.empty())
+        renamed = it->second;
+    }
+    std::string_view symbol_name = name;
+    if (!renamed.empty()) name = renamed;
     std::string unknown;
     if (name.empty()) {
       unknown = fmt::format("unknown_kernel_{}", kid == kNull ? std::string("none") : std::to_string(kid));
@@ -305,7 +322,7 @@ class RecordParser : public ChunkParser {
     // the queue, a copy and the kernels of one stream looked like two streams (a false wait in `idle`).
     const int64_t hip_stream = handle_of(r, "stream_id");
     const int64_t stream = hip_stream != kNull ? hip_stream : queue;
-    begin(r, "kernel", name, sym && sym->clean && unknown.empty() ? sym->key : 0);
+    begin(r, "kernel", name, sym && sym->clean && unknown.empty() && renamed.empty() ? sym->key : 0);
     // Kineto's GPU rows: pid the device, tid the stream.
     int64_t pid = device != kNull ? device : agent;
     if (pid != kNull) out_.pid(pid);
@@ -339,6 +356,7 @@ class RecordParser : public ChunkParser {
     int_arg("queue", queue);
     int_arg("hip stream", hip_stream);
     int_arg("agent", agent);
+    if (!renamed.empty()) text_arg("kernel name", symbol_name);
     if (sym && sym->clean) {
       if (!truncated.empty()) out_.json_arg("truncated name", sym->truncated_json, true);
       if (!mangled.empty()) out_.json_arg("mangled name", sym->mangled_json, true);
@@ -832,6 +850,8 @@ class Reader : public TraceReader {
         element meta = value(t, at, p);
         if (meta.is_object()) {
           tw().pid = int_of(meta, "pid", 0);
+          bool on;
+          if (!meta["config"]["kernel_rename"].get_bool().get(on)) tw().rename = on;
           meta_ = simdjson::minify(meta);
         }
       } else if (key == "agents" && t.at(at) == '[') {
@@ -952,6 +972,8 @@ class Reader : public TraceReader {
       }
     if (!strings["marker_api"].get_array().get(list))
       for (element m : list) tw().markers[int_of(m, "key")] = text_of(m, "value");
+    if (!strings["correlation_id"]["external"].get_array().get(list))
+      for (element m : list) tw().renames[int_of(m, "key")] = text_of(m, "value");
   }
 
   // The buffer_records object at v, each kind's array in document order; returns past it.
