@@ -187,7 +187,7 @@ class RecordParser : public ChunkParser {
           return true;
         }),
         spare_([this] { return std::move(spare_text_); }),
-        out_(emit_, spare_, kRecordBytes) {
+        out_(std::in_place, emit_, spare_, kRecordBytes) {
     health_ = &sink_.health;
   }
 
@@ -208,7 +208,11 @@ class RecordParser : public ChunkParser {
     array batch;
     if (doc.get_array().get(batch))
       throw LoadError(fmt::format("{}: at byte {}: expected array entries", path_, chunk.source_offset));
-    first_row_ = chunk.first_row, rows_ = chunk.rows, done_ = 0, base_ = out_.rows(), offset_ = chunk.source_offset;
+    // A chunk that failed (its error is the load's) may have left records behind: start clean, as
+    // the pipeline still parses the chunks queued before the error's.
+    if (dirty_) out_.emplace(emit_, spare_, kRecordBytes);
+    dirty_ = true;
+    first_row_ = chunk.first_row, rows_ = chunk.rows, done_ = 0, base_ = out_->rows(), offset_ = chunk.source_offset;
     static constexpr std::string_view kSections[] = {"", "hip_api", "hsa_api", "rccl_api"};
     const Kind kind = Kind(chunk.text.data()[0]);
     for (element r : batch) {
@@ -221,27 +225,28 @@ class RecordParser : public ChunkParser {
         case kCopy: copy(r); break;
       }
     }
-    out_.flush();
+    out_->flush();
     if (done_ != rows_)
       throw LoadError(fmt::format("{}: at byte {}: fewer events than records", path_, chunk.source_offset));
+    dirty_ = false;
   }
 
  private:
-  // Records of a chunk (~1 MB of JSON) make a few hundred KB of event records: one chunk of them.
+  // Records of a chunk (Reader::kChunkBytes of JSON) make fewer bytes of event records: one chunk.
   static constexpr size_t kRecordBytes = 1 << 20;
 
   // The row the record being written will be (the trace's row index).
-  int64_t row() const { return (int64_t)(first_row_ + out_.rows() - base_); }
+  int64_t row() const { return (int64_t)(first_row_ + out_->rows() - base_); }
 
   // The fields every record shares: phase, category, name, times (kineto_text's writer).
   // A mark (`ph` "i") is an instant: its zero length is no defect, not counted.
   void begin(element r, std::string_view cat, std::string_view name, uint32_t name_key = 0, std::string_view ph = "X") {
-    out_.begin(ph, cat, name, name_key);
+    out_->begin(ph, cat, name, name_key);
     int64_t start = int_of(r, "start_timestamp"), end = int_of(r, "end_timestamp");
-    if (start != kNull) out_.ts(start);
+    if (start != kNull) out_->ts(start);
     int64_t dur;
     if (start != kNull && end != kNull && !__builtin_sub_overflow(end, start, &dur)) {
-      out_.dur(dur);
+      out_->dur(dur);
       if (dur == 0 && ph == "X")
         health_->add("rocprof_zero_duration", (int64_t)row(),
                      "records whose end_timestamp equals their start_timestamp: kept as zero-length events");
@@ -249,10 +254,10 @@ class RecordParser : public ChunkParser {
   }
   // Args members that are absent (kNull, "") are left out.
   void int_arg(std::string_view k, int64_t v) {
-    if (v != kNull) out_.arg(k, v);
+    if (v != kNull) out_->arg(k, v);
   }
   void text_arg(std::string_view k, std::string_view v) {
-    if (!v.empty()) out_.text_arg(k, v);
+    if (!v.empty()) out_->text_arg(k, v);
   }
   void correlation(element r, std::string_view k) {
     element c;
@@ -261,8 +266,8 @@ class RecordParser : public ChunkParser {
     if (int64_t ext = int_of(c, "external", 0); ext != 0) int_arg("external correlation", ext);
   }
   void thread(element r) {
-    out_.pid(tab_.pid);
-    if (int64_t t = int_of(r, "thread_id"); t != kNull) out_.tid(t);
+    out_->pid(tab_.pid);
+    if (int64_t t = int_of(r, "thread_id"); t != kNull) out_->tid(t);
   }
   // The device of a GPU agent; kNull (and counted) for a handle no agent has.
   int64_t device_of(int64_t handle, bool count) {
@@ -325,9 +330,9 @@ class RecordParser : public ChunkParser {
     begin(r, "kernel", name, sym && sym->clean && unknown.empty() && renamed.empty() ? sym->key : 0);
     // Kineto's GPU rows: pid the device, tid the stream.
     int64_t pid = device != kNull ? device : agent;
-    if (pid != kNull) out_.pid(pid);
-    if (stream != kNull) out_.tid(stream);
-    out_.open_args();
+    if (pid != kNull) out_->pid(pid);
+    if (stream != kNull) out_->tid(stream);
+    out_->open_args();
     int_arg("device", device);
     int_arg("stream", stream);
     correlation(r, "correlation");
@@ -335,8 +340,8 @@ class RecordParser : public ChunkParser {
       auto dim3 = [&](std::string_view field, std::string_view as) {
         element d;
         if (info[field].get(d)) return;
-        out_.key(as);
-        std::string& raw = out_.raw();
+        out_->key(as);
+        std::string& raw = out_->raw();
         raw += '[';
         kineto_text::integer(raw, int_of(d, "x", 1));
         raw += ',';
@@ -358,14 +363,14 @@ class RecordParser : public ChunkParser {
     int_arg("agent", agent);
     if (!renamed.empty()) text_arg("kernel name", symbol_name);
     if (sym && sym->clean) {
-      if (!truncated.empty()) out_.json_arg("truncated name", sym->truncated_json, true);
-      if (!mangled.empty()) out_.json_arg("mangled name", sym->mangled_json, true);
+      if (!truncated.empty()) out_->json_arg("truncated name", sym->truncated_json, true);
+      if (!mangled.empty()) out_->json_arg("mangled name", sym->mangled_json, true);
     } else {
       text_arg("truncated name", truncated);
       text_arg("mangled name", mangled);
     }
     int_arg("thread", int_of(r, "thread_id"));
-    out_.end();
+    out_->end();
   }
 
   void api(element r, std::string_view section) {
@@ -378,9 +383,9 @@ class RecordParser : public ChunkParser {
     // RCCL calls keep their own categories (kind 'other').
     begin(r, section == "hip_api" ? "cuda_runtime" : section, name);
     thread(r);
-    out_.open_args();
+    out_->open_args();
     correlation(r, "correlation");
-    out_.end();
+    out_->end();
   }
 
   void marker(element r) {
@@ -395,10 +400,10 @@ class RecordParser : public ChunkParser {
     const bool mark = op_name.starts_with("roctxMark");
     begin(r, "user_annotation", name.empty() ? std::string_view("roctx") : name, 0, mark ? "i" : "X");
     thread(r);
-    out_.open_args();
+    out_->open_args();
     text_arg("operation", op_name);
     int_arg("marker correlation", id);
-    out_.end();
+    out_->end();
   }
 
   void copy(element r) {
@@ -414,16 +419,16 @@ class RecordParser : public ChunkParser {
     if (!tab_.agents.count(dst) && !tab_.agents.count(src)) device_of(dst, true);
     int64_t stream = handle_of(r, "stream_id");
     begin(r, "gpu_memcpy", name);
-    if (device != kNull) out_.pid(device);
-    if (stream != kNull) out_.tid(stream);
-    out_.open_args();
+    if (device != kNull) out_->pid(device);
+    if (stream != kNull) out_->tid(stream);
+    out_->open_args();
     int_arg("device", device);
     int_arg("stream", stream);
     correlation(r, "correlation");
     int_arg("bytes", int_of(r, "bytes"));
     int_arg("src agent", src);
     int_arg("dst agent", dst);
-    out_.end();
+    out_->end();
   }
 
   RowSink sink_;
@@ -435,7 +440,8 @@ class RecordParser : public ChunkParser {
   TextBuffer spare_text_, repaired_;
   std::function<bool(Chunk&&)> emit_;
   std::function<TextBuffer()> spare_;
-  event_records::Writer out_;
+  std::optional<event_records::Writer> out_;
+  bool dirty_ = false;  // a chunk's parse began and did not end
   simdjson::dom::parser dom_;
 };
 
