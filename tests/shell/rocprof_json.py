@@ -114,9 +114,12 @@ if os.path.exists(sample):
                       "JOIN gpu_spec s ON s.gpu = g.gpu AND s.dtype = 'bf16' WHERE g.id = 0")
     check(rows(r)[1:] == [["MI350X", str(round(256 * 4096 * 2.2e9 / 1e12, 1)), "8.0"]],
           f"'AMD Instinct MI350X' -> gpu_spec MI350X peaks ({rows(r)[1:]})")
+    # stream: the HIP stream (stream_id) when the dispatch has one, else its HSA queue
+    streams = sorted({d["stream_id"]["handle"] if "stream_id" in d else d["dispatch_info"]["queue_id"]["handle"]
+                      for d in dispatches})
     r = run([sample], "SELECT DISTINCT device, stream FROM event WHERE kind = 'kernel' ORDER BY stream")
-    check(rows(r)[1:] == [["0", str(q)] for q in (16, 17, 18, 19, 20)],
-          "agent -> device 0 (gpu_index), queue -> stream")
+    check(rows(r)[1:] == [["0", str(q)] for q in streams],
+          f"agent -> device 0 (gpu_index), HIP stream -> stream ({len(streams)} streams)")
     first = dispatches[0]
     r = run([sample], "SELECT ts, dur, args ->> '$.grid', args ->> '$.block', correlation FROM event "
                       "WHERE kind = 'kernel' ORDER BY ts LIMIT 1")
@@ -268,6 +271,119 @@ import re
 m = re.search(r"at byte (\d+)", r.stderr)
 check(r.returncode == 1 and r.stderr.count("\n") == 1 and m and bad_at <= int(m.group(1)) <= bad_at + 3,
       f"a broken number in a later batch: one line, its byte ({bad_at}; {r.stderr.strip()[:200]})")
+
+# kernel_symbols is read as text and a symbol's names parsed on first use (most symbols are never
+# used); records are parsed on the parse threads. Names by hand: the last entry of an id wins, an
+# entry whose kernel_id is not an integer names nothing, names keep brackets, quotes, backslashes
+# and escaped characters; a batch holding an entry with a nested member (parsed whole) the same.
+odd = '[x] {y} "q" \\ \u00e9 \u2603 '
+symbols = [{"kernel_id": i, "code_object_id": 1, "kernel_name": f"_Z{i}k" + "m" * 600,
+            "formatted_kernel_name": f"k{i}({odd if i % 5 == 0 else ''})" + "f" * 300,
+            "truncated_kernel_name": f"k{i}", "sgpr_count": 16} for i in range(3000)]
+symbols[2500] = dict(symbols[2500], kernel_id=7, formatted_kernel_name="seven again")  # id 7 again
+symbols[2600] = dict(symbols[2600], nested={"a": [1, {"b": 2}]})
+symbols[2700] = dict(symbols[2700], kernel_id=2700.0)  # not an integer: names nothing
+symbols.append({"kernel_id": 3001, "kernel_name": "_Zonly", "formatted_kernel_name": "",
+                "truncated_kernel_name": ""})  # formatted and truncated empty: the mangled name
+named = {}
+for k in symbols:
+    if type(k["kernel_id"]) is int:
+        named[k["kernel_id"]] = k
+used = [5, 7, 10, 2600, 2700, 2999, 3001, 5, 12345]
+lazy = json.loads(json.dumps(doc))
+lazy["rocprofiler-sdk-tool"][0]["kernel_symbols"] = symbols
+lazy["rocprofiler-sdk-tool"][0]["buffer_records"] = {
+    "kernel_dispatch": [dispatch(i + 1, used[i % len(used)], 10000 + 100 * i, 10050 + 100 * i) for i in range(9000)]}
+p = os.path.join(tmp, "lazy_symbols_results.json")
+with open(p, "w") as f:
+    json.dump(lazy, f)
+want = []
+for i in range(9000):
+    k = named.get(used[i % len(used)])
+    name = (k["formatted_kernel_name"] or k["truncated_kernel_name"] or k["kernel_name"]) if k else \
+        f"unknown_kernel_{used[i % len(used)]}" if used[i % len(used)] != 2700 else "unknown_kernel_2700"
+    want.append([str(i + 1), name, k["truncated_kernel_name"] if k else "", k["kernel_name"] if k else ""])
+q = """SELECT correlation, name, coalesce(args ->> '$."truncated name"', ''), coalesce(args ->> '$."mangled name"', '')
+       FROM event WHERE kind = 'kernel' ORDER BY correlation"""
+for threads in ("1", "2", "3"):
+    r = run(["--threads", threads, p], q)
+    check(r.returncode == 0 and rows(r)[1:] == want,
+          f"--threads {threads}: 9000 dispatches named by their symbols by hand ({r.stderr.strip()[:160]})")
+r = run([p], """SELECT "check", count FROM health WHERE "check" = 'rocprof_missing_symbol'""")
+check(rows(r)[1:] == [["rocprof_missing_symbol", str(2 * 1000)]],
+      f"dispatches of ids 12345 and 2700 (not an integer) counted unnamed ({rows(r)[1:]})")
+
+# A kernel launched on HIP stream 0 runs on HSA queue 16; a copy on stream 0: one stream, as HIP
+# and Kineto see it (the queue in args); a dispatch without stream_id keeps its queue.
+sq = json.loads(json.dumps(doc))
+sq["rocprofiler-sdk-tool"][0]["buffer_records"] = {
+    "kernel_dispatch": [dict(dispatch(1, 1, 3000, 4000, queue=16), stream_id={"handle": 0}),
+                        dispatch(2, 1, 9000, 9500, queue=16)],
+    "memory_copy": [{"kind": 10, "operation": 1, "thread_id": 7, "correlation_id": {"internal": 3, "external": 0},
+                     "start_timestamp": 5000, "end_timestamp": 6000, "dst_agent_id": {"handle": 11},
+                     "src_agent_id": {"handle": 10}, "bytes": 4096, "stream_id": {"handle": 0}}]}
+p = os.path.join(tmp, "stream_results.json")
+with open(p, "w") as f:
+    json.dump(sq, f)
+r = run([p], "SELECT kind, stream, tid, args ->> '$.queue', args ->> '$.\"hip stream\"' FROM event ORDER BY ts")
+check(rows(r)[1:] == [["kernel", "0", "0", "16", "0"], ["memcpy", "0", "0", "", ""], ["kernel", "16", "16", "16", ""]],
+      f"stream: the HIP stream of a kernel and a copy alike, else the queue ({rows(r)[1:]})")
+
+# Counter collection (--pmc) writes its dispatches under callback_records, not read: counted.
+cc = json.loads(json.dumps(doc))
+cc["rocprofiler-sdk-tool"][0]["callback_records"] = {
+    "counter_collection": [{"dispatch_data": dispatch(i, 1, 1000 * i, 1000 * i + 10), "thread_id": 7,
+                            "records": [{"counter_id": {"handle": 1}, "value": 12.0}]} for i in range(3)],
+    "hip_api": []}
+p = os.path.join(tmp, "counters_results.json")
+with open(p, "w") as f:
+    json.dump(cc, f)
+r = run([p], """SELECT detail FROM health WHERE "check" = 'rocprof_records_not_read'""")
+check(r.returncode == 0 and len(rows(r)) == 2 and "3 callback_records.counter_collection" in rows(r)[1][0]
+      and "2 memory_allocation" in rows(r)[1][0],
+      f"counter collection's 3 dispatches counted as not read ({rows(r)[1:]})")
+
+# roctxMarkA (MARKER_CORE_API operation 0) is an instant, as Nsight's marks are; not a zero-length
+# defect in health. A range of zero length still is.
+mk = json.loads(json.dumps(doc))
+mk["rocprofiler-sdk-tool"][0]["strings"]["marker_api"] = [{"key": 41, "value": "a mark"},
+                                                          {"key": 42, "value": "empty range"}]
+mk["rocprofiler-sdk-tool"][0]["buffer_records"] = {"marker_api": [
+    {"kind": 7, "operation": 0, "thread_id": 7, "correlation_id": {"internal": 41, "external": 0},
+     "start_timestamp": 5000, "end_timestamp": 5000},
+    {"kind": 7, "operation": 1, "thread_id": 7, "correlation_id": {"internal": 42, "external": 0},
+     "start_timestamp": 6000, "end_timestamp": 6000}]}
+p = os.path.join(tmp, "mark_results.json")
+with open(p, "w") as f:
+    json.dump(mk, f)
+r = run([p], "SELECT name, ph, ts, dur FROM event ORDER BY ts",
+        """SELECT "check", count FROM health WHERE "check" = 'rocprof_zero_duration'""")
+check(rows(r)[1:] == [["a mark", "i", "5000", "0"], ["empty range", "X", "6000", "0"],
+                      ["check", "count"], ["rocprof_zero_duration", "1"]],
+      f"roctxMarkA: an instant, the zero-length range alone counted ({rows(r)[1:]})")
+
+# --kernel-rename: a dispatch is named by the roctx range it was launched in, the name keyed by its
+# external correlation id in strings.correlation_id.external (rocprofiler-sdk's get_kernel_name:
+# the rename when the id has one, else the symbol's formatted name); the symbol's name in args.
+# With metadata.config.kernel_rename false the table is not used.
+def renamed_file(flag):
+    rn = json.loads(json.dumps(doc))
+    t = rn["rocprofiler-sdk-tool"][0]
+    if flag is not None:
+        t["metadata"]["config"] = {"kernel_rename": flag}
+    t["strings"]["correlation_id"] = {"external": [{"key": 1, "value": "attention.qkv"}, {"key": 2, "value": "mlp.up"}]}
+    ds = [dispatch(i + 1, 1, 1000 * (i + 1), 1000 * (i + 1) + 10) for i in range(4)]
+    for d, ext in zip(ds, (1, 2, 0, 9)):
+        d["correlation_id"]["external"] = ext
+    t["buffer_records"] = {"kernel_dispatch": ds}
+    p = os.path.join(tmp, f"rename_{flag}_results.json")
+    with open(p, "w") as f:
+        json.dump(rn, f)
+    return rows(run([p], """SELECT name, coalesce(args ->> '$."kernel name"', '') FROM event ORDER BY ts"""))[1:]
+check(renamed_file(True) == [["attention.qkv", "add()"], ["mlp.up", "add()"], ["add()", ""], ["add()", ""]],
+      f"--kernel-rename: the range's name, the symbol's in args ({renamed_file(True)})")
+check(renamed_file(None) == renamed_file(True), "no metadata.config: the rename table is used as given")
+check(renamed_file(False) == [["add()", ""]] * 4, f"kernel_rename false: symbol names ({renamed_file(False)})")
 
 # A gzip bomb inside a member tlsql skips (no rows for the pipeline's guard to count): refused
 # once 256 MB have inflated from 200 times fewer compressed bytes, not scanned to its end.

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstring>
 #include <iterator>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -110,6 +111,350 @@ class Text {
   size_t origin_ = 0;
 };
 
+// What records name, read from the tables before them (metadata, agents, kernel_symbols,
+// strings): filled by the scan, then read by every parse thread. A symbol's names are parsed on
+// its first use (symbols_as_text), under `mu`; nothing else changes once records are cut.
+struct Tables {
+  int64_t pid = 0;
+  std::unordered_map<int64_t, Agent> agents;
+  std::unordered_map<int64_t, Symbol> symbols;
+  // kernel_symbols entries no dispatch has used yet: their names as JSON text (symbols_as_text).
+  std::unordered_map<int64_t, std::string> pending;
+  std::vector<std::vector<std::string>> operations;  // strings.buffer_records[kind].operations
+  std::unordered_map<int64_t, std::string> markers;
+  // --kernel-rename: strings.correlation_id.external, the names of the roctx ranges that kernels
+  // were launched in, keyed by the dispatch's external correlation id; read unless the result's
+  // metadata.config.kernel_rename is false.
+  std::unordered_map<int64_t, std::string> renames;
+  bool rename = true;
+  uint32_t symbol_keys = 0;  // Symbol::key's last
+  std::mutex mu;
+  simdjson::dom::parser names_dom;
+
+  // A symbol's names from its entry (or from the names symbols_as_text kept of it).
+  void names(Symbol& s, element k) {
+    s.formatted = text_of(k, "formatted_kernel_name");
+    s.truncated = text_of(k, "truncated_kernel_name");
+    s.mangled = text_of(k, "kernel_name");
+    s.truncated_json.clear(), s.mangled_json.clear();
+    if (!s.truncated.empty()) escape(s.truncated_json, s.truncated);
+    if (!s.mangled.empty()) escape(s.mangled_json, s.mangled);
+    s.key = ++symbol_keys;
+    using W = event_records::Writer;
+    s.clean = W::clean(s.formatted) && W::clean(s.truncated) && W::clean(s.mangled);
+  }
+  // The symbol of kernel_id `id`, its names parsed now if symbols_as_text kept them; null if none.
+  // (Symbols are nodes of a map: a pointer stays valid while others are added.)
+  const Symbol* symbol_of(int64_t id, const std::string& path) {
+    std::lock_guard lock(mu);
+    if (auto it = symbols.find(id); it != symbols.end()) return &it->second;
+    auto it = pending.find(id);
+    if (it == pending.end()) return nullptr;
+    element k;
+    if (auto e = names_dom.parse(it->second).get(k))  // (checked JSON, scalars: cannot fail)
+      throw LoadError(fmt::format("{}: kernel_symbols entry {}: not JSON: {}", path, id, simdjson::error_message(e)));
+    Symbol& s = symbols[id];
+    names(s, k);
+    pending.erase(it);
+    return &s;
+  }
+  std::string_view operation(int64_t kind, int64_t op) const {
+    if (kind < 0 || op < 0 || kind >= (int64_t)operations.size() || op >= (int64_t)operations[kind].size()) return {};
+    return operations[kind][op];
+  }
+};
+
+// A chunk of records: kHead bytes (the record kind, whether check_json called the text
+// repairable), then the records' JSON text as an array, checked by the scan.
+enum Kind : char { kKernel, kHip, kHsa, kRccl, kMarker, kCopy };
+constexpr size_t kHead = 2;
+
+// One parse thread's: a chunk of records parsed (simdjson), each written as an event record
+// (event_records::Writer) and the rows filled from those by event_records' parser.
+class RecordParser : public ChunkParser {
+ public:
+  RecordParser(const RowSink& sink, const std::string& path, Tables& tables)
+      : sink_(sink),
+        path_(path),
+        tab_(tables),
+        inner_(event_records::parser(sink, path)),
+        emit_([this](Chunk&& c) {
+          if (done_ + c.rows > rows_)
+            throw LoadError(fmt::format("{}: at byte {}: more events than records", path_, offset_));
+          c.first_row = first_row_ + done_;
+          done_ += c.rows;
+          inner_->parse(c);
+          spare_text_ = std::move(c.text);
+          return true;
+        }),
+        spare_([this] { return std::move(spare_text_); }),
+        out_(std::in_place, emit_, spare_, kRecordBytes) {
+    health_ = &sink_.health;
+  }
+
+  void parse(const Chunk& chunk) override {
+    const char* d = chunk.text.data() + kHead;
+    const size_t n = chunk.text.size() - kHead;
+    element doc;
+    simdjson::error_code e;
+    if (chunk.text.data()[1]) {
+      repaired_ = repair_json(d, n, sink_.health);
+      e = dom_.parse(repaired_.data(), repaired_.size(), false).get(doc);
+    } else {
+      e = dom_.parse(d, n, false).get(doc);
+    }
+    if (e)
+      throw LoadError(
+          fmt::format("{}: at byte {}: not JSON: {}", path_, chunk.source_offset, simdjson::error_message(e)));
+    array batch;
+    if (doc.get_array().get(batch))
+      throw LoadError(fmt::format("{}: at byte {}: expected array entries", path_, chunk.source_offset));
+    // A chunk that failed (its error is the load's) may have left records behind: start clean, as
+    // the pipeline still parses the chunks queued before the error's.
+    if (dirty_) out_.emplace(emit_, spare_, kRecordBytes);
+    dirty_ = true;
+    first_row_ = chunk.first_row, rows_ = chunk.rows, done_ = 0, base_ = out_->rows(), offset_ = chunk.source_offset;
+    static constexpr std::string_view kSections[] = {"", "hip_api", "hsa_api", "rccl_api"};
+    const Kind kind = Kind(chunk.text.data()[0]);
+    if (kind == kMarker) forward_ = {};  // a marker_api array is one chunk (Reader::cut)
+    for (element r : batch) {
+      switch (kind) {
+        case kKernel: kernel(r); break;
+        case kHip:
+        case kHsa:
+        case kRccl: api(r, kSections[kind]); break;
+        case kMarker: marker(r); break;
+        case kCopy: copy(r); break;
+      }
+    }
+    out_->flush();
+    if (done_ != rows_)
+      throw LoadError(fmt::format("{}: at byte {}: fewer events than records", path_, chunk.source_offset));
+    dirty_ = false;
+  }
+
+ private:
+  // Records of a chunk (Reader::kChunkBytes of JSON) make fewer bytes of event records: one chunk.
+  static constexpr size_t kRecordBytes = 1 << 20;
+
+  // The row the record being written will be (the trace's row index).
+  int64_t row() const { return (int64_t)(first_row_ + out_->rows() - base_); }
+
+  // The fields every record shares: phase, category, name, times (kineto_text's writer).
+  // A mark (`ph` "i") is an instant: its zero length is no defect, not counted.
+  void begin(element r, std::string_view cat, std::string_view name, uint32_t name_key = 0, std::string_view ph = "X") {
+    out_->begin(ph, cat, name, name_key);
+    int64_t start = int_of(r, "start_timestamp"), end = int_of(r, "end_timestamp");
+    if (start != kNull) out_->ts(start);
+    int64_t dur;
+    if (start != kNull && end != kNull && !__builtin_sub_overflow(end, start, &dur)) {
+      out_->dur(dur);
+      if (dur == 0 && ph == "X")
+        health_->add("rocprof_zero_duration", (int64_t)row(),
+                     "records whose end_timestamp equals their start_timestamp: kept as zero-length events");
+    }
+  }
+  // Args members that are absent (kNull, "") are left out.
+  void int_arg(std::string_view k, int64_t v) {
+    if (v != kNull) out_->arg(k, v);
+  }
+  void text_arg(std::string_view k, std::string_view v) {
+    if (!v.empty()) out_->text_arg(k, v);
+  }
+  void correlation(element r, std::string_view k) {
+    element c;
+    if (r["correlation_id"].get(c)) return;
+    int_arg(k, int_of(c, "internal"));
+    if (int64_t ext = int_of(c, "external", 0); ext != 0) int_arg("external correlation", ext);
+  }
+  void thread(element r) {
+    out_->pid(tab_.pid);
+    if (int64_t t = int_of(r, "thread_id"); t != kNull) out_->tid(t);
+  }
+  // The device of a GPU agent; kNull (and counted) for a handle no agent has.
+  int64_t device_of(int64_t handle, bool count) {
+    auto it = tab_.agents.find(handle);
+    if (it == tab_.agents.end() && count)
+      health_->add("rocprof_unknown_agent", (int64_t)row(),
+                   "records on an agent handle the agents list lacks: device NULL, pid is the handle");
+    return it == tab_.agents.end() ? kNull : it->second.device;
+  }
+  bool object_or_count(element r) {
+    if (r.is_object()) return true;
+    health_->add("rocprof_bad_record", -1, "buffer records that are not objects: skipped (no row)");
+    return false;
+  }
+
+  void kernel(element r) {
+    if (!object_or_count(r)) return;
+    element info;
+    const bool has_info = !r["dispatch_info"].get(info) && info.is_object();
+    int64_t kid = has_info ? int_of(info, "kernel_id") : kNull;
+    std::string_view name, truncated, mangled;
+    const Symbol* sym = kid == kNull ? nullptr : tab_.symbol_of(kid, path_);
+    if (sym) {
+      // formatted_kernel_name: demangled, without the " [clone .kd]" of demangled_kernel_name (the
+      // form Kineto's ROCm traces name kernels by, so a diff across the two matches names);
+      // truncated_kernel_name drops template arguments (TraceLens's key) and is kept in args.
+      name = sym->formatted;
+      truncated = sym->truncated;
+      mangled = sym->mangled;
+      if (name.empty()) name = !truncated.empty() ? truncated : mangled;
+    }
+    // rocprofv3 --kernel-rename names a dispatch by the roctx range it was launched in (its external
+    // correlation id keys the name), as rocprofv3's own outputs do; the symbol's name stays in args.
+    std::string_view renamed;
+    if (tab_.rename && !tab_.renames.empty()) {
+      element c;
+      const int64_t ext = !r["correlation_id"].get(c) ? int_of(c, "external", 0) : 0;
+      if (auto it = ext > 0 ? tab_.renames.find(ext) : tab_.renames.end();
+          it != tab_.renames.end() && !it->second.empty())
+        renamed = it->second;
+    }
+    std::string_view symbol_name = name;
+    if (!renamed.empty()) name = renamed;
+    std::string unknown;
+    if (name.empty()) {
+      unknown = fmt::format("unknown_kernel_{}", kid == kNull ? std::string("none") : std::to_string(kid));
+      name = unknown;
+      health_->add("rocprof_missing_symbol", (int64_t)row(),
+                   "kernel dispatches whose kernel_id no kernel_symbols entry names: named unknown_kernel_ID");
+    }
+    int64_t agent = has_info ? handle_of(info, "agent_id") : kNull;
+    int64_t device = device_of(agent, true);
+    int64_t queue = has_info ? handle_of(info, "queue_id") : kNull;
+    // One stream key for kernels and copies: the HIP stream the dispatch was launched on when the
+    // record has one (`stream_id`, what a copy's stream is and what Kineto's ROCm traces call the
+    // stream), else the HSA queue (kept in args: HIP maps several streams onto a few queues). With
+    // the queue, a copy and the kernels of one stream looked like two streams (a false wait in `idle`).
+    const int64_t hip_stream = handle_of(r, "stream_id");
+    const int64_t stream = hip_stream != kNull ? hip_stream : queue;
+    begin(r, "kernel", name, sym && sym->clean && unknown.empty() && renamed.empty() ? sym->key : 0);
+    // Kineto's GPU rows: pid the device, tid the stream.
+    int64_t pid = device != kNull ? device : agent;
+    if (pid != kNull) out_->pid(pid);
+    if (stream != kNull) out_->tid(stream);
+    out_->open_args();
+    int_arg("device", device);
+    int_arg("stream", stream);
+    correlation(r, "correlation");
+    if (has_info) {
+      auto dim3 = [&](std::string_view field, std::string_view as) {
+        element d;
+        if (info[field].get(d)) return;
+        out_->key(as);
+        std::string& raw = out_->raw();
+        raw += '[';
+        kineto_text::integer(raw, int_of(d, "x", 1));
+        raw += ',';
+        kineto_text::integer(raw, int_of(d, "y", 1));
+        raw += ',';
+        kineto_text::integer(raw, int_of(d, "z", 1));
+        raw += ']';
+      };
+      // grid_size counts work-items, as HIP's and Kineto's ROCm "grid" do; workgroup_size is the block.
+      dim3("grid_size", "grid");
+      dim3("workgroup_size", "block");
+      int_arg("shared memory", int_of(info, "group_segment_size"));
+      int_arg("private segment size", int_of(info, "private_segment_size"));
+      int_arg("dispatch id", int_of(info, "dispatch_id"));
+      int_arg("kernel id", kid);
+    }
+    int_arg("queue", queue);
+    int_arg("hip stream", hip_stream);
+    int_arg("agent", agent);
+    if (!renamed.empty()) text_arg("kernel name", symbol_name);
+    if (sym && sym->clean) {
+      if (!truncated.empty()) out_->json_arg("truncated name", sym->truncated_json, true);
+      if (!mangled.empty()) out_->json_arg("mangled name", sym->mangled_json, true);
+    } else {
+      text_arg("truncated name", truncated);
+      text_arg("mangled name", mangled);
+    }
+    int_arg("thread", int_of(r, "thread_id"));
+    out_->end();
+  }
+
+  void api(element r, std::string_view section) {
+    if (!object_or_count(r)) return;
+    int64_t op = int_of(r, "operation", -1);
+    std::string_view name = tab_.operation(int_of(r, "kind", -1), op);
+    std::string fallback;
+    if (name.empty()) fallback = fmt::format("{} operation {}", section, op), name = fallback;
+    // HIP calls are the runtime calls that launch GPU work (the correlation id links them); HSA and
+    // RCCL calls keep their own categories (kind 'other').
+    begin(r, section == "hip_api" ? "cuda_runtime" : section, name);
+    thread(r);
+    out_->open_args();
+    correlation(r, "correlation");
+    out_->end();
+  }
+
+  void marker(element r) {
+    if (!object_or_count(r)) return;
+    element c;
+    int64_t id = !r["correlation_id"].get(c) ? int_of(c, "internal") : kNull;
+    std::string_view op_name = tab_.operation(int_of(r, "kind", -1), int_of(r, "operation", -1));
+    // roctx ranges and marks are named by their message (strings.marker_api, keyed by correlation id).
+    auto it = tab_.markers.find(id);
+    std::string_view name = it != tab_.markers.end() && !it->second.empty() ? it->second : op_name;
+    // roctxMarkA is an instant, as Nsight's NVTX marks are (rocprofv3 gives it end = start).
+    const bool mark = op_name.starts_with("roctxMark");
+    // Under emit_nvtx a roctx range's message is an op range (PyTorch's getNvtxStr on ROCm): a
+    // cpu_op as the Nsight reader makes it (src/readers/emit_nvtx.h).
+    std::optional<emit_nvtx::OpRange> op = mark ? std::nullopt : emit_nvtx::op_range(name);
+    if (op && !op->user)
+      begin(r, "cpu_op", op->name);
+    else
+      begin(r, "user_annotation", op ? op->name : name.empty() ? std::string_view("roctx") : name, 0, mark ? "i" : "X");
+    thread(r);
+    out_->open_args();
+    if (op) emit_nvtx::write_args(*out_, *op, forward_.fwd_tid(*op, tab_.pid, int_of(r, "thread_id")), name);
+    text_arg("operation", op_name);
+    int_arg("marker correlation", id);
+    out_->end();
+  }
+
+  void copy(element r) {
+    if (!object_or_count(r)) return;
+    int64_t op = int_of(r, "operation", -1);
+    std::string_view name = tab_.operation(int_of(r, "kind", -1), op);
+    std::string fallback;
+    if (name.empty()) fallback = fmt::format("MEMORY_COPY operation {}", op), name = fallback;
+    int64_t dst = handle_of(r, "dst_agent_id"), src = handle_of(r, "src_agent_id");
+    // A copy belongs to the GPU it writes to, else to the GPU it reads from (device to host).
+    int64_t device = device_of(dst, false);
+    if (device == kNull) device = device_of(src, false);
+    if (!tab_.agents.count(dst) && !tab_.agents.count(src)) device_of(dst, true);
+    int64_t stream = handle_of(r, "stream_id");
+    begin(r, "gpu_memcpy", name);
+    if (device != kNull) out_->pid(device);
+    if (stream != kNull) out_->tid(stream);
+    out_->open_args();
+    int_arg("device", device);
+    int_arg("stream", stream);
+    correlation(r, "correlation");
+    int_arg("bytes", int_of(r, "bytes"));
+    int_arg("src agent", src);
+    int_arg("dst agent", dst);
+    out_->end();
+  }
+
+  RowSink sink_;
+  std::string path_;
+  Tables& tab_;
+  Health* health_ = nullptr;
+  std::unique_ptr<ChunkParser> inner_;                                  // event_records' parser, fed out_'s chunks
+  size_t first_row_ = 0, rows_ = 0, done_ = 0, base_ = 0, offset_ = 0;  // the chunk's
+  TextBuffer spare_text_, repaired_;
+  std::function<bool(Chunk&&)> emit_;
+  std::function<TextBuffer()> spare_;
+  std::optional<event_records::Writer> out_;
+  bool dirty_ = false;  // a chunk's parse began and did not end
+  simdjson::dom::parser dom_;
+  emit_nvtx::ForwardThreads forward_;  // a backward op range's forward thread (this marker chunk's)
+};
+
 class Reader : public TraceReader {
  public:
   Reader(InputSource& in, const std::string& path, size_t chunk_bytes)
@@ -122,7 +467,7 @@ class Reader : public TraceReader {
   // check_json first (invalid: an error with the file's offset; repairable: repaired and counted).
   void scan(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare,
             Health& health) override {
-    out_.emplace(emit, spare, chunk_bytes_);
+    emit_ = &emit, spare_ = &spare;
     health_ = &health;
     Text t(in_, path_);
     size_t p = t.skip_ws(0);
@@ -165,11 +510,12 @@ class Reader : public TraceReader {
     }
     if (!skipped_.empty())
       health_->add("rocprof_records_not_read", -1,
-                   fmt::format("buffer records of kinds tlsql does not map to events, not loaded: {}", skipped_));
-    out_->flush();
+                   fmt::format("records of kinds tlsql does not map to events, not loaded: {}", skipped_));
   }
 
-  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return event_records::parser(sink, path_); }
+  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override {
+    return std::make_unique<RecordParser>(sink, path_, tables_);
+  }
 
   void finish(LoadedTrace& trace, Health& health) override {
     trace.metadata = std::move(metadata_);
@@ -178,6 +524,10 @@ class Reader : public TraceReader {
 
  private:
   static constexpr size_t kBatchBytes = 1 << 20;
+  // A chunk of records for the parse threads: each thread's DOM and chunk buffers are sized by
+  // it (measured on the rocprofv3 x5 copy, peak RSS of `-o` against the .db's size: 1 MB chunks
+  // 1.24x, 256 KB 1.08x, 128 KB 1.04x; 1.02x when the scan parsed the records).
+  static constexpr size_t kChunkBytes = 128 << 10;
 
   [[noreturn]] void fail(Text& t, size_t p, std::string_view what) {
     throw LoadError(fmt::format("{}: at byte {}: {}", path_, t.offset(p),
@@ -347,8 +697,11 @@ class Reader : public TraceReader {
 
   // Parses text [from, to) of t (wrapped in "[" "]" when `wrap`: a run of array entries) after
   // check_json; the DOM lives until the next call.
-  element parse(Text& t, size_t from, size_t to, bool wrap) {
-    size_t n = to - from + (wrap ? 2 : 0);
+  element parse(Text& t, size_t from, size_t to, bool wrap) { return dom(t, from, check(t, from, to, wrap)); }
+  // The first half of parse(): the text copied into piece_ (piece_n_ bytes) and checked (invalid:
+  // an error with the file's offset).
+  JsonCheck::Result check(Text& t, size_t from, size_t to, bool wrap) {
+    size_t n = piece_n_ = to - from + (wrap ? 2 : 0);
     if (piece_.size() < n) piece_.resize(n);
     char* d = piece_.data();
     if (wrap) d[0] = '[', d[n - 1] = ']';
@@ -358,13 +711,17 @@ class Reader : public TraceReader {
       size_t at = std::min(from + check.offset - (wrap && check.offset ? 1 : 0), to);
       throw LoadError(fmt::format("{}: at byte {}: {}", path_, t.offset(at), check.message));
     }
+    return check.result;
+  }
+  // The second half: piece_ (repaired first when `checked` says so) parsed; `from` for messages.
+  element dom(Text& t, size_t from, JsonCheck::Result checked) {
     element doc;
     simdjson::error_code e;
-    if (check.result == JsonCheck::repairable) {
-      repaired_ = repair_json(d, n, *health_);
+    if (checked == JsonCheck::repairable) {
+      repaired_ = repair_json(piece_.data(), piece_n_, *health_);
       e = dom_.parse(repaired_.data(), repaired_.size(), false).get(doc);
     } else {
-      e = dom_.parse(d, n, false).get(doc);
+      e = dom_.parse(piece_.data(), piece_n_, false).get(doc);
     }
     if (e)
       throw LoadError(fmt::format("{}: at byte {}: not JSON: {}", path_, t.offset(from), simdjson::error_message(e)));
@@ -377,8 +734,11 @@ class Reader : public TraceReader {
     return parse(t, v, end, false);
   }
   // The entries of the array at v, parsed in batches and given to `f` one by one (with `f` null,
-  // only counted). Returns past the array and the number of entries in `count`.
-  size_t entries(Text& t, size_t v, const std::function<void(element)>& f, size_t& count) {
+  // only counted). Returns past the array and the number of entries in `count`. `raw`, when given,
+  // is first offered each batch that check_json found clean (piece_: its entries in "[" "]"): when
+  // it returns true, it took the batch as text and nothing is parsed.
+  size_t entries(Text& t, size_t v, const std::function<void(element)>& f, size_t& count,
+                 const std::function<bool(std::string_view)>& raw = nullptr) {
     count = 0;
     size_t q = t.skip_ws(v + 1);
     if (t.at(q) == ']') return q + 1;
@@ -401,11 +761,75 @@ class Reader : public TraceReader {
       }
       count += n;
       if (f) {
-        array batch;
-        if (parse(t, start, stop, true).get_array().get(batch)) fail(t, start, "expected array entries");
-        for (element e : batch) f(e);
+        const JsonCheck::Result checked = check(t, start, stop, true);
+        if (checked != JsonCheck::ok || !raw || !raw(std::string_view(piece_.data(), piece_n_))) {
+          array batch;
+          if (dom(t, start, checked).get_array().get(batch)) fail(t, start, "expected array entries");
+          for (element e : batch) f(e);
+        }
       }
       if (last) return q + 1;
+    }
+  }
+
+  // The records of the array at v cut into chunks of about kBatchBytes of text at record
+  // boundaries, each checked (check_json: its errors in file order, here) and handed to the parse
+  // threads (RecordParser) with its row count: an object is one row, anything else none (the
+  // parser counts it). Returns past the array.
+  size_t cut(Text& t, size_t v, Kind kind) {
+    size_t q = t.skip_ws(v + 1);
+    if (t.at(q) == ']') return q + 1;
+    for (;;) {
+      size_t start = q, stop, objects = 0;
+      t.keep = start;
+      bool last;
+      for (;;) {
+        objects += t.at(q) == '{';
+        stop = end_of_value(t, q);
+        if (stop == q) fail(t, q, "expected a value");
+        q = t.skip_ws(stop);
+        int c = t.at(q);
+        if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
+        last = c == ']';
+        if (!last) q = t.skip_ws(q + 1);
+        // A marker_api array stays one chunk: a backward op range finds its forward range's
+        // thread by seq among the ranges before it (emit_nvtx::ForwardThreads), in record order,
+        // on one thread. (roctx ranges are far fewer than dispatches.)
+        if (last || (kind != kMarker && q - start >= kChunkBytes)) break;
+      }
+      const size_t n = stop - start + 2;
+      Chunk c{(*spare_)(), t.offset(start), objects};
+      c.text.resize(kHead + n);
+      char* d = c.text.data() + kHead;
+      d[0] = '[', d[n - 1] = ']';
+      std::memcpy(d + 1, t.ptr(start), stop - start);
+      JsonCheck check = check_json(d, n);
+      if (check.result == JsonCheck::invalid) {
+        size_t at = std::min(start + check.offset - (check.offset ? 1 : 0), stop);
+        throw LoadError(fmt::format("{}: at byte {}: {}", path_, t.offset(at), check.message));
+      }
+      c.text.data()[0] = kind, c.text.data()[1] = check.result == JsonCheck::repairable;
+      cut_ = true;
+      if (!stopped_) stopped_ = !(*emit_)(std::move(c));
+      if (last) return q + 1;
+    }
+  }
+
+  // The callback_records object at v: its arrays' entries counted, not read (counter collection,
+  // --pmc, writes its dispatches there: `rocprof_records_not_read` says so rather than nothing).
+  size_t callbacks(Text& t, size_t v) {
+    size_t p = t.skip_ws(v + 1);
+    for (;; p = next_member(t, p)) {
+      if (t.at(p) == '}') return p + 1;
+      auto [key, at] = member(t, p);
+      size_t count = 0;
+      if (t.at(at) != '[') {
+        p = skip(t, at);
+        continue;
+      }
+      t.keep = at;
+      p = entries(t, at, nullptr, count);
+      if (count > 0) skipped_ += fmt::format("{}{} callback_records.{}", skipped_.empty() ? "" : ", ", count, key);
     }
   }
 
@@ -444,7 +868,9 @@ class Reader : public TraceReader {
       if (key == "metadata") {
         element meta = value(t, at, p);
         if (meta.is_object()) {
-          pid_ = int_of(meta, "pid", 0);
+          tw().pid = int_of(meta, "pid", 0);
+          bool on;
+          if (!meta["config"]["kernel_rename"].get_bool().get(on)) tw().rename = on;
           meta_ = simdjson::minify(meta);
         }
       } else if (key == "agents" && t.at(at) == '[') {
@@ -454,10 +880,13 @@ class Reader : public TraceReader {
       } else if (key == "kernel_symbols" && t.at(at) == '[') {
         tables_seen_ |= 2;
         p = entries(
-            t, at, [&](element k) { symbol(k); }, count);
+            t, at, [&](element k) { symbol(k); }, count,
+            [&](std::string_view batch) { return symbols_as_text(batch); });
       } else if (key == "strings") {
         tables_seen_ |= 4;
         strings(value(t, at, p));
+      } else if (key == "callback_records" && t.at(at) == '{') {
+        p = callbacks(t, at);
       } else if (key == "buffer_records" && t.at(at) == '{' && !records_seen_) {
         records_seen_ = true;
         if (tables_seen_ == 7) {
@@ -479,7 +908,7 @@ class Reader : public TraceReader {
   void read_agent(element a) {
     int64_t handle = handle_of(a, "id");
     if (handle == kNull) return;
-    Agent& agent = agents_[handle];
+    Agent& agent = tw().agents[handle];
     if (int_of(a, "type") != 2) return;  // HSA_DEVICE_TYPE_GPU
     int64_t index = int_of(a, "gpu_index", -1);
     agent.device = index >= 0 ? index : gpus_;
@@ -499,28 +928,71 @@ class Reader : public TraceReader {
   void symbol(element k) {
     int64_t id = int_of(k, "kernel_id");
     if (id == kNull) return;
-    Symbol& s = symbols_[id];
-    s.formatted = text_of(k, "formatted_kernel_name");
-    s.truncated = text_of(k, "truncated_kernel_name");
-    s.mangled = text_of(k, "kernel_name");
-    s.truncated_json.clear(), s.mangled_json.clear();
-    if (!s.truncated.empty()) escape(s.truncated_json, s.truncated);
-    if (!s.mangled.empty()) escape(s.mangled_json, s.mangled);
-    s.key = ++symbol_keys_;
-    using W = event_records::Writer;
-    s.clean = W::clean(s.formatted) && W::clean(s.truncated) && W::clean(s.mangled);
+    Tables& tab = tw();
+    tab.pending.erase(id);  // (a later entry for the same id replaces an earlier one)
+    tab.names(tab.symbols[id], k);
+  }
+  // kernel_symbols is half of a rocprofv3 result (the sample: 17.5 MB, 9,889 symbols of which
+  // dispatches use 80), so a batch of entries check_json found clean is walked as text: each
+  // entry's kernel_id read and its three names' JSON text kept, to be parsed on the first dispatch
+  // that names the id (symbol_of). Only entries simdjson would parse as it parses every other:
+  // members scalars, keys without escapes, integers that fit (else false: the batch is parsed as
+  // before, whose errors and first-member-wins lookups this keeps).
+  bool symbols_as_text(std::string_view batch) {
+    const char* d = batch.data();
+    const size_t n = batch.size();
+    std::vector<std::pair<int64_t, std::string>> found;
+    static constexpr std::string_view kNames[] = {"formatted_kernel_name", "truncated_kernel_name", "kernel_name"};
+    for (size_t p = json_scan::skip_ws(d, n, 1); p < n && d[p] != ']';) {
+      const size_t e = json_scan::skip_value(d, n, p);
+      if (e == json_scan::npos) return false;
+      std::string_view id;
+      std::string_view name[3];
+      bool plain = true;
+      const bool object = json_scan::for_each_member({d + p, e - p}, [&](std::string_view k, std::string_view v) {
+        const char c = v[0];
+        if (k.find('\\') != std::string_view::npos || c == '{' || c == '[' ||
+            (c != '"' && (v.size() > 18 || v.find_first_of(".eE") != std::string_view::npos)))
+          plain = false;  // (a float may overflow; 19 digits may pass 2^63)
+        else if (k == "kernel_id" && id.empty())
+          id = v;
+        for (int i = 0; i < 3; ++i)
+          if (k == kNames[i] && name[i].empty()) name[i] = v;
+      });
+      if (!plain || !object) return false;
+      if (!id.empty() && (id[0] == '-' || (id[0] >= '0' && id[0] <= '9'))) {
+        // (true / false / null / a string: not an integer, the entry skipped as int_of skips it)
+        int64_t v = 0;
+        for (char c : id.substr(id[0] == '-')) v = v * 10 + (c - '0');
+        std::string text = "{";
+        for (int i = 0; i < 3; ++i)
+          if (!name[i].empty())
+            text.append(text.size() > 1 ? ",\"" : "\"").append(kNames[i]).append("\":").append(name[i]);
+        found.emplace_back(id[0] == '-' ? -v : v, text + "}");
+      }
+      p = json_scan::skip_ws(d, n, e);
+      if (p < n && d[p] == ',') p = json_scan::skip_ws(d, n, p + 1);
+    }
+    Tables& tab = tw();
+    for (auto& [id, text] : found) {
+      tab.symbols.erase(id);
+      tab.pending[id] = std::move(text);
+    }
+    return true;
   }
   void strings(element strings) {
     array list;
     if (!strings["buffer_records"].get_array().get(list))
       for (element kind : list) {
-        auto& ops = operations_.emplace_back();
+        auto& ops = tw().operations.emplace_back();
         array names;
         if (!kind["operations"].get_array().get(names))
           for (element n : names) ops.emplace_back(n.is_string() ? std::string_view(n) : std::string_view());
       }
     if (!strings["marker_api"].get_array().get(list))
-      for (element m : list) markers_[int_of(m, "key")] = text_of(m, "value");
+      for (element m : list) tw().markers[int_of(m, "key")] = text_of(m, "value");
+    if (!strings["correlation_id"]["external"].get_array().get(list))
+      for (element m : list) tw().renames[int_of(m, "key")] = text_of(m, "value");
   }
 
   // The buffer_records object at v, each kind's array in document order; returns past it.
@@ -533,207 +1005,18 @@ class Reader : public TraceReader {
       if (t.at(at) != '[') {
         p = skip(t, at);
       } else if (key == "kernel_dispatch") {
-        p = entries(
-            t, at, [&](element r) { kernel(r); }, count);
+        p = cut(t, at, kKernel);
       } else if (key == "hip_api" || key == "hsa_api" || key == "rccl_api") {
-        std::string section = key;
-        p = entries(
-            t, at, [&](element r) { api(r, section); }, count);
+        p = cut(t, at, key == "hip_api" ? kHip : key == "hsa_api" ? kHsa : kRccl);
       } else if (key == "marker_api") {
-        p = entries(
-            t, at, [&](element r) { marker(r); }, count);
+        p = cut(t, at, kMarker);
       } else if (key == "memory_copy") {
-        p = entries(
-            t, at, [&](element r) { copy(r); }, count);
+        p = cut(t, at, kCopy);
       } else {
         p = entries(t, at, nullptr, count);
         if (count > 0) skipped_ += fmt::format("{}{} {}", skipped_.empty() ? "" : ", ", count, key);
       }
     }
-  }
-
-  std::string_view operation(int64_t kind, int64_t op) const {
-    if (kind < 0 || op < 0 || kind >= (int64_t)operations_.size() || op >= (int64_t)operations_[kind].size()) return {};
-    return operations_[kind][op];
-  }
-
-  // The fields every record shares: phase, category, name, times (kineto_text's writer).
-  void begin(element r, std::string_view cat, std::string_view name, uint32_t name_key = 0) {
-    out_->begin("X", cat, name, name_key);
-    int64_t start = int_of(r, "start_timestamp"), end = int_of(r, "end_timestamp");
-    if (start != kNull) out_->ts(start);
-    int64_t dur;
-    if (start != kNull && end != kNull && !__builtin_sub_overflow(end, start, &dur)) {
-      out_->dur(dur);
-      if (dur == 0)
-        health_->add("rocprof_zero_duration", (int64_t)out_->rows(),
-                     "records whose end_timestamp equals their start_timestamp: kept as zero-length events");
-    }
-  }
-  // Args members that are absent (kNull, "") are left out.
-  void int_arg(std::string_view k, int64_t v) {
-    if (v != kNull) out_->arg(k, v);
-  }
-  void text_arg(std::string_view k, std::string_view v) {
-    if (!v.empty()) out_->text_arg(k, v);
-  }
-  void correlation(element r, std::string_view k) {
-    element c;
-    if (r["correlation_id"].get(c)) return;
-    int_arg(k, int_of(c, "internal"));
-    if (int64_t ext = int_of(c, "external", 0); ext != 0) int_arg("external correlation", ext);
-  }
-  void thread(element r) {
-    out_->pid(pid_);
-    if (int64_t t = int_of(r, "thread_id"); t != kNull) out_->tid(t);
-  }
-  // The device of a GPU agent; kNull (and counted) for a handle no agent has.
-  int64_t device_of(int64_t handle, bool count) {
-    auto it = agents_.find(handle);
-    if (it == agents_.end() && count)
-      health_->add("rocprof_unknown_agent", (int64_t)out_->rows(),
-                   "records on an agent handle the agents list lacks: device NULL, pid is the handle");
-    return it == agents_.end() ? kNull : it->second.device;
-  }
-  bool object_or_count(element r) {
-    if (r.is_object()) return true;
-    health_->add("rocprof_bad_record", -1, "buffer records that are not objects: skipped (no row)");
-    return false;
-  }
-
-  void kernel(element r) {
-    if (!object_or_count(r)) return;
-    element info;
-    const bool has_info = !r["dispatch_info"].get(info) && info.is_object();
-    int64_t kid = has_info ? int_of(info, "kernel_id") : kNull;
-    std::string_view name, truncated, mangled;
-    const Symbol* sym = nullptr;
-    if (auto it = symbols_.find(kid); it != symbols_.end()) {
-      sym = &it->second;
-      // formatted_kernel_name: demangled, without the " [clone .kd]" of demangled_kernel_name (the
-      // form Kineto's ROCm traces name kernels by, so a diff across the two matches names);
-      // truncated_kernel_name drops template arguments (TraceLens's key) and is kept in args.
-      name = it->second.formatted;
-      truncated = it->second.truncated;
-      mangled = it->second.mangled;
-      if (name.empty()) name = !truncated.empty() ? truncated : mangled;
-    }
-    std::string unknown;
-    if (name.empty()) {
-      unknown = fmt::format("unknown_kernel_{}", kid == kNull ? std::string("none") : std::to_string(kid));
-      name = unknown;
-      health_->add("rocprof_missing_symbol", (int64_t)out_->rows(),
-                   "kernel dispatches whose kernel_id no kernel_symbols entry names: named unknown_kernel_ID");
-    }
-    int64_t agent = has_info ? handle_of(info, "agent_id") : kNull;
-    int64_t device = device_of(agent, true);
-    int64_t queue = has_info ? handle_of(info, "queue_id") : kNull;
-    begin(r, "kernel", name, sym && sym->clean && unknown.empty() ? sym->key : 0);
-    // Kineto's GPU rows: pid the device, tid the stream (here the HSA queue the kernel ran on).
-    int64_t pid = device != kNull ? device : agent;
-    if (pid != kNull) out_->pid(pid);
-    if (queue != kNull) out_->tid(queue);
-    out_->open_args();
-    int_arg("device", device);
-    int_arg("stream", queue);
-    correlation(r, "correlation");
-    if (has_info) {
-      auto dim3 = [&](std::string_view field, std::string_view as) {
-        element d;
-        if (info[field].get(d)) return;
-        out_->key(as);
-        std::string& raw = out_->raw();
-        raw += '[';
-        kineto_text::integer(raw, int_of(d, "x", 1));
-        raw += ',';
-        kineto_text::integer(raw, int_of(d, "y", 1));
-        raw += ',';
-        kineto_text::integer(raw, int_of(d, "z", 1));
-        raw += ']';
-      };
-      // grid_size counts work-items, as HIP's and Kineto's ROCm "grid" do; workgroup_size is the block.
-      dim3("grid_size", "grid");
-      dim3("workgroup_size", "block");
-      int_arg("shared memory", int_of(info, "group_segment_size"));
-      int_arg("private segment size", int_of(info, "private_segment_size"));
-      int_arg("dispatch id", int_of(info, "dispatch_id"));
-      int_arg("kernel id", kid);
-    }
-    int_arg("queue", queue);
-    int_arg("hip stream", handle_of(r, "stream_id"));
-    int_arg("agent", agent);
-    if (sym && sym->clean) {
-      if (!truncated.empty()) out_->json_arg("truncated name", sym->truncated_json, true);
-      if (!mangled.empty()) out_->json_arg("mangled name", sym->mangled_json, true);
-    } else {
-      text_arg("truncated name", truncated);
-      text_arg("mangled name", mangled);
-    }
-    int_arg("thread", int_of(r, "thread_id"));
-    out_->end();
-  }
-
-  void api(element r, std::string_view section) {
-    if (!object_or_count(r)) return;
-    int64_t op = int_of(r, "operation", -1);
-    std::string_view name = operation(int_of(r, "kind", -1), op);
-    std::string fallback;
-    if (name.empty()) fallback = fmt::format("{} operation {}", section, op), name = fallback;
-    // HIP calls are the runtime calls that launch GPU work (the correlation id links them); HSA and
-    // RCCL calls keep their own categories (kind 'other').
-    begin(r, section == "hip_api" ? "cuda_runtime" : section, name);
-    thread(r);
-    out_->open_args();
-    correlation(r, "correlation");
-    out_->end();
-  }
-
-  void marker(element r) {
-    if (!object_or_count(r)) return;
-    element c;
-    int64_t id = !r["correlation_id"].get(c) ? int_of(c, "internal") : kNull;
-    std::string_view op_name = operation(int_of(r, "kind", -1), int_of(r, "operation", -1));
-    // roctx ranges and marks are named by their message (strings.marker_api, keyed by correlation id).
-    auto it = markers_.find(id);
-    std::string_view name = it != markers_.end() && !it->second.empty() ? it->second : op_name;
-    // Under emit_nvtx a roctx range's message is an op range (PyTorch's getNvtxStr on ROCm): a
-    // cpu_op as the Nsight reader makes it (src/readers/emit_nvtx.h).
-    std::optional<emit_nvtx::OpRange> op = emit_nvtx::op_range(name);
-    if (op && !op->user)
-      begin(r, "cpu_op", op->name);
-    else
-      begin(r, "user_annotation", op ? op->name : name.empty() ? std::string_view("roctx") : name);
-    thread(r);
-    out_->open_args();
-    if (op) emit_nvtx::write_args(*out_, *op, forward_.fwd_tid(*op, pid_, int_of(r, "thread_id")), name);
-    text_arg("operation", op_name);
-    int_arg("marker correlation", id);
-    out_->end();
-  }
-
-  void copy(element r) {
-    if (!object_or_count(r)) return;
-    int64_t op = int_of(r, "operation", -1);
-    std::string_view name = operation(int_of(r, "kind", -1), op);
-    std::string fallback;
-    if (name.empty()) fallback = fmt::format("MEMORY_COPY operation {}", op), name = fallback;
-    int64_t dst = handle_of(r, "dst_agent_id"), src = handle_of(r, "src_agent_id");
-    // A copy belongs to the GPU it writes to, else to the GPU it reads from (device to host).
-    int64_t device = device_of(dst, false);
-    if (device == kNull) device = device_of(src, false);
-    if (!agents_.count(dst) && !agents_.count(src)) device_of(dst, true);
-    int64_t stream = handle_of(r, "stream_id");
-    begin(r, "gpu_memcpy", name);
-    if (device != kNull) out_->pid(device);
-    if (stream != kNull) out_->tid(stream);
-    out_->open_args();
-    int_arg("device", device);
-    int_arg("stream", stream);
-    correlation(r, "correlation");
-    int_arg("bytes", int_of(r, "bytes"));
-    int_arg("src agent", src);
-    int_arg("dst agent", dst);
-    out_->end();
   }
 
   InputSource& in_;
@@ -742,21 +1025,24 @@ class Reader : public TraceReader {
   Health* health_ = nullptr;
   simdjson::dom::parser dom_;
   TextBuffer piece_, repaired_;  // the text parsed now (a value, or a batch of entries in "[" "]")
+  size_t piece_n_ = 0;           // its size (piece_ only grows)
   // buffer_records met before the tables its records name (not rocprofv3's order): its text, read
   // last; held_origin_ its offset in the file.
   std::optional<TextBuffer> held_;
   size_t held_origin_ = 0;
   int tables_seen_ = 0;  // 1 agents, 2 kernel_symbols, 4 strings
   bool records_seen_ = false;
-  int64_t pid_ = 0, gpus_ = 0;
-  uint32_t symbol_keys_ = 0;  // Symbol::key's last
-  std::unordered_map<int64_t, Agent> agents_;
-  std::unordered_map<int64_t, Symbol> symbols_;
-  std::vector<std::vector<std::string>> operations_;  // strings.buffer_records[kind].operations
-  std::unordered_map<int64_t, std::string> markers_;
-  emit_nvtx::ForwardThreads forward_;  // a backward op range's forward thread
+  int64_t gpus_ = 0;
+  // The tables records read (shared with the parsers); once records are cut, a table met later
+  // (a second "agents": not rocprofv3's) is read into `late_`, for its errors and the trace's
+  // metadata only, as before the parse threads (records already read were named by the first).
+  Tables tables_, late_;
+  bool cut_ = false;  // record chunks emitted
+  Tables& tw() { return cut_ ? late_ : tables_; }
+  const std::function<bool(Chunk&&)>* emit_ = nullptr;
+  const std::function<TextBuffer()>* spare_ = nullptr;
+  bool stopped_ = false;  // emit said the load is cancelled
   std::string meta_, devices_, skipped_, metadata_;
-  std::optional<event_records::Writer> out_;  // the events, as records, in chunks
 };
 
 std::unique_ptr<TraceReader> open(InputSource& in, const std::string& path, size_t chunk_bytes) {
