@@ -439,6 +439,32 @@ check(rows(r)[1:2] == [["aten::addmm"]], f"the kernel attributed to the op range
 r = run([p], "SELECT f.name FROM event b JOIN event f ON f.uid = b.fwd WHERE b.name = 'AddmmBackward0'")
 check(rows(r)[1:] == [["aten::addmm"]], f"backward op range: fwd by seq ({rows(r)[1:]})")
 
+# Many op ranges (over 128 KB of marker records: past one record chunk): every backward range,
+# on the backward thread, finds its forward range's thread by seq, whatever the threads, since a
+# process's marker_api array is parsed in record order. 1,500 forward ranges on thread 7, then
+# their backward ranges on thread 8: each backward's "Fwd thread id" is 7.
+many = json.loads(json.dumps(doc))
+tool = many["rocprofiler-sdk-tool"][0]
+n = 1500
+tool["strings"]["marker_api"] = ([{"key": 1000 + i, "value": f"aten::mul, seq = {i}, op_id = {i}"} for i in range(n)] +
+                                 [{"key": 5000 + i, "value": f"MulBackward0, seq = {i}, op_id = {n + i}"}
+                                  for i in range(n)])
+tool["buffer_records"]["marker_api"] = (
+    [{"kind": 7, "operation": 1, "thread_id": 7, "correlation_id": {"internal": 1000 + i, "external": 0},
+      "start_timestamp": 10000 + 10 * i, "end_timestamp": 10005 + 10 * i} for i in range(n)] +
+    [{"kind": 7, "operation": 1, "thread_id": 8, "correlation_id": {"internal": 5000 + i, "external": 0},
+      "start_timestamp": 50000 + 10 * i, "end_timestamp": 50005 + 10 * i} for i in range(n)])
+p = os.path.join(tmp, "many_ranges_results.json")
+with open(p, "w") as f:
+    json.dump(many, f)
+check(os.path.getsize(p) > 300 << 10, "the marker records span several 128 KB chunks")
+for threads in ("1", "2", "3"):
+    r = run([p, "--threads", threads], "SELECT count(*), count(b.fwd), "
+            "sum(b.args ->> '$.\"Fwd thread id\"' = 7), sum(f.seq = b.seq AND f.tid = 7) FROM event b "
+            "LEFT JOIN event f ON f.uid = b.fwd WHERE b.name = 'MulBackward0'")
+    check(rows(r)[1:] == [[str(n)] * 4], f"--threads {threads}: {n} backward ranges paired with their forward "
+          f"ranges ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
+
 # --- 3. other formats are named ----------------------------------------------------------------
 def db(path, tables):
     if os.path.exists(path):
