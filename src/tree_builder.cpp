@@ -39,6 +39,19 @@ std::optional<int64_t> profiler_step_number(std::string_view name) {
   return n;
 }
 
+// The "Fwd thread id" an args text holds (minified JSON, as the store decodes it), when it is an
+// integer an Id32 holds as it is (a tid), else kNull.
+int64_t forward_thread(std::string_view args) {
+  constexpr std::string_view key = "\"Fwd thread id\":";
+  const size_t at = args.find(key);
+  if (at == std::string_view::npos) return kNull;
+  int64_t v = 0;
+  const char* p = args.data() + at + key.size();
+  auto [end, ec] = std::from_chars(p, args.data() + args.size(), v);
+  if (ec != std::errc() || end == p || v < WideIds::kLow || v > INT32_MAX) return kNull;
+  return v;
+}
+
 // A GPU event's time in the health checks' shares (a negative or absent duration counts 0), and
 // how they print a share of the GPU events' time.
 int64_t gpu_ns_of(const EventRec& e) { return e.dur == kNull || e.dur < 0 ? int64_t{0} : e.dur; }
@@ -1147,11 +1160,15 @@ void ProfileTreeBuilder::assign_steps() {
 void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
   if (std::none_of(ev_.begin(), ev_.end(), [](const EventRec& e) { return e.is(EventRec::backward); })) return;
 
+  // A forward op by (process, seq, start, depth): sequence numbers count per process (every DDP
+  // rank's move together), so a backward op is matched within its own process.
   struct Fwd {
+    int64_t process;
     Id32 seq;
     int64_t ts;
     int32_t depth, idx;
   };
+  auto process_of = [](const EventRec& e) { return (int64_t)e.pid.v << 1 | (e.is(EventRec::pid_text) ? 1 : 0); };
   const RowRanges ranges = row_ranges(ev_.size());
   std::vector<std::vector<Fwd>> forward_found(ranges.parts);
   std::vector<std::vector<std::pair<Id32, int32_t>>> fwdbwd_found(ranges.parts);
@@ -1159,7 +1176,7 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
     for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
       const EventRec& e = ev_[i];
       if (e.kind == Kind::cpu_op && !e.seq.null() && !e.is(EventRec::backward) && e.ts != kNull)
-        forward_found[part].push_back({e.seq, e.ts, e.depth, i});
+        forward_found[part].push_back({process_of(e), e.seq, e.ts, e.depth, i});
       else if (e.kind == Kind::flow && !e.is(EventRec::flow_text) && !e.flow_id.null() && cat(e) == "fwdbwd")
         fwdbwd_found[part].emplace_back(e.flow_id, i);
     }
@@ -1167,9 +1184,13 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
   // In row order, as one pass lists them: std::sort's order of equal keys follows its input.
   std::vector<Fwd> forward = join_parts(forward_found);
   std::vector<std::pair<Id32, int32_t>> fwdbwd = join_parts(fwdbwd_found);  // (flow id, row)
-  // Sorted by (seq, ts, depth): the last entry of each seq is the op that made the node.
+  // Sorted by (process, seq, ts, depth): the last entry of a (process, seq) is the op that made the
+  // node.
   std::sort(forward.begin(), forward.end(), [](const Fwd& a, const Fwd& b) {
-    return a.seq != b.seq ? a.seq < b.seq : a.ts != b.ts ? a.ts < b.ts : a.depth < b.depth;
+    return a.process != b.process ? a.process < b.process
+           : a.seq != b.seq       ? a.seq < b.seq
+           : a.ts != b.ts         ? a.ts < b.ts
+                                  : a.depth < b.depth;
   });
 
   if (!fwdbwd.empty()) {
@@ -1216,13 +1237,34 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
   std::vector<Health> health(ranges.parts);
   std::vector<std::vector<int32_t>> no_forward(ranges.parts);
   for_row_ranges(ranges, [&](size_t part, size_t begin, size_t end) {
+    std::string buf;
     for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
       EventRec& e = ev_[i];
       if (!e.is(EventRec::backward) || e.fwd >= 0 || e.kind != Kind::cpu_op || e.seq.null()) continue;
-      auto it = std::upper_bound(forward.begin(), forward.end(), e.seq, [](Id32 s, const Fwd& f) { return s < f.seq; });
-      if (it != forward.begin() && std::prev(it)->seq == e.seq)
-        e.fwd = std::prev(it)->idx;
-      else
+      const std::pair<int64_t, Id32> key{process_of(e), e.seq};
+      auto [lo, hi] = std::equal_range(forward.begin(), forward.end(), key, [](const auto& a, const auto& b) {
+        auto k = [](const auto& x) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(x)>, Fwd>)
+            return std::pair<int64_t, Id32>{x.process, x.seq};
+          else
+            return x;
+        };
+        return k(a) < k(b);
+      });
+      // The forward op on the thread the backward op names ("Fwd thread id", as PyTorch links
+      // them), else the process's last of that seq.
+      if (lo != hi) {
+        auto pick = std::prev(hi);
+        if (const int64_t fwd_tid = args_ ? forward_thread(args_of(*args_, e, buf)) : kNull; fwd_tid != kNull)
+          for (auto f = hi; f != lo; --f) {
+            const EventRec& c = ev_[std::prev(f)->idx];
+            if (!c.is(EventRec::tid_text) && c.tid.v == fwd_tid) {
+              pick = std::prev(f);
+              break;
+            }
+          }
+        e.fwd = pick->idx;
+      } else
         health[part].add(
             "backward_without_forward", i,
             "backward ops whose forward op (same Sequence number) is not in the trace: expected when the profile "
