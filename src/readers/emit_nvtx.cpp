@@ -1,5 +1,6 @@
 #include "src/readers/emit_nvtx.h"
 
+#include <charconv>
 #include <string>
 
 #include "src/json_check.h"
@@ -18,16 +19,17 @@ bool field_at(std::string_view rest) {
   return false;
 }
 
-// The number after `key` in `fields` (", seq = 12"), kNull when absent or not digits.
+// The number after `key` in `fields` (", seq = 12"), kNull when absent, not digits or past int64
+// (never its first digits: the range's whole text stays in args.nvtx).
 int64_t number(std::string_view fields, std::string_view key) {
   size_t p = fields.find(key);
   if (p == std::string_view::npos) return kNull;
   p += key.size();
+  size_t end = p;
+  while (end < fields.size() && fields[end] >= '0' && fields[end] <= '9') ++end;
   int64_t v = 0;
-  size_t digits = 0;
-  while (p < fields.size() && fields[p] >= '0' && fields[p] <= '9' && digits < 18)
-    v = v * 10 + (fields[p++] - '0'), ++digits;
-  return digits ? v : kNull;
+  auto [stop, ec] = std::from_chars(fields.data() + p, fields.data() + end, v);
+  return end > p && ec == std::errc() && stop == fields.data() + end ? v : kNull;
 }
 
 constexpr std::string_view kEngine = "autograd::engine::evaluate_function: ";

@@ -92,3 +92,10 @@ TEST_CASE("emit_nvtx: a backward op's forward thread by (process, seq)") {
   CHECK(fwd("AddBackward0, stashed seq = 99", 7, 0) == 1);      // unknown forward, thread 0: still backward
   CHECK(fwd("my block, op_id = 3", 7, 7) == kNull);
 }
+
+TEST_CASE("emit_nvtx: a number past int64 is no number, never its first digits") {
+  // 24 digits: not a Sequence number (the text stays whole in args.nvtx); 19 digits within int64 read.
+  check_op("aten::add, seq = 123456789012345678901234, op_id = 4", {.name = "aten::add", .op_id = 4});
+  check_op("aten::add, seq = 9223372036854775807, op_id = 4",
+           {.name = "aten::add", .seq = 9223372036854775807, .op_id = 4});
+}
