@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -45,7 +46,14 @@ void for_row_ranges(const RowRanges& r, Fn&& fn) {
   };
   std::vector<std::thread> threads;
   threads.reserve(r.parts - 1);
-  for (size_t p = 1; p < r.parts; ++p) threads.emplace_back(run, p);
+  for (size_t p = 1; p < r.parts; ++p) {
+    try {
+      threads.emplace_back(run, p);
+    } catch (const std::system_error&) {
+      run(p);  // a thread the system refuses (a process limit): the part runs here (parts never wait
+               // on each other), never a crash with the started threads unjoined
+    }
+  }
   run(0);
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& e : errors)
@@ -62,20 +70,28 @@ void run_both(bool parallel, A&& a, B&& b) {
     return;
   }
   std::exception_ptr error_b;
-  std::thread t([&] {
+  auto run_b = [&] {
     try {
       b();
     } catch (...) {
       error_b = std::current_exception();
     }
-  });
+  };
+  std::thread t;
+  try {
+    t = std::thread(run_b);
+  } catch (const std::system_error&) {  // refused (a process limit): b runs here, after a
+  }
   std::exception_ptr error_a;
   try {
     a();
   } catch (...) {
     error_a = std::current_exception();
   }
-  t.join();
+  if (t.joinable())
+    t.join();
+  else
+    run_b();
   if (error_a) std::rethrow_exception(error_a);
   if (error_b) std::rethrow_exception(error_b);
 }
