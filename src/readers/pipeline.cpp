@@ -383,13 +383,13 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
     scan();
   }
   for (std::thread& t : pool) t.join();
-  // A scanner error (e.g. truncation) explains a parse error at the cut, so it wins; among
-  // parse errors the first chunk's, whichever thread parsed it.
-  if (scan_error) std::rethrow_exception(scan_error);
+  // The first error in file order wins: a failed chunk's (the first chunk's, whichever thread
+  // parsed it) lies before the scanner's, which only ever cuts chunks behind where it reads.
   const Worker* failed = nullptr;
   for (const Worker& w : workers)
     if (w.error && (!failed || w.error_seq < failed->error_seq)) failed = &w;
   if (failed) std::rethrow_exception(failed->error);
+  if (scan_error) std::rethrow_exception(scan_error);
   trace->rows.set_size(placement.rows());
   st.chunks = placement.placed();
   st.chunks_guessed = placement.guessed();
