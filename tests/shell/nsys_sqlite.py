@@ -309,6 +309,19 @@ check("nsys_graph_level_trace" in got and got["nsys_graph_level_trace"][1] == "2
       and "--cuda-graph-trace=node" in got["nsys_graph_level_trace"][2] and "nsys_tables_not_read" not in got,
       f"health says the graphs' kernels were traced at graph level and how to get them ({got})")
 
+# A graph row and a kernel row without an end: dur NULL, counted (nsys_no_end, 2 rows by hand).
+open_ended = make("no_end.sqlite", f"""
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        demangledName INT, globalPid INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 3000, 0, 7, 1, 1, {7 << 24}), (4000, NULL, 0, 7, 2, 1, {7 << 24});
+CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start INT, end INT, deviceId INT, contextId INT, streamId INT,
+                                             correlationId INT, globalPid INT, graphId INT, graphExecId INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (10500, NULL, 0, 1, 7, 101, {7 << 24}, 12, 1);
+""")
+r = run([open_ended], "SELECT count(*) FILTER (WHERE dur IS NULL) FROM event WHERE kind = 'kernel'",
+        """SELECT count FROM health WHERE "check" = 'nsys_no_end'""")
+check(rows(r)[1:] == [["2"], ["count"], ["2"]], f"rows without an end: dur NULL, counted ({rows(r)}; {r.stderr.strip()[:160]})")
+
 # emit_nvtx texts of other PyTorch versions and habits: ranges before op ids (seq / sizes, a bare
 # op name, a "stashed seq" backward), a custom autograd.Function (MyReLU, its MyReLUBackward with
 # no digits), FSDP's forward hook, record_function names with ", " and spaces. Expected rows by hand

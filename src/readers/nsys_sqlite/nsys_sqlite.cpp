@@ -438,10 +438,17 @@ class Reader : public TraceReader {
     return pid_of(global) * kCorrelationScope + id;
   }
 
+  // A row's start and duration; a start without a usable end (NULL, or end - start past int64)
+  // leaves dur NULL, counted (a missing start is the row checks' missing_ts).
   void times(const Rows& r, int start, int end) {
     int64_t s = r.i(start), e = r.i(end), dur;
     if (s != kNull) out_->ts(s);
-    if (s != kNull && e != kNull && !__builtin_sub_overflow(e, s, &dur)) out_->dur(dur);
+    if (s != kNull && e != kNull && !__builtin_sub_overflow(e, s, &dur))
+      out_->dur(dur);
+    else if (s != kNull)
+      health_->add("nsys_no_end", (int64_t)out_->rows(),
+                   "rows with a start but no end (NULL, or too far from the start): dur NULL, so they count in "
+                   "no busy time and nest as instants");
   }
 
   // CUDA runtime and driver API calls on CPU threads; correlationId links each to its GPU work.
