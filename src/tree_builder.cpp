@@ -1187,11 +1187,11 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
   // Sorted by (process, seq, ts, depth): the last entry of a (process, seq) is the op that made the
   // node.
   std::sort(forward.begin(), forward.end(), [](const Fwd& a, const Fwd& b) {
-    return a.process != b.process ? a.process < b.process
-           : a.seq != b.seq       ? a.seq < b.seq
-           : a.ts != b.ts         ? a.ts < b.ts
-                                  : a.depth < b.depth;
+    return std::tie(a.process, a.seq, a.ts, a.depth) < std::tie(b.process, b.seq, b.ts, b.depth);
   });
+  auto same_seq_before = [](const Fwd& a, const Fwd& b) {
+    return std::tie(a.process, a.seq) < std::tie(b.process, b.seq);
+  };
 
   if (!fwdbwd.empty()) {
     std::sort(fwdbwd.begin(), fwdbwd.end());
@@ -1241,16 +1241,8 @@ void ProfileTreeBuilder::link_backward_to_forward(Health& h) {
     for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
       EventRec& e = ev_[i];
       if (!e.is(EventRec::backward) || e.fwd >= 0 || e.kind != Kind::cpu_op || e.seq.null()) continue;
-      const std::pair<int64_t, Id32> key{process_of(e), e.seq};
-      auto [lo, hi] = std::equal_range(forward.begin(), forward.end(), key, [](const auto& a, const auto& b) {
-        auto k = [](const auto& x) {
-          if constexpr (std::is_same_v<std::decay_t<decltype(x)>, Fwd>)
-            return std::pair<int64_t, Id32>{x.process, x.seq};
-          else
-            return x;
-        };
-        return k(a) < k(b);
-      });
+      auto [lo, hi] =
+          std::equal_range(forward.begin(), forward.end(), Fwd{process_of(e), e.seq, 0, 0, 0}, same_seq_before);
       // The forward op on the thread the backward op names ("Fwd thread id", as PyTorch links
       // them), else the process's last of that seq.
       if (lo != hi) {
