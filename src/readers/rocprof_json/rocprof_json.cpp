@@ -822,15 +822,22 @@ class Reader : public TraceReader {
     for (;; p = next_member(t, p)) {
       if (t.at(p) == '}') return p + 1;
       auto [key, at] = member(t, p);
-      size_t count = 0;
       if (t.at(at) != '[') {
         p = skip(t, at);
         continue;
       }
       t.keep = at;
-      p = entries(t, at, nullptr, count);
-      if (count > 0) skipped_ += fmt::format("{}{} callback_records.{}", skipped_.empty() ? "" : ", ", count, key);
+      p = count_unread(t, at, fmt::format("callback_records.{}", key));
     }
+  }
+
+  // The array at v passed over, its entries counted in `skipped_` under `label` (what
+  // `rocprof_records_not_read` lists); returns past it.
+  size_t count_unread(Text& t, size_t v, std::string_view label) {
+    size_t count = 0;
+    const size_t p = entries(t, v, nullptr, count);
+    if (count > 0) skipped_ += fmt::format("{}{} {}", skipped_.empty() ? "" : ", ", count, label);
+    return p;
   }
 
   // The "rocprofiler-sdk-tool" array at v: the first process's object is read, the others counted.
@@ -1001,7 +1008,6 @@ class Reader : public TraceReader {
     for (;; p = next_member(t, p)) {
       if (t.at(p) == '}') return p + 1;
       auto [key, at] = member(t, p);
-      size_t count = 0;
       if (t.at(at) != '[') {
         p = skip(t, at);
       } else if (key == "kernel_dispatch") {
@@ -1013,8 +1019,7 @@ class Reader : public TraceReader {
       } else if (key == "memory_copy") {
         p = cut(t, at, kCopy);
       } else {
-        p = entries(t, at, nullptr, count);
-        if (count > 0) skipped_ += fmt::format("{}{} {}", skipped_.empty() ? "" : ", ", count, key);
+        p = count_unread(t, at, key);
       }
     }
   }
