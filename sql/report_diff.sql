@@ -24,12 +24,15 @@ c_traces AS (SELECT id FROM main.trace
 t_traces AS (SELECT id FROM other.trace
              WHERE @test_rank = 'all' OR rank = @test_rank
                 OR (@test_rank IS NULL AND id = (SELECT id FROM other.trace ORDER BY rank, id LIMIT 1))),
-c_first AS (SELECT min(step) AS s FROM name_totals('main') WHERE step IS NOT NULL AND trace IN c_traces),
-t_first AS (SELECT min(step) AS s FROM name_totals('other') WHERE step IS NOT NULL AND trace IN t_traces),
+-- Each side's totals once (the first step and the names both read them).
+c_totals AS MATERIALIZED (SELECT * FROM name_totals('main')),
+t_totals AS MATERIALIZED (SELECT * FROM name_totals('other')),
+c_first AS (SELECT min(step) AS s FROM c_totals WHERE step IS NOT NULL AND trace IN c_traces),
+t_first AS (SELECT min(step) AS s FROM t_totals WHERE step IS NOT NULL AND trace IN t_traces),
 kinds(kind, side) AS (VALUES ('cpu_op', 'CPU'), ('annotation', 'CPU'), ('python', 'CPU'), ('runtime', 'CPU'),
                               ('driver', 'CPU'), ('kernel', 'GPU'), ('memcpy', 'GPU'), ('memset', 'GPU')),
 c_names AS (SELECT e.name AS raw, k.side, sum(e.events) AS n, sum(e.dur) AS dur
-         FROM name_totals('main') e JOIN kinds k ON k.kind = e.kind
+         FROM c_totals e JOIN kinds k ON k.kind = e.kind
          WHERE e.trace IN c_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
            AND (@control_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@control_step, (SELECT s FROM c_first))
                 OR (@control_step IS NULL OR @control_step = 'all') AND (SELECT s FROM c_first) IS NULL)
@@ -38,7 +41,7 @@ c_ev AS (SELECT CASE WHEN @short = 1 THEN short_name(iif(@normalize = 0, raw, no
                      ELSE iif(@normalize = 0, raw, normalize_name(raw)) END AS key, raw, n, dur, side
          FROM c_names),
 t_names AS (SELECT e.name AS raw, k.side, sum(e.events) AS n, sum(e.dur) AS dur
-         FROM name_totals('other') e JOIN kinds k ON k.kind = e.kind
+         FROM t_totals e JOIN kinds k ON k.kind = e.kind
          WHERE e.trace IN t_traces AND coalesce(@device, 'ALL') IN ('ALL', k.side)
            AND (@test_step = 'all' AND e.step IS NOT NULL OR e.step = coalesce(@test_step, (SELECT s FROM t_first))
                 OR (@test_step IS NULL OR @test_step = 'all') AND (SELECT s FROM t_first) IS NULL)
