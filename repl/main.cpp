@@ -90,14 +90,17 @@ int run_fleet(int argc, char** argv) {
 const char* doing = "starting";
 
 int tlsql_main(int argc, char** argv) {
-  CLI::App app{"tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz, or a saved .db)"};
+  CLI::App app{
+      "tlsql: SQL over PyTorch profiler traces (Kineto JSON, .json or .json.gz; rocprofv3 JSON; Nsight Systems "
+      "SQLite exports; or a saved .db)"};
   app.set_version_flag("--version", "tlsql " TLSQL_VERSION);
   std::vector<std::string> traces, commands, scripts, reports, captures;
   std::string out_db, augment, diff, html, overlay, models, rules;
   bool bail = false, quiet = false;
   std::string mode_flag;
   app.add_option("TRACE", traces,
-                 "trace files (.json, .json.gz), directories of them (one trace per rank), or one saved .db");
+                 "trace files (Kineto .json / .json.gz, rocprofv3 *_results.json, nsys .sqlite exports), directories "
+                 "of them (one trace per rank), or one saved .db");
   auto* c_opt = app.add_option("-c", commands, "run SQL (statements and dot-commands) and exit; may be repeated")
                     ->allow_extra_args(false);
   auto* f_opt = app.add_option("-f", scripts, "run a script file and exit; may be repeated (-c and -f run in order)")
