@@ -30,6 +30,18 @@ std::string key_text(std::string_view key) {
   return text.append(1, '"').append(key).append("\":");
 }
 
+// The dictionary's id of the key `key` (`"name":` as minified JSON has it), added when new;
+// kNone when it is refused (full, or longer than kMaxKeyBytes). A key written with escapes is kept
+// as the key it spells ("Input \u0044ims" is "Input Dims"): the same JSON, and every reader of a
+// member finds it by its name.
+uint32_t key_id(std::string_view key, StringPool::Cache& keys) {
+  if (key.size() > kMaxKeyBytes) return StringPool::kNone;
+  std::string plain;
+  if (key.find('\\') != std::string_view::npos)
+    if (auto k = json_scan::plain_key(key.data() + 1, key.data() + key.size())) plain = key_text(*k), key = plain;
+  return keys.intern(key, kMaxKeys);
+}
+
 // p at a string's opening quote: its closing quote, or nullptr when the text ends first or a
 // byte below 0x20 is met (16 bytes a step; only quotes, backslashes and control bytes stop it).
 const char* string_end(const char* p, const char* end) {
@@ -84,13 +96,10 @@ bool minify_encode(std::string_view json, StringPool::Cache& keys, std::string& 
     const char* colon = p;
     while (colon < end && is_space(*colon)) ++colon;
     // A string followed by ':' is an object key: as encode() takes it from the minified text.
-    if (colon < end && *colon == ':' && (size_t)(close + 2 - open) <= kMaxKeyBytes) {
+    if (colon < end && *colon == ':') {
       std::string_view key{open, (size_t)(close + 2 - open)};
       if (colon != p) key = joined.assign(open, close + 1).append(1, ':');
-      std::string plain;
-      if (std::memchr(open, '\\', (size_t)(close - open)))
-        if (auto k = json_scan::plain_key(open + 1, end)) plain = key_text(*k), key = plain;
-      const uint32_t id = keys.intern(key, kMaxKeys);
+      const uint32_t id = key_id(key, keys);
       if (id != StringPool::kNone) {
         put_token(id, out);
         p = colon + 1;
@@ -123,14 +132,8 @@ bool encode(std::string_view json, StringPool::Cache& keys, std::string& out) {
     if (!close) break;  // unterminated (not JSON): the rest is copied as it is
     p = close + 1;
     // In minified JSON a string followed by ':' is an object key.
-    if (p < end && *p == ':' && (size_t)(p + 1 - open) <= kMaxKeyBytes) {
-      // A key written with escapes is kept as the key it spells ("Input \u0044ims" is "Input
-      // Dims"): the same JSON, and every reader of a member finds it by its name.
-      std::string plain;
-      std::string_view key{open, (size_t)(p + 1 - open)};
-      if (std::memchr(open, '\\', (size_t)(close - open)))
-        if (auto k = json_scan::plain_key(open + 1, end)) plain = key_text(*k), key = plain;
-      const uint32_t id = keys.intern(key, kMaxKeys);
+    if (p < end && *p == ':') {
+      const uint32_t id = key_id({open, (size_t)(p + 1 - open)}, keys);
       if (id != StringPool::kNone) {
         out.append(copied, open);
         put_token(id, out);
@@ -140,6 +143,14 @@ bool encode(std::string_view json, StringPool::Cache& keys, std::string& out) {
   }
   out.append(copied, end);
   return true;
+}
+
+void encode_key(std::string_view key, StringPool::Cache& keys, std::string& out) {
+  const uint32_t id = key_id(key, keys);
+  if (id != StringPool::kNone)
+    put_token(id, out);
+  else
+    out += key;
 }
 
 std::string_view decode(std::string_view stored, const StringPool& keys, std::string& buf) {

@@ -33,6 +33,11 @@ constexpr size_t kMaxKeyBytes = 256;
 // with `out` unchanged, when `json` holds a byte below 0x20: it must be stored as it is.
 bool encode(std::string_view json, StringPool::Cache& keys, std::string& out);
 
+// Appends what encode() writes for the object key `key` (`"name":`, as minified JSON has it):
+// its token, adding it to `keys` when new, else the key as it is (the dictionary refused it). For
+// writers that make args text themselves (src/readers/event_records.h) and store it as written.
+void encode_key(std::string_view key, StringPool::Cache& keys, std::string& out);
+
 // minify (json_scan::minify: no whitespace outside strings) and encode() in one walk of an
 // args value as it lies in the trace, appending to `out`: the bytes of Kineto's indented args are
 // read once rather than three times (minify, the control-byte check, encode's quote search).

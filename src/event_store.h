@@ -74,6 +74,10 @@ class TextArena {
     // walk (args_text::minify_encode). False, nothing added, when that walk cannot decide: then
     // minify it and call add_args.
     bool add_raw_args(std::string_view raw, uint64_t& handle, uint32_t& len);
+    // The args keys' dictionary, this thread's cache of it (args_text::encode_key) and the
+    // dictionary itself (args_text::decode).
+    StringPool::Cache& keys() { return keys_; }
+    const StringPool& dictionary() const { return arena_.keys(); }
 
    private:
     TextArena& arena_;

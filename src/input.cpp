@@ -128,11 +128,11 @@ InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_
     in_.reset();
     in_len_ = 0;
   }
-  // A regular uncompressed file's traceEvents is cut speculatively and read by the parse threads
-  // (issue 51): read only its head here (what the format's claim and the top-level members before
-  // traceEvents need), not a whole window the parse threads would read again after this one
-  // thread had. Later refills fill the window.
-  fill_to_ = random_access() ? kFirstFill : buffer_.size();
+  // Only the text's head is read here (what the formats' claims and the top-level members before
+  // the events need), not a whole window: a regular uncompressed file's traceEvents is cut
+  // speculatively and read by the parse threads (issue 51), and a format may read ahead less
+  // than a window (read_ahead). Later refills fill the window.
+  fill_to_ = kFirstFill;
   refill(0);
   fill_to_ = SIZE_MAX;
 }
@@ -191,11 +191,12 @@ bool InputSource::refill(size_t keep) {
   if (buffer_.size() - avail_ < kWindow / 4) buffer_.resize(buffer_.size() * 2);
   window_ = buffer_.data();
   size_t before = avail_;
+  const size_t to = std::min({buffer_.size(), fill_to_, avail_ + std::min(read_ahead_, buffer_.size())});
   if (gzip_) {
-    inflate_more();
+    inflate_more(to);
   } else {
-    while (avail_ < std::min(buffer_.size(), fill_to_)) {
-      size_t n = read_some(buffer_.data() + avail_, buffer_.size() - avail_);
+    while (avail_ < to) {
+      size_t n = read_some(buffer_.data() + avail_, to - avail_);
       if (n == 0) {
         eof_ = true;
         break;
@@ -207,14 +208,14 @@ bool InputSource::refill(size_t keep) {
   return avail_ > before;
 }
 
-void InputSource::inflate_more() {
+void InputSource::inflate_more(size_t to) {
   inflate_state& z = inflater_->state;
   auto fill_in = [&] {
     in_pos_ = 0;
     in_len_ = read_some(in_.get(), kInBlock);
     return in_len_ > 0;
   };
-  while (avail_ < buffer_.size()) {
+  while (avail_ < to) {
     if (z.block_state == ISAL_BLOCK_FINISH) {
       // Next gzip member, if any (zero padding after the last one is tolerated).
       for (;;) {
@@ -233,7 +234,7 @@ void InputSource::inflate_more() {
     z.next_in = reinterpret_cast<uint8_t*>(in_.get() + in_pos_);
     z.avail_in = (uint32_t)(in_len_ - in_pos_);
     z.next_out = reinterpret_cast<uint8_t*>(buffer_.data() + avail_);
-    z.avail_out = (uint32_t)std::min<size_t>(buffer_.size() - avail_, 1u << 30);
+    z.avail_out = (uint32_t)std::min<size_t>(to - avail_, 1u << 30);
     uint32_t out_before = z.avail_out, in_before = z.avail_in;
     int rc = isal_inflate(&z);
     in_pos_ += in_before - z.avail_in;

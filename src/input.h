@@ -87,6 +87,9 @@ class InputSource {
   // Keeps the text from offset `keep` on and appends more. Returns false at the end of the text.
   // Throws LoadError for read errors and corrupt gzip data.
   bool refill(size_t keep);
+  // Refills read at most `bytes` of text past what they keep (by default, to the window's end): a
+  // reader that keeps only small values need not hold, nor have the system zero, a 64 MiB window.
+  void read_ahead(size_t bytes) { read_ahead_ = std::max<size_t>(bytes, 1); }
 
   // Speculative cuts (issue 51) read a regular uncompressed file at any offset, from any thread:
   // whether this input is one.
@@ -109,7 +112,7 @@ class InputSource {
 
  private:
   size_t read_some(char* to, size_t n);  // read(2) with EINTR retried; 0 at the end of the file
-  void inflate_more();
+  void inflate_more(size_t to);          // until avail_ is `to` or the text ends
 
   std::string path_;
   int fd_ = -1;
@@ -118,6 +121,7 @@ class InputSource {
   const char* window_ = nullptr;
   size_t base_ = 0, avail_ = 0;
   size_t fill_to_ = SIZE_MAX;  // a refill reads to the window's size or this many bytes of it
+  size_t read_ahead_ = SIZE_MAX;
   TextBuffer buffer_;
   // gzip streaming state: compressed bytes [in_pos_, in_len_) of in_ are not inflated yet
   struct Inflater;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "src/args_text.h"
 #include "src/readers/kineto_json/kineto_json.h"
 #include "src/readers/kineto_text.h"
 #include "src/readers/row_rules.h"
@@ -26,10 +27,11 @@ enum Present : uint16_t {
   kPid = 4,
   kTid = 8,
   kArgs = 16,
-  kAsText = 32,  // parsed as Kineto text (see the header)
-  kArg0 = 64,    // kArg0 << (ArgKey - 1): that member was written
+  kAsText = 32,      // parsed as Kineto text (see the header)
+  kArg0 = 64,        // kArg0 << (ArgKey - 1): that member was written
+  kStored = 0x8000,  // the args text is as the store keeps it (Writer::encode_keys)
 };
-static_assert(kArg0 << (kArgKeys - 1) <= 0x8000, "Present bits fit in 16");
+static_assert(kArg0 << (kArgKeys - 1) < kStored, "Present bits fit in 16");
 
 }  // namespace
 
@@ -74,52 +76,79 @@ void Writer::tid(int64_t v) { head_.tid = v, head_.present |= kTid; }
 void Writer::open_args() {
   body_ += '{';
   first_arg_ = true;
+  direct_ = keys_ != nullptr;
+  if (direct_) keyed_.assign(1, '{');
 }
 
 void Writer::key(std::string_view k) {
-  if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;  // its value comes as raw text
-  put_key(k);
+  if (put_key(k).column != ArgKey::none) head_.present |= kAsText;  // its value comes as raw text
+  direct_ = false;
 }
 
-// `"k":` (keys are the readers' literals: plain, appended as they are without escape's set-up).
-void Writer::put_key(std::string_view k) {
+// A reader passes a few keys, each a literal, millions of times: each is escaped, looked up as a
+// column and made a token once, then found by its address (and confirmed by its bytes).
+const Writer::Key& Writer::key_of(std::string_view k) {
+  for (const Key& e : key_cache_)
+    if (e.data == k.data() && e.name == k) return e;
+  if (key_cache_.size() >= 64) key_cache_.clear();  // (keys that are not literals: bounded)
+  Key& e = key_cache_.emplace_back();
+  e.data = k.data(), e.name = k, e.column = row_rules::arg_key(k);
+  kineto_text::escape(e.text, k);
+  e.text += ':';
+  if (keys_) args_text::encode_key(e.text, *keys_, e.stored);
+  return e;
+}
+
+const Writer::Key& Writer::put_key(std::string_view k) {
+  const Key& e = key_of(k);
   if (!first_arg_) body_ += ',';
-  first_arg_ = false;
-  bool plain = true;
-  for (char c : k) plain &= (unsigned char)c >= 0x20 && c != '"' && c != '\\';
-  if (plain) {
-    body_ += '"';
-    body_ += k;
-    body_ += "\":";
-  } else {
-    kineto_text::escape(body_, k);
-    body_ += ':';
+  body_ += e.text;
+  if (direct_) {
+    if (!first_arg_) keyed_ += ',';
+    keyed_ += e.stored;
   }
+  first_arg_ = false;
+  return e;
 }
 
 void Writer::arg(std::string_view k, int64_t v) {
-  put_key(k);
+  const Key& e = put_key(k);
+  const size_t at = body_.size();
   kineto_text::integer(body_, v);
-  if (ArgKey a = row_rules::arg_key(k); a != ArgKey::none)
-    head_.arg[(int)a - 1] = v, head_.present |= (uint16_t)(kArg0 << ((int)a - 1));
+  stored_value(at);
+  if (e.column != ArgKey::none)
+    head_.arg[(int)e.column - 1] = v, head_.present |= (uint16_t)(kArg0 << ((int)e.column - 1));
 }
 
 void Writer::text_arg(std::string_view k, std::string_view v) {
-  put_key(k);
+  const Key& e = put_key(k);
+  const size_t at = body_.size();
   kineto_text::escape(body_, v);
+  stored_value(at);
   check(v);
-  if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;  // a column from a string: its rules
+  if (e.column != ArgKey::none) head_.present |= kAsText;  // a column from a string: its rules
 }
 
-void Writer::json_arg(std::string_view k, std::string_view json, bool is_clean) {
-  put_key(k);
+void Writer::json_arg(std::string_view k, std::string_view json, bool flat) {
+  const Key& e = put_key(k);
   body_ += json;
-  if (!is_clean) check(json);
-  if (row_rules::arg_key(k) != ArgKey::none) head_.present |= kAsText;
+  if (flat && direct_)
+    keyed_ += json;
+  else
+    direct_ = false;
+  if (!flat) check(json);
+  if (e.column != ArgKey::none) head_.present |= kAsText;
 }
 
 void Writer::end(bool args) {
   if (args) body_ += '}';
+  if (args && direct_ && !(head_.present & kAsText)) {
+    keyed_ += '}';
+    body_.resize(args_at_);
+    body_ += keyed_;
+    head_.present |= kStored;
+  }
+  direct_ = false;
   head_.args_len = (uint32_t)(body_.size() - args_at_);
   if (args) head_.present |= kArgs;
   std::memcpy(body_.data() + at_, &head_, sizeof head_);
@@ -177,7 +206,12 @@ class Parser : public ChunkParser {
       if (h.present & kArgs) {
         for (int k = 0; k < kArgKeys; ++k)
           if (h.present & (kArg0 << k)) row_rules::set_arg(ev, ArgKey(k + 1), h.arg[k], sink_.ids, health, idx);
-        row_rules::store_args(sink_.args, ev, args, health, idx, scratch_);
+        if (h.present & kStored) {
+          ev.args = sink_.args.add(args), ev.args_len = h.args_len;
+          ev.flags |= EventRec::has_args | EventRec::keyed_args;
+        } else {
+          row_rules::store_args(sink_.args, ev, args, health, idx, scratch_);
+        }
       }
       row_rules::check_row(ev, true, true, h.present & kTs, health, idx);
       ev.kind = row_rules::kind_for(kind_of_cat_, ev.ph, ev.cat, cat);

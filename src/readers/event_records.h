@@ -17,8 +17,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/readers/reader.h"
+#include "src/readers/row_rules.h"
 
 namespace tlsql::event_records {
 
@@ -59,9 +61,16 @@ class Writer {
   void key(std::string_view k);
   void arg(std::string_view k, int64_t v);
   void text_arg(std::string_view k, std::string_view v);
-  // `json` must be one valid JSON value (the caller checked it); `is_clean`: clean(json) is known
-  // true (a string escaped once for many rows).
-  void json_arg(std::string_view k, std::string_view json, bool is_clean = false);
+  // `json` must be one valid JSON value (the caller checked it). `flat`: the caller wrote it,
+  // clean(json) is true and it holds no object and no whitespace outside strings (a string escaped
+  // once for many rows, an array of numbers).
+  void json_arg(std::string_view k, std::string_view json, bool flat = false);
+  // For a Writer on a parse thread (its records parsed on the same thread): args written as the
+  // store keeps them, keys as tokens of `keys` (args_text::encode_key), so that the parser stores
+  // them as they are rather than walking them again (minify, keys). A record whose args take a
+  // value the Writer cannot vouch for (raw(), a json_arg not flat) or that is parsed as text keeps
+  // the JSON text, and is stored as any other.
+  void encode_keys(StringPool::Cache* keys) { keys_ = keys; }
   std::string& raw() { return body_; }
   // Closes the event (and its args object when `args`).
   void end(bool args = true);
@@ -69,8 +78,20 @@ class Writer {
   bool stopped() const { return stopped_; }
 
  private:
-  void put_key(std::string_view k);
+  // A key as its args text has it: `"k":`, as stored (encode_keys), and the row column it gives.
+  struct Key {
+    const char* data;  // the key the caller passed (its literal, mostly): a lookup by address,
+    std::string name;  // confirmed by its bytes
+    std::string text, stored;
+    row_rules::ArgKey column;
+  };
+  const Key& put_key(std::string_view k);
+  const Key& key_of(std::string_view k);
   void check(std::string_view s);  // as text when `s` is a string the Kineto parser would repair
+  // The value written into body_ from `at` on, also into the stored form.
+  void stored_value(size_t at) {
+    if (direct_) keyed_.append(body_, at);
+  }
 
   const std::function<bool(Chunk&&)>& emit_;
   const std::function<TextBuffer()>& spare_;
@@ -80,6 +101,10 @@ class Writer {
   size_t at_ = 0, args_at_ = 0;  // its offset in body_, and its args text's
   size_t rows_ = 0, first_ = 0;
   bool first_arg_ = true, stopped_ = false;
+  StringPool::Cache* keys_ = nullptr;
+  std::vector<Key> key_cache_;
+  std::string keyed_;    // the open record's args as stored (encode_keys)
+  bool direct_ = false;  // ... and whether they can be stored as written
 };
 
 // The parser of chunks a Writer made, for one thread; `path` names the file in messages.

@@ -271,6 +271,38 @@ import re
 m = re.search(r"at byte (\d+)", r.stderr)
 check(r.returncode == 1 and r.stderr.count("\n") == 1 and m and bad_at <= int(m.group(1)) <= bad_at + 3,
       f"a broken number in a later batch: one line, its byte ({bad_at}; {r.stderr.strip()[:200]})")
+# Records are checked on the parse threads: simdjson's parse checks every byte, and check_json
+# walks a chunk only where simdjson refuses it or it holds an escape simdjson takes as it is. Each
+# defect the loader repairs is counted in health as from any other input (one of each, by hand):
+# NUL and a lone surrogate (JSON simdjson takes), a raw control byte and invalid UTF-8 (it refuses);
+# an escaped backslash before "u0000" is no NUL.
+fixes = json.loads(json.dumps(doc))
+fixes["rocprofiler-sdk-tool"][0]["buffer_records"] = {
+    "kernel_dispatch": [dict(dispatch(i + 1, 1, 1000 * i, 1000 * i + 10), note=f"NOTE{i}") for i in range(3000)]}
+text = json.dumps(fixes).replace('"NOTE10"', '"a\\u0000b"').replace('"NOTE900"', '"\\ud800x"')
+text = text.replace('"NOTE1500"', '"a\x01b"').replace('"NOTE2999"', '"\\\\u0000"').encode()
+text = text.replace(b'"NOTE2000"', b'"a\xffb"')
+p = os.path.join(tmp, "repairs_results.json")
+with open(p, "wb") as f:
+    f.write(text)
+for threads in ("1", "2"):
+    r = run(["--threads", threads, p], """SELECT (SELECT count(*) FROM event WHERE kind = 'kernel'),
+             (SELECT group_concat("check" || '=' || count, ' ') FROM (SELECT * FROM health WHERE "check" IN
+              ('nul_character', 'lone_surrogate', 'control_characters', 'invalid_utf8') ORDER BY "check"))""")
+    check(rows(r)[1:] == [["3000", "control_characters=1 invalid_utf8=1 lone_surrogate=1 nul_character=1"]],
+          f"--threads {threads}: 3000 dispatches, each repair counted once ({rows(r)[1:]} {r.stderr.strip()[:160]})")
+# Two defects: one inside a record of the first chunk, one after the records (the scan's): the
+# first in the file is the one reported, with any number of threads.
+text = json.dumps(fixes)
+bad_at = text.index('"dispatch_id": 7,') + len('"dispatch_id": ')
+text = text[:bad_at] + "7x" + text[bad_at + 1:] + " x"
+with open(p, "w") as f:
+    f.write(text)
+for threads in ("1", "2", "3"):
+    r = run(["--threads", threads, p], "SELECT 1")
+    m = re.search(r"at byte (\d+)", r.stderr)
+    check(r.returncode == 1 and r.stderr.count("\n") == 1 and m and bad_at <= int(m.group(1)) <= bad_at + 2,
+          f"--threads {threads}: of two defects the first in the file ({bad_at}; {r.stderr.strip()[:200]})")
 
 # kernel_symbols is read as text and a symbol's names parsed on first use (most symbols are never
 # used); records are parsed on the parse threads. Names by hand: the last entry of an id wins, an
@@ -302,8 +334,9 @@ for i in range(9000):
     k = named.get(used[i % len(used)])
     name = (k["formatted_kernel_name"] or k["truncated_kernel_name"] or k["kernel_name"]) if k else \
         f"unknown_kernel_{used[i % len(used)]}" if used[i % len(used)] != 2700 else "unknown_kernel_2700"
-    want.append([str(i + 1), name, k["truncated_kernel_name"] if k else "", k["kernel_name"] if k else ""])
-q = """SELECT correlation, name, coalesce(args ->> '$."truncated name"', ''), coalesce(args ->> '$."mangled name"', '')
+    # (the mangled name only names a symbol that has no other name: not kept in args, docs/formats.md)
+    want.append([str(i + 1), name, k["truncated_kernel_name"] if k else "", "0"])
+q = """SELECT correlation, name, coalesce(args ->> '$."truncated name"', ''), json_type(args, '$."mangled name"') IS NOT NULL
        FROM event WHERE kind = 'kernel' ORDER BY correlation"""
 for threads in ("1", "2", "3"):
     r = run(["--threads", threads, p], q)

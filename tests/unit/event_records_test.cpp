@@ -36,6 +36,8 @@ struct Out {
   void arg(std::string_view k, int64_t v) { text ? text->arg(k, v) : rec->arg(k, v); }
   void text_arg(std::string_view k, std::string_view v) { text ? text->text_arg(k, v) : rec->text_arg(k, v); }
   void json_arg(std::string_view k, std::string_view v) { text ? text->json_arg(k, v) : rec->json_arg(k, v); }
+  // A value the caller wrote, flat (event_records::Writer::json_arg).
+  void flat_arg(std::string_view k, std::string_view v) { text ? text->json_arg(k, v) : rec->json_arg(k, v, true); }
   void key(std::string_view k) { text ? text->key(k) : rec->key(k); }
   std::string& raw() { return text ? text->raw() : rec->raw(); }
   void end(bool args = true) { text ? text->end(args) : rec->end(args); }
@@ -80,6 +82,9 @@ void events(Out& o) {
   o.text_arg("sizes", std::string_view("nul\0in", 6)), o.end();
   o.begin("X", "kernel", "s"), o.ts(1), o.dur(2), o.open_args(), o.text_arg("stream", "12"), o.end();
   o.begin("X", "kernel", "k"), o.ts(1), o.dur(2), o.open_args(), o.key("correlation"), o.raw() += "31", o.end();
+  // Flat values the caller wrote (stored as written with encode_keys); a key with escapes.
+  o.begin("X", "kernel", "flat"), o.ts(3), o.dur(4), o.open_args(), o.flat_arg("grid", "[4096,2,1]");
+  o.flat_arg("truncated name", "\"k<\\\"x\\\">\""), o.arg("quote\"key", 1), o.arg("device", 1), o.end();
 }
 
 struct Loaded {
@@ -91,14 +96,17 @@ struct Loaded {
   size_t n = 0;
 };
 
-// Writes events() with the writer `text_form` picks, in chunks of `chunk_bytes`, and parses them.
-void load(Loaded& l, bool text_form, size_t chunk_bytes) {
+// Writes events() with the writer `text_form` picks, in chunks of `chunk_bytes`, and parses them;
+// `keyed`: the records' args written as stored (Writer::encode_keys).
+void load(Loaded& l, bool text_form, size_t chunk_bytes, bool keyed = false) {
   std::vector<Chunk> chunks;
   std::function<bool(Chunk &&)> emit = [&](Chunk&& c) {
     chunks.push_back(std::move(c));
     return true;
   };
   std::function<TextBuffer()> spare = [] { return TextBuffer(); };
+  StringPool::Cache strings(l.pool);
+  TextArena::Writer args(l.arena);
   Out o;
   if (text_form) {
     kineto_text::ChunkWriter w(emit, spare, chunk_bytes);
@@ -108,14 +116,13 @@ void load(Loaded& l, bool text_form, size_t chunk_bytes) {
     l.n = w.rows();
   } else {
     event_records::Writer w(emit, spare, chunk_bytes);
+    if (keyed) w.encode_keys(&args.keys());
     o.rec = &w;
     events(o);
     w.flush();
     l.n = w.rows();
   }
   l.rows.reserve(l.n);
-  StringPool::Cache strings(l.pool);
-  TextArena::Writer args(l.arena);
   RowSink sink{l.rows, strings, args, l.health, l.ids};
   auto parser = text_form ? kineto_json::event_parser(sink, "t.json") : event_records::parser(sink, "t.json");
   size_t first = 0;
@@ -135,37 +142,43 @@ std::string text_of(const Loaded& l, uint32_t id) {
 }  // namespace
 
 TEST_CASE("event_records: rows equal the Kineto parser's rows of the same events as text") {
-  for (size_t chunk_bytes : {size_t(1), size_t(300), size_t(1) << 20}) {
-    CAPTURE(chunk_bytes);
-    Loaded a, b;
-    load(a, true, chunk_bytes);
-    load(b, false, chunk_bytes);
-    REQUIRE(a.n == 15);
-    REQUIRE(b.n == a.n);
-    std::string ba, bb;
-    for (size_t i = 0; i < a.n; ++i) {
-      CAPTURE(i);
-      const EventRec &x = a.rows[i], &y = b.rows[i];
-      CHECK(x.ph == y.ph);
-      CHECK(text_of(a, x.name) == text_of(b, y.name));
-      CHECK(text_of(a, x.cat) == text_of(b, y.cat));
-      CHECK(x.ts == y.ts);
-      CHECK(x.dur == y.dur);
-      for (auto f : {&EventRec::correlation, &EventRec::external_id, &EventRec::seq, &EventRec::stream, &EventRec::pid,
-                     &EventRec::tid, &EventRec::flow_id})
-        CHECK(a.ids.value(x.*f) == b.ids.value(y.*f));
-      CHECK(x.device == y.device);
-      CHECK(x.kind == y.kind);
-      CHECK(x.flags == y.flags);
-      CHECK(args_of(a.arena, x, ba) == args_of(b.arena, y, bb));
+  for (size_t chunk_bytes : {size_t(1), size_t(300), size_t(1) << 20})
+    for (bool keyed : {false, true}) {
+      CAPTURE(chunk_bytes);
+      CAPTURE(keyed);
+      Loaded a, b;
+      load(a, true, chunk_bytes);
+      load(b, false, chunk_bytes, keyed);
+      REQUIRE(a.n == 16);
+      REQUIRE(b.n == a.n);
+      std::string ba, bb;
+      for (size_t i = 0; i < a.n; ++i) {
+        CAPTURE(i);
+        const EventRec &x = a.rows[i], &y = b.rows[i];
+        CHECK(x.ph == y.ph);
+        CHECK(text_of(a, x.name) == text_of(b, y.name));
+        CHECK(text_of(a, x.cat) == text_of(b, y.cat));
+        CHECK(x.ts == y.ts);
+        CHECK(x.dur == y.dur);
+        for (auto f : {&EventRec::correlation, &EventRec::external_id, &EventRec::seq, &EventRec::stream,
+                       &EventRec::pid, &EventRec::tid, &EventRec::flow_id})
+          CHECK(a.ids.value(x.*f) == b.ids.value(y.*f));
+        CHECK(x.device == y.device);
+        CHECK(x.kind == y.kind);
+        CHECK(x.flags == y.flags);
+        CHECK(args_of(a.arena, x, ba) == args_of(b.arena, y, bb));
+        // As stored, byte for byte: the keys' tokens too (the dictionaries hold the keys alike).
+        CHECK(a.arena.get(x.args, x.args_len) == b.arena.get(y.args, y.args_len));
+      }
+      REQUIRE(a.arena.keys().size() == b.arena.keys().size());
+      for (uint32_t k = 0; k < a.arena.keys().size(); ++k) CHECK(a.arena.keys().get(k) == b.arena.keys().get(k));
+      CHECK(a.health.rows().size() == b.health.rows().size());
+      for (const auto& [check, row] : a.health.rows()) {
+        CAPTURE(check);
+        CHECK(b.health.count(check) == row.count);
+        if (b.health.rows().count(check)) CHECK(b.health.rows().at(check).example == row.example);
+      }
     }
-    CHECK(a.health.rows().size() == b.health.rows().size());
-    for (const auto& [check, row] : a.health.rows()) {
-      CAPTURE(check);
-      CHECK(b.health.count(check) == row.count);
-      if (b.health.rows().count(check)) CHECK(b.health.rows().at(check).example == row.example);
-    }
-  }
 }
 
 TEST_CASE("event_records: the rows hold what was written (hand-written values)") {

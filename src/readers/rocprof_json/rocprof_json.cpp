@@ -31,18 +31,48 @@ using simdjson::dom::object;
 
 // rocprofv3 writes every integer field, but a hand-edited or foreign file may not: a field that is
 // absent or not an integer reads as `fallback`.
-int64_t int_of(element e, std::string_view key, int64_t fallback = kNull) {
-  element v;
-  if (e[key].get(v)) return fallback;
+int64_t int_value(element v, int64_t fallback = kNull) {
   if (int64_t i; !v.get_int64().get(i)) return i;
   if (uint64_t u; !v.get_uint64().get(u)) return (int64_t)u;  // ids past 2^63: their two's complement
   return fallback;
+}
+int64_t int_of(element e, std::string_view key, int64_t fallback = kNull) {
+  element v;
+  return e[key].get(v) ? fallback : int_value(v, fallback);
 }
 // A `{"handle": N}` field (agent, queue, stream ids).
 int64_t handle_of(element e, std::string_view key) {
   element v;
   return e[key].get(v) ? kNull : int_of(v, "handle");
 }
+
+// The members of an object named by `keys`, found in one walk of it (the first of a key wins, as
+// simdjson's lookup by key does): a dispatch's dozen fields were a dozen walks of its members.
+// Nothing is found in a value that is not an object.
+template <size_t N>
+class Members {
+ public:
+  Members() = default;  // none found
+  Members(element e, const std::array<std::string_view, N>& keys) {
+    object o;
+    if (e.get_object().get(o)) return;
+    for (auto [k, v] : o)
+      for (size_t i = 0; i < N; ++i)
+        if (k == keys[i]) {
+          if (!has(i)) v_[i] = v, found_ |= 1u << i;
+          break;
+        }
+  }
+  bool has(size_t i) const { return found_ >> i & 1; }
+  element operator[](size_t i) const { return v_[i]; }  // (when has(i))
+  int64_t integer(size_t i, int64_t fallback = kNull) const { return has(i) ? int_value(v_[i], fallback) : fallback; }
+  int64_t handle(size_t i) const { return has(i) ? int_of(v_[i], "handle") : kNull; }  // as handle_of
+
+ private:
+  std::array<element, N> v_{};
+  uint32_t found_ = 0;
+};
+
 std::string_view text_of(element e, std::string_view key) {
   std::string_view s;
   return e[key].get_string().get(s) ? std::string_view() : s;
@@ -57,9 +87,9 @@ struct Agent {
 struct Symbol {
   std::string formatted, truncated, mangled;
   // Made once per symbol, not per dispatch (44k dispatches of ~300 kernels in the sample): the
-  // truncated and mangled names as JSON strings, the key the parser interns the name by, and
-  // whether the three are clean (event_records::Writer::clean; else each row checks them).
-  std::string truncated_json, mangled_json;
+  // truncated name as a JSON string, the key the parser interns the name by, and whether the
+  // names are clean (event_records::Writer::clean; else each row checks them).
+  std::string truncated_json;
   uint32_t key = 0;
   bool clean = false;
 };
@@ -136,9 +166,8 @@ struct Tables {
     s.formatted = text_of(k, "formatted_kernel_name");
     s.truncated = text_of(k, "truncated_kernel_name");
     s.mangled = text_of(k, "kernel_name");
-    s.truncated_json.clear(), s.mangled_json.clear();
+    s.truncated_json.clear();
     if (!s.truncated.empty()) escape(s.truncated_json, s.truncated);
-    if (!s.mangled.empty()) escape(s.mangled_json, s.mangled);
     s.key = ++symbol_keys;
     using W = event_records::Writer;
     s.clean = W::clean(s.formatted) && W::clean(s.truncated) && W::clean(s.mangled);
@@ -164,10 +193,27 @@ struct Tables {
   }
 };
 
-// A chunk of records: kHead bytes (the record kind, whether check_json called the text
-// repairable), then the records' JSON text as an array, checked by the scan.
+// A chunk of records: kHead bytes (the record kind), then the records' JSON text as an array,
+// cut at record boundaries by the scan and checked by the parse thread (RecordParser::dom).
 enum Kind : char { kKernel, kHip, kHsa, kRccl, kMarker, kCopy };
-constexpr size_t kHead = 2;
+constexpr size_t kHead = 1;
+
+// Whether `d` holds an escape that simdjson takes as it is and check_json calls repairable
+// (\u0000, a UTF-16 surrogate, lone or not: the check decides). (A "\\u0000" is taken for one
+// too: the only cost is the check.)
+bool escape_to_check(const char* d, size_t n) {
+  for (const char* p = d; (p = static_cast<const char*>(std::memchr(p, '\\', (size_t)(d + n - p))));) {
+    if ((size_t)(d + n - p) >= 6 && p[1] == 'u') {
+      const char hi = (char)(p[3] | 0x20);  // (letters lower case; '8' and '9' stay)
+      if (std::string_view(p + 2, 4) == "0000" ||
+          ((p[2] | 0x20) == 'd' && (hi == '8' || hi == '9' || (hi >= 'a' && hi <= 'f'))))
+        return true;
+    }
+    p += 2;
+    if (p >= d + n) break;
+  }
+  return false;
+}
 
 // One parse thread's: a chunk of records parsed (simdjson), each written as an event record
 // (event_records::Writer) and the rows filled from those by event_records' parser.
@@ -190,28 +236,17 @@ class RecordParser : public ChunkParser {
         spare_([this] { return std::move(spare_text_); }),
         out_(std::in_place, emit_, spare_, kRecordBytes) {
     health_ = &sink_.health;
+    out_->encode_keys(&sink_.args.keys());
   }
 
   void parse(const Chunk& chunk) override {
-    const char* d = chunk.text.data() + kHead;
-    const size_t n = chunk.text.size() - kHead;
-    element doc;
-    simdjson::error_code e;
-    if (chunk.text.data()[1]) {
-      repaired_ = repair_json(d, n, sink_.health);
-      e = dom_.parse(repaired_.data(), repaired_.size(), false).get(doc);
-    } else {
-      e = dom_.parse(d, n, false).get(doc);
-    }
-    if (e)
-      throw LoadError(
-          fmt::format("{}: at byte {}: not JSON: {}", path_, chunk.source_offset, simdjson::error_message(e)));
+    const element doc = dom(chunk);
     array batch;
     if (doc.get_array().get(batch))
       throw LoadError(fmt::format("{}: at byte {}: expected array entries", path_, chunk.source_offset));
     // A chunk that failed (its error is the load's) may have left records behind: start clean, as
     // the pipeline still parses the chunks queued before the error's.
-    if (dirty_) out_.emplace(emit_, spare_, kRecordBytes);
+    if (dirty_) out_.emplace(emit_, spare_, kRecordBytes), out_->encode_keys(&sink_.args.keys());
     dirty_ = true;
     first_row_ = chunk.first_row, rows_ = chunk.rows, done_ = 0, base_ = out_->rows(), offset_ = chunk.source_offset;
     static constexpr std::string_view kSections[] = {"", "hip_api", "hsa_api", "rccl_api"};
@@ -234,8 +269,38 @@ class RecordParser : public ChunkParser {
   }
 
  private:
+  // The chunk's records parsed. simdjson's DOM parser checks every byte (RFC 8259 and UTF-8)
+  // as it builds the DOM, so check_json walks the text only where simdjson refuses it or it holds
+  // an escape simdjson takes and the loader repairs (escape_to_check): then the check gives the
+  // error's offset and message, as for every other input, or the text is repaired and counted.
+  // (The scan used to check each chunk before a parse thread saw it: a second walk of every byte,
+  // on the one thread.)
+  element dom(const Chunk& chunk) {
+    const char* d = chunk.text.data() + kHead;
+    const size_t n = chunk.text.size() - kHead;
+    element doc;
+    if (!escape_to_check(d, n) && !dom_.parse(d, n, false).get(doc)) return doc;
+    const JsonCheck check = check_json(d, n);
+    if (check.result == JsonCheck::invalid) {
+      // d is "[" + the records' text + "]": the text's offset k is d's k + 1 (at most its end).
+      const size_t at = std::min(check.offset - (check.offset ? 1 : 0), n - 2);
+      throw LoadError(fmt::format("{}: at byte {}: {}", path_, chunk.source_offset + at, check.message));
+    }
+    simdjson::error_code e;
+    if (check.result == JsonCheck::repairable) {
+      repaired_ = repair_json(d, n, sink_.health);
+      e = dom_.parse(repaired_.data(), repaired_.size(), false).get(doc);
+    } else {
+      e = dom_.parse(d, n, false).get(doc);
+    }
+    if (e)
+      throw LoadError(
+          fmt::format("{}: at byte {}: not JSON: {}", path_, chunk.source_offset, simdjson::error_message(e)));
+    return doc;
+  }
+
   // Records of a chunk (Reader::kChunkBytes of JSON) make fewer bytes of event records: one chunk.
-  static constexpr size_t kRecordBytes = 1 << 20;
+  static constexpr size_t kRecordBytes = 64 << 10;
 
   // The row the record being written will be (the trace's row index).
   int64_t row() const { return (int64_t)(first_row_ + out_->rows() - base_); }
@@ -243,8 +308,11 @@ class RecordParser : public ChunkParser {
   // The fields every record shares: phase, category, name, times (kineto_text's writer).
   // A mark (`ph` "i") is an instant: its zero length is no defect, not counted.
   void begin(element r, std::string_view cat, std::string_view name, uint32_t name_key = 0, std::string_view ph = "X") {
+    begin(int_of(r, "start_timestamp"), int_of(r, "end_timestamp"), cat, name, name_key, ph);
+  }
+  void begin(int64_t start, int64_t end, std::string_view cat, std::string_view name, uint32_t name_key,
+             std::string_view ph = "X") {
     out_->begin(ph, cat, name, name_key);
-    int64_t start = int_of(r, "start_timestamp"), end = int_of(r, "end_timestamp");
     if (start != kNull) out_->ts(start);
     int64_t dur;
     if (start != kNull && end != kNull && !__builtin_sub_overflow(end, start, &dur)) {
@@ -262,8 +330,9 @@ class RecordParser : public ChunkParser {
     if (!v.empty()) out_->text_arg(k, v);
   }
   void correlation(element r, std::string_view k) {
-    element c;
-    if (r["correlation_id"].get(c)) return;
+    if (element c; !r["correlation_id"].get(c)) correlation_of(c, k);
+  }
+  void correlation_of(element c, std::string_view k) {
     int_arg(k, int_of(c, "internal"));
     if (int64_t ext = int_of(c, "external", 0); ext != 0) int_arg("external correlation", ext);
   }
@@ -287,26 +356,40 @@ class RecordParser : public ChunkParser {
 
   void kernel(element r) {
     if (!object_or_count(r)) return;
-    element info;
-    const bool has_info = !r["dispatch_info"].get(info) && info.is_object();
-    int64_t kid = has_info ? int_of(info, "kernel_id") : kNull;
-    std::string_view name, truncated, mangled;
+    enum { kInfo, kCorrelation, kStream, kStart, kEnd, kThread };
+    static constexpr std::array<std::string_view, 6> kRecord = {"dispatch_info",   "correlation_id", "stream_id",
+                                                                "start_timestamp", "end_timestamp",  "thread_id"};
+    enum { kKernel, kAgent, kQueue, kGrid, kBlock, kShared, kPrivate, kDispatch };
+    static constexpr std::array<std::string_view, 8> kInfoKeys = {"kernel_id",
+                                                                  "agent_id",
+                                                                  "queue_id",
+                                                                  "grid_size",
+                                                                  "workgroup_size",
+                                                                  "group_segment_size",
+                                                                  "private_segment_size",
+                                                                  "dispatch_id"};
+    const Members rec(r, kRecord);
+    const bool has_info = rec.has(kInfo) && rec[kInfo].is_object();
+    const Members info = has_info ? Members(rec[kInfo], kInfoKeys) : Members<kInfoKeys.size()>();
+    int64_t kid = info.integer(kKernel);
+    std::string_view name, truncated;
     const Symbol* sym = kid == kNull ? nullptr : tab_.symbol_of(kid, path_);
     if (sym) {
       // formatted_kernel_name: demangled, without the " [clone .kd]" of demangled_kernel_name (the
       // form Kineto's ROCm traces name kernels by, so a diff across the two matches names);
-      // truncated_kernel_name drops template arguments (TraceLens's key) and is kept in args.
+      // truncated_kernel_name drops template arguments (TraceLens's key) and is kept in args. The
+      // mangled name (kernel_name) names a kernel that has no other name, and is not kept on each
+      // row otherwise: a third of a row's args (170 bytes a row in the sample) that no report
+      // reads, and that neither rocprofv3's own kernel trace nor Nsight's reader keeps.
       name = sym->formatted;
       truncated = sym->truncated;
-      mangled = sym->mangled;
-      if (name.empty()) name = !truncated.empty() ? truncated : mangled;
+      if (name.empty()) name = !truncated.empty() ? truncated : std::string_view(sym->mangled);
     }
     // rocprofv3 --kernel-rename names a dispatch by the roctx range it was launched in (its external
     // correlation id keys the name), as rocprofv3's own outputs do; the symbol's name stays in args.
     std::string_view renamed;
     if (tab_.rename && !tab_.renames.empty()) {
-      element c;
-      const int64_t ext = !r["correlation_id"].get(c) ? int_of(c, "external", 0) : 0;
+      const int64_t ext = rec.has(kCorrelation) ? int_of(rec[kCorrelation], "external", 0) : 0;
       if (auto it = ext > 0 ? tab_.renames.find(ext) : tab_.renames.end();
           it != tab_.renames.end() && !it->second.empty())
         renamed = it->second;
@@ -320,16 +403,17 @@ class RecordParser : public ChunkParser {
       health_->add("rocprof_missing_symbol", (int64_t)row(),
                    "kernel dispatches whose kernel_id no kernel_symbols entry names: named unknown_kernel_ID");
     }
-    int64_t agent = has_info ? handle_of(info, "agent_id") : kNull;
+    int64_t agent = info.handle(kAgent);
     int64_t device = device_of(agent, true);
-    int64_t queue = has_info ? handle_of(info, "queue_id") : kNull;
+    int64_t queue = info.handle(kQueue);
     // One stream key for kernels and copies: the HIP stream the dispatch was launched on when the
     // record has one (`stream_id`, what a copy's stream is and what Kineto's ROCm traces call the
     // stream), else the HSA queue (kept in args: HIP maps several streams onto a few queues). With
     // the queue, a copy and the kernels of one stream looked like two streams (a false wait in `idle`).
-    const int64_t hip_stream = handle_of(r, "stream_id");
+    const int64_t hip_stream = rec.handle(kStream);
     const int64_t stream = hip_stream != kNull ? hip_stream : queue;
-    begin(r, "kernel", name, sym && sym->clean && unknown.empty() && renamed.empty() ? sym->key : 0);
+    begin(rec.integer(kStart), rec.integer(kEnd), "kernel", name,
+          sym && sym->clean && unknown.empty() && renamed.empty() ? sym->key : 0);
     // Kineto's GPU rows: pid the device, tid the stream.
     int64_t pid = device != kNull ? device : agent;
     if (pid != kNull) out_->pid(pid);
@@ -337,41 +421,38 @@ class RecordParser : public ChunkParser {
     out_->open_args();
     int_arg("device", device);
     int_arg("stream", stream);
-    correlation(r, "correlation");
+    if (rec.has(kCorrelation)) correlation_of(rec[kCorrelation], "correlation");
     if (has_info) {
-      auto dim3 = [&](std::string_view field, std::string_view as) {
-        element d;
-        if (info[field].get(d)) return;
-        out_->key(as);
-        std::string& raw = out_->raw();
-        raw += '[';
-        kineto_text::integer(raw, int_of(d, "x", 1));
-        raw += ',';
-        kineto_text::integer(raw, int_of(d, "y", 1));
-        raw += ',';
-        kineto_text::integer(raw, int_of(d, "z", 1));
-        raw += ']';
+      auto dim3 = [&](int field, std::string_view as) {
+        if (!info.has(field)) return;
+        const element d = info[field];
+        std::string& v = dim_;
+        v.assign(1, '[');
+        kineto_text::integer(v, int_of(d, "x", 1));
+        v += ',';
+        kineto_text::integer(v, int_of(d, "y", 1));
+        v += ',';
+        kineto_text::integer(v, int_of(d, "z", 1));
+        v += ']';
+        out_->json_arg(as, v, true);
       };
       // grid_size counts work-items, as HIP's and Kineto's ROCm "grid" do; workgroup_size is the block.
-      dim3("grid_size", "grid");
-      dim3("workgroup_size", "block");
-      int_arg("shared memory", int_of(info, "group_segment_size"));
-      int_arg("private segment size", int_of(info, "private_segment_size"));
-      int_arg("dispatch id", int_of(info, "dispatch_id"));
+      dim3(kGrid, "grid");
+      dim3(kBlock, "block");
+      int_arg("shared memory", info.integer(kShared));
+      int_arg("private segment size", info.integer(kPrivate));
+      int_arg("dispatch id", info.integer(kDispatch));
       int_arg("kernel id", kid);
     }
     int_arg("queue", queue);
     int_arg("hip stream", hip_stream);
     int_arg("agent", agent);
     if (!renamed.empty()) text_arg("kernel name", symbol_name);
-    if (sym && sym->clean) {
-      if (!truncated.empty()) out_->json_arg("truncated name", sym->truncated_json, true);
-      if (!mangled.empty()) out_->json_arg("mangled name", sym->mangled_json, true);
-    } else {
+    if (sym && sym->clean && !truncated.empty())
+      out_->json_arg("truncated name", sym->truncated_json, true);
+    else
       text_arg("truncated name", truncated);
-      text_arg("mangled name", mangled);
-    }
-    int_arg("thread", int_of(r, "thread_id"));
+    int_arg("thread", rec.integer(kThread));
     out_->end();
   }
 
@@ -447,6 +528,7 @@ class RecordParser : public ChunkParser {
   std::unique_ptr<ChunkParser> inner_;                                  // event_records' parser, fed out_'s chunks
   size_t first_row_ = 0, rows_ = 0, done_ = 0, base_ = 0, offset_ = 0;  // the chunk's
   TextBuffer spare_text_, repaired_;
+  std::string dim_;  // a grid or block's JSON, written for each dispatch
   std::function<bool(Chunk&&)> emit_;
   std::function<TextBuffer()> spare_;
   std::optional<event_records::Writer> out_;
@@ -458,17 +540,41 @@ class RecordParser : public ChunkParser {
 class Reader : public TraceReader {
  public:
   Reader(InputSource& in, const std::string& path, size_t chunk_bytes)
-      : in_(in), path_(path), chunk_bytes_(chunk_bytes) {}
+      : in_(in), path_(path), chunk_bytes_(chunk_bytes) {
+    // The scan keeps at most a batch of entries or a chunk of records behind it (one small table
+    // held whole is the exception, and grows the window as it must): 8 MiB read ahead, not a
+    // 64 MiB window that was a third of a load's peak memory.
+    in_.read_ahead(8u << 20);
+  }
 
   // The document is walked member by member without a DOM of the whole: the tables rocprofv3 writes
   // first (metadata, agents, strings, kernel_symbols) are parsed one value or one batch of entries
   // at a time and kept as the few fields records need; buffer_records' arrays are parsed in batches
-  // of about kBatchBytes and written out as they come. Each piece of text parsed is checked whole by
-  // check_json first (invalid: an error with the file's offset; repairable: repaired and counted).
+  // of about kChunkBytes on the parse threads. Each piece of text parsed is checked whole by
+  // check_json (invalid: an error with the file's offset; repairable: repaired and counted).
   void scan(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare,
             Health& health) override {
     emit_ = &emit, spare_ = &spare;
     health_ = &health;
+    try {
+      scan_text();
+    } catch (const Cancelled&) {
+    }
+  }
+
+  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override {
+    return std::make_unique<RecordParser>(sink, path_, tables_);
+  }
+
+  void finish(LoadedTrace& trace, Health& health) override {
+    trace.metadata = std::move(metadata_);
+    if (trace.rows.empty()) health.add("no_events", -1, "the rocprofv3 result holds no records tlsql reads");
+  }
+
+ private:
+  struct Cancelled {};
+
+  void scan_text() {
     Text t(in_, path_);
     size_t p = t.skip_ws(0);
     if (t.at(p) == 0xEF && t.at(p + 1) == 0xBB && t.at(p + 2) == 0xBF) p = t.skip_ws(p + 3);  // a UTF-8 BOM
@@ -513,16 +619,6 @@ class Reader : public TraceReader {
                    fmt::format("records of kinds tlsql does not map to events, not loaded: {}", skipped_));
   }
 
-  std::unique_ptr<ChunkParser> parser(const RowSink& sink) override {
-    return std::make_unique<RecordParser>(sink, path_, tables_);
-  }
-
-  void finish(LoadedTrace& trace, Health& health) override {
-    trace.metadata = std::move(metadata_);
-    if (trace.rows.empty()) health.add("no_events", -1, "the rocprofv3 result holds no records tlsql reads");
-  }
-
- private:
   static constexpr size_t kBatchBytes = 1 << 20;
   // A chunk of records for the parse threads: each thread's DOM and chunk buffers are sized by
   // it (measured on the rocprofv3 x5 copy, peak RSS of `-o` against the .db's size: 1 MB chunks
@@ -773,9 +869,10 @@ class Reader : public TraceReader {
   }
 
   // The records of the array at v cut into chunks of about kBatchBytes of text at record
-  // boundaries, each checked (check_json: its errors in file order, here) and handed to the parse
-  // threads (RecordParser) with its row count: an object is one row, anything else none (the
-  // parser counts it). Returns past the array.
+  // boundaries (the text is checked by the parse thread: RecordParser::dom) and handed to the
+  // parse threads with its row count: an object is one row, anything else none (the parser
+  // counts it). Returns past the array; throws Cancelled when emit says the load is cancelled (a
+  // parse thread's error is the load's: the rest of the file is not read).
   size_t cut(Text& t, size_t v, Kind kind) {
     size_t q = t.skip_ws(v + 1);
     if (t.at(q) == ']') return q + 1;
@@ -803,14 +900,9 @@ class Reader : public TraceReader {
       char* d = c.text.data() + kHead;
       d[0] = '[', d[n - 1] = ']';
       std::memcpy(d + 1, t.ptr(start), stop - start);
-      JsonCheck check = check_json(d, n);
-      if (check.result == JsonCheck::invalid) {
-        size_t at = std::min(start + check.offset - (check.offset ? 1 : 0), stop);
-        throw LoadError(fmt::format("{}: at byte {}: {}", path_, t.offset(at), check.message));
-      }
-      c.text.data()[0] = kind, c.text.data()[1] = check.result == JsonCheck::repairable;
+      c.text.data()[0] = kind;
       cut_ = true;
-      if (!stopped_) stopped_ = !(*emit_)(std::move(c));
+      if (!(*emit_)(std::move(c))) throw Cancelled();
       if (last) return q + 1;
     }
   }
@@ -1046,7 +1138,6 @@ class Reader : public TraceReader {
   Tables& tw() { return cut_ ? late_ : tables_; }
   const std::function<bool(Chunk&&)>* emit_ = nullptr;
   const std::function<TextBuffer()>* spare_ = nullptr;
-  bool stopped_ = false;  // emit said the load is cancelled
   std::string meta_, devices_, skipped_, metadata_;
 };
 
