@@ -302,6 +302,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   // counts, string cache and arena blocks; rows go to disjoint ranges of one array. One thread:
   // the scanner parses every chunk as it cuts it.
   const size_t threads = std::max<size_t>(1, opt.threads ? opt.threads : load_threads());
+  reader->use_threads(threads);
   size_t parsers = threads - 1;  // besides the scanner (0 when no thread could be started)
   ChunkQueue queue(parsers + 1);
   std::shared_mutex rows_mu;   // held shared while parsing; exclusively to grow the row array

@@ -85,6 +85,10 @@ class TraceReader {
   // the scan may then emit speculative chunks, and must settle() them before it cuts serially.
   // Formats that do not speculate ignore it.
   virtual void allow_speculation(CutProof* /*proof*/) {}
+  // Called before scan() with the load's thread count: work of the scan's own that must be done
+  // before the first chunk (a table records refer to) may use that many threads, the parse
+  // threads having nothing to do yet. Formats without such work ignore it.
+  virtual void use_threads(size_t /*threads*/) {}
   // A parser for one thread, writing into `sink` (copied: its references stay the thread's).
   virtual std::unique_ptr<ChunkParser> parser(const RowSink& sink) = 0;
   // After every chunk is parsed (rows.size() is the total), with every thread's health merged

@@ -345,6 +345,32 @@ for threads in ("1", "2", "3"):
 r = run([p], """SELECT "check", count FROM health WHERE "check" = 'rocprof_missing_symbol'""")
 check(rows(r)[1:] == [["rocprof_missing_symbol", str(2 * 1000)]],
       f"dispatches of ids 12345 and 2700 (not an integer) counted unnamed ({rows(r)[1:]})")
+# kernel_symbols' batches are checked on the load's threads, then taken in file order: of a defect
+# inside an entry of the first batch and a later one the scan meets while that batch waits to be
+# checked (a missing ','), the first is reported; a
+# batch holding an entry simdjson refuses (a number past 64 bits, which check_json accepts) is
+# parsed entry by entry as before, and reports it at the batch's start.
+text = open(p).read()
+bad_at = text.index('"kernel_id": 100,') + len('"kernel_id": ')
+comma = text.index(', {"kernel_id": 1500,')  # an entry not followed by ',': the scan's error
+with open(p, "w") as f:
+    f.write(text[:bad_at] + "1x0" + text[bad_at + 3:comma] + text[comma + 1:])
+for threads in ("1", "2", "3"):
+    r = run(["--threads", threads, p], "SELECT 1")
+    m = re.search(r"at byte (\d+)", r.stderr)
+    check(r.returncode == 1 and r.stderr.count("\n") == 1 and m and bad_at <= int(m.group(1)) <= bad_at + 3,
+          f"--threads {threads}: a symbol's defect before the scan's: its byte ({bad_at}; {r.stderr.strip()[:200]})")
+with open(p, "w") as f:
+    f.write(text + " x")
+r = run(["--threads", "2", p], "SELECT 1")
+check(r.returncode == 1 and f"at byte {len(text) + 1}: expected the end of the text" in r.stderr,
+      f"symbols sound, the scan's defect after them reported ({r.stderr.strip()[:200]})")
+big_at = text.index('"sgpr_count": 16, "nested"')
+with open(p, "w") as f:
+    f.write(text[:big_at] + '"sgpr_count": 123456789012345678901234567890' + text[big_at + len('"sgpr_count": 16'):])
+r = run(["--threads", "2", p], "SELECT 1")
+check(r.returncode == 1 and "not JSON" in r.stderr and r.stderr.count("\n") == 1,
+      f"a number simdjson refuses inside a symbol: one line ({r.stderr.strip()[:200]})")
 
 # A kernel launched on HIP stream 0 runs on HSA queue 16; a copy on stream 0: one stream, as HIP
 # and Kineto see it (the queue in args); a dispatch without stream_id keeps its queue.

@@ -17,6 +17,7 @@
 
 #include "src/json_check.h"
 #include "src/json_scan.h"
+#include "src/parallel.h"
 #include "src/readers/emit_nvtx.h"
 #include "src/readers/event_records.h"
 #include "src/readers/kineto_text.h"
@@ -213,6 +214,31 @@ bool escape_to_check(const char* d, size_t n) {
     if (p >= d + n) break;
   }
   return false;
+}
+
+// Whether simdjson's DOM parser takes the value `v` (checked JSON) as check_json did: each number
+// in it an integer of at most 18 digits (a float may overflow, 19 digits may pass 2^63), nested
+// at most 64 deep (simdjson's limit is 1024). (rocprofv3 writes each symbol's kernel_address as
+// {"handle": N}: nested values are common, floats and deep nesting are not.)
+bool dom_takes(std::string_view v) {
+  int depth = 0;
+  size_t digits = 0;  // of the number being read
+  for (size_t i = 0; i < v.size(); ++i) {
+    const char c = v[i];
+    if (c == '"') {  // past the string (checked: it ends)
+      for (++i; i < v.size() && v[i] != '"'; ++i) i += v[i] == '\\';
+      digits = 0;
+    } else if (c >= '0' && c <= '9') {
+      if (++digits > 18) return false;
+    } else if (c == '.' || ((c == 'e' || c == 'E') && digits)) {
+      return false;
+    } else {
+      digits = 0;
+      if ((c == '{' || c == '[') && ++depth > 64) return false;
+      if (c == '}' || c == ']') --depth;
+    }
+  }
+  return true;
 }
 
 // One parse thread's: a chunk of records parsed (simdjson), each written as an event record
@@ -562,6 +588,8 @@ class Reader : public TraceReader {
     }
   }
 
+  void use_threads(size_t threads) override { threads_ = std::max<size_t>(1, threads); }
+
   std::unique_ptr<ChunkParser> parser(const RowSink& sink) override {
     return std::make_unique<RecordParser>(sink, path_, tables_);
   }
@@ -811,16 +839,19 @@ class Reader : public TraceReader {
   }
   // The second half: piece_ (repaired first when `checked` says so) parsed; `from` for messages.
   element dom(Text& t, size_t from, JsonCheck::Result checked) {
+    return dom_of(piece_.data(), piece_n_, checked, t.offset(from));
+  }
+  // Checked text d[0, n) (TextBuffer padding after it) parsed; `offset` its place in the file.
+  element dom_of(const char* d, size_t n, JsonCheck::Result checked, size_t offset) {
     element doc;
     simdjson::error_code e;
     if (checked == JsonCheck::repairable) {
-      repaired_ = repair_json(piece_.data(), piece_n_, *health_);
+      repaired_ = repair_json(d, n, *health_);
       e = dom_.parse(repaired_.data(), repaired_.size(), false).get(doc);
     } else {
-      e = dom_.parse(piece_.data(), piece_n_, false).get(doc);
+      e = dom_.parse(d, n, false).get(doc);
     }
-    if (e)
-      throw LoadError(fmt::format("{}: at byte {}: not JSON: {}", path_, t.offset(from), simdjson::error_message(e)));
+    if (e) throw LoadError(fmt::format("{}: at byte {}: not JSON: {}", path_, offset, simdjson::error_message(e)));
     return doc;
   }
   // A whole (small) value at v, parsed; past it in `end`.
@@ -830,11 +861,8 @@ class Reader : public TraceReader {
     return parse(t, v, end, false);
   }
   // The entries of the array at v, parsed in batches and given to `f` one by one (with `f` null,
-  // only counted). Returns past the array and the number of entries in `count`. `raw`, when given,
-  // is first offered each batch that check_json found clean (piece_: its entries in "[" "]"): when
-  // it returns true, it took the batch as text and nothing is parsed.
-  size_t entries(Text& t, size_t v, const std::function<void(element)>& f, size_t& count,
-                 const std::function<bool(std::string_view)>& raw = nullptr) {
+  // only counted). Returns past the array and the number of entries in `count`.
+  size_t entries(Text& t, size_t v, const std::function<void(element)>& f, size_t& count) {
     count = 0;
     size_t q = t.skip_ws(v + 1);
     if (t.at(q) == ']') return q + 1;
@@ -857,12 +885,9 @@ class Reader : public TraceReader {
       }
       count += n;
       if (f) {
-        const JsonCheck::Result checked = check(t, start, stop, true);
-        if (checked != JsonCheck::ok || !raw || !raw(std::string_view(piece_.data(), piece_n_))) {
-          array batch;
-          if (dom(t, start, checked).get_array().get(batch)) fail(t, start, "expected array entries");
-          for (element e : batch) f(e);
-        }
+        array batch;
+        if (dom(t, start, check(t, start, stop, true)).get_array().get(batch)) fail(t, start, "expected array entries");
+        for (element e : batch) f(e);
       }
       if (last) return q + 1;
     }
@@ -978,9 +1003,7 @@ class Reader : public TraceReader {
             t, at, [&](element a) { read_agent(a); }, count);
       } else if (key == "kernel_symbols" && t.at(at) == '[') {
         tables_seen_ |= 2;
-        p = entries(
-            t, at, [&](element k) { symbol(k); }, count,
-            [&](std::string_view batch) { return symbols_as_text(batch); });
+        p = symbol_table(t, at);
       } else if (key == "strings") {
         tables_seen_ |= 4;
         strings(value(t, at, p));
@@ -1032,33 +1055,103 @@ class Reader : public TraceReader {
     tab.names(tab.symbols[id], k);
   }
   // kernel_symbols is half of a rocprofv3 result (the sample: 17.5 MB, 9,889 symbols of which
-  // dispatches use 80), so a batch of entries check_json found clean is walked as text: each
-  // entry's kernel_id read and its three names' JSON text kept, to be parsed on the first dispatch
-  // that names the id (symbol_of). Only entries simdjson would parse as it parses every other:
-  // members scalars, keys without escapes, integers that fit (else false: the batch is parsed as
-  // before, whose errors and first-member-wins lookups this keeps).
-  bool symbols_as_text(std::string_view batch) {
+  // dispatches use 80), so its entries are cut into batches of about kBatchBytes, each checked
+  // (check_json) and walked as text (symbol_texts: each entry's kernel_id read and its three names'
+  // JSON text kept, to be parsed on the first dispatch that names the id: symbol_of) on up to the
+  // load's threads at once, the parse threads having nothing to do before the records. Batches are
+  // then taken in file order: the first error in the file is the one reported, a later entry for
+  // an id replaces an earlier one, and a batch the text walk does not take (below) or that must be
+  // repaired is parsed here, entry by entry (symbol). Returns past the array.
+  size_t symbol_table(Text& t, size_t v) {
+    struct Batch {
+      TextBuffer text;    // the entries in "[" "]"
+      size_t origin = 0;  // the entries' offset in the file
+      JsonCheck check;
+      std::optional<SymbolTexts> found;
+    };
+    std::vector<Batch> batches;
+    auto take = [&] {
+      for_row_ranges(split_rows(batches.size(), threads_, 1), [&](size_t, size_t from, size_t to) {
+        for (size_t i = from; i < to; ++i) {
+          Batch& b = batches[i];
+          b.check = check_json(b.text.data(), b.text.size());
+          if (b.check.result == JsonCheck::ok) b.found = symbol_texts({b.text.data(), b.text.size()});
+        }
+      });
+      Tables& tab = tw();
+      for (Batch& b : batches) {
+        const size_t n = b.text.size();
+        if (b.check.result == JsonCheck::invalid) {  // (the text's offset k is the batch's k + 1)
+          const size_t at = std::min(b.check.offset - (b.check.offset ? 1 : 0), n - 2);
+          throw LoadError(fmt::format("{}: at byte {}: {}", path_, b.origin + at, b.check.message));
+        }
+        if (b.found) {
+          for (auto& [id, text] : *b.found) {
+            tab.symbols.erase(id);
+            tab.pending[id] = std::move(text);
+          }
+          continue;
+        }
+        array entries;
+        if (dom_of(b.text.data(), n, b.check.result, b.origin).get_array().get(entries))
+          throw LoadError(fmt::format("{}: at byte {}: expected array entries", path_, b.origin));
+        for (element k : entries) symbol(k);
+      }
+      batches.clear();
+    };
+    size_t q = t.skip_ws(v + 1);
+    if (t.at(q) == ']') return q + 1;
+    try {
+      for (;;) {
+        const size_t start = q;
+        size_t stop;
+        t.keep = start;
+        bool last;
+        for (;;) {
+          stop = end_of_value(t, q);
+          if (stop == q) fail(t, q, "expected a value");
+          q = t.skip_ws(stop);
+          const int c = t.at(q);
+          if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
+          last = c == ']';
+          if (!last) q = t.skip_ws(q + 1);
+          if (last || q - start >= kBatchBytes) break;
+        }
+        Batch& b = batches.emplace_back();
+        const size_t n = stop - start + 2;
+        b.text.resize(n);
+        b.text.data()[0] = '[', b.text.data()[n - 1] = ']';
+        std::memcpy(b.text.data() + 1, t.ptr(start), stop - start);
+        b.origin = t.offset(start);
+        if (last || batches.size() >= threads_) take();
+        if (last) return q + 1;
+      }
+    } catch (const LoadError&) {
+      take();  // an error in a batch cut before the scan's error comes first in the file
+      throw;
+    }
+  }
+  using SymbolTexts = std::vector<std::pair<int64_t, std::string>>;  // kernel_id, its names' JSON
+  static std::optional<SymbolTexts> symbol_texts(std::string_view batch) {
     const char* d = batch.data();
     const size_t n = batch.size();
-    std::vector<std::pair<int64_t, std::string>> found;
+    SymbolTexts found;
     static constexpr std::string_view kNames[] = {"formatted_kernel_name", "truncated_kernel_name", "kernel_name"};
     for (size_t p = json_scan::skip_ws(d, n, 1); p < n && d[p] != ']';) {
       const size_t e = json_scan::skip_value(d, n, p);
-      if (e == json_scan::npos) return false;
+      if (e == json_scan::npos) return std::nullopt;
       std::string_view id;
       std::string_view name[3];
       bool plain = true;
       const bool object = json_scan::for_each_member({d + p, e - p}, [&](std::string_view k, std::string_view v) {
-        const char c = v[0];
-        if (k.find('\\') != std::string_view::npos || c == '{' || c == '[' ||
-            (c != '"' && (v.size() > 18 || v.find_first_of(".eE") != std::string_view::npos)))
-          plain = false;  // (a float may overflow; 19 digits may pass 2^63)
+        if (k.find('\\') != std::string_view::npos || (v[0] != '"' && !dom_takes(v)))  // (strings: checked)
+          plain = false;
         else if (k == "kernel_id" && id.empty())
           id = v;
         for (int i = 0; i < 3; ++i)
           if (k == kNames[i] && name[i].empty()) name[i] = v;
       });
-      if (!plain || !object) return false;
+      if (!plain || !object) return std::nullopt;
       if (!id.empty() && (id[0] == '-' || (id[0] >= '0' && id[0] <= '9'))) {
         // (true / false / null / a string: not an integer, the entry skipped as int_of skips it)
         int64_t v = 0;
@@ -1072,12 +1165,7 @@ class Reader : public TraceReader {
       p = json_scan::skip_ws(d, n, e);
       if (p < n && d[p] == ',') p = json_scan::skip_ws(d, n, p + 1);
     }
-    Tables& tab = tw();
-    for (auto& [id, text] : found) {
-      tab.symbols.erase(id);
-      tab.pending[id] = std::move(text);
-    }
-    return true;
+    return found;
   }
   void strings(element strings) {
     array list;
@@ -1128,6 +1216,7 @@ class Reader : public TraceReader {
   std::optional<TextBuffer> held_;
   size_t held_origin_ = 0;
   int tables_seen_ = 0;  // 1 agents, 2 kernel_symbols, 4 strings
+  size_t threads_ = 1;   // the load's (use_threads)
   bool records_seen_ = false;
   int64_t gpus_ = 0;
   // The tables records read (shared with the parsers); once records are cut, a table met later
