@@ -46,7 +46,12 @@ Writer::Writer(const std::function<bool(Chunk&&)>& emit, const std::function<Tex
 
 // Strings the Kineto parser would repair (json_check.h): invalid UTF-8 and NUL (written \u0000).
 bool Writer::clean(std::string_view s) {
-  return !std::memchr(s.data(), 0, s.size()) && simdjson::validate_utf8(s.data(), s.size());
+  // Most text is ASCII: one pass that vectorizes says so (a call into simdjson's validator per
+  // name and per text member was 4% of an Nsight load).
+  unsigned char any = 0, zero = 0;
+  for (char c : s) any |= (unsigned char)c, zero |= (unsigned char)(c == 0);
+  if (zero) return false;
+  return any < 0x80 || simdjson::validate_utf8(s.data(), s.size());
 }
 
 void Writer::check(std::string_view s) {

@@ -218,6 +218,14 @@ class Reader : public TraceReader {
     auto it = strings_.find(id);
     return it == strings_.end() ? std::string_view() : std::string_view(it->second);
   }
+  // The key the parser interns the name of StringIds id `id` by (event_records::Writer::begin):
+  // once per name, not once per row (a kernel's name runs to hundreds of bytes, checked and
+  // hashed on every row before); 0 for a name that is not clean (checked on each row).
+  uint32_t name_key(int64_t id, std::string_view name) {
+    auto [it, added] = name_keys_.try_emplace(id, 0);
+    if (added && Writer::clean(name)) it->second = (uint32_t)name_keys_.size();
+    return it->second;
+  }
   // An enum table's label (ENUM_CUDA_MEMCPY_OPER: 1 -> "Host-to-Device").
   std::map<int64_t, std::string> enum_labels(const std::string& table) {
     std::map<int64_t, std::string> out;
@@ -333,17 +341,19 @@ class Reader : public TraceReader {
     std::map<int64_t, std::string> labels = cat == "gpu_memcpy"  ? enum_labels("ENUM_CUDA_MEMCPY_OPER")
                                             : cat == "cuda_sync" ? enum_labels("ENUM_CUPTI_SYNC_TYPE")
                                                                  : std::map<int64_t, std::string>();
-    std::string name;
+    std::string buf;  // a name made here
+    std::string_view name;
     const int64_t first_row = (int64_t)out_->rows();
     while (r.step() && !out_->stopped()) {
+      uint32_t key = 0;
       if (graph_trace) {
         // A whole graph launch on its stream: GPU work as a kernel is (busy time, timelines,
         // summary), named so that it reads as a graph, linked to its cudaGraphLaunch.
-        name = r.i(graph) != kNull ? fmt::format("CUDA graph {}", r.i(graph)) : std::string("CUDA graph");
+        name = buf = r.i(graph) != kNull ? fmt::format("CUDA graph {}", r.i(graph)) : std::string("CUDA graph");
       } else if (kernel) {
-        name = string(r.i(demangled));
-        if (name.empty()) name = string(r.i(shortname));
-        if (name.empty()) name = string(r.i(mangled));
+        name = {};
+        for (int column : {demangled, shortname, mangled})
+          if (const int64_t id = r.i(column); name.empty() && !(name = string(id)).empty()) key = name_key(id, name);
         if (name.empty()) {
           name = "unknown_kernel";
           health_->add("nsys_missing_name", (int64_t)out_->rows(),
@@ -351,14 +361,14 @@ class Reader : public TraceReader {
         }
       } else if (cat == "gpu_memcpy") {
         auto it = labels.find(r.i(copy_kind));
-        name = "Memcpy " + (it != labels.end() ? it->second : std::string("Unknown"));
+        name = buf = "Memcpy " + (it != labels.end() ? it->second : std::string("Unknown"));
       } else if (cat == "gpu_memset") {
         name = "Memset";
       } else {
         auto it = labels.find(r.i(sync_type));
-        name = it != labels.end() ? it->second : std::string("Synchronization");
+        name = buf = it != labels.end() ? it->second : std::string("Synchronization");
       }
-      out_->begin("X", cat, name);
+      out_->begin("X", cat, name, key);
       times(r, start, end);
       int64_t dev = r.i(device), str = r.i(stream);
       // CUPTI's "no stream" (a context or device synchronization) is 0xFFFFFFFF in nsys's unsigned
@@ -569,6 +579,7 @@ class Reader : public TraceReader {
   Writer* out_ = nullptr;
   std::set<std::string> tables_;
   std::unordered_map<int64_t, std::string> strings_;
+  std::unordered_map<int64_t, uint32_t> name_keys_;  // name_key
   std::string metadata_, schema_, missing_;
   bool scoped_ = false;  // several processes: correlation ids scoped by process (correlation())
   static constexpr int64_t kCorrelationScope = 10'000'000'000;
