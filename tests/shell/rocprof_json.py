@@ -291,6 +291,16 @@ for threads in ("1", "2"):
               ('nul_character', 'lone_surrogate', 'control_characters', 'invalid_utf8') ORDER BY "check"))""")
     check(rows(r)[1:] == [["3000", "control_characters=1 invalid_utf8=1 lone_surrogate=1 nul_character=1"]],
           f"--threads {threads}: 3000 dispatches, each repair counted once ({rows(r)[1:]} {r.stderr.strip()[:160]})")
+# A defect inside a record, then the text cut short within the same chunk (the scan's error, met
+# before the chunk is cut and checked): the record's defect is reported.
+text = json.dumps(fixes)
+bad_at = text.index('"dispatch_id": 7,') + len('"dispatch_id": ')
+with open(p, "w") as f:
+    f.write(text[:bad_at] + "7x" + text[bad_at + 1:text.index('"dispatch_id": 20,')])
+r = run([p], "SELECT 1")
+m = re.search(r"at byte (\d+)", r.stderr)
+check(r.returncode == 1 and m and bad_at <= int(m.group(1)) <= bad_at + 2,
+      f"a broken record, then the text cut in its chunk: the record's byte ({bad_at}; {r.stderr.strip()[:200]})")
 # Two defects: one inside a record of the first chunk, one after the records (the scan's): the
 # first in the file is the one reported, with any number of threads.
 text = json.dumps(fixes)
@@ -365,6 +375,17 @@ with open(p, "w") as f:
 r = run(["--threads", "2", p], "SELECT 1")
 check(r.returncode == 1 and f"at byte {len(text) + 1}: expected the end of the text" in r.stderr,
       f"symbols sound, the scan's defect after them reported ({r.stderr.strip()[:200]})")
+# The same when the scan's defect lies in the batch it is cutting: the text is truncated inside a
+# later entry of the batch that holds the broken one (the scan walks strings and brackets only).
+cut_at = text.index('{"kernel_id": 150,')
+with open(p, "w") as f:
+    f.write(text[:bad_at] + "1x0" + text[bad_at + 3:cut_at + 40])
+for threads in ("1", "2"):
+    r = run(["--threads", threads, p], "SELECT 1")
+    m = re.search(r"at byte (\d+)", r.stderr)
+    check(r.returncode == 1 and m and bad_at <= int(m.group(1)) <= bad_at + 2,
+          f"--threads {threads}: a broken symbol, then the text cut in its batch: the symbol's byte ({bad_at}; "
+          f"{r.stderr.strip()[:200]})")
 big_at = text.index('"sgpr_count": 16, "nested"')
 with open(p, "w") as f:
     f.write(text[:big_at] + '"sgpr_count": 123456789012345678901234567890' + text[big_at + len('"sgpr_count": 16'):])

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "src/json_check.h"
@@ -812,6 +813,14 @@ class Reader : public TraceReader {
     return e;
   }
   // After a member at p: past the ',' and white space to the next member, or at the '}'.
+  // A scan error met while cutting entries: a defect in the entries [start, end) walked whole before
+  // it, which check_json would have found once they were cut, is first in the file and is the one
+  // reported. (The scan walks strings and brackets only; the entry it failed in is not checked: a
+  // cut text reads as broken where it ends.)
+  void defect_before(Text& t, size_t start, size_t end) {
+    if (end <= start) return;
+    check(t, start, end, true);  // (throws the defect)
+  }
   size_t next_member(Text& t, size_t p) {
     p = t.skip_ws(p);
     if (t.at(p) == '}') return p;
@@ -867,21 +876,27 @@ class Reader : public TraceReader {
     size_t q = t.skip_ws(v + 1);
     if (t.at(q) == ']') return q + 1;
     for (;;) {
-      size_t start = q, stop;
+      size_t start = q, stop, walked = q;
       t.keep = start;
       size_t n = 0;
       bool last;
-      for (;;) {
-        stop = end_of_value(t, q);
-        if (stop == q) fail(t, q, "expected a value");
-        ++n;
-        q = t.skip_ws(stop);
-        int c = t.at(q);
-        if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
-        last = c == ']';
-        if (!last) q = t.skip_ws(q + 1);
-        if (last || q - start >= kBatchBytes) break;
-        if (!f) t.keep = q;  // counting only: nothing kept
+      try {
+        for (;;) {
+          stop = end_of_value(t, q);
+          if (stop == q) fail(t, q, "expected a value");
+          walked = stop;
+          ++n;
+          q = t.skip_ws(stop);
+          int c = t.at(q);
+          if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
+          last = c == ']';
+          if (!last) q = t.skip_ws(q + 1);
+          if (last || q - start >= kBatchBytes) break;
+          if (!f) t.keep = q;  // counting only: nothing kept
+        }
+      } catch (const LoadError&) {
+        if (f) defect_before(t, start, walked);  // (entries only counted are not checked)
+        throw;
       }
       count += n;
       if (f) {
@@ -902,22 +917,28 @@ class Reader : public TraceReader {
     size_t q = t.skip_ws(v + 1);
     if (t.at(q) == ']') return q + 1;
     for (;;) {
-      size_t start = q, stop, objects = 0;
+      size_t start = q, stop, walked = q, objects = 0;  // walked: the entries' end, walked whole
       t.keep = start;
       bool last;
-      for (;;) {
-        objects += t.at(q) == '{';
-        stop = end_of_value(t, q);
-        if (stop == q) fail(t, q, "expected a value");
-        q = t.skip_ws(stop);
-        int c = t.at(q);
-        if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
-        last = c == ']';
-        if (!last) q = t.skip_ws(q + 1);
-        // A marker_api array stays one chunk: a backward op range finds its forward range's
-        // thread by seq among the ranges before it (emit_nvtx::ForwardThreads), in record order,
-        // on one thread. (roctx ranges are far fewer than dispatches.)
-        if (last || (kind != kMarker && q - start >= kChunkBytes)) break;
+      try {
+        for (;;) {
+          objects += t.at(q) == '{';
+          stop = end_of_value(t, q);
+          if (stop == q) fail(t, q, "expected a value");
+          walked = stop;
+          q = t.skip_ws(stop);
+          int c = t.at(q);
+          if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
+          last = c == ']';
+          if (!last) q = t.skip_ws(q + 1);
+          // A marker_api array stays one chunk: a backward op range finds its forward range's
+          // thread by seq among the ranges before it (emit_nvtx::ForwardThreads), in record order,
+          // on one thread. (roctx ranges are far fewer than dispatches.)
+          if (last || (kind != kMarker && q - start >= kChunkBytes)) break;
+        }
+      } catch (const LoadError&) {
+        defect_before(t, start, walked);
+        throw;
       }
       const size_t n = stop - start + 2;
       Chunk c{(*spare_)(), t.offset(start), objects};
@@ -1104,18 +1125,25 @@ class Reader : public TraceReader {
     try {
       for (;;) {
         const size_t start = q;
-        size_t stop;
+        size_t stop, walked = q;
         t.keep = start;
         bool last;
-        for (;;) {
-          stop = end_of_value(t, q);
-          if (stop == q) fail(t, q, "expected a value");
-          q = t.skip_ws(stop);
-          const int c = t.at(q);
-          if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
-          last = c == ']';
-          if (!last) q = t.skip_ws(q + 1);
-          if (last || q - start >= kBatchBytes) break;
+        try {
+          for (;;) {
+            stop = end_of_value(t, q);
+            if (stop == q) fail(t, q, "expected a value");
+            walked = stop;
+            q = t.skip_ws(stop);
+            const int c = t.at(q);
+            if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
+            last = c == ']';
+            if (!last) q = t.skip_ws(q + 1);
+            if (last || q - start >= kBatchBytes) break;
+          }
+        } catch (const LoadError&) {
+          take();  // batches cut before this one come first in the file
+          defect_before(t, start, walked);
+          throw;
         }
         Batch& b = batches.emplace_back();
         const size_t n = stop - start + 2;
@@ -1127,7 +1155,7 @@ class Reader : public TraceReader {
         if (last) return q + 1;
       }
     } catch (const LoadError&) {
-      take();  // an error in a batch cut before the scan's error comes first in the file
+      take();  // (a scan error past the batches cut: theirs come first in the file)
       throw;
     }
   }
