@@ -812,7 +812,6 @@ class Reader : public TraceReader {
     t.keep = e;
     return e;
   }
-  // After a member at p: past the ',' and white space to the next member, or at the '}'.
   // A scan error met while cutting entries: a defect in the entries [start, end) walked whole before
   // it, which check_json would have found once they were cut, is first in the file and is the one
   // reported. (The scan walks strings and brackets only; the entry it failed in is not checked: a
@@ -821,6 +820,7 @@ class Reader : public TraceReader {
     if (end <= start) return;
     check(t, start, end, true);  // (throws the defect)
   }
+  // After a member at p: past the ',' and white space to the next member, or at the '}'.
   size_t next_member(Text& t, size_t p) {
     p = t.skip_ws(p);
     if (t.at(p) == '}') return p;
@@ -1122,43 +1122,39 @@ class Reader : public TraceReader {
     };
     size_t q = t.skip_ws(v + 1);
     if (t.at(q) == ']') return q + 1;
-    try {
-      for (;;) {
-        const size_t start = q;
-        size_t stop, walked = q;
-        t.keep = start;
-        bool last;
-        try {
-          for (;;) {
-            stop = end_of_value(t, q);
-            if (stop == q) fail(t, q, "expected a value");
-            walked = stop;
-            q = t.skip_ws(stop);
-            const int c = t.at(q);
-            if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
-            last = c == ']';
-            if (!last) q = t.skip_ws(q + 1);
-            if (last || q - start >= kBatchBytes) break;
-          }
-        } catch (const LoadError&) {
-          take();  // batches cut before this one come first in the file
-          defect_before(t, start, walked);
-          throw;
+    for (;;) {
+      const size_t start = q;
+      size_t stop, walked = q;
+      t.keep = start;
+      bool last;
+      try {
+        for (;;) {
+          stop = end_of_value(t, q);
+          if (stop == q) fail(t, q, "expected a value");
+          walked = stop;
+          q = t.skip_ws(stop);
+          const int c = t.at(q);
+          if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
+          last = c == ']';
+          if (!last) q = t.skip_ws(q + 1);
+          if (last || q - start >= kBatchBytes) break;
         }
-        Batch& b = batches.emplace_back();
-        const size_t n = stop - start + 2;
-        b.text.resize(n);
-        b.text.data()[0] = '[', b.text.data()[n - 1] = ']';
-        std::memcpy(b.text.data() + 1, t.ptr(start), stop - start);
-        b.origin = t.offset(start);
-        if (last || batches.size() >= threads_) take();
-        if (last) return q + 1;
+      } catch (const LoadError&) {
+        take();  // batches cut before this one come first in the file
+        defect_before(t, start, walked);
+        throw;
       }
-    } catch (const LoadError&) {
-      take();  // (a scan error past the batches cut: theirs come first in the file)
-      throw;
+      Batch& b = batches.emplace_back();
+      const size_t n = stop - start + 2;
+      b.text.resize(n);
+      b.text.data()[0] = '[', b.text.data()[n - 1] = ']';
+      std::memcpy(b.text.data() + 1, t.ptr(start), stop - start);
+      b.origin = t.offset(start);
+      if (last || batches.size() >= threads_) take();
+      if (last) return q + 1;
     }
   }
+
   using SymbolTexts = std::vector<std::pair<int64_t, std::string>>;  // kernel_id, its names' JSON
   static std::optional<SymbolTexts> symbol_texts(std::string_view batch) {
     const char* d = batch.data();
