@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "src/output_file.h"
 
@@ -18,9 +19,13 @@ namespace tlsql {
 void TextBuffer::resize(size_t size) {
   if (size + kPadding > capacity_) {
     size_t cap = size + kPadding + size / 8;  // chunk sizes vary a little: leave room to reuse
-    std::unique_ptr<char[]> d(new char[cap]);
-    if (size_) std::memcpy(d.get(), data_.get(), std::min(size_, size));
-    data_ = std::move(d);
+    // realloc keeps the content and, for a large block, moves its pages (mremap) rather than
+    // copying them: a growing input window never holds its old and new buffers at once (a
+    // 256 MiB value held both, twice its size, until the gzip-bomb check refused it).
+    char* d = static_cast<char*>(std::realloc(data_.get(), cap));
+    if (!d) throw std::bad_alloc();
+    (void)data_.release();
+    data_.reset(d);
     capacity_ = cap;
   }
   size_ = size;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
@@ -59,7 +60,10 @@ class TextBuffer {
   size_t capacity() const { return capacity_; }
 
  private:
-  std::unique_ptr<char[]> data_;
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> data_;  // (malloc'd: grown by realloc)
   size_t size_ = 0, capacity_ = 0;
 };
 
