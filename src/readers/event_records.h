@@ -7,7 +7,8 @@
 // checked and parsed, were most of their load time.
 //
 // The args text is the JSON the row stores (then minified and keyed as every args text is), so a
-// row's args are the bytes the Kineto text gave. A record whose strings the Kineto parser would
+// row's args are the bytes the Kineto text gave; a Writer on a parse thread writes it keyed
+// already (encode_keys), the same bytes the store would make of it. A record whose strings the Kineto parser would
 // repair (invalid UTF-8, NUL: json_check.h) or whose args give a column other than through arg()
 // is parsed as Kineto text instead, so that the repair and its health counts stay in one place.
 #pragma once

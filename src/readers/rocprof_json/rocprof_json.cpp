@@ -876,35 +876,51 @@ class Reader : public TraceReader {
     size_t q = t.skip_ws(v + 1);
     if (t.at(q) == ']') return q + 1;
     for (;;) {
-      size_t start = q, stop, walked = q;
-      t.keep = start;
-      size_t n = 0;
-      bool last;
-      try {
-        for (;;) {
-          stop = end_of_value(t, q);
-          if (stop == q) fail(t, q, "expected a value");
-          walked = stop;
-          ++n;
-          q = t.skip_ws(stop);
-          int c = t.at(q);
-          if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
-          last = c == ']';
-          if (!last) q = t.skip_ws(q + 1);
-          if (last || q - start >= kBatchBytes) break;
-          if (!f) t.keep = q;  // counting only: nothing kept
-        }
-      } catch (const LoadError&) {
-        if (f) defect_before(t, start, walked);  // (entries only counted are not checked)
-        throw;
-      }
-      count += n;
+      const Run r = run_of(t, q, kBatchBytes, !f);
+      count += r.entries;
       if (f) {
         array batch;
-        if (dom(t, start, check(t, start, stop, true)).get_array().get(batch)) fail(t, start, "expected array entries");
+        if (dom(t, r.start, check(t, r.start, r.stop, true)).get_array().get(batch))
+          fail(t, r.start, "expected array entries");
         for (element e : batch) f(e);
       }
-      if (last) return q + 1;
+      if (r.last) return q + 1;
+    }
+  }
+
+  // One run of an array's entries from q (at an entry), walked until it holds `bytes` of text or
+  // the array ends, its text kept in the window (nothing kept when only `counting`). q moves past
+  // the ',' after the run, or to the ']' that ends the array. A scan error met on the way is
+  // thrown after `before` (for runs cut earlier and not yet checked: they come first in the file)
+  // and defect_before over the entries walked whole (entries only counted are not checked).
+  struct Run {
+    size_t start = 0, stop = 0, entries = 0, objects = 0;
+    bool last = false;
+  };
+  Run run_of(Text& t, size_t& q, size_t bytes, bool counting, const std::function<void()>& before = nullptr) {
+    Run r;
+    r.start = r.stop = q;
+    size_t walked = q;
+    t.keep = q;
+    try {
+      for (;;) {
+        r.objects += t.at(q) == '{';
+        r.stop = end_of_value(t, q);
+        if (r.stop == q) fail(t, q, "expected a value");
+        walked = r.stop;
+        ++r.entries;
+        q = t.skip_ws(r.stop);
+        const int c = t.at(q);
+        if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
+        r.last = c == ']';
+        if (!r.last) q = t.skip_ws(q + 1);
+        if (r.last || q - r.start >= bytes) return r;
+        if (counting) t.keep = q;
+      }
+    } catch (const LoadError&) {
+      if (before) before();
+      if (!counting) defect_before(t, r.start, walked);
+      throw;
     }
   }
 
@@ -917,39 +933,20 @@ class Reader : public TraceReader {
     size_t q = t.skip_ws(v + 1);
     if (t.at(q) == ']') return q + 1;
     for (;;) {
-      size_t start = q, stop, walked = q, objects = 0;  // walked: the entries' end, walked whole
-      t.keep = start;
-      bool last;
-      try {
-        for (;;) {
-          objects += t.at(q) == '{';
-          stop = end_of_value(t, q);
-          if (stop == q) fail(t, q, "expected a value");
-          walked = stop;
-          q = t.skip_ws(stop);
-          int c = t.at(q);
-          if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
-          last = c == ']';
-          if (!last) q = t.skip_ws(q + 1);
-          // A marker_api array stays one chunk: a backward op range finds its forward range's
-          // thread by seq among the ranges before it (emit_nvtx::ForwardThreads), in record order,
-          // on one thread. (roctx ranges are far fewer than dispatches.)
-          if (last || (kind != kMarker && q - start >= kChunkBytes)) break;
-        }
-      } catch (const LoadError&) {
-        defect_before(t, start, walked);
-        throw;
-      }
-      const size_t n = stop - start + 2;
-      Chunk c{(*spare_)(), t.offset(start), objects};
+      // A marker_api array stays one chunk: a backward op range finds its forward range's thread
+      // by seq among the ranges before it (emit_nvtx::ForwardThreads), in record order, on one
+      // thread. (roctx ranges are far fewer than dispatches.)
+      const Run r = run_of(t, q, kind == kMarker ? SIZE_MAX : kChunkBytes, false);
+      const size_t n = r.stop - r.start + 2;
+      Chunk c{(*spare_)(), t.offset(r.start), r.objects};
       c.text.resize(kHead + n);
       char* d = c.text.data() + kHead;
       d[0] = '[', d[n - 1] = ']';
-      std::memcpy(d + 1, t.ptr(start), stop - start);
+      std::memcpy(d + 1, t.ptr(r.start), r.stop - r.start);
       c.text.data()[0] = kind;
       cut_ = true;
       if (!(*emit_)(std::move(c))) throw Cancelled();
-      if (last) return q + 1;
+      if (r.last) return q + 1;
     }
   }
 
@@ -1123,35 +1120,15 @@ class Reader : public TraceReader {
     size_t q = t.skip_ws(v + 1);
     if (t.at(q) == ']') return q + 1;
     for (;;) {
-      const size_t start = q;
-      size_t stop, walked = q;
-      t.keep = start;
-      bool last;
-      try {
-        for (;;) {
-          stop = end_of_value(t, q);
-          if (stop == q) fail(t, q, "expected a value");
-          walked = stop;
-          q = t.skip_ws(stop);
-          const int c = t.at(q);
-          if (c != ',' && c != ']') fail(t, q, "expected ',' or ']' in an array");
-          last = c == ']';
-          if (!last) q = t.skip_ws(q + 1);
-          if (last || q - start >= kBatchBytes) break;
-        }
-      } catch (const LoadError&) {
-        take();  // batches cut before this one come first in the file
-        defect_before(t, start, walked);
-        throw;
-      }
+      const Run r = run_of(t, q, kBatchBytes, false, take);
       Batch& b = batches.emplace_back();
-      const size_t n = stop - start + 2;
+      const size_t n = r.stop - r.start + 2;
       b.text.resize(n);
       b.text.data()[0] = '[', b.text.data()[n - 1] = ']';
-      std::memcpy(b.text.data() + 1, t.ptr(start), stop - start);
-      b.origin = t.offset(start);
-      if (last || batches.size() >= threads_) take();
-      if (last) return q + 1;
+      std::memcpy(b.text.data() + 1, t.ptr(r.start), r.stop - r.start);
+      b.origin = t.offset(r.start);
+      if (r.last || batches.size() >= threads_) take();
+      if (r.last) return q + 1;
     }
   }
 
