@@ -74,10 +74,8 @@ class TextArena {
     // walk (args_text::minify_encode). False, nothing added, when that walk cannot decide: then
     // minify it and call add_args.
     bool add_raw_args(std::string_view raw, uint64_t& handle, uint32_t& len);
-    // The args keys' dictionary, this thread's cache of it (args_text::encode_key) and the
-    // dictionary itself (args_text::decode).
+    // This thread's cache of the args keys' dictionary (args_text::encode_key).
     StringPool::Cache& keys() { return keys_; }
-    const StringPool& dictionary() const { return arena_.keys(); }
 
    private:
     TextArena& arena_;

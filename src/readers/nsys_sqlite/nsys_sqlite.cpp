@@ -352,8 +352,12 @@ class Reader : public TraceReader {
         name = buf = r.i(graph) != kNull ? fmt::format("CUDA graph {}", r.i(graph)) : std::string("CUDA graph");
       } else if (kernel) {
         name = {};
-        for (int column : {demangled, shortname, mangled})
-          if (const int64_t id = r.i(column); name.empty() && !(name = string(id)).empty()) key = name_key(id, name);
+        for (int column : {demangled, shortname, mangled}) {
+          const int64_t id = r.i(column);
+          if ((name = string(id)).empty()) continue;
+          key = name_key(id, name);
+          break;
+        }
         if (name.empty()) {
           name = "unknown_kernel";
           health_->add("nsys_missing_name", (int64_t)out_->rows(),
