@@ -85,11 +85,6 @@ void Writer::open_args() {
   if (direct_) keyed_.assign(1, '{');
 }
 
-void Writer::key(std::string_view k) {
-  if (put_key(k).column != ArgKey::none) head_.present |= kAsText;  // its value comes as raw text
-  direct_ = false;
-}
-
 // A reader passes a few keys, each a literal, millions of times: each is escaped, looked up as a
 // column and made a token once, then found by its address (and confirmed by its bytes).
 const Writer::Key& Writer::key_of(std::string_view k) {

@@ -8,9 +8,10 @@
 //
 // The args text is the JSON the row stores (then minified and keyed as every args text is), so a
 // row's args are the bytes the Kineto text gave; a Writer on a parse thread writes it keyed
-// already (encode_keys), the same bytes the store would make of it. A record whose strings the Kineto parser would
-// repair (invalid UTF-8, NUL: json_check.h) or whose args give a column other than through arg()
-// is parsed as Kineto text instead, so that the repair and its health counts stay in one place.
+// already (encode_keys), the same bytes the store would make of it. A record whose strings the
+// Kineto parser would repair (invalid UTF-8, NUL: json_check.h) or whose args give a column other
+// than through arg() is parsed as Kineto text instead, so that the repair and its health counts
+// stay in one place.
 #pragma once
 
 #include <cstdint>
@@ -58,8 +59,6 @@ class Writer {
   void pid(int64_t v);
   void tid(int64_t v);
   void open_args();
-  // A member's key; its value is then written into raw() (JSON text).
-  void key(std::string_view k);
   void arg(std::string_view k, int64_t v);
   void text_arg(std::string_view k, std::string_view v);
   // `json` must be one valid JSON value (the caller checked it). `flat`: the caller wrote it,
@@ -69,10 +68,9 @@ class Writer {
   // For a Writer on a parse thread (its records parsed on the same thread): args written as the
   // store keeps them, keys as tokens of `keys` (args_text::encode_key), so that the parser stores
   // them as they are rather than walking them again (minify, keys). A record whose args take a
-  // value the Writer cannot vouch for (raw(), a json_arg not flat) or that is parsed as text keeps
+  // value the Writer cannot vouch for (a json_arg not flat) or that is parsed as text keeps
   // the JSON text, and is stored as any other.
   void encode_keys(StringPool::Cache* keys) { keys_ = keys; }
-  std::string& raw() { return body_; }
   // Closes the event (and its args object when `args`).
   void end(bool args = true);
   void flush();

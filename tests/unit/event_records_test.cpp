@@ -38,8 +38,6 @@ struct Out {
   void json_arg(std::string_view k, std::string_view v) { text ? text->json_arg(k, v) : rec->json_arg(k, v); }
   // A value the caller wrote, flat (event_records::Writer::json_arg).
   void flat_arg(std::string_view k, std::string_view v) { text ? text->json_arg(k, v) : rec->json_arg(k, v, true); }
-  void key(std::string_view k) { text ? text->key(k) : rec->key(k); }
-  std::string& raw() { return text ? text->raw() : rec->raw(); }
   void end(bool args = true) { text ? text->end(args) : rec->end(args); }
 };
 
@@ -51,7 +49,7 @@ void events(Out& o) {
   o.ts(1700000000123456789), o.dur(4567), o.pid(0), o.tid(kWide);
   o.open_args();
   o.arg("device", 0), o.arg("stream", kWide), o.arg("correlation", 77);
-  o.key("grid"), o.raw() += "[1024,1,1]";
+  o.flat_arg("grid", "[1024,1,1]");
   o.json_arg("block", "[128, 1, 1]");
   o.text_arg("truncated name", "elementwise_kernel");
   o.end();
@@ -76,12 +74,12 @@ void events(Out& o) {
   o.begin("X", "kernel", "null marker"), o.ts(kNull), o.dur(5), o.pid(kNull), o.open_args();
   o.arg("correlation", kNull), o.end();
   // Strings the Kineto parser repairs (parsed as text): invalid UTF-8, NUL; and a column from a
-  // string value ("stream" written as text: number_as_string) or a raw value after key().
+  // string value ("stream" written as text: number_as_string) or from a JSON value.
   o.begin("X", "kernel", "bad\xff\xfeutf"), o.ts(1), o.dur(2), o.open_args(), o.arg("correlation", 5), o.end();
   o.begin("X", "cpu_op", "x"), o.ts(1), o.dur(2), o.open_args();
   o.text_arg("sizes", std::string_view("nul\0in", 6)), o.end();
   o.begin("X", "kernel", "s"), o.ts(1), o.dur(2), o.open_args(), o.text_arg("stream", "12"), o.end();
-  o.begin("X", "kernel", "k"), o.ts(1), o.dur(2), o.open_args(), o.key("correlation"), o.raw() += "31", o.end();
+  o.begin("X", "kernel", "k"), o.ts(1), o.dur(2), o.open_args(), o.json_arg("correlation", "31"), o.end();
   // Flat values the caller wrote (stored as written with encode_keys); a key with escapes.
   o.begin("X", "kernel", "flat"), o.ts(3), o.dur(4), o.open_args(), o.flat_arg("grid", "[4096,2,1]");
   o.flat_arg("truncated name", "\"k<\\\"x\\\">\""), o.arg("quote\"key", 1), o.arg("device", 1), o.end();
