@@ -14,7 +14,10 @@ namespace tlsql {
 namespace {
 
 constexpr uint8_t kTableLeaf = 0x0d, kTableInterior = 0x05, kIndexLeaf = 0x0a, kIndexInterior = 0x02;
-constexpr size_t kFlushBytes = 8 << 20;
+// Pages are written in runs of this much, one run encoded while the last is written. 1 MB: the two
+// runs' buffers are part of a save's peak memory (16 MB at 8 MB runs, a fifth of an Nsight
+// export's peak), and a larger pwrite is no faster.
+constexpr size_t kFlushBytes = 1 << 20;
 
 uint32_t get16(const uint8_t* p) { return (uint32_t)p[0] << 8 | p[1]; }
 uint32_t get32(const uint8_t* p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
