@@ -92,20 +92,37 @@ uint32_t StringPool::Cache::intern(std::string_view s, size_t cap) {
   return id;
 }
 
+namespace {
+// Fibonacci hashing: ids are counters and scoped counters, whose low bits alone would cluster.
+size_t wide_slot(int64_t value, size_t mask) {
+  return (size_t)(((uint64_t)value * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+}  // namespace
+
 Id32 WideIds::id(int64_t value) {
   if (value == kNull) return {};
   if (value >= kLow && value <= INT32_MAX) return {(int32_t)value};
   std::lock_guard<std::mutex> l(mu_);
-  auto [it, fresh] = codes_.try_emplace(value, 0);
-  if (fresh) {
-    if (values_.size() >= (size_t)(kLow - (INT32_MIN + 1))) {
-      codes_.erase(it);
-      throw std::length_error("over 2^30 distinct ids (correlation, pid, ...) beyond 32 bits");
-    }
-    values_.push_back(value);
-    it->second = (int32_t)(INT32_MIN + (int64_t)values_.size());
+  if (2 * (values_.size() + 1) > slots_.size()) grow();
+  const size_t mask = slots_.size() - 1;
+  size_t at = wide_slot(value, mask);
+  for (; slots_[at]; at = (at + 1) & mask)
+    if (values_[slots_[at] - 1] == value) return {(int32_t)(INT32_MIN + (int64_t)slots_[at])};
+  if (values_.size() >= (size_t)(kLow - (INT32_MIN + 1)))
+    throw std::length_error("over 2^30 distinct ids (correlation, pid, ...) beyond 32 bits");
+  values_.push_back(value);
+  slots_[at] = (uint32_t)values_.size();
+  return {(int32_t)(INT32_MIN + (int64_t)values_.size())};
+}
+
+void WideIds::grow() {
+  slots_.assign(std::max<size_t>(1024, slots_.size() * 2), 0);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = 0; i < values_.size(); ++i) {
+    size_t at = wide_slot(values_[i], mask);
+    while (slots_[at]) at = (at + 1) & mask;
+    slots_[at] = (uint32_t)(i + 1);
   }
-  return {it->second};
 }
 
 uint64_t TextArena::Writer::add(std::string_view s) {

@@ -38,6 +38,23 @@ TEST_CASE("ids: small values in the row, wide ones by code, each value back as i
   CHECK(ids.size() == wide.size());
 }
 
+TEST_CASE("ids: through the table's growth, values alike in their low bits") {
+  // Nsight's scoped correlation ids (pid * 10^10 + id) and multiples of 2^32 (equal low words):
+  // 60,000 values make the table grow from 1024 slots six times.
+  WideIds ids;
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < 30000; ++i) values.push_back(int64_t(4242) * 10000000000 + i);
+  for (int64_t i = 1; i <= 30000; ++i) values.push_back(i << 32);
+  std::vector<Id32> codes;
+  for (int64_t v : values) codes.push_back(ids.id(v));
+  CHECK(ids.size() == values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    CHECK(ids.value(codes[i]) == values[i]);
+    CHECK(ids.id(values[i]) == codes[i]);  // found again after every growth
+  }
+  CHECK(ids.size() == values.size());
+}
+
 TEST_CASE("ids: several threads at once agree on each value's code") {
   WideIds ids;
   std::vector<std::vector<Id32>> got(4);
