@@ -39,7 +39,11 @@ struct LoadOptions {
   // Threads that read the file (one scans and parses, the others parse); 0: load_threads()
   // (src/readers/pipeline.h: --threads, else the machine's cores).
   size_t threads = 0;
-  size_t chunk_bytes = 8u << 20;  // events are parsed in runs of about this much text (the fuzz target sets it small)
+  // Events are parsed in runs of about this much text (the fuzz target sets it small). 2 MB: a
+  // chunk read into a buffer the size of a core's L2 is still in cache when its proof and its parse
+  // walk it (docs/performance.md, "Chunk size"); 8 MB chunks were copied and walked at DRAM speed,
+  // and the chunks in flight held ~35 MB more.
+  size_t chunk_bytes = 2u << 20;
   // Graphs from capture traces (read_capture_file): the trace's graph replays are attributed to them.
   const std::vector<CapturedGraph>* captured = nullptr;
   // The input formats asked, in order (src/readers/reader.h); a test adds its own here.

@@ -38,7 +38,7 @@ struct Numbered {
 class ChunkQueue {
  public:
   explicit ChunkQueue(size_t limit) : limit_(limit) {}
-  // Parsed chunks' buffers come back here and are reused: fresh 8 MB buffers would cost a page
+  // Parsed chunks' buffers come back here and are reused: fresh chunk buffers would cost a page
   // fault and a kernel page clear for every 4 KB of the file.
   TextBuffer spare() {
     std::lock_guard<std::mutex> l(m_);
