@@ -154,13 +154,32 @@ void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trac
   exec_sql(db, "BEGIN");
   try {
     {
-      Statement ins(db, fmt::format("INSERT INTO {}.launch_link(gpu, runtime, launcher) VALUES(?,?,?)", q));
-      for (const LaunchLink& l : launches) {
-        sqlite3_bind_int64(ins.get(), 1, trace.uid_base + l.gpu);
-        sqlite3_bind_int64(ins.get(), 2, trace.uid_base + l.runtime);
-        sqlite3_bind_int64(ins.get(), 3, trace.uid_base + l.launcher);
+      // kBatch links a statement: a step per row was ~400 ns of SQLite's per-statement work a link,
+      // serial after the parallel stages (a tenth of a second on a 1 GB trace).
+      constexpr size_t kBatch = 64;
+      auto sql = [&](size_t rows) {
+        std::string s = fmt::format("INSERT INTO {}.launch_link(gpu, runtime, launcher) VALUES(?,?,?)", q);
+        for (size_t i = 1; i < rows; ++i) s += ",(?,?,?)";
+        return s;
+      };
+      size_t at = 0;
+      auto insert = [&](Statement& ins, size_t rows) {
+        for (size_t i = 0; i < rows; ++i, ++at) {
+          const LaunchLink& l = launches[at];
+          sqlite3_bind_int64(ins.get(), (int)(3 * i + 1), trace.uid_base + l.gpu);
+          sqlite3_bind_int64(ins.get(), (int)(3 * i + 2), trace.uid_base + l.runtime);
+          sqlite3_bind_int64(ins.get(), (int)(3 * i + 3), trace.uid_base + l.launcher);
+        }
         ins.step();
         ins.reset();
+      };
+      if (launches.size() >= kBatch) {
+        Statement batch(db, sql(kBatch));
+        while (launches.size() - at >= kBatch) insert(batch, kBatch);
+      }
+      if (at < launches.size()) {
+        Statement tail(db, sql(launches.size() - at));
+        insert(tail, launches.size() - at);
       }
     }
     {
