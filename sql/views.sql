@@ -357,7 +357,10 @@ WHERE p.counted = 1;
 -- are classified once per distinct name (a GB trace has millions of launches of a few hundred).
 CREATE VIEW IF NOT EXISTS @schema.op_sheet AS
 WITH family_of(name, family) AS MATERIALIZED (
-  SELECT name, family FROM (SELECT name, kernel_family(name) AS family FROM event WHERE kind = 'kernel' GROUP BY name)
+  -- (Each distinct name classified once: LIMIT -1 keeps SQLite from pushing `family IS NOT NULL`
+  -- down into the subquery, where kernel_family ran on every kernel row.)
+  SELECT name, family FROM (SELECT name, kernel_family(name) AS family
+                            FROM (SELECT DISTINCT name FROM event WHERE kind = 'kernel' LIMIT -1))
   WHERE family IS NOT NULL)
 SELECT family, name, input_dims, input_types, count, gflop_per_call, gpu_us, mean_us,
        round(s ->> 'tflops', 3) AS tflops, round(s ->> 'tbps', 4) AS tbps,
@@ -381,7 +384,9 @@ SELECT f.family, work_name(k.launcher, (SELECT name FROM tlsql_schema)) AS name,
                 WHEN l.input_dims IS NULL OR l.input_dims IN ('[]', '') THEN 'no model: Input Dims missing'
                 ELSE 'no model: ' || l.name || ' has no FLOPs formula' END),
        sum(k.dur)
-FROM kernel k JOIN family_of f ON f.name = k.name JOIN event l ON l.uid = k.launcher
+-- (CROSS JOIN: kernels outside, the family by name inside. A report's `WHERE family = ...` made
+-- SQLite loop over the family's names outside, each scanning every kernel.)
+FROM kernel k CROSS JOIN family_of f ON f.name = k.name JOIN event l ON l.uid = k.launcher
 WHERE k.dur > 0
   AND (l.kind IN ('runtime', 'driver')
        OR (l.kind = 'cpu_op' AND coalesce(perf_source(l.uid, (SELECT name FROM tlsql_schema)), '') NOT IN ('model', 'inductor')
