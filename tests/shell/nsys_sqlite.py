@@ -9,6 +9,8 @@
    (diff_kernels): every delta zero.
 4. An export of another schema version loads what it can, with health rows; one without a kernel
    table is refused in one line.
+5. Other exports' habits, made here.
+6. Tables read ahead on a second thread give the rows and errors of a one-thread load.
 usage: nsys_sqlite.py TLSQL SHARED_DIR TMP_DIR"""
 import csv, io, json, os, re, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
@@ -421,6 +423,63 @@ r = run([old], "SELECT r.pid, g.device FROM launch l JOIN event r ON r.uid = l.r
 check(rows(r)[1:] == [["7", "0"], ["8", "1"]], f"no globalPid on kernels: ids as written, linked ({rows(r)[1:]})")
 r = run([old], """SELECT detail FROM health WHERE "check" = 'nsys_correlation_unscoped'""")
 check(len(rows(r)) == 2 and "CUPTI_ACTIVITY_KIND_KERNEL" in rows(r)[1][0], f"said in health ({rows(r)[1:]})")
+
+# --- 6. tables read ahead (Rows::read_ahead, with a second thread) --------------------------------
+# 5,000 kernels, runtime calls and NVTX ranges: batches of 2,048 rows, the last one partial. Kernel
+# i runs [10^6 + 1000 i, + 500 + i) ns, launched by call i at 1000 i; NVTX range i spans call i.
+# One load with --threads 1 (read in the scan) and one with --threads 2 (read ahead): the same rows.
+n = 5000
+big = make("read_ahead.sqlite", """
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        demangledName INT, gridX INT, registersPerThread INT);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INT, end INT, globalTid INT, correlationId INT, nameId INT);
+CREATE TABLE NVTX_EVENTS(start INT, end INT, eventType INT, text TEXT, textId INT, globalTid INT, domainId INT);
+""")
+c = sqlite3.connect(big)
+c.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,0,7,?,1,?,?)",
+              [(10**6 + 1000 * i, 10**6 + 1000 * i + 500 + i, i + 1, i % 7 + 1, 32.5 if i == 4321 else 32)
+               for i in range(n)])
+c.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,2)",
+              [(1000 * i + 100, 1000 * i + 200, p1, i + 1) for i in range(n)])
+c.executemany("INSERT INTO NVTX_EVENTS VALUES (?,?,59,?,NULL,?,0)",
+              [(1000 * i, 1000 * i + 300, f"aten::mm, op_id = {i}", p1) for i in range(n)])
+# Then 8 ranges with 1 MB texts: batches end at 4 MB of text, not 2,048 rows.
+c.executemany("INSERT INTO NVTX_EVENTS VALUES (?,?,59,?,NULL,?,0)",
+              [(10**7 + 1000 * k, 10**7 + 1000 * k + 10, "x" * 10**6 + str(k), p1) for k in range(8)])
+c.commit()
+c.close()
+q = ("SELECT * FROM event ORDER BY uid", "SELECT * FROM health ORDER BY 2")
+one, two = run(["--threads", "1", big], *q), run(["--threads", "2", big], *q)
+check(one.returncode == 0 and one.stdout == two.stdout and one.stdout.count("\n") > 3 * n,
+      f"read ahead: --threads 2 gives --threads 1's rows and health ({one.stdout.count(chr(10))} lines; {two.stderr.strip()[:160]})")
+# By hand: durations 500 + i, summed 500 n + n (n - 1) / 2; every call links its kernel; a real in
+# an integer column reads as no integer (row 4321's registers: no arg), as in the scan.
+r = run(["--threads", "2", big], "SELECT count(*), sum(dur) FROM event WHERE kind = 'kernel'",
+        "SELECT count(*) FROM launch_link", "SELECT count(*) FROM event WHERE kind = 'cpu_op' AND name = 'aten::mm'",
+        "SELECT count(*) FROM event WHERE kind = 'kernel' AND args ->> '$.\"registers per thread\"' IS NULL",
+        "SELECT group_concat(length(name) || substr(name, -1), ' ') FROM event WHERE kind = 'annotation'")
+check([x for x in rows(r) if x[0][0].isdigit()] == [[str(n), str(500 * n + n * (n - 1) // 2)], [str(n)], [str(n)], ["1"],
+                                                   [" ".join(f"1000001{k}" for k in range(8))]],
+      f"read ahead: {n} kernels, their ns, links and op ranges by hand ({rows(r)})")
+# A page of the file made unreadable (the tables' pages follow their roots in insert order: this one
+# lies in the kernel table's, past its first batch): the same one-line error, naming the same table
+# and row, read ahead or not.
+bad = os.path.join(tmp, "read_ahead_corrupt.sqlite")
+with open(big, "rb") as f:
+    data = bytearray(f.read())
+c = export(big)
+page = c.execute("PRAGMA page_size").fetchone()[0]
+root = c.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'NVTX_EVENTS'").fetchone()[0]
+c.close()
+leaf = root + 20  # a leaf well inside the table (rows are appended page after page)
+data[(leaf - 1) * page:leaf * page] = b"\xff" * page
+with open(bad, "wb") as f:
+    f.write(data)
+one, two = run(["--threads", "1", bad], "SELECT 1"), run(["--threads", "2", bad], "SELECT 1")
+m = re.search(r"table (\w+), row (\d+): cannot read: ", one.stderr)
+check(one.returncode == 1 and two.returncode == 1 and one.stderr == two.stderr and one.stderr.count("\n") == 1 and
+      m and int(m[2]) > 2048,
+      f"read ahead: a corrupt page, the same error ({one.stderr.strip()[:160]} / {two.stderr.strip()[:160]})")
 
 nokernel = os.path.join(tmp, "no_kernel.sqlite")
 if os.path.exists(nokernel):

@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -47,6 +52,13 @@ bool metadata_table(const std::string& t) {
 
 // One table's rows with its columns found by name: an export of another schema version may lack a
 // column (it reads as NULL) or add some (never read).
+//
+// read_ahead(): SQLite's stepping and column decoding were a third of the scan's work, and the
+// scan is an export's serial part (77% of its load on two threads): a table read ahead is stepped
+// on a thread of its own, which copies each row's values into batches the scan then reads. The
+// thread starts at the first step() and is joined by the destructor; the connection
+// (SQLITE_OPEN_NOMUTEX) is the thread's alone in between, so the scan makes no other SQLite call
+// while such a table is open (an enum table read inside the loop would have to be read before it).
 class Rows {
  public:
   // With `wanted`, only those of its columns the table has are read (a kernel table has ~40 columns
@@ -60,26 +72,41 @@ class Rows {
     if (sqlite3_prepare_v2(db, ("SELECT *" + from + " NOT INDEXED").c_str(), -1, &q_, nullptr) == SQLITE_OK)
       from += " NOT INDEXED";
     else if (sqlite3_prepare_v2(db, ("SELECT *" + from).c_str(), -1, &q_, nullptr) != SQLITE_OK)
-      fail();
+      fail(sqlite3_errmsg(db_));
     for (int i = 0; i < sqlite3_column_count(q_); ++i) columns_[sqlite3_column_name(q_, i)] = i;
-    if (wanted.size() == 0) return;
-    std::string list;
-    std::map<std::string, int> chosen;
-    for (const char* c : wanted)
-      if (columns_.count(c) && !chosen.count(c)) {
-        list += (list.empty() ? "" : ", ") + quote_identifier(c);
-        chosen.emplace(c, (int)chosen.size());
-      }
-    sqlite3_finalize(q_);
-    q_ = nullptr;
-    columns_ = std::move(chosen);
-    if (sqlite3_prepare_v2(db, ("SELECT " + (list.empty() ? std::string("NULL") : list) + from).c_str(), -1, &q_,
-                           nullptr) != SQLITE_OK)
-      fail();
+    if (wanted.size() > 0) {
+      std::string list;
+      std::map<std::string, int> chosen;
+      for (const char* c : wanted)
+        if (columns_.count(c) && !chosen.count(c)) {
+          list += (list.empty() ? "" : ", ") + quote_identifier(c);
+          chosen.emplace(c, (int)chosen.size());
+        }
+      sqlite3_finalize(q_);
+      q_ = nullptr;
+      columns_ = std::move(chosen);
+      if (sqlite3_prepare_v2(db, ("SELECT " + (list.empty() ? std::string("NULL") : list) + from).c_str(), -1, &q_,
+                             nullptr) != SQLITE_OK)
+        fail(sqlite3_errmsg(db_));
+    }
+    width_ = (size_t)sqlite3_column_count(q_);
   }
-  ~Rows() { sqlite3_finalize(q_); }
+  ~Rows() {
+    if (ahead_.joinable()) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        stop_ = true;
+      }
+      moved_.notify_all();
+      ahead_.join();
+    }
+    sqlite3_finalize(q_);
+  }
   Rows(const Rows&) = delete;
   Rows& operator=(const Rows&) = delete;
+
+  // Steps on a thread of its own from the first step() on (above). Call before stepping.
+  void read_ahead() { ahead_wanted_ = true; }
 
   int column(const std::string& name) const {
     auto it = columns_.find(name);
@@ -87,31 +114,163 @@ class Rows {
   }
   bool has(const std::string& name) const { return column(name) >= 0; }
   bool step() {
-    int rc = sqlite3_step(q_);
-    if (rc == SQLITE_ROW) return ++row_, true;
-    if (rc != SQLITE_DONE) fail();
-    return false;
+    if (ahead_wanted_ && !ahead_.joinable()) start_ahead();
+    if (!ahead_wanted_) {
+      int rc = sqlite3_step(q_);
+      if (rc == SQLITE_ROW) return ++row_, true;
+      if (rc != SQLITE_DONE) fail(sqlite3_errmsg(db_));
+      return false;
+    }
+    if (cur_ && ++at_ < cur_->rows) return ++row_, true;
+    return next_batch();
   }
   // kNull for a NULL, a column the table lacks, or a value that is not an integer.
   int64_t i(int col) const {
-    return col < 0 || sqlite3_column_type(q_, col) != SQLITE_INTEGER ? kNull : sqlite3_column_int64(q_, col);
+    if (col < 0) return kNull;
+    if (!cur_) return sqlite3_column_type(q_, col) != SQLITE_INTEGER ? kNull : sqlite3_column_int64(q_, col);
+    const Cell& c = cur_->cells[at_ * width_ + (size_t)col];
+    return c.type == SQLITE_INTEGER ? c.i : kNull;
   }
+  // A value as text (a number as SQLite writes it); empty for a NULL or a column the table lacks.
+  // Valid until the next step() or s().
   std::string_view s(int col) const {
-    if (col < 0 || sqlite3_column_type(q_, col) == SQLITE_NULL) return {};
-    const char* t = (const char*)sqlite3_column_text(q_, col);
-    return t ? std::string_view(t, sqlite3_column_bytes(q_, col)) : std::string_view();
+    if (col < 0) return {};
+    if (!cur_) {
+      if (sqlite3_column_type(q_, col) == SQLITE_NULL) return {};
+      const char* t = (const char*)sqlite3_column_text(q_, col);
+      return t ? std::string_view(t, sqlite3_column_bytes(q_, col)) : std::string_view();
+    }
+    const Cell& c = cur_->cells[at_ * width_ + (size_t)col];
+    if (c.type == SQLITE_NULL) return {};
+    if (c.type == SQLITE_INTEGER) return number_ = std::to_string(c.i);  // (SQLite's text of an integer)
+    return std::string_view(cur_->bytes).substr(c.at, c.len);
   }
-  int64_t row() const { return row_; }
 
  private:
-  [[noreturn]] void fail() const {
-    throw LoadError(fmt::format("{}: table {}, row {}: cannot read: {}", path_, table_, row_ + 1, sqlite3_errmsg(db_)));
+  // A run of rows read ahead: per row and column its type, and its integer or where its text is in
+  // `bytes` (a real's or a blob's as SQLite gives it as text: what s() returns for it).
+  struct Cell {
+    int64_t i = 0;
+    uint32_t at = 0, len = 0;
+    int type = SQLITE_NULL;
+  };
+  struct Batch {
+    std::vector<Cell> cells;
+    std::string bytes;
+    size_t rows = 0;
+    bool last = false;  // the table's end (or its error) follows these rows (a batch short of
+                        // kBatchRows that is not last ended at kBatchBytes)
+    std::string error;  // SQLite's message, when stepping failed after these rows
+  };
+  // A batch ends at 2,048 rows or once its texts pass 4 MB (NVTX texts can be long): three batches
+  // are what the read-ahead holds.
+  static constexpr size_t kBatchRows = 2048, kBatchBytes = 4u << 20;
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw LoadError(fmt::format("{}: table {}, row {}: cannot read: {}", path_, table_, row_ + 1, why));
   }
+
+  void fill(Batch& b) {
+    b.cells.resize(kBatchRows * width_);
+    b.bytes.clear();
+    b.rows = 0;
+    b.last = false, b.error.clear();
+    while (b.rows < kBatchRows && b.bytes.size() < kBatchBytes) {
+      const int rc = sqlite3_step(q_);
+      if (rc == SQLITE_DONE) {
+        b.last = true;
+        return;
+      }
+      if (rc != SQLITE_ROW) {
+        b.last = true;
+        b.error = sqlite3_errmsg(db_);
+        return;
+      }
+      Cell* row = &b.cells[b.rows * width_];
+      for (size_t c = 0; c < width_; ++c) {
+        Cell& cell = row[c];
+        cell.type = sqlite3_column_type(q_, (int)c);
+        if (cell.type == SQLITE_NULL) continue;
+        if (cell.type == SQLITE_INTEGER) {
+          cell.i = sqlite3_column_int64(q_, (int)c);
+          continue;
+        }
+        const char* t = (const char*)sqlite3_column_text(q_, (int)c);
+        cell.at = (uint32_t)b.bytes.size();
+        cell.len = t ? (uint32_t)sqlite3_column_bytes(q_, (int)c) : 0;
+        if (t) b.bytes.append(t, cell.len);
+      }
+      ++b.rows;
+    }
+  }
+
+  // The reading thread; where the system refuses a thread, the scan steps the table itself.
+  void start_ahead() {
+    for (Batch& b : batches_) free_.push_back(&b);
+    try {
+      ahead_ = std::thread([this] {
+        for (;;) {
+          Batch* b;
+          {
+            std::unique_lock<std::mutex> l(mu_);
+            moved_.wait(l, [&] { return stop_ || !free_.empty(); });
+            if (stop_) return;
+            b = free_.back();
+            free_.pop_back();
+          }
+          try {
+            fill(*b);
+          } catch (const std::exception& e) {  // (bad_alloc: the scan reports it, not std::terminate)
+            b->last = true, b->error = e.what();
+          }
+          {
+            std::lock_guard<std::mutex> l(mu_);
+            ready_.push_back(b);
+          }
+          moved_.notify_all();
+          if (b->last) return;
+        }
+      });
+    } catch (const std::system_error&) {
+      ahead_wanted_ = false;
+    }
+  }
+
+  bool next_batch() {
+    if (cur_ && cur_->last) {
+      if (!cur_->error.empty()) fail(cur_->error);
+      return false;
+    }
+    std::unique_lock<std::mutex> l(mu_);
+    if (cur_) free_.push_back(cur_);
+    moved_.notify_all();
+    moved_.wait(l, [&] { return !ready_.empty(); });
+    cur_ = ready_.front();
+    ready_.pop_front();
+    l.unlock();
+    at_ = 0;
+    if (cur_->rows > 0) return ++row_, true;
+    return next_batch();  // (an empty batch is the last: once)
+  }
+
   sqlite3* db_;
   std::string table_, path_;
   sqlite3_stmt* q_ = nullptr;
   std::map<std::string, int> columns_;
+  size_t width_ = 0;
   int64_t row_ = 0;
+  // Read ahead (above): three batches, one read here, one waiting, one being filled.
+  bool ahead_wanted_ = false;
+  Batch batches_[3];
+  Batch* cur_ = nullptr;
+  size_t at_ = 0;               // cur_'s row
+  mutable std::string number_;  // s() of an integer read ahead
+  std::mutex mu_;
+  std::condition_variable moved_;
+  std::vector<Batch*> free_;
+  std::deque<Batch*> ready_;
+  bool stop_ = false;
+  std::thread ahead_;
 };
 
 // nsys's serialized global thread id: (pid << 24 | tid) above a hardware id in bits 48 and up.
@@ -194,6 +353,9 @@ class Reader : public TraceReader {
                  "columns the export lacks (read as NULL; another schema version): " + missing_);
   }
 
+  // With a second thread, the big tables are read ahead (Rows::read_ahead).
+  void use_threads(size_t threads) override { read_ahead_ = threads > 1; }
+
   std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return event_records::parser(sink, path_); }
 
   void finish(LoadedTrace& trace, Health& health) override {
@@ -210,6 +372,7 @@ class Reader : public TraceReader {
   void read_strings() {
     if (!tables_.count("StringIds")) return;
     Rows r(db_, "StringIds", path_);
+    if (read_ahead_) r.read_ahead();
     int id = r.column("id"), value = r.column("value");
     while (r.step())
       if (int64_t i = r.i(id); i != kNull) strings_[i] = std::string(r.s(value));
@@ -344,6 +507,7 @@ class Reader : public TraceReader {
     std::string buf;  // a name made here
     std::string_view name;
     const int64_t first_row = (int64_t)out_->rows();
+    if (read_ahead_) r.read_ahead();
     while (r.step() && !out_->stopped()) {
       uint32_t key = 0;
       if (graph_trace) {
@@ -472,6 +636,7 @@ class Reader : public TraceReader {
     note_missing(r, table, {"start", "end", "globalTid", "correlationId", "nameId"});
     const int start = r.column("start"), end = r.column("end"), tid = r.column("globalTid"),
               corr = r.column("correlationId"), name_id = r.column("nameId");
+    if (read_ahead_) r.read_ahead();
     while (r.step() && !out_->stopped()) {
       std::string_view full = string(r.i(name_id));
       std::string_view name = api_name(full);
@@ -507,6 +672,7 @@ class Reader : public TraceReader {
     // NvtxDomainCreate: (process, domainId) -> name (each process numbers its domains from 1).
     std::map<std::pair<int64_t, int64_t>, std::string> domains;
     emit_nvtx::ForwardThreads forward;  // a backward op range's forward thread
+    if (read_ahead_) r.read_ahead();    // (the enum table read above: no SQLite call in the loop)
     while (r.step() && !out_->stopped()) {
       int64_t t = r.i(type);
       auto it = types.find(t);
@@ -585,7 +751,8 @@ class Reader : public TraceReader {
   std::unordered_map<int64_t, std::string> strings_;
   std::unordered_map<int64_t, uint32_t> name_keys_;  // name_key
   std::string metadata_, schema_, missing_;
-  bool scoped_ = false;  // several processes: correlation ids scoped by process (correlation())
+  bool read_ahead_ = false;  // use_threads
+  bool scoped_ = false;      // several processes: correlation ids scoped by process (correlation())
   static constexpr int64_t kCorrelationScope = 10'000'000'000;
 };
 
