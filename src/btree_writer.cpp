@@ -279,18 +279,19 @@ void BtreeFile::Table::new_leaf() {
   Page::init(leaf_, f_.page_size_, kTableLeaf, cells_, content_);
 }
 
-template <typename Write>
-void BtreeFile::Table::place(int64_t rowid, uint64_t size, Write&& write) {
+void BtreeFile::Table::add(int64_t rowid, std::span<const RecordValue> columns) {
   if (any_ && rowid <= last_rowid_)
     throw std::logic_error(fmt::format("btree writer: rowid {} after {}", rowid, last_rowid_));
+  const uint64_t size = record_.plan(columns, f_.format4_);
   Page page{leaf_, cells_, content_, 8};
-  if (size <= f_.page_size_ - 35) {  // fits a leaf (the usual case): written in place
+  if (size <= f_.page_size_ - 35) {  // fits a leaf (the usual case): encoded in place
     const size_t n = varint_len(size) + varint_len((uint64_t)rowid) + size;
     if (!page.fits(n)) new_leaf();
-    write(put_varint(put_varint(page.alloc(n), size), (uint64_t)rowid));
+    uint8_t* cell = put_varint(put_varint(page.alloc(n), size), (uint64_t)rowid);
+    record_.write(cell, columns);
   } else {
     bytes_.resize(size);
-    write(bytes_.data());
+    record_.write(bytes_.data(), columns);
     cell_.clear();
     put_varint(cell_, size);
     put_varint(cell_, (uint64_t)rowid);
@@ -300,14 +301,6 @@ void BtreeFile::Table::place(int64_t rowid, uint64_t size, Write&& write) {
   }
   last_rowid_ = rowid;
   any_ = true;
-}
-
-void BtreeFile::Table::add(int64_t rowid, std::span<const RecordValue> columns) {
-  place(rowid, record_.plan(columns, f_.format4_), [&](uint8_t* out) { record_.write(out, columns); });
-}
-
-void BtreeFile::Table::add_record(int64_t rowid, std::span<const uint8_t> record) {
-  place(rowid, record.size(), [&](uint8_t* out) { std::memcpy(out, record.data(), record.size()); });
 }
 
 void BtreeFile::Table::finish() {

@@ -57,8 +57,6 @@ class BtreeFile {
 
   // Flushes the appended pages and writes the header (page count, change counter).
   void finish();
-  // Whether records use schema format 4's serial types 8 and 9 (for Record::plan).
-  bool format4() const { return format4_; }
 
   // A record's serial types, computed once to size it and once more to write it.
   class Record {
@@ -76,9 +74,6 @@ class BtreeFile {
    public:
     Table(BtreeFile& file, uint32_t root);
     void add(int64_t rowid, std::span<const RecordValue> columns);
-    // A row whose record Record::plan / write made elsewhere (on another thread, with this file's
-    // format4()): the same cell add() makes of its columns.
-    void add_record(int64_t rowid, std::span<const uint8_t> record);
     void finish();
 
    private:
@@ -92,10 +87,6 @@ class BtreeFile {
     Record record_;
     std::vector<uint8_t> bytes_, cell_;
     void new_leaf();
-    // Puts a record of `size` bytes with `rowid` on the leaf (or a new one, overflow pages
-    // appended), `write(out)` writing its bytes.
-    template <typename Write>
-    void place(int64_t rowid, uint64_t size, Write&& write);
   };
 
   // Entries of one index (its key columns, then the rowid), added in compare_records order

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <future>
 #include <map>
@@ -19,7 +18,6 @@
 #include "src/kind.h"
 #include "src/output_file.h"
 #include "src/radix_sort.h"
-#include "src/readers/pipeline.h"
 #include "src/sql_assets.h"
 #include "src/sql_names.h"
 #include "src/sqlite_util.h"
@@ -881,73 +879,6 @@ PreparedIndex prepare_index(const EventStore& s, const EventPages::Index& ix) {
   return p;
 }
 
-// The rows' records in runs of kRunRows, each encoded (columns read from the store, args decoded,
-// serial types planned, bytes written) on a thread of its own, the load's threads at once, while
-// this thread puts the finished runs' records on pages in uid order: encoding was 1.47 s of a 1 GB
-// save's 1.9 s on one thread, laying out the pages a fraction of it. The pages are those of
-// adding the rows one by one (the same records in the same order).
-struct EncodedRun {
-  std::vector<uint8_t> bytes;  // the records, one after another
-  std::vector<uint32_t> ends;  // where each ends in `bytes`
-};
-constexpr size_t kRunRows = 8192;
-
-EncodedRun encode_run(const EventStore& s, size_t from, size_t to, bool format4) {
-  EncodedRun run;
-  run.ends.reserve(to - from);
-  run.bytes.reserve((to - from) * 192);
-  RecordValue row[kArgs + 1];  // row[kUid] stays NULL: an INTEGER PRIMARY KEY is the rowid
-  std::string buf;
-  BtreeFile::Record record;
-  for (size_t pos = from; pos < to;) {
-    int64_t local;
-    const LoadedTrace& t = s.trace_at((int64_t)pos, local);
-    for (; pos < to && local < (int64_t)t.rows.size(); ++pos, ++local) {
-      const EventRec& e = t.rows[(size_t)local];
-      const int64_t uid = t.uid_base + local;
-      if (uid != s.first_uid + (int64_t)pos)  // (write_event_rows numbers the records so)
-        throw std::logic_error(fmt::format("save: uid {} at row {} of a store from {}", uid, pos, s.first_uid));
-      for (int c = kUid + 1; c <= kArgs; ++c) row[c] = event_column(s, t, e, uid, c, buf);
-      const uint64_t size = record.plan(row, format4);
-      const size_t at = run.bytes.size();
-      if (at + size > UINT32_MAX) throw std::length_error("a run of records over 4 GB");
-      run.bytes.resize(at + size);
-      record.write(run.bytes.data() + at, row);
-      run.ends.push_back((uint32_t)run.bytes.size());
-    }
-  }
-  return run;
-}
-
-void write_event_rows(const EventStore& s, BtreeFile::Table& table, bool format4) {
-  const size_t n = (size_t)s.total_rows, runs = (n + kRunRows - 1) / kRunRows;
-  const size_t threads = std::max<size_t>(1, load_threads());
-  std::deque<std::future<EncodedRun>> ahead;  // the next runs, in order
-  size_t next = 0;
-  auto start = [&] {
-    const size_t from = next * kRunRows, to = std::min(n, from + kRunRows);
-    auto job = [&s, from, to, format4] { return encode_run(s, from, to, format4); };
-    try {
-      ahead.push_back(std::async(threads > 1 ? std::launch::async : std::launch::deferred, job));
-    } catch (const std::system_error&) {  // (no thread to be had: this one encodes it)
-      ahead.push_back(std::async(std::launch::deferred, job));
-    }
-    ++next;
-  };
-  int64_t uid = s.first_uid;
-  while (next < runs && ahead.size() < threads) start();
-  while (!ahead.empty()) {
-    const EncodedRun run = ahead.front().get();
-    ahead.pop_front();
-    if (next < runs) start();
-    uint32_t at = 0;
-    for (uint32_t end : run.ends) {
-      table.add_record(uid++, std::span<const uint8_t>(run.bytes.data() + at, end - at));
-      at = end;
-    }
-  }
-}
-
 // The event rows in uid order, then each index's entries sorted, as pages of the file SQLite
 // created (src/btree_writer.h). Each index is sorted on a second thread while this one writes the
 // pages before it (the first while the rows are written; both only read the store), one index
@@ -961,8 +892,15 @@ void write_event_pages(const EventStore& s, EventPages& plan, const std::string&
   };
   std::future<PreparedIndex> next;
   if (!plan.indexes.empty()) next = sort_next(0);
+  RecordValue row[kArgs + 1];  // row[kUid] stays NULL: an INTEGER PRIMARY KEY is the rowid
+  std::string buf;
   BtreeFile::Table table(file, plan.table_root);
-  write_event_rows(s, table, file.format4());
+  for (const auto& t : s.traces)
+    for (size_t i = 0; i < t->rows.size(); ++i) {
+      const int64_t uid = t->uid_base + (int64_t)i;
+      for (int c = kUid + 1; c <= kArgs; ++c) row[c] = event_column(s, *t, t->rows[i], uid, c, buf);
+      table.add(uid, row);
+    }
   table.finish();
   for (size_t x = 0; x < plan.indexes.size(); ++x) {
     PreparedIndex p = next.get();
