@@ -357,8 +357,9 @@ WHERE p.counted = 1;
 -- are classified once per distinct name (a GB trace has millions of launches of a few hundred).
 CREATE VIEW IF NOT EXISTS @schema.op_sheet AS
 WITH family_of(name, family) AS MATERIALIZED (
-  -- (Each distinct name classified once: LIMIT -1 keeps SQLite from pushing `family IS NOT NULL`
-  -- down into the subquery, where kernel_family ran on every kernel row.)
+  -- (Each distinct name classified, not each kernel: LIMIT -1 keeps SQLite from pushing `family IS
+  -- NOT NULL` down into the DISTINCT, where kernel_family ran on every kernel row; it runs once or
+  -- twice a name now, in the WHERE and the result.)
   SELECT name, family FROM (SELECT name, kernel_family(name) AS family
                             FROM (SELECT DISTINCT name FROM event WHERE kind = 'kernel' LIMIT -1))
   WHERE family IS NOT NULL)

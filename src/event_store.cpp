@@ -93,10 +93,9 @@ uint32_t StringPool::Cache::intern(std::string_view s, size_t cap) {
 }
 
 namespace {
-// Fibonacci hashing: ids are counters and scoped counters, whose low bits alone would cluster.
-size_t wide_slot(int64_t value, size_t mask) {
-  return (size_t)(((uint64_t)value * 0x9E3779B97F4A7C15ull) >> 32) & mask;
-}
+// Fibonacci hashing, the product's top `bits` bits: they depend on every bit of the value, so ids
+// alike in their low bits (counters scoped by a process in their high ones) spread evenly.
+size_t wide_slot(int64_t value, int bits) { return (size_t)(((uint64_t)value * 0x9E3779B97F4A7C15ull) >> (64 - bits)); }
 }  // namespace
 
 Id32 WideIds::id(int64_t value) {
@@ -105,7 +104,7 @@ Id32 WideIds::id(int64_t value) {
   std::lock_guard<std::mutex> l(mu_);
   if (2 * (values_.size() + 1) > slots_.size()) grow();
   const size_t mask = slots_.size() - 1;
-  size_t at = wide_slot(value, mask);
+  size_t at = wide_slot(value, slot_bits_);
   for (; slots_[at]; at = (at + 1) & mask)
     if (values_[slots_[at] - 1] == value) return {(int32_t)(INT32_MIN + (int64_t)slots_[at])};
   if (values_.size() >= (size_t)(kLow - (INT32_MIN + 1)))
@@ -116,10 +115,11 @@ Id32 WideIds::id(int64_t value) {
 }
 
 void WideIds::grow() {
-  slots_.assign(std::max<size_t>(1024, slots_.size() * 2), 0);
+  slot_bits_ = slots_.empty() ? 10 : slot_bits_ + 1;
+  slots_.assign(size_t{1} << slot_bits_, 0);
   const size_t mask = slots_.size() - 1;
   for (size_t i = 0; i < values_.size(); ++i) {
-    size_t at = wide_slot(values_[i], mask);
+    size_t at = wide_slot(values_[i], slot_bits_);
     while (slots_[at]) at = (at + 1) & mask;
     slots_[at] = (uint32_t)(i + 1);
   }

@@ -126,9 +126,11 @@ class WideIds {
   void grow();
   std::mutex mu_;
   std::vector<int64_t> values_;  // code INT32_MIN + 1 + i holds values_[i]
-  // Open addressing over values_ (0: empty, else i + 1), at most half full: 8 bytes a value where a
-  // node map took ~40 (an Nsight export of several processes has a wide correlation id per launch).
+  // Open addressing over values_ (0: empty, else i + 1), at most half full: 8-16 bytes of slots a
+  // value where a node map took ~40 (an Nsight export of several processes has a wide correlation
+  // id per launch).
   std::vector<uint32_t> slots_;
+  int slot_bits_ = 0;  // slots_.size() is 2^slot_bits_
 };
 
 // One event, 88 bytes. Integers that may be absent hold kNull (int64), kNull32 (int32) or a NULL

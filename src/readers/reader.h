@@ -87,7 +87,8 @@ class TraceReader {
   virtual void allow_speculation(CutProof* /*proof*/) {}
   // Called before scan() with the load's thread count: work of the scan's own that must be done
   // before the first chunk (a table records refer to) may use that many threads, the parse
-  // threads having nothing to do yet. Formats without such work ignore it.
+  // threads having nothing to do yet; a scan whose own reading is the load's serial part may read
+  // ahead on one more (Nsight's tables). Formats without such work ignore it.
   virtual void use_threads(size_t /*threads*/) {}
   // A parser for one thread, writing into `sink` (copied: its references stay the thread's).
   virtual std::unique_ptr<ChunkParser> parser(const RowSink& sink) = 0;

@@ -158,7 +158,8 @@ for name, threads in (("mixed", "3"), ("keyed", "1")):
     db = os.path.join(work, name + ".db")
     if os.path.exists(db):
         os.remove(db)
-    r = subprocess.run([tlsql, "--threads", threads, path, "-o", db, "-c", "SELECT 1"], capture_output=True, text=True)
+    r = subprocess.run([tlsql, "--threads", threads, path, "-o", db, "-c", "SELECT 1"], capture_output=True, text=True,
+                       timeout=600)
     check(r.returncode == 0, f"{name}: saved with --threads {threads} ({r.stderr.strip()[:200]})")
     want, got = expected_rows(path), loaded_rows(db)
     check(got == want, f"{name}.db (--threads {threads}): every column of every saved row matches the independent parse"

@@ -471,7 +471,7 @@ c = export(big)
 page = c.execute("PRAGMA page_size").fetchone()[0]
 root = c.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'NVTX_EVENTS'").fetchone()[0]
 c.close()
-leaf = root + 20  # a leaf well inside the table (rows are appended page after page)
+leaf = root + 20  # (the roots were made together; the tables' pages follow them in insert order)
 data[(leaf - 1) * page:leaf * page] = b"\xff" * page
 with open(bad, "wb") as f:
     f.write(data)

@@ -39,12 +39,15 @@ TEST_CASE("ids: small values in the row, wide ones by code, each value back as i
 }
 
 TEST_CASE("ids: through the table's growth, values alike in their low bits") {
-  // Nsight's scoped correlation ids (pid * 10^10 + id) and multiples of 2^32 (equal low words):
-  // 60,000 values make the table grow from 1024 slots six times.
+  // Nsight's scoped correlation ids (pid * 10^10 + id) and values that differ only in their high
+  // bits (multiples of 2^32 and of 2^48): 90,000 values make the table grow from 1,024 slots to
+  // 262,144. (A hash of the low bits alone put the multiples of 2^48 in one run of slots: ~18,000
+  // probes an insert.)
   WideIds ids;
   std::vector<int64_t> values;
   for (int64_t i = 0; i < 30000; ++i) values.push_back(int64_t(4242) * 10000000000 + i);
   for (int64_t i = 1; i <= 30000; ++i) values.push_back(i << 32);
+  for (int64_t i = 1; i <= 30000; ++i) values.push_back((i << 48) | 1);
   std::vector<Id32> codes;
   for (int64_t v : values) codes.push_back(ids.id(v));
   CHECK(ids.size() == values.size());

@@ -1,6 +1,6 @@
 // Splits a trace's JSON text into chunks of whole events (the "tokenizer" half of the importer,
 // as in Perfetto's JSON importer): it walks the top-level object, keeps every key but
-// traceEvents as metadata, and cuts the traceEvents array into ~8 MB runs of elements, each
+// traceEvents as metadata, and cuts the traceEvents array into ~2 MB runs of elements, each
 // copied into its own padded buffer as a small JSON array that simdjson can parse on its own: a
 // Chunk's text is "[" + elements + "]", its source_offset where text[1] was in the input.
 #pragma once
@@ -23,7 +23,7 @@ class TraceScanner {
   void run(const std::function<bool(Chunk&&)>& emit, const std::function<TextBuffer()>& spare, Health& health);
   const std::string& metadata() const { return metadata_; }
   bool bare_array() const { return bare_array_; }
-  size_t chunk_bytes = 8u << 20;
+  size_t chunk_bytes = 2u << 20;  // (LoadOptions::chunk_bytes sets it)
   // Set (TraceReader::allow_speculation) when the input is read at any offset: traceEvents is then
   // cut at guessed boundaries without walking it, the parse threads proving each cut.
   CutProof* proof = nullptr;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -90,6 +89,7 @@ class Rows {
         fail(sqlite3_errmsg(db_));
     }
     width_ = (size_t)sqlite3_column_count(q_);
+    numbers_.resize(width_);
   }
   ~Rows() {
     if (ahead_.joinable()) {
@@ -132,7 +132,7 @@ class Rows {
     return c.type == SQLITE_INTEGER ? c.i : kNull;
   }
   // A value as text (a number as SQLite writes it); empty for a NULL or a column the table lacks.
-  // Valid until the next step() or s().
+  // Valid until the next step().
   std::string_view s(int col) const {
     if (col < 0) return {};
     if (!cur_) {
@@ -142,7 +142,7 @@ class Rows {
     }
     const Cell& c = cur_->cells[at_ * width_ + (size_t)col];
     if (c.type == SQLITE_NULL) return {};
-    if (c.type == SQLITE_INTEGER) return number_ = std::to_string(c.i);  // (SQLite's text of an integer)
+    if (c.type == SQLITE_INTEGER) return numbers_[(size_t)col] = std::to_string(c.i);  // (SQLite's text of it)
     return std::string_view(cur_->bytes).substr(c.at, c.len);
   }
 
@@ -158,9 +158,10 @@ class Rows {
     std::vector<Cell> cells;
     std::string bytes;
     size_t rows = 0;
-    bool last = false;  // the table's end (or its error) follows these rows (a batch short of
-                        // kBatchRows that is not last ended at kBatchBytes)
-    std::string error;  // SQLite's message, when stepping failed after these rows
+    bool last = false;    // the table's end (or its error) follows these rows (a batch short of
+                          // kBatchRows that is not last ended at kBatchBytes)
+    bool failed = false;  // reading failed after these rows, for `error`
+    std::string error;
   };
   // A batch ends at 2,048 rows or once its texts pass 4 MB (NVTX texts can be long): three batches
   // are what the read-ahead holds.
@@ -171,10 +172,11 @@ class Rows {
   }
 
   void fill(Batch& b) {
-    b.cells.resize(kBatchRows * width_);
-    b.bytes.clear();
     b.rows = 0;
-    b.last = false, b.error.clear();
+    b.last = b.failed = false;
+    b.error.clear();
+    b.bytes.clear();
+    b.cells.resize(kBatchRows * width_);
     while (b.rows < kBatchRows && b.bytes.size() < kBatchBytes) {
       const int rc = sqlite3_step(q_);
       if (rc == SQLITE_DONE) {
@@ -182,7 +184,7 @@ class Rows {
         return;
       }
       if (rc != SQLITE_ROW) {
-        b.last = true;
+        b.last = b.failed = true;
         b.error = sqlite3_errmsg(db_);
         return;
       }
@@ -196,9 +198,14 @@ class Rows {
           continue;
         }
         const char* t = (const char*)sqlite3_column_text(q_, (int)c);
-        cell.at = (uint32_t)b.bytes.size();
-        cell.len = t ? (uint32_t)sqlite3_column_bytes(q_, (int)c) : 0;
-        if (t) b.bytes.append(t, cell.len);
+        const size_t len = t ? (size_t)sqlite3_column_bytes(q_, (int)c) : 0;
+        if (b.bytes.size() + len > UINT32_MAX) {  // (offsets are 32-bit: a row's texts past 4 GB)
+          b.last = b.failed = true;
+          b.error = "a row's texts over 4 GB";
+          return;
+        }
+        cell.at = (uint32_t)b.bytes.size(), cell.len = (uint32_t)len;
+        b.bytes.append(t ? t : "", len);
       }
       ++b.rows;
     }
@@ -206,6 +213,7 @@ class Rows {
 
   // The reading thread; where the system refuses a thread, the scan steps the table itself.
   void start_ahead() {
+    free_.reserve(std::size(batches_)), ready_.reserve(std::size(batches_));
     for (Batch& b : batches_) free_.push_back(&b);
     try {
       ahead_ = std::thread([this] {
@@ -221,11 +229,15 @@ class Rows {
           try {
             fill(*b);
           } catch (const std::exception& e) {  // (bad_alloc: the scan reports it, not std::terminate)
-            b->last = true, b->error = e.what();
+            b->last = b->failed = true;
+            try {
+              b->error = e.what();
+            } catch (...) {
+            }
           }
           {
             std::lock_guard<std::mutex> l(mu_);
-            ready_.push_back(b);
+            ready_.push_back(b);  // (reserved for every batch: no allocation)
           }
           moved_.notify_all();
           if (b->last) return;
@@ -238,7 +250,7 @@ class Rows {
 
   bool next_batch() {
     if (cur_ && cur_->last) {
-      if (!cur_->error.empty()) fail(cur_->error);
+      if (cur_->failed) fail(cur_->error.empty() ? "out of memory" : cur_->error);
       return false;
     }
     std::unique_lock<std::mutex> l(mu_);
@@ -246,7 +258,7 @@ class Rows {
     moved_.notify_all();
     moved_.wait(l, [&] { return !ready_.empty(); });
     cur_ = ready_.front();
-    ready_.pop_front();
+    ready_.erase(ready_.begin());
     l.unlock();
     at_ = 0;
     if (cur_->rows > 0) return ++row_, true;
@@ -263,12 +275,12 @@ class Rows {
   bool ahead_wanted_ = false;
   Batch batches_[3];
   Batch* cur_ = nullptr;
-  size_t at_ = 0;               // cur_'s row
-  mutable std::string number_;  // s() of an integer read ahead
+  size_t at_ = 0;                             // cur_'s row
+  mutable std::vector<std::string> numbers_;  // s() of an integer read ahead, per column
   std::mutex mu_;
   std::condition_variable moved_;
   std::vector<Batch*> free_;
-  std::deque<Batch*> ready_;
+  std::vector<Batch*> ready_;  // in the order filled
   bool stop_ = false;
   std::thread ahead_;
 };
@@ -353,7 +365,8 @@ class Reader : public TraceReader {
                  "columns the export lacks (read as NULL; another schema version): " + missing_);
   }
 
-  // With a second thread, the big tables are read ahead (Rows::read_ahead).
+  // With two threads or more, the big tables are read ahead (Rows::read_ahead): one thread more
+  // than the load's while a table is read (docs/usage.md, --threads).
   void use_threads(size_t threads) override { read_ahead_ = threads > 1; }
 
   std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return event_records::parser(sink, path_); }
