@@ -115,14 +115,17 @@ Id32 WideIds::id(int64_t value) {
 }
 
 void WideIds::grow() {
-  slot_bits_ = slots_.empty() ? 10 : slot_bits_ + 1;
-  slots_.assign(size_t{1} << slot_bits_, 0);
-  const size_t mask = slots_.size() - 1;
+  // (Made aside and swapped in: a bad_alloc leaves the table as it was, for the session's next load.)
+  const int bits = slots_.empty() ? 10 : slot_bits_ + 1;
+  std::vector<uint32_t> slots(size_t{1} << bits, 0);
+  const size_t mask = slots.size() - 1;
   for (size_t i = 0; i < values_.size(); ++i) {
-    size_t at = wide_slot(values_[i], slot_bits_);
-    while (slots_[at]) at = (at + 1) & mask;
-    slots_[at] = (uint32_t)(i + 1);
+    size_t at = wide_slot(values_[i], bits);
+    while (slots[at]) at = (at + 1) & mask;
+    slots[at] = (uint32_t)(i + 1);
   }
+  slots_.swap(slots);
+  slot_bits_ = bits;
 }
 
 uint64_t TextArena::Writer::add(std::string_view s) {
