@@ -203,6 +203,29 @@ constexpr size_t kHead = 1;
 // Whether `d` holds an escape that simdjson takes as it is and check_json calls repairable
 // (\u0000, a UTF-16 surrogate, lone or not: the check decides). (A "\\u0000" is taken for one
 // too: the only cost is the check.)
+// The error check_json found in text d[0, n) that is the file's text from `origin`, wrapped in "["
+// "]" when `wrap` (a run of array entries: its byte k is the file's k - 1, at most the text's end).
+LoadError invalid_json(const std::string& path, const JsonCheck& check, size_t origin, size_t n, bool wrap) {
+  const size_t at = std::min(check.offset - (wrap && check.offset ? 1 : 0), n - (wrap ? 2 : 0));
+  return LoadError(fmt::format("{}: at byte {}: {}", path, origin + at, check.message));
+}
+
+// Checked text d[0, n) (TextBuffer padding after it) parsed by `parser`: repaired into `repaired`
+// first when the check said so (counted in `health`); `offset` its place in the file.
+element parse_checked(simdjson::dom::parser& parser, const char* d, size_t n, JsonCheck::Result checked, size_t offset,
+                      TextBuffer& repaired, Health& health, const std::string& path) {
+  element doc;
+  simdjson::error_code e;
+  if (checked == JsonCheck::repairable) {
+    repaired = repair_json(d, n, health);
+    e = parser.parse(repaired.data(), repaired.size(), false).get(doc);
+  } else {
+    e = parser.parse(d, n, false).get(doc);
+  }
+  if (e) throw LoadError(fmt::format("{}: at byte {}: not JSON: {}", path, offset, simdjson::error_message(e)));
+  return doc;
+}
+
 bool escape_to_check(const char* d, size_t n) {
   for (const char* p = d; (p = static_cast<const char*>(std::memchr(p, '\\', (size_t)(d + n - p))));) {
     if ((size_t)(d + n - p) >= 6 && p[1] == 'u') {
@@ -307,23 +330,9 @@ class RecordParser : public ChunkParser {
     const size_t n = chunk.text.size() - kHead;
     element doc;
     if (!escape_to_check(d, n) && !dom_.parse(d, n, false).get(doc)) return doc;
-    const JsonCheck check = check_json(d, n);
-    if (check.result == JsonCheck::invalid) {
-      // d is "[" + the records' text + "]": the text's offset k is d's k + 1 (at most its end).
-      const size_t at = std::min(check.offset - (check.offset ? 1 : 0), n - 2);
-      throw LoadError(fmt::format("{}: at byte {}: {}", path_, chunk.source_offset + at, check.message));
-    }
-    simdjson::error_code e;
-    if (check.result == JsonCheck::repairable) {
-      repaired_ = repair_json(d, n, sink_.health);
-      e = dom_.parse(repaired_.data(), repaired_.size(), false).get(doc);
-    } else {
-      e = dom_.parse(d, n, false).get(doc);
-    }
-    if (e)
-      throw LoadError(
-          fmt::format("{}: at byte {}: not JSON: {}", path_, chunk.source_offset, simdjson::error_message(e)));
-    return doc;
+    const JsonCheck check = check_json(d, n);  // (d is "[" + the records' text + "]")
+    if (check.result == JsonCheck::invalid) throw invalid_json(path_, check, chunk.source_offset, n, true);
+    return parse_checked(dom_, d, n, check.result, chunk.source_offset, repaired_, sink_.health, path_);
   }
 
   // Records of a chunk (Reader::kChunkBytes of JSON) make fewer bytes of event records: one chunk.
@@ -840,10 +849,7 @@ class Reader : public TraceReader {
     if (wrap) d[0] = '[', d[n - 1] = ']';
     std::memcpy(d + (wrap ? 1 : 0), t.ptr(from), to - from);
     JsonCheck check = check_json(d, n);
-    if (check.result == JsonCheck::invalid) {
-      size_t at = std::min(from + check.offset - (wrap && check.offset ? 1 : 0), to);
-      throw LoadError(fmt::format("{}: at byte {}: {}", path_, t.offset(at), check.message));
-    }
+    if (check.result == JsonCheck::invalid) throw invalid_json(path_, check, t.offset(from), n, wrap);
     return check.result;
   }
   // The second half: piece_ (repaired first when `checked` says so) parsed; `from` for messages.
@@ -852,16 +858,7 @@ class Reader : public TraceReader {
   }
   // Checked text d[0, n) (TextBuffer padding after it) parsed; `offset` its place in the file.
   element dom_of(const char* d, size_t n, JsonCheck::Result checked, size_t offset) {
-    element doc;
-    simdjson::error_code e;
-    if (checked == JsonCheck::repairable) {
-      repaired_ = repair_json(d, n, *health_);
-      e = dom_.parse(repaired_.data(), repaired_.size(), false).get(doc);
-    } else {
-      e = dom_.parse(d, n, false).get(doc);
-    }
-    if (e) throw LoadError(fmt::format("{}: at byte {}: not JSON: {}", path_, offset, simdjson::error_message(e)));
-    return doc;
+    return parse_checked(dom_, d, n, checked, offset, repaired_, *health_, path_);
   }
   // A whole (small) value at v, parsed; past it in `end`.
   element value(Text& t, size_t v, size_t& end) {
@@ -1099,10 +1096,7 @@ class Reader : public TraceReader {
       Tables& tab = tw();
       for (Batch& b : batches) {
         const size_t n = b.text.size();
-        if (b.check.result == JsonCheck::invalid) {  // (the text's offset k is the batch's k + 1)
-          const size_t at = std::min(b.check.offset - (b.check.offset ? 1 : 0), n - 2);
-          throw LoadError(fmt::format("{}: at byte {}: {}", path_, b.origin + at, b.check.message));
-        }
+        if (b.check.result == JsonCheck::invalid) throw invalid_json(path_, b.check, b.origin, n, true);
         if (b.found) {
           for (auto& [id, text] : *b.found) {
             tab.symbols.erase(id);
