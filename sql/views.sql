@@ -356,13 +356,6 @@ WHERE p.counted = 1;
 -- got "no GEMM ops" from gemm while its GEMM kernels took a third of the GPU time. Kernel names
 -- are classified once per distinct name (a GB trace has millions of launches of a few hundred).
 CREATE VIEW IF NOT EXISTS @schema.op_sheet AS
-WITH family_of(name, family) AS MATERIALIZED (
-  -- (Each distinct name classified, not each kernel: LIMIT -1 keeps SQLite from pushing `family IS
-  -- NOT NULL` down into the DISTINCT, where kernel_family ran on every kernel row; it runs once or
-  -- twice a name now, in the WHERE and the result.)
-  SELECT name, family FROM (SELECT name, kernel_family(name) AS family
-                            FROM (SELECT DISTINCT name FROM event WHERE kind = 'kernel' LIMIT -1))
-  WHERE family IS NOT NULL)
 SELECT family, name, input_dims, input_types, count, gflop_per_call, gpu_us, mean_us,
        round(s ->> 'tflops', 3) AS tflops, round(s ->> 'tbps', 4) AS tbps,
        round(s ->> 'achieved_pct', 2) AS achieved_pct, s ->> 'bound' AS bound, ex_uid, NULL AS kernel, NULL AS note,
@@ -370,29 +363,51 @@ SELECT family, name, input_dims, input_types, count, gflop_per_call, gpu_us, mea
 FROM (SELECT family, name, input_dims, input_types, count(*) AS count, round(max(f) / 1e9, 6) AS gflop_per_call,
              sum(ns) AS ns, round(sum(ns) / 1e3, 3) AS gpu_us, round(avg(ns) / 1e3, 3) AS mean_us,
              perf_sum(uid, (SELECT name FROM tlsql_schema)) AS s, min(uid) AS ex_uid
-      FROM (SELECT uid, name, input_dims, input_types, input_strides, concrete_inputs,
-                   CASE WHEN c LIKE 'GEMM%' THEN 'GEMM' WHEN c LIKE 'SDPA%' THEN 'SDPA' ELSE 'CONV' END AS family,
-                   flops(uid, (SELECT name FROM tlsql_schema)) AS f, gpu_time(uid, (SELECT name FROM tlsql_schema)) AS ns
-            FROM (SELECT uid, name, input_dims, input_types, input_strides, concrete_inputs, op_category(name) AS c FROM op)
-            WHERE (c LIKE 'GEMM%' OR c LIKE 'SDPA%' OR c LIKE 'CONV%')
-              AND perf_source(uid, (SELECT name FROM tlsql_schema)) IN ('model', 'inductor'))
-      WHERE f IS NOT NULL AND ns > 0
+      FROM op_sheet_work WHERE part = 'op'
       GROUP BY family, name, input_dims, input_types, input_strides, concrete_inputs)
 UNION ALL
-SELECT f.family, work_name(k.launcher, (SELECT name FROM tlsql_schema)) AS name, NULL, NULL, count(*), NULL,
-       round(sum(k.dur) / 1e3, 3), round(avg(k.dur) / 1e3, 3), NULL, NULL, NULL, NULL, min(k.launcher), k.name,
-       min(CASE WHEN l.kind IN ('runtime', 'driver') THEN 'no model: no op encloses the launch (no Input Dims)'
-                WHEN l.input_dims IS NULL OR l.input_dims IN ('[]', '') THEN 'no model: Input Dims missing'
-                ELSE 'no model: ' || l.name || ' has no FLOPs formula' END),
-       sum(k.dur)
--- (CROSS JOIN: kernels outside, the family by name inside. A report's `WHERE family = ...` made
--- SQLite loop over the family's names outside, each scanning every kernel.)
-FROM kernel k CROSS JOIN family_of f ON f.name = k.name JOIN event l ON l.uid = k.launcher
+SELECT family, work_name(launcher, (SELECT name FROM tlsql_schema)) AS name, NULL, NULL, count(*), NULL,
+       round(sum(ns) / 1e3, 3), round(avg(ns) / 1e3, 3), NULL, NULL, NULL, NULL, min(launcher), kernel, min(note),
+       sum(ns)
+FROM op_sheet_work WHERE part = 'kernel'
+GROUP BY family, work_name(launcher, (SELECT name FROM tlsql_schema)), kernel;
+
+-- What op_sheet groups, one row per op or kernel: part 'op', a modeled op of the three families
+-- that ran GPU work (uid the op, f its FLOPs, ns its GPU time); part 'kernel', a kernel of a
+-- family under a custom op or no op (uid the kernel, launcher its launcher, ns its duration, note
+-- why it has no FLOPs). Ungrouped, so that asking whether a sheet has rows (about_report.sql)
+-- stops at the first instead of grouping them all.
+CREATE VIEW IF NOT EXISTS @schema.op_sheet_work AS
+WITH family_of(name, family) AS MATERIALIZED (
+  -- (Each distinct name classified, not each kernel: LIMIT -1 keeps SQLite from pushing `family IS
+  -- NOT NULL` down into the DISTINCT, where kernel_family ran on every kernel row; it runs once or
+  -- twice a name now, in the WHERE and the result.)
+  SELECT name, family FROM (SELECT name, kernel_family(name) AS family
+                            FROM (SELECT DISTINCT name FROM event WHERE kind = 'kernel' LIMIT -1))
+  WHERE family IS NOT NULL)
+SELECT 'op' AS part, CASE WHEN c LIKE 'GEMM%' THEN 'GEMM' WHEN c LIKE 'SDPA%' THEN 'SDPA' ELSE 'CONV' END AS family,
+       uid, name, input_dims, input_types, input_strides, concrete_inputs, f, ns, NULL AS kernel, NULL AS launcher,
+       NULL AS note
+-- (perf_rows drives: one scan of the perf table picks the modeled ops that ran GPU work, a few
+-- percent of the ops, and only those are read and classified by name.)
+FROM (SELECT o.uid, o.name, o.input_dims, o.input_types, o.input_strides, o.concrete_inputs,
+             op_category(o.name) AS c, p.flops AS f, p.gpu_ns AS ns
+      FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
+      WHERE p.source IN ('model', 'inductor') AND p.flops IS NOT NULL AND p.gpu_ns > 0 AND o.kind = 'cpu_op')
+WHERE c LIKE 'GEMM%' OR c LIKE 'SDPA%' OR c LIKE 'CONV%'
+UNION ALL
+SELECT 'kernel', f.family, k.uid, NULL, NULL, NULL, NULL, NULL, NULL, k.dur, k.name, k.launcher,
+       CASE WHEN l.kind IN ('runtime', 'driver') THEN 'no model: no op encloses the launch (no Input Dims)'
+            WHEN l.input_dims IS NULL OR l.input_dims IN ('[]', '') THEN 'no model: Input Dims missing'
+            ELSE 'no model: ' || l.name || ' has no FLOPs formula' END
+-- (CROSS JOINs: kernels outside, then the family by name, then the launcher. A report's `WHERE
+-- family = ...` made SQLite loop over the family's names outside, each scanning every kernel; and
+-- with the launcher read before the family, the launcher tests ran on every kernel.)
+FROM kernel k CROSS JOIN family_of f ON f.name = k.name CROSS JOIN event l ON l.uid = k.launcher
 WHERE k.dur > 0
   AND (l.kind IN ('runtime', 'driver')
        OR (l.kind = 'cpu_op' AND coalesce(perf_source(l.uid, (SELECT name FROM tlsql_schema)), '') NOT IN ('model', 'inductor')
-           AND (op_category(l.name) = 'other' OR l.name NOT LIKE 'aten::%')))
-GROUP BY f.family, work_name(k.launcher, (SELECT name FROM tlsql_schema)), k.name;
+           AND (op_category(l.name) = 'other' OR l.name NOT LIKE 'aten::%')));
 
 -- Per op name and category over counted_op: the ops report (.report ops) as a view (its comments
 -- say what each column is; keep the two alike).
