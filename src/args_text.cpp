@@ -207,31 +207,41 @@ std::string stored_key(std::string_view key, const StringPool& keys) {
   return token.empty() ? key_text(key) : token;
 }
 
-std::string_view find_member(std::string_view stored, std::string_view key, const StringPool& keys, std::string& buf) {
+void find_members(std::string_view stored, std::span<const std::string_view> keys, std::span<std::string_view> raw) {
+  std::fill(raw.begin(), raw.end(), std::string_view());
   const char* d = stored.data();
   const size_t n = stored.size();
-  if (n == 0 || d[0] != '{') return {};
-  for (size_t p = 1; p < n;) {
+  if (n == 0 || d[0] != '{') return;
+  size_t left = keys.size();
+  for (size_t p = 1; p < n && left;) {
     size_t value;  // where the member's value starts
     if (d[p] == kToken) {
       value = token_end(d, n, p);
     } else if (d[p] == '"') {
       value = json_scan::skip_string(d, n, p);
-      if (value == json_scan::npos || value >= n || d[value] != ':') return {};
+      if (value == json_scan::npos || value >= n || d[value] != ':') return;
       ++value;
     } else {
-      return {};  // '}': no members (left)
+      return;  // '}': no members (left)
     }
     const size_t after = json_scan::skip_value(d, n, value);
-    if (after == json_scan::npos) return {};
-    if (std::string_view(d + p, value - p) == key) {
-      const std::string_view v(d + value, after - value);
-      return v.find(kToken) == std::string_view::npos ? v : decode(v, keys, buf);
-    }
-    if (after >= n || d[after] != ',') return {};
+    if (after == json_scan::npos) return;
+    const std::string_view key(d + p, value - p);
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (raw[i].empty() && key == keys[i]) raw[i] = {d + value, after - value}, --left;
+    if (after >= n || d[after] != ',') return;
     p = after + 1;
   }
-  return {};
+}
+
+std::string_view member_value(std::string_view raw, const StringPool& keys, std::string& buf) {
+  return raw.find(kToken) == std::string_view::npos ? raw : decode(raw, keys, buf);
+}
+
+std::string_view find_member(std::string_view stored, std::string_view key, const StringPool& keys, std::string& buf) {
+  std::string_view raw;
+  find_members(stored, {&key, 1}, {&raw, 1});
+  return member_value(raw, keys, buf);
 }
 
 }  // namespace tlsql::args_text

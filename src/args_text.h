@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -62,5 +63,13 @@ std::string stored_key(std::string_view key, const StringPool& keys);
 // without decoding the rest of it: as it lies, or decoded into `buf` when the value holds tokens
 // itself (an object). "" when there is no such member or `stored` is not an object.
 std::string_view find_member(std::string_view stored, std::string_view key, const StringPool& keys, std::string& buf);
+
+// find_member for several keys in one walk of the members: raw[i] the value of the member written
+// keys[i], as it lies in `stored` (member_value decodes it), "" when absent. A reader of several
+// members of one row (the event table's input_dims, input_types, ...) walked the members before
+// each again, most of a tree diff's column reads.
+void find_members(std::string_view stored, std::span<const std::string_view> keys, std::span<std::string_view> raw);
+// A find_members value as find_member returns it: itself, or decoded into `buf` when it holds tokens.
+std::string_view member_value(std::string_view raw, const StringPool& keys, std::string& buf);
 
 }  // namespace tlsql::args_text

@@ -158,6 +158,11 @@ struct Cursor : VtabCursor<Table> {
   const EventRec* rec = nullptr;
   std::string buf;                         // the row's args text, decoded (args_of)
   std::array<std::string, 4> member_keys;  // kArgsMember as the store writes them (args_text.h)
+  // The row's kArgsMember values as they lie, found in one walk of its args when the first is
+  // read: SQLite asks for input_dims, input_types, ... a column at a time, and each walked the
+  // members before its own again (a tree diff reads all four of every op it lists).
+  int64_t members_of = -1;  // the position whose values member_raw holds
+  std::array<std::string_view, 4> member_raw;
 
   void settle() {
     if (use_list) {
@@ -533,14 +538,25 @@ void Cursor::column(sqlite3_context* ctx, int col) {
   }
   // args members, minified as SQLite's -> operator returns them (the loader stores args
   // minified); read from the stored text without decoding the rest of it (args_text.h)
-  const int m = col - kInputDims;
-  std::string_view v;
-  if (keyed) {
-    if (member_keys[m].empty()) member_keys[m] = args_text::stored_key(kArgsMember[m], store->args.keys());
-    v = args_text::find_member(store->args.get(e.args, e.args_len), member_keys[m], store->args.keys(), buf);
-  } else {
-    v = json_scan::find_member(store->args.get(e.args, e.args_len), kArgsMember[m]);
+  if (members_of != pos) {
+    const std::string_view stored = store->args.get(e.args, e.args_len);
+    if (keyed) {
+      if (member_keys[0].empty())
+        for (size_t i = 0; i < member_keys.size(); ++i)
+          member_keys[i] = args_text::stored_key(kArgsMember[i], store->args.keys());
+      const std::array<std::string_view, 4> keys{member_keys[0], member_keys[1], member_keys[2], member_keys[3]};
+      args_text::find_members(stored, keys, member_raw);
+    } else {  // (a text stored as it was: it held a control byte)
+      member_raw.fill({});
+      json_scan::for_each_member(stored, [&](std::string_view k, std::string_view v) {
+        for (size_t i = 0; i < member_raw.size(); ++i)
+          if (member_raw[i].empty() && k == kArgsMember[i]) member_raw[i] = v;
+      });
+    }
+    members_of = pos;
   }
+  const std::string_view raw = member_raw[(size_t)(col - kInputDims)];
+  const std::string_view v = keyed ? args_text::member_value(raw, store->args.keys(), buf) : raw;
   if (v.empty()) return sqlite3_result_null(ctx);
   // (a member of a keyed text lies in the arena unless it was decoded into the buffer)
   sqlite3_result_text(ctx, v.data(), (int)v.size(), v.data() == buf.data() ? SQLITE_TRANSIENT : SQLITE_STATIC);

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,21 @@ TEST_CASE("one member is found in an encoded text without decoding the rest") {
         "[2]");
   CHECK(args_text::find_member("[1]", "\"a\":", none, buf).empty());
   CHECK(args_text::find_member("{}", "\"a\":", none, buf).empty());
+  // Several keys in one walk: each the value find_member gives it (raw: member_value decodes),
+  // whatever the order asked, the absent one empty, and the top-level member, not the nested one.
+  const std::vector<std::string> asked = {"Input type", "missing", "nested", "Input Dims", "External id"};
+  std::vector<std::string> stored;
+  for (const auto& k : asked) stored.push_back(args_text::stored_key(k, keys));
+  const std::vector<std::string_view> views(stored.begin(), stored.end());
+  std::vector<std::string_view> raw(asked.size(), "stale");
+  args_text::find_members(enc, views, raw);
+  for (size_t i = 0; i < asked.size(); ++i) {
+    std::string other;
+    CHECK(std::string(args_text::member_value(raw[i], keys, other)) == member(asked[i]));
+  }
+  CHECK(raw[1].empty());
+  args_text::find_members("[1]", views, raw);
+  CHECK(std::all_of(raw.begin(), raw.end(), [](std::string_view v) { return v.empty(); }));
 }
 
 // minify_encode is minify then encode in one walk: the same bytes for every text the two-step
