@@ -61,6 +61,10 @@ void print_empty(FILE* out, const std::vector<std::string>& columns, const Outpu
 // A REAL as the aligned modes show it: "13,214.179", "0.000038", "7.861".
 std::string readable_real(double v);
 
+// A REAL's text as SQLite gives it (sqlite3_column_text: printf "%!.15g"): "6601.0", "0.5",
+// "1.0e+15", "1.0e-05". What the streaming modes print and the aligned ones read.
+std::string sqlite_real_text(double v);
+
 // Whether an aligned cell reads as a number ("8,663.617", "-12", "1.5e-05", "42%"): the aligned
 // modes never wrap or cut one (a column is at least as wide as its widest number).
 bool looks_numeric(std::string_view s);
