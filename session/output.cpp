@@ -90,9 +90,9 @@ std::string sqlite_real_text(double v) {
   // %!.15g lays them: plain from 1e-4 to under 1e15 with at least one digit after the point, else
   // d.ddd with an exponent of at least two digits. Formatting REALs through SQLite's printf was
   // half of a large report's output time (diff_tree_ops: 430,000 values on the 200 MB control
-  // trace); the rest (16 or 17 digits, infinities) still goes through it.
+  // trace). The rest still goes through it: 16 or 17 digits, infinities, and subnormals (whose
+  // ulp is no longer small beside their 15th digit).
   char d[40];
-  // (Normal doubles only: a subnormal's ulp is no longer small beside its 15th digit.)
   if (std::isfinite(v) && std::fabs(v) >= std::numeric_limits<double>::min()) {
     const auto [end, ec] = std::to_chars(d, d + sizeof d, v, std::chars_format::scientific);  // -d.ddde-XX
     if (ec == std::errc()) {

@@ -11,9 +11,10 @@
 #   INPUTS="vllm_500m.json" tests/bench/reports.sh  (one input; names as below, MB=1024)
 #   MB=200 tests/bench/reports.sh                   (200 MB inputs: control_200m.json, ..., ranks_200m)
 #   BASE=/tmp/old/tlsql tests/bench/reports.sh      (A/B: every command also run by that binary,
-#                                                 A B A B, best of two each; adds columns "base s"
+#                                                 A B A B, best of REPS (default two) each; adds columns "base s"
 #                                                 and "/ base", this build's time over the base's)
 #   CLOCK=cpu ...                                   (user + system seconds, not wall)
+#   REPS=5 ...                                      (each command run 5 times, the least kept)
 #   ONLY="critical_path steps" ...                  (only these rows: report names, or diff, html, bulk,
 #                                                 save, walks)
 # A report's "x load" is its time over the load's (of the same build and run): issue 16 asks for at
@@ -24,6 +25,9 @@ out=${1:-/tmp/tlsql-bench}
 bin=${2:-build}/tlsql
 base=${BASE:-}
 only=${ONLY:-}
+# Runs per command, the least kept: 1 by default, 2 with BASE. This VM's neighbours make single
+# runs differ by 20-50%; REPS=5 gives ratios that hold from one run of the script to the next.
+reps=${REPS:-$([ -n "$base" ] && echo 2 || echo 1)}
 timer=${TIMER:-/usr/bin/time}  # (GNU time: -f "%e %M" -o FILE)
 # CLOCK=cpu: user + system seconds instead of wall, for a machine other work shares (wall there
 # measures the neighbours; CPU seconds much less so, though not the load's parallelism).
@@ -79,19 +83,20 @@ time_once() {  # BINARY ARGS...: sets secs and kb (peak RSS) of the whole proces
     secs=$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')
   fi
 }
-run() {  # ARGS... (after the binary): this build's secs and kb; with BASE, A B A B and bsecs
-  if [ -z "$base" ]; then
+less() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b ? a : b) }'; }
+run() {  # ARGS... (after the binary): this build's secs (the least of `reps` runs) and kb (the
+  # first run's); with BASE, the two builds in turn (A B A B ...) and bsecs
+  local r a="" b="" k1=0
+  for ((r = 0; r < reps; ++r)); do
     time_once "$bin" "$@"
-    return
-  fi
-  local a1 a2 b1 b2 k1
-  time_once "$bin" "$@"; a1=$secs k1=$kb
-  time_once "$base" "$@"; b1=$secs
-  time_once "$bin" "$@"; a2=$secs
-  time_once "$base" "$@"; b2=$secs
-  secs=$(awk -v a="$a1" -v b="$a2" 'BEGIN { print (a < b ? a : b) }')
-  bsecs=$(awk -v a="$b1" -v b="$b2" 'BEGIN { print (a < b ? a : b) }')
-  kb=$k1
+    a=$(less "$secs" "$a")
+    ((r == 0)) && k1=$kb
+    if [ -n "$base" ]; then
+      time_once "$base" "$@"
+      b=$(less "$secs" "$b")
+    fi
+  done
+  secs=$a bsecs=$b kb=$k1
 }
 load_secs=0 base_load=1
 row() {  # WHAT [LOAD_SECONDS]: the last run's secs and kb, over the load (this build's, of this run)
@@ -125,7 +130,7 @@ for input in $inputs; do
     echo "|---|---:|---:|---:|---:|"
   fi
   cat "$json" >/dev/null 2>&1 || cat "$json"/* >/dev/null  # in the page cache, as for every later command
-  # The load: the best of two runs (of four with BASE).
+  # The load: the least of two calls of run (each the least of REPS runs).
   run -q "$json" -c "SELECT count(*) FROM event"
   l1=$secs b1=$bsecs
   run -q "$json" -c "SELECT count(*) FROM event"
