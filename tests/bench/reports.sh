@@ -28,6 +28,7 @@ only=${ONLY:-}
 # Runs per command, the least kept: 1 by default, 2 with BASE. This VM's neighbours make single
 # runs differ by 20-50%; REPS=5 gives ratios that hold from one run of the script to the next.
 reps=${REPS:-$([ -n "$base" ] && echo 2 || echo 1)}
+((reps >= 1)) || reps=1
 timer=${TIMER:-/usr/bin/time}  # (GNU time: -f "%e %M" -o FILE)
 # CLOCK=cpu: user + system seconds instead of wall, for a machine other work shares (wall there
 # measures the neighbours; CPU seconds much less so, though not the load's parallelism).
@@ -73,15 +74,21 @@ time_once() {  # BINARY ARGS...: sets secs and kb (peak RSS) of the whole proces
     fi
   done
   set -- "$bin_" "${args[@]}"
+  local failed=0
   if ! "$timer" -f "$format" -o "$out/time.txt" "$@" >"$out/stdout.txt" 2>"$out/stderr.txt"; then
     echo "FAILED: $* ($(head -c 300 "$out/stderr.txt"))" >&2
+    failed=1
   fi
+  # (The figures are time's last line: a failed command's first says "Command exited with ...".)
   if [ "$format" = "%e %M" ]; then
-    read -r secs kb <"$out/time.txt"
+    read -r secs kb < <(tail -n 1 "$out/time.txt")
   else
-    read -r user sys kb <"$out/time.txt"
+    read -r user sys kb < <(tail -n 1 "$out/time.txt")
     secs=$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')
   fi
+  # A failed run is never the least of a row's runs: its row reads 999999 s if every run failed.
+  ((failed)) && secs=999999
+  return 0
 }
 less() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b ? a : b) }'; }
 run() {  # ARGS... (after the binary): this build's secs (the least of `reps` runs) and kb (the
