@@ -238,10 +238,4 @@ std::string_view member_value(std::string_view raw, const StringPool& keys, std:
   return raw.find(kToken) == std::string_view::npos ? raw : decode(raw, keys, buf);
 }
 
-std::string_view find_member(std::string_view stored, std::string_view key, const StringPool& keys, std::string& buf) {
-  std::string_view raw;
-  find_members(stored, {&key, 1}, {&raw, 1});
-  return member_value(raw, keys, buf);
-}
-
 }  // namespace tlsql::args_text

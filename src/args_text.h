@@ -9,7 +9,7 @@
 // back exactly the minified text. Minified JSON never holds a byte below 0x20 (control characters
 // in strings must be escaped), so 0x01 cannot be part of the text; a text that holds one anyway
 // is kept as it is, unencoded (the caller is told). No token byte is a quote, bracket, comma or
-// space, so json_scan skips the values of an encoded text as it skips JSON's (find_member).
+// space, so json_scan skips the values of an encoded text as it skips JSON's (find_members).
 //
 // A key is in the dictionary or not, for the whole store: every occurrence of a key the
 // dictionary holds is a token, and a key it refused (full: kMaxKeys, or longer than kMaxKeyBytes)
@@ -59,17 +59,14 @@ std::string key_token(std::string_view key, const StringPool& keys);
 // `key` as the store's texts write it: its token, else `"key":` (the dictionary refused it).
 std::string stored_key(std::string_view key, const StringPool& keys);
 
-// The value of the top-level member written `key` (stored_key) of an encoded args object,
-// without decoding the rest of it: as it lies, or decoded into `buf` when the value holds tokens
-// itself (an object). "" when there is no such member or `stored` is not an object.
-std::string_view find_member(std::string_view stored, std::string_view key, const StringPool& keys, std::string& buf);
-
-// find_member for several keys in one walk of the members: raw[i] the value of the member written
-// keys[i], as it lies in `stored` (member_value decodes it), "" when absent. A reader of several
-// members of one row (the event table's input_dims, input_types, ...) walked the members before
-// each again, most of a tree diff's column reads.
+// The values of the top-level members written keys[i] (stored_key) of an encoded args object, in
+// one walk of its members and without decoding the rest of it: raw[i] as it lies in `stored`, ""
+// when there is no such member or `stored` is not an object. (One walk for all: the event table
+// reads a row's input_dims, input_types, ... one column at a time, and a walk per key re-read the
+// members before each, most of a tree diff's column reads.)
 void find_members(std::string_view stored, std::span<const std::string_view> keys, std::span<std::string_view> raw);
-// A find_members value as find_member returns it: itself, or decoded into `buf` when it holds tokens.
+// A find_members value as a reader wants it: itself, or decoded into `buf` when it holds tokens
+// (an object).
 std::string_view member_value(std::string_view raw, const StringPool& keys, std::string& buf);
 
 }  // namespace tlsql::args_text

@@ -98,9 +98,13 @@ TEST_CASE("one member is found in an encoded text without decoding the rest") {
   enc.clear();
   REQUIRE(args_text::encode(text, cache, enc));
   std::string buf;
-  auto member = [&](std::string_view key) {
-    return std::string(args_text::find_member(enc, args_text::stored_key(key, keys), keys, buf));
+  // One key's value (find_members for one key, decoded as a reader gets it).
+  auto find = [&](std::string_view stored, std::string_view key, const StringPool& dict) {
+    std::string_view raw;
+    args_text::find_members(stored, {&key, 1}, {&raw, 1});
+    return std::string(args_text::member_value(raw, dict, buf));
   };
+  auto member = [&](std::string_view key) { return find(enc, args_text::stored_key(key, keys), keys); };
   CHECK(member("Input Dims") == "[[2,3],[]]");  // the top-level one, not the nested object's
   CHECK(member("External id") == "7");
   CHECK(member("Input type") == R"(["float",""])");
@@ -111,12 +115,11 @@ TEST_CASE("one member is found in an encoded text without decoding the rest") {
   CHECK(args_text::stored_key("missing", keys) == "\"missing\":");
   // A key the dictionary refused is found as its text.
   StringPool none;
-  CHECK(std::string(args_text::find_member(R"({"a":1,"b":[2]})", args_text::stored_key("b", none), none, buf)) ==
-        "[2]");
-  CHECK(args_text::find_member("[1]", "\"a\":", none, buf).empty());
-  CHECK(args_text::find_member("{}", "\"a\":", none, buf).empty());
-  // Several keys in one walk: each the value find_member gives it (raw: member_value decodes),
-  // whatever the order asked, the absent one empty, and the top-level member, not the nested one.
+  CHECK(find(R"({"a":1,"b":[2]})", args_text::stored_key("b", none), none) == "[2]");
+  CHECK(find("[1]", "\"a\":", none).empty());
+  CHECK(find("{}", "\"a\":", none).empty());
+  // Several keys in one walk: each the value it has when asked alone, whatever the order asked,
+  // the absent one empty, and the top-level member, not the nested one.
   const std::vector<std::string> asked = {"Input type", "missing", "nested", "Input Dims", "External id"};
   std::vector<std::string> stored;
   for (const auto& k : asked) stored.push_back(args_text::stored_key(k, keys));
