@@ -200,9 +200,6 @@ struct Tables {
 enum Kind : char { kKernel, kHip, kHsa, kRccl, kMarker, kCopy };
 constexpr size_t kHead = 1;
 
-// Whether `d` holds an escape that simdjson takes as it is and check_json calls repairable
-// (\u0000, a UTF-16 surrogate, lone or not: the check decides). (A "\\u0000" is taken for one
-// too: the only cost is the check.)
 // The error check_json found in text d[0, n) that is the file's text from `origin`, wrapped in "["
 // "]" when `wrap` (a run of array entries: its byte k is the file's k - 1, at most the text's end).
 LoadError invalid_json(const std::string& path, const JsonCheck& check, size_t origin, size_t n, bool wrap) {
@@ -226,6 +223,9 @@ element parse_checked(simdjson::dom::parser& parser, const char* d, size_t n, Js
   return doc;
 }
 
+// Whether `d` holds an escape that simdjson takes as it is and check_json calls repairable
+// (\u0000, a UTF-16 surrogate, lone or not: the check decides). (A "\\u0000" is taken for one
+// too: the only cost is the check.)
 bool escape_to_check(const char* d, size_t n) {
   for (const char* p = d; (p = static_cast<const char*>(std::memchr(p, '\\', (size_t)(d + n - p))));) {
     if ((size_t)(d + n - p) >= 6 && p[1] == 'u') {
