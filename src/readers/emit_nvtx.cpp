@@ -1,7 +1,6 @@
 #include "src/readers/emit_nvtx.h"
 
 #include <charconv>
-#include <string>
 
 #include "src/json_check.h"
 
@@ -113,9 +112,8 @@ void write_args(event_records::Writer& out, const OpRange& op, int64_t fwd_tid, 
   if (op.seq != kNull) out.arg("Sequence number", op.seq);
   // The shapes as emit_nvtx writes them ([[2, 3], []]): JSON, Kineto's "Input Dims".
   if (!op.sizes.empty()) {
-    std::string sizes(op.sizes);
-    if (check_json(sizes.data(), sizes.size()).result == JsonCheck::ok && sizes.front() == '[')
-      out.json_arg("Input Dims", sizes);
+    if (check_json(op.sizes.data(), op.sizes.size()).result == JsonCheck::ok && op.sizes.front() == '[')
+      out.json_arg("Input Dims", op.sizes);
     else
       out.text_arg("sizes", op.sizes);
   }

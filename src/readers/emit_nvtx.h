@@ -7,9 +7,10 @@
 // One rule for both readers: which texts are op ranges, the name, seq, op id and shapes in them.
 
 #include <cstdint>
-#include <map>
+#include <functional>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "src/readers/event_records.h"
@@ -42,7 +43,13 @@ class ForwardThreads {
   int64_t fwd_tid(const OpRange& op, int64_t pid, int64_t tid);
 
  private:
-  std::map<std::pair<int64_t, int64_t>, int64_t> forward_;  // (pid, seq) -> thread
+  struct Hash {
+    size_t operator()(const std::pair<int64_t, int64_t>& k) const {
+      return std::hash<int64_t>()(k.first * 0x9E3779B97F4A7C15ull ^ (uint64_t)k.second);
+    }
+  };
+  // (pid, seq) -> thread: one entry a forward op, looked up by each backward one.
+  std::unordered_map<std::pair<int64_t, int64_t>, int64_t, Hash> forward_;
 };
 
 // An op range's args: op_id, "Sequence number", "Input Dims" (sizes when JSON, else text "sizes"),

@@ -55,12 +55,18 @@ bool Writer::clean(std::string_view s) {
 }
 
 void Writer::check(std::string_view s) {
-  if (!(head_.present & kAsText) && !clean(s)) head_.present |= kAsText;
+  if (head_.present & kAsText) return;
+  const auto at = (uintptr_t)s.data(), from = (uintptr_t)checked_.data();
+  if (at >= from && at + s.size() <= from + checked_.size()) return;  // (inside a text found clean)
+  if (!clean(s)) head_.present |= kAsText;
 }
 
-void Writer::begin(std::string_view ph, std::string_view cat, std::string_view name, uint32_t name_key) {
+void Writer::begin(std::string_view ph, std::string_view cat, std::string_view name, uint32_t name_key,
+                   std::string_view within) {
   at_ = body_.size();
   head_ = Head();
+  checked_ = {};
+  if (!within.empty() && clean(within)) checked_ = within;
   head_.ph = ph.empty() ? 0 : ph[0];
   if (ph.size() != 1) head_.present |= kAsText;  // (the Kineto parser counts it)
   head_.cat_len = (uint32_t)cat.size(), head_.name_len = (uint32_t)name.size();
@@ -85,21 +91,21 @@ void Writer::open_args() {
   if (direct_) keyed_.assign(1, '{');
 }
 
-// A reader passes a few keys, each a literal, millions of times: each is escaped, looked up as a
-// column and made a token once, then found by its address (and confirmed by its bytes).
-const Writer::Key& Writer::key_of(std::string_view k) {
-  for (const Key& e : key_cache_)
-    if (e.data == k.data() && e.name == k) return e;
-  if (key_cache_.size() >= 64) key_cache_.clear();  // (keys that are not literals: bounded)
+// Keys come in the same order row after row: the key after the last one found is tried first.
+const Writer::Key& Writer::key_of(Literal k) {
+  if (next_key_ < key_cache_.size() && key_cache_[next_key_].data == k.text.data()) return key_cache_[next_key_++];
+  for (size_t i = 0; i < key_cache_.size(); ++i)
+    if (key_cache_[i].data == k.text.data()) return next_key_ = i + 1, key_cache_[i];
+  next_key_ = key_cache_.size() + 1;
   Key& e = key_cache_.emplace_back();
-  e.data = k.data(), e.name = k, e.column = row_rules::arg_key(k);
-  kineto_text::escape(e.text, k);
+  e.data = k.text.data(), e.column = row_rules::arg_key(k.text);
+  kineto_text::escape(e.text, k.text);
   e.text += ':';
   if (keys_) args_text::encode_key(e.text, *keys_, e.stored);
   return e;
 }
 
-const Writer::Key& Writer::put_key(std::string_view k) {
+const Writer::Key& Writer::put_key(Literal k) {
   const Key& e = key_of(k);
   if (!first_arg_) body_ += ',';
   body_ += e.text;
@@ -111,7 +117,7 @@ const Writer::Key& Writer::put_key(std::string_view k) {
   return e;
 }
 
-void Writer::arg(std::string_view k, int64_t v) {
+void Writer::arg(Literal k, int64_t v) {
   const Key& e = put_key(k);
   const size_t at = body_.size();
   kineto_text::integer(body_, v);
@@ -120,7 +126,7 @@ void Writer::arg(std::string_view k, int64_t v) {
     head_.arg[(int)e.column - 1] = v, head_.present |= (uint16_t)(kArg0 << ((int)e.column - 1));
 }
 
-void Writer::text_arg(std::string_view k, std::string_view v) {
+void Writer::text_arg(Literal k, std::string_view v) {
   const Key& e = put_key(k);
   const size_t at = body_.size();
   kineto_text::escape(body_, v);
@@ -129,7 +135,7 @@ void Writer::text_arg(std::string_view k, std::string_view v) {
   if (e.column != ArgKey::none) head_.present |= kAsText;  // a column from a string: its rules
 }
 
-void Writer::json_arg(std::string_view k, std::string_view json, bool flat) {
+void Writer::json_arg(Literal k, std::string_view json, bool flat) {
   const Key& e = put_key(k);
   body_ += json;
   if (flat && direct_)

@@ -50,7 +50,10 @@ class Writer {
   // `ph`: the phase, one character ("X", "i"). `name_key` > 0 names the name for the parser, which
   // then interns it once per key rather than once per row (a kernel name runs to KBs): the same
   // key must always come with the same name, and one that is clean().
-  void begin(std::string_view ph, std::string_view cat, std::string_view name, uint32_t name_key = 0);
+  // `within`: a text the record's name and string args are cut from (an NVTX range's text: its op
+  // name, shapes, the text itself), checked once; strings inside it are not checked again.
+  void begin(std::string_view ph, std::string_view cat, std::string_view name, uint32_t name_key = 0,
+             std::string_view within = {});
   // Whether `s` is text the Kineto parser keeps as it is (no invalid UTF-8, no NUL): a string
   // that is not makes its record parsed as Kineto text (see above).
   static bool clean(std::string_view s);
@@ -59,12 +62,20 @@ class Writer {
   void pid(int64_t v);
   void tid(int64_t v);
   void open_args();
-  void arg(std::string_view k, int64_t v);
-  void text_arg(std::string_view k, std::string_view v);
+  // An args member's key: a string literal, and only that (consteval), so that the Writer can know
+  // a key by its address alone. A reader passes a few keys millions of times; each is escaped,
+  // looked up as a column and made a token once.
+  struct Literal {
+    template <size_t N>
+    consteval Literal(const char (&s)[N]) : text(s, N - 1) {}  // (implicit: arg("device", v))
+    std::string_view text;
+  };
+  void arg(Literal k, int64_t v);
+  void text_arg(Literal k, std::string_view v);
   // `json` must be one valid JSON value (the caller checked it). `flat`: the caller wrote it,
   // clean(json) is true and it holds no object and no whitespace outside strings (a string escaped
   // once for many rows, an array of numbers).
-  void json_arg(std::string_view k, std::string_view json, bool flat = false);
+  void json_arg(Literal k, std::string_view json, bool flat = false);
   // For a Writer on a parse thread (its records parsed on the same thread): args written as the
   // store keeps them, keys as tokens of `keys` (args_text::encode_key), so that the parser stores
   // them as they are rather than walking them again (minify, keys). A record whose args take a
@@ -79,13 +90,12 @@ class Writer {
  private:
   // A key as its args text has it: `"k":`, as stored (encode_keys), and the row column it gives.
   struct Key {
-    const char* data;  // the key the caller passed (its literal, mostly): a lookup by address,
-    std::string name;  // confirmed by its bytes
+    const char* data;  // the literal's address
     std::string text, stored;
     row_rules::ArgKey column;
   };
-  const Key& put_key(std::string_view k);
-  const Key& key_of(std::string_view k);
+  const Key& put_key(Literal k);
+  const Key& key_of(Literal k);
   void check(std::string_view s);  // as text when `s` is a string the Kineto parser would repair
   // The value written into body_ from `at` on, also into the stored form.
   void stored_value(size_t at) {
@@ -101,7 +111,9 @@ class Writer {
   size_t rows_ = 0, first_ = 0;
   bool first_arg_ = true, stopped_ = false;
   StringPool::Cache* keys_ = nullptr;
+  std::string_view checked_;  // begin()'s `within`, when clean
   std::vector<Key> key_cache_;
+  size_t next_key_ = 0;  // key_of's first guess
   std::string keyed_;    // the open record's args as stored (encode_keys)
   bool direct_ = false;  // ... and whether they can be stored as written
 };

@@ -33,11 +33,12 @@ struct Out {
   void pid(int64_t v) { text ? text->field("pid", v) : rec->pid(v); }
   void tid(int64_t v) { text ? text->field("tid", v) : rec->tid(v); }
   void open_args() { text ? text->open_args() : rec->open_args(); }
-  void arg(std::string_view k, int64_t v) { text ? text->arg(k, v) : rec->arg(k, v); }
-  void text_arg(std::string_view k, std::string_view v) { text ? text->text_arg(k, v) : rec->text_arg(k, v); }
-  void json_arg(std::string_view k, std::string_view v) { text ? text->json_arg(k, v) : rec->json_arg(k, v); }
+  using Key = event_records::Writer::Literal;
+  void arg(Key k, int64_t v) { text ? text->arg(k.text, v) : rec->arg(k, v); }
+  void text_arg(Key k, std::string_view v) { text ? text->text_arg(k.text, v) : rec->text_arg(k, v); }
+  void json_arg(Key k, std::string_view v) { text ? text->json_arg(k.text, v) : rec->json_arg(k, v); }
   // A value the caller wrote, flat (event_records::Writer::json_arg).
-  void flat_arg(std::string_view k, std::string_view v) { text ? text->json_arg(k, v) : rec->json_arg(k, v, true); }
+  void flat_arg(Key k, std::string_view v) { text ? text->json_arg(k.text, v) : rec->json_arg(k, v, true); }
   void end(bool args = true) { text ? text->end(args) : rec->end(args); }
 };
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -191,14 +192,18 @@ class Rows {
       Cell* row = &b.cells[b.rows * width_];
       for (size_t c = 0; c < width_; ++c) {
         Cell& cell = row[c];
-        cell.type = sqlite3_column_type(q_, (int)c);
+        // One sqlite3_column_value per cell, read through the value's accessors: each
+        // sqlite3_column_* call finds the column and checks for a failed allocation on its own
+        // (the two calls a cell and their checks were about a third of this thread's samples).
+        sqlite3_value* v = sqlite3_column_value(q_, (int)c);
+        cell.type = sqlite3_value_type(v);
         if (cell.type == SQLITE_NULL) continue;
         if (cell.type == SQLITE_INTEGER) {
-          cell.i = sqlite3_column_int64(q_, (int)c);
+          cell.i = sqlite3_value_int64(v);
           continue;
         }
-        const char* t = (const char*)sqlite3_column_text(q_, (int)c);
-        const size_t len = t ? (size_t)sqlite3_column_bytes(q_, (int)c) : 0;
+        const char* t = (const char*)sqlite3_value_text(v);
+        const size_t len = t ? (size_t)sqlite3_value_bytes(v) : 0;
         if (b.bytes.size() + len > UINT32_MAX) {  // (offsets are 32-bit: a row's texts past 4 GB)
           b.last = b.failed = true;
           b.error = "a row's texts over 4 GB";
@@ -397,9 +402,11 @@ class Reader : public TraceReader {
   // The key the parser interns the name of StringIds id `id` by (event_records::Writer::begin):
   // once per name, not once per row (a kernel's name runs to hundreds of bytes, checked and
   // hashed on every row before); 0 for a name that is not clean (checked on each row).
-  uint32_t name_key(int64_t id, std::string_view name) {
-    auto [it, added] = name_keys_.try_emplace(id, 0);
-    if (added && Writer::clean(name)) it->second = (uint32_t)name_keys_.size();
+  // `keys`: name_keys_ for names as StringIds gives them, api_keys_ for api_name()'s cut of them
+  // (one id, two names: each key names one).
+  uint32_t name_key(std::unordered_map<int64_t, uint32_t>& keys, int64_t id, std::string_view name) {
+    auto [it, added] = keys.try_emplace(id, 0);
+    if (added && Writer::clean(name)) it->second = ++last_key_;
     return it->second;
   }
   // An enum table's label (ENUM_CUDA_MEMCPY_OPER: 1 -> "Host-to-Device").
@@ -532,7 +539,7 @@ class Reader : public TraceReader {
         for (int column : {demangled, shortname, mangled}) {
           const int64_t id = r.i(column);
           if ((name = string(id)).empty()) continue;
-          key = name_key(id, name);
+          key = name_key(name_keys_, id, name);
           break;
         }
         if (name.empty()) {
@@ -563,12 +570,8 @@ class Reader : public TraceReader {
       if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", correlation(c, r.i(process)));
       if (int64_t c = r.i(context); c != kNull) out_->arg("context", c);
       if (kernel) {
-        if (r.i(gx) != kNull)
-          out_->json_arg("grid", fmt::format("[{},{},{}]", r.i(gx), r.i(gy) == kNull ? 1 : r.i(gy),
-                                             r.i(gz) == kNull ? 1 : r.i(gz)));
-        if (r.i(bx) != kNull)
-          out_->json_arg("block", fmt::format("[{},{},{}]", r.i(bx), r.i(by) == kNull ? 1 : r.i(by),
-                                              r.i(bz) == kNull ? 1 : r.i(bz)));
+        if (r.i(gx) != kNull) out_->json_arg("grid", dims(r, gx, gy, gz), true);
+        if (r.i(bx) != kNull) out_->json_arg("block", dims(r, bx, by, bz), true);
         if (int64_t v = r.i(regs); v != kNull) out_->arg("registers per thread", v);
         if (r.i(shm_s) != kNull || r.i(shm_d) != kNull)
           out_->arg("shared memory", (r.i(shm_s) == kNull ? 0 : r.i(shm_s)) + (r.i(shm_d) == kNull ? 0 : r.i(shm_d)));
@@ -589,6 +592,20 @@ class Reader : public TraceReader {
                    "with `nsys profile --cuda-graph-trace=node` for the kernels",
                    (int64_t)out_->rows() - first_row);
   }
+
+  // A kernel's grid or block as Kineto writes it, [x,y,z] (y and z 1 when NULL): a flat JSON
+  // array for Writer::json_arg, valid until the next call.
+  std::string_view dims(const Rows& r, int x, int y, int z) {
+    char* p = dims_;
+    *p++ = '[';
+    const int64_t v[3] = {r.i(x), r.i(y) == kNull ? 1 : r.i(y), r.i(z) == kNull ? 1 : r.i(z)};
+    for (int i = 0; i < 3; ++i) {
+      p = std::to_chars(p, dims_ + sizeof dims_, v[i]).ptr;
+      *p++ = i == 2 ? ']' : ',';
+    }
+    return {dims_, (size_t)(p - dims_)};
+  }
+  char dims_[3 * 21 + 4];
 
   // CUPTI numbers correlation ids per process: in an export of several processes the same id
   // links a launch of one process to a kernel of another (the shared 2-GPU exports: 294 kernels
@@ -651,11 +668,15 @@ class Reader : public TraceReader {
               corr = r.column("correlationId"), name_id = r.column("nameId");
     if (read_ahead_) r.read_ahead();
     while (r.step() && !out_->stopped()) {
-      std::string_view full = string(r.i(name_id));
+      const int64_t id = r.i(name_id);
+      std::string_view full = string(id);
       std::string_view name = api_name(full);
       // cu* calls are the driver API (cuLaunchKernelEx for Triton kernels), as Kineto files them.
       const bool driver = name.starts_with("cu") && !name.starts_with("cuda");
-      out_->begin("X", driver ? "cuda_driver" : "cuda_runtime", name.empty() ? std::string_view("unknown_api") : name);
+      if (name.empty())
+        out_->begin("X", driver ? "cuda_driver" : "cuda_runtime", "unknown_api");
+      else  // (keyed by the full name's id: api_name() cuts the same name from it on every row)
+        out_->begin("X", driver ? "cuda_driver" : "cuda_runtime", name, name_key(api_keys_, id, name));
       times(r, start, end);
       thread(r.i(tid));
       out_->open_args();
@@ -686,8 +707,13 @@ class Reader : public TraceReader {
     std::map<std::pair<int64_t, int64_t>, std::string> domains;
     emit_nvtx::ForwardThreads forward;  // a backward op range's forward thread
     if (read_ahead_) r.read_ahead();    // (the enum table read above: no SQLite call in the loop)
-    while (r.step() && !out_->stopped()) {
-      int64_t t = r.i(type);
+    // What a record of each eventType is, worked out once per type (not by its label's text on
+    // every row).
+    enum class Is { range, mark, domain, named, other };
+    std::unordered_map<int64_t, std::pair<Is, std::string>> kinds;
+    auto kind_of = [&](int64_t t) -> const std::pair<Is, std::string>& {
+      auto [k, added] = kinds.try_emplace(t);
+      if (!added) return k->second;
       auto it = types.find(t);
       // Without the enum table: the ids of schema 3.x (34 mark, 35-38 push, pop, start, end records
       // of their own, 59 push/pop, 60 start/end, 65 NVTXT mark, 70 / 71 NVTXT ranges, 75 domain).
@@ -704,21 +730,33 @@ class Reader : public TraceReader {
                                : t == 71         ? "NvtxtStartEndRange"
                                : t == 75         ? "NvtxDomainCreate"
                                                  : "";
-      const bool range = label == "NvtxPushPopRange" || label == "NvtxStartEndRange" || label == "NvtxtPushPopRange" ||
-                         label == "NvtxtStartEndRange";
-      const bool mark = label == "NvtxMark" || label == "NvtxtMark";
-      if (label == "NvtxDomainCreate") {
+      Is is = Is::other;
+      if (label == "NvtxPushPopRange" || label == "NvtxStartEndRange" || label == "NvtxtPushPopRange" ||
+          label == "NvtxtStartEndRange")
+        is = Is::range;
+      else if (label == "NvtxMark" || label == "NvtxtMark")
+        is = Is::mark;
+      else if (label == "NvtxDomainCreate")
+        is = Is::domain;
+      // Category, naming and thread records name things and are no event; others (push and pop
+      // records of their own, types of later schemas) are counted.
+      else if (label.starts_with("NvtxCategory") || label.starts_with("NvtxtCategory") ||
+               label.starts_with("NvtxName") || label.starts_with("NvtxtMeta") || label == "NvtxThread" ||
+               label == "NvtxDomainDestroy")
+        is = Is::named;
+      k->second = {is, label.empty() ? "eventType " + std::to_string(t) : std::string(label)};
+      return k->second;
+    };
+    while (r.step() && !out_->stopped()) {
+      const auto& [is, label] = kind_of(r.i(type));
+      const bool range = is == Is::range, mark = is == Is::mark;
+      if (is == Is::domain) {
         std::string_view s = r.s(text);
         domains[{pid_of(r.i(tid)), r.i(domain)}] = std::string(s.empty() ? string(r.i(text_id)) : s);
         continue;
       }
       if (!range && !mark) {
-        // Category, naming and thread records name things and are no event; others (push and pop
-        // records of their own, types of later schemas) are counted.
-        if (!label.starts_with("NvtxCategory") && !label.starts_with("NvtxtCategory") &&
-            !label.starts_with("NvtxName") && !label.starts_with("NvtxtMeta") && label != "NvtxThread" &&
-            label != "NvtxDomainDestroy")
-          ++other[label.empty() ? "eventType " + std::to_string(t) : std::string(label)];
+        if (is == Is::other) ++other[label];
         continue;
       }
       if (range && r.i(end) == kNull) {
@@ -731,9 +769,13 @@ class Reader : public TraceReader {
       const int64_t global = r.i(tid);
       const int64_t fwd_tid = op ? forward.fwd_tid(*op, pid_of(global), tid_of(global)) : kNull;
       if (op && !op->user)
-        out_->begin("X", "cpu_op", op->name);
+        out_->begin("X", "cpu_op", op->name, 0, s);
       else  // a record_function range keeps its name without emit_nvtx's fields
-        out_->begin(mark ? "i" : "X", "user_annotation", op ? op->name : s.empty() ? std::string_view("nvtx") : s);
+        out_->begin(mark ? "i" : "X", "user_annotation",
+                    op          ? op->name
+                    : s.empty() ? std::string_view("nvtx")
+                                : s,
+                    0, s);
       times(r, start, range ? end : start);
       thread(global);
       out_->open_args();
@@ -762,7 +804,8 @@ class Reader : public TraceReader {
   Writer* out_ = nullptr;
   std::set<std::string> tables_;
   std::unordered_map<int64_t, std::string> strings_;
-  std::unordered_map<int64_t, uint32_t> name_keys_;  // name_key
+  std::unordered_map<int64_t, uint32_t> name_keys_, api_keys_;  // name_key
+  uint32_t last_key_ = 0;
   std::string metadata_, schema_, missing_;
   bool read_ahead_ = false;  // use_threads
   bool scoped_ = false;      // several processes: correlation ids scoped by process (correlation())

@@ -359,16 +359,16 @@ class RecordParser : public ChunkParser {
     }
   }
   // Args members that are absent (kNull, "") are left out.
-  void int_arg(std::string_view k, int64_t v) {
+  void int_arg(event_records::Writer::Literal k, int64_t v) {
     if (v != kNull) out_->arg(k, v);
   }
-  void text_arg(std::string_view k, std::string_view v) {
+  void text_arg(event_records::Writer::Literal k, std::string_view v) {
     if (!v.empty()) out_->text_arg(k, v);
   }
-  void correlation(element r, std::string_view k) {
+  void correlation(element r, event_records::Writer::Literal k) {
     if (element c; !r["correlation_id"].get(c)) correlation_of(c, k);
   }
-  void correlation_of(element c, std::string_view k) {
+  void correlation_of(element c, event_records::Writer::Literal k) {
     int_arg(k, int_of(c, "internal"));
     if (int64_t ext = int_of(c, "external", 0); ext != 0) int_arg("external correlation", ext);
   }
@@ -459,7 +459,7 @@ class RecordParser : public ChunkParser {
     int_arg("stream", stream);
     if (rec.has(kCorrelation)) correlation_of(rec[kCorrelation], "correlation");
     if (has_info) {
-      auto dim3 = [&](int field, std::string_view as) {
+      auto dim3 = [&](int field, event_records::Writer::Literal as) {
         if (!info.has(field)) return;
         const element d = info[field];
         std::string& v = dim_;
