@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The other profilers' readers against the Kineto reader (issue 48): rows per second of the whole
-# load (trace.load_ms, best of 3) for the Kineto JSON, rocprofv3 JSON and Nsight Systems SQLite
-# readers side by side, on the shared samples and on scaled copies (tests/bench/scale_native.py,
-# tools/scale_trace.py); the CPU seconds (user + sys) of `tlsql FILE -o out.db`, steadier than wall
+# load (trace.load_ms, best of 3, REPS=N: of N, in rounds over every input) for the Kineto JSON,
+# rocprofv3 JSON and Nsight Systems SQLite readers side by side, on the shared samples and on
+# scaled copies (tests/bench/scale_native.py, tools/scale_trace.py); the CPU seconds (user + sys) of `tlsql FILE -o out.db`, steadier than wall
 # time on a shared machine; peak RSS of the load alone and of the load and save against out.db's
 # size.
 # Two yardsticks for the Kineto reader: the control trace (its own mix of rows: mostly CPU ops with
@@ -11,6 +11,8 @@
 # the same rows and only the reading differs.
 #   tests/bench/native.sh [OUT_DIR] [BUILD_DIR]   (default /tmp/tlsql-bench build; needs ../shared,
 #                                                 ~1.5 GB of disk, ~6 minutes the first time)
+#   LARGE=1 adds a 340 MB rocprofv3 copy (x15) and a 97 MB Nsight one (x40) with their same rows
+#   (~1.5 GB more, ~2 minutes more the first time).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-/tmp/tlsql-bench}
@@ -23,6 +25,13 @@ scale=tests/bench/scale_native.py
   /usr/bin/python3 "$shared/tools/scale_trace.py" "$shared/traces/hta/trace_diff/control.json.gz" "$out/control_100m.json" --mb 100
 [ -s "$out/rocprof_x5.json" ] || /usr/bin/python3 $scale rocprof "$shared/native/rocprof/908_results.json.gz" "$out/rocprof_x5.json" 5
 [ -s "$out/nsys_x10.sqlite" ] || /usr/bin/python3 $scale nsys "$shared/native/nsys/mfu_2gpu_before.sqlite" "$out/nsys_x10.sqlite" 10
+# Larger copies (LARGE=1): fixed costs (the process, per-thread buffers) weigh less there.
+if [ "${LARGE:-0}" = 1 ]; then
+  [ -s "$out/rocprof_x15.json" ] ||
+    /usr/bin/python3 $scale rocprof "$shared/native/rocprof/908_results.json.gz" "$out/rocprof_x15.json" 15
+  [ -s "$out/nsys_x40.sqlite" ] ||
+    /usr/bin/python3 $scale nsys "$shared/native/nsys/mfu_2gpu_before.sqlite" "$out/nsys_x40.sqlite" 40
+fi
 # The same rows as Kineto JSON: ts and dur in µs with the ns kept as 3 decimals, as Kineto writes them.
 as_kineto() {
   [ -s "$2" ] && return
@@ -38,21 +47,32 @@ inputs=("kineto $shared/traces/hta/trace_diff/control.json.gz" "kineto $out/cont
         "nsys $shared/native/nsys/mfu_2gpu_before.sqlite" "nsys $shared/native/nsys/mfu_2gpu_after.sqlite"
         "nsys $out/nsys_x10.sqlite" "kineto $out/kineto_rows_of_rocprof_x5.json"
         "kineto $out/kineto_rows_of_nsys_x10.json")
-printf '| reader | input | rows | load s (best of 3) | rows/s | input MB/s | CPU s (-o) | rows / CPU s | peak RSS MB: load, -o | .db MB | RSS / .db: load, -o |\n'
+if [ "${LARGE:-0}" = 1 ]; then
+  as_kineto "$out/rocprof_x15.json" "$out/kineto_rows_of_rocprof_x15.json"
+  as_kineto "$out/nsys_x40.sqlite" "$out/kineto_rows_of_nsys_x40.json"
+  inputs+=("rocprofv3 $out/rocprof_x15.json" "kineto $out/kineto_rows_of_rocprof_x15.json"
+           "nsys $out/nsys_x40.sqlite" "kineto $out/kineto_rows_of_nsys_x40.json")
+fi
+# The loads in rounds, every input once a round, so that a reader and its same rows meet the
+# machine in the same state (its load varies by up to 1.5x over minutes).
+declare -A best
+for i in $(seq "${REPS:-3}"); do
+  for entry in "${inputs[@]}"; do
+    file=${entry#* }
+    ms=$("$bin" -q --csv "$file" -c "SELECT load_ms FROM trace" | tail -1)
+    best[$file]=$(python3 -c "print(min(float('$ms'), float('${best[$file]:-inf}')))")
+  done
+done
+printf '| reader | input | rows | load s (best of %s) | rows/s | input MB/s | CPU s (-o) | rows / CPU s | peak RSS MB: load, -o | .db MB | RSS / .db: load, -o |\n' "${REPS:-3}"
 printf '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 for entry in "${inputs[@]}"; do
   reader=${entry%% *} file=${entry#* }
-  best=
-  for i in 1 2 3; do
-    ms=$("$bin" -q --csv "$file" -c "SELECT load_ms FROM trace" | tail -1)
-    best=$(python3 -c "print(min(float('$ms'), float('${best:-inf}')))")
-  done
   db="$out/native_out.db"
   rm -f "$db"
   /usr/bin/time -f "%M" -o "$out/load.txt" "$bin" -q "$file" -c "SELECT 1" >/dev/null
   /usr/bin/time -f "%M %U %S" -o "$out/time.txt" "$bin" -q "$file" -o "$db" -c "SELECT 1" >/dev/null
   rows=$("$bin" -q --csv "$db" -c "SELECT count(*) FROM event" | tail -1)
-  python3 - "$reader" "$file" "$rows" "$best" $(cat "$out/time.txt") "$(stat -c %s "$db")" "$(stat -L -c %s "$file")" \
+  python3 - "$reader" "$file" "$rows" "${best[$file]}" $(cat "$out/time.txt") "$(stat -c %s "$db")" "$(stat -L -c %s "$file")" \
     "$(cat "$out/load.txt")" <<'PY'
 import gzip, os, sys
 reader, path, rows, ms, kb, user, sys_s, db, size, load_kb = (
