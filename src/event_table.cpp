@@ -164,19 +164,54 @@ struct Cursor : VtabCursor<Table> {
   int64_t members_of = -1;  // the position whose values member_raw holds
   std::array<std::string_view, 4> member_raw;
 
-  void settle() {
-    if (use_list) {
-      if (at < list_size && (int64_t)list[at] < lo_bound)
-        at = std::lower_bound(list + at, list + list_size, (uint32_t)std::min<int64_t>(lo_bound, UINT32_MAX)) - list;
-      done = at >= list_size || (int64_t)list[at] >= hi_bound;
-      if (!done) pos = list[at];
-    } else {
-      done = pos >= hi;
+  // `name` / `cat` LIKE or GLOB a pattern (kTextMatch): each distinct string is matched once
+  // (SQLite would read and match the text of every row: a search of a trace's kernel names by
+  // pattern, or critical_path's annotation). A prefilter: SQLite checks the rows that pass again
+  // (omit = false), with PRAGMA case_sensitive_like and an ESCAPE clause, which this does not know.
+  struct TextMatch {
+    uint32_t EventRec::*field = nullptr;  // nullptr: off
+    bool glob = false;
+    std::string pattern;
+    std::vector<int8_t> memo;  // string id -> -1 unknown, 0 no, 1 yes (kept while the pattern is)
+  };
+  std::array<TextMatch, 2> text_match;  // name, cat
+  bool matches(TextMatch& m, const EventRec& e) {
+    const uint32_t id = e.*m.field;
+    if (id == StringPool::kNone) return false;  // (NULL LIKE x is NULL)
+    if (id >= m.memo.size()) m.memo.resize(std::max<size_t>(store->strings.size(), id + 1), -1);
+    int8_t& known = m.memo[id];
+    if (known < 0) {
+      const std::string text(store->strings.get(id));  // (NUL-terminated for SQLite's matchers)
+      // sqlite3_strlike ignores ASCII case as LIKE does by default: a superset of a
+      // case-sensitive LIKE's rows, which SQLite then narrows.
+      known = (m.glob ? sqlite3_strglob(m.pattern.c_str(), text.c_str())
+                      : sqlite3_strlike(m.pattern.c_str(), text.c_str(), 0)) == 0;
     }
-    if (!done) {
+    return known;
+  }
+  bool text_matched = false;  // any TextMatch on
+
+  void settle() {
+    for (;;) {
+      if (use_list) {
+        if (at < list_size && (int64_t)list[at] < lo_bound)
+          at = std::lower_bound(list + at, list + list_size, (uint32_t)std::min<int64_t>(lo_bound, UINT32_MAX)) - list;
+        done = at >= list_size || (int64_t)list[at] >= hi_bound;
+        if (!done) pos = list[at];
+      } else {
+        done = pos >= hi;
+      }
+      if (done) return;
       int64_t local;
       trace = &store->trace_at(pos, local);
       rec = &trace->rows[local];
+      if (!text_matched || ((!text_match[0].field || matches(text_match[0], *rec)) &&
+                            (!text_match[1].field || matches(text_match[1], *rec))))
+        return;
+      if (use_list)
+        ++at;
+      else
+        ++pos;
     }
   }
 
@@ -211,7 +246,11 @@ enum Plan {
   kKindOrder = 64,
   kNameOrder = 128,
   kKindCatOrder = 256,
-  kCatOrder = 512
+  kCatOrder = 512,
+  // A pattern for name (kTextMatch) and for cat (kTextMatch << 1), received after the others;
+  // kGlob / kGlob << 1: the pattern is GLOB's, not LIKE's.
+  kTextMatch = 1024,
+  kGlob = 4096
 };
 
 void destroy_aux(void* p) {
@@ -235,10 +274,16 @@ int Cursor::best_index(Table& table, sqlite3_index_info* info) {
   const EventStore* store = table.store;
   double n = std::max<double>(1, (double)store->total_rows);
   int eq_uid = -1, eq_parent = -1, eq_kind = -1, eq_trace = -1, low = -1, high = -1;
+  int pattern[2] = {-1, -1};  // a LIKE or GLOB constraint on name, on cat
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
     if (!c.usable) continue;
     int col = c.iColumn == -1 ? kUid : c.iColumn;
+    if ((col == kName || col == kCat) &&
+        (c.op == SQLITE_INDEX_CONSTRAINT_LIKE || c.op == SQLITE_INDEX_CONSTRAINT_GLOB)) {
+      if (pattern[col == kCat] < 0) pattern[col == kCat] = i;
+      continue;
+    }
     if (c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
       if (col == kUid)
         eq_uid = i;
@@ -279,6 +324,12 @@ int Cursor::best_index(Table& table, sqlite3_index_info* info) {
     if (high >= 0) use(high, kUidHigh, false), cost /= 4, rows /= 4;
     if (eq_trace >= 0 && !(plan & (kByParent | kByKind))) use(eq_trace, kByTrace, true), cost /= 2, rows /= 2;
   }
+  // (Not an index: the cost is left as it was, so that no plan changes for them.)
+  for (int k = 0; k < 2; ++k)
+    if (pattern[k] >= 0)
+      use(pattern[k],
+          (kTextMatch << k) | (info->aConstraint[pattern[k]].op == SQLITE_INDEX_CONSTRAINT_GLOB ? kGlob << k : 0),
+          false);
   info->idxNum = plan;
   info->estimatedCost = cost;
   info->estimatedRows = (sqlite3_int64)std::max(1.0, rows);
@@ -466,6 +517,21 @@ int Cursor::filter(int plan, int, sqlite3_value** argv) {
           hi_bound = std::min<int64_t>(hi_bound, t->uid_base - s.first_uid + (int64_t)t->rows.size());
           none = false;
         }
+  }
+  text_matched = false;
+  for (int k = 0; k < 2; ++k) {
+    TextMatch& m = text_match[(size_t)k];
+    m.field = nullptr;
+    if (!(plan & (kTextMatch << k))) continue;
+    const char* p = (const char*)sqlite3_value_text(argv[a++]);
+    if (!p) {  // x LIKE NULL: no row
+      none = true;
+      continue;
+    }
+    const bool glob = plan & (kGlob << k);
+    if (m.pattern != p || m.glob != glob) m.pattern = p, m.glob = glob, m.memo.clear();
+    m.field = k == 0 ? &EventRec::name : &EventRec::cat;
+    text_matched = true;
   }
   if (!use_list) {
     pos = std::max(pos, lo_bound);

@@ -20,6 +20,17 @@ std::string quote_identifier(std::string_view name) { return quoted(name, '"'); 
 
 std::string quote_literal(std::string_view text) { return quoted(text, '\''); }
 
+std::string glob_containing(std::string_view text) {
+  std::string out = "*";
+  for (char c : text) {
+    if (c == '*' || c == '?' || c == '[')
+      out += '[', out += c, out += ']';
+    else
+      out += c;
+  }
+  return out += '*';
+}
+
 std::optional<std::string> attached_schema(sqlite3* db, std::string_view name) {
   // The list pragma_database_list reads, without preparing SQL: a name with a NUL byte matches no
   // entry, as SQLite's own lookup stops at the NUL.

@@ -22,6 +22,11 @@ std::string quote_identifier(std::string_view name);
 // `text` as an SQL string literal: in single quotes, each '\'' doubled.
 std::string quote_literal(std::string_view text);
 
+// A GLOB pattern of the texts that contain `text`: '*' around it, its own '*', '?' and '['
+// in brackets. `name GLOB ?` with it bound asks what instr(name, text) > 0 does (up to a NUL in
+// `text`, where SQLite's text ends), and the event table answers GLOB once per distinct name.
+std::string glob_containing(std::string_view text);
+
 // The schema attached to `db` under `name` (as SQLite matches schema names: ASCII case ignored),
 // spelled as SQLite lists it ("main", "temp", an ATTACH name); nullopt when there is none.
 std::optional<std::string> attached_schema(sqlite3* db, std::string_view name);

@@ -20,7 +20,9 @@ q="SELECT * FROM event ORDER BY uid; SELECT * FROM kernel ORDER BY uid; SELECT *
    SELECT count(*) FROM event WHERE name IS NULL; SELECT * FROM optimizable_events(0, 100);
    SELECT kind, cat, count(*), sum(dur), min(uid), max(uid) FROM event GROUP BY kind, cat;
    SELECT kind, cat FROM event ORDER BY kind, cat; SELECT cat, count(*), min(uid), max(uid) FROM event GROUP BY cat;
-   SELECT cat, count(*) FROM event WHERE kind = 'kernel' GROUP BY cat; SELECT cat FROM event ORDER BY cat, uid;"
+   SELECT cat, count(*) FROM event WHERE kind = 'kernel' GROUP BY cat; SELECT cat FROM event ORDER BY cat, uid;
+   SELECT count(*), min(uid), max(uid) FROM event WHERE name LIKE '%gemm%';
+   SELECT uid FROM event WHERE name GLOB '*Memcpy*' AND cat LIKE 'GPU%' ORDER BY uid;"
 same eq "$trace" "$q"
 [ "$(wc -l < "$work/eq_loaded.csv")" -gt 2600 ] || { echo "too few rows"; exit 1; }
 # The event table hands rows over by name for GROUP BY / ORDER BY name (no sort by SQLite): a
@@ -45,6 +47,17 @@ same eq_names "$work/eq_names.json" \
   "SELECT uid, name FROM event ORDER BY name, uid; SELECT name, count(*), group_concat(uid) FROM op GROUP BY name;
    SELECT '-'; SELECT uid, name FROM event WHERE parent = 0 ORDER BY name"
 [ "$(sed -n 2p "$work/eq_names_loaded.csv")" = "1," ] || { echo "a NULL name sorts first"; exit 1; }
+# LIKE and GLOB on name and cat: the event table matches each distinct string once and SQLite
+# checks what passes (ASCII case ignored unless case_sensitive_like; ESCAPE; a pattern per row).
+same eq_like "$work/eq_names.json" \
+  "SELECT group_concat(uid) FROM event WHERE name LIKE 'b'; SELECT group_concat(uid) FROM event WHERE name GLOB 'b';
+   SELECT group_concat(uid) FROM event WHERE name LIKE 'op1_'; SELECT group_concat(uid) FROM event WHERE name GLOB 'op[13]*';
+   SELECT group_concat(uid) FROM event WHERE name LIKE 'op!_%' ESCAPE '!'; SELECT count(*) FROM event WHERE name LIKE NULL;
+   SELECT count(*) FROM event WHERE cat LIKE 'CPU%' AND name NOT LIKE 'op%';
+   SELECT group_concat(e.uid) FROM event e JOIN (SELECT 'op2%' p UNION ALL SELECT 'a') q ON e.name LIKE q.p;
+   PRAGMA case_sensitive_like = ON; SELECT group_concat(uid) FROM event WHERE name LIKE 'b'"
+[ "$(sed -n 2p "$work/eq_like_loaded.csv")" = '"0,3,4"' ] || { echo "LIKE 'b' ignores case: 0,3,4"; exit 1; }
+[ "$(tail -1 "$work/eq_like_loaded.csv")" = '"0,3"' ] || { echo "case_sensitive_like: b only (0,3)"; exit 1; }
 [ "$(sed -n '/^-$/,$p' "$work/eq_names_loaded.csv" | tail -2 | tr '\n' ' ')" = "1, 2,a " ] ||
   { echo "children by name: a NULL name first, then a"; exit 1; }
 # optimizable_events reads the store directly, or a saved file through SQL on two connections:

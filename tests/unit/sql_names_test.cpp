@@ -17,6 +17,22 @@ TEST_CASE("quote_identifier and quote_literal double their quote, whatever the t
   CHECK(quote_literal("it's") == "'it''s'");
 }
 
+TEST_CASE("glob_containing matches what instr finds: every text with the text in it, metacharacters literal") {
+  // The rule it stands for, written here: instr(name, text) > 0 (a byte search: for valid UTF-8
+  // the same as SQLite's character search).
+  const char* texts[] = {"ProfilerStep", "*", "?", "[", "]", "a*b", "x?y", "[0]", "[!a]", "é", "", "ab[c-d]*"};
+  const char* names[] = {
+      "ProfilerStep#3", "profilerstep", "a*b", "axb", "x?y", "xzy", "[0]",          "0", "[!a]", "b", "é", "e", "",
+      "ab[c-d]*x",      "abc",          "*",   "?",   "[",   "]",   "Profiler Step"};
+  for (const char* t : texts)
+    for (const char* n : names) {
+      CAPTURE(t);
+      CAPTURE(n);
+      CHECK((sqlite3_strglob(glob_containing(t).c_str(), n) == 0) == (std::string(n).find(t) != std::string::npos));
+    }
+  CHECK(glob_containing("a*b?[") == "*a[*]b[?][[]*");
+}
+
 TEST_CASE("a schema is one the connection has attached, as SQLite spells it, or none") {
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(":memory:", &db) == SQLITE_OK);

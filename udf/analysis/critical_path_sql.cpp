@@ -18,6 +18,7 @@
 #include "src/event_store.h"
 #include "src/event_table.h"
 #include "src/kind.h"
+#include "src/sql_names.h"
 #include "src/sqlite_util.h"
 #include "udf/analysis/critical_path.h"
 #include "udf/connection_cache.h"
@@ -72,10 +73,11 @@ Window window(EventSource& events, int64_t trace, const std::string& annotation,
     if (!w.step() || w.null(0)) throw std::runtime_error(fmt::format("trace {} has no timed events", trace));
     return {-1, w.i(0), w.i(1)};
   }
+  // (GLOB picks the names, once per distinct name in a loaded trace; instr says it exactly.)
   Query w(events,
           "SELECT uid, ts, end FROM {s}.event WHERE trace = ?1 AND kind IN ('annotation', 'cpu_op', "
-          "'python') AND ts IS NOT NULL AND instr(name, ?2) > 0 ORDER BY ts, uid");
-  w.bind(1, trace).bind(2, annotation);
+          "'python') AND ts IS NOT NULL AND name GLOB ?3 AND instr(name, ?2) > 0 ORDER BY ts, uid");
+  w.bind(1, trace).bind(2, annotation).bind(3, glob_containing(annotation));
   int64_t seen = 0;
   while (w.step())
     if (seen++ == instance) return {w.i(0), w.i(1), w.i(2)};
