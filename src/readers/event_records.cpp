@@ -162,13 +162,18 @@ void Writer::end(bool args) {
   if (body_.size() >= chunk_bytes_) flush();
 }
 
+void Writer::Body::grow(size_t n) {
+  const size_t size = n_;
+  buf_.resize(std::max(n, 2 * buf_.capacity()));  // (keeps the text; a chunk's size after the first)
+  n_ = size;
+}
+
 void Writer::flush() {
   if (stopped_) body_.clear(), first_ = rows_;  // cancelled: the error that cancelled it is reported
   if (rows_ == first_) return;
-  Chunk c{spare_(), 0, rows_ - first_};
-  c.text.resize(body_.size());
-  std::memcpy(c.text.data(), body_.data(), body_.size());
-  body_.clear();
+  const size_t rows = rows_ - first_;
+  Chunk c{body_.take(spare_()), 0, rows};
+  body_.reserve(chunk_bytes_ + (64u << 10));
   first_ = rows_;
   stopped_ = !emit_(std::move(c));
 }

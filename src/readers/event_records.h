@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -99,13 +100,53 @@ class Writer {
   void check(std::string_view s);  // as text when `s` is a string the Kineto parser would repair
   // The value written into body_ from `at` on, also into the stored form.
   void stored_value(size_t at) {
-    if (direct_) keyed_.append(body_, at);
+    if (direct_) keyed_.append(body_.data() + at, body_.size() - at);
   }
+  // The chunk being written, in the buffer it is handed on in (flush() copies nothing).
+  class Body {
+   public:
+    using value_type = char;  // (std::back_inserter)
+    size_t size() const { return n_; }
+    char* data() { return buf_.data(); }
+    void reserve(size_t n) {
+      if (n + TextBuffer::kPadding > buf_.capacity()) grow(n);
+    }
+    void append(const char* p, size_t k) {
+      reserve(n_ + k);
+      std::memcpy(buf_.data() + n_, p, k);
+      n_ += k;
+    }
+    Body& operator+=(std::string_view s) { return append(s.data(), s.size()), *this; }
+    Body& operator+=(char c) { return push_back(c), *this; }
+    void push_back(char c) {
+      reserve(n_ + 1);
+      buf_.data()[n_++] = c;
+    }
+    void resize(size_t n) {  // (growing: zeros, as std::string's)
+      reserve(n);
+      if (n > n_) std::memset(buf_.data() + n_, 0, n - n_);
+      n_ = n;
+    }
+    void clear() { n_ = 0; }
+    // The text written, as a chunk's; writing goes on in `next` (a spare buffer, or an empty one).
+    TextBuffer take(TextBuffer&& next) {
+      buf_.resize(n_);
+      TextBuffer out = std::move(buf_);
+      buf_ = std::move(next);
+      n_ = 0;
+      return out;
+    }
+
+   private:
+    void grow(size_t n);
+    TextBuffer buf_;
+    size_t n_ = 0;
+  };
 
   const std::function<bool(Chunk&&)>& emit_;
   const std::function<TextBuffer()>& spare_;
   size_t chunk_bytes_;
-  std::string body_;
+  Body body_;
   Head head_;                    // the open record's, written at end()
   size_t at_ = 0, args_at_ = 0;  // its offset in body_, and its args text's
   size_t rows_ = 0, first_ = 0;

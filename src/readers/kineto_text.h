@@ -19,8 +19,10 @@
 namespace tlsql::kineto_text {
 
 // `s` as a JSON string. Control characters are escaped; other bytes pass (the Kineto parser's JSON
-// check repairs invalid UTF-8 and counts it in health).
-inline void escape(std::string& out, std::string_view s) {
+// check repairs invalid UTF-8 and counts it in health). `Out`: a std::string, or a buffer with its
+// append(), += and push_back (event_records::Writer's).
+template <class Out>
+inline void escape(Out& out, std::string_view s) {
   out += '"';
   size_t run = 0;  // bytes [run, i) pass unchanged: appended in one piece (kernel names run to KBs)
   for (size_t i = 0; i < s.size(); ++i) {
@@ -51,7 +53,8 @@ inline void escape(std::string& out, std::string_view s) {
 }
 
 // `v` in decimal (std::to_chars: no format string parsed per number, as fmt::format_to would).
-inline void integer(std::string& out, int64_t v) {
+template <class Out>
+inline void integer(Out& out, int64_t v) {
   char b[24];
   // (pointer and length: the two-iterator append goes through replace(), where GCC 12's inliner
   // reports a false -Wrestrict overlap.)
