@@ -171,9 +171,12 @@ CpInput read_input(EventSource& events, int64_t trace, int64_t start, int64_t en
       }
       return false;
     };
+    // Only calls with "event" in their name (any ASCII case, whatever PRAGMA case_sensitive_like
+    // says: GLOB's classes) can be either: the event table matches that once per distinct name
+    // and hands over those calls alone, not the trace's every runtime call.
     Query c(events,
             "SELECT correlation, ts, pid, tid, uid, name FROM {s}.event WHERE trace = ?1 AND kind "
-            "IN ('runtime', 'driver') AND ts IS NOT NULL");
+            "IN ('runtime', 'driver') AND ts IS NOT NULL AND name GLOB '*[Ee][Vv][Ee][Nn][Tt]*'");
     c.bind(1, trace);
     while (c.step()) {
       const auto* text = (const char*)sqlite3_column_text(c.get(), 5);
