@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <future>
@@ -190,6 +191,27 @@ struct Cursor : VtabCursor<Table> {
     return known;
   }
   bool text_matched = false;  // any TextMatch on
+  // Bounds on ts, dur and end (index: column - kTs) from `>`, `>=`, `<`, `<=` and BETWEEN
+  // (kTimeBound): rows outside them are passed over without a column read by SQLite for each
+  // (critical_path reads one step's host events out of a trace's every one). A prefilter too:
+  // a bound is widened to whole numbers and SQLite checks the exact comparison again. A row whose
+  // value is NULL meets no bound (NULL < x is NULL).
+  struct TimeBound {
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    bool on = false;
+  };
+  std::array<TimeBound, 3> time_bounds;
+  bool timed = false;  // any TimeBound on
+  bool in_time_bounds(const EventRec& e) const {
+    const int64_t v[3] = {e.ts, e.dur, e.end()};
+    for (size_t i = 0; i < 3; ++i)
+      if (time_bounds[i].on && (v[i] == kNull || v[i] < time_bounds[i].lo || v[i] > time_bounds[i].hi)) return false;
+    return true;
+  }
+  bool wanted(const EventRec& e) {
+    return (!timed || in_time_bounds(e)) && (!text_matched || ((!text_match[0].field || matches(text_match[0], e)) &&
+                                                               (!text_match[1].field || matches(text_match[1], e))));
+  }
 
   void settle() {
     for (;;) {
@@ -205,9 +227,7 @@ struct Cursor : VtabCursor<Table> {
       int64_t local;
       trace = &store->trace_at(pos, local);
       rec = &trace->rows[local];
-      if (!text_matched || ((!text_match[0].field || matches(text_match[0], *rec)) &&
-                            (!text_match[1].field || matches(text_match[1], *rec))))
-        return;
+      if (wanted(*rec)) return;
       if (use_list)
         ++at;
       else
@@ -250,7 +270,10 @@ enum Plan {
   // A pattern for name (kTextMatch) and for cat (kTextMatch << 1), received after the others;
   // kGlob / kGlob << 1: the pattern is GLOB's, not LIKE's.
   kTextMatch = 1024,
-  kGlob = 4096
+  kGlob = 4096,
+  // A bound on ts, dur or end (Cursor::TimeBound), received after the patterns: kTimeBound <<
+  // (2 * (column - kTs) + upper), upper 0 for > and >=, 1 for < and <=.
+  kTimeBound = 16384
 };
 
 void destroy_aux(void* p) {
@@ -274,11 +297,18 @@ int Cursor::best_index(Table& table, sqlite3_index_info* info) {
   const EventStore* store = table.store;
   double n = std::max<double>(1, (double)store->total_rows);
   int eq_uid = -1, eq_parent = -1, eq_kind = -1, eq_trace = -1, low = -1, high = -1;
-  int pattern[2] = {-1, -1};  // a LIKE or GLOB constraint on name, on cat
+  int pattern[2] = {-1, -1};                     // a LIKE or GLOB constraint on name, on cat
+  int time_bound[6] = {-1, -1, -1, -1, -1, -1};  // (column - kTs) * 2 + upper: kTimeBound
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
     if (!c.usable) continue;
     int col = c.iColumn == -1 ? kUid : c.iColumn;
+    if (col == kTs || col == kDur || col == kEnd) {
+      const bool lower = c.op == SQLITE_INDEX_CONSTRAINT_GT || c.op == SQLITE_INDEX_CONSTRAINT_GE,
+                 upper = c.op == SQLITE_INDEX_CONSTRAINT_LT || c.op == SQLITE_INDEX_CONSTRAINT_LE;
+      if ((lower || upper) && time_bound[(col - kTs) * 2 + upper] < 0) time_bound[(col - kTs) * 2 + upper] = i;
+      continue;
+    }
     if ((col == kName || col == kCat) &&
         (c.op == SQLITE_INDEX_CONSTRAINT_LIKE || c.op == SQLITE_INDEX_CONSTRAINT_GLOB)) {
       if (pattern[col == kCat] < 0) pattern[col == kCat] = i;
@@ -330,6 +360,8 @@ int Cursor::best_index(Table& table, sqlite3_index_info* info) {
       use(pattern[k],
           (kTextMatch << k) | (info->aConstraint[pattern[k]].op == SQLITE_INDEX_CONSTRAINT_GLOB ? kGlob << k : 0),
           false);
+  for (int b = 0; b < 6; ++b)
+    if (time_bound[b] >= 0) use(time_bound[b], kTimeBound << b, false);
   info->idxNum = plan;
   info->estimatedCost = cost;
   info->estimatedRows = (sqlite3_int64)std::max(1.0, rows);
@@ -532,6 +564,29 @@ int Cursor::filter(int plan, int, sqlite3_value** argv) {
     if (m.pattern != p || m.glob != glob) m.pattern = p, m.glob = glob, m.memo.clear();
     m.field = k == 0 ? &EventRec::name : &EventRec::cat;
     text_matched = true;
+  }
+  timed = false;
+  for (int b = 0; b < 6; ++b) {
+    TimeBound& t = time_bounds[(size_t)b / 2];
+    if (b % 2 == 0) t = TimeBound();
+    if (!(plan & (kTimeBound << b))) continue;
+    // Only a number bounds a row (an integer against text or a blob compares by type, not
+    // value); a fraction is widened to the whole number past it.
+    sqlite3_value* x = argv[a++];
+    const int type = sqlite3_value_type(x);
+    int64_t bound;
+    if (type == SQLITE_INTEGER) {
+      bound = sqlite3_value_int64(x);
+    } else if (type == SQLITE_FLOAT) {
+      const double d = b % 2 ? std::ceil(sqlite3_value_double(x)) : std::floor(sqlite3_value_double(x));
+      if (!(d > -9.2e18 && d < 9.2e18)) continue;  // (NaN, or past int64: no bound worth having)
+      bound = (int64_t)d;
+    } else {  // (text takes the column's INTEGER affinity in SQLite's comparison: left to SQLite)
+      if (type == SQLITE_NULL) none = true;  // x < NULL: no row
+      continue;
+    }
+    (b % 2 ? t.hi : t.lo) = bound;
+    t.on = timed = true;
   }
   if (!use_list) {
     pos = std::max(pos, lo_bound);

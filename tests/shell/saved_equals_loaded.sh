@@ -22,7 +22,14 @@ q="SELECT * FROM event ORDER BY uid; SELECT * FROM kernel ORDER BY uid; SELECT *
    SELECT kind, cat FROM event ORDER BY kind, cat; SELECT cat, count(*), min(uid), max(uid) FROM event GROUP BY cat;
    SELECT cat, count(*) FROM event WHERE kind = 'kernel' GROUP BY cat; SELECT cat FROM event ORDER BY cat, uid;
    SELECT count(*), min(uid), max(uid) FROM event WHERE name LIKE '%gemm%';
-   SELECT uid FROM event WHERE name GLOB '*Memcpy*' AND cat LIKE 'GPU%' ORDER BY uid;"
+   SELECT uid FROM event WHERE name GLOB '*Memcpy*' AND cat LIKE 'GPU%' ORDER BY uid;
+   SELECT count(*), min(uid), max(uid), sum(dur) FROM event
+     WHERE ts BETWEEN (SELECT min(ts) FROM event) + 1e6 AND (SELECT min(ts) FROM event) + 2.5e6 + 0.5;
+   SELECT count(*), sum(ts) FROM event WHERE dur > 1000.5 AND end <= (SELECT max(end) FROM event) - 3e6;
+   SELECT count(*) FROM event WHERE dur >= 0 AND dur < 1; SELECT count(*) FROM event WHERE ts > '1';
+   SELECT count(*) FROM event WHERE ts < NULL; SELECT count(*) FROM event WHERE kind = 'kernel' AND end > 0;
+   SELECT count(*), sum(e.dur) FROM (SELECT ts, end FROM event WHERE kind = 'cpu_op' AND dur > 0 LIMIT 5) w
+     JOIN event e ON e.ts >= w.ts AND e.ts < w.end;"
 same eq "$trace" "$q"
 [ "$(wc -l < "$work/eq_loaded.csv")" -gt 2600 ] || { echo "too few rows"; exit 1; }
 # The event table hands rows over by name for GROUP BY / ORDER BY name (no sort by SQLite): a
