@@ -28,6 +28,10 @@ struct Out {
   void begin(std::string_view ph, std::string_view cat, std::string_view name) {
     text ? text->begin(ph, cat, name) : rec->begin(ph, cat, name);
   }
+  // An NVTX range's record: its name cut from `within`, the text checked once (Writer::begin).
+  void begin_within(std::string_view cat, std::string_view name, std::string_view within) {
+    text ? text->begin("X", cat, name) : rec->begin("X", cat, name, 0, within);
+  }
   void ts(int64_t v) { text ? text->time("ts", v) : rec->ts(v); }
   void dur(int64_t v) { text ? text->time("dur", v) : rec->dur(v); }
   void pid(int64_t v) { text ? text->field("pid", v) : rec->pid(v); }
@@ -84,6 +88,14 @@ void events(Out& o) {
   // Flat values the caller wrote (stored as written with encode_keys); a key with escapes.
   o.begin("X", "kernel", "flat"), o.ts(3), o.dur(4), o.open_args(), o.flat_arg("grid", "[4096,2,1]");
   o.flat_arg("truncated name", "\"k<\\\"x\\\">\""), o.arg("quote\"key", 1), o.arg("device", 1), o.end();
+  // NVTX ranges: the name and shapes cut from the text, which is checked once; one clean, one with
+  // invalid UTF-8 past the name (parsed as text all the same: its repair counted).
+  for (std::string_view t : {std::string_view("aten::mm, op_id = 3, sizes = [[2, 3], [3]]"),
+                             std::string_view("aten::mm, op_id = 4, sizes = [[2]], x\xff\xfe")}) {
+    o.begin_within("cpu_op", t.substr(0, 8), t), o.ts(5), o.dur(6), o.pid(1), o.tid(1), o.open_args();
+    o.arg("op_id", 3), o.json_arg("Input Dims", t.substr(t.find("[["), t.find("]]") + 2 - t.find("[[")));
+    o.text_arg("nvtx", t), o.end();
+  }
 }
 
 struct Loaded {
@@ -148,7 +160,7 @@ TEST_CASE("event_records: rows equal the Kineto parser's rows of the same events
       Loaded a, b;
       load(a, true, chunk_bytes);
       load(b, false, chunk_bytes, keyed);
-      REQUIRE(a.n == 16);
+      REQUIRE(a.n == 18);
       REQUIRE(b.n == a.n);
       std::string ba, bb;
       for (size_t i = 0; i < a.n; ++i) {
@@ -207,10 +219,10 @@ TEST_CASE("event_records: the rows hold what was written (hand-written values)")
   CHECK(l.ids.value(l.rows[14].correlation) == 31);
   CHECK(l.health.count("negative_dur") == 1);
   CHECK(l.health.count("end_overflow") == 1);
-  CHECK(l.health.count("int64_min") == 2);   // pid, correlation of "null marker"
-  CHECK(l.health.count("bad_time") == 1);    // its ts: -2^63 ns is out of the µs range
-  CHECK(l.health.count("missing_ts") == 1);  // hsa_signal_wait ("null marker" has a ts: NULL, counted above)
-  CHECK(l.health.count("invalid_utf8") == 2);
+  CHECK(l.health.count("int64_min") == 2);     // pid, correlation of "null marker"
+  CHECK(l.health.count("bad_time") == 1);      // its ts: -2^63 ns is out of the µs range
+  CHECK(l.health.count("missing_ts") == 1);    // hsa_signal_wait ("null marker" has a ts: NULL, counted above)
+  CHECK(l.health.count("invalid_utf8") == 4);  // "bad\xff\xfeutf" and the NVTX text past its name
   CHECK(l.health.count("nul_character") == 1);
   CHECK(l.health.count("number_as_string") == 1);
 }
