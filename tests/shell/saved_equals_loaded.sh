@@ -28,6 +28,8 @@ q="SELECT * FROM event ORDER BY uid; SELECT * FROM kernel ORDER BY uid; SELECT *
    SELECT count(*), sum(ts) FROM event WHERE dur > 1000.5 AND end <= (SELECT max(end) FROM event) - 3e6;
    SELECT count(*) FROM event WHERE dur >= 0 AND dur < 1; SELECT count(*) FROM event WHERE ts > '1';
    SELECT count(*) FROM event WHERE ts < NULL; SELECT count(*) FROM event WHERE kind = 'kernel' AND end > 0;
+   SELECT count(*) FROM event WHERE ts >= (SELECT min(ts) FROM event) AND end <= (SELECT max(end) FROM event)
+     AND dur >= (SELECT min(dur) FROM event) AND ts <= (SELECT max(ts) FROM event);
    SELECT count(*), sum(e.dur) FROM (SELECT ts, end FROM event WHERE kind = 'cpu_op' AND dur > 0 LIMIT 5) w
      JOIN event e ON e.ts >= w.ts AND e.ts < w.end;"
 same eq "$trace" "$q"
