@@ -513,9 +513,14 @@ std::vector<GroupFlops> group_flops(sqlite3* db, const TreeDiff& d, const Groups
   by_lca.reserve(groups.rows.size());
   for (size_t g = 0; g < groups.rows.size(); ++g) by_lca.emplace_back(groups.rows[g].lca, (uint32_t)g);
   std::sort(by_lca.begin(), by_lca.end());
+  // The two sides' tables at once: other's on a thread of its own (perf_table_job: the store only,
+  // no SQLite there), kept for the connection as perf_table keeps main's.
+  std::future<std::shared_ptr<const PerfTable>> other;
+  if (auto job = perf_table_job(db, "other", true)) other = std::async(std::launch::async, std::move(job));
   for (int s = 0; s < 2; ++s) {
     std::string error;
-    const std::shared_ptr<const PerfTable> t = perf_table(db, s == 0 ? "main" : "other", error);
+    const std::shared_ptr<const PerfTable> t =
+        s == 1 && other.valid() ? other.get() : perf_table(db, s == 0 ? "main" : "other", error);
     if (!t) continue;
     const Side& me = d.side[s];
     std::vector<int64_t> row(me.nodes.size());
