@@ -14,6 +14,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -516,7 +517,10 @@ std::vector<GroupFlops> group_flops(sqlite3* db, const TreeDiff& d, const Groups
   // The two sides' tables at once: other's on a thread of its own (perf_table_job: the store only,
   // no SQLite there), kept for the connection as perf_table keeps main's.
   std::future<std::shared_ptr<const PerfTable>> other;
-  if (auto job = perf_table_job(db, "other", true)) other = std::async(std::launch::async, std::move(job));
+  try {
+    if (auto job = perf_table_job(db, "other", true)) other = std::async(std::launch::async, std::move(job));
+  } catch (const std::system_error&) {  // (no thread to be had: other's computed here, after main's)
+  }
   for (int s = 0; s < 2; ++s) {
     std::string error;
     const std::shared_ptr<const PerfTable> t =
