@@ -146,6 +146,20 @@ void Writer::json_arg(Literal k, std::string_view json, bool flat) {
   if (e.column != ArgKey::none) head_.present |= kAsText;
 }
 
+void Writer::dims_arg(Literal k, int64_t x, int64_t y, int64_t z) {
+  const Key& e = put_key(k);
+  const size_t at = body_.size();
+  body_ += '[';
+  kineto_text::integer(body_, x);
+  body_ += ',';
+  kineto_text::integer(body_, y);
+  body_ += ',';
+  kineto_text::integer(body_, z);
+  body_ += ']';
+  stored_value(at);
+  if (e.column != ArgKey::none) head_.present |= kAsText;  // (as json_arg)
+}
+
 void Writer::end(bool args) {
   if (args) body_ += '}';
   if (args && direct_ && !(head_.present & kAsText)) {

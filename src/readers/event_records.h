@@ -77,6 +77,8 @@ class Writer {
   // clean(json) is true and it holds no object and no whitespace outside strings (a string escaped
   // once for many rows, an array of numbers).
   void json_arg(Literal k, std::string_view json, bool flat = false);
+  // A kernel's grid or block as Kineto writes it: [x,y,z].
+  void dims_arg(Literal k, int64_t x, int64_t y, int64_t z);
   // For a Writer on a parse thread (its records parsed on the same thread): args written as the
   // store keeps them, keys as tokens of `keys` (args_text::encode_key), so that the parser stores
   // them as they are rather than walking them again (minify, keys). A record whose args take a

@@ -6,6 +6,7 @@
 #include "src/readers/event_records.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <functional>
 #include <string>
@@ -41,6 +42,9 @@ struct Out {
   void arg(Key k, int64_t v) { text ? text->arg(k.text, v) : rec->arg(k, v); }
   void text_arg(Key k, std::string_view v) { text ? text->text_arg(k.text, v) : rec->text_arg(k, v); }
   void json_arg(Key k, std::string_view v) { text ? text->json_arg(k.text, v) : rec->json_arg(k, v); }
+  void dims_arg(Key k, int64_t x, int64_t y, int64_t z) {
+    text ? text->json_arg(k.text, fmt::format("[{},{},{}]", x, y, z)) : rec->dims_arg(k, x, y, z);
+  }
   // A value the caller wrote, flat (event_records::Writer::json_arg).
   void flat_arg(Key k, std::string_view v) { text ? text->json_arg(k.text, v) : rec->json_arg(k, v, true); }
   void end(bool args = true) { text ? text->end(args) : rec->end(args); }
@@ -54,7 +58,7 @@ void events(Out& o) {
   o.ts(1700000000123456789), o.dur(4567), o.pid(0), o.tid(kWide);
   o.open_args();
   o.arg("device", 0), o.arg("stream", kWide), o.arg("correlation", 77);
-  o.flat_arg("grid", "[1024,1,1]");
+  o.dims_arg("grid", 1024, 1, 1);
   o.json_arg("block", "[128, 1, 1]");
   o.text_arg("truncated name", "elementwise_kernel");
   o.end();

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -570,8 +569,10 @@ class Reader : public TraceReader {
       if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", correlation(c, r.i(process)));
       if (int64_t c = r.i(context); c != kNull) out_->arg("context", c);
       if (kernel) {
-        if (r.i(gx) != kNull) out_->json_arg("grid", dims(r, gx, gy, gz), true);
-        if (r.i(bx) != kNull) out_->json_arg("block", dims(r, bx, by, bz), true);
+        // (y and z 1 when NULL, as Kineto writes a 1-D grid)
+        auto or1 = [&](int c) { return r.i(c) == kNull ? 1 : r.i(c); };
+        if (r.i(gx) != kNull) out_->dims_arg("grid", r.i(gx), or1(gy), or1(gz));
+        if (r.i(bx) != kNull) out_->dims_arg("block", r.i(bx), or1(by), or1(bz));
         if (int64_t v = r.i(regs); v != kNull) out_->arg("registers per thread", v);
         if (r.i(shm_s) != kNull || r.i(shm_d) != kNull)
           out_->arg("shared memory", (r.i(shm_s) == kNull ? 0 : r.i(shm_s)) + (r.i(shm_d) == kNull ? 0 : r.i(shm_d)));
@@ -592,20 +593,6 @@ class Reader : public TraceReader {
                    "with `nsys profile --cuda-graph-trace=node` for the kernels",
                    (int64_t)out_->rows() - first_row);
   }
-
-  // A kernel's grid or block as Kineto writes it, [x,y,z] (y and z 1 when NULL): a flat JSON
-  // array for Writer::json_arg, valid until the next call.
-  std::string_view dims(const Rows& r, int x, int y, int z) {
-    char* p = dims_;
-    *p++ = '[';
-    const int64_t v[3] = {r.i(x), r.i(y) == kNull ? 1 : r.i(y), r.i(z) == kNull ? 1 : r.i(z)};
-    for (int i = 0; i < 3; ++i) {
-      p = std::to_chars(p, dims_ + sizeof dims_, v[i]).ptr;
-      *p++ = i == 2 ? ']' : ',';
-    }
-    return {dims_, (size_t)(p - dims_)};
-  }
-  char dims_[3 * 21 + 4];
 
   // CUPTI numbers correlation ids per process: in an export of several processes the same id
   // links a launch of one process to a kernel of another (the shared 2-GPU exports: 294 kernels

@@ -462,15 +462,7 @@ class RecordParser : public ChunkParser {
       auto dim3 = [&](int field, event_records::Writer::Literal as) {
         if (!info.has(field)) return;
         const element d = info[field];
-        std::string& v = dim_;
-        v.assign(1, '[');
-        kineto_text::integer(v, int_of(d, "x", 1));
-        v += ',';
-        kineto_text::integer(v, int_of(d, "y", 1));
-        v += ',';
-        kineto_text::integer(v, int_of(d, "z", 1));
-        v += ']';
-        out_->json_arg(as, v, true);
+        out_->dims_arg(as, int_of(d, "x", 1), int_of(d, "y", 1), int_of(d, "z", 1));
       };
       // grid_size counts work-items, as HIP's and Kineto's ROCm "grid" do; workgroup_size is the block.
       dim3(kGrid, "grid");
@@ -564,7 +556,6 @@ class RecordParser : public ChunkParser {
   std::unique_ptr<ChunkParser> inner_;                                  // event_records' parser, fed out_'s chunks
   size_t first_row_ = 0, rows_ = 0, done_ = 0, base_ = 0, offset_ = 0;  // the chunk's
   TextBuffer spare_text_, repaired_;
-  std::string dim_;  // a grid or block's JSON, written for each dispatch
   std::function<bool(Chunk&&)> emit_;
   std::function<TextBuffer()> spare_;
   std::optional<event_records::Writer> out_;
