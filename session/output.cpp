@@ -769,15 +769,20 @@ int print_statement(FILE* out, sqlite3_stmt* stmt, const OutputOptions& opt, int
   RowPrinter p(out, opt, std::move(names));
   int rc;
   std::string real_text;  // a REAL's text, until the next cell's
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-    p.row([&](size_t i) { return sqlite3_column_type(stmt, (int)i); },
+  // Each cell's type asked once a row, before any text conversion (the printer asks for a cell's
+  // type up to three times; every sqlite3_column_* call has its cost).
+  std::vector<int> types((size_t)n);
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    for (int i = 0; i < n; ++i) types[(size_t)i] = sqlite3_column_type(stmt, i);
+    p.row([&](size_t i) { return types[i]; },
           [&](size_t i) {
-            if (sqlite3_column_type(stmt, (int)i) == SQLITE_FLOAT)
+            if (types[i] == SQLITE_FLOAT)
               return std::string_view(real_text = sqlite_real_text(sqlite3_column_double(stmt, (int)i)));
             const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(stmt, (int)i));
             return std::string_view(t ? t : "", (size_t)sqlite3_column_bytes(stmt, (int)i));
           },
           [&](size_t i) { return sqlite3_column_double(stmt, (int)i); });
+  }
   p.finish();
   if (rows_out) *rows_out = p.rows();
   return rc;
