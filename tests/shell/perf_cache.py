@@ -112,6 +112,28 @@ con.commit()
 check(gpu_time() == truth, "a raw size the file cannot explain: recomputed")
 con.close()
 
+# Within one session a scalar perf function keeps the table it found last (perf_row) only while
+# the schema it names holds the same database: another file attached under the same name (a
+# handle SQLite may allocate at the same address), the same file changed, are seen at the next call.
+other = os.path.join(work, "bert_other.db")
+shutil.copyfile(backup, saved)
+shutil.copyfile(backup, other)
+con = sqlite3.connect(other)
+other_planted = bytearray(raw)
+struct.pack_into("<q", other_planted, 24 + 8 * (kernel - first_uid), 987654321)
+c = zlib.compressobj(1, zlib.DEFLATED, -15)
+con.execute("UPDATE tlsql_perf SET data = ?", (c.compress(bytes(other_planted)) + c.flush(),))
+con.commit()
+con.close()
+session = run(saved, f"SELECT gpu_time({kernel}, 'x') FROM (SELECT 1) WHERE 0; "
+                     f"ATTACH '{saved}' AS x; SELECT gpu_time({kernel}, 'x'); SELECT gpu_time({kernel}, 'X'); "
+                     f"DETACH x; ATTACH '{other}' AS x; SELECT gpu_time({kernel}, 'x'); "
+                     f"UPDATE x.event SET dur = dur + 1000, end = end + 1000 WHERE uid = {kernel}; "
+                     f"SELECT gpu_time({kernel}, 'x'); DETACH x; SELECT gpu_time({kernel})").split()
+answers = [v for v in session if v.lstrip("-").isdigit()]
+check(answers == ["123456789", "123456789", "987654321", str(int(truth) + 1000), "123456789"],
+      f"one session: each call answers for the database the schema holds then ({answers})")
+
 # Saving a reopened database (a page copy) keeps a valid table; with the user's own models none is stored.
 copy = os.path.join(work, "copy.db")
 for p in (copy,):

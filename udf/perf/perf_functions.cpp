@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "args/op_args.h"
+#include "src/event_table.h"
 #include "src/kind.h"
 #include "src/sql_names.h"
 #include "udf/connection_cache.h"
@@ -194,14 +195,15 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   const char* name = kFnNames[(int)fn];
   int64_t uid, r;
   std::string schema;
-  std::shared_ptr<const PerfTable> table = perf_row(ctx, argc, argv, name, uid, r, &schema);
+  SchemaIdentity identity;
+  std::shared_ptr<const PerfTable> table = perf_row(ctx, argc, argv, name, uid, r, &schema, &identity);
   if (!table) return;
   Measured m = measured(*table, r);
   Perf p;
   if (fn == Fn::peak_tflops || fn == Fn::peak_tbps || fn == Fn::achieved_pct || fn == Fn::bound || fn == Fn::perf) {
     sqlite3* db = sqlite3_context_db_handle(ctx);
     std::unique_ptr<Peaks> own;
-    Peaks* peaks = connection_statements<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
+    Peaks* peaks = connection_statements<Peaks>(db, "peaks:" + schema, identity,
                                                 [&] { return std::make_unique<Peaks>(db, schema); });
     if (!peaks) peaks = (own = std::make_unique<Peaks>(db, schema)).get();
     p = evaluate(peaks, table.get(), m);

@@ -36,6 +36,8 @@
 
 namespace tlsql {
 
+struct SchemaIdentity;  // src/event_table.h
+
 // Per trace, what the summary report shows: its events per kind and, over the events with a
 // start, the first start, the last end and the ProfilerSteps they fall in. Gathered by the same
 // pass (it reads every row anyway).
@@ -105,9 +107,11 @@ std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, co
 // For a scalar function taking (uid [, schema]): the schema's table, and the row of uid. nullptr
 // when the function's result is already set: NULL for a NULL uid, else an error naming `fn`
 // (not an integer, no such uid, no tlsql tables, parent links that loop).
-// `schema`, when given, receives the schema the arguments name.
+// `schema`, when given, receives the schema the arguments name, `identity` its schema_identity.
+// The last call's table is kept for the next, checked against the schema's identity.
 std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn,
-                                          int64_t& uid, int64_t& row, std::string* schema = nullptr);
+                                          int64_t& uid, int64_t& row, std::string* schema = nullptr,
+                                          SchemaIdentity* identity = nullptr);
 
 // Gives `to` the tables `from` has computed (a second connection onto the same stores,
 // Session::twin): `to` then answers from them instead of making its own.
