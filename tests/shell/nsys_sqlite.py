@@ -311,6 +311,49 @@ check("nsys_graph_level_trace" in got and got["nsys_graph_level_trace"][1] == "2
       and "--cuda-graph-trace=node" in got["nsys_graph_level_trace"][2] and "nsys_tables_not_read" not in got,
       f"health says the graphs' kernels were traced at graph level and how to get them ({got})")
 
+# Only graph replays captured (no eager kernel: nsys makes no KERNEL table): the export is read, not
+# refused, its graph rows the kernels.
+graph_only = make("graph_only.sqlite", f"""
+CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start INT, end INT, deviceId INT, contextId INT, streamId INT,
+                                             correlationId INT, globalPid INT, graphId INT, graphExecId INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (10500, 19500, 0, 1, 7, 101, {7 << 24}, 12, 1);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INT, end INT, globalTid INT, correlationId INT, nameId INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (10000, 10100, {p1}, 101, 3);
+""")
+r = run([graph_only], "SELECT kind, name, ts, dur FROM event ORDER BY ts", "SELECT count(*) FROM launch")
+check(r.returncode == 0 and rows(r)[1:] == [["runtime", "cudaGraphLaunch", "10000", "100"],
+                                            ["kernel", "CUDA graph 12", "10500", "9000"], ["count(*)"], ["1"]],
+      f"an export of graph replays alone loads, linked ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
+
+# CUDA_VISIBLE_DEVICES: ranks 7 and 8 each given one GPU of a 3-GPU machine both write deviceId 0;
+# TARGET_INFO_CUDA_DEVICE says rank 7's CUDA device 0 is GPU 0 and rank 8's is GPU 1 (by hand: the
+# rows of process 8 on device 1, its own number kept as "cuda device"; GPU 2, unused, no device
+# row). A row of process 9, which the table does not map, keeps its number, counted.
+visible = make("visible_devices.sqlite", f"""
+CREATE TABLE TARGET_INFO_GPU(id INT, name TEXT);
+INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3'), (1, 'NVIDIA A100-SXM4-80GB'), (2, 'NVIDIA L4');
+CREATE TABLE TARGET_INFO_CUDA_DEVICE(gpuId INT, cudaId INT, pid INT, uuid TEXT, numMultiprocessors INT);
+INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0, 0, 7, 'GPU-a', 132), (1, 0, 8, 'GPU-b', 108);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        demangledName INT, globalPid INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 3000, 0, 7, 1, 1, {7 << 24}), (2500, 3500, 0, 7, 1, 1, {8 << 24}),
+                                              (4000, 5000, 0, 7, 2, 1, {7 << 24}), (6000, 7000, 0, 7, 3, 1, {9 << 24});
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        bytes INT, copyKind INT, globalPid INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (8000, 9000, 0, 7, 4, 1024, 1, {8 << 24});
+""")
+r = run([visible], """SELECT kind, ts, device, pid, args ->> '$."cuda device"' FROM event WHERE kind IN ('kernel', 'memcpy')
+                      ORDER BY ts""", "SELECT id, name FROM device ORDER BY id",
+        """SELECT "check", count FROM health WHERE "check" = 'nsys_device_unmapped'""")
+check(rows(r)[1:] == [["kernel", "2000", "0", "0", ""], ["kernel", "2500", "1", "1", "0"], ["kernel", "4000", "0", "0", ""],
+                      ["kernel", "6000", "0", "0", ""], ["memcpy", "8000", "1", "1", "0"],
+                      ["id", "name"], ["0", "NVIDIA H100 80GB HBM3"], ["1", "NVIDIA A100-SXM4-80GB"],
+                      ["check", "count"], ["nsys_device_unmapped", "1"]],
+      f"each process's CUDA device read as its GPU ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
+r = run([visible], "SELECT count(*) FROM event a JOIN event b ON a.device = b.device AND a.stream = b.stream AND "
+                   "a.uid < b.uid AND b.ts < a.ts + a.dur AND a.ts < b.ts + b.dur WHERE a.kind = 'kernel' AND b.kind = 'kernel'")
+check(rows(r)[1:] == [["0"]], f"no two kernels overlap on one device's stream (the ranks' did on device 0: {rows(r)[1:]})")
+
 # A graph row and a kernel row without an end: dur NULL, counted (nsys_no_end, 2 rows by hand).
 open_ended = make("no_end.sqlite", f"""
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,

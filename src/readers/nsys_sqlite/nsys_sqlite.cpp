@@ -340,7 +340,7 @@ class Reader : public TraceReader {
       Statement q(db_, "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')");
       while (q.step()) tables_.insert((const char*)sqlite3_column_text(q.get(), 0));
     }
-    if (!tables_.count(std::string(kKernelTable)))
+    if (!claims_database(tables_))
       throw NotATrace(fmt::format("{}: not a trace: an Nsight Systems export without a {} table", path_, kKernelTable));
     health_ = &health;
     Writer out(emit, spare, chunk_bytes_);
@@ -351,7 +351,7 @@ class Reader : public TraceReader {
     for (const std::string& t : tables_)
       if (!read_table(t) && !metadata_table(t)) not_read += (not_read.empty() ? "" : ", ") + t;
     count_processes();
-    gpu_table(std::string(kKernelTable), "kernel");
+    if (tables_.count(std::string(kKernelTable))) gpu_table(std::string(kKernelTable), "kernel");
     if (tables_.count(std::string(kGraphTable))) gpu_table(std::string(kGraphTable), "kernel");
     for (const char* t :
          {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"})
@@ -435,6 +435,9 @@ class Reader : public TraceReader {
       }
     }
     meta += "},\"deviceProperties\":[";
+    read_cuda_devices();
+    std::set<int64_t> used;  // the GPUs the processes saw, when the export says which
+    for (const auto& [key, gpu] : gpu_of_cuda_) used.insert(gpu);
     if (tables_.count("TARGET_INFO_GPU")) {
       Rows r(db_, "TARGET_INFO_GPU", path_);
       std::set<int64_t> seen;
@@ -442,6 +445,7 @@ class Reader : public TraceReader {
       while (r.step()) {
         int64_t id = r.i(r.column("id"));
         if (id == kNull || !seen.insert(id).second) continue;  // one row per GPU (per VM in some versions)
+        if (!used.empty() && !used.count(id)) continue;        // a GPU of the machine no process used
         if (!first_gpu) meta += ',';
         first_gpu = false;
         fmt::format_to(std::back_inserter(meta), "{{\"id\":{},\"name\":", id);
@@ -472,6 +476,35 @@ class Reader : public TraceReader {
     if (!schema_.empty() && !schema_.starts_with("3."))
       health_->add("nsys_schema_unknown", -1,
                    fmt::format("export schema {} (tlsql knows 3.x): loaded what the tables it knows give", schema_));
+  }
+
+  // CUPTI's deviceId is the CUDA device as its process numbered it, after CUDA_VISIBLE_DEVICES: two
+  // ranks given one GPU each both write 0. TARGET_INFO_CUDA_DEVICE maps a process's CUDA device
+  // (pid, cudaId) to the GPU (gpuId, TARGET_INFO_GPU's id), which is the row's device. Without
+  // that table (older exports, the shared ones) deviceId is the device, as before.
+  void read_cuda_devices() {
+    if (!tables_.count("TARGET_INFO_CUDA_DEVICE")) return;
+    Rows r(db_, "TARGET_INFO_CUDA_DEVICE", path_, {"gpuId", "cudaId", "pid"});
+    const int gpu = r.column("gpuId"), cuda = r.column("cudaId"), pid = r.column("pid");
+    if (gpu < 0 || cuda < 0) return;
+    while (r.step()) {
+      const int64_t g = r.i(gpu), c = r.i(cuda), p = pid < 0 ? kNull : r.i(pid);
+      if (g == kNull || c == kNull) continue;
+      gpu_of_cuda_[{p, c}] = g;
+      // A CUDA device every process maps to one GPU also maps a row whose process is not known.
+      auto [it, added] = gpu_of_any_.try_emplace(c, g);
+      if (!added && it->second != g) it->second = kNull;
+    }
+  }
+  // The GPU of a row's CUDA device; `global` its globalPid.
+  int64_t gpu_of(int64_t cuda, int64_t global) {
+    if (cuda == kNull || gpu_of_cuda_.empty()) return cuda;
+    if (auto it = gpu_of_cuda_.find({pid_of(global), cuda}); it != gpu_of_cuda_.end()) return it->second;
+    if (auto it = gpu_of_any_.find(cuda); it != gpu_of_any_.end() && it->second != kNull) return it->second;
+    health_->add("nsys_device_unmapped", (int64_t)out_->rows(),
+                 "GPU rows whose process and CUDA device TARGET_INFO_CUDA_DEVICE does not map to a GPU: device "
+                 "kept as the process numbered it (processes given different GPUs may then share a number)");
+    return cuda;
   }
 
   // Kernels, memcpys, memsets, synchronizations: pid the device, tid the stream (Kineto's GPU rows).
@@ -557,7 +590,8 @@ class Reader : public TraceReader {
       }
       out_->begin("X", cat, name, key);
       times(r, start, end);
-      int64_t dev = r.i(device), str = r.i(stream);
+      const int64_t cuda = r.i(device), dev = gpu_of(cuda, r.i(process));
+      int64_t str = r.i(stream);
       // CUPTI's "no stream" (a context or device synchronization) is 0xFFFFFFFF in nsys's unsigned
       // column: -1, as Kineto writes it (CUPTI's value read as int32).
       if (str == 0xFFFFFFFFLL) str = -1;
@@ -565,6 +599,7 @@ class Reader : public TraceReader {
       if (str != kNull) out_->tid(str);
       out_->open_args();
       if (dev != kNull) out_->arg("device", dev);
+      if (dev != cuda) out_->arg("cuda device", cuda);  // (the process's number for it)
       if (str != kNull) out_->arg("stream", str);
       if (int64_t c = r.i(corr); c != kNull) out_->arg("correlation", correlation(c, r.i(process)));
       if (int64_t c = r.i(context); c != kNull) out_->arg("context", c);
@@ -796,6 +831,8 @@ class Reader : public TraceReader {
   std::string metadata_, schema_, missing_;
   bool read_ahead_ = false;  // use_threads
   bool scoped_ = false;      // several processes: correlation ids scoped by process (correlation())
+  std::map<std::pair<int64_t, int64_t>, int64_t> gpu_of_cuda_;  // (pid, cudaId) -> gpuId: read_cuda_devices
+  std::map<int64_t, int64_t> gpu_of_any_;                       // cudaId -> the one gpuId of every pid, else kNull
   static constexpr int64_t kCorrelationScope = 10'000'000'000;
 };
 
@@ -807,7 +844,11 @@ bool no_text(std::string_view) { return false; }
 
 }  // namespace
 
-bool claims_database(const std::set<std::string>& tables) { return tables.count(std::string(kKernelTable)) > 0; }
+// An export with GPU kernels: eager ones, or only CUDA graphs traced whole (nsys creates a table only
+// for records it has: a capture of graph replays alone has GRAPH_TRACE and no KERNEL table).
+bool claims_database(const std::set<std::string>& tables) {
+  return tables.count(std::string(kKernelTable)) > 0 || tables.count(std::string(kGraphTable)) > 0;
+}
 
 constinit const ReaderFormat format = {"nsys_sqlite", no_text, open, claims_database};
 
