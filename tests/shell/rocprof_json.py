@@ -409,6 +409,23 @@ r = run([p], "SELECT kind, stream, tid, args ->> '$.queue', args ->> '$.\"hip st
 check(rows(r)[1:] == [["kernel", "0", "0", "16", "0"], ["memcpy", "0", "0", "", ""], ["kernel", "16", "16", "16", ""]],
       f"stream: the HIP stream of a kernel and a copy alike, else the queue ({rows(r)[1:]})")
 
+# rocprofv3 --group-by-queue (metadata.config.group_by_queue): the tool attributes no record to a HIP
+# stream, every stream_id is 0 (rocprofiler-sdk's tool.cpp); two queues' overlapping dispatches
+# are then two streams, by their queue, not one stream 0 whose kernels overlap.
+def by_queue(flag):
+    g = json.loads(json.dumps(doc))
+    t = g["rocprofiler-sdk-tool"][0]
+    t["metadata"]["config"] = {"group_by_queue": flag}
+    t["buffer_records"] = {"kernel_dispatch": [dict(dispatch(1, 1, 2000, 6000, queue=5), stream_id={"handle": 0}),
+                                               dict(dispatch(2, 1, 3000, 5000, queue=6), stream_id={"handle": 0})]}
+    p = os.path.join(tmp, f"by_queue_{flag}_results.json")
+    with open(p, "w") as f:
+        json.dump(g, f)
+    return rows(run([p], """SELECT stream, args ->> '$.queue', coalesce(args ->> '$."hip stream"', '') FROM event
+                            ORDER BY ts"""))[1:]
+check(by_queue(True) == [["5", "5", ""], ["6", "6", ""]], f"group_by_queue: streams by queue ({by_queue(True)})")
+check(by_queue(False) == [["0", "5", "0"], ["0", "6", "0"]], f"otherwise stream_id 0 is a stream ({by_queue(False)})")
+
 # Counter collection (--pmc) writes its dispatches under callback_records, not read: counted.
 cc = json.loads(json.dumps(doc))
 cc["rocprofiler-sdk-tool"][0]["callback_records"] = {

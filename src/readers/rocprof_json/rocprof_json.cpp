@@ -159,6 +159,9 @@ struct Tables {
   // metadata.config.kernel_rename is false.
   std::unordered_map<int64_t, std::string> renames;
   bool rename = true;
+  // metadata.config.group_by_queue (rocprofv3 --group-by-queue): the tool then attributes no record
+  // to a HIP stream (every stream_id is 0), so dispatches are placed by their HSA queue.
+  bool group_by_queue = false;
   uint32_t symbol_keys = 0;  // Symbol::key's last
   std::mutex mu;
   simdjson::dom::parser names_dom;
@@ -446,7 +449,7 @@ class RecordParser : public ChunkParser {
     // record has one (`stream_id`, what a copy's stream is and what Kineto's ROCm traces call the
     // stream), else the HSA queue (kept in args: HIP maps several streams onto a few queues). With
     // the queue, a copy and the kernels of one stream looked like two streams (a false wait in `idle`).
-    const int64_t hip_stream = rec.handle(kStream);
+    const int64_t hip_stream = tab_.group_by_queue ? kNull : rec.handle(kStream);
     const int64_t stream = hip_stream != kNull ? hip_stream : queue;
     begin(rec.integer(kStart), rec.integer(kEnd), "kernel", name,
           sym && sym->clean && unknown.empty() && renamed.empty() ? sym->key : 0);
@@ -1001,6 +1004,7 @@ class Reader : public TraceReader {
           tw().pid = int_of(meta, "pid", 0);
           bool on;
           if (!meta["config"]["kernel_rename"].get_bool().get(on)) tw().rename = on;
+          if (!meta["config"]["group_by_queue"].get_bool().get(on)) tw().group_by_queue = on;
           meta_ = simdjson::minify(meta);
         }
       } else if (key == "agents" && t.at(at) == '[') {
