@@ -293,8 +293,10 @@ CREATE VIEW IF NOT EXISTS @schema.queue_length_points AS
   WINDOW w AS (PARTITION BY steps, trace, device, stream ORDER BY ts, ord, uid);
 
 -- HTA's memory bandwidth series (get_memory_bw_time_series): per trace and memory kind (HTA's
--- names: `Memset`, else the first 11 characters of a copy's name, `Memcpy HtoD`; `Memcpy Unknown`
--- for a copy not named Memcpy...), the GB/s of the copies / fills running, summed: +bw at each
+-- names: `Memset`, else the first 11 characters of a copy's name, `Memcpy HtoD`: 'Memcpy ' and the
+-- copy's direction, so that Nsight's "Memcpy Host-to-Device" and rocprofv3's
+-- "MEMORY_COPY_HOST_TO_DEVICE" are the same kind, copy_direction; `Memcpy Unknown` for a copy not
+-- named so), the GB/s of the copies / fills running, summed: +bw at each
 -- one's start, -bw at its end (a duration of 0 counts as 1 µs, HTA's rule; a negative one, which
 -- the loader keeps, as 0), one row per point,
 -- `gbps` after it, `until` the next point's ts. bw: Kineto's "memory bandwidth (GB/s)" arg (HTA's);
@@ -312,6 +314,7 @@ CREATE VIEW IF NOT EXISTS @schema.memory_bw_points AS
                      CASE e.ord WHEN 1 THEN 'start' ELSE 'end' END AS edge
               FROM (SELECT g.rank, g.trace, g.uid, g.complete,
                            CASE WHEN g.name GLOB 'Memset*' THEN 'Memset'
+                                WHEN copy_direction(g.name) IS NOT NULL THEN 'Memcpy ' || copy_direction(g.name)
                                 WHEN g.name GLOB 'Memcpy*' THEN substr(g.name, 1, 11) ELSE 'Memcpy Unknown' END AS name,
                            coalesce(g.args ->> '$."memory bandwidth (GB/s)"',
                                     CASE WHEN g.args ->> '$.bytes' > 0 AND g.dur > 0 THEN (g.args ->> '$.bytes') * 1.0 / g.dur END,

@@ -62,6 +62,36 @@ bool communication_op(std::string_view name) {
                                         "all_gather", "reduce_scatter", "reducescatter", "all_to_all", "alltoall"});
 }
 
+std::string copy_direction(std::string_view name) {
+  // A side's letter: Kineto's own (H, D, A, P), or the first of Host / Device / Array / Peer in
+  // either case.
+  auto letter = [](std::string_view side) -> char {
+    for (std::string_view w : {"host", "device", "array", "peer"})
+      if (side.size() == 1 ? (side[0] | 0x20) == w[0] : lowercase(side) == w) return (char)(w[0] - 'a' + 'A');
+    return 0;
+  };
+  auto code = [&](std::string_view from, std::string_view to) {
+    const char a = letter(from), b = letter(to);
+    return a && b ? std::string{a, 't', 'o', b} : std::string();
+  };
+  if (name.starts_with("Memcpy ")) {
+    name.remove_prefix(7);
+    if (name.size() >= 4 && name.substr(1, 2) == "to" && (name.size() == 4 || name[4] == ' ') &&
+        std::isupper((unsigned char)name[0]) && std::isupper((unsigned char)name[3]))
+      return code(name.substr(0, 1), name.substr(3, 1));  // Kineto: "HtoD (Pageable -> Device)"
+    if (name.starts_with("Unified ")) name.remove_prefix(8);
+    if (const size_t to = name.find("-to-"); to != std::string_view::npos)
+      return code(name.substr(0, to), name.substr(to + 4));  // nsys: "Host-to-Device"
+    return "";
+  }
+  if (name.starts_with("MEMORY_COPY_")) {  // rocprofv3: "MEMORY_COPY_HOST_TO_DEVICE"
+    name.remove_prefix(12);
+    if (const size_t to = name.find("_TO_"); to != std::string_view::npos)
+      return code(name.substr(0, to), name.substr(to + 4));
+  }
+  return "";
+}
+
 std::string collective_name(std::string_view name) {
   // Compared without case, underscores and colons: _allgather_base, all_gather, AllGather and
   // nccl:all_gather are one word. Longer words first: allreduce holds reduce, reducescatter

@@ -52,6 +52,14 @@ bool communication_op(std::string_view name);
 // its collective is its launching op's.
 std::string collective_name(std::string_view name);
 
+// Which way a copy goes, from its name as each profiler writes it: Kineto's "Memcpy HtoD (Pageable
+// -> Device)", the Nsight reader's "Memcpy Host-to-Device" (nsys's ENUM_CUDA_MEMCPY_OPER label,
+// "Unified " before it for a managed copy), rocprofv3's "MEMORY_COPY_HOST_TO_DEVICE": Kineto's
+// four letters, H(ost), D(evice), A(rray), P(eer) around "to" ("HtoD", "DtoH", "DtoD", "PtoP",
+// ...); "" when the name says none. HTA's memory kinds ("Memcpy HtoD": the memory_bw reports) and
+// whether a copy's bytes cross a link (perf_model.h memcpy_over_link) read it.
+std::string copy_direction(std::string_view name);
+
 // One kernel rule: a row of kernel_rule (sql/kernel_rules.sql).
 struct KernelRule {
   std::string pattern;  // GLOB over the kernel's lower-cased name

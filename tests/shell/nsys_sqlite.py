@@ -353,6 +353,9 @@ check(rows(r)[1:] == [["kernel", "2000", "0", "0", ""], ["kernel", "2500", "1", 
 r = run([visible], "SELECT count(*) FROM event a JOIN event b ON a.device = b.device AND a.stream = b.stream AND "
                    "a.uid < b.uid AND b.ts < a.ts + a.dur AND a.ts < b.ts + b.dur WHERE a.kind = 'kernel' AND b.kind = 'kernel'")
 check(rows(r)[1:] == [["0"]], f"no two kernels overlap on one device's stream (the ranks' did on device 0: {rows(r)[1:]})")
+# HTA's memory kinds from Nsight's copy names ("Memcpy Host-to-Device" is HtoD, not "Memcpy Host").
+r = run([visible, "--report", "memory_bw"])
+check([x[1] for x in rows(r)[1:]] == ["Memcpy HtoD"], f"memory_bw: the copy's kind ({rows(r)[1:]})")
 
 # A graph row and a kernel row without an end: dur NULL, counted (nsys_no_end, 2 rows by hand).
 open_ended = make("no_end.sqlite", f"""

@@ -409,6 +409,10 @@ r = run([p], "SELECT kind, stream, tid, args ->> '$.queue', args ->> '$.\"hip st
 check(rows(r)[1:] == [["kernel", "0", "0", "16", "0"], ["memcpy", "0", "0", "", ""], ["kernel", "16", "16", "16", ""]],
       f"stream: the HIP stream of a kernel and a copy alike, else the queue ({rows(r)[1:]})")
 
+# HTA's memory kinds from rocprofv3's copy names (MEMORY_COPY_HOST_TO_DEVICE is HtoD, not "Memcpy Unknown").
+r = run([small, "--report", "memory_bw"])
+check([x[1] for x in rows(r)[1:]] == ["Memcpy HtoD"], f"memory_bw: the copy's kind ({rows(r)[1:]})")
+
 # rocprofv3 --group-by-queue (metadata.config.group_by_queue): the tool attributes no record to a HIP
 # stream, every stream_id is 0 (rocprofiler-sdk's tool.cpp); two queues' overlapping dispatches
 # are then two streams, by their queue, not one stream 0 whose kernels overlap.

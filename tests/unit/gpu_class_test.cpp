@@ -138,3 +138,32 @@ TEST_CASE("what makes the kernels an op or annotation launches communication") {
   CHECK_FALSE(communication_context(Kind::python, "torch/utils/_python_dispatch.py(12): __torch_dispatch__"));
   CHECK_FALSE(communication_context(Kind::runtime, "dispatch"));
 }
+
+// A copy's direction read the same from each profiler's name (the memory kinds of memory_bw, the
+// copies a perf model does not measure against HBM): Kineto's, the Nsight reader's (nsys's
+// ENUM_CUDA_MEMCPY_OPER labels), rocprofv3's operation names.
+TEST_CASE("copy_direction: one direction for each profiler's name of a copy") {
+  using tlsql::copy_direction;
+  CHECK(copy_direction("Memcpy HtoD (Pageable -> Device)") == "HtoD");
+  CHECK(copy_direction("Memcpy DtoH (Device -> Pinned)") == "DtoH");
+  CHECK(copy_direction("Memcpy DtoD (Device -> Device)") == "DtoD");
+  CHECK(copy_direction("Memcpy PtoP (Device -> Device)") == "PtoP");
+  CHECK(copy_direction("Memcpy HtoD") == "HtoD");
+  CHECK(copy_direction("Memcpy Host-to-Device") == "HtoD");
+  CHECK(copy_direction("Memcpy Device-to-Host") == "DtoH");
+  CHECK(copy_direction("Memcpy Device-to-Device") == "DtoD");
+  CHECK(copy_direction("Memcpy Peer-to-Peer") == "PtoP");
+  CHECK(copy_direction("Memcpy Array-to-Device") == "AtoD");
+  CHECK(copy_direction("Memcpy Host-to-Host") == "HtoH");
+  CHECK(copy_direction("Memcpy Unified Device-to-Host") == "DtoH");
+  CHECK(copy_direction("MEMORY_COPY_HOST_TO_DEVICE") == "HtoD");
+  CHECK(copy_direction("MEMORY_COPY_DEVICE_TO_HOST") == "DtoH");
+  CHECK(copy_direction("MEMORY_COPY_DEVICE_TO_DEVICE") == "DtoD");
+  CHECK(copy_direction("MEMORY_COPY_HOST_TO_HOST") == "HtoH");
+  for (const char* none :
+       {"MEMORY_COPY_NONE", "MEMORY_COPY_LAST", "Memcpy Unknown", "Memcpy", "Memset (Device)", "Memset", "Memcpy HtoX",
+        "Memcpy htod", "Memcpy Host-to-Disk", "aten::copy_", "cudaMemcpyAsync", "MEMORY_COPY_HOST_TO_"}) {
+    CAPTURE(none);
+    CHECK(copy_direction(none).empty());
+  }
+}

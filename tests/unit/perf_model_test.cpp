@@ -235,6 +235,11 @@ TEST_CASE("copies over a link are not HBM traffic") {
   CHECK(tlsql::memcpy_over_link("Memcpy PtoP (Device -> Device)"));
   CHECK_FALSE(tlsql::memcpy_over_link("Memcpy DtoD (Device -> Device)"));
   CHECK_FALSE(tlsql::memcpy_over_link("Memset (Device)"));
+  // The native readers' names (Nsight, rocprofv3) alike: a host copy is not HBM traffic there either.
+  CHECK(tlsql::memcpy_over_link("Memcpy Host-to-Device"));
+  CHECK(tlsql::memcpy_over_link("MEMORY_COPY_DEVICE_TO_HOST"));
+  CHECK_FALSE(tlsql::memcpy_over_link("Memcpy Device-to-Device"));
+  CHECK_FALSE(tlsql::memcpy_over_link("MEMORY_COPY_DEVICE_TO_DEVICE"));
 }
 
 TEST_CASE("elementwise output sized by the result type") {

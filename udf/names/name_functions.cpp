@@ -79,6 +79,15 @@ void collective_name_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_text(ctx, c.c_str(), -1, SQLITE_TRANSIENT);
 }
 
+// copy_direction(name): gpu_class.h's direction of a copy, HtoD / DtoH / ..., else NULL.
+void copy_direction_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const unsigned char* n = sqlite3_value_text(argv[0]);
+  if (!n) return sqlite3_result_null(ctx);
+  const std::string d = copy_direction({reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[0])});
+  if (d.empty()) return sqlite3_result_null(ctx);
+  sqlite3_result_text(ctx, d.c_str(), -1, SQLITE_TRANSIENT);
+}
+
 // kernel_family(name): event_names.h's family of a kernel name, GEMM / SDPA / CONV, else NULL.
 void kernel_family_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* n = sqlite3_value_text(argv[0]);
@@ -122,6 +131,11 @@ std::vector<SqlFunction> name_functions() {
        "AllGather, ReduceScatter, AllToAll, AllToAllv, Broadcast, Reduce, SendRecv, Send, Recv, Gather, Scatter, "
        "Barrier: _allgather_base -> AllGather); NULL when it says none (RCCL's ncclDevKernel_Generic)",
        collective_name_fn);
+  pure("copy_direction", "(name)",
+       "the direction of a copy by its name as Kineto, Nsight Systems or rocprofv3 write it, in Kineto's letters: "
+       "HtoD, DtoH, DtoD, HtoH, PtoP, HtoA, AtoH, AtoA, AtoD, DtoA ('Memcpy Host-to-Device', "
+       "'MEMORY_COPY_HOST_TO_DEVICE' -> HtoD); NULL when the name says none",
+       copy_direction_fn);
   pure("kernel_family", "(name)",
        "the family a kernel name says: GEMM (cuBLAS, CUTLASS, nvjet, Cijk_, fp8_gemm, grouped_gemm), SDPA (flash, "
        "fmha, attention), CONV (cuDNN, MIOpen convolutions), else NULL; what the gemm / sdpa / conv sheets use "

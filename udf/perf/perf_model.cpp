@@ -1406,9 +1406,8 @@ std::string result_dtype(const std::vector<Operand>& operands) {
 }
 
 bool memcpy_over_link(std::string_view name) {
-  for (const char* k : {"HtoD", "DtoH", "HtoH", "HtoA", "AtoH", "PtoP"})
-    if (name.find(k) != std::string_view::npos) return true;
-  return false;
+  const std::string d = copy_direction(name);
+  return d == "HtoD" || d == "DtoH" || d == "HtoH" || d == "HtoA" || d == "AtoH" || d == "PtoP";
 }
 
 int dtype_bytes(std::string_view t) {

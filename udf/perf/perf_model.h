@@ -59,7 +59,8 @@ class OpModelMemo {
 };
 
 // Whether a memcpy GPU event moves its bytes over a link rather than within the GPU's memory
-// (host <-> device, peer to peer), by Kineto's name ("Memcpy DtoH (Device -> Pageable)"): such
+// (host <-> device, peer to peer), by its name's direction (gpu_class.h copy_direction: Kineto's
+// "Memcpy DtoH (Device -> Pageable)", Nsight's and rocprofv3's names alike): such
 // bytes are not HBM traffic, so an op whose GPU work is only such copies gets no model (it is
 // left out of the roofline and the achieved %, not measured against HBM bandwidth).
 bool memcpy_over_link(std::string_view name);
