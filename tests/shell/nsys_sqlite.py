@@ -357,6 +357,18 @@ check(rows(r)[1:] == [["0"]], f"no two kernels overlap on one device's stream (t
 r = run([visible, "--report", "memory_bw"])
 check([x[1] for x in rows(r)[1:]] == ["Memcpy HtoD"], f"memory_bw: the copy's kind ({rows(r)[1:]})")
 
+# An NVTX table without eventType: its records counted as not read, said in words (not NULL's sentinel).
+no_type = make("nvtx_no_type.sqlite", f"""
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        demangledName INT, globalPid INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 3000, 0, 7, 1, 1, {7 << 24});
+CREATE TABLE NVTX_EVENTS(start INT, end INT, text TEXT, globalTid INT);
+INSERT INTO NVTX_EVENTS VALUES (1000, 4000, 'step', {p1});
+""")
+r = run([no_type], """SELECT detail FROM health WHERE "check" = 'nsys_nvtx_not_read'""")
+check(rows(r)[1:] == [["NVTX records of types tlsql does not map to events: 1 without an eventType"]],
+      f"NVTX records without an eventType ({rows(r)[1:]})")
+
 # A graph row and a kernel row without an end: dur NULL, counted (nsys_no_end, 2 rows by hand).
 open_ended = make("no_end.sqlite", f"""
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,

@@ -766,7 +766,9 @@ class Reader : public TraceReader {
                label.starts_with("NvtxName") || label.starts_with("NvtxtMeta") || label == "NvtxThread" ||
                label == "NvtxDomainDestroy")
         is = Is::named;
-      k->second = {is, label.empty() ? "eventType " + std::to_string(t) : std::string(label)};
+      k->second = {is, !label.empty() ? std::string(label)
+                       : t == kNull   ? std::string("without an eventType")
+                                      : "eventType " + std::to_string(t)};
       return k->second;
     };
     while (r.step() && !out_->stopped()) {
