@@ -485,6 +485,19 @@ check(renamed_file(True) == [["attention.qkv", "add()"], ["mlp.up", "add()"], ["
       f"--kernel-rename: the range's name, the symbol's in args ({renamed_file(True)})")
 check(renamed_file(None) == renamed_file(True), "no metadata.config: the rename table is used as given")
 check(renamed_file(False) == [["add()", ""]] * 4, f"kernel_rename false: symbol names ({renamed_file(False)})")
+# rocprofiler-sdk builds whose dispatch records carry kernel_rename_val (the renames keyed by it, a
+# 64-bit string hash, here one past 2^63; external then holds something else): named the same way.
+rv = json.loads(json.dumps(doc))
+t = rv["rocprofiler-sdk-tool"][0]
+t["strings"]["correlation_id"] = {"external": [{"key": 11529215046068469760, "value": "attention.qkv"}]}
+t["buffer_records"] = {"kernel_dispatch": [dict(dispatch(1, 1, 1000, 1010), kernel_rename_val=11529215046068469760),
+                                           dispatch(2, 1, 2000, 2010)]}
+t["buffer_records"]["kernel_dispatch"][0]["correlation_id"]["external"] = 94823749234688
+p = os.path.join(tmp, "rename_val_results.json")
+with open(p, "w") as f:
+    json.dump(rv, f)
+got = rows(run([p], """SELECT name, coalesce(args ->> '$."kernel name"', '') FROM event ORDER BY ts"""))[1:]
+check(got == [["attention.qkv", "add()"], ["add()", ""]], f"kernel_rename_val keys the rename ({got})")
 
 # A gzip bomb inside a member tlsql skips (no rows for the pipeline's guard to count): refused
 # once 256 MB have inflated from 200 times fewer compressed bytes, not scanned to its end.

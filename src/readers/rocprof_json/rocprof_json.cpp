@@ -395,9 +395,10 @@ class RecordParser : public ChunkParser {
 
   void kernel(element r) {
     if (!object_or_count(r)) return;
-    enum { kInfo, kCorrelation, kStream, kStart, kEnd, kThread };
-    static constexpr std::array<std::string_view, 6> kRecord = {"dispatch_info",   "correlation_id", "stream_id",
-                                                                "start_timestamp", "end_timestamp",  "thread_id"};
+    enum { kInfo, kCorrelation, kStream, kStart, kEnd, kThread, kRenameVal };
+    static constexpr std::array<std::string_view, 7> kRecord = {"dispatch_info",    "correlation_id", "stream_id",
+                                                                "start_timestamp",  "end_timestamp",  "thread_id",
+                                                                "kernel_rename_val"};
     enum { kKernel, kAgent, kQueue, kGrid, kBlock, kShared, kPrivate, kDispatch };
     static constexpr std::array<std::string_view, 8> kInfoKeys = {"kernel_id",
                                                                   "agent_id",
@@ -425,11 +426,14 @@ class RecordParser : public ChunkParser {
       if (name.empty()) name = !truncated.empty() ? truncated : std::string_view(sym->mangled);
     }
     // rocprofv3 --kernel-rename names a dispatch by the roctx range it was launched in (its external
-    // correlation id keys the name), as rocprofv3's own outputs do; the symbol's name stays in args.
+    // correlation id keys the name; in rocprofiler-sdk builds whose dispatch records carry a
+    // `kernel_rename_val`, that value does), as rocprofv3's own outputs do; the symbol's name
+    // stays in args.
     std::string_view renamed;
     if (tab_.rename && !tab_.renames.empty()) {
-      const int64_t ext = rec.has(kCorrelation) ? int_of(rec[kCorrelation], "external", 0) : 0;
-      if (auto it = ext > 0 ? tab_.renames.find(ext) : tab_.renames.end();
+      const int64_t val = rec.integer(kRenameVal, 0);
+      const int64_t ext = val != 0 ? val : rec.has(kCorrelation) ? int_of(rec[kCorrelation], "external", 0) : 0;
+      if (auto it = val != 0 || ext > 0 ? tab_.renames.find(ext) : tab_.renames.end();
           it != tab_.renames.end() && !it->second.empty())
         renamed = it->second;
     }
