@@ -1,6 +1,5 @@
 // tlsql: load PyTorch profiler traces into SQLite and answer SQL about them.
 #include <fmt/format.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -310,9 +309,6 @@ int tlsql_main(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "fleet") return run_fleet(argc, argv);
   restart_with_huge_pages(argv);
-  // SQLite counts the memory it holds by default, under a global mutex on every allocation; tlsql
-  // never asks (sqlite3_memory_used, soft heap limits). Set before SQLite initializes.
-  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
   try {
     return tlsql_main(argc, argv);
   } catch (const std::bad_alloc&) {

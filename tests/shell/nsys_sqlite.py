@@ -327,8 +327,9 @@ check(r.returncode == 0 and rows(r)[1:] == [["runtime", "cudaGraphLaunch", "1000
 
 # CUDA_VISIBLE_DEVICES: ranks 7 and 8 each given one GPU of a 3-GPU machine both write deviceId 0;
 # TARGET_INFO_CUDA_DEVICE says rank 7's CUDA device 0 is GPU 0 and rank 8's is GPU 1 (by hand: the
-# rows of process 8 on device 1, its own number kept as "cuda device"; GPU 2, unused, no device
-# row). A row of process 9, which the table does not map, keeps its number, counted.
+# rows of process 8 on device 1, its own number kept as "cuda device"; every GPU of the machine a
+# device row, as before). A row of process 9, which the table does not list, and one of no process
+# keep their numbers, counted: another process's mapping is not theirs.
 visible = make("visible_devices.sqlite", f"""
 CREATE TABLE TARGET_INFO_GPU(id INT, name TEXT);
 INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3'), (1, 'NVIDIA A100-SXM4-80GB'), (2, 'NVIDIA L4');
@@ -337,7 +338,8 @@ INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0, 0, 7, 'GPU-a', 132), (1, 0, 8, 'G
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
                                         demangledName INT, globalPid INT);
 INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 3000, 0, 7, 1, 1, {7 << 24}), (2500, 3500, 0, 7, 1, 1, {8 << 24}),
-                                              (4000, 5000, 0, 7, 2, 1, {7 << 24}), (6000, 7000, 0, 7, 3, 1, {9 << 24});
+                                              (4000, 5000, 0, 7, 2, 1, {7 << 24}), (6000, 7000, 0, 7, 3, 1, {9 << 24}),
+                                              (7500, 7600, 0, 7, 5, 1, NULL);
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
                                         bytes INT, copyKind INT, globalPid INT);
 INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (8000, 9000, 0, 7, 4, 1024, 1, {8 << 24});
@@ -346,9 +348,10 @@ r = run([visible], """SELECT kind, ts, device, pid, args ->> '$."cuda device"' F
                       ORDER BY ts""", "SELECT id, name FROM device ORDER BY id",
         """SELECT "check", count FROM health WHERE "check" = 'nsys_device_unmapped'""")
 check(rows(r)[1:] == [["kernel", "2000", "0", "0", ""], ["kernel", "2500", "1", "1", "0"], ["kernel", "4000", "0", "0", ""],
-                      ["kernel", "6000", "0", "0", ""], ["memcpy", "8000", "1", "1", "0"],
-                      ["id", "name"], ["0", "NVIDIA H100 80GB HBM3"], ["1", "NVIDIA A100-SXM4-80GB"],
-                      ["check", "count"], ["nsys_device_unmapped", "1"]],
+                      ["kernel", "6000", "0", "0", ""], ["kernel", "7500", "0", "0", ""],
+                      ["memcpy", "8000", "1", "1", "0"],
+                      ["id", "name"], ["0", "NVIDIA H100 80GB HBM3"], ["1", "NVIDIA A100-SXM4-80GB"], ["2", "NVIDIA L4"],
+                      ["check", "count"], ["nsys_device_unmapped", "2"]],
       f"each process's CUDA device read as its GPU ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
 r = run([visible], "SELECT count(*) FROM event a JOIN event b ON a.device = b.device AND a.stream = b.stream AND "
                    "a.uid < b.uid AND b.ts < a.ts + a.dur AND a.ts < b.ts + b.dur WHERE a.kind = 'kernel' AND b.kind = 'kernel'")

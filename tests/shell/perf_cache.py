@@ -133,6 +133,21 @@ session = run(saved, f"SELECT gpu_time({kernel}, 'x') FROM (SELECT 1) WHERE 0; "
 answers = [v for v in session if v.lstrip("-").isdigit()]
 check(answers == ["123456789", "123456789", "987654321", str(int(truth) + 1000), "123456789"],
       f"one session: each call answers for the database the schema holds then ({answers})")
+# A 'db:TOKEN' argument is resolved on every call: once a second attached file holds the token,
+# the call fails (which file was meant is not known), as in a fresh session.
+token = sqlite3.connect(backup).execute("SELECT token FROM tlsql_self").fetchone()[0]
+twin = os.path.join(work, "bert_twin.db")
+shutil.copyfile(backup, saved)
+shutil.copyfile(backup, twin)
+c = sqlite3.connect(twin)
+c.execute("UPDATE tlsql_self SET token = 'other'")
+c.commit()
+c.close()
+r = subprocess.run([tlsql, "-q", "--csv", "-c", f"ATTACH '{saved}' AS x", "-c", f"ATTACH '{twin}' AS y", "-c",
+                    f"SELECT gpu_time({kernel}, 'db:{token}')", "-c", f"UPDATE y.tlsql_self SET token = '{token}'",
+                    "-c", f"SELECT gpu_time({kernel}, 'db:{token}')"], capture_output=True, text=True, timeout=300)
+check("123456789" in r.stdout and r.returncode != 0 and "x and y" in r.stderr,
+      f"a token two files then hold: refused at the next call ({r.stdout.split()}; {r.stderr.strip()[:200]})")
 
 # Saving a reopened database (a page copy) keeps a valid table; with the user's own models none is stored.
 copy = os.path.join(work, "copy.db")

@@ -978,7 +978,9 @@ std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite
       text ? std::string_view((const char*)text, (size_t)sqlite3_value_bytes(argv[1])) : "main";
   std::string name;
   SchemaIdentity id;
-  std::shared_ptr<const PerfTable> t = last_row_table(db, arg, name, id);
+  // (A "db:TOKEN" argument is resolved each time: whether one schema alone holds the token can
+  // change between calls without the schema's identity changing.)
+  std::shared_ptr<const PerfTable> t = arg.starts_with("db:") ? nullptr : last_row_table(db, arg, name, id);
   if (!t) {
     std::string error;
     name = schema_arg(db, argc > 1 ? argv[1] : nullptr);

@@ -436,8 +436,6 @@ class Reader : public TraceReader {
     }
     meta += "},\"deviceProperties\":[";
     read_cuda_devices();
-    std::set<int64_t> used;  // the GPUs the processes saw, when the export says which
-    for (const auto& [key, gpu] : gpu_of_cuda_) used.insert(gpu);
     if (tables_.count("TARGET_INFO_GPU")) {
       Rows r(db_, "TARGET_INFO_GPU", path_);
       std::set<int64_t> seen;
@@ -445,7 +443,6 @@ class Reader : public TraceReader {
       while (r.step()) {
         int64_t id = r.i(r.column("id"));
         if (id == kNull || !seen.insert(id).second) continue;  // one row per GPU (per VM in some versions)
-        if (!used.empty() && !used.count(id)) continue;        // a GPU of the machine no process used
         if (!first_gpu) meta += ',';
         first_gpu = false;
         fmt::format_to(std::back_inserter(meta), "{{\"id\":{},\"name\":", id);
@@ -487,20 +484,25 @@ class Reader : public TraceReader {
     Rows r(db_, "TARGET_INFO_CUDA_DEVICE", path_, {"gpuId", "cudaId", "pid"});
     const int gpu = r.column("gpuId"), cuda = r.column("cudaId"), pid = r.column("pid");
     if (gpu < 0 || cuda < 0) return;
+    by_process_ = pid >= 0;
     while (r.step()) {
       const int64_t g = r.i(gpu), c = r.i(cuda), p = pid < 0 ? kNull : r.i(pid);
-      if (g == kNull || c == kNull) continue;
-      gpu_of_cuda_[{p, c}] = g;
-      // A CUDA device every process maps to one GPU also maps a row whose process is not known.
+      if (c == kNull) continue;
+      if (g != kNull) gpu_of_cuda_[{p, c}] = g;
+      // Without a pid column, a CUDA device the table maps to one GPU is that GPU; one mapped two
+      // ways, or to no GPU, is not mapped.
       auto [it, added] = gpu_of_any_.try_emplace(c, g);
       if (!added && it->second != g) it->second = kNull;
     }
   }
   // The GPU of a row's CUDA device; `global` its globalPid.
   int64_t gpu_of(int64_t cuda, int64_t global) {
-    if (cuda == kNull || gpu_of_cuda_.empty()) return cuda;
-    if (auto it = gpu_of_cuda_.find({pid_of(global), cuda}); it != gpu_of_cuda_.end()) return it->second;
-    if (auto it = gpu_of_any_.find(cuda); it != gpu_of_any_.end() && it->second != kNull) return it->second;
+    if (cuda == kNull || gpu_of_any_.empty()) return cuda;
+    if (by_process_) {  // per process: a row of a process the table does not list (or of none) is not mapped
+      if (auto it = gpu_of_cuda_.find({pid_of(global), cuda}); it != gpu_of_cuda_.end()) return it->second;
+    } else if (auto it = gpu_of_any_.find(cuda); it != gpu_of_any_.end() && it->second != kNull) {
+      return it->second;
+    }
     health_->add("nsys_device_unmapped", (int64_t)out_->rows(),
                  "GPU rows whose process and CUDA device TARGET_INFO_CUDA_DEVICE does not map to a GPU: device "
                  "kept as the process numbered it (processes given different GPUs may then share a number)");
@@ -835,6 +837,7 @@ class Reader : public TraceReader {
   bool scoped_ = false;      // several processes: correlation ids scoped by process (correlation())
   std::map<std::pair<int64_t, int64_t>, int64_t> gpu_of_cuda_;  // (pid, cudaId) -> gpuId: read_cuda_devices
   std::map<int64_t, int64_t> gpu_of_any_;                       // cudaId -> the one gpuId of every pid, else kNull
+  bool by_process_ = false;                                     // TARGET_INFO_CUDA_DEVICE has a pid column
   static constexpr int64_t kCorrelationScope = 10'000'000'000;
 };
 
