@@ -76,7 +76,7 @@ std::string copy_direction(std::string_view name) {
   };
   if (name.starts_with("Memcpy ")) {
     name.remove_prefix(7);
-    if (name.size() >= 4 && name.substr(1, 2) == "to" && (name.size() == 4 || name[4] == ' ') &&
+    if (name.size() >= 4 && name.substr(1, 2) == "to" && (name.size() == 4 || name[4] == ' ' || name[4] == '(') &&
         std::isupper((unsigned char)name[0]) && std::isupper((unsigned char)name[3]))
       return code(name.substr(0, 1), name.substr(3, 1));  // Kineto: "HtoD (Pageable -> Device)"
     if (name.starts_with("Unified ")) name.remove_prefix(8);

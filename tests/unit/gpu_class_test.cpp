@@ -149,6 +149,7 @@ TEST_CASE("copy_direction: one direction for each profiler's name of a copy") {
   CHECK(copy_direction("Memcpy DtoD (Device -> Device)") == "DtoD");
   CHECK(copy_direction("Memcpy PtoP (Device -> Device)") == "PtoP");
   CHECK(copy_direction("Memcpy HtoD") == "HtoD");
+  CHECK(copy_direction("Memcpy HtoD(Pinned)") == "HtoD");
   CHECK(copy_direction("Memcpy Host-to-Device") == "HtoD");
   CHECK(copy_direction("Memcpy Device-to-Host") == "DtoH");
   CHECK(copy_direction("Memcpy Device-to-Device") == "DtoD");
