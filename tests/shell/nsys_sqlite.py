@@ -372,6 +372,22 @@ r = run([no_type], """SELECT detail FROM health WHERE "check" = 'nsys_nvtx_not_r
 check(rows(r)[1:] == [["NVTX records of types tlsql does not map to events: 1 without an eventType"]],
       f"NVTX records without an eventType ({rows(r)[1:]})")
 
+# Exports of early 2021 name their GPUs in TARGET_INFO_CUDA_GPU, keyed by the deviceId the GPU tables
+# write, with CUDA's property names (a public nsys-stats query template of that version joins so).
+early = make("early_2021.sqlite", f"""
+CREATE TABLE TARGET_INFO_CUDA_GPU(deviceId INT, name TEXT, numMultiprocessors INT, numThreadsPerWarp INT,
+                                  computeCapabilityMajor INT, computeCapabilityMinor INT, coreClockRate INT);
+INSERT INTO TARGET_INFO_CUDA_GPU VALUES (0, 'NVIDIA A100-SXM4-80GB', 108, 32, 8, 0, 1410000000),
+                                        (0, 'NVIDIA A100-SXM4-80GB', 108, 32, 8, 0, 1410000000);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
+                                        demangledName INT, globalPid INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 3000, 0, 7, 1, 1, {7 << 24});
+""")
+r = run([early], "SELECT id, name, sm_count, compute_capability FROM device",
+        """SELECT count(*) FROM health WHERE "check" = 'nsys_no_gpu_info'""")
+check(rows(r)[1:] == [["0", "NVIDIA A100-SXM4-80GB", "108", "8.0"], ["count(*)"], ["0"]],
+      f"TARGET_INFO_CUDA_GPU names the devices ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
+
 # A graph row and a kernel row without an end: dur NULL, counted (nsys_no_end, 2 rows by hand).
 open_ended = make("no_end.sqlite", f"""
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,

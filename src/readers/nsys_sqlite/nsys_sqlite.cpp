@@ -436,28 +436,35 @@ class Reader : public TraceReader {
     }
     meta += "},\"deviceProperties\":[";
     read_cuda_devices();
-    if (tables_.count("TARGET_INFO_GPU")) {
-      Rows r(db_, "TARGET_INFO_GPU", path_);
+    // The GPUs: TARGET_INFO_GPU, keyed by id; exports of early 2021 have TARGET_INFO_CUDA_GPU instead,
+    // keyed by the deviceId the GPU tables write, its columns named as CUDA's device properties.
+    const std::string gpus = tables_.count("TARGET_INFO_GPU")        ? "TARGET_INFO_GPU"
+                             : tables_.count("TARGET_INFO_CUDA_GPU") ? "TARGET_INFO_CUDA_GPU"
+                                                                     : "";
+    if (!gpus.empty()) {
+      Rows r(db_, gpus, path_);
+      const int id_column = gpus == "TARGET_INFO_CUDA_GPU" && r.has("deviceId") ? r.column("deviceId") : r.column("id");
       std::set<int64_t> seen;
       bool first_gpu = true;
       while (r.step()) {
-        int64_t id = r.i(r.column("id"));
+        int64_t id = r.i(id_column);
         if (id == kNull || !seen.insert(id).second) continue;  // one row per GPU (per VM in some versions)
         if (!first_gpu) meta += ',';
         first_gpu = false;
         fmt::format_to(std::back_inserter(meta), "{{\"id\":{},\"name\":", id);
         kineto_text::escape(meta, r.s(r.column("name")));
-        // TARGET_INFO_GPU's columns under the deviceProperties names the device table reads.
-        static constexpr std::pair<const char*, const char*> kFields[] = {{"totalMemory", "totalGlobalMem"},
-                                                                          {"smCount", "numSms"},
-                                                                          {"computeMajor", "computeMajor"},
-                                                                          {"computeMinor", "computeMinor"},
-                                                                          {"threadsPerWarp", "warpSize"},
-                                                                          {"maxThreadsPerBlock", "maxThreadsPerBlock"},
-                                                                          {"maxShmemPerBlock", "sharedMemPerBlock"},
-                                                                          {"maxRegistersPerBlock", "regsPerBlock"}};
+        // The table's columns under the deviceProperties names the device table reads (each name
+        // once: the first column of the two tables' spellings that the export has).
+        static constexpr std::pair<const char*, const char*> kFields[] = {
+            {"totalMemory", "totalGlobalMem"},          {"smCount", "numSms"},
+            {"numMultiprocessors", "numSms"},           {"computeMajor", "computeMajor"},
+            {"computeCapabilityMajor", "computeMajor"}, {"computeMinor", "computeMinor"},
+            {"computeCapabilityMinor", "computeMinor"}, {"threadsPerWarp", "warpSize"},
+            {"numThreadsPerWarp", "warpSize"},          {"maxThreadsPerBlock", "maxThreadsPerBlock"},
+            {"maxShmemPerBlock", "sharedMemPerBlock"},  {"maxRegistersPerBlock", "regsPerBlock"}};
+        std::set<std::string_view> written;
         for (auto [from, to] : kFields)
-          if (int64_t v = r.i(r.column(from)); v != kNull) {
+          if (int64_t v = r.i(r.column(from)); v != kNull && written.insert(to).second) {
             meta += ',';
             kineto_text::escape(meta, to);
             fmt::format_to(std::back_inserter(meta), ":{}", v);
@@ -466,7 +473,8 @@ class Reader : public TraceReader {
       }
     } else {
       health_->add("nsys_no_gpu_info", -1,
-                   "no TARGET_INFO_GPU table: devices have no names, so no gpu_spec peaks apply");
+                   "no TARGET_INFO_GPU (or TARGET_INFO_CUDA_GPU) table: devices have no names, so no gpu_spec peaks "
+                   "apply");
     }
     meta += "]}";
     metadata_ = std::move(meta);
