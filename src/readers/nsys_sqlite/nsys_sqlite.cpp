@@ -496,21 +496,23 @@ class Reader : public TraceReader {
     while (r.step()) {
       const int64_t g = r.i(gpu), c = r.i(cuda), p = pid < 0 ? kNull : r.i(pid);
       if (c == kNull) continue;
-      if (g != kNull) gpu_of_cuda_[{p, c}] = g;
-      // Without a pid column, a CUDA device the table maps to one GPU is that GPU; one mapped two
-      // ways, or to no GPU, is not mapped.
-      auto [it, added] = gpu_of_any_.try_emplace(c, g);
-      if (!added && it->second != g) it->second = kNull;
+      auto [it, added] = gpu_of_cuda_.try_emplace({p, c}, g);
+      // Per process, the entry that names a GPU (the last). Without a pid column, a CUDA device
+      // the table maps to one GPU is that GPU; one mapped two ways, or to no GPU, is not mapped.
+      if (by_process_) {
+        if (g != kNull) it->second = g;
+      } else if (!added && it->second != g) {
+        it->second = kNull;
+      }
     }
   }
   // The GPU of a row's CUDA device; `global` its globalPid.
   int64_t gpu_of(int64_t cuda, int64_t global) {
-    if (cuda == kNull || gpu_of_any_.empty()) return cuda;
-    if (by_process_) {  // per process: a row of a process the table does not list (or of none) is not mapped
-      if (auto it = gpu_of_cuda_.find({pid_of(global), cuda}); it != gpu_of_cuda_.end()) return it->second;
-    } else if (auto it = gpu_of_any_.find(cuda); it != gpu_of_any_.end() && it->second != kNull) {
+    if (cuda == kNull || gpu_of_cuda_.empty()) return cuda;
+    // Per process: a row of a process the table does not list (or of none) is not mapped.
+    if (auto it = gpu_of_cuda_.find({by_process_ ? pid_of(global) : kNull, cuda});
+        it != gpu_of_cuda_.end() && it->second != kNull)
       return it->second;
-    }
     health_->add("nsys_device_unmapped", (int64_t)out_->rows(),
                  "GPU rows whose process and CUDA device TARGET_INFO_CUDA_DEVICE does not map to a GPU: device "
                  "kept as the process numbered it (processes given different GPUs may then share a number)");
@@ -843,9 +845,9 @@ class Reader : public TraceReader {
   std::string metadata_, schema_, missing_;
   bool read_ahead_ = false;  // use_threads
   bool scoped_ = false;      // several processes: correlation ids scoped by process (correlation())
-  std::map<std::pair<int64_t, int64_t>, int64_t> gpu_of_cuda_;  // (pid, cudaId) -> gpuId: read_cuda_devices
-  std::map<int64_t, int64_t> gpu_of_any_;                       // cudaId -> the one gpuId of every pid, else kNull
-  bool by_process_ = false;                                     // TARGET_INFO_CUDA_DEVICE has a pid column
+  // (pid, cudaId) -> gpuId, kNull where none (read_cuda_devices); pid kNull without a pid column
+  std::map<std::pair<int64_t, int64_t>, int64_t> gpu_of_cuda_;
+  bool by_process_ = false;  // TARGET_INFO_CUDA_DEVICE has a pid column
   static constexpr int64_t kCorrelationScope = 10'000'000'000;
 };
 
