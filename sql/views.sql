@@ -314,8 +314,9 @@ CREATE VIEW IF NOT EXISTS @schema.memory_bw_points AS
                      CASE e.ord WHEN 1 THEN 'start' ELSE 'end' END AS edge
               FROM (SELECT g.rank, g.trace, g.uid, g.complete,
                            CASE WHEN g.name GLOB 'Memset*' THEN 'Memset'
-                                WHEN copy_direction(g.name) IS NOT NULL THEN 'Memcpy ' || copy_direction(g.name)
-                                WHEN g.name GLOB 'Memcpy*' THEN substr(g.name, 1, 11) ELSE 'Memcpy Unknown' END AS name,
+                                ELSE coalesce('Memcpy ' || copy_direction(g.name),
+                                              CASE WHEN g.name GLOB 'Memcpy*' THEN substr(g.name, 1, 11)
+                                                   ELSE 'Memcpy Unknown' END) END AS name,
                            coalesce(g.args ->> '$."memory bandwidth (GB/s)"',
                                     CASE WHEN g.args ->> '$.bytes' > 0 AND g.dur > 0 THEN (g.args ->> '$.bytes') * 1.0 / g.dur END,
                                     0.0) AS bw,
