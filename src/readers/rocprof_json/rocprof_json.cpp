@@ -7,6 +7,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <iterator>
@@ -431,9 +432,10 @@ class RecordParser : public ChunkParser {
     // stays in args.
     std::string_view renamed;
     if (tab_.rename && !tab_.renames.empty()) {
-      const int64_t val = rec.integer(kRenameVal, 0);
-      const int64_t ext = val != 0 ? val : rec.has(kCorrelation) ? int_of(rec[kCorrelation], "external", 0) : 0;
-      if (auto it = val != 0 || ext > 0 ? tab_.renames.find(ext) : tab_.renames.end();
+      // (a rename value is a hash, any 64 bits; an external id counts only above 0)
+      int64_t key = rec.integer(kRenameVal, 0);
+      if (key == 0 && rec.has(kCorrelation)) key = std::max<int64_t>(int_of(rec[kCorrelation], "external", 0), 0);
+      if (auto it = key != 0 ? tab_.renames.find(key) : tab_.renames.end();
           it != tab_.renames.end() && !it->second.empty())
         renamed = it->second;
     }
