@@ -207,31 +207,60 @@ std::string stored_key(std::string_view key, const StringPool& keys) {
   return token.empty() ? key_text(key) : token;
 }
 
-void find_members(std::string_view stored, std::span<const std::string_view> keys, std::span<std::string_view> raw) {
-  std::fill(raw.begin(), raw.end(), std::string_view());
+namespace {
+// Calls fn(key as stored, raw value) for each top-level member of the encoded object `stored`, in
+// order, while fn returns true. Returns 1 when the walk reached the object's closing brace, 0
+// when fn stopped it, -1 when `stored` is not an object or ends early.
+template <class Fn>
+int walk_members(std::string_view stored, Fn&& fn) {
   const char* d = stored.data();
   const size_t n = stored.size();
-  if (n == 0 || d[0] != '{') return;
-  size_t left = keys.size();
-  for (size_t p = 1; p < n && left;) {
+  if (n < 2 || d[0] != '{') return -1;
+  if (d[1] == '}') return 1;
+  for (size_t p = 1; p < n;) {
     size_t value;  // where the member's value starts
     if (d[p] == kToken) {
       value = token_end(d, n, p);
     } else if (d[p] == '"') {
       value = json_scan::skip_string(d, n, p);
-      if (value == json_scan::npos || value >= n || d[value] != ':') return;
+      if (value == json_scan::npos || value >= n || d[value] != ':') return -1;
       ++value;
     } else {
-      return;  // '}': no members (left)
+      return -1;
     }
     const size_t after = json_scan::skip_value(d, n, value);
-    if (after == json_scan::npos) return;
-    const std::string_view key(d + p, value - p);
-    for (size_t i = 0; i < keys.size(); ++i)
-      if (raw[i].empty() && key == keys[i]) raw[i] = {d + value, after - value}, --left;
-    if (after >= n || d[after] != ',') return;
+    if (after == json_scan::npos || after == value) return -1;  // (no value: not JSON)
+    if (!fn(std::string_view(d + p, value - p), std::string_view(d + value, after - value))) return 0;
+    if (after >= n) return -1;
+    if (d[after] == '}') return 1;
+    if (d[after] != ',') return -1;
     p = after + 1;
   }
+  return -1;
+}
+}  // namespace
+
+void find_members(std::string_view stored, std::span<const std::string_view> keys, std::span<std::string_view> raw) {
+  std::fill(raw.begin(), raw.end(), std::string_view());
+  size_t left = keys.size();
+  if (left == 0) return;
+  walk_members(stored, [&](std::string_view key, std::string_view value) {
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (raw[i].empty() && key == keys[i]) raw[i] = value, --left;
+    return left > 0;
+  });
+}
+
+bool last_members(std::string_view stored, std::span<const std::string_view> keys, std::span<std::string_view> raw) {
+  std::fill(raw.begin(), raw.end(), std::string_view());
+  bool escaped = false;
+  const int walked = walk_members(stored, [&](std::string_view key, std::string_view value) {
+    if (key[0] == '"' && key.find('\\') != std::string_view::npos) return escaped = true, false;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (key == keys[i]) raw[i] = value;
+    return true;
+  });
+  return walked == 1 && !escaped;
 }
 
 std::string_view member_value(std::string_view raw, const StringPool& keys, std::string& buf) {

@@ -65,6 +65,12 @@ std::string stored_key(std::string_view key, const StringPool& keys);
 // reads a row's input_dims, input_types, ... one column at a time, and a walk per key re-read the
 // members before each, most of a tree diff's column reads.)
 void find_members(std::string_view stored, std::span<const std::string_view> keys, std::span<std::string_view> raw);
+// The members as a whole-document parse (nlohmann's) reads them, for the perf models: every
+// member walked, a key given twice counting as its last. False when `stored` is not one object
+// walked to its closing brace, or a key the dictionary refused is written with an escape (a
+// parse would read "Input\u0020Dims" as "Input Dims"): the caller then parses the whole text.
+// (A dictionary key's escapes are the caller's to rule out: the dictionary is store-wide.)
+bool last_members(std::string_view stored, std::span<const std::string_view> keys, std::span<std::string_view> raw);
 // A find_members value as a reader wants it: itself, or decoded into `buf` when it holds tokens
 // (an object).
 std::string_view member_value(std::string_view raw, const StringPool& keys, std::string& buf);

@@ -23,6 +23,23 @@ traces += [os.path.join(shared, "traces", t) for t in ("tracelens/mi300/resnet_a
                                                       "h100_vllm_tp4_rank0_cudagraph.pt.trace.json.gz",
                                                       "a100_switch_moe_batch4.json.gz")]
 GPU = {"kernel", "memcpy", "memset"}
+# Hand-made: op args a whole-document JSON parse reads in its own way, which the loaded trace's
+# pass (the three members found in the store's encoded text) must read alike. Written as text: a
+# key given twice is not something json.dump writes. aten::mm FLOPs 2·M·N·K, bytes (MK + KN + MN)
+# times the element size: the last "Input Dims" of two, [16, 8] x [8, 4]: 1024 and 224 · 4 = 896;
+# a key written with an escape ("Input\u0020Dims" is "Input Dims"), [64, 128] x [128, 32]: 524288
+# and 14336 · 4 = 57344; a nested "Input Dims" ignored, the top-level [2, 4] x [4, 8] in fp16: 128
+# and 56 · 2 = 112; no "Input Dims": no model.
+edge = os.path.join(work, "op_args_edge.json")
+with open(edge, "w") as f:
+    mm = '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": %d, "dur": 10, "args": %s}'
+    f.write('{"traceEvents": [' + ",\n".join(mm % (20 * i, a) for i, a in enumerate([
+        '{"Input Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"], "Input Dims": [[16, 8], [8, 4]]}',
+        '{"Input\\u0020Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]}',
+        '{"x": {"Input Dims": [[1, 1], [1, 1]]}, "Input Dims": [[2, 4], [4, 8]], "Input type": ["c10::Half", "c10::Half"]}',
+        '{"Input type": ["float", "float"]}'])) + "]}")
+traces.append(edge)
+EDGE_WANT = [("1024.0", "896.0"), ("524288.0", "57344.0"), ("128.0", "112.0"), ("", "")]
 
 
 def query(target, sql):
@@ -154,8 +171,21 @@ for trace in traces:
     shutil.copyfile(db, recompute)
     with sqlite3.connect(recompute) as c:
         c.execute("DELETE FROM tlsql_perf")
+    loaded = None
     for target in (trace, db, recompute):
         rows = query(target, SQL)
+        # Each op's own numbers: from the loaded store's encoded args and, recomputed, from the saved
+        # rows' args text (two readings of the same args).
+        numbers = {r["uid"]: (r["src"], r["f"], r["b"]) for r in rows}
+        if target == trace:
+            loaded = numbers
+        if target == recompute:
+            bad = [u for u in numbers if numbers[u] != loaded.get(u)]
+            check(not bad, f"{name}: perf_source, flops and bytes the same loaded and recomputed from the saved "
+                           f"args text, every event (first bad: {bad[:3]})")
+        if trace == edge:
+            got = [(r["f"], r["b"]) for r in rows]
+            check(got == EDGE_WANT, f"{name}: op args read as a whole parse reads them (hand arithmetic): {got}")
         by = {r["uid"]: r for r in rows}
         launchers = {r["launcher"] for r in query(target, "SELECT DISTINCT launcher FROM launch_link")}
         gpu, counted, marker, path, inclusive = expected(rows, launchers)

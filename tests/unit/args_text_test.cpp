@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,42 @@ TEST_CASE("one member is found in an encoded text without decoding the rest") {
   CHECK(raw[1].empty());
   args_text::find_members("[1]", views, raw);
   CHECK(std::all_of(raw.begin(), raw.end(), [](std::string_view v) { return v.empty(); }));
+}
+
+// last_members reads the members as a whole-document parse (nlohmann, the perf models' reader)
+// does: a key given twice is its last value, and where the parse could read a key another way or
+// the walk cannot read one object, it says so (false) for the caller to parse the whole text.
+TEST_CASE("last_members: the members a whole-document parse reads, or false") {
+  StringPool keys;
+  StringPool::Cache cache(keys);
+  std::string enc;
+  REQUIRE(args_text::encode(R"({"Input Dims":[[64,128]],"x":{"Input Dims":1,"Input type":2},"Input Dims":[[16,8]],)"
+                            R"("Input type":["float"]})",
+                            cache, enc));
+  const std::string dims = args_text::stored_key("Input Dims", keys), types = args_text::stored_key("Input type", keys),
+                    absent = args_text::stored_key("Concrete Inputs", keys);
+  const std::array<std::string_view, 3> asked{dims, types, absent};
+  std::array<std::string_view, 3> raw{"stale", "stale", "stale"};
+  REQUIRE(args_text::last_members(enc, asked, raw));
+  CHECK(raw[0] == "[[16,8]]");  // the last of two, not the first, nor the nested object's
+  CHECK(raw[1] == R"(["float"])");
+  CHECK(raw[2].empty());
+  // An empty object: read, nothing found.
+  CHECK(args_text::last_members("{}", asked, raw));
+  CHECK((raw[0].empty() && raw[1].empty() && raw[2].empty()));
+  // Keys the dictionary refused are read as their text; one written with an escape may be any key
+  // to a parse ("Input\u0020Dims" is "Input Dims"): false.
+  StringPool none;
+  const std::string plain = args_text::stored_key("Input Dims", none);
+  const std::array<std::string_view, 1> one{plain};
+  std::array<std::string_view, 1> got{};
+  CHECK(args_text::last_members(R"({"a":1,"Input Dims":[[2]]})", one, got));
+  CHECK(got[0] == "[[2]]");
+  CHECK_FALSE(args_text::last_members(R"({"Input\u0020Dims":[[2]]})", one, got));
+  CHECK_FALSE(args_text::last_members(R"({"Input Dims":[[2]],"a\"b":1})", one, got));
+  // Not one object read to its brace: an array, a text cut short, a trailing comma, no value.
+  for (const char* bad : {"[1]", R"({"Input Dims":[[2]])", R"({"Input Dims":[[2]],})", R"({"Input Dims":})", "{"})
+    CHECK_FALSE(args_text::last_members(bad, one, got));
 }
 
 // minify_encode is minify then encode in one walk: the same bytes for every text the two-step

@@ -1558,23 +1558,41 @@ const char* model_gap(std::string_view name, std::string_view args_json) {
   return any ? nullptr : "Concrete Inputs missing";
 }
 
+namespace {
+// An op's model through a memo: keyed by the family and the three members' text, each with its
+// length (no separator can be confused with text); at most `max` entries kept.
+std::optional<OpPerf> memoized(const Family& f, const Members& m,
+                               std::unordered_map<std::string, std::optional<OpPerf>>& seen, std::string& key,
+                               size_t max) {
+  key.clear();
+  const Family* id = &f;
+  key.append(reinterpret_cast<const char*>(&id), sizeof id);
+  for (std::string_view v : {m.dims, m.types, m.concrete}) {
+    const size_t len = v.size();
+    key.append(reinterpret_cast<const char*>(&len), sizeof len).append(v);
+  }
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
+  std::optional<OpPerf> result = run(f, {}, m, nullptr);  // (scanned: the members are all it reads)
+  if (seen.size() < max) seen.emplace(key, result);
+  return result;
+}
+}  // namespace
+
 std::optional<OpPerf> OpModelMemo::model(std::string_view name, std::string_view args_json, const StepLengths* step) {
   const Family* f = family(name);
   if (!f || !f->model || args_json.empty()) return std::nullopt;
   const Members m = scan_members(args_json);
   if (!m.scanned || f->per_step) return run(*f, args_json, m, step);  // (per step: a few per layer and step)
-  // The key: the family and the three members' text, each with its length (no separator can be
-  // confused with text).
-  key_.clear();
-  key_.append(reinterpret_cast<const char*>(&f), sizeof f);
-  for (std::string_view v : {m.dims, m.types, m.concrete}) {
-    const size_t len = v.size();
-    key_.append(reinterpret_cast<const char*>(&len), sizeof len).append(v);
-  }
-  if (auto it = seen_.find(key_); it != seen_.end()) return it->second;
-  std::optional<OpPerf> result = run(*f, args_json, m, nullptr);
-  if (seen_.size() < kMaxEntries) seen_.emplace(key_, result);
-  return result;
+  return memoized(*f, m, seen_, key_, kMaxEntries);
+}
+
+std::optional<OpPerf> OpModelMemo::model_of_members(std::string_view name, std::string_view dims,
+                                                    std::string_view types, std::string_view concrete) {
+  const Family* f = family(name);
+  if (!f || !f->model) return std::nullopt;
+  const Members m{dims, types, concrete, true};
+  if (f->per_step) return run(*f, {}, m, nullptr);  // (a serving step's lengths come through model())
+  return memoized(*f, m, seen_, key_, kMaxEntries);
 }
 
 }  // namespace tlsql

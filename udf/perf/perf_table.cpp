@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <exception>
@@ -282,8 +283,19 @@ void read_store(const EventStore& s, Input& in) {
   auto holds = [](std::string_view text, const std::string& token) {
     return !token.empty() && text.find(token) != std::string_view::npos;
   };
+  // An op's model reads three members: found in the encoded text (args_text::last_members) and
+  // only their values decoded, unless a dictionary key is written with an escape (the whole
+  // parse would read it as another key) or the walk cannot read the text as one object.
+  const std::array<std::string, 3> member_keys{args_text::stored_key("Input Dims", s.args.keys()),
+                                               args_text::stored_key("Input type", s.args.keys()),
+                                               args_text::stored_key("Concrete Inputs", s.args.keys())};
+  const std::array<std::string_view, 3> keys{member_keys[0], member_keys[1], member_keys[2]};
+  bool escaped_key = false;
+  for (size_t k = 0; k < s.args.keys().size(); ++k)
+    escaped_key = escaped_key || s.args.keys().get((uint32_t)k).find('\\') != std::string_view::npos;
   auto parse = [&](int64_t from, int64_t to, Parsed& out) {
-    std::string buf;
+    std::string buf, values[3];
+    std::array<std::string_view, 3> raw;
     for (int64_t pos = from; pos < to;) {
       int64_t local;
       const LoadedTrace& t = s.trace_at(pos, local);
@@ -291,10 +303,19 @@ void read_store(const EventStore& s, Input& in) {
         const EventRec& e = t.rows[(size_t)local];
         if (!e.is(EventRec::has_args)) continue;
         const std::string_view stored = s.args.get(e.args, e.args_len);
-        if (modeled[(size_t)pos] == kNoModel && stored.find("kernel_") == std::string_view::npos &&
-            !holds(stored, flop_token) && !holds(stored, gb_token))
+        const uint8_t how = modeled[(size_t)pos];
+        const bool inductor =
+            stored.find("kernel_") != std::string_view::npos || holds(stored, flop_token) || holds(stored, gb_token);
+        if (how == kNoModel && !inductor) continue;
+        const std::string_view name = in.names[in.name[(size_t)pos]];
+        if (how == kOwnModel && !inductor && !escaped_key && e.is(EventRec::keyed_args) &&
+            args_text::last_members(stored, keys, raw)) {
+          for (size_t k = 0; k < 3; ++k) raw[k] = args_text::member_value(raw[k], s.args.keys(), values[k]);
+          if (auto m = out.memo.model_of_members(name, raw[0], raw[1], raw[2]))
+            out.own.emplace_back((uint32_t)pos, std::move(*m));
           continue;
-        parse_args((uint32_t)pos, in.names[in.name[(size_t)pos]], modeled[(size_t)pos], args_of(s.args, e, buf), out);
+        }
+        parse_args((uint32_t)pos, name, how, args_of(s.args, e, buf), out);
       }
     }
   };
