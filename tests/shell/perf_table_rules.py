@@ -253,6 +253,31 @@ if os.path.exists(vllm):
           f"a saved database locked by its own connection reads the same ({r.stderr.strip()[:100]})")
 check(summed > 1000, f"inclusive numbers checked on {summed} rows in all")
 
+# Hand-made: a trace whose first event fills the args key dictionary (65536 keys: args_text.h), so
+# that later keys are written out, not as tokens: inductor's kernel_flop / kernel_num_gb on a
+# Triton kernel (1000 FLOPs, 0.5 GB) and aten::mm's members ([16, 8] x [8, 4]: 1024 FLOPs, 896
+# bytes in fp32) are still read, loaded and recomputed from the saved rows.
+full = os.path.join(work, "full_dictionary.json")
+with open(full, "w") as f:
+    json.dump({"traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "many keys", "pid": 1, "tid": 1, "ts": 0, "dur": 1,
+         "args": {f"k{i}": 0 for i in range(1 << 16)}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 10,
+         "args": {"Input Dims": [[16, 8], [8, 4]], "Input type": ["float", "float"]}},
+        {"ph": "X", "cat": "kernel", "name": "triton_poi_fused_0", "pid": 0, "tid": 7, "ts": 30, "dur": 5,
+         "args": {"device": 0, "stream": 7, "kernel_flop": 1000, "kernel_num_gb": 0.5}}]}, f)
+full_db = full + ".db"
+if os.path.exists(full_db):
+    os.remove(full_db)
+subprocess.run([tlsql, "-q", full, "-o", full_db, "-c", "SELECT 1"], capture_output=True, check=True)
+with sqlite3.connect(full_db) as c:
+    c.execute("DELETE FROM tlsql_perf")
+for target in (full, full_db):
+    got = [tuple(r.values()) for r in query(target, "SELECT flops(uid), bytes(uid), perf_source(uid) FROM event "
+                                                    "WHERE uid > 0 ORDER BY uid")]
+    check(got == [("1024.0", "896.0", "model"), ("1000.0", "500000000.0", "inductor")],
+          f"full key dictionary ({os.path.basename(target)}): keys written out are read: {got}")
+
 # Hand-made: GPU work launched with no op above it is counted under its launch call (TraceLens's
 # kernel launchers), so the ops report's shares are of all launched GPU time; GPU work with no
 # launch in the trace is in health with its time. Kernels (µs): a Triton kernel launched from

@@ -36,7 +36,7 @@ void TraceStats::add(Kind k, std::optional<int64_t> ts, std::optional<int64_t> e
   timed = true;
   first_start = std::min(first_start, *ts);
   if (end) last_end = std::max(last_end.value_or(INT64_MIN), *end);
-  if (step) steps.insert(*step);
+  if (step && step != recent_step) steps.insert(*step), recent_step = step;  // (rows come in runs of one step)
 }
 
 void TraceStats::merge(const TraceStats& o) {
@@ -276,10 +276,12 @@ void read_store(const EventStore& s, Input& in) {
   }
   // Parsing args is most of the pass: two threads, each on half the rows, merged in row order.
   // Texts are decoded (args_text.h) only for ops with a model and for those that may hold
-  // inductor's keys: written out ("kernel_", a key the dictionary refused) or as their tokens.
+  // inductor's keys: as their tokens, or written out ("kernel_") in a text stored unkeyed or
+  // where the dictionary refused them, which it does only once full (they are short).
   Parsed halves[2];
   const std::string flop_token = args_text::key_token("kernel_flop", s.args.keys());
   const std::string gb_token = args_text::key_token("kernel_num_gb", s.args.keys());
+  const bool refused = s.args.keys().size() >= args_text::kMaxKeys;
   auto holds = [](std::string_view text, const std::string& token) {
     return !token.empty() && text.find(token) != std::string_view::npos;
   };
@@ -305,7 +307,8 @@ void read_store(const EventStore& s, Input& in) {
         const std::string_view stored = s.args.get(e.args, e.args_len);
         const uint8_t how = modeled[(size_t)pos];
         const bool inductor =
-            stored.find("kernel_") != std::string_view::npos || holds(stored, flop_token) || holds(stored, gb_token);
+            holds(stored, flop_token) || holds(stored, gb_token) ||
+            ((refused || !e.is(EventRec::keyed_args)) && stored.find("kernel_") != std::string_view::npos);
         if (how == kNoModel && !inductor) continue;
         const std::string_view name = in.names[in.name[(size_t)pos]];
         if (how == kOwnModel && !inductor && !escaped_key && e.is(EventRec::keyed_args) &&

@@ -46,7 +46,8 @@ struct TraceStats {
   bool timed = false;                       // some event has a start
   int64_t first_start = INT64_MAX;
   std::optional<int64_t> last_end;
-  std::set<int64_t> steps;  // of the events with a start
+  std::set<int64_t> steps;             // of the events with a start
+  std::optional<int64_t> recent_step;  // the step add() put in steps last (a memo, not part of the stats)
   void add(Kind k, std::optional<int64_t> ts, std::optional<int64_t> end, std::optional<int64_t> step);
   void merge(const TraceStats& o);
 };
