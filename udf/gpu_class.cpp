@@ -23,8 +23,10 @@ bool contains_any(const std::string& s, std::initializer_list<const char*> keys)
 }  // namespace
 
 std::string lowercase(std::string_view s) {
+  // ASCII alone, not std::tolower: that is a call per byte, and under the shell's locale (a
+  // single-byte one where C.UTF-8 is missing) it would fold bytes of UTF-8 names too.
   std::string l(s);
-  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+  for (char& c : l) c = (c >= 'A' && c <= 'Z') ? (char)(c + ('a' - 'A')) : c;
   return l;
 }
 
