@@ -121,10 +121,30 @@ std::string collective_name(std::string_view name) {
   return "";
 }
 
+KernelRules::KernelRules(std::vector<KernelRule> rules) : rules_(std::move(rules)) {
+  for (const KernelRule& r : rules_) {
+    std::string_view best;
+    if (r.pattern.find_first_of("?[") == std::string::npos)
+      for (size_t p = 0; p <= r.pattern.size();) {
+        const size_t star = std::min(r.pattern.find('*', p), r.pattern.size());
+        const std::string_view run = std::string_view(r.pattern).substr(p, star - p);
+        // (ASCII runs only: GLOB reads UTF-8 as characters, and two different malformed
+        // sequences both read as U+FFFD; an ASCII byte is always itself.)
+        if (run.size() > best.size() &&
+            std::all_of(run.begin(), run.end(), [](char c) { return (unsigned char)c < 0x80; }))
+          best = run;
+        p = star + 1;
+      }
+    needles_.emplace_back(best);
+  }
+}
+
 const KernelRule* KernelRules::match(std::string_view name) const {
   const std::string l = lowercase(name);
-  for (const KernelRule& r : rules_)
-    if (sqlite3_strglob(r.pattern.c_str(), l.c_str()) == 0) return &r;
+  for (size_t i = 0; i < rules_.size(); ++i)
+    if ((needles_[i].empty() || l.find(needles_[i]) != std::string::npos) &&
+        sqlite3_strglob(rules_[i].pattern.c_str(), l.c_str()) == 0)
+      return &rules_[i];
   return nullptr;
 }
 

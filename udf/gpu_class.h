@@ -72,7 +72,7 @@ struct KernelRule {
 class KernelRules {
  public:
   KernelRules() = default;
-  explicit KernelRules(std::vector<KernelRule> rules) : rules_(std::move(rules)) {}
+  explicit KernelRules(std::vector<KernelRule> rules);
   // The first rule whose pattern matches `name` (lower-cased here), else nullptr.
   const KernelRule* match(std::string_view name) const;
   const std::vector<KernelRule>& rules() const { return rules_; }
@@ -87,6 +87,10 @@ class KernelRules {
 
  private:
   std::vector<KernelRule> rules_;
+  // Per rule, the longest ASCII run of its pattern's plain characters, which every name it
+  // matches holds ("" where the pattern has '?' or '[': none is taken then): a substring search rules out
+  // most patterns before GLOB, whose '*' retries every position of a long kernel name.
+  std::vector<std::string> needles_;
 };
 
 // Whether an op or annotation named `name` makes the kernels it launches communication (when no

@@ -2,6 +2,10 @@
 #include "udf/gpu_class.h"
 
 #include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <string>
+#include <vector>
 
 using tlsql::classify_gpu;
 using tlsql::GpuClass;
@@ -122,6 +126,49 @@ TEST_CASE("kernel rules: the shipped table, GLOB over the lower-cased name, firs
   CHECK(classify_gpu(Kind::kernel, "void other::k", GpuRule::tlsql, user, false) == GpuClass::compute);
   // HTA's rule is HTA's: kernels named nccl only.
   CHECK(classify_gpu(Kind::kernel, "void mylib::ep::x", GpuRule::hta, user, true) == GpuClass::compute);
+}
+
+// KernelRules::match rules most patterns out by a substring search before GLOB: it must answer
+// as GLOB alone does (sqlite3_strglob over the lower-cased name, first match) for every pattern,
+// those with '?', '[', no plain run, runs GLOB reads as characters (UTF-8, malformed bytes that
+// both read as U+FFFD) and names with such bytes.
+TEST_CASE("kernel rules: the substring pre-check answers as GLOB alone") {
+  const std::vector<std::string> patterns = {
+      "*nccl*",   "*gemm*nn*", "sm90_*",  "*_kernel",      "*",          "",       "**",    "a*b*c",
+      "*[ab]cd*", "*g?mm*",    "*xmma*",  "*caf\xc3\xa9*", "*\xc0\x80*", "*\xff*", "Gemm*", "*::*::*",
+      "*ep::*",   "cutlass*",  "*_128x*", "*e*e*e*",       "[*]*",       "*]*",    "*a]b*", "*\xc3*"};
+  const std::vector<std::string> names = {
+      "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(Params)",
+      "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+      "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel",
+      "void deep_ep::internode::combine<8>(int*)",
+      "caf\xc3\xa9_kernel",
+      "odd\xc1\x81" "bytes",
+      "stray\xff" "byte",
+      "[x]y",
+      "a]b",
+      "abc",
+      "",
+      "gemm",
+      "GEMM_NN",
+      "g_mm",
+      "aabbcd",
+      "eee",
+      "ee"};
+  std::vector<tlsql::KernelRule> one(1);
+  for (const std::string& pattern : patterns) {
+    one[0] = {pattern, GpuClass::compute, "", "test"};
+    const tlsql::KernelRules rules(one);
+    for (const std::string& name : names) {
+      CAPTURE(pattern);
+      CAPTURE(name);
+      const std::string lower = tlsql::lowercase(name);
+      CHECK((rules.match(name) != nullptr) == (sqlite3_strglob(pattern.c_str(), lower.c_str()) == 0));
+    }
+  }
+  // And in order: the first pattern that matches, whichever the pre-check passed over.
+  const tlsql::KernelRules two({{"*zzz*", GpuClass::communication, "", "t"}, {"*g?mm*", GpuClass::compute, "", "t"}});
+  CHECK(two.match("a_gemm_b")->pattern == "*g?mm*");
 }
 
 TEST_CASE("what makes the kernels an op or annotation launches communication") {
