@@ -143,8 +143,10 @@ TEST_CASE("kernel rules: the substring pre-check answers as GLOB alone") {
       "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel",
       "void deep_ep::internode::combine<8>(int*)",
       "caf\xc3\xa9_kernel",
-      "odd\xc1\x81" "bytes",
-      "stray\xff" "byte",
+      "odd\xc1\x81"
+      "bytes",
+      "stray\xff"
+      "byte",
       "[x]y",
       "a]b",
       "abc",
