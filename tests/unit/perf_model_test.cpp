@@ -425,6 +425,16 @@ TEST_CASE("the memo answers as model_op: keyed by family and the three members i
   // A key written with an escape takes the whole-document parse, not the memo: still the same.
   const char* escaped = R"({"Input\u0020Dims": [[64, 128], [128, 32]], "Input type": ["float", "float"]})";
   CHECK(*same("aten::mm", escaped)->flops == 2.0 * 64 * 32 * 128);
+  // The members handed over by a caller that found them (the perf pass): the same answers, "" for
+  // a member the args lack.
+  tlsql::OpModelMemo members;
+  CHECK(*members.model_of_members("aten::mm", "[[64, 128], [128, 32]]", R"(["float", "float"])", "")->flops ==
+        2.0 * 64 * 32 * 128);
+  CHECK(*members
+             .model_of_members("aten::sum", "[[4, 6], [], [], []]", R"(["float", "ScalarList", "Scalar", ""])",
+                               R"(["", "[1]", "False", ""])")
+             ->bytes == (24 + 4) * 4.0);
+  CHECK(!members.model_of_members("aten::mm", "", R"(["float", "float"])", ""));
 }
 
 TEST_CASE("inference attention: heads from the op, lengths from its serving step") {

@@ -1590,9 +1590,7 @@ std::optional<OpPerf> OpModelMemo::model_of_members(std::string_view name, std::
                                                     std::string_view types, std::string_view concrete) {
   const Family* f = family(name);
   if (!f || !f->model) return std::nullopt;
-  const Members m{dims, types, concrete, true};
-  if (f->per_step) return run(*f, {}, m, nullptr);  // (a serving step's lengths come through model())
-  return memoized(*f, m, seen_, key_, kMaxEntries);
+  return memoized(*f, Members{dims, types, concrete, true}, seen_, key_, kMaxEntries);
 }
 
 }  // namespace tlsql

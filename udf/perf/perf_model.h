@@ -53,7 +53,8 @@ class OpModelMemo {
   std::optional<OpPerf> model(std::string_view name, std::string_view args_json, const StepLengths* step = nullptr);
   // The same, for a caller that found the three members itself (args_text::last_members on a
   // store's encoded text, where decoding the whole text to scan it was most of the perf pass's
-  // args work): their values as the args text has them, "" for one it lacks.
+  // args work): their values as the args text has them, "" for one it lacks. No serving step's
+  // lengths: for the names whose model does not read them (model_needs_step).
   std::optional<OpPerf> model_of_members(std::string_view name, std::string_view dims, std::string_view types,
                                          std::string_view concrete);
 
