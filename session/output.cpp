@@ -769,6 +769,7 @@ int print_statement(FILE* out, sqlite3_stmt* stmt, const OutputOptions& opt, int
   RowPrinter p(out, opt, std::move(names));
   int rc;
   std::string real_text;  // a REAL's text, until the next cell's
+  char int_text[24];      // an INTEGER's, the same
   // Each cell's type asked once a row, before any text conversion (the printer asks for a cell's
   // type up to three times; every sqlite3_column_* call has its cost).
   std::vector<int> types((size_t)n);
@@ -778,6 +779,12 @@ int print_statement(FILE* out, sqlite3_stmt* stmt, const OutputOptions& opt, int
           [&](size_t i) {
             if (types[i] == SQLITE_FLOAT)
               return std::string_view(real_text = sqlite_real_text(sqlite3_column_double(stmt, (int)i)));
+            if (types[i] == SQLITE_INTEGER) {  // (SQLite's text of an integer is %lld: to_chars's, without
+                                               // its conversion of the cell to text and allocation)
+              const auto end =
+                  std::to_chars(int_text, int_text + sizeof int_text, sqlite3_column_int64(stmt, (int)i)).ptr;
+              return std::string_view(int_text, (size_t)(end - int_text));
+            }
             const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(stmt, (int)i));
             return std::string_view(t ? t : "", (size_t)sqlite3_column_bytes(stmt, (int)i));
           },
