@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "udf/gpu_class.h"  // lowercase
+
 namespace tlsql {
 
 std::string normalize_name(std::string_view name) {
@@ -133,8 +135,7 @@ std::string_view kernel_family(std::string_view name) {
   for (std::string_view c : kConv)
     if (has(n, c)) return "CONV";
   // "gemm", but not FBGEMM's namespace (fbgemm_gpu holds embedding and permute kernels too).
-  std::string lower(n);
-  for (char& c : lower) c = (char)std::tolower((unsigned char)c);
+  const std::string lower = lowercase(n);
   for (size_t at = lower.find("gemm"); at != std::string::npos; at = lower.find("gemm", at + 1))
     if (at < 2 || lower.compare(at - 2, 2, "fb") != 0) return "GEMM";
   for (std::string_view g : kGemm)
