@@ -88,8 +88,8 @@ class KernelRules {
  private:
   std::vector<KernelRule> rules_;
   // Per rule, the longest ASCII run of its pattern's plain characters, which every name it
-  // matches holds ("" where the pattern has '?' or '[': none is taken then): a substring search rules out
-  // most patterns before GLOB, whose '*' retries every position of a long kernel name.
+  // matches holds ("" where the pattern has '?' or '[': none is taken then): a substring search
+  // rules out most patterns before GLOB, whose '*' retries every position of a long kernel name.
   std::vector<std::string> needles_;
 };
 
