@@ -1018,14 +1018,18 @@ PreparedIndex prepare_index(const EventStore& s, const EventPages::Index& ix) {
 
 // The event rows in uid order, then each index's entries sorted, as pages of the file SQLite
 // created (src/btree_writer.h). Each index is sorted on a second thread while this one writes the
-// pages before it (the first while the rows are written; both only read the store), one index
-// ahead at most: two indexes' keys in memory at once, not all of them (1 GB control trace: the
-// save's peak RSS 1.13 GB with all three sorted up front, against 1.02 GB before). An index whose
-// keys fit no packed key is left empty and named in plan.reindex.
-void write_event_pages(const EventStore& s, EventPages& plan, const std::string& path) {
+// pages before it (the first while the rows are written, once `before_sorts` returns; both only
+// read the store), one index ahead at most: two indexes' keys in memory at once, not all of them
+// (1 GB control trace: the save's peak RSS 1.13 GB with all three sorted up front, against 1.02
+// GB before). An index whose keys fit no packed key is left empty and named in plan.reindex.
+void write_event_pages(const EventStore& s, EventPages& plan, const std::string& path,
+                       const std::function<void()>& before_sorts) {
   BtreeFile file(path);
   auto sort_next = [&](size_t x) {
-    return std::async(std::launch::async, [&s, &plan, x] { return prepare_index(s, plan.indexes[x]); });
+    return std::async(std::launch::async, [&s, &plan, &before_sorts, x] {
+      if (x == 0 && before_sorts) before_sorts();
+      return prepare_index(s, plan.indexes[x]);
+    });
   };
   std::future<PreparedIndex> next;
   if (!plan.indexes.empty()) next = sort_next(0);
@@ -1073,7 +1077,8 @@ void copy_database(sqlite3* db, const std::string& path, const TempFile& tmp) {
 
 }  // namespace
 
-void save_database(sqlite3* db, const std::string& path, const std::function<void(sqlite3*, const std::string&)>& add) {
+void save_database(sqlite3* db, const std::string& path, const std::function<void(sqlite3*, const std::string&)>& add,
+                   const std::function<void()>& before_sorts) {
   refuse_input(path, db);  // (TempFile checks the watched connections; this one may not be)
   TempFile tmp(path);
   // Attached as `save`, with no journal and no syncs (a half-written file is removed, never used).
@@ -1142,7 +1147,7 @@ void save_database(sqlite3* db, const std::string& path, const std::function<voi
       EventPages pages = plan_event_pages(db);
       exec_sql(db, "DETACH save");
       try {
-        write_event_pages(*store, pages, tmp.path());
+        write_event_pages(*store, pages, tmp.path(), before_sorts);
       } catch (const std::exception& e) {
         throw SqlError(e.what());
       }

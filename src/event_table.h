@@ -56,8 +56,12 @@ extern const int kEventColumnCount;
 // Writes the database (virtual `event` materialised as a real table) to `path`, atomically: a
 // temporary file beside it, renamed when complete. `add`, when given, writes more into the new
 // database (attached under the schema name it receives) before it is complete: what layers above
-// storage keep with it (the perf table). Throws SqlError.
+// storage keep with it (the perf table). `before_sorts`, when given, is called on the thread that
+// sorts the event indexes, before it sorts the first: it waits for the caller's own work beside
+// the save (the perf pass), so that the two's scratch memory is not held at once (their peaks
+// were the save's). Throws SqlError.
 void save_database(sqlite3* db, const std::string& path,
-                   const std::function<void(sqlite3*, const std::string&)>& add = {});
+                   const std::function<void(sqlite3*, const std::string&)>& add = {},
+                   const std::function<void()>& before_sorts = {});
 
 }  // namespace tlsql

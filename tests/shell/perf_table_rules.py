@@ -310,4 +310,28 @@ check([tuple(r.values()) for r in ops] == [("triton/runtime/jit.py(500): run > c
 h = query(hand, "SELECT count, detail FROM health WHERE \"check\" = 'gpu_without_launch'")
 check(len(h) == 1 and h[0]["count"] == "1" and "0.005 ms, 7.7% of the GPU events' time" in h[0]["detail"],
       f"hand-made: the kernel with no launch, 5 of 65 µs, in health: {h}")
+
+# Each event is read against its own device's peak (the table's device column), loaded and saved.
+# Two fp32 aten::mm of [1024, 1024] x [1024, 1024], 2 * 1024^3 FLOPs, each with a 500 µs kernel:
+# 4.295 TFLOP/s; on device 0, a T4 (fp32 matrix peak 8.1): 53.02%; on device 1, an A100 SXM 80GB
+# (19.5): 22.03%.
+def kd(ts, corr, device):
+    return {"ph": "X", "cat": "kernel", "name": "sgemm", "pid": device, "tid": 7, "ts": ts, "dur": 500,
+            "args": {"correlation": corr, "device": device, "stream": 7}}
+mm_args = {"Input Dims": [[1024, 1024], [1024, 1024]], "Input type": ["float", "float"]}
+two = os.path.join(work, "two_devices.json")
+with open(two, "w") as f:
+    json.dump({"traceEvents": [x("cpu_op", "aten::mm", 0, 50, **mm_args),
+                               x("cuda_runtime", "cudaLaunchKernel", 10, 5, correlation=1), kd(100, 1, 0),
+                               x("cpu_op", "aten::mm", 1000, 50, **mm_args),
+                               x("cuda_runtime", "cudaLaunchKernel", 1010, 5, correlation=2), kd(1100, 2, 1)],
+               "deviceProperties": [{"id": 0, "name": "Tesla T4"}, {"id": 1, "name": "NVIDIA A100-SXM4-80GB"}]}, f)
+two_db = os.path.join(work, "two_devices.db")
+if os.path.exists(two_db):
+    os.remove(two_db)
+subprocess.run([tlsql, two, "-o", two_db], capture_output=True, timeout=60)
+for target in (two, two_db):
+    pct = query(target, "SELECT round(achieved_pct(uid), 2) AS p FROM event WHERE kind = 'kernel' ORDER BY ts")
+    check([r["p"] for r in pct] == ["53.02", "22.03"],
+          f"{os.path.basename(target)}: each kernel against its own device's fp32 peak (T4, A100): {pct}")
 finish()

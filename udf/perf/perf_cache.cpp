@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <isa-l/igzip_lib.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <stdexcept>
@@ -23,8 +24,9 @@ namespace {
 // written on a machine of the other order is recomputed, not misread.
 const std::string kRules = std::string(TLSQL_PERF_RULES) + (std::endian::native == std::endian::little ? "/le" : "/be");
 
-// Deflates what it is given as it goes, 1 MB at a time (ISA-L, level 1): the table is never
-// copied into one buffer (a 1 GB trace's is 110 MB, 6 MB deflated).
+// Deflates what it is given as it goes (ISA-L, level 1): the table is never copied into one
+// buffer (a 1 GB trace's is 110 MB, 6 MB deflated). Small values are gathered into 1 MB batches;
+// an array larger than what is pending is deflated from where it lies.
 class Writer {
  public:
   Writer() : level_(ISAL_DEF_LVL1_DEFAULT), buf_(1 << 20) {
@@ -47,27 +49,37 @@ class Writer {
   }
   // The deflated bytes, and how many went in.
   std::string finish(uint64_t& raw_size) {
-    pump(true);
+    deflate(pending_.data(), pending_.size(), true);
     raw_size = raw_;
     return std::move(out_);
   }
 
  private:
+  static constexpr size_t kBatch = 1 << 20;
   void feed(const void* p, size_t n) {
     raw_ += n;
-    pending_.append((const char*)p, n);
-    if (pending_.size() >= (1 << 20)) pump(false);
-  }
-  // Deflates the pending bytes (and `end` closes the stream).
-  void pump(bool end) {
-    z_.next_in = (uint8_t*)pending_.data(), z_.avail_in = (uint32_t)pending_.size();
-    z_.end_of_stream = end;
-    do {
-      z_.next_out = buf_.data(), z_.avail_out = (uint32_t)buf_.size();
-      if (isal_deflate(&z_) != COMP_OK) throw std::runtime_error("perf table: deflate failed");
-      out_.append((const char*)buf_.data(), buf_.size() - z_.avail_out);
-    } while (z_.avail_in > 0 || (end && z_.internal_state.state != ZSTATE_END));
+    if (pending_.size() + n < kBatch) {
+      pending_.append((const char*)p, n);
+      return;
+    }
+    deflate(pending_.data(), pending_.size(), false);
     pending_.clear();
+    deflate(p, n, false);
+  }
+  // Deflates n bytes at p (and `end` closes the stream), at most 1 GB a call (ISA-L counts in 32 bits).
+  void deflate(const void* p, size_t n, bool end) {
+    for (size_t at = 0; at < n || end;) {
+      const size_t part = std::min<size_t>(n - at, size_t{1} << 30);
+      z_.next_in = (uint8_t*)p + at, z_.avail_in = (uint32_t)part;
+      at += part;
+      z_.end_of_stream = end && at == n;
+      do {
+        z_.next_out = buf_.data(), z_.avail_out = (uint32_t)buf_.size();
+        if (isal_deflate(&z_) != COMP_OK) throw std::runtime_error("perf table: deflate failed");
+        out_.append((const char*)buf_.data(), buf_.size() - z_.avail_out);
+      } while (z_.avail_in > 0 || (z_.end_of_stream && z_.internal_state.state != ZSTATE_END));
+      if (z_.end_of_stream) break;
+    }
   }
   isal_zstream z_;
   std::vector<uint8_t> level_, buf_;

@@ -243,11 +243,12 @@ void add_launches(const LaunchUids& links, Input& in, const PerfTable& t) {
   }
 }
 
-// The in-memory store: rows by position (uid - first_uid), names from its pool.
+// The in-memory store: rows by position (uid - first_uid), names from its pool; its trace and
+// device columns after the pass (store_trace_device).
 void read_store(const EventStore& s, Input& in) {
   const size_t n = (size_t)s.total_rows;
   in.first_uid = s.first_uid;
-  in.parent.assign(n, -1), in.kind.resize(n), in.name.resize(n), in.trace.resize(n), in.device.resize(n);
+  in.parent.assign(n, -1), in.kind.resize(n), in.name.resize(n);
   in.own.assign(n, PerfTable::kNone);
   in.names.reserve(s.strings.size() + 1);
   for (size_t i = 0; i < s.strings.size(); ++i) in.names.push_back(s.strings.get((uint32_t)i));
@@ -264,8 +265,6 @@ void read_store(const EventStore& s, Input& in) {
       if (e.parent >= 0) in.parent[r] = (int32_t)(base + e.parent);
       in.kind[r] = e.kind;
       in.name[r] = e.name == StringPool::kNone ? no_name : e.name;
-      in.trace[r] = (int32_t)t->id;
-      in.device[r] = e.device == EventRec::kNull32 ? -1 : e.device;
       const int64_t end = e.end();
       if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) in.gpu.push_back({r, e.ts, end});
       modeled[r] = e.kind == Kind::cpu_op ? facts.modeled(in.name[r]) : kNoModel;
@@ -345,6 +344,20 @@ void read_store(const EventStore& s, Input& in) {
   }
   for (Parsed& p : halves) add_parsed(in, p);
   model_per_step(in);
+}
+
+// The table's trace and device columns of the store's rows: filled after the pass (which reads
+// neither), not copied into the Input beside its scratch (8 bytes a row of a save's peak).
+void store_trace_device(const EventStore& s, PerfTable& t) {
+  t.trace.resize(t.rows), t.device.resize(t.rows);
+  for (const auto& tr : s.traces) {
+    const auto base = (size_t)(tr->uid_base - s.first_uid);
+    for (size_t local = 0; local < tr->rows.size(); ++local) {
+      const EventRec& e = tr->rows[local];
+      t.trace[base + local] = (int32_t)tr->id;
+      t.device[base + local] = e.device == EventRec::kNull32 ? -1 : e.device;
+    }
+  }
 }
 
 // A saved database is read in uid ranges, each by one thread on its own connection.
@@ -599,10 +612,10 @@ void inclusive_models(const Input& in, PerfTable& t, const std::vector<uint32_t>
 // The bulk pass over a source's rows (see perf_table.h for the rules).
 void compute(Input& in, PerfTable& t) {
   const size_t n = in.size();
+  // (Each array is made where the pass first needs it and its scratch freed where it last does:
+  // a save runs this beside writing the event pages, and the pass's peak is the save's.)
   t.gpu_ns.assign(n, 0);
-  t.model.assign(n, PerfTable::kNone);
   t.flags.assign(n, 0);
-  t.marker.assign(n, PerfTable::kNone);
   NameFacts facts(in.names, in.user);
   t.gpu_classes.assign(n, 0);
   for (size_t r = 0; r < n; ++r)
@@ -664,9 +677,10 @@ void compute(Input& in, PerfTable& t) {
     lists[list_of[r]].swap(iv);
   };
   // A GPU row's own interval goes in when the pass reaches the row (a kept list per GPU row was a
-  // million small allocations).
-  std::vector<uint32_t> gpu_of(n, PerfTable::kNone);  // row -> its entry in in.gpu
-  for (size_t g = 0; g < in.gpu.size(); ++g) gpu_of[in.gpu[g].row] = (uint32_t)g;
+  // million small allocations). Until then the row's gpu_ns holds 1 + its entry in in.gpu: the
+  // row's union includes that interval, so the pass overwrites it (a looped row, never reached,
+  // is cleared after).
+  for (size_t g = 0; g < in.gpu.size(); ++g) t.gpu_ns[in.gpu[g].row] = (int64_t)g + 1;
   // The GPU work below a row: kLocal (kernels, memsets, copies within device memory), kLink
   // (copies over a link: host <-> device, peer). An op with only kLink below keeps no model.
   enum : uint8_t { kLocal = 1, kLink = 2 };
@@ -677,7 +691,7 @@ void compute(Input& in, PerfTable& t) {
   for (size_t i = order.size(); i-- > 0;) {
     const uint32_t r = order[i];
     iv.clear();
-    if (const uint32_t g = gpu_of[r]; g != PerfTable::kNone) iv.emplace_back(in.gpu[g].ts, in.gpu[g].end);
+    if (const int64_t g = t.gpu_ns[r]) iv.emplace_back(in.gpu[(size_t)g - 1].ts, in.gpu[(size_t)g - 1].end);
     for (uint32_t k = start[r]; k < start[r + 1]; ++k) {
       const uint32_t c = kids[k];
       gpu_below[r] = (uint8_t)std::min(2, gpu_below[r] + gpu_below[c] + (is_gpu_work(in.kind[c]) ? 1 : 0));
@@ -694,8 +708,11 @@ void compute(Input& in, PerfTable& t) {
   }
   // The intervals are done with: freed before the next arrays are made (the pass's live arrays
   // on top of two stores are a diff's peak memory).
-  for (auto* v : {&gpu_of, &list_of, &free_lists}) std::vector<uint32_t>().swap(*v);
+  for (auto* v : {&list_of, &free_lists}) std::vector<uint32_t>().swap(*v);
   std::vector<Intervals>().swap(lists), Intervals().swap(iv);
+  if (order.size() < n)
+    for (size_t r = 0; r < n; ++r)
+      if (t.flags[r] & PerfTable::looped) t.gpu_ns[r] = 0;
   std::vector<Input::Interval>().swap(in.gpu);
 
   // Each row's numbers. Models are shared: a kernel points at its op's.
@@ -705,9 +722,11 @@ void compute(Input& in, PerfTable& t) {
     if (it == t.dtypes.end()) it = t.dtypes.insert(t.dtypes.end(), d);
     return (uint16_t)(it - t.dtypes.begin());
   };
-  std::vector<uint32_t> launcher(n, PerfTable::kNone);  // GPU row -> launcher row
+  // The links by GPU row, walked beside the rows below (a GPU row linked twice takes its last).
+  std::stable_sort(in.launches.begin(), in.launches.end(), [](auto a, auto b) { return a.first < b.first; });
   std::vector<bool> launches(n, false);
-  for (auto [g, l] : in.launches) launcher[g] = l, launches[l] = true;
+  for (auto [g, l] : in.launches) launches[l] = true;
+  t.model.assign(n, PerfTable::kNone);
   // An op carries its own model when it launches GPU work itself, or when no op of its family
   // below is modeled: a wrapper (linear over addmm, layer_norm over native_layer_norm) launches
   // nothing and leaves the numbers to the op that does, while pow keeps its own beside the cast
@@ -730,10 +749,13 @@ void compute(Input& in, PerfTable& t) {
   // launched no other kernel. Copies and fills do not count: cuBLAS clears its workspace with a
   // Memset beside every GEMM (aten::mm on H100), a copy may stage an operand, and neither is the
   // op's arithmetic; a second kernel (compute or communication) would share the op's numbers.
+  size_t link = 0;
   for (size_t r = 0; r < n; ++r) {
     if (t.flags[r] & PerfTable::looped) continue;
     if (in.kind[r] == Kind::kernel) {
-      const uint32_t l = launcher[r];
+      uint32_t l = PerfTable::kNone;
+      for (; link < in.launches.size() && in.launches[link].first <= r; ++link)
+        if (in.launches[link].first == r) l = in.launches[link].second;
       for (int64_t c = l == PerfTable::kNone ? int64_t{-1} : (int64_t)l; c >= 0; c = in.parent[(size_t)c]) {
         if (t.flags[(size_t)c] & PerfTable::looped) {
           t.flags[r] |= PerfTable::looped, t.loop_uid[r] = t.loop_uid[(size_t)c];
@@ -773,6 +795,11 @@ void compute(Input& in, PerfTable& t) {
     t.models.push_back(x);
     t.flags[r] = (uint8_t)((t.flags[r] & ~PerfTable::from_launcher) | PerfTable::augmented);
   }
+  // (The bottom-up flags and the ops' own models are read no further.)
+  for (auto* v : {&kernels_below, &work_below}) std::vector<uint8_t>().swap(*v);
+  std::vector<uint32_t>().swap(family_below), std::vector<uint32_t>().swap(in.own);
+  std::vector<OpPerf>().swap(in.own_models);
+  t.marker.assign(n, PerfTable::kNone);
 
   // Top-down: whether an op above is counted or modeled (for counted_op) and the nearest marker
   // above. An op under a counted one is not counted: a custom op that launches kernels itself and
@@ -923,6 +950,7 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
     if (!ok) return nullptr;
   }
   compute(in, *t);
+  if (k.store) store_trace_device(*k.store, *t);
   remember(db, schema, k, t);
   return t;
 }
@@ -940,6 +968,7 @@ std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, co
     start_table(in, *t);
     add_launches(links, in, *t);
     compute(in, *t);
+    store_trace_device(*k.store, *t);
     if (keep) remember(db, schema, k, t);  // (the cache is shared under its mutex)
     return std::shared_ptr<const PerfTable>(t);
   };
