@@ -648,7 +648,7 @@ void compute(Input& in, PerfTable& t) {
 
   // Bottom-up: GPU events below (0, 1, 2 = more), kernels below that are not copies or fills (the
   // same, counting only GpuClass compute and communication), the families of the ops modeled
-  // below, and the union of the GPU intervals at or below (kept per row until its parent takes it).
+  // below, and the union of the GPU intervals at or below (kept until the row's parent takes it).
   std::vector<uint8_t> gpu_below(n, 0), kernels_below(n, 0);
   auto kernel_work = [&](uint32_t r) {
     const GpuClass c = t.gpu_class(r, GpuRule::tlsql);
@@ -656,25 +656,28 @@ void compute(Input& in, PerfTable& t) {
   };
   std::vector<uint32_t> family_below(n, 0);
   using Intervals = std::vector<std::pair<int64_t, int64_t>>;
-  std::vector<uint32_t> list_of(n, PerfTable::kNone);  // a row's list in `lists`, until its parent takes it
+  // The rows come in reverse preorder, a postorder (each subtree whole, then its root): the kept
+  // lists not yet taken form a stack whose top holds exactly the lists of the current row's
+  // children, first child on top (a row map of them was 4 bytes a row of a save's peak).
+  std::vector<std::pair<uint32_t, uint32_t>> kept;  // (row, its list in `lists`)
   std::vector<Intervals> lists;
   std::vector<uint32_t> free_lists;
-  auto take = [&](uint32_t r, Intervals& into) {
-    const uint32_t l = list_of[r];
-    if (l == PerfTable::kNone) return;
-    if (into.empty())
-      into.swap(lists[l]);
-    else
-      into.insert(into.end(), lists[l].begin(), lists[l].end());
-    lists[l].clear();
-    free_lists.push_back(l);
-    list_of[r] = PerfTable::kNone;
+  auto take_children = [&](uint32_t r, Intervals& into) {
+    for (; !kept.empty() && in.parent[kept.back().first] == (int32_t)r; kept.pop_back()) {
+      Intervals& l = lists[kept.back().second];
+      if (into.empty())
+        into.swap(l);
+      else
+        into.insert(into.end(), l.begin(), l.end());
+      l.clear();
+      free_lists.push_back(kept.back().second);
+    }
   };
   auto keep = [&](uint32_t r, Intervals& iv) {
     if (free_lists.empty()) free_lists.push_back((uint32_t)lists.size()), lists.emplace_back();
-    list_of[r] = free_lists.back();
+    kept.emplace_back(r, free_lists.back());
     free_lists.pop_back();
-    lists[list_of[r]].swap(iv);
+    lists[kept.back().second].swap(iv);
   };
   // A GPU row's own interval goes in when the pass reaches the row (a kept list per GPU row was a
   // million small allocations). Until then the row's gpu_ns holds 1 + its entry in in.gpu: the
@@ -700,15 +703,15 @@ void compute(Input& in, PerfTable& t) {
         work_below[r] |= in.kind[c] == Kind::memcpy && facts.link_copy(in.name[c]) ? kLink : kLocal;
       work_below[r] |= work_below[c];
       family_below[r] |= family_below[c] | own_bit(c);
-      take(c, iv);
     }
+    take_children(r, iv);
     if (iv.empty()) continue;
     t.gpu_ns[r] = merge_union(iv);
     if (in.parent[r] >= 0) keep(r, iv);
   }
   // The intervals are done with: freed before the next arrays are made (the pass's live arrays
   // on top of two stores are a diff's peak memory).
-  for (auto* v : {&list_of, &free_lists}) std::vector<uint32_t>().swap(*v);
+  std::vector<uint32_t>().swap(free_lists), std::vector<std::pair<uint32_t, uint32_t>>().swap(kept);
   std::vector<Intervals>().swap(lists), Intervals().swap(iv);
   if (order.size() < n)
     for (size_t r = 0; r < n; ++r)
