@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -37,11 +38,7 @@ int varint_len(uint64_t v) {
 }
 // SQLite's varint: big-endian 7-bit groups, the ninth byte (if any) holds 8 bits. Returns the
 // byte after it.
-uint8_t* put_varint(uint8_t* p, uint64_t v) {
-  if (v <= 0x7f) {
-    *p = (uint8_t)v;
-    return p + 1;
-  }
+uint8_t* put_long_varint(uint8_t* p, uint64_t v) {
   const int n = varint_len(v);
   if (n == 9) {
     p[8] = (uint8_t)v;
@@ -51,6 +48,14 @@ uint8_t* put_varint(uint8_t* p, uint64_t v) {
   }
   for (int i = n - 1; i >= 0; --i, v >>= 7) p[i] = (uint8_t)((v & 0x7f) | (i == n - 1 ? 0 : 0x80));
   return p + n;
+}
+// (Most varints a save writes, serial types and small sizes, are one byte: that case inlined.)
+inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+  if (v <= 0x7f) {
+    *p = (uint8_t)v;
+    return p + 1;
+  }
+  return put_long_varint(p, v);
 }
 void put_varint(std::vector<uint8_t>& out, uint64_t v) {
   uint8_t b[9];
@@ -77,12 +82,12 @@ std::pair<uint64_t, uint32_t> serial_type(const RecordValue& v, bool format4) {
 }  // namespace
 
 uint64_t BtreeFile::Record::plan(std::span<const RecordValue> values, bool format4) {
-  types_.clear();
+  types_.resize(values.size());
   uint64_t header = 0, body = 0;
-  for (const RecordValue& v : values) {
-    auto [type, size] = serial_type(v, format4);
-    types_.push_back({type, size});
-    header += varint_len(type);
+  for (size_t c = 0; c < values.size(); ++c) {
+    const auto [type, size] = serial_type(values[c], format4);
+    types_[c] = {type, size};
+    header += type <= 0x7f ? 1 : varint_len(type);
     body += size;
   }
   const uint64_t types = header;
@@ -100,6 +105,17 @@ void BtreeFile::Record::write(uint8_t* out, std::span<const RecordValue> values)
     const uint32_t size = types_[c].second;
     if (v.type == RecordValue::text) {
       std::memcpy(out, v.s, size);
+    } else if constexpr (std::endian::native == std::endian::little) {  // the big-endian value's last `size` bytes
+      const uint64_t be = __builtin_bswap64((uint64_t)v.i);
+      const uint8_t* b = (const uint8_t*)&be;
+      switch (size) {  // (each a fixed-size copy, not a call)
+        case 1: *out = b[7]; break;
+        case 2: std::memcpy(out, b + 6, 2); break;
+        case 3: std::memcpy(out, b + 5, 3); break;
+        case 4: std::memcpy(out, b + 4, 4); break;
+        case 6: std::memcpy(out, b + 2, 6); break;
+        case 8: std::memcpy(out, b, 8); break;
+      }
     } else {
       for (uint32_t i = 0; i < size; ++i) out[i] = (uint8_t)((uint64_t)v.i >> (8 * (size - 1 - i)));
     }

@@ -604,8 +604,10 @@ int Cursor::filter(int plan, int, sqlite3_value** argv) {
 // A stored column (uid .. args) of one row, as the virtual table serves it and a save writes it.
 // Text points into the store (or static data) and stays valid while it lives, except a decoded
 // args text (args_of), which lies in `buf` until the next call.
-RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventRec& e, int64_t uid, int col,
-                         std::string& buf) {
+// (Inlined where `col` is constant, the save's rows: each call is then its case alone. Where it
+// is not, event_column calls it.)
+[[gnu::always_inline]] inline RecordValue column_of(const EventStore& s, const LoadedTrace& t, const EventRec& e,
+                                                    int64_t uid, int col, std::string& buf) {
   auto integer = [](int64_t v) { return v == kNull ? RecordValue{} : RecordValue::of_int(v); };
   auto string = [&](uint32_t id) {
     return id == StringPool::kNone ? RecordValue{} : RecordValue::of_text(s.strings.get(id));
@@ -637,6 +639,10 @@ RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventR
     case kArgs: return e.is(EventRec::has_args) ? RecordValue::of_text(args_of(s.args, e, buf)) : RecordValue{};
   }
   return {};
+}
+RecordValue event_column(const EventStore& s, const LoadedTrace& t, const EventRec& e, int64_t uid, int col,
+                         std::string& buf) {
+  return column_of(s, t, e, uid, col, buf);
 }
 
 void Cursor::column(sqlite3_context* ctx, int col) {
@@ -1039,7 +1045,11 @@ void write_event_pages(const EventStore& s, EventPages& plan, const std::string&
   for (const auto& t : s.traces)
     for (size_t i = 0; i < t->rows.size(); ++i) {
       const int64_t uid = t->uid_base + (int64_t)i;
-      for (int c = kUid + 1; c <= kArgs; ++c) row[c] = event_column(s, *t, t->rows[i], uid, c, buf);
+      const EventRec& e = t->rows[i];
+      [&]<int... C>(std::integer_sequence<int, C...>) {
+        ((row[kUid + 1 + C] = column_of(s, *t, e, uid, kUid + 1 + C, buf)), ...);
+      }
+      (std::make_integer_sequence<int, kArgs - kUid>{});
       table.add(uid, row);
     }
   table.finish();
