@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
@@ -78,7 +79,10 @@ struct Input {
   std::vector<OpPerf> own_models;
   // Inductor-augmented rows and their numbers.
   std::vector<std::tuple<uint32_t, std::optional<double>, std::optional<double>>> augmented;
-  std::vector<std::pair<uint32_t, uint32_t>> launches;     // (GPU row, launcher row)
+  std::vector<std::pair<uint32_t, uint32_t>> launches;  // (GPU row, launcher row)
+  // The rows' children (CSR, each row's in row order) where the source has them: a loaded store
+  // of one trace (its tree's own). Empty: the pass makes them from `parent`.
+  std::span<const uint32_t> child_start, children;
   std::vector<std::pair<uint32_t, std::string>> per_step;  // kStepModel rows, until model_per_step
   std::map<int64_t, TraceStats> traces;
   const UserModels* user = nullptr;  // the connection's own models, or none
@@ -256,13 +260,14 @@ void read_store(const EventStore& s, Input& in) {
   in.names.push_back({});
   NameFacts facts(in.names);
   std::vector<uint8_t> modeled(n, kNoModel);  // of cpu_ops whose name has a model
+  size_t linked = 0;                          // rows with a parent
   for (const auto& t : s.traces) {
     const int64_t base = t->uid_base - s.first_uid;
     TraceStats& stats = in.traces[t->id];
     for (size_t local = 0; local < t->rows.size(); ++local) {
       const EventRec& e = t->rows[local];
       const auto r = (uint32_t)(base + (int64_t)local);
-      if (e.parent >= 0) in.parent[r] = (int32_t)(base + e.parent);
+      if (e.parent >= 0) in.parent[r] = (int32_t)(base + e.parent), ++linked;
       in.kind[r] = e.kind;
       in.name[r] = e.name == StringPool::kNone ? no_name : e.name;
       const int64_t end = e.end();
@@ -272,6 +277,14 @@ void read_store(const EventStore& s, Input& in) {
                 end == kNull ? std::nullopt : std::optional<int64_t>(end),
                 e.step == EventRec::kNull32 ? std::nullopt : std::optional<int64_t>(e.step));
     }
+  }
+  // One trace: its tree's children (the tree builder's last step, each row's in row order) are the
+  // pass's, not made again (8 bytes a row of a save's peak).
+  if (s.traces.size() == 1) {
+    const LoadedTrace& t = *s.traces[0];
+    if (t.uid_base == s.first_uid && t.child_start.size() == n + 1 && t.child_start[n] == linked &&
+        t.children.size() == linked)
+      in.child_start = t.child_start, in.children = t.children;
   }
   // Parsing args is most of the pass: two threads, each on half the rows, merged in row order.
   // Texts are decoded (args_text.h) only for ops with a model and for those that may hold
@@ -567,7 +580,7 @@ void find_loops(const Input& in, PerfTable& t, const std::vector<uint32_t>& orde
 // only when every contributor has them; dtype and units are those of the contributor with the
 // most FLOPs (then bytes), the peak the sum is read against.
 void inclusive_models(const Input& in, PerfTable& t, const std::vector<uint32_t>& order,
-                      const std::vector<uint32_t>& start, const std::vector<uint32_t>& kids,
+                      std::span<const uint32_t> start, std::span<const uint32_t> kids,
                       const std::vector<uint8_t>& gpu_below) {
   std::vector<uint32_t> value(t.model);  // a runtime call passes its kernel's numbers up, keeping none
   for (size_t i = order.size(); i-- > 0;) {
@@ -622,14 +635,17 @@ void compute(Input& in, PerfTable& t) {
     if (is_gpu_work(in.kind[r])) t.gpu_classes[r] = facts.gpu_classes(in.name[r], in.kind[r]);
 
   // Children (CSR) and an order from the roots: parents before children.
-  std::vector<uint32_t> start(n + 1, 0), kids(n);
-  for (size_t r = 0; r < n; ++r)
-    if (in.parent[r] >= 0) ++start[(size_t)in.parent[r] + 1];
-  for (size_t r = 0; r < n; ++r) start[r + 1] += start[r];
-  {
-    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  std::vector<uint32_t> made_start, made_kids;
+  std::span<const uint32_t> start = in.child_start, kids = in.children;
+  if (start.empty()) {
+    made_start.assign(n + 1, 0), made_kids.resize(n);
     for (size_t r = 0; r < n; ++r)
-      if (in.parent[r] >= 0) kids[fill[(size_t)in.parent[r]]++] = (uint32_t)r;
+      if (in.parent[r] >= 0) ++made_start[(size_t)in.parent[r] + 1];
+    for (size_t r = 0; r < n; ++r) made_start[r + 1] += made_start[r];
+    std::vector<uint32_t> fill(made_start.begin(), made_start.end() - 1);
+    for (size_t r = 0; r < n; ++r)
+      if (in.parent[r] >= 0) made_kids[fill[(size_t)in.parent[r]]++] = (uint32_t)r;
+    start = made_start, kids = made_kids;
   }
   // Depth-first (preorder, children in row order; an explicit stack: the depth is the trace's):
   // reversed it is bottom-up too, and a subtree's rows stay together, where breadth-first order
