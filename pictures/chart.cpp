@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pictures/picture_sql.h"
+#include "src/ascii_case.h"
 #include "src/sql_names.h"
 #include "udf/names/event_names.h"
 #include "udf/perf/user_models.h"
@@ -26,9 +27,7 @@ std::optional<ChartFormat> chart_format(const std::string& path) {
   auto ends = [&](const char* ext) {
     std::string e = ext;
     if (path.size() <= e.size()) return false;
-    std::string tail = path.substr(path.size() - e.size());
-    std::transform(tail.begin(), tail.end(), tail.begin(), [](unsigned char c) { return (char)std::tolower(c); });
-    return tail == e;
+    return lowercase(std::string_view(path).substr(path.size() - e.size())) == e;
   };
   if (ends(".svg")) return ChartFormat::svg;
   if (ends(".png")) return ChartFormat::png;

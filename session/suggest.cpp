@@ -1,18 +1,13 @@
 #include "session/suggest.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstddef>
+
+#include "src/ascii_case.h"
 
 namespace tlsql {
 
 namespace {
-
-std::string lower(const std::string& s) {
-  std::string out = s;
-  for (char& c : out) c = (char)std::tolower((unsigned char)c);
-  return out;
-}
 
 // Edit distance with swaps of two neighbours (optimal string alignment): three rows, no recursion.
 size_t distance(const std::string& a, const std::string& b) {
@@ -33,7 +28,7 @@ size_t distance(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::optional<std::string> did_you_mean(const std::string& typed, const std::vector<std::string>& known) {
-  const std::string t = lower(typed);
+  const std::string t = lowercase(typed);
   if (t.empty()) return std::nullopt;
   const size_t limit = std::max<size_t>(1, t.size() / 3);
   std::optional<std::string> best;
@@ -42,7 +37,7 @@ std::optional<std::string> did_you_mean(const std::string& typed, const std::vec
   size_t prefixed = 0;
   std::optional<std::string> prefix_of;
   for (const std::string& k : known) {
-    const std::string name = lower(k);
+    const std::string name = lowercase(k);
     if (name == t) return std::nullopt;
     const bool prefix = name.rfind(t, 0) == 0;
     if (prefix) ++prefixed, prefix_of = k;

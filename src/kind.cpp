@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <string>
 #include <unordered_map>
+
+#include "src/ascii_case.h"
 
 namespace tlsql {
 
@@ -65,7 +66,7 @@ Kind normalize_kind(char ph, std::string_view cat) {
   };
   if (cat.size() > 32) return Kind::other;
   char lower[32];
-  std::transform(cat.begin(), cat.end(), lower, [](unsigned char c) { return (char)std::tolower(c); });
+  std::transform(cat.begin(), cat.end(), lower, ascii_lower);
   std::string_view key(lower, cat.size());
   for (const Entry& e : table)
     if (e.cat == key) return e.kind;

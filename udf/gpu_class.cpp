@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string>
 
+#include "src/ascii_case.h"
 #include "src/sql_assets.h"
 #include "src/sql_names.h"
 #include "src/sqlite_util.h"
@@ -21,14 +22,6 @@ bool contains_any(const std::string& s, std::initializer_list<const char*> keys)
 }
 
 }  // namespace
-
-std::string lowercase(std::string_view s) {
-  // ASCII alone, not std::tolower: that is a call per byte, and under the shell's locale (a
-  // single-byte one where C.UTF-8 is missing) it would fold bytes of UTF-8 names too.
-  std::string l(s);
-  for (char& c : l) c = (c >= 'A' && c <= 'Z') ? (char)(c + ('a' - 'A')) : c;
-  return l;
-}
 
 std::optional<GpuRule> gpu_rule(std::string_view name) {
   if (name == "tlsql") return GpuRule::tlsql;

@@ -32,9 +32,6 @@ constexpr int kGpuRules = 3;
 std::optional<GpuRule> gpu_rule(std::string_view name);  // "tlsql", "tracelens", "hta"
 const char* gpu_class_name(GpuClass c);                  // "compute", ...; "" for none
 
-// ASCII lower case (names are matched case-insensitively here and in perf_model.cpp).
-std::string lowercase(std::string_view s);
-
 // A GPU kernel name that a communication library launches (by the shipped kernel rules).
 bool communication_kernel(std::string_view name);
 // An op or annotation name that is communication (c10d::allreduce_, record_param_comms,

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "src/ascii_case.h"
 #include "src/readers/kineto_json/kineto_json.h"
 #include "src/readers/memory_timeline/memory_timeline.h"
 #include "src/readers/nsys_sqlite/nsys_sqlite.h"
@@ -38,9 +39,7 @@ namespace {
 constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 
 bool ends_with(const std::string& path, std::string_view end) {
-  std::string lower = std::filesystem::path(path).filename().string();
-  for (char& c : lower) c = (char)std::tolower((unsigned char)c);
-  return lower.ends_with(end);
+  return lowercase(std::filesystem::path(path).filename().string()).ends_with(end);
 }
 
 // Bytes that no text format (JSON, CSV) holds: a binary file.

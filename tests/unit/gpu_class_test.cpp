@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "src/ascii_case.h"
+
 using tlsql::classify_gpu;
 using tlsql::GpuClass;
 using tlsql::GpuRule;

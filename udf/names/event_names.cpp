@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "src/ascii_case.h"
 #include "udf/gpu_class.h"  // lowercase
 
 namespace tlsql {
@@ -90,7 +91,7 @@ bool has(std::string_view hay, std::string_view needle) {
   if (needle.size() > hay.size()) return false;
   for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
     size_t k = 0;
-    while (k < needle.size() && std::tolower((unsigned char)hay[i + k]) == needle[k]) ++k;
+    while (k < needle.size() && ascii_lower(hay[i + k]) == needle[k]) ++k;
     if (k == needle.size()) return true;
   }
   return false;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "args/op_args.h"
+#include "src/ascii_case.h"
 #include "src/json_scan.h"
 #include "udf/gpu_class.h"
 #include "udf/perf/name_memo.h"
