@@ -2,9 +2,11 @@
 """A/B load benchmark: two tlsql builds on the same input, interleaved (A B A B ...).
 
     tests/bench/ab.py A_BINARY B_BINARY TRACE [--rounds 5] [--a-args "--threads 1"] [--b-args ...]
-                      [--cpus 0,1] [--sql "SELECT count(*) FROM event"]
+                      [--cpus 0,1] [--sql "SELECT count(*) FROM event"] [--save]
 
-Each run is `[taskset -c CPUS] BINARY -q [ARGS] TRACE -c SQL`, timed from outside (wall clock,
+Each run is `[taskset -c CPUS] BINARY -q [ARGS] TRACE -c SQL` (with --save: `... TRACE -o FILE.db`,
+a new file each run; its rows' count and sums stand for the output, and peak RSS is also given
+over the .db's size), timed from outside (wall clock,
 the child's user + system CPU seconds and its peak RSS from wait4). The machine this runs on is
 shared and its speed drifts by the minute, so A and B alternate within each round and the ratios
 are taken round by round (B / A of the same round) as well as of the medians: compare only
@@ -18,15 +20,21 @@ against two: ab.py build/tlsql build/tlsql T --a-args "--threads 1" --a-cpus 0 -
 import argparse
 import os
 import shlex
+import sqlite3
 import statistics
 import subprocess
 import sys
 import time
 
 
-def run_once(binary, extra, trace, sql, cpus):
-    """Wall s, CPU s (user + sys), peak RSS MB and stdout of one load."""
-    cmd = ([] if not cpus else ["taskset", "-c", cpus]) + [binary, "-q"] + extra + [trace, "-c", sql]
+SAVED = "ab_saved.db"  # (--save: in the current folder, removed after each run)
+
+
+def run_once(binary, extra, trace, sql, cpus, save=False):
+    """Wall s, CPU s (user + sys), peak RSS MB and stdout of one load (with `save`: its save's rows
+    summed, and the .db's MB appended)."""
+    what = ["-o", SAVED] if save else ["-c", sql]
+    cmd = ([] if not cpus else ["taskset", "-c", cpus]) + [binary, "-q"] + extra + [trace] + what
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     # wait4 gives this child's own rusage (getrusage(RUSAGE_CHILDREN) would mix runs' peaks).
@@ -37,7 +45,14 @@ def run_once(binary, extra, trace, sql, cpus):
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         sys.exit(f"ab.py: {' '.join(map(shlex.quote, cmd))} exited with {p.returncode}: {err.decode(errors='replace')}")
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, out
+    if save:
+        db = sqlite3.connect(f"file:{SAVED}?mode=ro", uri=True)
+        out = repr(db.execute("SELECT count(*), sum(ts), sum(dur), total(length(args)) FROM event").fetchone())
+        db.close()
+        size = os.path.getsize(SAVED) / 2**20
+        os.remove(SAVED)
+        return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, out, size
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, out, None
 
 
 def main():
@@ -52,6 +67,7 @@ def main():
     ap.add_argument("--a-cpus", default=None, help="taskset -c for A's runs only (default --cpus)")
     ap.add_argument("--b-cpus", default=None, help="taskset -c for B's runs only (default --cpus)")
     ap.add_argument("--sql", default="SELECT count(*) FROM event")
+    ap.add_argument("--save", action="store_true", help="time `TRACE -o FILE.db` instead of a query")
     args = ap.parse_args()
 
     gb = os.path.getsize(args.trace) / 1e9  # (on disk: a .gz counts its compressed bytes)
@@ -66,16 +82,20 @@ def main():
     outputs = {}
     for r in range(args.rounds):
         for k in ("A", "B") if r % 2 == 0 else ("B", "A"):  # A B B A A B ...: neither always goes first
-            wall, cpu, rss, out = run_once(*builds[k], args.trace, args.sql, cpus[k])
+            wall, cpu, rss, out, db_mb = run_once(*builds[k], args.trace, args.sql, cpus[k], args.save)
             if outputs.setdefault(k, out) != out:
                 sys.exit(f"ab.py: {k}'s output changed between runs")
-            runs[k].append((wall, cpu, rss))
-            print(f"  round {r + 1} {k}: wall {wall:6.2f} s  CPU {cpu:6.2f} s  peak RSS {rss:7.0f} MB", flush=True)
+            runs[k].append((wall, cpu, rss, db_mb))
+            print(f"  round {r + 1} {k}: wall {wall:6.2f} s  CPU {cpu:6.2f} s  peak RSS {rss:7.0f} MB" +
+                  (f"  .db {db_mb:7.1f} MB" if db_mb else ""), flush=True)
     if outputs["A"] != outputs["B"]:
         sys.exit(f"ab.py: A and B answer differently:\nA: {outputs['A'][:200]!r}\nB: {outputs['B'][:200]!r}")
 
-    def metrics(w, c, m):
-        return {"wall s": w, "CPU s per GB": c / gb, "MB/s": gb * 1e3 / w, "peak RSS MB": m}
+    def metrics(w, c, m, db_mb):
+        out = {"wall s": w, "CPU s per GB": c / gb, "MB/s": gb * 1e3 / w, "peak RSS MB": m}
+        if db_mb:
+            out["RSS / .db"] = m / db_mb
+        return out
 
     per = {k: [metrics(*x) for x in runs[k]] for k in runs}
     print(f"\n{'metric':<14} {'A median':>10} {'B median':>10} {'B/A':>7}   B/A per round (min-max)")
