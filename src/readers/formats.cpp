@@ -81,7 +81,11 @@ std::string database_format_hint(const std::set<std::string>& tables) {
            "with rocprofv3 --output-format json, or convert it to JSON with rocprofiler-sdk's tools";
   if (tables.count("CUPTI_ACTIVITY_KIND_KERNEL"))  // (only when a load asks for other formats than tlsql's)
     return "an Nsight Systems SQLite export, which no format of this load reads";
-  if (tables.count("TARGET_INFO_SESSION_START_TIME") || (tables.count("StringIds") && has_prefix("NVTX_")))
+  // (An export's other tables: its session, NVTX ranges, CUPTI's other activity kinds, its own
+  // metadata, the GPUs; any of them beside StringIds.)
+  if (tables.count("TARGET_INFO_SESSION_START_TIME") ||
+      (tables.count("StringIds") && (has_prefix("NVTX_") || has_prefix("CUPTI_ACTIVITY_KIND_") ||
+                                     tables.count("META_DATA_EXPORT") || has_prefix("TARGET_INFO_"))))
     return "an Nsight Systems SQLite export without a CUPTI_ACTIVITY_KIND_KERNEL table (no GPU kernels were "
            "recorded): profile with nsys profile --trace=cuda,nvtx";
   if (tables.count("event") && tables.count("trace"))

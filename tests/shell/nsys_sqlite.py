@@ -567,4 +567,34 @@ c.close()
 r = run([nokernel], "SELECT 1")
 check(r.returncode == 1 and r.stderr.count("\n") == 1 and "without a CUPTI_ACTIVITY_KIND_KERNEL table" in r.stderr,
       f"no kernel table: refused in one line ({r.stderr.strip()[:200]})")
+# An export without NVTX or a session table, its kernel table gone: still named as an export.
+nokernel2 = os.path.join(tmp, "no_kernel_runtime_only.sqlite")
+if os.path.exists(nokernel2):
+    os.remove(nokernel2)
+c = sqlite3.connect(nokernel2)
+c.executescript("CREATE TABLE StringIds(id INTEGER, value TEXT); CREATE TABLE META_DATA_EXPORT(name TEXT, value TEXT);"
+                "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INT, end INT, globalTid INT, correlationId INT);")
+c.close()
+r = run([nokernel2], "SELECT 1")
+check(r.returncode == 1 and r.stderr.count("\n") == 1 and "without a CUPTI_ACTIVITY_KIND_KERNEL table" in r.stderr,
+      f"no kernel table, runtime calls only: refused in one line as an export ({r.stderr.strip()[:200]})")
+
+# A kernel whose demangledName is NULL or an id StringIds lacks is named by its shortName, and
+# that is counted: two of three kernels here.
+fallback = os.path.join(tmp, "name_fallback.sqlite")
+if os.path.exists(fallback):
+    os.remove(fallback)
+c = sqlite3.connect(fallback)
+c.executescript("""
+CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+INSERT INTO StringIds VALUES (1, 'void gemm<float>(float*)'), (2, 'gemm');
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, demangledName INT, shortName INT, correlationId INT);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 1, 2, 1), (3000, 4000, 99, 2, 2), (5000, 6000, NULL, 2, 3);
+""")
+c.close()
+r = run([fallback], "SELECT name FROM event WHERE kind = 'kernel' ORDER BY ts")
+check([x[0] for x in rows(r)[1:]] == ["void gemm<float>(float*)", "gemm", "gemm"],
+      f"demangledName, else shortName ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
+r = run([fallback], """SELECT count FROM health WHERE "check" = 'nsys_name_fallback'""")
+check(rows(r)[1:] == [["2"]], f"the two named by their shortName, in health ({rows(r)[1:]})")
 finish()

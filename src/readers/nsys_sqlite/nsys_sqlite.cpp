@@ -580,9 +580,14 @@ class Reader : public TraceReader {
         name = buf = r.i(graph) != kNull ? fmt::format("CUDA graph {}", r.i(graph)) : std::string("CUDA graph");
       } else if (kernel) {
         name = {};
+        bool passed = false;  // a name column the export has gave this row no name
         for (int column : {demangled, shortname, mangled}) {
+          if (column < 0) continue;
           const int64_t id = r.i(column);
-          if ((name = string(id)).empty()) continue;
+          if ((name = string(id)).empty()) {
+            passed = true;
+            continue;
+          }
           key = name_key(name_keys_, id, name);
           break;
         }
@@ -590,6 +595,10 @@ class Reader : public TraceReader {
           name = "unknown_kernel";
           health_->add("nsys_missing_name", (int64_t)out_->rows(),
                        "kernels whose name id StringIds lacks: named unknown_kernel");
+        } else if (passed) {
+          health_->add("nsys_name_fallback", (int64_t)out_->rows(),
+                       "kernels whose demangledName (or shortName) is NULL or an id StringIds lacks: named by "
+                       "the next of demangledName, shortName, mangledName that StringIds has");
         }
       } else if (cat == "gpu_memcpy") {
         auto it = labels.find(r.i(copy_kind));
