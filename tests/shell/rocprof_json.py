@@ -13,7 +13,7 @@
    and figures by hand.
 3. Files of other profilers are named, with what to do, exit 1.
 usage: rocprof_json.py TLSQL SHARED_DIR TMP_DIR"""
-import gzip, json, os, sqlite3, subprocess, sys
+import copy, gzip, json, os, sqlite3, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -578,6 +578,33 @@ for threads in ("1", "2", "3"):
             "LEFT JOIN event f ON f.uid = b.fwd WHERE b.name = 'MulBackward0'")
     check(rows(r)[1:] == [[str(n)] * 4], f"--threads {threads}: {n} backward ranges paired with their forward "
           f"ranges ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
+
+# Two defects a repair must count: kernel id 1 given twice in kernel_symbols (the later entry names
+# the dispatch), in a batch read as text and in one with a lone surrogate (repaired: the batch is
+# then parsed entry by entry);
+# and a time past 2^63 - 1 ns (rocprofv3 writes unsigned: 18446744073709551615 is not -1).
+odd = copy.deepcopy(doc)
+tool = odd["rocprofiler-sdk-tool"][0]
+tool["kernel_symbols"] = [{"kernel_id": 1, "kernel_name": "_Z3addv.kd", "formatted_kernel_name": "add()"},
+                          {"kernel_id": 1, "kernel_name": "_Z3mulv.kd", "formatted_kernel_name": "mul()"},
+                          {"kernel_id": 2, "kernel_name": "_Z3subv.kd", "formatted_kernel_name": "NOTE_SUB"},
+                          {"kernel_id": 2, "kernel_name": "_Z3divv.kd", "formatted_kernel_name": "div()"}]
+tool["buffer_records"]["kernel_dispatch"] = [dispatch(1, 1, 3000, 4500), dispatch(2, 2, 5000, 6000),
+                                             dispatch(4, 1, 18446744073709551615, 18446744073709551615)]
+for batch_escaped in (False, True):
+    path = os.path.join(tmp, f"odd_{batch_escaped}.json")
+    text = json.dumps(odd)
+    if batch_escaped:
+        text = text.replace('"NOTE_SUB"', '"sub\\ud800"')  # a lone surrogate: repaired, so parsed entry by entry
+    with open(path, "w") as f:
+        f.write(text)
+    r = run([path], "SELECT name, ts, dur FROM event WHERE kind = 'kernel' ORDER BY uid")
+    check(rows(r)[1:] == [["mul()", "3000", "1500"], ["div()", "5000", "1000"], ["mul()", "", ""]],
+          f"the later symbol names the dispatch; a time past INT64_MAX absent ({rows(r)[1:]}; {r.stderr[:160]})")
+    r = run([path], """SELECT "check", count FROM health WHERE "check" IN ('rocprof_duplicate_symbol',
+                       'rocprof_time_out_of_range') ORDER BY 1""")
+    check(rows(r)[1:] == [["rocprof_duplicate_symbol", "2"], ["rocprof_time_out_of_range", "1"]],
+          f"both counted in health ({rows(r)[1:]})")
 
 # --- 3. other formats are named ----------------------------------------------------------------
 def db(path, tables):

@@ -39,6 +39,13 @@ int64_t int_value(element v, int64_t fallback = kNull) {
   if (uint64_t u; !v.get_uint64().get(u)) return (int64_t)u;  // ids past 2^63: their two's complement
   return fallback;
 }
+// A time in ns, which rocprofv3 writes unsigned: one past INT64_MAX (no clock's: 292 years of ns)
+// reads as absent and sets `out_of_range`, not wrapped to a negative time as an id is.
+int64_t time_value(element v, bool& out_of_range) {
+  if (int64_t i; !v.get_int64().get(i)) return i;
+  if (uint64_t u; !v.get_uint64().get(u)) out_of_range = true;
+  return kNull;
+}
 int64_t int_of(element e, std::string_view key, int64_t fallback = kNull) {
   element v;
   return e[key].get(v) ? fallback : int_value(v, fallback);
@@ -70,6 +77,7 @@ class Members {
   element operator[](size_t i) const { return v_[i]; }  // (when has(i))
   int64_t integer(size_t i, int64_t fallback = kNull) const { return has(i) ? int_value(v_[i], fallback) : fallback; }
   int64_t handle(size_t i) const { return has(i) ? int_of(v_[i], "handle") : kNull; }  // as handle_of
+  int64_t time(size_t i, bool& out_of_range) const { return has(i) ? time_value(v_[i], out_of_range) : kNull; }
 
  private:
   std::array<element, N> v_{};
@@ -348,11 +356,18 @@ class RecordParser : public ChunkParser {
   // The fields every record shares: phase, category, name, times (kineto_text's writer).
   // A mark (`ph` "i") is an instant: its zero length is no defect, not counted.
   void begin(element r, std::string_view cat, std::string_view name, uint32_t name_key = 0, std::string_view ph = "X") {
-    begin(int_of(r, "start_timestamp"), int_of(r, "end_timestamp"), cat, name, name_key, ph);
+    bool out_of_range = false;
+    element v;
+    const int64_t start = r["start_timestamp"].get(v) ? kNull : time_value(v, out_of_range);
+    const int64_t end = r["end_timestamp"].get(v) ? kNull : time_value(v, out_of_range);
+    begin(start, end, out_of_range, cat, name, name_key, ph);
   }
-  void begin(int64_t start, int64_t end, std::string_view cat, std::string_view name, uint32_t name_key,
-             std::string_view ph = "X") {
+  void begin(int64_t start, int64_t end, bool out_of_range, std::string_view cat, std::string_view name,
+             uint32_t name_key, std::string_view ph = "X") {
     out_->begin(ph, cat, name, name_key);
+    if (out_of_range)
+      health_->add("rocprof_time_out_of_range", (int64_t)row(),
+                   "records whose start_timestamp or end_timestamp is past 2^63 - 1 ns: that time read as absent");
     if (start != kNull) out_->ts(start);
     int64_t dur;
     if (start != kNull && end != kNull && !__builtin_sub_overflow(end, start, &dur)) {
@@ -457,7 +472,9 @@ class RecordParser : public ChunkParser {
     // the queue, a copy and the kernels of one stream looked like two streams (a false wait in `idle`).
     const int64_t hip_stream = tab_.group_by_queue ? kNull : rec.handle(kStream);
     const int64_t stream = hip_stream != kNull ? hip_stream : queue;
-    begin(rec.integer(kStart), rec.integer(kEnd), "kernel", name,
+    bool out_of_range = false;
+    const int64_t start = rec.time(kStart, out_of_range), end = rec.time(kEnd, out_of_range);
+    begin(start, end, out_of_range, "kernel", name,
           sym && sym->clean && unknown.empty() && renamed.empty() ? sym->key : 0);
     // Kineto's GPU rows: pid the device, tid the stream.
     int64_t pid = device != kNull ? device : agent;
@@ -1067,8 +1084,15 @@ class Reader : public TraceReader {
     int64_t id = int_of(k, "kernel_id");
     if (id == kNull) return;
     Tables& tab = tw();
+    note_symbol(tab, id);
     tab.pending.erase(id);  // (a later entry for the same id replaces an earlier one)
     tab.names(tab.symbols[id], k);
+  }
+  // An id an earlier entry gave: the later names its dispatches, and that is counted.
+  void note_symbol(const Tables& tab, int64_t id) {
+    if (tab.symbols.count(id) || tab.pending.count(id))
+      health_->add("rocprof_duplicate_symbol", -1,
+                   "kernel_symbols entries whose kernel_id an earlier entry has: the later one names its dispatches");
   }
   // kernel_symbols is half of a rocprofv3 result (the sample: 17.5 MB, 9,889 symbols of which
   // dispatches use 80), so its entries are cut into batches of about kBatchBytes, each checked
@@ -1100,6 +1124,7 @@ class Reader : public TraceReader {
         if (b.check.result == JsonCheck::invalid) throw invalid_json(path_, b.check, b.origin, n, true);
         if (b.found) {
           for (auto& [id, text] : *b.found) {
+            note_symbol(tab, id);
             tab.symbols.erase(id);
             tab.pending[id] = std::move(text);
           }
