@@ -481,7 +481,7 @@ void Session::attach(const std::string& file, const std::string& name, const Loa
 // thread while the event pages are written, 1-2 s of a 1 GB trace that would otherwise add to a
 // 9 s save; that thread never touches the connection (perf_table_job). The index sorts wait for
 // it: the pass's scratch and the first sort's keys held at once were the save's peak (Nsight x40
-// copy: 349 MB, against a 243 MB load). Not with the user's own models, which the file does not
+// copy: 349 MiB, on a 243 MiB load). Not with the user's own models, which the file does not
 // keep.
 void Session::save(const std::string& path) const {
   std::future<PackedPerfTable> packed;
