@@ -35,6 +35,18 @@ def export(path):
     return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
 
 
+def sqlite_file(name, script):
+    """A hand-made export in the work folder: made anew by `script`. Returns its path."""
+    path = os.path.join(tmp, name)
+    if os.path.exists(path):
+        os.remove(path)
+    c = sqlite3.connect(path)
+    c.executescript(script)
+    c.commit()
+    c.close()
+    return path
+
+
 folder = os.path.join(shared, "native", "nsys")
 names = ["mfu_2gpu_before.sqlite", "mfu_2gpu_after.sqlite", "healthy_1pct.sqlite"]
 paths = [os.path.join(folder, n) for n in names if os.path.exists(os.path.join(folder, n))]
@@ -160,11 +172,7 @@ if len(paths) == 3:
           f"diff_kernels: each kernel name on both sides, same count and mean, speedup 1 ({len(table) - 1} names)")
 
 # --- 4. other schema versions, no kernel table ----------------------------------------------------
-odd = os.path.join(tmp, "odd_schema.sqlite")
-if os.path.exists(odd):
-    os.remove(odd)
-c = sqlite3.connect(odd)
-c.executescript("""
+odd = sqlite_file("odd_schema.sqlite", """
 CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
 INSERT INTO StringIds VALUES (1, 'k1'), (2, 'cudaLaunchKernel_v7000');
 CREATE TABLE META_DATA_EXPORT(name TEXT, value TEXT);
@@ -175,8 +183,6 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INT, end INT, globalTid INT, corr
 INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (500, 900, 281477392629904, 7, 2);
 CREATE TABLE CUPTI_ACTIVITY_KIND_OVERHEAD(start INT, end INT);
 """)
-c.commit()
-c.close()
 r = run([odd], "SELECT kind, name, ts, dur, pid, tid FROM event ORDER BY ts")
 check(rows(r)[1:] == [["runtime", "cudaLaunchKernel", "500", "400", "144", "144"],
                       ["kernel", "k1", "1000", "2500", "", "", ], ["kernel", "k1", "4000", "0", "", ""],
@@ -192,12 +198,8 @@ check(rows(r)[1:] == [["1"]], "cudaLaunchKernel_v7000 -> cudaLaunchKernel, linke
 # NVTX text through textId, a named domain, an NVTXT range, a range never ended, a push record of
 # its own (type 35), emit_nvtx forward / backward ranges on two threads (seq 5) and a legacy
 # "stashed seq" backward range. Times in ns; threads: (pid 7 << 24 | tid).
-habits = os.path.join(tmp, "habits.sqlite")
-if os.path.exists(habits):
-    os.remove(habits)
-c = sqlite3.connect(habits)
 t_main, t_bwd = (7 << 24) | 7, (7 << 24) | 8
-c.executescript(f"""
+habits = sqlite_file("habits.sqlite", f"""
 CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
 INSERT INTO StringIds VALUES (1, '_Z4gemmv'), (2, 'step text'), (3, 'cudaLaunchKernel_v7000');
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, deviceId INT, streamId INT, correlationId INT,
@@ -218,8 +220,6 @@ INSERT INTO NVTX_EVENTS VALUES
   (3000, 3500, 59, 'MulBackward0, seq = 5, op_id = 2', NULL, {t_bwd}, 0),
   (4000, 4500, 59, 'AddBackward0, stashed seq = 9', NULL, {t_bwd}, 0);
 """)
-c.commit()
-c.close()
 r = run([habits], "SELECT kind, name, ts, dur, tid, seq, args ->> '$.domain' FROM event ORDER BY ts, kind")
 check(rows(r)[1:] == [["annotation", "step text", "100", "8900", "7", "", ""],
                       ["annotation", "in domain", "200", "700", "7", "", "my_domain"],
@@ -243,11 +243,7 @@ check(set(got) == {"nsys_no_gpu_info", "nsys_nvtx_unclosed", "nsys_nvtx_not_read
 
 # The reader selects only the columns it reads: a covering index must not reorder the rows (the
 # table's stored order, as SELECT * reads it), and a known table that is a view is still read.
-viewed = os.path.join(tmp, "viewed.sqlite")
-if os.path.exists(viewed):
-    os.remove(viewed)
-c = sqlite3.connect(viewed)
-c.executescript(f"""
+viewed = sqlite_file("viewed.sqlite", f"""
 CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
 INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel_v7000');
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, demangledName INT, correlationId INT);
@@ -257,26 +253,17 @@ CREATE TABLE rt(start INT, end INT, globalTid INT, correlationId INT, nameId INT
 INSERT INTO rt VALUES (500, 900, {t_main}, 7, 2);
 CREATE VIEW CUPTI_ACTIVITY_KIND_RUNTIME AS SELECT * FROM rt;
 """)
-c.commit()
-c.close()
 r = run([viewed], "SELECT kind, ts, correlation FROM event ORDER BY uid")
 check(rows(r)[1:] == [["kernel", "3000", "7"], ["kernel", "1000", "8"], ["runtime", "500", "7"]],
       f"stored order despite a covering index; a view read ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
 
 # --- 5. other exports' habits (a reviewer's variants, made here) ----------------------------------
 def make(name, script):
-    path = os.path.join(tmp, name)
-    if os.path.exists(path):
-        os.remove(path)
-    c = sqlite3.connect(path)
-    c.executescript("""
+    return sqlite_file(name, """
 CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
 INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaLaunchKernel_v7000'), (3, 'cudaGraphLaunch_v10000'),
                              (4, 'cudaEventSynchronize_v3020');
 """ + script)
-    c.commit()
-    c.close()
-    return path
 
 
 p1, p2 = (7 << 24) | 7, (8 << 24) | 8  # threads of processes 7 and 8
@@ -558,40 +545,24 @@ check(one.returncode == 1 and two.returncode == 1 and one.stderr == two.stderr a
       m and int(m[2]) > 2048,
       f"read ahead: a corrupt page, the same error ({one.stderr.strip()[:160]} / {two.stderr.strip()[:160]})")
 
-nokernel = os.path.join(tmp, "no_kernel.sqlite")
-if os.path.exists(nokernel):
-    os.remove(nokernel)
-c = sqlite3.connect(nokernel)
-c.executescript("CREATE TABLE StringIds(id INTEGER, value TEXT); CREATE TABLE TARGET_INFO_SESSION_START_TIME(x INT);")
-c.close()
-r = run([nokernel], "SELECT 1")
-check(r.returncode == 1 and r.stderr.count("\n") == 1 and "without a CUPTI_ACTIVITY_KIND_KERNEL table" in r.stderr,
-      f"no kernel table: refused in one line ({r.stderr.strip()[:200]})")
-# An export without NVTX or a session table, its kernel table gone: still named as an export.
-nokernel2 = os.path.join(tmp, "no_kernel_runtime_only.sqlite")
-if os.path.exists(nokernel2):
-    os.remove(nokernel2)
-c = sqlite3.connect(nokernel2)
-c.executescript("CREATE TABLE StringIds(id INTEGER, value TEXT); CREATE TABLE META_DATA_EXPORT(name TEXT, value TEXT);"
-                "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INT, end INT, globalTid INT, correlationId INT);")
-c.close()
-r = run([nokernel2], "SELECT 1")
-check(r.returncode == 1 and r.stderr.count("\n") == 1 and "without a CUPTI_ACTIVITY_KIND_KERNEL table" in r.stderr,
-      f"no kernel table, runtime calls only: refused in one line as an export ({r.stderr.strip()[:200]})")
+# No kernel table, refused in one line as an export: one with a session table, and one without NVTX
+# or a session table (its metadata and runtime calls only).
+for name, tables in (("no_kernel.sqlite", "TARGET_INFO_SESSION_START_TIME(x INT)"),
+                     ("no_kernel_runtime_only.sqlite", "META_DATA_EXPORT(name TEXT, value TEXT); CREATE TABLE "
+                      "CUPTI_ACTIVITY_KIND_RUNTIME(start INT, end INT, globalTid INT, correlationId INT)")):
+    r = run([sqlite_file(name, f"CREATE TABLE StringIds(id INTEGER, value TEXT); CREATE TABLE {tables};")],
+            "SELECT 1")
+    check(r.returncode == 1 and r.stderr.count("\n") == 1 and "without a CUPTI_ACTIVITY_KIND_KERNEL table" in r.stderr,
+          f"{name}: refused in one line ({r.stderr.strip()[:200]})")
 
 # A kernel whose demangledName is NULL or an id StringIds lacks is named by its shortName, and
 # that is counted: two of three kernels here.
-fallback = os.path.join(tmp, "name_fallback.sqlite")
-if os.path.exists(fallback):
-    os.remove(fallback)
-c = sqlite3.connect(fallback)
-c.executescript("""
+fallback = sqlite_file("name_fallback.sqlite", """
 CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
 INSERT INTO StringIds VALUES (1, 'void gemm<float>(float*)'), (2, 'gemm');
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INT, end INT, demangledName INT, shortName INT, correlationId INT);
 INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000, 2000, 1, 2, 1), (3000, 4000, 99, 2, 2), (5000, 6000, NULL, 2, 3);
 """)
-c.close()
 r = run([fallback], "SELECT name FROM event WHERE kind = 'kernel' ORDER BY ts")
 check([x[0] for x in rows(r)[1:]] == ["void gemm<float>(float*)", "gemm", "gemm"],
       f"demangledName, else shortName ({rows(r)[1:]}; {r.stderr.strip()[:160]})")
