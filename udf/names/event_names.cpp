@@ -4,7 +4,6 @@
 #include <cctype>
 
 #include "src/ascii_case.h"
-#include "udf/gpu_class.h"  // lowercase
 
 namespace tlsql {
 

@@ -1,12 +1,12 @@
 // round(x, n) as SQLite's own, bit for bit, without its text round trip for almost every value.
 //
-// SQLite 3.40's round(x, n) (func.c roundFunc) writes x with its printf ("%.*f") and reads the
-// text back (sqlite3AtoF): about 0.25 µs a call, and the reports call it on nearly every value
-// they print (diff_tree_ops: six a row; issue 51). The same value comes from integer arithmetic
-// wherever the digits printf would write are certain: this file registers round with two
-// arguments on each connection, computing them so, and asks SQLite's printf for the rest. The one-argument round has no text round trip in SQLite
-// and stays SQLite's. tests/unit/sql_round_test.cpp compares the two on a plain connection, bit
-// for bit, near every kind of tie.
+// SQLite 3.40's round(x, n) (func.c roundFunc) writes x with its printf ("%.*f") and reads the text
+// back (sqlite3AtoF): about 0.25 µs a call, and the reports call it on nearly every value they
+// print (diff_tree_ops: six a row; issue 51). The same value comes from integer arithmetic wherever
+// the digits printf would write are certain: this file registers round with two arguments on each
+// connection, computing them so, and asks SQLite's printf for the rest. The one-argument round has
+// no text round trip in SQLite and stays SQLite's. tests/unit/sql_round_test.cpp compares the two
+// on a plain connection, bit for bit, near every kind of tie.
 #include <sqlite3.h>
 
 #include <cmath>
