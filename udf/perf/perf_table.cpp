@@ -64,9 +64,22 @@ namespace {
 struct Input {
   std::vector<int64_t> uids;  // empty: dense from first_uid
   int64_t first_uid = 0;
-  std::vector<int32_t> parent;  // row, or -1
-  std::vector<Kind> kind;
-  std::vector<uint32_t> name;  // index in `names`
+  // Per row: its parent's row (or -1), its kind, its name (index in `names`). A loaded store of one
+  // trace lends its rows, read in place (`lent`: 9 bytes a row less at a save's peak); else these
+  // are the pass's own arrays, filled from the store's traces or a saved database.
+  std::vector<int32_t> parents;
+  std::vector<Kind> kinds;
+  std::vector<uint32_t> name_ids;
+  const EventRec* lent = nullptr;
+  uint32_t no_name = 0;  // an unnamed lent row's name
+  size_t rows = 0;
+  int32_t parent(size_t r) const { return lent ? lent[r].parent : parents[r]; }
+  Kind kind(size_t r) const { return lent ? lent[r].kind : kinds[r]; }
+  uint32_t name(size_t r) const {
+    if (!lent) return name_ids[r];
+    const uint32_t n = lent[r].name;
+    return n == StringPool::kNone ? no_name : n;
+  }
   std::vector<std::string_view> names;
   std::vector<int32_t> trace, device;
   struct Interval {
@@ -87,7 +100,7 @@ struct Input {
   std::map<int64_t, TraceStats> traces;
   const UserModels* user = nullptr;  // the connection's own models, or none
 
-  size_t size() const { return kind.size(); }
+  size_t size() const { return rows; }
 };
 
 // How an op's own model is computed: none; from its args (parse_args); from its args and its
@@ -206,13 +219,13 @@ void model_per_step(Input& in) {
   for (auto& [r, args] : in.per_step) {
     std::optional<StepLengths> lengths;
     path.clear();
-    for (int32_t p = in.parent[r]; p >= 0; p = in.parent[(size_t)p]) {
+    for (int32_t p = in.parent(r); p >= 0; p = in.parent((size_t)p)) {
       if (auto it = seen.find(p); it != seen.end()) {
         lengths = it->second;
         break;
       }
-      if (in.kind[(size_t)p] == Kind::annotation)
-        if (auto st = serving_step(Kind::annotation, in.names[in.name[(size_t)p]])) {
+      if (in.kind((size_t)p) == Kind::annotation)
+        if (auto st = serving_step(Kind::annotation, in.names[in.name((size_t)p)])) {
           lengths = seen[p] = st->lengths;
           break;
         }
@@ -220,7 +233,7 @@ void model_per_step(Input& in) {
       path.push_back(p);
     }
     for (int32_t p : path) seen[p] = lengths;
-    if (auto m = memo.model(in.names[in.name[r]], args, lengths ? &*lengths : nullptr)) {
+    if (auto m = memo.model(in.names[in.name(r)], args, lengths ? &*lengths : nullptr)) {
       in.own[r] = (uint32_t)in.own_models.size();
       in.own_models.push_back(std::move(*m));
     }
@@ -252,11 +265,16 @@ void add_launches(const LaunchUids& links, Input& in, const PerfTable& t) {
 void read_store(const EventStore& s, Input& in) {
   const size_t n = (size_t)s.total_rows;
   in.first_uid = s.first_uid;
-  in.parent.assign(n, -1), in.kind.resize(n), in.name.resize(n);
+  in.rows = n;
+  const bool lend = s.traces.size() == 1 && s.traces[0]->uid_base == s.first_uid && s.traces[0]->rows.size() == n;
+  if (lend)
+    in.lent = s.traces[0]->rows.begin();
+  else
+    in.parents.assign(n, -1), in.kinds.resize(n), in.name_ids.resize(n);
   in.own.assign(n, PerfTable::kNone);
   in.names.reserve(s.strings.size() + 1);
   for (size_t i = 0; i < s.strings.size(); ++i) in.names.push_back(s.strings.get((uint32_t)i));
-  const uint32_t no_name = (uint32_t)in.names.size();
+  const uint32_t no_name = in.no_name = (uint32_t)in.names.size();
   in.names.push_back({});
   NameFacts facts(in.names);
   std::vector<uint8_t> modeled(n, kNoModel);  // of cpu_ops whose name has a model
@@ -267,12 +285,15 @@ void read_store(const EventStore& s, Input& in) {
     for (size_t local = 0; local < t->rows.size(); ++local) {
       const EventRec& e = t->rows[local];
       const auto r = (uint32_t)(base + (int64_t)local);
-      if (e.parent >= 0) in.parent[r] = (int32_t)(base + e.parent), ++linked;
-      in.kind[r] = e.kind;
-      in.name[r] = e.name == StringPool::kNone ? no_name : e.name;
+      linked += e.parent >= 0;
+      if (!lend) {
+        if (e.parent >= 0) in.parents[r] = (int32_t)(base + e.parent);
+        in.kinds[r] = e.kind;
+        in.name_ids[r] = e.name == StringPool::kNone ? no_name : e.name;
+      }
       const int64_t end = e.end();
       if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) in.gpu.push_back({r, e.ts, end});
-      modeled[r] = e.kind == Kind::cpu_op ? facts.modeled(in.name[r]) : kNoModel;
+      modeled[r] = e.kind == Kind::cpu_op ? facts.modeled(in.name(r)) : kNoModel;
       stats.add(e.kind, e.ts == kNull ? std::nullopt : std::optional<int64_t>(e.ts),
                 end == kNull ? std::nullopt : std::optional<int64_t>(end),
                 e.step == EventRec::kNull32 ? std::nullopt : std::optional<int64_t>(e.step));
@@ -322,7 +343,7 @@ void read_store(const EventStore& s, Input& in) {
             holds(stored, flop_token) || holds(stored, gb_token) ||
             ((refused || !e.is(EventRec::keyed_args)) && stored.find("kernel_") != std::string_view::npos);
         if (how == kNoModel && !inductor) continue;
-        const std::string_view name = in.names[in.name[(size_t)pos]];
+        const std::string_view name = in.names[in.name((size_t)pos)];
         if (how == kOwnModel && !inductor && !escaped_key && e.is(EventRec::keyed_args) &&
             args_text::last_members(stored, keys, raw)) {
           for (size_t k = 0; k < 3; ++k) raw[k] = args_text::member_value(raw[k], s.args.keys(), values[k]);
@@ -503,7 +524,8 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
   }
   std::unordered_map<std::string_view, uint32_t> ids;
   std::vector<int64_t> parent_uid;
-  parent_uid.reserve(n), in.uids.reserve(n), in.kind.reserve(n), in.name.reserve(n);
+  parent_uid.reserve(n), in.uids.reserve(n), in.kinds.reserve(n), in.name_ids.reserve(n);
+  in.rows = n;
   in.own.assign(n, PerfTable::kNone);
   Parsed merged;
   for (auto& p : parts) {
@@ -516,8 +538,8 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
     }
     in.uids.insert(in.uids.end(), p->uids.begin(), p->uids.end());
     parent_uid.insert(parent_uid.end(), p->parent_uid.begin(), p->parent_uid.end());
-    in.kind.insert(in.kind.end(), p->kind.begin(), p->kind.end());
-    for (uint32_t k : p->name) in.name.push_back(id_of[k]);
+    in.kinds.insert(in.kinds.end(), p->kind.begin(), p->kind.end());
+    for (uint32_t k : p->name) in.name_ids.push_back(id_of[k]);
     in.trace.insert(in.trace.end(), p->trace.begin(), p->trace.end());
     in.device.insert(in.device.end(), p->device.begin(), p->device.end());
     for (auto g : p->gpu) in.gpu.push_back({g.row + base, g.ts, g.end});
@@ -530,16 +552,16 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
   add_parsed(in, merged);
   bool dense = true;
   for (size_t i = 1; i < n && dense; ++i) dense = in.uids[i] == in.uids[0] + (int64_t)i;
-  in.parent.assign(n, -1);
+  in.parents.assign(n, -1);
   for (size_t i = 0; i < n; ++i) {
     const int64_t p = parent_uid[i];
     if (p == INT64_MIN) continue;
     if (dense) {  // uids first .. first + n - 1: the row is the offset (saved by tlsql: always)
-      if (p >= in.uids[0] && (uint64_t)p - (uint64_t)in.uids[0] < n) in.parent[i] = (int32_t)(p - in.uids[0]);
+      if (p >= in.uids[0] && (uint64_t)p - (uint64_t)in.uids[0] < n) in.parents[i] = (int32_t)(p - in.uids[0]);
       continue;
     }
     auto it = std::lower_bound(in.uids.begin(), in.uids.end(), p);
-    if (it != in.uids.end() && *it == p) in.parent[i] = (int32_t)(it - in.uids.begin());
+    if (it != in.uids.end() && *it == p) in.parents[i] = (int32_t)(it - in.uids.begin());
   }
   if (dense) {
     in.first_uid = n ? in.uids[0] : 0;
@@ -562,7 +584,7 @@ void find_loops(const Input& in, PerfTable& t, const std::vector<uint32_t>& orde
     if (color[r] != unseen) continue;
     path.clear();
     size_t c = r;  // an unreached row is not a root: its parent is set, and unreached too
-    while (color[c] == unseen) color[c] = on_path, path.push_back((uint32_t)c), c = (size_t)in.parent[c];
+    while (color[c] == unseen) color[c] = on_path, path.push_back((uint32_t)c), c = (size_t)in.parent(c);
     const int64_t at = color[c] == on_path ? t.uid_of(c) : t.loop_uid[c];
     for (uint32_t p : path) color[p] = looped, t.loop_uid[p] = at, t.flags[p] |= PerfTable::looped;
   }
@@ -585,7 +607,7 @@ void inclusive_models(const Input& in, PerfTable& t, const std::vector<uint32_t>
   std::vector<uint32_t> value(t.model);  // a runtime call passes its kernel's numbers up, keeping none
   for (size_t i = order.size(); i-- > 0;) {
     const uint32_t r = order[i];
-    const Kind k = in.kind[r];
+    const Kind k = in.kind(r);
     if (value[r] != PerfTable::kNone || (t.flags[r] & PerfTable::looped) ||
         !(k == Kind::cpu_op || k == Kind::python || k == Kind::annotation || k == Kind::runtime || k == Kind::driver))
       continue;
@@ -597,7 +619,7 @@ void inclusive_models(const Input& in, PerfTable& t, const std::vector<uint32_t>
     bool whole = true;  // on the GPU: every child with GPU work has numbers
     for (uint32_t c = start[r]; c < start[r + 1] && whole; ++c) {
       const uint32_t k = kids[c], v = value[k];
-      if (on_gpu && gpu_below[k] == 0 && !is_gpu_work(in.kind[k])) continue;
+      if (on_gpu && gpu_below[k] == 0 && !is_gpu_work(in.kind(k))) continue;
       if (v == PerfTable::kNone) {
         whole = !on_gpu;  // (on the CPU a view op cannot be told from unmodeled work)
         continue;
@@ -632,7 +654,7 @@ void compute(Input& in, PerfTable& t) {
   NameFacts facts(in.names, in.user);
   t.gpu_classes.assign(n, 0);
   for (size_t r = 0; r < n; ++r)
-    if (is_gpu_work(in.kind[r])) t.gpu_classes[r] = facts.gpu_classes(in.name[r], in.kind[r]);
+    if (is_gpu_work(in.kind(r))) t.gpu_classes[r] = facts.gpu_classes(in.name(r), in.kind(r));
 
   // Children (CSR) and an order from the roots: parents before children.
   std::vector<uint32_t> made_start, made_kids;
@@ -640,11 +662,11 @@ void compute(Input& in, PerfTable& t) {
   if (start.empty()) {
     made_start.assign(n + 1, 0), made_kids.resize(n);
     for (size_t r = 0; r < n; ++r)
-      if (in.parent[r] >= 0) ++made_start[(size_t)in.parent[r] + 1];
+      if (in.parent(r) >= 0) ++made_start[(size_t)in.parent(r) + 1];
     for (size_t r = 0; r < n; ++r) made_start[r + 1] += made_start[r];
     std::vector<uint32_t> fill(made_start.begin(), made_start.end() - 1);
     for (size_t r = 0; r < n; ++r)
-      if (in.parent[r] >= 0) made_kids[fill[(size_t)in.parent[r]]++] = (uint32_t)r;
+      if (in.parent(r) >= 0) made_kids[fill[(size_t)in.parent(r)]++] = (uint32_t)r;
     start = made_start, kids = made_kids;
   }
   // Depth-first (preorder, children in row order; an explicit stack: the depth is the trace's):
@@ -653,7 +675,7 @@ void compute(Input& in, PerfTable& t) {
   std::vector<uint32_t> order, stack;
   order.reserve(n);
   for (size_t r = n; r-- > 0;)
-    if (in.parent[r] < 0) stack.push_back((uint32_t)r);
+    if (in.parent(r) < 0) stack.push_back((uint32_t)r);
   while (!stack.empty()) {
     const uint32_t r = stack.back();
     stack.pop_back();
@@ -679,7 +701,7 @@ void compute(Input& in, PerfTable& t) {
   std::vector<Intervals> lists;
   std::vector<uint32_t> free_lists;
   auto take_children = [&](uint32_t r, Intervals& into) {
-    for (; !kept.empty() && in.parent[kept.back().first] == (int32_t)r; kept.pop_back()) {
+    for (; !kept.empty() && in.parent(kept.back().first) == (int32_t)r; kept.pop_back()) {
       Intervals& l = lists[kept.back().second];
       if (into.empty())
         into.swap(l);
@@ -705,7 +727,7 @@ void compute(Input& in, PerfTable& t) {
   enum : uint8_t { kLocal = 1, kLink = 2 };
   std::vector<uint8_t> work_below(n, 0);
   auto own_of = [&](uint32_t r) { return work_below[r] == kLink ? PerfTable::kNone : in.own[r]; };
-  auto own_bit = [&](uint32_t r) { return own_of(r) != PerfTable::kNone ? facts.family_bit(in.name[r]) : 0u; };
+  auto own_bit = [&](uint32_t r) { return own_of(r) != PerfTable::kNone ? facts.family_bit(in.name(r)) : 0u; };
   Intervals iv;  // (kept across rows: keep() swaps a pooled list's buffer in)
   for (size_t i = order.size(); i-- > 0;) {
     const uint32_t r = order[i];
@@ -713,17 +735,17 @@ void compute(Input& in, PerfTable& t) {
     if (const int64_t g = t.gpu_ns[r]) iv.emplace_back(in.gpu[(size_t)g - 1].ts, in.gpu[(size_t)g - 1].end);
     for (uint32_t k = start[r]; k < start[r + 1]; ++k) {
       const uint32_t c = kids[k];
-      gpu_below[r] = (uint8_t)std::min(2, gpu_below[r] + gpu_below[c] + (is_gpu_work(in.kind[c]) ? 1 : 0));
+      gpu_below[r] = (uint8_t)std::min(2, gpu_below[r] + gpu_below[c] + (is_gpu_work(in.kind(c)) ? 1 : 0));
       kernels_below[r] = (uint8_t)std::min(2, kernels_below[r] + kernels_below[c] + (kernel_work(c) ? 1 : 0));
-      if (is_gpu_work(in.kind[c]))
-        work_below[r] |= in.kind[c] == Kind::memcpy && facts.link_copy(in.name[c]) ? kLink : kLocal;
+      if (is_gpu_work(in.kind(c)))
+        work_below[r] |= in.kind(c) == Kind::memcpy && facts.link_copy(in.name(c)) ? kLink : kLocal;
       work_below[r] |= work_below[c];
       family_below[r] |= family_below[c] | own_bit(c);
     }
     take_children(r, iv);
     if (iv.empty()) continue;
     t.gpu_ns[r] = merge_union(iv);
-    if (in.parent[r] >= 0) keep(r, iv);
+    if (in.parent(r) >= 0) keep(r, iv);
   }
   // The intervals are done with: freed before the next arrays are made (the pass's live arrays
   // on top of two stores are a diff's peak memory).
@@ -752,7 +774,7 @@ void compute(Input& in, PerfTable& t) {
   // of its exponent it calls.
   auto innermost = [&](uint32_t r) -> uint32_t {
     const uint32_t o = own_of(r);
-    if (o == PerfTable::kNone || ((family_below[r] & facts.family_bit(in.name[r])) && !launches[r]))
+    if (o == PerfTable::kNone || ((family_below[r] & facts.family_bit(in.name(r))) && !launches[r]))
       return PerfTable::kNone;
     if (own_to_model[o] == PerfTable::kNone) {
       const OpPerf& m = in.own_models[o];
@@ -771,32 +793,32 @@ void compute(Input& in, PerfTable& t) {
   size_t link = 0;
   for (size_t r = 0; r < n; ++r) {
     if (t.flags[r] & PerfTable::looped) continue;
-    if (in.kind[r] == Kind::kernel) {
+    if (in.kind(r) == Kind::kernel) {
       uint32_t l = PerfTable::kNone;
       for (; link < in.launches.size() && in.launches[link].first <= r; ++link)
         if (in.launches[link].first == r) l = in.launches[link].second;
-      for (int64_t c = l == PerfTable::kNone ? int64_t{-1} : (int64_t)l; c >= 0; c = in.parent[(size_t)c]) {
+      for (int64_t c = l == PerfTable::kNone ? int64_t{-1} : (int64_t)l; c >= 0; c = in.parent((size_t)c)) {
         if (t.flags[(size_t)c] & PerfTable::looped) {
           t.flags[r] |= PerfTable::looped, t.loop_uid[r] = t.loop_uid[(size_t)c];
           break;
         }
-        if (in.kind[(size_t)c] != Kind::cpu_op || kernels_below[(size_t)c] > 1) break;
-        if (facts.has_model(in.name[(size_t)c])) {
+        if (in.kind((size_t)c) != Kind::cpu_op || kernels_below[(size_t)c] > 1) break;
+        if (facts.has_model(in.name((size_t)c))) {
           t.model[r] = innermost((uint32_t)c);
           if (t.model[r] != PerfTable::kNone) t.flags[r] |= PerfTable::from_launcher;
           break;
         }
       }
-    } else if (in.kind[r] == Kind::cpu_op) {
+    } else if (in.kind(r) == Kind::cpu_op) {
       t.model[r] = innermost((uint32_t)r);
     }
   }
   // An fp32 matrix op that launched a TF32 kernel (tf32_kernel) is read against the tf32 peak: the
   // nearest op with a model at or above the launcher (its kernels share that model).
   for (auto [g, l] : in.launches) {
-    if (!facts.tf32(in.name[g])) continue;
-    for (int64_t c = l; c >= 0 && !(t.flags[(size_t)c] & PerfTable::looped); c = in.parent[(size_t)c]) {
-      if (in.kind[(size_t)c] != Kind::cpu_op) break;
+    if (!facts.tf32(in.name(g))) continue;
+    for (int64_t c = l; c >= 0 && !(t.flags[(size_t)c] & PerfTable::looped); c = in.parent((size_t)c)) {
+      if (in.kind((size_t)c) != Kind::cpu_op) break;
       if (t.model[(size_t)c] == PerfTable::kNone) continue;
       PerfTable::Model& m = t.models[t.model[(size_t)c]];
       if (m.matrix && t.dtypes[m.dtype] == "float") m.dtype = dtype_index("tf32");
@@ -829,16 +851,16 @@ void compute(Input& in, PerfTable& t) {
   // counted_op once.
   auto modeled_op = [&](size_t r) {
     const PerfTable::Model* m = t.model_of((int64_t)r);
-    return in.kind[r] == Kind::cpu_op && m &&
+    return in.kind(r) == Kind::cpu_op && m &&
            ((m->has_flops && std::isfinite(m->flops)) || (m->has_bytes && std::isfinite(m->bytes)));
   };
   std::vector<bool> taken_above(n, false);
   for (uint32_t r : order) {
-    if (const int32_t p = in.parent[r]; p >= 0) {
+    if (const int32_t p = in.parent(r); p >= 0) {
       taken_above[r] = taken_above[(size_t)p] || modeled_op((size_t)p) || (t.flags[(size_t)p] & PerfTable::counted);
-      t.marker[r] = facts.marker(in.name[(size_t)p]) ? (uint32_t)p : t.marker[(size_t)p];
+      t.marker[r] = facts.marker(in.name((size_t)p)) ? (uint32_t)p : t.marker[(size_t)p];
     }
-    const Kind k = in.kind[r];  // (modeled_op is an op's alone)
+    const Kind k = in.kind(r);  // (modeled_op is an op's alone)
     const bool launcher = launches[r] && (k == Kind::cpu_op || k == Kind::runtime || k == Kind::driver);
     if ((modeled_op(r) || launcher) && !taken_above[r]) t.flags[r] |= PerfTable::counted;
   }
