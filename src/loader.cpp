@@ -1,6 +1,7 @@
 #include "src/loader.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <chrono>
 
@@ -76,7 +77,12 @@ std::vector<CapturedGraph> read_capture_file(EventStore& store, const std::strin
 
 LoadStats load_trace_file(sqlite3* db, EventStore& store, const std::string& path, const LoadOptions& opt) {
   try {
-    return load_file(db, store, path, opt);
+    LoadStats st = load_file(db, store, path, opt);
+    // The load's scratch (chunks, parse and tree buffers, freed by now) stays resident in malloc's
+    // heaps, where the rows' later work (the perf pass, a save's sorts, a report) does not fit it
+    // again: given back to the system here (~1 ms; a 97 MB Nsight export's save peaked 14 MB lower).
+    malloc_trim(0);
+    return st;
   } catch (const std::bad_alloc&) {
     throw LoadError(fmt::format("{}: out of memory: the trace needs more memory than this machine has", path));
   }
