@@ -1023,22 +1023,31 @@ PreparedIndex prepare_index(const EventStore& s, const EventPages::Index& ix) {
 }
 
 // The event rows in uid order, then each index's entries sorted, as pages of the file SQLite
-// created (src/btree_writer.h). Each index is sorted on a second thread while this one writes the
-// pages before it (the first while the rows are written, once `before_sorts` returns; both only
-// read the store), one index ahead at most: two indexes' keys in memory at once, not all of them
-// (1 GB control trace: the save's peak RSS 1.13 GB with all three sorted up front, against 1.02
-// GB before). An index whose keys fit no packed key is left empty and named in plan.reindex.
+// created (src/btree_writer.h). The indexes are sorted in turn on a second thread while this one
+// writes the rows (once `before_sorts` returns; both only read the store), so that only their
+// pages are left to write after the rows. (Sorted one index ahead of the page writes, as they
+// were when the sorts ran beside the perf pass, the second thread sat idle for a third of the
+// rows' write and the writes waited on two sorts after it. The sorted keys, 8 bytes an entry, sit
+// where the perf pass's scratch was freed: the save's peak is the pass's, docs/performance.md.)
+// An index whose keys fit no packed key is left empty and named in plan.reindex.
 void write_event_pages(const EventStore& s, EventPages& plan, const std::string& path,
                        const std::function<void()>& before_sorts) {
   BtreeFile file(path);
-  auto sort_next = [&](size_t x) {
-    return std::async(std::launch::async, [&s, &plan, &before_sorts, x] {
-      if (x == 0 && before_sorts) before_sorts();
-      return prepare_index(s, plan.indexes[x]);
+  std::vector<std::promise<PreparedIndex>> sorted(plan.indexes.size());
+  std::vector<std::future<PreparedIndex>> next;
+  for (auto& p : sorted) next.push_back(p.get_future());
+  // (Declared after the promises: if a write throws, its destructor waits for the sorts first.)
+  std::future<void> sorter;
+  if (!plan.indexes.empty())
+    sorter = std::async(std::launch::async, [&s, &plan, &before_sorts, &sorted] {
+      size_t x = 0;
+      try {
+        if (before_sorts) before_sorts();
+        for (; x < sorted.size(); ++x) sorted[x].set_value(prepare_index(s, plan.indexes[x]));
+      } catch (...) {
+        for (; x < sorted.size(); ++x) sorted[x].set_exception(std::current_exception());
+      }
     });
-  };
-  std::future<PreparedIndex> next;
-  if (!plan.indexes.empty()) next = sort_next(0);
   RecordValue row[kArgs + 1];  // row[kUid] stays NULL: an INTEGER PRIMARY KEY is the rowid
   std::string buf;
   BtreeFile::Table table(file, plan.table_root);
@@ -1054,8 +1063,7 @@ void write_event_pages(const EventStore& s, EventPages& plan, const std::string&
     }
   table.finish();
   for (size_t x = 0; x < plan.indexes.size(); ++x) {
-    PreparedIndex p = next.get();
-    if (x + 1 < plan.indexes.size()) next = sort_next(x + 1);
+    PreparedIndex p = next[x].get();
     if (p.narrow)
       write_index(file, plan.indexes[x].root, *p.narrow, s.first_uid);
     else if (p.wide)
