@@ -87,8 +87,8 @@ void Writer::tid(int64_t v) { head_.tid = v, head_.present |= kTid; }
 void Writer::open_args() {
   body_ += '{';
   first_arg_ = true;
-  direct_ = keys_ != nullptr;
-  if (direct_) keyed_.assign(1, '{');
+  direct_ = keys_ != nullptr, unkeyed_ = false;
+  keys_at_.clear();
 }
 
 // Keys come in the same order row after row: the key after the last one found is tried first.
@@ -108,10 +108,11 @@ const Writer::Key& Writer::key_of(Literal k) {
 const Writer::Key& Writer::put_key(Literal k) {
   const Key& e = key_of(k);
   if (!first_arg_) body_ += ',';
-  body_ += e.text;
   if (direct_) {
-    if (!first_arg_) keyed_ += ',';
-    keyed_ += e.stored;
+    keys_at_.emplace_back(body_.size(), (uint32_t)(&e - key_cache_.data()));
+    body_ += e.stored;
+  } else {
+    body_ += e.text;
   }
   first_arg_ = false;
   return e;
@@ -119,18 +120,14 @@ const Writer::Key& Writer::put_key(Literal k) {
 
 void Writer::arg(Literal k, int64_t v) {
   const Key& e = put_key(k);
-  const size_t at = body_.size();
   kineto_text::integer(body_, v);
-  stored_value(at);
   if (e.column != ArgKey::none)
     head_.arg[(int)e.column - 1] = v, head_.present |= (uint16_t)(kArg0 << ((int)e.column - 1));
 }
 
 void Writer::text_arg(Literal k, std::string_view v) {
   const Key& e = put_key(k);
-  const size_t at = body_.size();
   kineto_text::escape(body_, v);
-  stored_value(at);
   check(v);
   if (e.column != ArgKey::none) head_.present |= kAsText;  // a column from a string: its rules
 }
@@ -138,17 +135,13 @@ void Writer::text_arg(Literal k, std::string_view v) {
 void Writer::json_arg(Literal k, std::string_view json, bool flat) {
   const Key& e = put_key(k);
   body_ += json;
-  if (flat && direct_)
-    keyed_ += json;
-  else
-    direct_ = false;
+  unkeyed_ = unkeyed_ || !flat;  // (its keys, if any, are not tokens)
   if (!flat) check(json);
   if (e.column != ArgKey::none) head_.present |= kAsText;
 }
 
 void Writer::dims_arg(Literal k, int64_t x, int64_t y, int64_t z) {
   const Key& e = put_key(k);
-  const size_t at = body_.size();
   body_ += '[';
   kineto_text::integer(body_, x);
   body_ += ',';
@@ -156,17 +149,16 @@ void Writer::dims_arg(Literal k, int64_t x, int64_t y, int64_t z) {
   body_ += ',';
   kineto_text::integer(body_, z);
   body_ += ']';
-  stored_value(at);
   if (e.column != ArgKey::none) head_.present |= kAsText;  // (as json_arg)
 }
 
 void Writer::end(bool args) {
   if (args) body_ += '}';
-  if (args && direct_ && !(head_.present & kAsText)) {
-    keyed_ += '}';
-    body_.resize(args_at_);
-    body_ += keyed_;
-    head_.present |= kStored;
+  if (args && direct_) {
+    if (unkeyed_ || (head_.present & kAsText))
+      unkey();
+    else
+      head_.present |= kStored;
   }
   direct_ = false;
   head_.args_len = (uint32_t)(body_.size() - args_at_);
@@ -174,6 +166,20 @@ void Writer::end(bool args) {
   std::memcpy(body_.data() + at_, &head_, sizeof head_);
   ++rows_;
   if (body_.size() >= chunk_bytes_) flush();
+}
+
+// The open record's args as JSON: each key written as its token (put_key) written as its text.
+void Writer::unkey() {
+  unkeyed_text_.assign(body_.data() + args_at_, body_.size() - args_at_);
+  body_.resize(args_at_);
+  size_t from = 0;
+  for (auto [at, key] : keys_at_) {
+    const Key& e = key_cache_[key];
+    body_.append(unkeyed_text_.data() + from, at - args_at_ - from);
+    body_ += e.text;
+    from = at - args_at_ + e.stored.size();
+  }
+  body_.append(unkeyed_text_.data() + from, unkeyed_text_.size() - from);
 }
 
 void Writer::Body::grow(size_t n) {

@@ -7,8 +7,8 @@
 // checked and parsed, were most of their load time.
 //
 // The args text is the JSON the row stores (then minified and keyed as every args text is), so a
-// row's args are the bytes the Kineto text gave; a Writer on a parse thread writes it keyed
-// already (encode_keys), the same bytes the store would make of it. A record whose strings the
+// row's args are the bytes the Kineto text gave; a Writer given the store's key dictionary writes
+// it keyed already (encode_keys), the same bytes the store would make of it. A record whose strings the
 // Kineto parser would repair (invalid UTF-8, NUL: json_check.h) or whose args give a column other
 // than through arg() is parsed as Kineto text instead, so that the repair and its health counts
 // stay in one place.
@@ -79,8 +79,9 @@ class Writer {
   void json_arg(Literal k, std::string_view json, bool flat = false);
   // A kernel's grid or block as Kineto writes it: [x,y,z].
   void dims_arg(Literal k, int64_t x, int64_t y, int64_t z);
-  // For a Writer on a parse thread (its records parsed on the same thread): args written as the
-  // store keeps them, keys as tokens of `keys` (args_text::encode_key), so that the parser stores
+  // Args written as the store keeps them, keys as tokens of `keys` (args_text::encode_key: the
+  // cache of the thread this Writer runs on, over the dictionary of the store its records go to;
+  // a key's token is the store's, whichever thread parses the record), so that the parser stores
   // them as they are rather than walking them again (minify, keys). A record whose args take a
   // value the Writer cannot vouch for (a json_arg not flat) or that is parsed as text keeps
   // the JSON text, and is stored as any other.
@@ -100,10 +101,7 @@ class Writer {
   const Key& put_key(Literal k);
   const Key& key_of(Literal k);
   void check(std::string_view s);  // as text when `s` is a string the Kineto parser would repair
-  // The value written into body_ from `at` on, also into the stored form.
-  void stored_value(size_t at) {
-    if (direct_) keyed_.append(body_.data() + at, body_.size() - at);
-  }
+  void unkey();
   // The chunk being written, in the buffer it is handed on in (flush() copies nothing).
   class Body {
    public:
@@ -157,8 +155,14 @@ class Writer {
   std::string_view checked_;  // begin()'s `within`, when clean
   std::vector<Key> key_cache_;
   size_t next_key_ = 0;  // key_of's first guess
-  std::string keyed_;    // the open record's args as stored (encode_keys)
-  bool direct_ = false;  // ... and whether they can be stored as written
+  // encode_keys: whether the open record's args are written keyed (its keys as tokens), where
+  // each key was written (offset in body_, index in key_cache_), and whether a value holds keys
+  // that are not tokens (a json_arg not flat). A record stored as JSON after all (unkeyed_, or
+  // parsed as text) has its keys written back as text at end(): rare, and the common record is
+  // written once rather than in both forms.
+  bool direct_ = false, unkeyed_ = false;
+  std::vector<std::pair<size_t, uint32_t>> keys_at_;
+  std::string unkeyed_text_;
 };
 
 // The parser of chunks a Writer made, for one thread; `path` names the file in messages.

@@ -309,6 +309,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   std::deque<Worker> workers;  // [0]: the scanner thread's; [1]: the main thread's; then the others
   for (size_t i = 0; i < threads; ++i) workers.emplace_back(*trace, store, *reader);
   Worker& scan_worker = workers[0];
+  reader->use_keys(&scan_worker.args.keys());  // (the scan runs on the thread scan_worker parses on)
   Health scan_health;
   std::exception_ptr scan_error;  // the scan's own (truncation, a gzip bomb, ...)
   size_t seq = 0;                 // chunks cut so far

@@ -90,6 +90,11 @@ class TraceReader {
   // threads having nothing to do yet; a scan whose own reading is the load's serial part may read
   // ahead on one more (Nsight's tables). Formats without such work ignore it.
   virtual void use_threads(size_t /*threads*/) {}
+  // Called before scan() with the args keys' dictionary as the scanning thread sees it (its own
+  // cache, valid until scan() returns): a scan that writes args text itself may write it keyed
+  // (event_records::Writer::encode_keys), leaving the parse threads nothing to walk in it.
+  // Formats whose scan writes no args text ignore it.
+  virtual void use_keys(StringPool::Cache* /*keys*/) {}
   // A parser for one thread, writing into `sink` (copied: its references stay the thread's).
   virtual std::unique_ptr<ChunkParser> parser(const RowSink& sink) = 0;
   // After every chunk is parsed (rows.size() is the total), with every thread's health merged

@@ -344,6 +344,7 @@ class Reader : public TraceReader {
       throw NotATrace(fmt::format("{}: not a trace: an Nsight Systems export without a {} table", path_, kKernelTable));
     health_ = &health;
     Writer out(emit, spare, chunk_bytes_);
+    out.encode_keys(keys_);
     out_ = &out;
     read_strings();
     read_metadata();
@@ -372,6 +373,8 @@ class Reader : public TraceReader {
   // With two threads or more, the big tables are read ahead (Rows::read_ahead): one thread more
   // than the load's while a table is read (docs/usage.md, --threads).
   void use_threads(size_t threads) override { read_ahead_ = threads > 1; }
+  // The rows' args are written keyed as the scan makes them (the parse threads copy them).
+  void use_keys(StringPool::Cache* keys) override { keys_ = keys; }
 
   std::unique_ptr<ChunkParser> parser(const RowSink& sink) override { return event_records::parser(sink, path_); }
 
@@ -852,8 +855,9 @@ class Reader : public TraceReader {
   std::unordered_map<int64_t, uint32_t> name_keys_, api_keys_;  // name_key
   uint32_t last_key_ = 0;
   std::string metadata_, schema_, missing_;
-  bool read_ahead_ = false;  // use_threads
-  bool scoped_ = false;      // several processes: correlation ids scoped by process (correlation())
+  bool read_ahead_ = false;            // use_threads
+  StringPool::Cache* keys_ = nullptr;  // use_keys
+  bool scoped_ = false;                // several processes: correlation ids scoped by process (correlation())
   // (pid, cudaId) -> gpuId, kNull where none (read_cuda_devices); pid kNull without a pid column
   std::map<std::pair<int64_t, int64_t>, int64_t> gpu_of_cuda_;
   bool by_process_ = false;  // TARGET_INFO_CUDA_DEVICE has a pid column
