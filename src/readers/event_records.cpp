@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "src/args_text.h"
@@ -88,7 +89,6 @@ void Writer::open_args() {
   body_ += '{';
   first_arg_ = true;
   direct_ = keys_ != nullptr, unkeyed_ = false;
-  keys_at_.clear();
 }
 
 // Keys come in the same order row after row: the key after the last one found is tried first.
@@ -108,12 +108,7 @@ const Writer::Key& Writer::key_of(Literal k) {
 const Writer::Key& Writer::put_key(Literal k) {
   const Key& e = key_of(k);
   if (!first_arg_) body_ += ',';
-  if (direct_) {
-    keys_at_.emplace_back(body_.size(), (uint32_t)(&e - key_cache_.data()));
-    body_ += e.stored;
-  } else {
-    body_ += e.text;
-  }
+  body_ += direct_ ? e.stored : e.text;
   first_arg_ = false;
   return e;
 }
@@ -169,17 +164,24 @@ void Writer::end(bool args) {
 }
 
 // The open record's args as JSON: each key written as its token (put_key) written as its text.
+// A token is the only place the byte kToken can be: every value written is JSON (a string's
+// control characters escaped), and a token ends at its last digit (args_text.h), so the first
+// key whose token the bytes there start with is the key written there.
 void Writer::unkey() {
   unkeyed_text_.assign(body_.data() + args_at_, body_.size() - args_at_);
   body_.resize(args_at_);
-  size_t from = 0;
-  for (auto [at, key] : keys_at_) {
-    const Key& e = key_cache_[key];
-    body_.append(unkeyed_text_.data() + from, at - args_at_ - from);
-    body_ += e.text;
-    from = at - args_at_ + e.stored.size();
+  const std::string_view text = unkeyed_text_;
+  for (size_t i = 0; i < text.size();) {
+    const size_t at = text.find(args_text::kToken, i);
+    body_.append(text.data() + i, std::min(at, text.size()) - i);
+    if (at == std::string_view::npos) break;
+    auto e = std::find_if(key_cache_.begin(), key_cache_.end(), [&](const Key& k) {
+      return !k.stored.empty() && k.stored[0] == args_text::kToken && text.substr(at).starts_with(k.stored);
+    });
+    if (e == key_cache_.end()) throw std::logic_error("event_records::Writer: a token no key of this writer has");
+    body_ += e->text;
+    i = at + e->stored.size();
   }
-  body_.append(unkeyed_text_.data() + from, unkeyed_text_.size() - from);
 }
 
 void Writer::Body::grow(size_t n) {

@@ -155,13 +155,11 @@ class Writer {
   std::string_view checked_;  // begin()'s `within`, when clean
   std::vector<Key> key_cache_;
   size_t next_key_ = 0;  // key_of's first guess
-  // encode_keys: whether the open record's args are written keyed (its keys as tokens), where
-  // each key was written (offset in body_, index in key_cache_), and whether a value holds keys
-  // that are not tokens (a json_arg not flat). A record stored as JSON after all (unkeyed_, or
-  // parsed as text) has its keys written back as text at end(): rare, and the common record is
-  // written once rather than in both forms.
+  // encode_keys: whether the open record's args are written keyed (its keys as tokens), and
+  // whether a value holds keys that are not tokens (a json_arg not flat). A record stored as JSON
+  // after all (unkeyed_, or parsed as text) has its keys written back as text at end(): rare, and
+  // the common record is written once rather than in both forms.
   bool direct_ = false, unkeyed_ = false;
-  std::vector<std::pair<size_t, uint32_t>> keys_at_;
   std::string unkeyed_text_;
 };
 
