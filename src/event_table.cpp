@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <future>
@@ -1024,30 +1025,55 @@ PreparedIndex prepare_index(const EventStore& s, const EventPages::Index& ix) {
 
 // The event rows in uid order, then each index's entries sorted, as pages of the file SQLite
 // created (src/btree_writer.h). The indexes are sorted in turn on a second thread while this one
-// writes the rows (once `before_sorts` returns; both only read the store), so that only their
-// pages are left to write after the rows. (Sorted one index ahead of the page writes, as they
-// were when the sorts ran beside the perf pass, the second thread sat idle for a third of the
-// rows' write and the writes waited on two sorts after it. The sorted keys, 8 bytes an entry, sit
-// where the perf pass's scratch was freed: the save's peak is the pass's, docs/performance.md.)
-// An index whose keys fit no packed key is left empty and named in plan.reindex.
+// writes the rows (once `before_sorts` returns; both only read the store), at most two sorted
+// and not yet written at once: the first two while the rows are written, the next as each is
+// written. (One at a time, the second thread sat idle for the last third of the rows' write and
+// the writes after the rows waited on two sorts; all at once, a save whose perf table was made
+// before it, so that nothing precedes the sorts, held three indexes' keys beside the rows' pages:
+// 1 GB control trace, the peak 1.13 GB against 1.02 GB.) An index whose keys fit no packed key is
+// left empty and named in plan.reindex.
 void write_event_pages(const EventStore& s, EventPages& plan, const std::string& path,
                        const std::function<void()>& before_sorts) {
   BtreeFile file(path);
+  // How many more sorted indexes may wait; cancelled when this thread leaves (an error: the
+  // sorter stops after the sort it is in, rather than sorting the rest first).
+  struct Slots {
+    std::mutex mu;
+    std::condition_variable cv;
+    int free = 2;
+    bool cancelled = false;
+    bool take() {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return free > 0 || cancelled; });
+      return !cancelled && free-- > 0;
+    }
+    void give(bool cancel = false) {
+      {
+        std::lock_guard lock(mu);
+        ++free, cancelled = cancelled || cancel;
+      }
+      cv.notify_one();
+    }
+  } slots;
   std::vector<std::promise<PreparedIndex>> sorted(plan.indexes.size());
   std::vector<std::future<PreparedIndex>> next;
   for (auto& p : sorted) next.push_back(p.get_future());
-  // (Declared after the promises: if a write throws, its destructor waits for the sorts first.)
   std::future<void> sorter;
   if (!plan.indexes.empty())
-    sorter = std::async(std::launch::async, [&s, &plan, &before_sorts, &sorted] {
+    sorter = std::async(std::launch::async, [&s, &plan, &before_sorts, &sorted, &slots] {
       size_t x = 0;
       try {
         if (before_sorts) before_sorts();
-        for (; x < sorted.size(); ++x) sorted[x].set_value(prepare_index(s, plan.indexes[x]));
+        for (; x < sorted.size() && slots.take(); ++x) sorted[x].set_value(prepare_index(s, plan.indexes[x]));
       } catch (...) {
         for (; x < sorted.size(); ++x) sorted[x].set_exception(std::current_exception());
       }
     });
+  // (Declared after the sorter: on the way out it cancels the sorts before the sorter is waited for.)
+  struct Cancel {
+    Slots& slots;
+    ~Cancel() { slots.give(true); }
+  } cancel{slots};
   RecordValue row[kArgs + 1];  // row[kUid] stays NULL: an INTEGER PRIMARY KEY is the rowid
   std::string buf;
   BtreeFile::Table table(file, plan.table_root);
@@ -1063,13 +1089,16 @@ void write_event_pages(const EventStore& s, EventPages& plan, const std::string&
     }
   table.finish();
   for (size_t x = 0; x < plan.indexes.size(); ++x) {
-    PreparedIndex p = next[x].get();
-    if (p.narrow)
-      write_index(file, plan.indexes[x].root, *p.narrow, s.first_uid);
-    else if (p.wide)
-      write_index(file, plan.indexes[x].root, *p.wide, s.first_uid);
-    else
-      plan.reindex.push_back(plan.indexes[x].name);  // (its root stays the empty leaf SQLite wrote)
+    {
+      PreparedIndex p = next[x].get();
+      if (p.narrow)
+        write_index(file, plan.indexes[x].root, *p.narrow, s.first_uid);
+      else if (p.wide)
+        write_index(file, plan.indexes[x].root, *p.wide, s.first_uid);
+      else
+        plan.reindex.push_back(plan.indexes[x].name);  // (its root stays the empty leaf SQLite wrote)
+    }
+    slots.give();  // (its keys freed)
   }
   file.finish();
 }
