@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "src/json_check.h"
+#include "src/json_scan.h"
 
 namespace tlsql::emit_nvtx {
 
@@ -112,10 +113,14 @@ void write_args(event_records::Writer& out, const OpRange& op, int64_t fwd_tid, 
   if (op.seq != kNull) out.arg("Sequence number", op.seq);
   // The shapes as emit_nvtx writes them ([[2, 3], []]): JSON, Kineto's "Input Dims".
   if (!op.sizes.empty()) {
-    if (check_json(op.sizes.data(), op.sizes.size()).result == JsonCheck::ok && op.sizes.front() == '[')
-      out.json_arg("Input Dims", op.sizes);
-    else
+    if (check_json(op.sizes.data(), op.sizes.size()).result == JsonCheck::ok && op.sizes.front() == '[') {
+      // Minified and without objects it is flat: a writer keying its args (encode_keys) stores
+      // it as written rather than writing the record's keys back as text for the parse thread.
+      const std::string dims = json_scan::minify(op.sizes);
+      out.json_arg("Input Dims", dims, dims.find('{') == std::string::npos && event_records::Writer::clean(dims));
+    } else {
       out.text_arg("sizes", op.sizes);
+    }
   }
   if (fwd_tid != kNull) out.arg("Fwd thread id", fwd_tid);
   out.text_arg("nvtx", text);

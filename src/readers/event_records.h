@@ -85,7 +85,10 @@ class Writer {
   // them as they are rather than walking them again (minify, keys). A record whose args take a
   // value the Writer cannot vouch for (a json_arg not flat) or that is parsed as text keeps
   // the JSON text, and is stored as any other.
-  void encode_keys(StringPool::Cache* keys) { keys_ = keys; }
+  void encode_keys(StringPool::Cache* keys) {
+    keys_ = keys;
+    key_cache_.clear(), next_key_ = 0;  // (keys made before hold another dictionary's tokens, or none)
+  }
   // Closes the event (and its args object when `args`).
   void end(bool args = true);
   void flush();
@@ -157,8 +160,9 @@ class Writer {
   size_t next_key_ = 0;  // key_of's first guess
   // encode_keys: whether the open record's args are written keyed (its keys as tokens), and
   // whether a value holds keys that are not tokens (a json_arg not flat). A record stored as JSON
-  // after all (unkeyed_, or parsed as text) has its keys written back as text at end(): rare, and
-  // the common record is written once rather than in both forms.
+  // after all (unkeyed_, or parsed as text) has its keys written back as text at end(): few
+  // records (a repair, a json_arg of an object), and the others are written once rather than in
+  // both forms.
   bool direct_ = false, unkeyed_ = false;
   std::string unkeyed_text_;
 };
