@@ -417,6 +417,25 @@ for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     check(not left or (p.returncode == 0 and left == [f"sig{int(sig)}.db"]),
           f"{sig.name} during -o: nothing half-written left ({left}, exit {p.returncode})")
 
+
+# A disk that fills while the event pages are written (a file size limit: the writes fail with
+# EFBIG, SIGXFSZ ignored): one line naming the file and why, exit 1, nothing left, and the index
+# sorts running beside the writes stop rather than hold the process (issue 51's sorts run ahead).
+# (The soft limit is set in this process around the run, not in a preexec_fn: threads ran above.)
+full = os.path.join(work, "full")
+os.makedirs(full, exist_ok=True)
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+xfsz = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, hard))
+try:
+    r = subprocess.run([tlsql, big_trace, "-o", os.path.join(full, "out.db")], capture_output=True, text=True,
+                       timeout=120, restore_signals=False)
+finally:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    signal.signal(signal.SIGXFSZ, xfsz)
+check(r.returncode == 1 and len(r.stderr.splitlines()) == 1 and "cannot write" in r.stderr and "File too large" in r.stderr
+      and os.listdir(full) == [], f"-o onto a full disk: one line, nothing left ({r.stderr.strip()}; {os.listdir(full)})")
+
 # The session survives errors: a bad statement, .read of a missing file, .output to an unwritable
 # path, .attach of a bad file, then an ordinary query still answers.
 path = write("ok.json", '{"traceEvents":[%s]}' % ev())
