@@ -52,8 +52,12 @@ void SchemaGpuClasses::find_structure() {
   EventScan ops;  // (in any order: what is found below is a set)
   ops.kinds = {Kind::cpu_op, Kind::annotation};
   ops.any_order = true;
+  // Decided once per name (a trace's ops repeat a few thousand names; the rule lowercases and
+  // matches each against the kernel rules): for an op and an annotation it is the name's alone.
+  NameMemo<bool> says;
   tree->scan(ops, [&](const EventView& e) {
-    if (communication_context(e.kind, e.name)) roots.push_back(e.uid);
+    if (says.get(e.name, [&](std::string_view name) { return communication_context(e.kind, name); }))
+      roots.push_back(e.uid);
   });
   std::unordered_set<int64_t> seen;  // (a file's parent links may loop: each node once)
   for (int64_t root : roots) {
