@@ -266,9 +266,12 @@ void read_store(const EventStore& s, Input& in) {
   const size_t n = (size_t)s.total_rows;
   in.first_uid = s.first_uid;
   in.rows = n;
-  const bool lend = s.traces.size() == 1 && s.traces[0]->uid_base == s.first_uid && s.traces[0]->rows.size() == n;
-  if (lend)
-    in.lent = s.traces[0]->rows.begin();
+  // A store of one trace, its rows the store's from the first uid on: the pass reads its rows in
+  // place (Input::lent) and its tree's children (below).
+  const LoadedTrace* only = s.traces.size() == 1 ? s.traces[0].get() : nullptr;
+  if (only && (only->uid_base != s.first_uid || only->rows.size() != n)) only = nullptr;
+  if (only)
+    in.lent = only->rows.begin();
   else
     in.parents.assign(n, -1), in.kinds.resize(n), in.name_ids.resize(n);
   in.own.assign(n, PerfTable::kNone);
@@ -286,7 +289,7 @@ void read_store(const EventStore& s, Input& in) {
       const EventRec& e = t->rows[local];
       const auto r = (uint32_t)(base + (int64_t)local);
       linked += e.parent >= 0;
-      if (!lend) {
+      if (!only) {
         if (e.parent >= 0) in.parents[r] = (int32_t)(base + e.parent);
         in.kinds[r] = e.kind;
         in.name_ids[r] = e.name == StringPool::kNone ? no_name : e.name;
@@ -301,12 +304,8 @@ void read_store(const EventStore& s, Input& in) {
   }
   // One trace: its tree's children (the tree builder's last step, each row's in row order) are the
   // pass's, not made again (8 bytes a row of a save's peak).
-  if (s.traces.size() == 1) {
-    const LoadedTrace& t = *s.traces[0];
-    if (t.uid_base == s.first_uid && t.child_start.size() == n + 1 && t.child_start[n] == linked &&
-        t.children.size() == linked)
-      in.child_start = t.child_start, in.children = t.children;
-  }
+  if (only && only->child_start.size() == n + 1 && only->child_start[n] == linked && only->children.size() == linked)
+    in.child_start = only->child_start, in.children = only->children;
   // Parsing args is most of the pass: two threads, each on half the rows, merged in row order.
   // Texts are decoded (args_text.h) only for ops with a model and for those that may hold
   // inductor's keys: as their tokens, or written out ("kernel_") in a text stored unkeyed or
