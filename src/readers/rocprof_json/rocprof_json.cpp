@@ -50,6 +50,10 @@ int64_t int_of(element e, std::string_view key, int64_t fallback = kNull) {
   element v;
   return e[key].get(v) ? fallback : int_value(v, fallback);
 }
+int64_t time_of(element e, std::string_view key, bool& out_of_range) {
+  element v;
+  return e[key].get(v) ? kNull : time_value(v, out_of_range);
+}
 // A `{"handle": N}` field (agent, queue, stream ids).
 int64_t handle_of(element e, std::string_view key) {
   element v;
@@ -357,9 +361,7 @@ class RecordParser : public ChunkParser {
   // A mark (`ph` "i") is an instant: its zero length is no defect, not counted.
   void begin(element r, std::string_view cat, std::string_view name, uint32_t name_key = 0, std::string_view ph = "X") {
     bool out_of_range = false;
-    element v;
-    const int64_t start = r["start_timestamp"].get(v) ? kNull : time_value(v, out_of_range);
-    const int64_t end = r["end_timestamp"].get(v) ? kNull : time_value(v, out_of_range);
+    const int64_t start = time_of(r, "start_timestamp", out_of_range), end = time_of(r, "end_timestamp", out_of_range);
     begin(start, end, out_of_range, cat, name, name_key, ph);
   }
   void begin(int64_t start, int64_t end, bool out_of_range, std::string_view cat, std::string_view name,
