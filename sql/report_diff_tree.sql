@@ -6,18 +6,14 @@
 -- above the kernel that both trees have, named by its uid in main (the same id for both sides'
 -- rows); other_uid: the same kernel in the other trace, when both ran it. Rows by ancestor, main's
 -- first, then by start (tree_diff hands them over in that order: pos).
-SELECT coalesce(em.name, eo.name) AS name, coalesce(om.name, oo.name) AS cpu_op_name, d.cpu_op_uid, d.source,
-       d.uid AS gpu_op_uid, d.other_uid, coalesce(om.input_dims, oo.input_dims) AS "Input Dims",
-       coalesce(om.input_types, oo.input_types) AS "Input type",
+SELECT d.name, d.cpu_op_name, d.cpu_op_uid, d.source, d.uid AS gpu_op_uid, d.other_uid,
+       coalesce(om.input_dims, oo.input_dims) AS "Input Dims", coalesce(om.input_types, oo.input_types) AS "Input type",
        coalesce(om.input_strides, oo.input_strides) AS "Input Strides",
        coalesce(om.concrete_inputs, oo.concrete_inputs) AS "Concrete Inputs",
-       round(coalesce(em.dur, eo.dur) / 1e3, 3) AS kernel_time, l.name AS lowest_common_ancestor_name,
+       round(d.dur / 1e3, 3) AS kernel_time, d.lca_name AS lowest_common_ancestor_name,
        d.lca_uid AS lowest_common_ancestor_id, d.lca_other_uid AS lowest_common_ancestor_other_uid
 FROM tree_diff d
-LEFT JOIN main.event em ON d.source = 'trace1' AND em.uid = d.uid
-LEFT JOIN other.event eo ON d.source = 'trace2' AND eo.uid = d.uid
 LEFT JOIN main.event om ON d.source = 'trace1' AND om.uid = d.cpu_op_uid
 LEFT JOIN other.event oo ON d.source = 'trace2' AND oo.uid = d.cpu_op_uid
-LEFT JOIN main.event l ON l.uid = d.lca_uid
 ORDER BY d.pos
 LIMIT coalesce(@top, -1);

@@ -160,6 +160,39 @@ for main, other in ((pa, dbs[1]), (dbs[0], pb)):
     check(rows(main, "--diff", other, "-c", "SELECT * FROM tree_diff") == loaded,
           f"{os.path.basename(main)} --diff {os.path.basename(other)}: the same tree_diff rows")
 
+# tree_diff's name columns are the event table's, NULL where it has NULL (a nameless kernel and
+# op, a kernel without dur): each row's name and dur, its op's name and its ancestor's, read back
+# through the event table of the row's side (the ancestor's in main).
+NAMES = ("SELECT count(*) AS n, sum(d.name IS NULL) AS nameless, sum(NOT ("
+         "d.name IS iif(d.source = 'trace1', em.name, eo.name) AND d.dur IS iif(d.source = 'trace1', em.dur, eo.dur) "
+         "AND d.cpu_op_name IS iif(d.source = 'trace1', om.name, oo.name) AND d.lca_name IS l.name)) AS bad "
+         "FROM tree_diff d LEFT JOIN main.event em ON em.uid = d.uid LEFT JOIN other.event eo ON eo.uid = d.uid "
+         "LEFT JOIN main.event om ON om.uid = d.cpu_op_uid LEFT JOIN other.event oo ON oo.uid = d.cpu_op_uid "
+         "LEFT JOIN main.event l ON l.uid = d.lca_uid")
+nameless = os.path.join(work, "nameless.json")
+with open(nameless, "w") as f:
+    json.dump({"traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 10, "args": {}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 11, "dur": 1,
+         "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": 50, "dur": 5,
+         "args": {"correlation": 1, "device": 0, "stream": 7}},
+        {"ph": "X", "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 30, "dur": 10, "args": {}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 31, "dur": 1,
+         "args": {"correlation": 2}},
+        {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 60,
+         "args": {"correlation": 2, "device": 0, "stream": 7}}]}, f)
+nameless_db = os.path.join(work, "nameless.db")
+if os.path.exists(nameless_db):
+    os.remove(nameless_db)
+subprocess.run([tlsql, "-q", nameless, "-o", nameless_db], check=True, stdin=subprocess.DEVNULL, timeout=300)
+for x, y, least in ((pa, pb, 0), (dbs[0], dbs[1], 0), (nameless, nameless, 2), (nameless_db, nameless, 2),
+                    (nameless, nameless_db, 2)):
+    got = rows(x, "--diff", y, "-c", NAMES)[0]
+    check(int(got["n"]) > 0 and got["bad"] == "0" and int(got["nameless"]) >= least,
+          f"{os.path.basename(x)} --diff {os.path.basename(y)}: tree_diff's names and durations are the event "
+          f"table's ({got})")
+
 # diff_tree's order (tree_diff hands its rows over in it, so SQLite sorts nothing): by ancestor
 # (none last), trace1's rows first, then by start and uid; written here as the plain SQL sort.
 ORDERED = ("SELECT d.source, d.uid FROM tree_diff d LEFT JOIN main.event a ON d.source = 'trace1' AND a.uid = d.uid "

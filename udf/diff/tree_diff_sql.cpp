@@ -48,11 +48,13 @@ struct Side {
 };
 
 // Names, numbered twice: as written (for the reports) and as compared (diff_name, each raw name
-// normalized once).
+// normalized once). A missing name (the event table's NULL) compares as "" but keeps a raw id of
+// its own, so that tree_diff's name columns are NULL where the event table's are.
 struct Names {
   std::unordered_map<std::string, std::pair<int32_t, int32_t>> ids;  // raw -> (diff name, raw)
   std::unordered_map<std::string, int32_t> normal;
-  std::vector<const std::string*> raw;  // raw id -> the name (keys of ids: stable)
+  std::vector<const std::string*> raw;  // raw id -> the name (keys of ids: stable); nullptr: none
+  int32_t none = -1;                    // the raw id of a missing name, once one came
   std::pair<int32_t, int32_t> operator()(const char* name) {
     auto [it, fresh] = ids.try_emplace(name ? name : "", 0, 0);
     if (fresh) {
@@ -60,7 +62,17 @@ struct Names {
                     (int32_t)raw.size()};
       raw.push_back(&it->first);
     }
-    return it->second;
+    if (name) return it->second;
+    if (none < 0) none = (int32_t)raw.size(), raw.push_back(nullptr);
+    return {it->second.first, none};
+  }
+  // A raw name as text ("" for none: labels and JSON lists) and as a column (NULL for none).
+  const std::string& text(int32_t id) const {
+    static const std::string empty;
+    return raw[(size_t)id] ? *raw[(size_t)id] : empty;
+  }
+  std::optional<std::string_view> column(int32_t id) const {
+    return raw[(size_t)id] ? std::optional<std::string_view>(*raw[(size_t)id]) : std::nullopt;
   }
 };
 
@@ -170,7 +182,7 @@ void read_side(sqlite3* db, const std::string& schema, Names& names, Side& s) {
     DiffNode::Kind k;
     if (e.ts == EventView::none || !diff_kind(e.kind, k)) return;
     parent_uid.push_back(e.parent == EventView::none ? -1 : e.parent);
-    auto [name, raw] = names(std::string(e.name).c_str());
+    auto [name, raw] = names(e.name.data() ? std::string(e.name).c_str() : nullptr);
     s.nodes.push_back({e.uid, e.ts, -1, name, (int32_t)e.trace, k});
     s.raw.push_back(raw);
     s.dur.push_back(e.dur);  // EventView::none is kNull
@@ -239,7 +251,7 @@ void name_side(const EventStore& store, Names& names, Side& s) {
     const auto id = (uint32_t)n.name;
     const size_t slot = id == StringPool::kNone ? store.strings.size() : id;
     if (name_of[slot].first < 0)
-      name_of[slot] = names(id == StringPool::kNone ? "" : std::string(store.strings.get(id)).c_str());
+      name_of[slot] = names(id == StringPool::kNone ? nullptr : std::string(store.strings.get(id)).c_str());
     n.name = name_of[slot].first;
     s.raw.push_back(name_of[slot].second);
   }
@@ -343,12 +355,32 @@ struct TreeDiffRows {
     const int64_t lca = me.lca[i];
     return {s, i, me, d->side[1 - s], lca, lca >= 0 ? me.match[(size_t)lca] : -1};
   }
+  // The raw name of node `index` of a side as a column; NULL for -1.
+  std::optional<std::string_view> name_of(const Side& s, int64_t index) const {
+    return index >= 0 ? d->names.column(s.raw[(size_t)index]) : std::nullopt;
+  }
   static auto columns() {
     using P = TreeDiffRows;
     using Ctx = sqlite3_context*;
     return std::to_array<TableColumn<P, Row>>({
-        {"source", "TEXT", [](Ctx c, P& p, const Row& r) { result(c, p.at(r).s == 0 ? "trace1" : "trace2"); }},
+        {"source", "TEXT",
+         [](Ctx c, P& p, const Row& r) {  // (a literal: read by each of diff_tree's joins, not copied each time)
+           sqlite3_result_text(c, p.at(r).s == 0 ? "trace1" : "trace2", 6, SQLITE_STATIC);
+         }},
         {"uid", "INTEGER", [](Ctx c, P& p, const Row& r) { result(c, p.at(r).me.nodes[p.at(r).i].uid); }},
+        // The event's name and duration (ns), its op's name and the ancestor's, as the event table
+        // has them: what diff_tree would otherwise join the event table three more times for.
+        {"name", "TEXT",
+         [](Ctx c, P& p, const Row& r) {
+           const At a = p.at(r);
+           result(c, p.name_of(a.me, (int64_t)a.i));
+         }},
+        {"dur", "INTEGER",
+         [](Ctx c, P& p, const Row& r) {
+           const At a = p.at(r);
+           const int64_t dur = a.me.dur[a.i];
+           result(c, dur != kNull ? std::optional(dur) : std::nullopt);
+         }},
         {"other_uid", "INTEGER",
          [](Ctx c, P& p, const Row& r) {
            const At a = p.at(r);
@@ -359,10 +391,20 @@ struct TreeDiffRows {
            const At a = p.at(r);
            result(c, uid_of(a.me, a.me.op[a.i]));
          }},
+        {"cpu_op_name", "TEXT",
+         [](Ctx c, P& p, const Row& r) {
+           const At a = p.at(r);
+           result(c, p.name_of(a.me, a.me.op[a.i]));
+         }},
         {"lca_uid", "INTEGER",
          [](Ctx c, P& p, const Row& r) {
            const At a = p.at(r);
            result(c, a.s == 0 ? uid_of(a.me, a.lca) : uid_of(a.them, a.lca_other));
+         }},
+        {"lca_name", "TEXT",  // (main's: the ancestor's uid is main's whichever side the row is from)
+         [](Ctx c, P& p, const Row& r) {
+           const At a = p.at(r);
+           result(c, a.s == 0 ? p.name_of(a.me, a.lca) : p.name_of(a.them, a.lca_other));
          }},
         {"lca_other_uid", "INTEGER",
          [](Ctx c, P& p, const Row& r) {
@@ -411,15 +453,14 @@ std::vector<int32_t> launcher_names(const TreeDiff& d, const Side& me, std::vect
   auto is_graph = [&](size_t i) {
     if (me.nodes[i].kind != DiffNode::call) return false;
     int8_t& g = graph[(size_t)me.raw[i]];
-    if (g < 0) g = is_graph_launch(*d.names.raw[(size_t)me.raw[i]]) ? 1 : 0;
+    if (g < 0) g = is_graph_launch(d.names.text(me.raw[i])) ? 1 : 0;
     return g == 1;
   };
   const std::vector<int32_t> launch = nearest_above(
       me.nodes.size(), [&](size_t k) { return me.nodes[k].parent; }, is_graph);
   auto label = [&](int32_t a, int32_t b) {  // raw names: a, or "a > b" (b >= 0)
     auto [it, fresh] = label_of.try_emplace({a, b}, (int32_t)labels.size());
-    if (fresh)
-      labels.push_back(b < 0 ? *d.names.raw[(size_t)a] : *d.names.raw[(size_t)a] + " > " + *d.names.raw[(size_t)b]);
+    if (fresh) labels.push_back(b < 0 ? d.names.text(a) : d.names.text(a) + " > " + d.names.text(b));
     return it->second;
   };
   std::vector<int32_t> out(me.nodes.size(), -1);
@@ -554,8 +595,9 @@ std::vector<GroupFlops> group_flops(sqlite3* db, const TreeDiff& d, const Groups
 std::vector<std::string> json_names(const TreeDiff& d) {
   std::vector<std::string> out;
   out.reserve(d.names.raw.size());
-  for (const std::string* name : d.names.raw)
-    out.push_back(nlohmann::json(*name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  for (size_t id = 0; id < d.names.raw.size(); ++id)
+    out.push_back(
+        nlohmann::json(d.names.text((int32_t)id)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return out;
 }
 
@@ -731,9 +773,10 @@ std::vector<SqlFunction> tree_diff_functions() {
   return {table_function<TreeDiffRows>(
               "tree_diff",
               "table: the structural diff of main and other (TraceLens's TraceDiff), one row per GPU kernel / "
-              "copy / fill of either side: source ('trace1' main, 'trace2' other), uid, other_uid (its "
-              "counterpart), cpu_op_uid, lca_uid / lca_other_uid (the lowest common ancestor on each side), pos "
-              "(rows come by lca_uid, NULL last, main's first, then by start: ORDER BY pos sorts nothing)"),
+              "copy / fill of either side: source ('trace1' main, 'trace2' other), uid, name, dur (ns), other_uid "
+              "(its counterpart), cpu_op_uid, cpu_op_name, lca_uid / lca_name / lca_other_uid (the lowest common "
+              "ancestor on each side: uid and name in main, uid in other), pos (rows come by lca_uid, NULL last, "
+              "main's first, then by start: ORDER BY pos sorts nothing)"),
           table_function<DiffGroups>(
               "tree_diff_groups",
               "table: the structural diff of main and other per lowest common ancestor (what diff_tree_ops "
