@@ -79,7 +79,8 @@ SELECT CASE @report
   -- the step lasted (it ran past the step's end): say which steps and by how much.
   WHEN 'mfu' THEN (
     WITH s AS (SELECT e.trace, e.step, e.dur FROM event e JOIN trace t ON t.id = e.trace
-               WHERE e.kind IN ('annotation', 'cpu_op') AND e.step IS NOT NULL AND e.name = 'ProfilerStep#' || e.step
+               WHERE e.kind IN ('annotation', 'cpu_op') AND e.step IS NOT NULL AND e.name GLOB 'ProfilerStep#*'
+                 AND e.name = 'ProfilerStep#' || e.step  -- (GLOB first, as report_mfu.sql)
                  AND (@rank IS NULL OR t.rank = @rank)),
     g AS (SELECT trace, step, union_ns(ts, end) AS busy FROM gpu_steps WHERE step IS NOT NULL GROUP BY trace, step),
     over AS (SELECT s.step, g.busy - s.dur AS extra FROM s JOIN g ON g.trace = s.trace AND g.step = s.step
