@@ -17,6 +17,15 @@ if os.path.exists(saved):
     os.remove(saved)
 
 
+def run_args(args, *sqls):
+    cmd = [tlsql, "-q", *args, "--csv"]
+    for q in sqls:
+        cmd += ["-c", q]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"{os.path.basename(args[0])}: {sqls[-1][:50]}: {r.stderr.strip()[:200]}")
+    return r.stdout
+
+
 def run(target, sql):
     r = subprocess.run([tlsql, target, "--csv", "-c", sql], capture_output=True, text=True, timeout=300)
     check(r.returncode == 0, f"{os.path.basename(target)}: {sql[:50]}: {r.stderr.strip()[:200]}")
@@ -158,4 +167,22 @@ shutil.copyfile(backup, saved)
 r = subprocess.run([tlsql, saved, "-c", f".save {copy}"], capture_output=True, text=True)
 check(r.returncode == 0 and run(copy, f"SELECT gpu_time({kernel})").split()[-1] == "123456789",
       "a saved database saved again keeps its table (valid in the copy)")
+# perf_tables(schema, ...) makes the named schemas' tables at once (a loaded trace's on a thread of
+# its own) and keeps them for the queries after it: the same rows as each made when first read,
+# loaded (a job) or saved (through SQL), on main and other; a schema named twice is made once.
+both = [trace, "--diff", trace]
+ROWS = "SELECT * FROM perf_rows('{}') ORDER BY uid"
+for side in ("main", "other"):
+    lazy = run_args(both, ROWS.format(side))
+    made = run_args(both, f"SELECT perf_tables('main', 'other', 'main') AS n", ROWS.format(side))
+    check(made.startswith("n\n2\n") and made[len("n\n2\n"):] == lazy and lazy.count("\n") > 1000,
+          f"perf_tables('main', 'other', 'main'): 2 tables, then {side}'s rows as made lazily "
+          f"({lazy.count(chr(10))} lines; {made[:20]!r})")
+for target in ([saved, "--diff", trace], [trace, "--diff", saved]):
+    check(run_args(target, "SELECT perf_tables('main', 'other') AS n").split() == ["n", "2"],
+          f"perf_tables over {os.path.basename(target[0])} --diff {os.path.basename(target[2])}: 2")
+r = subprocess.run([tlsql, "-q", trace, "-c", "SELECT perf_tables('main', 'nope')"], capture_output=True, text=True,
+                   timeout=300)
+check(r.returncode == 1 and r.stderr.count("\n") == 1 and "nope" in r.stderr,
+      f"perf_tables of a schema not attached: one line, exit 1 ({r.stderr.strip()[:200]})")
 finish()

@@ -4,12 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <tuple>
+#include <vector>
 
 #include "args/op_args.h"
 #include "src/event_table.h"
@@ -548,6 +552,52 @@ void kernel_rule_of_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_text(ctx, v.c_str(), (int)v.size(), SQLITE_TRANSIENT);
 }
 
+// perf_tables(schema, ...): makes the perf tables of the schemas named (the ones every perf
+// function of that schema reads) at once, a loaded trace's on a thread of its own, where each
+// would otherwise be made when a query first reads it, one after the other: a diff report reads
+// both sides' (sql/report_diff_kernels.sql). A saved database's, or one with the user's models,
+// is made on this thread (through SQL). Returns how many tables are ready.
+void perf_tables_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  std::vector<std::string> schemas;
+  for (int i = 0; i < argc; ++i) {
+    std::string s = schema_arg(db, argv[i]);
+    if (std::find(schemas.begin(), schemas.end(), s) == schemas.end()) schemas.push_back(std::move(s));
+  }
+  // (Every job but the first on a thread; the rest here, after the jobs started. A job reads its
+  // store only, never the connection, so this thread may use SQLite meanwhile.)
+  std::vector<std::future<std::shared_ptr<const PerfTable>>> running;
+  std::vector<std::string> here;
+  std::function<std::shared_ptr<const PerfTable>()> first;
+  for (const std::string& s : schemas) {
+    auto job = perf_table_job(db, s, true);
+    if (!job) {
+      here.push_back(s);
+    } else if (!first) {
+      first = std::move(job);
+    } else {
+      try {
+        running.push_back(std::async(std::launch::async, job));
+      } catch (const std::system_error&) {  // (no thread to be had: made here)
+        here.push_back(s);
+      }
+    }
+  }
+  int64_t ready = 0;
+  if (first && first()) ++ready;
+  for (const std::string& s : here) {
+    std::string error;
+    if (!perf_table(db, s, error)) {
+      for (auto& r : running) r.wait();  // (the jobs read the connection's stores: done before an error returns)
+      throw FunctionError("perf_tables: " + error);
+    }
+    ++ready;
+  }
+  for (auto& r : running)
+    if (r.get()) ++ready;
+  sqlite3_result_int64(ctx, ready);
+}
+
 // has_perf_model(name) / op_category(name): the connection's user models (user_models.h) first.
 void has_perf_model_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const unsigned char* name = sqlite3_value_text(argv[0]);
@@ -713,6 +763,12 @@ std::vector<SqlFunction> perf_functions() {
                   "'hta' (communication = kernels named nccl)"};
   cls.max_args = 3, cls.fn = gpu_class_fn;
   v.push_back(cls);
+  SqlFunction tables{"perf_tables", "(schema, ...)",
+                     "makes the perf tables of the schemas named at once (a loaded trace's on a thread of its own), "
+                     "not one after the other when a query first reads each: returns how many are ready"};
+  tables.max_args = 8, tables.fn = perf_tables_fn;
+  tables.flags = SQLITE_UTF8;  // (not innocuous: it starts threads; a view in a file cannot call it)
+  v.push_back(tables);
   SqlFunction rows{
       "perf_rows", "([schema])",
       "table: every event's uid, counted, gpu_ns, flops, bytes, tflops, tbps, intensity, peak_tflops, "
