@@ -118,19 +118,24 @@ END;
 -- beside it), holding >= 10% of the trace's kernel time, on a stream with no communication kernel,
 -- may be a library no rule knows: name the largest and the rule to add.
 SELECT CASE WHEN @report IN ('timeline', 'timeline_ranks', 'overlap', 'overlap_groups', 'collectives') THEN (
-    WITH k AS MATERIALIZED (SELECT trace, coalesce(device, -1) AS device, coalesce(stream, -1) AS stream, uid, name, dur
-                            FROM kernel WHERE dur > 0),
-    total AS (SELECT trace, total(dur) AS ns FROM k GROUP BY trace),
+    -- (Every kernel, without its name: the names, copied for every kernel, were a third of this
+    -- note's work; `beside` reads the few it needs. The event table, not the kernel view: its
+    -- join to launch_link costs a lookup a kernel.)
+    WITH k AS MATERIALIZED (SELECT trace, coalesce(device, -1) AS device, coalesce(stream, -1) AS stream, uid, dur
+                            FROM event WHERE kind = 'kernel' AND dur > 0),
+    -- (The kernels grouped once, by stream; the trace's total and busiest stream from those rows.)
+    per_stream AS MATERIALIZED (SELECT trace, device, stream, total(dur) AS ns FROM k GROUP BY trace, device, stream),
+    total AS (SELECT trace, total(ns) AS ns FROM per_stream GROUP BY trace),
     busiest AS MATERIALIZED (SELECT trace, device, stream
-                FROM (SELECT trace, device, stream,
-                             row_number() OVER (PARTITION BY trace, device ORDER BY total(dur) DESC) AS r
-                      FROM k GROUP BY trace, device, stream) WHERE r = 1),
+                FROM (SELECT trace, device, stream, row_number() OVER (PARTITION BY trace, device ORDER BY ns DESC, stream) AS r
+                      FROM per_stream) WHERE r = 1),
     -- The kernels beside their trace and device's busiest stream, the only ones read below, made
     -- first: SQLite tests a condition on k alone where it reads k, so joined to `busiest` there,
     -- every kernel was classed (gpu_class, kernel_rule_of), the busiest stream's too (97% of the
     -- shared control's kernels): most of this note's work, more than the report's own.
-    beside AS MATERIALIZED (SELECT k.trace, k.device, k.stream, k.uid, k.name, k.dur, b.stream AS main_stream
-                            FROM k JOIN busiest b ON b.trace = k.trace AND b.device = k.device AND k.stream <> b.stream),
+    beside AS MATERIALIZED (SELECT k.trace, k.device, k.stream, k.uid, e.name, k.dur, b.stream AS main_stream
+                            FROM k JOIN busiest b ON b.trace = k.trace AND b.device = k.device AND k.stream <> b.stream
+                            CROSS JOIN event e ON e.uid = k.uid),
     -- The streams with a communication kernel, once: a NOT EXISTS per kernel read every kernel of
     -- its stream again (3 minutes on 44 k kernels of one stream).
     comm_streams AS MATERIALIZED (SELECT DISTINCT trace, device, stream FROM beside WHERE gpu_class(uid) = 'communication'),
@@ -151,7 +156,7 @@ SELECT CASE WHEN @report IN ('timeline', 'timeline_ranks', 'overlap', 'overlap_g
                   || 'communication launched them (the largest: %s). If they communicate: '
                   || 'INSERT INTO kernel_rule(pattern, class) VALUES (''*%s*'', ''communication'')',
                   ns / 1e6, 100.0 * ns / trace_ns, trace, stream, main_stream,
-                  iif(device >= 0 AND (SELECT count(DISTINCT device) FROM k WHERE k.trace = worst.trace) > 1,
+                  iif(device >= 0 AND (SELECT count(DISTINCT device) FROM per_stream p WHERE p.trace = worst.trace) > 1,
                       printf(' of GPU %d', device), ''),
                   short_name(name), lower(short_name(name)))
     FROM worst)

@@ -14,11 +14,15 @@ overlap_group_comm AS MATERIALIZED (
   FROM overlap_group_rows o JOIN collective_kernel c ON c.uid = o.uid WHERE o.cls = 'comm'),
 k AS (SELECT DISTINCT trace, pg, phase FROM overlap_group_comm),
 comp AS (SELECT trace, union_ns(ts, end) AS ns FROM overlap_group_rows WHERE cls = 'comp' GROUP BY trace),
-u AS (SELECT x.trace, x.pg, x.phase, union_ns(x.ts, x.end) AS with_comp
-      FROM (SELECT trace, pg, phase, ts, end FROM overlap_group_comm
-            UNION ALL SELECT k.trace, k.pg, k.phase, r.ts, r.end FROM k
-            JOIN overlap_group_rows r ON r.trace = k.trace AND r.cls = 'comp') x
-      GROUP BY x.trace, x.pg, x.phase)
+-- Per group, its communication with all the rank's computation, one union each: the computation
+-- rows are read again per group, not copied per group and sorted by it (SQLite's GROUP BY over
+-- them was most of the report's work); union_ns sorts its own.
+u AS (SELECT k.trace, k.pg, k.phase,
+             (SELECT union_ns(x.ts, x.end)
+              FROM (SELECT c.ts, c.end FROM overlap_group_comm c WHERE c.trace = k.trace AND c.pg = k.pg AND c.phase = k.phase
+                    UNION ALL SELECT r.ts, r.end FROM overlap_group_rows r WHERE r.trace = k.trace AND r.cls = 'comp') x)
+               AS with_comp
+      FROM k)
 SELECT t.rank, o.pg AS process_group, o.phase, count(*) AS kernels, sum(o.bytes) AS bytes,
        round(sum(o.dur) / 1e6, 6) AS comm_ms, round((u.with_comp - coalesce(c.ns, 0)) / 1e6, 6) AS exposed_comm_ms,
        o.trace
