@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <future>
 #include <map>
 #include <memory>
@@ -549,23 +550,31 @@ struct GroupFlops {
   double top_flops[2] = {0, 0};
 };
 
-std::vector<GroupFlops> group_flops(sqlite3* db, const TreeDiff& d, const Groups& groups) {
+// The two sides' perf tables, each made on a thread of its own where a loaded store allows
+// (perf_table_job: the store only, no SQLite there) and kept for the connection as perf_table
+// keeps them: started before the diff is made, they are made while it is.
+using PerfJobs = std::array<std::future<std::shared_ptr<const PerfTable>>, 2>;
+PerfJobs start_perf_tables(sqlite3* db) {
+  PerfJobs jobs;
+  for (int s = 0; s < 2; ++s) try {
+      if (auto job = perf_table_job(db, s == 0 ? "main" : "other", true))
+        jobs[(size_t)s] = std::async(std::launch::async, std::move(job));
+    } catch (const std::system_error&) {  // (no thread to be had: that side's made by group_flops)
+    }
+  return jobs;
+}
+
+std::vector<GroupFlops> group_flops(sqlite3* db, const TreeDiff& d, const Groups& groups, PerfJobs& jobs) {
   std::vector<GroupFlops> out(groups.rows.size());
   std::vector<std::pair<int64_t, uint32_t>> by_lca;  // (the ancestor's uid in main, group)
   by_lca.reserve(groups.rows.size());
   for (size_t g = 0; g < groups.rows.size(); ++g) by_lca.emplace_back(groups.rows[g].lca, (uint32_t)g);
   std::sort(by_lca.begin(), by_lca.end());
-  // The two sides' tables at once: other's on a thread of its own (perf_table_job: the store only,
-  // no SQLite there), kept for the connection as perf_table keeps main's.
-  std::future<std::shared_ptr<const PerfTable>> other;
-  try {
-    if (auto job = perf_table_job(db, "other", true)) other = std::async(std::launch::async, std::move(job));
-  } catch (const std::system_error&) {  // (no thread to be had: other's computed here, after main's)
-  }
   for (int s = 0; s < 2; ++s) {
     std::string error;
+    auto& job = jobs[(size_t)s];
     const std::shared_ptr<const PerfTable> t =
-        s == 1 && other.valid() ? other.get() : perf_table(db, s == 0 ? "main" : "other", error);
+        job.valid() ? job.get() : perf_table(db, s == 0 ? "main" : "other", error);
     if (!t) continue;
     const Side& me = d.side[s];
     std::vector<int64_t> row(me.nodes.size());
@@ -627,10 +636,11 @@ struct DiffGroups {
 
   Positions rows(const TableCall& call) {
     std::string why;
+    PerfJobs jobs = start_perf_tables(call.db);
     d = diff_for(call.db, own, why);
     if (!d) throw FunctionError("tree_diff_groups: " + why);
     groups = groups_of(*d);
-    flops = group_flops(call.db, *d, groups);
+    flops = group_flops(call.db, *d, groups, jobs);
     names = json_names(*d);
     return {groups.rows.size()};
   }
