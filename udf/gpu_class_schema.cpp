@@ -1,5 +1,7 @@
 #include "udf/gpu_class_schema.h"
 
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "src/kind.h"
@@ -82,12 +84,22 @@ std::optional<GpuClass> SchemaGpuClasses::of_event(int64_t uid, GpuRule rule) {
   std::unique_ptr<TreeAccess> own;
   TreeAccess* tree = tree_for(db_, schema_, own);
   if (!tree->ok()) throw SqlError(tree->error());
-  auto row = tree->row(uid);
-  if (!row) return std::nullopt;
-  const Kind kind = kind_from_name(row->kind);
-  const GpuClass by_name = of_name(kind, row->name, rule);
+  // A loaded trace's event read in place (its name a view into the store), a saved one's row
+  // through SQL: this runs once per GPU event of the reports that class them.
+  Kind kind;
+  std::string_view name;
+  std::optional<TreeRow> row;
+  if (tree->store()) {
+    const std::optional<EventView> e = tree->event(uid);
+    if (!e) return std::nullopt;
+    kind = e->kind, name = e->name;
+  } else {
+    if (!(row = tree->row(uid))) return std::nullopt;
+    kind = kind_from_name(row->kind), name = row->name;
+  }
+  const GpuClass by_name = of_name(kind, name, rule);
   // A kernel no rule names is communication when a communication_context launched it.
-  if (by_name != GpuClass::compute || rule == GpuRule::hta || rule_for(row->name)) return by_name;
+  if (by_name != GpuClass::compute || rule == GpuRule::hta || rule_for(name)) return by_name;
   if (kind != Kind::kernel && !(kind == Kind::memset && rule == GpuRule::tracelens)) return by_name;
   find_structure();
   return under_communication_.count(uid) ? GpuClass::communication : GpuClass::compute;
