@@ -10,9 +10,9 @@
 -- read it, they were most of the report's time.)
 WITH ready AS MATERIALIZED (SELECT perf_tables('main', 'other') AS n),
 ms AS (SELECT name, count(*) AS n, sum(dur) AS total, avg(dur) / 1e3 AS mean_us, perf_sum(uid) AS p
-       FROM ready, main.kernel WHERE @name IS NULL OR name LIKE @name GROUP BY name),
+       FROM ready CROSS JOIN main.kernel WHERE @name IS NULL OR name LIKE @name GROUP BY name),
 os AS (SELECT name, count(*) AS n, sum(dur) AS total, avg(dur) / 1e3 AS mean_us, perf_sum(uid, 'other') AS p
-       FROM ready, other.kernel WHERE @name IS NULL OR name LIKE @name GROUP BY name),
+       FROM ready CROSS JOIN other.kernel WHERE @name IS NULL OR name LIKE @name GROUP BY name),
 names AS (SELECT name FROM ms UNION SELECT name FROM os)
 SELECT k.name,
        a.n AS main_count, round(a.p ->> 'tflops', 3) AS main_tflops, round((a.p ->> 'tbps') * 1e3, 1) AS main_gbps,

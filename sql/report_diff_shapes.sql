@@ -2,12 +2,13 @@
 -- Rows: counted_op on each side (modeled and kernel-launching ops with no modeled or counted op above, so
 -- each GPU nanosecond once). change: 'same shape' (on both sides), 'new shape' / 'shape gone'
 -- (the op is on both sides, this shape on one), 'op added' / 'op removed' (the op is on one side).
--- (Both sides' perf tables, which counted_op reads, made at once first: perf_tables.)
+-- (Both sides' perf tables, which counted_op reads, made at once first: perf_tables. CROSS JOIN
+-- keeps `ready` the outer loop: counted_op's scan would make main's table itself, before it.)
 WITH ready AS MATERIALIZED (SELECT perf_tables('main', 'other') AS n),
 a AS (SELECT name, input_dims, input_types, count(*) AS n, sum(gpu_ns) AS ns
-      FROM ready, main.counted_op WHERE @name IS NULL OR name LIKE @name GROUP BY name, input_dims, input_types),
+      FROM ready CROSS JOIN main.counted_op WHERE @name IS NULL OR name LIKE @name GROUP BY name, input_dims, input_types),
 b AS (SELECT name, input_dims, input_types, count(*) AS n, sum(gpu_ns) AS ns
-      FROM ready, other.counted_op WHERE @name IS NULL OR name LIKE @name GROUP BY name, input_dims, input_types),
+      FROM ready CROSS JOIN other.counted_op WHERE @name IS NULL OR name LIKE @name GROUP BY name, input_dims, input_types),
 keys AS (SELECT name, input_dims, input_types FROM a UNION SELECT name, input_dims, input_types FROM b),
 rows AS (SELECT k.name, k.input_dims, k.input_types, coalesce(a.n, 0) AS main_count,
                 coalesce(a.ns, 0) / 1e3 AS main_us, coalesce(b.n, 0) AS other_count, coalesce(b.ns, 0) / 1e3 AS other_us,

@@ -55,7 +55,7 @@ struct Names {
   std::unordered_map<std::string, std::pair<int32_t, int32_t>> ids;  // raw -> (diff name, raw)
   std::unordered_map<std::string, int32_t> normal;
   std::vector<const std::string*> raw;  // raw id -> the name (keys of ids: stable); nullptr: none
-  int32_t none = -1;                    // the raw id of a missing name, once one came
+  int32_t none = -1, none_text = -1;    // the raw id of a missing name, once one came; that of ""
   std::pair<int32_t, int32_t> operator()(const char* name) {
     auto [it, fresh] = ids.try_emplace(name ? name : "", 0, 0);
     if (fresh) {
@@ -64,9 +64,11 @@ struct Names {
       raw.push_back(&it->first);
     }
     if (name) return it->second;
-    if (none < 0) none = (int32_t)raw.size(), raw.push_back(nullptr);
+    if (none < 0) none_text = it->second.second, none = (int32_t)raw.size(), raw.push_back(nullptr);
     return {it->second.first, none};
   }
+  // The raw id of the name's text: a missing name's is ""'s (a label says "" for both).
+  int32_t as_text(int32_t id) const { return id == none ? none_text : id; }
   // A raw name as text ("" for none: labels and JSON lists) and as a column (NULL for none).
   const std::string& text(int32_t id) const {
     static const std::string empty;
@@ -459,7 +461,8 @@ std::vector<int32_t> launcher_names(const TreeDiff& d, const Side& me, std::vect
   };
   const std::vector<int32_t> launch = nearest_above(
       me.nodes.size(), [&](size_t k) { return me.nodes[k].parent; }, is_graph);
-  auto label = [&](int32_t a, int32_t b) {  // raw names: a, or "a > b" (b >= 0)
+  auto label = [&](int32_t a, int32_t b) {  // raw names: a, or "a > b" (b >= 0); one label per text
+    a = d.names.as_text(a), b = b < 0 ? b : d.names.as_text(b);
     auto [it, fresh] = label_of.try_emplace({a, b}, (int32_t)labels.size());
     if (fresh) labels.push_back(b < 0 ? d.names.text(a) : d.names.text(a) + " > " + d.names.text(b));
     return it->second;
@@ -636,7 +639,8 @@ struct DiffGroups {
 
   Positions rows(const TableCall& call) {
     std::string why;
-    PerfJobs jobs = start_perf_tables(call.db);
+    PerfJobs jobs;  // (not when diff_for refuses at once: its error would wait for the tables)
+    if (!token(call.db, "main").empty() && !token(call.db, "other").empty()) jobs = start_perf_tables(call.db);
     d = diff_for(call.db, own, why);
     if (!d) throw FunctionError("tree_diff_groups: " + why);
     groups = groups_of(*d);

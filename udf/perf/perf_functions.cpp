@@ -564,33 +564,29 @@ void perf_tables_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     std::string s = schema_arg(db, argv[i]);
     if (std::find(schemas.begin(), schemas.end(), s) == schemas.end()) schemas.push_back(std::move(s));
   }
-  // (Every job but the first on a thread; the rest here, after the jobs started. A job reads its
-  // store only, never the connection, so this thread may use SQLite meanwhile.)
-  std::vector<std::future<std::shared_ptr<const PerfTable>>> running;
+  // A loaded trace's table is a job (its store only, never the connection), each on a thread;
+  // the others are made here meanwhile, through SQL. With none of those, the first job runs here.
+  // (The futures wait for their jobs however this returns: the jobs read the connection's stores.)
+  std::vector<std::function<std::shared_ptr<const PerfTable>()>> jobs;
   std::vector<std::string> here;
-  std::function<std::shared_ptr<const PerfTable>()> first;
-  for (const std::string& s : schemas) {
-    auto job = perf_table_job(db, s, true);
-    if (!job) {
+  for (const std::string& s : schemas)
+    if (auto job = perf_table_job(db, s, true))
+      jobs.push_back(std::move(job));
+    else
       here.push_back(s);
-    } else if (!first) {
-      first = std::move(job);
-    } else {
-      try {
-        running.push_back(std::async(std::launch::async, job));
-      } catch (const std::system_error&) {  // (no thread to be had: made here)
-        here.push_back(s);
-      }
+  std::function<std::shared_ptr<const PerfTable>()> mine;
+  if (here.empty() && !jobs.empty()) mine = std::move(jobs.front()), jobs.erase(jobs.begin());
+  std::vector<std::future<std::shared_ptr<const PerfTable>>> running;
+  for (auto& job : jobs) try {
+      running.push_back(std::async(std::launch::async, job));
+    } catch (const std::system_error&) {  // (no thread to be had: made here, after the others)
+      running.push_back(std::async(std::launch::deferred, job));
     }
-  }
   int64_t ready = 0;
-  if (first && first()) ++ready;
+  if (mine && mine()) ++ready;
   for (const std::string& s : here) {
     std::string error;
-    if (!perf_table(db, s, error)) {
-      for (auto& r : running) r.wait();  // (the jobs read the connection's stores: done before an error returns)
-      throw FunctionError("perf_tables: " + error);
-    }
+    if (!perf_table(db, s, error)) throw FunctionError("perf_tables: " + error);
     ++ready;
   }
   for (auto& r : running)
