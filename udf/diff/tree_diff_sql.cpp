@@ -12,10 +12,10 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <system_error>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -553,31 +553,16 @@ struct GroupFlops {
   double top_flops[2] = {0, 0};
 };
 
-// The two sides' perf tables, each made on a thread of its own where a loaded store allows
-// (perf_table_job: the store only, no SQLite there) and kept for the connection as perf_table
-// keeps them: started before the diff is made, they are made while it is.
-using PerfJobs = std::array<std::future<std::shared_ptr<const PerfTable>>, 2>;
-PerfJobs start_perf_tables(sqlite3* db) {
-  PerfJobs jobs;
-  for (int s = 0; s < 2; ++s) try {
-      if (auto job = perf_table_job(db, s == 0 ? "main" : "other", true))
-        jobs[(size_t)s] = std::async(std::launch::async, std::move(job));
-    } catch (const std::system_error&) {  // (no thread to be had: that side's made by group_flops)
-    }
-  return jobs;
-}
-
-std::vector<GroupFlops> group_flops(sqlite3* db, const TreeDiff& d, const Groups& groups, PerfJobs& jobs) {
+// `tables`: main's and other's (PerfTablesAtOnce), nullptr for a side without one.
+std::vector<GroupFlops> group_flops(const TreeDiff& d, const Groups& groups,
+                                    const std::vector<std::shared_ptr<const PerfTable>>& tables) {
   std::vector<GroupFlops> out(groups.rows.size());
   std::vector<std::pair<int64_t, uint32_t>> by_lca;  // (the ancestor's uid in main, group)
   by_lca.reserve(groups.rows.size());
   for (size_t g = 0; g < groups.rows.size(); ++g) by_lca.emplace_back(groups.rows[g].lca, (uint32_t)g);
   std::sort(by_lca.begin(), by_lca.end());
   for (int s = 0; s < 2; ++s) {
-    std::string error;
-    auto& job = jobs[(size_t)s];
-    const std::shared_ptr<const PerfTable> t =
-        job.valid() ? job.get() : perf_table(db, s == 0 ? "main" : "other", error);
+    const std::shared_ptr<const PerfTable>& t = tables[(size_t)s];
     if (!t) continue;
     const Side& me = d.side[s];
     std::vector<int64_t> row(me.nodes.size());
@@ -639,12 +624,16 @@ struct DiffGroups {
 
   Positions rows(const TableCall& call) {
     std::string why;
-    PerfJobs jobs;  // (not when diff_for refuses at once: its error would wait for the tables)
-    if (!token(call.db, "main").empty() && !token(call.db, "other").empty()) jobs = start_perf_tables(call.db);
+    // Both sides' perf tables (their FLOPs) made while the diff is; not when diff_for refuses at
+    // once (no other attached), whose error would wait for main's.
+    std::optional<PerfTablesAtOnce> tables;
+    if (!token(call.db, "main").empty() && !token(call.db, "other").empty())
+      tables.emplace(call.db, std::vector<std::string>{"main", "other"});
     d = diff_for(call.db, own, why);
     if (!d) throw FunctionError("tree_diff_groups: " + why);
     groups = groups_of(*d);
-    flops = group_flops(call.db, *d, groups, jobs);
+    std::vector<std::string> errors;  // (a side without a table has no FLOPs)
+    flops = group_flops(*d, groups, tables->get(errors));
     names = json_names(*d);
     return {groups.rows.size()};
   }

@@ -4,14 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <future>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <tuple>
 #include <vector>
 
@@ -553,10 +550,9 @@ void kernel_rule_of_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 }
 
 // perf_tables(schema, ...): makes the perf tables of the schemas named (the ones every perf
-// function of that schema reads) at once, a loaded trace's on a thread of its own, where each
-// would otherwise be made when a query first reads it, one after the other: a diff report reads
-// both sides' (sql/report_diff_kernels.sql). A saved database's, or one with the user's models,
-// is made on this thread (through SQL). Returns how many tables are ready.
+// function of that schema reads) at once (PerfTablesAtOnce), where each would otherwise be made
+// when a query first reads it, one after the other: a diff report reads both sides'
+// (sql/report_diff_kernels.sql). Returns how many tables are ready.
 void perf_tables_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3* db = sqlite3_context_db_handle(ctx);
   std::vector<std::string> schemas;
@@ -564,34 +560,12 @@ void perf_tables_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     std::string s = schema_arg(db, argv[i]);
     if (std::find(schemas.begin(), schemas.end(), s) == schemas.end()) schemas.push_back(std::move(s));
   }
-  // A loaded trace's table is a job (its store only, never the connection), each on a thread;
-  // the others are made here meanwhile, through SQL. With none of those, the first job runs here.
-  // (The futures wait for their jobs however this returns: the jobs read the connection's stores.)
-  std::vector<std::function<std::shared_ptr<const PerfTable>()>> jobs;
-  std::vector<std::string> here;
-  for (const std::string& s : schemas)
-    if (auto job = perf_table_job(db, s, true))
-      jobs.push_back(std::move(job));
-    else
-      here.push_back(s);
-  std::function<std::shared_ptr<const PerfTable>()> mine;
-  if (here.empty() && !jobs.empty()) mine = std::move(jobs.front()), jobs.erase(jobs.begin());
-  std::vector<std::future<std::shared_ptr<const PerfTable>>> running;
-  for (auto& job : jobs) try {
-      running.push_back(std::async(std::launch::async, job));
-    } catch (const std::system_error&) {  // (no thread to be had: made here, after the others)
-      running.push_back(std::async(std::launch::deferred, job));
-    }
-  int64_t ready = 0;
-  if (mine && mine()) ++ready;
-  for (const std::string& s : here) {
-    std::string error;
-    if (!perf_table(db, s, error)) throw FunctionError("perf_tables: " + error);
-    ++ready;
-  }
-  for (auto& r : running)
-    if (r.get()) ++ready;
-  sqlite3_result_int64(ctx, ready);
+  PerfTablesAtOnce at_once(db, schemas);
+  std::vector<std::string> errors;
+  const std::vector<std::shared_ptr<const PerfTable>> tables = at_once.get(errors);
+  for (size_t k = 0; k < tables.size(); ++k)
+    if (!tables[k]) throw FunctionError("perf_tables: " + errors[k]);
+  sqlite3_result_int64(ctx, (int64_t)tables.size());
 }
 
 // has_perf_model(name) / op_category(name): the connection's user models (user_models.h) first.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -1012,6 +1013,24 @@ std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, co
     if (keep) remember(db, schema, k, t);  // (the cache is shared under its mutex)
     return std::shared_ptr<const PerfTable>(t);
   };
+}
+
+PerfTablesAtOnce::PerfTablesAtOnce(sqlite3* db, std::vector<std::string> schemas)
+    : db_(db), schemas_(std::move(schemas)), jobs_(schemas_.size()) {
+  for (size_t k = 0; k < schemas_.size(); ++k) try {
+      if (auto job = perf_table_job(db_, schemas_[k], true)) jobs_[k] = std::async(std::launch::async, std::move(job));
+    } catch (const std::system_error&) {  // (no thread to be had: get() makes that one)
+    }
+}
+
+std::vector<std::shared_ptr<const PerfTable>> PerfTablesAtOnce::get(std::vector<std::string>& errors) {
+  std::vector<std::shared_ptr<const PerfTable>> out(schemas_.size());
+  errors.assign(schemas_.size(), "");
+  for (size_t k = 0; k < schemas_.size(); ++k)  // (those with no job first: made while the jobs run)
+    if (!jobs_[k].valid()) out[k] = perf_table(db_, schemas_[k], errors[k]);
+  for (size_t k = 0; k < schemas_.size(); ++k)
+    if (jobs_[k].valid()) out[k] = jobs_[k].get();
+  return out;
 }
 
 namespace {

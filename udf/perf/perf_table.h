@@ -24,6 +24,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -104,6 +105,22 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
 // or with the user's models, whose pass reads through SQL: call perf_table.
 std::function<std::shared_ptr<const PerfTable>()> perf_table_job(sqlite3* db, const std::string& schema,
                                                                  bool keep = false);
+
+// Several schemas' tables made at once (a diff's two sides), kept as perf_table keeps them: each
+// loaded trace's by its job (perf_table_job) on a thread of its own from construction; get()
+// makes the others on the calling thread meanwhile (a saved database, the user's models: through
+// SQL), then waits for the jobs. Destroying it waits for jobs still running (they read the stores).
+class PerfTablesAtOnce {
+ public:
+  PerfTablesAtOnce(sqlite3* db, std::vector<std::string> schemas);
+  // The tables in the schemas' order; nullptr, with errors[k] set, for one that has none.
+  std::vector<std::shared_ptr<const PerfTable>> get(std::vector<std::string>& errors);
+
+ private:
+  sqlite3* db_;
+  std::vector<std::string> schemas_;
+  std::vector<std::future<std::shared_ptr<const PerfTable>>> jobs_;  // per schema; none: made by get()
+};
 
 // For a scalar function taking (uid [, schema]): the schema's table, and the row of uid. nullptr
 // when the function's result is already set: NULL for a NULL uid, else an error naming `fn`
