@@ -7,7 +7,7 @@
 #include "src/kind.h"
 #include "src/sqlite_util.h"
 #include "udf/connection_cache.h"
-#include "udf/tree/tree_access.h"
+#include "udf/statement_memo.h"
 
 namespace tlsql {
 
@@ -23,12 +23,22 @@ void SchemaGpuClasses::refresh() {
   if (rules == rules_ && !rules_.rules().empty()) return;
   rules_ = std::move(rules);
   rule_of_ = {};
+  stored_rule_of_.clear();
 }
 
 const KernelRule* SchemaGpuClasses::rule_for(std::string_view name) {
   refresh();
   const int i = rule_of_.get(name, [&](std::string_view n) {
     const KernelRule* r = rules_.match(n);
+    return r ? (int)(r - rules_.rules().data()) : -1;
+  });
+  return i < 0 ? nullptr : &rules_.rules()[(size_t)i];
+}
+
+const KernelRule* SchemaGpuClasses::stored_rule_for(std::string_view name) {
+  refresh();
+  const int i = stored_rule_of_.get(name, [&](std::string_view n) {
+    const KernelRule* r = rule_for(n);
     return r ? (int)(r - rules_.rules().data()) : -1;
   });
   return i < 0 ? nullptr : &rules_.rules()[(size_t)i];
@@ -42,14 +52,11 @@ GpuClass SchemaGpuClasses::of_name(Kind kind, std::string_view name, GpuRule rul
   return r ? r->cls : GpuClass::compute;
 }
 
-void SchemaGpuClasses::find_structure() {
+void SchemaGpuClasses::find_structure(TreeAccess& tree) {
   if (structure_known_) return;
   // The ops and annotations that say communication, then the GPU work beneath each with no other
   // op or annotation in between: what launched a kernel is its innermost op or annotation
   // (torchrec's "## KJTAllToAllTensorsAwaitable wait() ##" wraps fbgemm's permutes, which compute).
-  std::unique_ptr<TreeAccess> own;
-  TreeAccess* tree = tree_for(db_, schema_, own);
-  if (!tree->ok()) throw SqlError(tree->error());
   std::vector<int64_t> roots;
   EventScan ops;  // (in any order: what is found below is a set)
   ops.kinds = {Kind::cpu_op, Kind::annotation};
@@ -57,51 +64,51 @@ void SchemaGpuClasses::find_structure() {
   // Decided once per name (a trace's ops repeat a few thousand names; the rule lowercases and
   // matches each against the kernel rules): for an op and an annotation it is the name's alone.
   NameMemo<bool> says;
-  tree->scan(ops, [&](const EventView& e) {
-    if (says.get(e.name, [&](std::string_view name) { return communication_context(e.kind, name); }))
-      roots.push_back(e.uid);
+  StoredNameMemo<bool> stored_says;  // (a loaded trace's names, by place)
+  tree.scan(ops, [&](const EventView& e) {
+    auto decide = [&](std::string_view name) { return communication_context(e.kind, name); };
+    if (tree.store() ? stored_says.get(e.name, decide) : says.get(e.name, decide)) roots.push_back(e.uid);
   });
   std::unordered_set<int64_t> seen;  // (a file's parent links may loop: each node once)
   for (int64_t root : roots) {
-    std::vector<int64_t> stack = tree->children(root);
+    std::vector<int64_t> stack = tree.children(root);
     while (!stack.empty()) {
       const int64_t u = stack.back();
       stack.pop_back();
       if (!seen.insert(u).second) continue;
-      auto row = tree->row(u);
+      auto row = tree.row(u);
       if (!row) continue;
       const Kind k = kind_from_name(row->kind);
       if (k == Kind::cpu_op || k == Kind::annotation) continue;  // its own launcher: a root if it says so
       if (is_gpu_work(k)) under_communication_.insert(u);
-      for (int64_t c : tree->children(u)) stack.push_back(c);
+      for (int64_t c : tree.children(u)) stack.push_back(c);
     }
-    if (std::string e = tree->take_walk_error(); !e.empty()) throw SqlError(e);
+    if (std::string e = tree.take_walk_error(); !e.empty()) throw SqlError(e);
   }
   structure_known_ = true;
 }
 
-std::optional<GpuClass> SchemaGpuClasses::of_event(int64_t uid, GpuRule rule) {
-  std::unique_ptr<TreeAccess> own;
-  TreeAccess* tree = tree_for(db_, schema_, own);
-  if (!tree->ok()) throw SqlError(tree->error());
+std::optional<GpuClass> SchemaGpuClasses::of_event(TreeAccess& tree, int64_t uid, GpuRule rule) {
   // A loaded trace's event read in place (its name a view into the store), a saved one's row
   // through SQL: this runs once per GPU event of the reports that class them.
   Kind kind;
   std::string_view name;
   std::optional<TreeRow> row;
-  if (tree->store()) {
-    const std::optional<EventView> e = tree->event(uid);
+  if (tree.store()) {
+    const std::optional<EventView> e = tree.event(uid);
     if (!e) return std::nullopt;
     kind = e->kind, name = e->name;
   } else {
-    if (!(row = tree->row(uid))) return std::nullopt;
+    if (!(row = tree.row(uid))) return std::nullopt;
     kind = kind_from_name(row->kind), name = row->name;
   }
-  const GpuClass by_name = of_name(kind, name, rule);
-  // A kernel no rule names is communication when a communication_context launched it.
-  if (by_name != GpuClass::compute || rule == GpuRule::hta || rule_for(name)) return by_name;
-  if (kind != Kind::kernel && !(kind == Kind::memset && rule == GpuRule::tracelens)) return by_name;
-  find_structure();
+  if (!is_gpu_work(kind)) return GpuClass::none;
+  if (kind == Kind::memcpy || rule == GpuRule::hta || (kind == Kind::memset && rule == GpuRule::tlsql))
+    return of_name(kind, name, rule);  // (the rules do not decide these)
+  // What is left, a kernel (or a memset, which TraceLens's rule classes as one), by the rules; one
+  // no rule names is communication when a communication_context launched it.
+  if (const KernelRule* r = tree.store() ? stored_rule_for(name) : rule_for(name)) return r->cls;
+  find_structure(tree);
   return under_communication_.count(uid) ? GpuClass::communication : GpuClass::compute;
 }
 
@@ -111,6 +118,16 @@ SchemaGpuClasses& schema_gpu_classes(sqlite3* db, const std::string& schema, std
     return *c;
   own = make();
   return *own;
+}
+
+SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own) {
+  using Memo = ArgMemo<SchemaGpuClasses*>;  // (the connection's: one made for a call is not kept)
+  Memo* memo = statement_memo<Memo>(ctx, kGpuClassesMemo);
+  if (auto* kept = memo ? memo->find(schema) : nullptr) return **kept;
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  SchemaGpuClasses& classes = schema_gpu_classes(db, schema_arg(db, schema), own);
+  if (memo && !own) memo->add(schema, &classes);
+  return classes;
 }
 
 }  // namespace tlsql

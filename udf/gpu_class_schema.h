@@ -14,6 +14,7 @@
 
 #include "udf/gpu_class.h"
 #include "udf/perf/name_memo.h"
+#include "udf/tree/tree_access.h"
 
 namespace tlsql {
 
@@ -22,20 +23,23 @@ class SchemaGpuClasses {
   SchemaGpuClasses(sqlite3* db, std::string schema);
   // The class of an event of that kind and name by the rules alone.
   GpuClass of_name(Kind kind, std::string_view name, GpuRule rule);
-  // The class of event `uid`: the rules, then what launched it. nullopt: no event has that uid.
-  std::optional<GpuClass> of_event(int64_t uid, GpuRule rule);
+  // The class of event `uid` of the schema's `tree`: the rules, then what launched it. nullopt: no
+  // event has that uid.
+  std::optional<GpuClass> of_event(TreeAccess& tree, int64_t uid, GpuRule rule);
   // The rule that classes a kernel of that name, or nullptr.
   const KernelRule* rule_for(std::string_view name);
 
  private:
-  void refresh();         // re-reads the rules when the connection changed rows since
-  void find_structure();  // the GPU events below a communication_context (once)
+  void refresh();                         // re-reads the rules when the connection changed rows since
+  void find_structure(TreeAccess& tree);  // the GPU events below a communication_context (once)
 
   sqlite3* db_;
   std::string schema_;
   int64_t changes_ = -1;
   KernelRules rules_;
-  NameMemo<int> rule_of_;  // index in rules_, -1 for none
+  const KernelRule* stored_rule_for(std::string_view name);  // rule_for, a name in the schema's store
+  NameMemo<int> rule_of_;                                    // index in rules_, -1 for none
+  StoredNameMemo<int> stored_rule_of_;                       // the same, by place
   bool structure_known_ = false;
   std::unordered_set<int64_t> under_communication_;
 };
@@ -43,5 +47,8 @@ class SchemaGpuClasses {
 // The connection's SchemaGpuClasses for `schema` (connection_cache.h: kept for what the schema
 // holds), else one made into `own`. Throws SqlError (a kernel_rule row tlsql would not write).
 SchemaGpuClasses& schema_gpu_classes(sqlite3* db, const std::string& schema, std::unique_ptr<SchemaGpuClasses>& own);
+// The same for a function's `schema` argument (nullptr: "main"; schema_arg), resolved on the
+// statement's first call and kept in its memo for the calls after it (udf/statement_memo.h).
+SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own);
 
 }  // namespace tlsql

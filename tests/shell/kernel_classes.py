@@ -170,6 +170,33 @@ check(got.get("otherlib::mystery_kernel") == "communication" and got.get("mylib:
       "communication", f"python + extension: the saved rules and launchers ({got})")
 con.close()
 
+# One statement over two schemas whose rules differ (udf/statement_memo.h keeps what each schema
+# argument resolved to for the statement's run): each call answers for its own schema, a loaded
+# trace beside a saved database, and a column of schema names alternating row by row.
+r = run("ep_step.json", "-c", "ATTACH 'ep.db' AS a",
+        "-c", "SELECT gpu_class(uid), gpu_class(uid, NULL, 'a'), gpu_class(uid, NULL, 'main') FROM kernel "
+              "WHERE name LIKE '%mystery%'")
+check(rows(r) == [["compute", "communication", "compute"]],
+      f"loaded main (shipped rules) and saved a (the user's) in one statement: {r.stdout!r} {r.stderr.strip()[:200]}")
+r = run("ep_step.json", "-o", "plain.db", "-c", "SELECT 1")
+check(r.returncode == 0, f"saved without the user's rules: {r.stderr.strip()[:200]}")
+con = sqlite3.connect(":memory:")
+con.enable_load_extension(True)
+con.load_extension(lib)
+con.execute("ATTACH 'ep.db' AS a")
+con.execute("ATTACH 'plain.db' AS b")
+alternating = ("WITH v(o, s) AS (VALUES (1, 'a'), (2, 'b'), (3, 'a'), (4, 'b')) SELECT s, gpu_class(k.uid, NULL, s) "
+               "FROM v, a.kernel k WHERE k.name LIKE '%mystery%' ORDER BY o")
+got = con.execute(alternating).fetchall()
+check(got == [("a", "communication"), ("b", "compute")] * 2, f"a column of schema names, row by row: {got}")
+# The same statement run again (Python keeps it prepared) after b holds another database: what
+# a run resolved is not kept past it.
+con.execute("DETACH b")
+con.execute("ATTACH 'ep.db' AS b")
+got = con.execute(alternating).fetchall()
+check(got == [("a", "communication"), ("b", "communication")] * 2, f"re-run after b was attached anew: {got}")
+con.close()
+
 # Hostile rules in a file: refused with a clear error, at once.
 for name, edit, msg in [
         ("bad_class.db", "INSERT INTO kernel_rule VALUES ('*x*', 'compute', NULL, 'user', 100)", None),

@@ -510,9 +510,11 @@ void gpu_class_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!rule_arg(ctx, argc > 1 ? argv[1] : nullptr, "gpu_class", rule)) return;
   int64_t uid;
   if (!uid_arg(ctx, argv[0], "gpu_class", uid)) return;
-  sqlite3* db = sqlite3_context_db_handle(ctx);
+  sqlite3_value* schema = argc > 2 ? argv[2] : nullptr;
+  std::unique_ptr<EventSource> own_tree;
+  EventSource& tree = event_source(ctx, schema, own_tree);
   std::unique_ptr<SchemaGpuClasses> own;
-  auto c = schema_gpu_classes(db, schema_arg(db, argc > 2 ? argv[2] : nullptr), own).of_event(uid, rule);
+  auto c = gpu_classes_arg(ctx, schema, own).of_event(tree, uid, rule);
   if (!c) throw FunctionError(fmt::format("no event has uid {}", uid));
   class_result(ctx, *c);
 }
@@ -527,11 +529,9 @@ void gpu_class_of_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (!k || !n) return sqlite3_result_null(ctx);
   const Kind kind = kind_from_name(reinterpret_cast<const char*>(k));
   if (!is_gpu_work(kind)) return sqlite3_result_null(ctx);
-  sqlite3* db = sqlite3_context_db_handle(ctx);
   std::unique_ptr<SchemaGpuClasses> own;
   const std::string_view name(reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[1]));
-  class_result(ctx,
-               schema_gpu_classes(db, schema_arg(db, argc > 3 ? argv[3] : nullptr), own).of_name(kind, name, rule));
+  class_result(ctx, gpu_classes_arg(ctx, argc > 3 ? argv[3] : nullptr, own).of_name(kind, name, rule));
 }
 
 // kernel_rule_of(name [, schema]): the pattern of the kernel rule that classes a kernel of that
@@ -539,10 +539,9 @@ void gpu_class_of_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 void kernel_rule_of_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   const unsigned char* n = sqlite3_value_text(argv[0]);
   if (!n) return sqlite3_result_null(ctx);
-  sqlite3* db = sqlite3_context_db_handle(ctx);
   std::unique_ptr<SchemaGpuClasses> own;
   const std::string_view name(reinterpret_cast<const char*>(n), (size_t)sqlite3_value_bytes(argv[0]));
-  const KernelRule* r = schema_gpu_classes(db, schema_arg(db, argc > 1 ? argv[1] : nullptr), own).rule_for(name);
+  const KernelRule* r = gpu_classes_arg(ctx, argc > 1 ? argv[1] : nullptr, own).rule_for(name);
   if (!r) return sqlite3_result_null(ctx);
   const std::string& v = function_data(ctx) ? r->subclass : r->pattern;
   if (v.empty()) return sqlite3_result_null(ctx);

@@ -12,6 +12,7 @@
 #include "src/sql_names.h"
 #include "udf/connection_cache.h"
 #include "udf/sql_function.h"
+#include "udf/statement_memo.h"
 
 namespace tlsql {
 
@@ -168,6 +169,19 @@ TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<Tre
     return t;
   own = std::make_unique<TreeAccess>(db, schema);
   return own.get();
+}
+
+TreeAccess* tree_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<TreeAccess>& own) {
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  // (the schema, and the connection's tree for it: nullptr where tree_for made one for the call)
+  using Memo = ArgMemo<std::pair<std::string, TreeAccess*>>;
+  Memo* memo = statement_memo<Memo>(ctx, kSchemaTreeMemo);
+  if (auto* kept = memo ? memo->find(schema) : nullptr)
+    return kept->second ? kept->second : tree_for(db, kept->first, own);
+  const std::string name = schema_arg(db, schema);
+  TreeAccess* tree = tree_for(db, name, own);
+  if (memo) memo->add(schema, {name, own ? nullptr : tree});
+  return tree;
 }
 
 EventSource::EventSource(sqlite3* db, const std::string& schema)
@@ -401,6 +415,12 @@ EventView sql_event(sqlite3_stmt* q) {
 
 EventSource& event_source(sqlite3* db, sqlite3_value* schema, std::unique_ptr<EventSource>& own) {
   EventSource* s = tree_for(db, schema_arg(db, schema), own);
+  if (!s->ok()) throw FunctionError(s->error());
+  return *s;
+}
+
+EventSource& event_source(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<EventSource>& own) {
+  EventSource* s = tree_arg(ctx, schema, own);
   if (!s->ok()) throw FunctionError(s->error());
   return *s;
 }

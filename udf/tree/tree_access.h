@@ -116,9 +116,16 @@ std::string cycle_at(int64_t uid);
 // on every connection, a saved database's where statements are kept), else one made into `own`.
 // Check ok() either way.
 TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own);
+// The tree of the schema a scalar function's `schema` argument names (nullptr: "main"), for one
+// call: schema_arg then tree_for on the statement's first call, kept in the statement's memo
+// (udf/statement_memo.h) for the calls after it where the tree is the connection's; else made
+// into `own` for the call. Throws as schema_arg; check ok().
+TreeAccess* tree_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<TreeAccess>& own);
 // A function's EventSource: its schema argument (nullptr: "main") resolved once with schema_arg,
 // then tree_for. Throws SchemaError / FunctionError naming what is wrong.
 EventSource& event_source(sqlite3* db, sqlite3_value* schema, std::unique_ptr<EventSource>& own);
+// The same for a scalar function's call (tree_arg): what a function called once per row uses.
+EventSource& event_source(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<EventSource>& own);
 
 // The schema a function's optional `schema` argument names: "main" when absent, else the name
 // given, except "db:TOKEN" (what tlsql's own views pass, from their schema's tlsql_self table),

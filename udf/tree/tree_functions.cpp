@@ -128,8 +128,7 @@ struct TreeWalk {
 TreeAccess* open_tree(sqlite3_context* ctx, int argc, sqlite3_value** argv, const char* fn, int64_t& uid,
                       std::optional<TreeRow>& row, std::unique_ptr<TreeAccess>& own) {
   if (!uid_arg(ctx, argv[0], fn, uid)) return nullptr;
-  std::string schema = schema_arg(sqlite3_context_db_handle(ctx), argc > 1 ? argv[1] : nullptr);
-  TreeAccess* tree = tree_for(sqlite3_context_db_handle(ctx), schema, own);
+  TreeAccess* tree = tree_arg(ctx, argc > 1 ? argv[1] : nullptr, own);
   if (!tree->ok()) {
     sqlite3_result_error(ctx, fmt::format("{}: {}", fn, tree->error()).c_str(), -1);
     return nullptr;
