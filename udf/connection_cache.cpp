@@ -39,15 +39,16 @@ ConnectionState* state_of(sqlite3* db) {
   return it == states().end() ? nullptr : it->second;
 }
 
-void* cached_in(ConnectionState* s, Cache ConnectionState::*which, bool statements, const std::string& key,
-                const SchemaIdentity& made_for, const std::function<std::shared_ptr<void>()>& make) {
+std::shared_ptr<void> cached_in(ConnectionState* s, Cache ConnectionState::*which, bool statements,
+                                const std::string& key, const SchemaIdentity& made_for,
+                                const std::function<std::shared_ptr<void>()>& make) {
   if (!s) return nullptr;
   {
     std::lock_guard<std::mutex> lock(s->mu);
     if (statements && !s->statements_enabled) return nullptr;
     Cache& c = s->*which;
     if (auto it = c.entries.find(key); it != c.entries.end() && it->second.made_for == made_for)
-      return it->second.object.get();
+      return it->second.object;
   }
   // Made outside the lock (it may prepare statements or read a whole trace); one connection is
   // used by one thread at a time.
@@ -59,7 +60,7 @@ void* cached_in(ConnectionState* s, Cache ConnectionState::*which, bool statemen
   Entry& e = c.entries[key];
   if (e.object) c.retired.push_back(std::move(e.object));
   e = Entry{std::move(obj), made_for};
-  return e.object.get();
+  return e.object;
 }
 
 }  // namespace
@@ -106,6 +107,11 @@ void drop_connection_cache(sqlite3* db) {
 
 void* connection_cached(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
                         const std::function<std::shared_ptr<void>()>& make) {
+  return cached_in(state_of(db), &ConnectionState::data, false, key, made_for, make).get();
+}
+
+std::shared_ptr<void> connection_cached_shared(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
+                                               const std::function<std::shared_ptr<void>()>& make) {
   return cached_in(state_of(db), &ConnectionState::data, false, key, made_for, make);
 }
 
@@ -115,7 +121,7 @@ void* connection_cached(sqlite3* db, const std::string& key, const std::function
 
 void* connection_statements(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
                             const std::function<std::shared_ptr<void>()>& make) {
-  return cached_in(state_of(db), &ConnectionState::statements, true, key, made_for, make);
+  return cached_in(state_of(db), &ConnectionState::statements, true, key, made_for, make).get();
 }
 
 void* connection_part(sqlite3* db, const std::string& key, const std::function<std::shared_ptr<void>()>& make) {

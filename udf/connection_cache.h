@@ -54,6 +54,19 @@ T* connection_cached(sqlite3* db, const std::string& key, const SchemaIdentity& 
   return static_cast<T*>(connection_cached(db, key, made_for, [&]() -> std::shared_ptr<void> { return make(); }));
 }
 
+// The same, shared: for a holder that must keep the object alive past the cache's own hold (a
+// statement's memo, udf/statement_memo.h: the state may be replaced, with its objects, while a
+// statement runs, when a host registers the functions again).
+std::shared_ptr<void> connection_cached_shared(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
+                                               const std::function<std::shared_ptr<void>()>& make);
+
+template <class T>
+std::shared_ptr<T> connection_cached_shared(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,
+                                            const std::function<std::unique_ptr<T>()>& make) {
+  return std::static_pointer_cast<T>(
+      connection_cached_shared(db, key, made_for, [&]() -> std::shared_ptr<void> { return make(); }));
+}
+
 // An object holding prepared statements, cached as above only where the owner opted in; nullptr
 // otherwise (the caller then makes its own for the call).
 void* connection_statements(sqlite3* db, const std::string& key, const SchemaIdentity& made_for,

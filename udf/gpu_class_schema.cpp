@@ -112,22 +112,44 @@ std::optional<GpuClass> SchemaGpuClasses::of_event(TreeAccess& tree, int64_t uid
   return under_communication_.count(uid) ? GpuClass::communication : GpuClass::compute;
 }
 
+namespace {
+std::shared_ptr<SchemaGpuClasses> shared_classes(sqlite3* db, const std::string& schema, const SchemaIdentity& id) {
+  return connection_cached_shared<SchemaGpuClasses>(db, "gpu_classes:" + schema, id,
+                                                    [&] { return std::make_unique<SchemaGpuClasses>(db, schema); });
+}
+
+// What gpu_classes_arg keeps for a schema argument (the classes shared, alive as long as it).
+struct KeptClasses {
+  KeptSchema at;
+  std::shared_ptr<SchemaGpuClasses> classes;
+};
+}  // namespace
+
 SchemaGpuClasses& schema_gpu_classes(sqlite3* db, const std::string& schema, std::unique_ptr<SchemaGpuClasses>& own) {
-  auto make = [&] { return std::make_unique<SchemaGpuClasses>(db, schema); };
-  if (auto* c = connection_cached<SchemaGpuClasses>(db, "gpu_classes:" + schema, schema_identity(db, schema), make))
-    return *c;
-  own = make();
+  if (std::shared_ptr<SchemaGpuClasses> c = shared_classes(db, schema, schema_identity(db, schema)))
+    return *c;  // (the connection's cache holds it)
+  own = std::make_unique<SchemaGpuClasses>(db, schema);
   return *own;
 }
 
-SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own) {
-  using Memo = ArgMemo<SchemaGpuClasses*>;  // (the connection's: one made for a call is not kept)
-  Memo* memo = statement_memo<Memo>(ctx, kGpuClassesMemo);
-  if (auto* kept = memo ? memo->find(schema) : nullptr) return **kept;
+SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own,
+                                  TreeAccess** tree, std::unique_ptr<TreeAccess>* own_tree) {
   sqlite3* db = sqlite3_context_db_handle(ctx);
-  SchemaGpuClasses& classes = schema_gpu_classes(db, schema_arg(db, schema), own);
-  if (memo && !own) memo->add(schema, &classes);
-  return classes;
+  using Memo = ArgMemo<KeptClasses>;
+  Memo* memo = memo_may_keep(schema) ? statement_memo<Memo>(ctx, kGpuClassesMemo) : nullptr;
+  KeptClasses fresh;
+  const KeptClasses* kept = memo ? memo->find(schema) : nullptr;
+  if (!kept || !still_holds(db, kept->at)) {
+    fresh.at = keep_schema(db, schema);
+    fresh.classes = shared_classes(db, fresh.at.schema, fresh.at.id);
+    kept = &fresh;
+    if (KeptClasses* put = fresh.classes && memo ? memo->put(schema, fresh) : nullptr) kept = put;
+  }
+  // (what `fresh` holds the connection's cache holds too, alive past this call)
+  if (tree) *tree = kept->at.tree ? kept->at.tree.get() : tree_for(db, kept->at.schema, *own_tree);
+  if (kept->classes) return *kept->classes;
+  own = std::make_unique<SchemaGpuClasses>(db, kept->at.schema);
+  return *own;
 }
 
 }  // namespace tlsql

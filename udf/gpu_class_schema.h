@@ -48,7 +48,10 @@ class SchemaGpuClasses {
 // holds), else one made into `own`. Throws SqlError (a kernel_rule row tlsql would not write).
 SchemaGpuClasses& schema_gpu_classes(sqlite3* db, const std::string& schema, std::unique_ptr<SchemaGpuClasses>& own);
 // The same for a function's `schema` argument (nullptr: "main"; schema_arg), resolved on the
-// statement's first call and kept in its memo for the calls after it (udf/statement_memo.h).
-SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own);
+// statement's first call and kept in its memo for the calls after it while the schema holds what it
+// did (udf/statement_memo.h); with `tree`, the schema's tree too (made into `own_tree` where it is
+// not the connection's).
+SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own,
+                                  TreeAccess** tree = nullptr, std::unique_ptr<TreeAccess>* own_tree = nullptr);
 
 }  // namespace tlsql

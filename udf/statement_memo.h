@@ -11,9 +11,12 @@
 // planned), statement_memo returns nullptr and the caller works its answer out per call, as it
 // did before: slower, never different.
 //
-// Why a run of a statement is the right lifetime: within one run, nothing these memos hold can
-// change (ATTACH, DETACH and a reload are statements of their own; a schema's file is read in one
-// transaction, its data version fixed), and between runs anything may, so nothing outlives one.
+// What a memo keeps may not hold for the whole run: between two steps of a statement its host may
+// run others on the connection (DETACH, ATTACH, a reload with tlsql_load, registering the functions
+// again) and another connection may write a saved database. So a memo of what a schema argument
+// names keeps what the schema held then (schema_identity) and checks it on every call, keeps the
+// connection's objects shared (alive even where the connection's cache lets them go), and works a
+// db:TOKEN out per call (an ATTACH may make it name another schema). Between runs SQLite frees it.
 #pragma once
 
 #include <sqlite3.h>
@@ -53,10 +56,13 @@ class ArgMemo {
       if (e.null == k.null && e.text == k.text) return &e.value;
     return nullptr;
   }
-  void add(sqlite3_value* arg, Value value) {
-    if (entries_.size() >= 16) return;
+  // Keeps `value` for `arg`'s text (replacing what was kept for it); nullptr when 16 are kept.
+  Value* put(sqlite3_value* arg, Value value) {
+    if (Value* kept = find(arg)) return &(*kept = std::move(value));
+    if (entries_.size() >= 16) return nullptr;
     const Key k = key(arg);
     entries_.push_back({k.null, std::string(k.text), std::move(value)});
+    return &entries_.back().value;
   }
 
  private:

@@ -195,6 +195,45 @@ con.execute("DETACH b")
 con.execute("ATTACH 'ep.db' AS b")
 got = con.execute(alternating).fetchall()
 check(got == [("a", "communication"), ("b", "communication")] * 2, f"re-run after b was attached anew: {got}")
+# Between two steps of a running statement its host may change what a schema holds: each call
+# answers for what it holds at that call, as if nothing were kept (the memo re-checks the schema's
+# identity). Python steps a row ahead, so the first row is before the change and the last after.
+mystery = con.execute("SELECT uid FROM a.kernel WHERE name LIKE '%mystery%'").fetchone()[0]
+q = (f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5) "
+     f"SELECT i, gpu_class({mystery}, NULL, 'b'), kernel_rule_of('otherlib::mystery_kernel', 'b') FROM n")
+con.execute("DETACH b")
+con.execute("ATTACH 'plain.db' AS b")
+cur = con.execute(q)
+first = cur.fetchone()
+con.execute("DETACH b")
+con.execute("ATTACH 'ep.db' AS b")
+got = [first] + cur.fetchall()
+check(got[0][1:] == ("compute", None) and got[-1][1:] == ("communication", "*otherlib::mystery*"),
+      f"b attached anew between two steps: the later rows answer for the new b: {got}")
+cur = con.execute(q)
+cur.fetchone()
+con.execute("DETACH b")
+try:
+    cur.fetchall()
+    check(False, "b detached between two steps: the later rows should fail")
+except sqlite3.OperationalError as e:
+    check("no database is attached as 'b'" in str(e), f"b detached between two steps: {e}")
+# A trace reloaded under the same name between two steps (tlsql_load frees the old store): the
+# later rows read the new trace (its kernel renamed here), never the freed one.
+with open("ep_step.json") as f:
+    renamed = f.read().replace("otherlib::mystery_kernel", "otherlib::renamed_kernel")
+with open("ep_renamed.json", "w") as f:
+    f.write(renamed)
+con.execute("SELECT tlsql_load('ep_step.json', 'x')")
+u = con.execute("SELECT uid FROM x.kernel WHERE name LIKE '%mystery%'").fetchone()[0]
+cur = con.execute(f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5) "
+                  f"SELECT i, work_name({u}, 'x'), gpu_class({u}, NULL, 'x') FROM n")
+first = cur.fetchone()
+con.execute("DETACH x")
+con.execute("SELECT tlsql_load('ep_renamed.json', 'x')")
+got = [first] + cur.fetchall()
+check("mystery" in got[0][1] and "renamed" in got[-1][1] and got[-1][2] == "compute",
+      f"x reloaded between two steps: the later rows read the new trace: {got}")
 con.close()
 
 # Hostile rules in a file: refused with a clear error, at once.

@@ -31,7 +31,7 @@ void memo_calls(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   ++m->calls;
   if (argc < 2) return sqlite3_result_int(ctx, m->calls);
   if (int* first = m->by_arg.find(argv[1])) return sqlite3_result_int(ctx, *first);
-  m->by_arg.add(argv[1], m->calls);
+  m->by_arg.put(argv[1], m->calls);
   sqlite3_result_int(ctx, m->calls);
 }
 

@@ -511,10 +511,12 @@ void gpu_class_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   int64_t uid;
   if (!uid_arg(ctx, argv[0], "gpu_class", uid)) return;
   sqlite3_value* schema = argc > 2 ? argv[2] : nullptr;
-  std::unique_ptr<EventSource> own_tree;
-  EventSource& tree = event_source(ctx, schema, own_tree);
   std::unique_ptr<SchemaGpuClasses> own;
-  auto c = gpu_classes_arg(ctx, schema, own).of_event(tree, uid, rule);
+  std::unique_ptr<TreeAccess> own_tree;
+  TreeAccess* tree = nullptr;
+  SchemaGpuClasses& classes = gpu_classes_arg(ctx, schema, own, &tree, &own_tree);
+  if (!tree->ok()) throw SqlError(tree->error());
+  auto c = classes.of_event(*tree, uid, rule);
   if (!c) throw FunctionError(fmt::format("no event has uid {}", uid));
   class_result(ctx, *c);
 }

@@ -155,33 +155,61 @@ std::string schema_arg(sqlite3* db, sqlite3_value* v) {
   return schema;
 }
 
+namespace {
+std::unique_ptr<TreeAccess> made_tree(sqlite3* db, const std::string& schema) {
+  auto made = std::make_unique<TreeAccess>(db, schema);
+  if (!made->ok()) return nullptr;  // (not kept: the caller makes its own, which says why)
+  return made;
+}
+}  // namespace
+
+std::shared_ptr<TreeAccess> store_tree(sqlite3* db, const std::string& schema, const SchemaIdentity& id) {
+  if (!id.store) return nullptr;
+  return connection_cached_shared<TreeAccess>(db, "tree:" + schema, id, [&] { return made_tree(db, schema); });
+}
+
 TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own) {
-  auto make = [&]() -> std::unique_ptr<TreeAccess> {
-    auto made = std::make_unique<TreeAccess>(db, schema);
-    if (!made->ok()) return nullptr;
-    return made;
-  };
   // A loaded trace's tree holds no statement: computed data, kept on every connection; a saved
   // database's holds three, kept where the connection's owner keeps statements.
   const SchemaIdentity id = schema_identity(db, schema);
-  if (auto* t = id.store ? connection_cached<TreeAccess>(db, "tree:" + schema, id, make)
-                         : connection_statements<TreeAccess>(db, "tree:" + schema, id, make))
+  if (id.store) {
+    if (std::shared_ptr<TreeAccess> t = store_tree(db, schema, id)) return t.get();  // (the cache holds it)
+  } else if (auto* t =
+                 connection_statements<TreeAccess>(db, "tree:" + schema, id, [&] { return made_tree(db, schema); })) {
     return t;
+  }
   own = std::make_unique<TreeAccess>(db, schema);
   return own.get();
 }
 
+KeptSchema keep_schema(sqlite3* db, sqlite3_value* arg) {
+  KeptSchema k;
+  k.schema = schema_arg(db, arg);
+  k.id = schema_identity(db, k.schema);
+  k.tree = store_tree(db, k.schema, k.id);
+  return k;
+}
+
+bool still_holds(sqlite3* db, const KeptSchema& kept) { return schema_identity(db, kept.schema) == kept.id; }
+
+bool memo_may_keep(sqlite3_value* arg) {
+  const unsigned char* t = arg ? sqlite3_value_text(arg) : nullptr;
+  return !t || std::string_view((const char*)t, (size_t)sqlite3_value_bytes(arg)).rfind("db:", 0) != 0;
+}
+
 TreeAccess* tree_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<TreeAccess>& own) {
   sqlite3* db = sqlite3_context_db_handle(ctx);
-  // (the schema, and the connection's tree for it: nullptr where tree_for made one for the call)
-  using Memo = ArgMemo<std::pair<std::string, TreeAccess*>>;
-  Memo* memo = statement_memo<Memo>(ctx, kSchemaTreeMemo);
-  if (auto* kept = memo ? memo->find(schema) : nullptr)
-    return kept->second ? kept->second : tree_for(db, kept->first, own);
-  const std::string name = schema_arg(db, schema);
-  TreeAccess* tree = tree_for(db, name, own);
-  if (memo) memo->add(schema, {name, own ? nullptr : tree});
-  return tree;
+  using Memo = ArgMemo<KeptSchema>;
+  Memo* memo = memo_may_keep(schema) ? statement_memo<Memo>(ctx, kSchemaTreeMemo) : nullptr;
+  KeptSchema fresh;
+  const KeptSchema* kept = memo ? memo->find(schema) : nullptr;
+  if (!kept || !still_holds(db, *kept)) {
+    fresh = keep_schema(db, schema);
+    kept = &fresh;
+    if (KeptSchema* put = memo ? memo->put(schema, fresh) : nullptr) kept = put;
+  }
+  // (a tree shared here is the connection's too, alive past this call)
+  return kept->tree ? kept->tree.get() : tree_for(db, kept->schema, own);
 }
 
 EventSource::EventSource(sqlite3* db, const std::string& schema)

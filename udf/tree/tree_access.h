@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/event_table.h"
 #include "src/sqlite_util.h"
 #include "src/trace_model.h"
 
@@ -116,10 +117,27 @@ std::string cycle_at(int64_t uid);
 // on every connection, a saved database's where statements are kept), else one made into `own`.
 // Check ok() either way.
 TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own);
+// A loaded trace's tree as tree_for keeps it, shared; nullptr for a saved database or where the
+// connection keeps nothing.
+std::shared_ptr<TreeAccess> store_tree(sqlite3* db, const std::string& schema, const SchemaIdentity& id);
+// What a statement's memo keeps of a schema argument (udf/statement_memo.h): the schema it named,
+// what that schema held then (schema_identity), and a loaded trace's tree, shared (a saved
+// database's holds statements: tree_for per call, where the connection's owner keeps them).
+struct KeptSchema {
+  std::string schema;
+  SchemaIdentity id;
+  std::shared_ptr<TreeAccess> tree;
+};
+// `arg` resolved anew: schema_arg, schema_identity and the tree. Throws as schema_arg.
+KeptSchema keep_schema(sqlite3* db, sqlite3_value* arg);
+// Whether `kept` still stands for what its schema holds.
+bool still_holds(sqlite3* db, const KeptSchema& kept);
+// Whether a memo may keep what `arg` resolved to for the statement's run: not a db:TOKEN.
+bool memo_may_keep(sqlite3_value* arg);
+
 // The tree of the schema a scalar function's `schema` argument names (nullptr: "main"), for one
-// call: schema_arg then tree_for on the statement's first call, kept in the statement's memo
-// (udf/statement_memo.h) for the calls after it where the tree is the connection's; else made
-// into `own` for the call. Throws as schema_arg; check ok().
+// call: resolved on the statement's first call and kept in its memo for the calls after it while
+// the schema holds what it did; else made into `own` for the call. Throws as schema_arg; check ok().
 TreeAccess* tree_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<TreeAccess>& own);
 // A function's EventSource: its schema argument (nullptr: "main") resolved once with schema_arg,
 // then tree_for. Throws SchemaError / FunctionError naming what is wrong.
