@@ -235,12 +235,13 @@ CREATE VIEW IF NOT EXISTS @schema.hta_step_cut AS
 
 -- GPU events with their trace's rank and `complete`: what HTA keeps (step_cut): launched before the
 -- last ProfilerStep's start, or the trace has fewer than two steps. (A subquery, so that a query
--- not reading `complete` does not pay for it.)
+-- not reading `complete` does not pay for it; a CASE, not an OR, so that a trace with fewer than
+-- two steps does not look up every launch: SQLite computes both sides of an OR in a result.)
 CREATE VIEW IF NOT EXISTS @schema.gpu_steps AS
   SELECT g.*, t.rank,
-         (SELECT c.last_step_start IS NULL
-                 OR coalesce((SELECT r.ts FROM launch_link l JOIN event r ON r.uid = l.runtime WHERE l.gpu = g.uid)
-                             < c.last_step_start, 0)
+         (SELECT CASE WHEN c.last_step_start IS NULL THEN 1
+                      ELSE coalesce((SELECT r.ts FROM launch_link l JOIN event r ON r.uid = l.runtime WHERE l.gpu = g.uid)
+                                    < c.last_step_start, 0) END
           FROM step_cut c WHERE c.trace = g.trace) AS complete
   FROM gpu g JOIN trace t ON t.id = g.trace;
 
