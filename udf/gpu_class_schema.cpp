@@ -125,13 +125,6 @@ struct KeptClasses {
 };
 }  // namespace
 
-SchemaGpuClasses& schema_gpu_classes(sqlite3* db, const std::string& schema, std::unique_ptr<SchemaGpuClasses>& own) {
-  if (std::shared_ptr<SchemaGpuClasses> c = shared_classes(db, schema, schema_identity(db, schema)))
-    return *c;  // (the connection's cache holds it)
-  own = std::make_unique<SchemaGpuClasses>(db, schema);
-  return *own;
-}
-
 SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own,
                                   TreeAccess** tree, std::unique_ptr<TreeAccess>* own_tree) {
   sqlite3* db = sqlite3_context_db_handle(ctx);

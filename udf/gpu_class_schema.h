@@ -32,25 +32,24 @@ class SchemaGpuClasses {
  private:
   void refresh();                         // re-reads the rules when the connection changed rows since
   void find_structure(TreeAccess& tree);  // the GPU events below a communication_context (once)
+  const KernelRule* stored_rule_for(std::string_view name);  // rule_for, for a name in the schema's store
 
   sqlite3* db_;
   std::string schema_;
   int64_t changes_ = -1;
   KernelRules rules_;
-  const KernelRule* stored_rule_for(std::string_view name);  // rule_for, a name in the schema's store
-  NameMemo<int> rule_of_;                                    // index in rules_, -1 for none
-  StoredNameMemo<int> stored_rule_of_;                       // the same, by place
+  NameMemo<int> rule_of_;               // index in rules_, -1 for none
+  StoredNameMemo<int> stored_rule_of_;  // the same, by place
   bool structure_known_ = false;
   std::unordered_set<int64_t> under_communication_;
 };
 
-// The connection's SchemaGpuClasses for `schema` (connection_cache.h: kept for what the schema
-// holds), else one made into `own`. Throws SqlError (a kernel_rule row tlsql would not write).
-SchemaGpuClasses& schema_gpu_classes(sqlite3* db, const std::string& schema, std::unique_ptr<SchemaGpuClasses>& own);
-// The same for a function's `schema` argument (nullptr: "main"; schema_arg), resolved on the
-// statement's first call and kept in its memo for the calls after it while the schema holds what it
-// did (udf/statement_memo.h); with `tree`, the schema's tree too (made into `own_tree` where it is
-// not the connection's).
+// The SchemaGpuClasses of the schema a function's `schema` argument names (nullptr: "main";
+// schema_arg): the connection's (connection_cache.h: kept for what the schema holds), else one made
+// into `own`; resolved on the statement's first call and kept in its memo for the calls after it
+// while the schema holds what it did (udf/statement_memo.h). With `tree`, the schema's tree too
+// (made into `own_tree` where it is not the connection's). Throws SqlError (a kernel_rule row tlsql
+// would not write) and as schema_arg.
 SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own,
                                   TreeAccess** tree = nullptr, std::unique_ptr<TreeAccess>* own_tree = nullptr);
 
