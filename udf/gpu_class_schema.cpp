@@ -128,20 +128,14 @@ struct KeptClasses {
 SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own,
                                   TreeAccess** tree, std::unique_ptr<TreeAccess>* own_tree) {
   sqlite3* db = sqlite3_context_db_handle(ctx);
-  using Memo = ArgMemo<KeptClasses>;
-  Memo* memo = memo_may_keep(schema) ? statement_memo<Memo>(ctx, kGpuClassesMemo) : nullptr;
   KeptClasses fresh;
-  const KeptClasses* kept = memo ? memo->find(schema) : nullptr;
-  if (!kept || !still_holds(db, kept->at)) {
-    fresh.at = keep_schema(db, schema);
-    fresh.classes = shared_classes(db, fresh.at.schema, fresh.at.id);
-    kept = &fresh;
-    if (KeptClasses* put = fresh.classes && memo ? memo->put(schema, fresh) : nullptr) kept = put;
-  }
+  const KeptClasses& kept = kept_for_call(ctx, kGpuClassesMemo, schema, fresh, [&](KeptClasses& k) {
+    k.classes = shared_classes(db, k.at.schema, k.at.id);  // (nullptr without the connection's state)
+  });
   // (what `fresh` holds the connection's cache holds too, alive past this call)
-  if (tree) *tree = kept->at.tree ? kept->at.tree.get() : tree_for(db, kept->at.schema, *own_tree);
-  if (kept->classes) return *kept->classes;
-  own = std::make_unique<SchemaGpuClasses>(db, kept->at.schema);
+  if (tree) *tree = kept.at.tree ? kept.at.tree.get() : tree_for(db, kept.at.schema, *own_tree);
+  if (kept.classes) return *kept.classes;
+  own = std::make_unique<SchemaGpuClasses>(db, kept.at.schema);
   return *own;
 }
 

@@ -198,18 +198,12 @@ bool memo_may_keep(sqlite3_value* arg) {
 }
 
 TreeAccess* tree_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<TreeAccess>& own) {
-  sqlite3* db = sqlite3_context_db_handle(ctx);
-  using Memo = ArgMemo<KeptSchema>;
-  Memo* memo = memo_may_keep(schema) ? statement_memo<Memo>(ctx, kSchemaTreeMemo) : nullptr;
-  KeptSchema fresh;
-  const KeptSchema* kept = memo ? memo->find(schema) : nullptr;
-  if (!kept || !still_holds(db, *kept)) {
-    fresh = keep_schema(db, schema);
-    kept = &fresh;
-    if (KeptSchema* put = memo ? memo->put(schema, fresh) : nullptr) kept = put;
-  }
+  struct KeptTree {
+    KeptSchema at;
+  } fresh;
+  const KeptTree& kept = kept_for_call(ctx, kSchemaTreeMemo, schema, fresh, [](KeptTree&) {});
   // (a tree shared here is the connection's too, alive past this call)
-  return kept->tree ? kept->tree.get() : tree_for(db, kept->schema, own);
+  return kept.at.tree ? kept.at.tree.get() : tree_for(sqlite3_context_db_handle(ctx), kept.at.schema, own);
 }
 
 EventSource::EventSource(sqlite3* db, const std::string& schema)

@@ -24,6 +24,7 @@
 #include "src/event_table.h"
 #include "src/sqlite_util.h"
 #include "src/trace_model.h"
+#include "udf/statement_memo.h"
 
 namespace tlsql {
 
@@ -128,16 +129,32 @@ struct KeptSchema {
   SchemaIdentity id;
   std::shared_ptr<TreeAccess> tree;
 };
-// `arg` resolved anew: schema_arg, schema_identity and the tree. Throws as schema_arg.
+// kept_for_call's parts: `arg` resolved anew (schema_arg, schema_identity, the tree; throws as
+// schema_arg); whether `kept` still stands for what its schema holds; whether a memo may keep what
+// `arg` resolved to for the statement's run (not a db:TOKEN: an ATTACH may make it name another).
 KeptSchema keep_schema(sqlite3* db, sqlite3_value* arg);
-// Whether `kept` still stands for what its schema holds.
 bool still_holds(sqlite3* db, const KeptSchema& kept);
-// Whether a memo may keep what `arg` resolved to for the statement's run: not a db:TOKEN.
 bool memo_may_keep(sqlite3_value* arg);
 
+// What the statement's memo under `code` keeps for a function's schema argument `arg` (nullptr:
+// "main") while its schema holds what it did, checked on every call (between two steps of a
+// statement its host may DETACH, ATTACH or reload it); else `fresh`: the argument resolved anew
+// into `fresh.at`, then add(fresh) for what the caller keeps beside it, kept for the calls after
+// it where the memo may. `Kept` has a KeptSchema `at`. Throws as schema_arg.
+template <class Kept, class Add>
+const Kept& kept_for_call(sqlite3_context* ctx, StatementMemoCode code, sqlite3_value* arg, Kept& fresh, Add&& add) {
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  using Memo = ArgMemo<Kept>;
+  Memo* memo = memo_may_keep(arg) ? statement_memo<Memo>(ctx, code) : nullptr;
+  if (const Kept* kept = memo ? memo->find(arg) : nullptr; kept && still_holds(db, kept->at)) return *kept;
+  fresh.at = keep_schema(db, arg);
+  add(fresh);
+  if (Kept* put = memo ? memo->put(arg, fresh) : nullptr) return *put;
+  return fresh;
+}
+
 // The tree of the schema a scalar function's `schema` argument names (nullptr: "main"), for one
-// call: resolved on the statement's first call and kept in its memo for the calls after it while
-// the schema holds what it did; else made into `own` for the call. Throws as schema_arg; check ok().
+// call (kept_for_call); else made into `own` for the call. Throws as schema_arg; check ok().
 TreeAccess* tree_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<TreeAccess>& own);
 // A function's EventSource: its schema argument (nullptr: "main") resolved once with schema_arg,
 // then tree_for. Throws SchemaError / FunctionError naming what is wrong.
