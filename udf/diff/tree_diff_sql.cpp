@@ -309,8 +309,11 @@ std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
 // The diff of main and other on this connection: cached for what both schemas hold
 // (schema_identity: a copy of main attached as other is another database), else made into `own`
 // (a connection without a cache). nullptr and `error` set when other is not attached.
+// Whether main and other both hold a tlsql database (what diff_for needs first).
+bool both_sides(sqlite3* db) { return !token(db, "main").empty() && !token(db, "other").empty(); }
+
 TreeDiff* diff_for(sqlite3* db, std::unique_ptr<TreeDiff>& own, std::string& error) {
-  if (token(db, "main").empty() || token(db, "other").empty()) {
+  if (!both_sides(db)) {
     error = "needs two traces: the second attached as other (--diff OTHER, or .attach FILE AS other)";
     return nullptr;
   }
@@ -627,9 +630,8 @@ struct DiffGroups {
     // Both sides' perf tables (their FLOPs) made while the diff is; not when diff_for refuses at
     // once (no other attached), whose error would wait for main's.
     std::optional<PerfTablesAtOnce> tables;
-    if (!token(call.db, "main").empty() && !token(call.db, "other").empty())
-      tables.emplace(call.db, std::vector<std::string>{"main", "other"});
-    d = diff_for(call.db, own, why);
+    if (both_sides(call.db)) tables.emplace(call.db, std::vector<std::string>{"main", "other"});
+    d = diff_for(call.db, own, why);  // (refused without both_sides: `tables` is there below)
     if (!d) throw FunctionError("tree_diff_groups: " + why);
     groups = groups_of(*d);
     std::vector<std::string> errors;  // (a side without a table has no FLOPs)
