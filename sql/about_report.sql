@@ -118,39 +118,27 @@ END;
 -- beside it), holding >= 10% of the trace's kernel time, on a stream with no communication kernel,
 -- may be a library no rule knows: name the largest and the rule to add.
 SELECT CASE WHEN @report IN ('timeline', 'timeline_ranks', 'overlap', 'overlap_groups', 'collectives') THEN (
-    -- (The kernels grouped by stream straight from the event table, without their names: the
-    -- names, copied for every kernel, were a third of this note's work, and a copy of every
-    -- kernel's row to group them from, a fifth of the rest. The event table, not the kernel view:
-    -- its join to launch_link costs a lookup a kernel.)
-    WITH per_stream AS MATERIALIZED (SELECT trace, coalesce(device, -1) AS device, coalesce(stream, -1) AS stream,
-                                            total(dur) AS ns
-                                     FROM event WHERE kind = 'kernel' AND dur > 0 GROUP BY 1, 2, 3),
+    -- (The kernels per stream, class and name from kernel_totals, one pass in C++: grouped in SQL,
+    -- the side streams' kernels read once per side stream and classed one gpu_class call at a
+    -- time, this note took 0.1-0.2 s of a 200 MB trace's 0.5 s load.)
+    WITH kt AS MATERIALIZED (SELECT trace, coalesce(device, -1) AS device, coalesce(stream, -1) AS stream, class, name,
+                                    positive_dur AS dur
+                             FROM kernel_totals('main') WHERE positive_dur > 0),
+    per_stream AS MATERIALIZED (SELECT trace, device, stream, total(dur) AS ns FROM kt GROUP BY 1, 2, 3),
     total AS (SELECT trace, total(ns) AS ns FROM per_stream GROUP BY trace),
     busiest AS MATERIALIZED (SELECT trace, device, stream
                 FROM (SELECT trace, device, stream, row_number() OVER (PARTITION BY trace, device ORDER BY ns DESC, stream) AS r
                       FROM per_stream) WHERE r = 1),
-    -- The streams beside their trace and device's busiest one, then their kernels, the only ones
-    -- read below, each classed once (gpu_class, kernel_rule_of): SQLite tests a condition on a
-    -- table where it reads that table, so a join of every kernel to `busiest` there classed the
-    -- busiest stream's kernels too (97% of the shared control's): most of this note's work, more
-    -- than the report's own. (A busiest stream may be the one with the fewest kernels: the 200 MB
-    -- MI300 ResNet's 238 long ones, beside 41,692 short ones on stream 0.)
-    side AS MATERIALIZED (SELECT p.trace, p.device, p.stream, b.stream AS main_stream
-                          FROM per_stream p JOIN busiest b ON b.trace = p.trace AND b.device = p.device AND p.stream <> b.stream),
-    beside AS MATERIALIZED (SELECT s.trace, s.device, s.stream, e.uid, e.name, e.dur, s.main_stream, gpu_class(e.uid) AS cls
-                            FROM event e JOIN side s ON s.trace = e.trace AND s.device = coalesce(e.device, -1)
-                                                    AND s.stream = coalesce(e.stream, -1)
-                            WHERE e.kind = 'kernel' AND e.dur > 0),
-    -- The streams with a communication kernel, once: a NOT EXISTS per kernel read every kernel of
-    -- its stream again (3 minutes on 44 k kernels of one stream).
-    comm_streams AS MATERIALIZED (SELECT DISTINCT trace, device, stream FROM beside WHERE cls = 'communication'),
+    -- The streams beside their trace and device's busiest one, and their kernels. (A busiest
+    -- stream may be the one with the fewest kernels: the 200 MB MI300 ResNet's 238 long ones,
+    -- beside 41,692 short ones on stream 0.)
+    beside AS MATERIALIZED (SELECT k.*, b.stream AS main_stream
+                            FROM kt k JOIN busiest b ON b.trace = k.trace AND b.device = k.device AND k.stream <> b.stream),
+    comm_streams AS MATERIALIZED (SELECT DISTINCT trace, device, stream FROM beside WHERE class = 'communication'),
     -- The side kernels no rule names that computation launched, per stream; then, for the one
-    -- stream the note names, its kernels per name. (Grouping every side kernel by its name, the
-    -- streams' sums taken from those groups, sorted the 41,692 long ROCm names of the 200 MB MI300
-    -- ResNet: half of this note's time.)
-    -- (Made once: `streams` and `largest` both read it, and kernel_rule_of hashes a long name.)
+    -- stream the note names, its kernels per name.
     quiet AS MATERIALIZED (SELECT * FROM beside
-              WHERE cls = 'compute' AND kernel_rule_of(name) IS NULL
+              WHERE class = 'compute' AND kernel_rule_of(name) IS NULL
                 AND (trace, device, stream) NOT IN (SELECT trace, device, stream FROM comm_streams)),
     streams AS (SELECT trace, device, stream, main_stream, total(dur) AS ns FROM quiet GROUP BY trace, device, stream),
     worst AS MATERIALIZED (

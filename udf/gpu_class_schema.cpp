@@ -91,25 +91,27 @@ void SchemaGpuClasses::find_structure(TreeAccess& tree) {
 std::optional<GpuClass> SchemaGpuClasses::of_event(TreeAccess& tree, int64_t uid, GpuRule rule) {
   // A loaded trace's event read in place (its name a view into the store), a saved one's row
   // through SQL: this runs once per GPU event of the reports that class them.
-  Kind kind;
-  std::string_view name;
-  std::optional<TreeRow> row;
   if (tree.store()) {
     const std::optional<EventView> e = tree.event(uid);
     if (!e) return std::nullopt;
-    kind = e->kind, name = e->name;
-  } else {
-    if (!(row = tree.row(uid))) return std::nullopt;
-    kind = kind_from_name(row->kind), name = row->name;
+    return of_view(tree, *e, rule);
   }
-  if (!is_gpu_work(kind)) return GpuClass::none;
-  if (kind == Kind::memcpy || rule == GpuRule::hta || (kind == Kind::memset && rule == GpuRule::tlsql))
-    return of_name(kind, name, rule);  // (the rules do not decide these)
+  const std::optional<TreeRow> row = tree.row(uid);
+  if (!row) return std::nullopt;
+  EventView e;
+  e.uid = uid, e.kind = kind_from_name(row->kind), e.name = row->name;
+  return of_view(tree, e, rule);
+}
+
+GpuClass SchemaGpuClasses::of_view(TreeAccess& tree, const EventView& e, GpuRule rule) {
+  if (!is_gpu_work(e.kind)) return GpuClass::none;
+  if (e.kind == Kind::memcpy || rule == GpuRule::hta || (e.kind == Kind::memset && rule == GpuRule::tlsql))
+    return of_name(e.kind, e.name, rule);  // (the rules do not decide these)
   // What is left, a kernel (or a memset, which TraceLens's rule classes as one), by the rules; one
   // no rule names is communication when a communication_context launched it.
-  if (const KernelRule* r = tree.store() ? stored_rule_for(name) : rule_for(name)) return r->cls;
+  if (const KernelRule* r = tree.store() ? stored_rule_for(e.name) : rule_for(e.name)) return r->cls;
   find_structure(tree);
-  return under_communication_.count(uid) ? GpuClass::communication : GpuClass::compute;
+  return under_communication_.count(e.uid) ? GpuClass::communication : GpuClass::compute;
 }
 
 namespace {
@@ -124,6 +126,11 @@ struct KeptClasses {
   std::shared_ptr<SchemaGpuClasses> classes;
 };
 }  // namespace
+
+std::shared_ptr<SchemaGpuClasses> gpu_classes_for(sqlite3* db, const std::string& schema) {
+  std::shared_ptr<SchemaGpuClasses> c = shared_classes(db, schema, schema_identity(db, schema));
+  return c ? c : std::make_shared<SchemaGpuClasses>(db, schema);
+}
 
 SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own,
                                   TreeAccess** tree, std::unique_ptr<TreeAccess>* own_tree) {

@@ -26,6 +26,9 @@ class SchemaGpuClasses {
   // The class of event `uid` of the schema's `tree`: the rules, then what launched it. nullopt: no
   // event has that uid.
   std::optional<GpuClass> of_event(TreeAccess& tree, int64_t uid, GpuRule rule);
+  // The same for an event `tree` gave (its uid, kind and name; a loaded trace's name a view into
+  // its store): a scan classes each event it reads without reading it again.
+  GpuClass of_view(TreeAccess& tree, const EventView& e, GpuRule rule);
   // The rule that classes a kernel of that name, or nullptr.
   const KernelRule* rule_for(std::string_view name);
 
@@ -52,5 +55,9 @@ class SchemaGpuClasses {
 // would not write) and as schema_arg.
 SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_ptr<SchemaGpuClasses>& own,
                                   TreeAccess** tree = nullptr, std::unique_ptr<TreeAccess>* own_tree = nullptr);
+
+// The SchemaGpuClasses of a resolved schema where no function call holds a memo (a table-valued
+// function's rows): the connection's, kept for what the schema holds, else one made for the caller.
+std::shared_ptr<SchemaGpuClasses> gpu_classes_for(sqlite3* db, const std::string& schema);
 
 }  // namespace tlsql
