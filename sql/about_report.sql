@@ -82,7 +82,7 @@ SELECT CASE @report
                WHERE e.kind IN ('annotation', 'cpu_op') AND e.step IS NOT NULL AND e.name GLOB 'ProfilerStep#*'
                  AND e.name = 'ProfilerStep#' || e.step  -- (GLOB first, as report_mfu.sql)
                  AND (@rank IS NULL OR t.rank = @rank)),
-    g AS (SELECT trace, step, union_ns(ts, end) AS busy FROM gpu_steps WHERE step IS NOT NULL GROUP BY trace, step),
+    g AS (SELECT trace, step, busy_ns AS busy FROM step_busy('main')),  -- (as report_mfu.sql's)
     over AS (SELECT s.step, g.busy - s.dur AS extra FROM s JOIN g ON g.trace = s.trace AND g.step = s.step
              WHERE g.busy > s.dur),
     capped(note) AS (

@@ -31,7 +31,8 @@ dominant AS (
                         row_number() OVER (PARTITION BY trace, step ORDER BY f DESC, dtype, units) AS r
                  FROM ops)
   WHERE r = 1),
-gpu AS (SELECT trace, step, union_ns(ts, end) AS busy FROM gpu_steps WHERE step IS NOT NULL GROUP BY trace, step),
+-- (step_busy: the same union per step as a GROUP BY over gpu_steps, from one pass over the store)
+gpu AS (SELECT trace, step, busy_ns AS busy FROM step_busy('main')),
 cover AS (
   SELECT o.trace, o.step, perf_sum(o.uid) AS s
   FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid

@@ -87,5 +87,5 @@ TEST_CASE("the registry lists families in the build's order, files by name withi
     if (x.file.starts_with("stats/")) stats.push_back(x.file);
   CHECK(stats == std::vector<std::string>{"stats/interval_functions.cpp", "stats/kernel_totals.cpp",
                                           "stats/name_totals.cpp", "stats/sql_round.cpp", "stats/stats_functions.cpp",
-                                          "stats/trace_kinds.cpp"});
+                                          "stats/step_busy.cpp", "stats/trace_kinds.cpp"});
 }

@@ -354,11 +354,17 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
   Peaks* peaks = nullptr;
   bool counted_only = false, flops_only = false;
   size_t at = 0;
-  // Row `at`'s numbers, evaluated on the first column that needs them; `with_peaks` when the
-  // gpu_spec figures are in (a filter on flops alone need not look them up for every row).
+  // Row `at`'s model (flops, bytes, dtype, units: read as they are) and its figures, evaluated on
+  // the first column that needs them; `with_peaks` when the gpu_spec figures are in (a filter on
+  // flops alone need not look them up for every row).
+  std::optional<Measured> m;
   std::optional<Perf> perf;
   bool with_peaks = false;
-  Measured m;
+  std::vector<std::optional<std::string>> dtype_text;  // peak_dtype per index of the table's dtypes
+  const Measured& row() {
+    if (!m) m = measured(*perf_rows, (int64_t)at);
+    return *m;
+  }
   // A row whose flops column is not NULL: a model with a finite FLOPs figure (evaluate, result).
   bool has_flops(size_t r) const {
     const PerfTable::Model* x = perf_rows->model_of((int64_t)r);
@@ -368,7 +374,7 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
     while (at < perf_rows->rows &&
            ((counted_only && !(perf_rows->flags[at] & PerfTable::counted)) || (flops_only && !has_flops(at))))
       ++at;
-    perf.reset();
+    perf.reset(), m.reset();
   }
 
   static std::string declaration() {
@@ -427,6 +433,7 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
     peaks = connection_statements<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
                                          [&] { return std::make_unique<Peaks>(db, schema); });
     if (!peaks) peaks = (own_peaks = std::make_unique<Peaks>(db, schema)).get();
+    dtype_text.clear();  // (indexes of this table's dtypes)
     at = 0;
     settle();
     return SQLITE_OK;
@@ -449,16 +456,27 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
       case kPSchema: return sqlite3_result_null(ctx);
       default: break;
     }
+    const Measured& x = row();
+    switch (col) {
+      case kPFlops: return result(ctx, x.flops);  // (evaluate's p.flops and p.bytes are these)
+      case kPBytes: return result(ctx, x.bytes);
+      case kPPeakDtype:
+      case kPPeakUnits:
+        if (!x.flops && !x.bytes) return sqlite3_result_null(ctx);  // no model: neither is known
+        if (col == kPPeakUnits) return sqlite3_result_text(ctx, x.matrix ? "matrix" : "vector", -1, SQLITE_STATIC);
+        if (dtype_text.size() <= x.dtype) dtype_text.resize((size_t)x.dtype + 1);
+        if (!dtype_text[x.dtype]) dtype_text[x.dtype] = peak_dtype(t, x);
+        return sqlite3_result_text(ctx, dtype_text[x.dtype]->c_str(), (int)dtype_text[x.dtype]->size(),
+                                   SQLITE_TRANSIENT);
+      default: break;
+    }
     const bool need_peaks = col >= kPPeakTflops;
     if (!perf || (need_peaks && !with_peaks)) {
-      m = measured(t, r);
-      perf = evaluate(need_peaks ? peaks : nullptr, &t, m);
+      perf = evaluate(need_peaks ? peaks : nullptr, &t, x);
       with_peaks = need_peaks;
     }
     const Perf& p = *perf;
     switch (col) {
-      case kPFlops: result(ctx, p.flops); break;
-      case kPBytes: result(ctx, p.bytes); break;
       case kPTflops: result(ctx, p.tflops); break;
       case kPTbps: result(ctx, p.tbps); break;
       case kPIntensity: result(ctx, p.intensity); break;
@@ -470,12 +488,6 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
           sqlite3_result_text(ctx, p.bound->c_str(), -1, SQLITE_TRANSIENT);
         else
           sqlite3_result_null(ctx);
-        break;
-      case kPPeakDtype:
-      case kPPeakUnits:
-        if (!p.flops && !p.bytes) return sqlite3_result_null(ctx);  // no model: neither is known
-        if (col == kPPeakUnits) return sqlite3_result_text(ctx, m.matrix ? "matrix" : "vector", -1, SQLITE_STATIC);
-        sqlite3_result_text(ctx, peak_dtype(t, m).c_str(), -1, SQLITE_TRANSIENT);
         break;
       default: sqlite3_result_null(ctx);
     }
