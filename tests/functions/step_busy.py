@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""step_busy([schema]) (udf/stats/step_busy.cpp): per (trace, step) the GPU events and the ns their
+union covers, which `mfu` and its note read. It must give what the gpu view's own GROUP BY with
+union_ns gives (another path over the same rows), rows and order, for files loaded and saved, two
+traces and a diff's second schema; and, on a trace made here, the figures worked out by hand below.
+usage: step_busy.py TLSQL DATA_DIR TMP_DIR [SHARED_DIR] (tests/CMakeLists.txt: every tests/functions/*.py)"""
+import json, os, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
+
+tlsql, data, tmp = sys.argv[1:4]
+shared = sys.argv[4] if len(sys.argv) > 4 else ""
+os.makedirs(tmp, exist_ok=True)
+GROUP = ("SELECT trace, step, count(*), union_ns(ts, end) FROM {s}.gpu WHERE step IS NOT NULL "
+         "GROUP BY trace, step ORDER BY trace, step")
+
+
+def run(args, *sql):
+    cmd = [tlsql, "-q", "--csv"] + args
+    for s in sql:
+        cmd += ["-c", s]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def both(args, schema):
+    r = run(args, f"SELECT * FROM step_busy('{schema}')", GROUP.format(s=schema))
+    check(r.returncode == 0, f"{args}: runs ({r.stderr.strip()[:160]})")
+    out = r.stdout.splitlines()
+    cut = [i for i, line in enumerate(out) if line.startswith("trace,")]
+    return out[1:cut[1]] if len(cut) == 2 else [], out[cut[1] + 1:] if len(cut) == 2 else [None]
+
+
+files = [os.path.join(data, n) for n in ("queue_steps.json", "hta_trace_compare_base.json.gz", "stragglers_rank0.json")]
+if shared and os.path.isdir(os.path.join(shared, "traces")):  # overlapping streams, NCCL, many steps
+    files += [os.path.join(shared, "traces", "dlrm_8xv100", "rank0.pt.trace.json"),
+              os.path.join(shared, "traces", "hta", "trace_diff", "control.json.gz")]
+for path in files:
+    saved = os.path.join(tmp, "step_busy_" + os.path.basename(path).split(".")[0] + ".db")
+    check(run([path, "-o", saved], "SELECT 1").returncode == 0, f"{os.path.basename(path)}: saved")
+    for source in (path, saved):
+        mine, theirs = both([source], "main")
+        check(len(mine) > 0 and mine == theirs, f"{os.path.basename(source)}: step_busy == GROUP BY ({len(mine)} rows)")
+a, b = os.path.join(data, "queue_steps.json"), os.path.join(data, "hta_trace_compare_base.json.gz")
+mine, theirs = both([a, b], "main")
+check(len(mine) > 0 and mine == theirs and {m.split(",")[0] for m in mine} == {"0", "1"}, "two traces: grouped apart")
+mine, theirs = both([a, "--diff", b], "other")
+check(len(mine) > 0 and mine == theirs, "the diff's other schema")
+
+# By hand: ProfilerStep#1 [0, 100) and #2 [100, 200) us. Step 1 launches k1 [10, 30), k2 [20, 50)
+# (overlapping: [10, 50) = 40 us) and a copy [60, 70): 50 us busy from 3 events. Step 2 launches k3
+# [150, 160) and a memset [155, 170): [150, 170) = 20 us from 2. k4, launched at 300 us after both
+# steps, has no step: in neither.
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 100, "dur": 100}]
+for i, (cat, name, call, cpu, ts, dur) in enumerate([
+        ("kernel", "k1", "cudaLaunchKernel", 1, 10, 20), ("kernel", "k2", "cudaLaunchKernel", 3, 20, 30),
+        ("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", "cudaMemcpyAsync", 5, 60, 10),
+        ("kernel", "k3", "cudaLaunchKernel", 101, 150, 10),
+        ("gpu_memset", "Memset (Device)", "cudaMemsetAsync", 103, 155, 15),
+        ("kernel", "k4", "cudaLaunchKernel", 300, 300, 5)]):
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": call, "pid": 1, "tid": 1, "ts": cpu, "dur": 2,
+               "args": {"correlation": i + 1}})
+    ev.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+               "args": {"correlation": i + 1, "device": 0, "stream": 7}})
+small = os.path.join(tmp, "step_busy_small.json")
+json.dump({"traceEvents": ev}, open(small, "w"))
+r = run([small], "SELECT * FROM step_busy()")
+want = ["0,1,3,50000", "0,2,2,20000"]
+check(r.returncode == 0 and r.stdout.splitlines()[1:] == want,
+      f"by hand: {r.stdout.splitlines()[1:]} vs {want} ({r.stderr.strip()[:160]})")
+r = run([small], "SELECT * FROM step_busy('nowhere')")
+check(r.returncode == 1 and "step_busy" in r.stderr and "nowhere" in r.stderr,
+      f"an unknown schema is refused by name ({r.stderr.strip()[:160]})")
+finish()
