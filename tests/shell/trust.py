@@ -3,7 +3,7 @@
 write a file or start a process, and an answer must never come from another file. One hostile
 case per class, through the real binary (and the loadable extension in Debian's python3):
   2  a saved database's views and triggers cannot call replay / replay_ir / optimizable_events /
-     queue_length / memory_bw, and
+     queue_length / memory_bw / idle_breakdown, and
      the names tlsql reads must be tables;
   3  no output replaces an input, by any name (same path, hard link, symlink, /proc/self/fd);
   4  control characters in names are shown, not obeyed, on a terminal; piped output is exact;
@@ -84,10 +84,11 @@ shutil.copy("a.db", "evil_views.db")
 sql("evil_views.db", "CREATE VIEW boom AS SELECT replay(5) AS x; CREATE VIEW boom_ir AS SELECT replay_ir(5) AS x; "
     "CREATE VIEW boom_opt AS SELECT * FROM optimizable_events(0); "
     "CREATE VIEW boom_queue AS SELECT * FROM queue_length(0, 7); CREATE VIEW boom_bw AS SELECT * FROM memory_bw(0); "
+    "CREATE VIEW boom_idle AS SELECT * FROM idle_breakdown(); "
     "CREATE TRIGGER boom_trigger AFTER INSERT ON health BEGIN SELECT replay(5); END;")
 for q, fn in [("SELECT * FROM boom", "replay"), ("SELECT * FROM boom_ir", "replay_ir"),
               ("SELECT * FROM boom_opt", "optimizable_events"), ("SELECT * FROM boom_queue", "queue_length"),
-              ("SELECT * FROM boom_bw", "memory_bw"),
+              ("SELECT * FROM boom_bw", "memory_bw"), ("SELECT * FROM boom_idle", "idle_breakdown"),
               ("INSERT INTO health(\"check\") VALUES('x')", "replay")]:
     r = run("evil_views.db", "-c", q)
     # (a table-valued function is refused as SQLite words it for a virtual table)

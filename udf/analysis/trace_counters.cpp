@@ -14,14 +14,13 @@
 // gives the same points. steps: 'complete' by default, HTA's scope (HTA's trace keeps the work
 // launched before the last ProfilerStep) and the reports' default, or 'all'. DIRECTONLY: they run
 // SQL of their own (docs/extending.md).
-#include <fmt/format.h>
 
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "src/sql_names.h"
 #include "src/sqlite_util.h"
+#include "udf/analysis/view_statement.h"
 #include "udf/table_function.h"
 #include "udf/tree/tree_access.h"
 
@@ -61,21 +60,6 @@ std::string text_column(sqlite3_stmt* st, int col) {
   return text ? (const char*)text : "";
 }
 
-// A statement over one of the series views, `{s}` its schema. Main's views are this build's,
-// except in a saved database written by another build: the session then has this build's views
-// in temp, shadowing the file's (Session::use_current_views), and the series must be read from
-// them, as the reports' unqualified names do, never from the file's older (or missing) definition.
-std::unique_ptr<Statement> series_statement(EventSource& events, const char* view, std::string_view sql) {
-  if (events.schema() == "main") {
-    Statement shadowed(events.db(), "SELECT 1 FROM temp.sqlite_schema WHERE type = 'view' AND name = ?");
-    sqlite3_bind_text(shadowed.get(), 1, view, -1, SQLITE_STATIC);
-    if (shadowed.step())
-      return std::make_unique<Statement>(
-          events.db(), fmt::format(fmt::runtime(sql), fmt::arg("s", schema_sql(events.db(), "temp"))));
-  }
-  return events.statement(sql);
-}
-
 struct QueueLength {
   struct Row {
     int64_t ts, length;
@@ -103,9 +87,9 @@ struct QueueLength {
     EventSource& events = event_source(call.db, call.arg(3), own);
     require_rank(events, rank);
     // kind: 'launch' sorts before 'start', the view's order at one ts.
-    auto st = series_statement(
+    auto st = view_statement(
         events, "queue_length_points",
-        "SELECT ts, length, until, kind, uid, trace, device FROM {s}.queue_length_points "
+        "SELECT ts, length, until, kind, uid, trace, device FROM {v}.queue_length_points "
         "WHERE coalesce(rank, 0) = ? AND stream = ? AND steps = ? ORDER BY trace, device, ts, kind, uid");
     sqlite3_bind_int64(st->get(), 1, rank);
     sqlite3_bind_int64(st->get(), 2, stream);
@@ -149,9 +133,9 @@ struct MemoryBw {
     EventSource& events = event_source(call.db, call.arg(3), own);
     require_rank(events, rank);
     // edge: 'end' sorts before 'start', the view's order at one ts.
-    auto st = series_statement(
+    auto st = view_statement(
         events, "memory_bw_points",
-        "SELECT ts, gbps, until, name, edge, uid, trace FROM {s}.memory_bw_points "
+        "SELECT ts, gbps, until, name, edge, uid, trace FROM {v}.memory_bw_points "
         "WHERE coalesce(rank, 0) = ? AND (?2 IS NULL OR name = ?2) AND steps = ?3 ORDER BY trace, name, ts, edge, uid");
     sqlite3_bind_int64(st->get(), 1, rank);
     if (name) sqlite3_bind_text(st->get(), 2, name->c_str(), (int)name->size(), SQLITE_TRANSIENT);

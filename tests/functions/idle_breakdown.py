@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""idle_breakdown([steps [, threshold_us [, schema]]]) (udf/analysis/idle_breakdown.cpp): HTA's GPU
+idle time breakdown per trace, stream and category, which the idle report reads. It must give what
+HTA's rule written as SQL gives (below: the gpu_steps view in scope, lag() over each stream, the
+CASE), for files loaded and saved, each scope and two thresholds; and, on a trace made here, the
+figures worked out by hand below.
+usage: idle_breakdown.py TLSQL DATA_DIR TMP_DIR [SHARED_DIR] (tests/CMakeLists.txt: every tests/functions/*.py)"""
+import json, os, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from checks import check, finish  # noqa: E402
+
+tlsql, data, tmp = sys.argv[1:4]
+shared = sys.argv[4] if len(sys.argv) > 4 else ""
+os.makedirs(tmp, exist_ok=True)
+# HTA's rule in SQL: a gap before each GPU event on its stream, in (ts, uid) order; host_wait when
+# its launch call started after the previous event ended, kernel_wait under the threshold, else other.
+RULE = """WITH sel AS (SELECT g.uid, g.trace, g.stream AS strm, g.ts AS g_ts, g.end AS g_end, r.ts AS launch_ts
+             FROM gpu_steps g LEFT JOIN launch_link l ON l.gpu = g.uid LEFT JOIN event r ON r.uid = l.runtime
+             WHERE CASE coalesce({steps}, 'complete') WHEN 'all' THEN 1 WHEN 'complete' THEN g.complete
+                   ELSE g.step = {steps} END),
+gaps AS (SELECT trace, strm, g_ts - prev_end AS gap,
+                CASE WHEN launch_ts > prev_end THEN 'host_wait'
+                     WHEN g_ts - prev_end < coalesce({threshold}, 30) * 1000 THEN 'kernel_wait' ELSE 'other' END AS category
+         FROM (SELECT *, lag(g_end) OVER (PARTITION BY trace, strm ORDER BY g_ts, uid) AS prev_end FROM sel)
+         WHERE prev_end IS NOT NULL),
+c(category) AS (VALUES ('host_wait'), ('kernel_wait'), ('other')),
+streams AS (SELECT DISTINCT trace, strm FROM sel)
+SELECT s.trace, s.strm AS stream, c.category,
+       coalesce((SELECT sum(gap) FROM gaps x WHERE x.trace = s.trace AND x.strm IS s.strm AND x.category = c.category),
+                0) AS idle_ns
+FROM streams s, c ORDER BY 1, 2, 3"""
+
+
+def run(args, *sql):
+    cmd = [tlsql, "-q", "--csv"] + args
+    for s in sql:
+        cmd += ["-c", s]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def both(args, steps, threshold):
+    r = run(args, f"SELECT * FROM idle_breakdown({steps}, {threshold}) ORDER BY 1, 2, 3",
+            RULE.format(steps=steps, threshold=threshold))
+    check(r.returncode == 0, f"{args}: runs ({r.stderr.strip()[:160]})")
+    out = r.stdout.splitlines()
+    cut = [i for i, line in enumerate(out) if line.startswith("trace,")]
+    return out[1:cut[1]] if len(cut) == 2 else [], out[cut[1] + 1:] if len(cut) == 2 else [None]
+
+
+files = [os.path.join(data, n) for n in ("queue_steps.json", "hta_trace_compare_base.json.gz", "stragglers_rank0.json")]
+if shared and os.path.isdir(os.path.join(shared, "traces")):  # several streams, NCCL, many steps
+    files += [os.path.join(shared, "traces", "dlrm_8xv100", "rank0.pt.trace.json"),
+              os.path.join(shared, "traces", "hta", "trace_diff", "control.json.gz")]
+for path in files:
+    saved = os.path.join(tmp, "idle_breakdown_" + os.path.basename(path).split(".")[0] + ".db")
+    check(run([path, "-o", saved], "SELECT 1").returncode == 0, f"{os.path.basename(path)}: saved")
+    first = run([path], "SELECT min(step) FROM gpu").stdout.splitlines()[-1]  # a step as a number and as text
+    for source in (path, saved):
+        for steps, threshold in (("NULL", "NULL"), ("'all'", "NULL"), ("'all'", "2.5"), (first, "'30'"),
+                                 (f"'{first}'", "NULL")):
+            mine, theirs = both([source], steps, threshold)
+            check(len(mine) > 0 and mine == theirs,
+                  f"{os.path.basename(source)} steps {steps}, threshold {threshold}: == HTA's rule ({len(mine)} rows)")
+
+# By hand (us). ProfilerStep#1 [0, 1000), #2 [1000, 2000). Stream 7: k1 launched at 10 runs [100,
+# 110); k2 launched at 20 (before k1 ended) runs [115, 125): a 5 us gap, kernel_wait; k3 launched
+# at 200, after k2 ended, runs [205, 215): 80 us, host_wait; k4 launched at 30 runs [300, 310): 85
+# us, over 30: other. Stream 9: one kernel, no gap. In step 2, k5 launched at 1010 runs [1100,
+# 1110): 790 us after k4, host_wait, counted only with steps 'all' ('complete' keeps the work
+# launched before the last ProfilerStep's start, 1000).
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 1000, "dur": 1000}]
+for i, (name, launch, ts, dur, stream) in enumerate([("k1", 10, 100, 10, 7), ("k2", 20, 115, 10, 7),
+                                                      ("k3", 200, 205, 10, 7), ("k4", 30, 300, 10, 7),
+                                                      ("k9", 40, 100, 50, 9), ("k5", 1010, 1100, 10, 7)]):
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": launch,
+               "dur": 2, "args": {"correlation": i + 1}})
+    ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+               "args": {"correlation": i + 1, "device": 0, "stream": stream}})
+small = os.path.join(tmp, "idle_breakdown_small.json")
+json.dump({"traceEvents": ev}, open(small, "w"))
+for args, want in [("", ["0,7,host_wait,80000", "0,7,kernel_wait,5000", "0,7,other,85000",
+                         "0,9,host_wait,0", "0,9,kernel_wait,0", "0,9,other,0"]),
+                   ("'all'", ["0,7,host_wait,870000", "0,7,kernel_wait,5000", "0,7,other,85000",
+                              "0,9,host_wait,0", "0,9,kernel_wait,0", "0,9,other,0"]),
+                   ("NULL, 4", ["0,7,host_wait,80000", "0,7,kernel_wait,0", "0,7,other,90000",  # 5 us >= 4
+                                "0,9,host_wait,0", "0,9,kernel_wait,0", "0,9,other,0"]),
+                   ("2", ["0,7,host_wait,0", "0,7,kernel_wait,0", "0,7,other,0"])]:  # k5 alone
+    r = run([small], f"SELECT * FROM idle_breakdown({args})")
+    got = r.stdout.splitlines()[1:]
+    check(r.returncode == 0 and got == want, f"by hand, idle_breakdown({args}): {got} vs {want} ({r.stderr.strip()[:160]})")
+r = run([small], "SELECT * FROM idle_breakdown(NULL, NULL, 'nowhere')")
+check(r.returncode == 1 and "idle_breakdown" in r.stderr and "nowhere" in r.stderr,
+      f"an unknown schema is refused by name ({r.stderr.strip()[:160]})")
+finish()
