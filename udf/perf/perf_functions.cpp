@@ -354,9 +354,9 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
   Peaks* peaks = nullptr;
   bool counted_only = false, flops_only = false;
   size_t at = 0;
-  // Row `at`'s model (flops, bytes, dtype, units: read as they are) and its figures, evaluated on
-  // the first column that needs them; `with_peaks` when the gpu_spec figures are in (a filter on
-  // flops alone need not look them up for every row).
+  // Row `at`'s model (flops, bytes, dtype, units: read as they are, a filter on flops evaluates
+  // nothing) and its figures, evaluated on the first column that needs them; `with_peaks` when the
+  // gpu_spec figures are in (tflops alone need not look them up for every row).
   std::optional<Measured> m;
   std::optional<Perf> perf;
   bool with_peaks = false;

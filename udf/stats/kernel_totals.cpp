@@ -116,7 +116,7 @@ struct KernelTotals {
       Row& r = out[it->second];
       ++r.kernels;
       add_dur(r.dur, e.dur);
-      if (e.dur != EventView::none && e.dur > 0 && __builtin_add_overflow(r.positive_dur, e.dur, &r.positive_dur))
+      if (e.dur > 0 && __builtin_add_overflow(r.positive_dur, e.dur, &r.positive_dur))  // (none is INT64_MIN)
         throw FunctionError("integer overflow in a summed duration");
     });
     // GROUP BY's order: a NULL first, texts as bytes.
