@@ -83,8 +83,10 @@ SELECT CASE @report
                  AND e.name = 'ProfilerStep#' || e.step  -- (GLOB first, as report_mfu.sql)
                  AND (@rank IS NULL OR t.rank = @rank)),
     g AS (SELECT trace, step, busy_ns AS busy FROM step_busy('main')),  -- (as report_mfu.sql's)
-    over AS (SELECT s.step, g.busy - s.dur AS extra FROM s JOIN g ON g.trace = s.trace AND g.step = s.step
-             WHERE g.busy > s.dur),
+    -- (Listed by step, then trace: the order the join gave depended on its plan, which a saved
+    -- database's step_busy changed.)
+    over AS MATERIALIZED (SELECT s.step, g.busy - s.dur AS extra FROM s JOIN g ON g.trace = s.trace AND g.step = s.step
+                          WHERE g.busy > s.dur ORDER BY s.step, s.trace),
     capped(note) AS (
       SELECT printf('gpu_busy_pct capped at 100 in %d step(s) (%s): their GPU work ran past the step''s end, busy '
                     || 'longer than the step (by up to %.3f ms); gpu_busy_ms and busy_mfu_pct keep all of it',

@@ -89,6 +89,39 @@ for args, want in [("", ["0,7,host_wait,80000", "0,7,kernel_wait,5000", "0,7,oth
     r = run([small], f"SELECT * FROM idle_breakdown({args})")
     got = r.stdout.splitlines()[1:]
     check(r.returncode == 0 and got == want, f"by hand, idle_breakdown({args}): {got} vs {want} ({r.stderr.strip()[:160]})")
+
+# Where it departs from the report's old SQL (idle_breakdown.cpp): kernels with no stream are one
+# stream and their gaps count (k2 launched at 200 us after k1 ended at 110: 100 us host_wait; the
+# old join on `stream =` said 0), and the threshold is compared exactly: a gap of 10^16 - 1 ns is
+# kernel_wait under a threshold of 10^13 us given as a real (10^16 ns), which a double comparison
+# rounds to other.
+def trace(name, kernels):
+    ev = []
+    for i, (launch, ts, dur, stream) in enumerate(kernels):
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": launch,
+                   "dur": 0.1, "args": {"correlation": i + 1}})
+        k = {"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+             "args": {"correlation": i + 1, "device": 0}}
+        if stream is not None:
+            k["args"]["stream"] = stream
+        ev.append(k)
+    path = os.path.join(tmp, name)
+    json.dump({"traceEvents": ev}, open(path, "w"))
+    return path
+
+
+r = run([trace("idle_no_stream.json", [(10, 100, 10, None), (200, 210, 10, None)])],
+        "SELECT * FROM idle_breakdown('all')")
+check(r.stdout.splitlines()[1:] == ["0,,host_wait,100000", "0,,kernel_wait,0", "0,,other,0"],
+      f"no stream: one stream, its gap counted ({r.stdout.strip()} {r.stderr.strip()[:160]})")
+far = trace("idle_far.json", [(0, 0, 1, 7), (0.5, "10000000000000.999", 1, 7)])  # k1 ends at 1,000 ns
+r = run([far], "SELECT category, idle_ns FROM idle_breakdown('all', 10000000000000.0)")
+check(r.stdout.splitlines()[1:] == ["host_wait,0", "kernel_wait,9999999999999999", "other,0"],
+      f"a gap of 10^16 - 1 ns is under 10^16.0 ({r.stdout.strip()} {r.stderr.strip()[:160]})")
+r = run([far], "SELECT category, idle_ns FROM idle_breakdown('all', 10000000000000)")  # the same as an integer
+check(r.stdout.splitlines()[1:] == ["host_wait,0", "kernel_wait,9999999999999999", "other,0"],
+      f"and under 10^16 ({r.stdout.strip()} {r.stderr.strip()[:160]})")
+
 r = run([small], "SELECT * FROM idle_breakdown(NULL, NULL, 'nowhere')")
 check(r.returncode == 1 and "idle_breakdown" in r.stderr and "nowhere" in r.stderr,
       f"an unknown schema is refused by name ({r.stderr.strip()[:160]})")

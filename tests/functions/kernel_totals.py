@@ -100,6 +100,22 @@ for source in (small, os.path.join(tmp, "kernel_totals_small.db")):
     check(r.returncode == 0 and got == want, f"by hand ({os.path.basename(source)}): {got} vs {want} "
           f"({r.stderr.strip()[:160]})")
 
+# Durations whose sum passes int64 (hostile): clamped at its limit, not an error, so that the note
+# reading it is still said. Two kernels of 4.7e18 ns on stream 8, as many GEMMs on stream 7: both
+# sums clamped, the tie goes to the lower stream, and stream 8 is named beside it.
+big = os.path.join(tmp, "kernel_totals_big.json")
+json.dump({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+     "args": {"device": 0, "stream": stream}}
+    for name, stream, ts, dur in [("busy_gemm", 7, 0, 4.7e15), ("busy_gemm", 7, 5e15, 4.7e15),
+                                  ("void otherlib::big(int*)", 8, 0, 4.7e15),
+                                  ("void otherlib::big(int*)", 8, 5e15, 4.7e15)]]}, open(big, "w"))
+r = run([big], "SELECT stream, kernels, dur, positive_dur FROM kernel_totals() WHERE stream = 8")
+check(r.returncode == 0 and r.stdout.splitlines()[1:] == ["8,2,9223372036854775807,9223372036854775807"],
+      f"a sum past int64 is clamped ({r.stdout.strip()} {r.stderr.strip()[:160]})")
+r = subprocess.run([tlsql, big, "--report", "timeline"], capture_output=True, text=True, timeout=120)
+check("ran on stream 8 beside stream 7" in r.stderr, f"and the note is said ({r.stderr.strip()[:200]})")
+
 r = run([small], "SELECT * FROM kernel_totals('nowhere')")
 check(r.returncode == 1 and "kernel_totals" in r.stderr and "nowhere" in r.stderr,
       f"an unknown schema is refused by name ({r.stderr.strip()[:160]})")

@@ -11,8 +11,13 @@
 // `complete`); the stream order and the gaps are worked out here: as a window (lag() OVER each
 // stream) SQLite sorted and re-read every GPU event, 0.13 s of the idle report's 0.25 s past a
 // 200 MB trace's load. DIRECTONLY: it runs SQL of its own (docs/extending.md).
+//
+// Where it departs from that SQL: GPU events with no stream form one stream, their gaps counted
+// (the report joined its sums back on `stream =`, which no NULL matches, and said 0); a gap or a
+// sum past int64 is clamped at its limit (hostile times), where SQL's arithmetic went over to REAL.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "src/sqlite_util.h"
+#include "src/trace_model.h"
 #include "udf/analysis/view_statement.h"
 #include "udf/table_function.h"
 #include "udf/tree/tree_access.h"
@@ -28,6 +34,32 @@ namespace tlsql {
 namespace {
 
 constexpr std::array<const char*, 3> kCategories{"host_wait", "kernel_wait", "other"};
+
+// `gap < threshold` as SQLite compares an integer with the threshold's value (an integer, a real,
+// or NULL: never), exactly: a gap of 10^16 - 1 ns is below a threshold of 10^16.0, which a double
+// cannot tell from it.
+class Threshold {
+ public:
+  Threshold() = default;
+  Threshold(sqlite3_stmt* q, int col) : type_(sqlite3_column_type(q, col)) {
+    if (type_ == SQLITE_INTEGER) i_ = sqlite3_column_int64(q, col);
+    if (type_ == SQLITE_FLOAT) r_ = sqlite3_column_double(q, col);
+  }
+  bool below(int64_t gap) const {  // gap < threshold
+    if (type_ == SQLITE_INTEGER) return gap < i_;
+    if (type_ != SQLITE_FLOAT || std::isnan(r_)) return false;
+    if (r_ >= 0x1p63) return true;
+    if (r_ < -0x1p63) return false;
+    const double whole = std::floor(r_);  // in [-2^63, 2^63): exact as an int64
+    const auto w = (int64_t)whole;
+    return gap < w || (gap == w && r_ > whole);
+  }
+
+ private:
+  int type_ = SQLITE_INTEGER;
+  int64_t i_ = 30000;  // (no row read: HTA's 30 us)
+  double r_ = 0;
+};
 
 struct IdleBreakdown {
   struct Row {
@@ -63,7 +95,7 @@ struct IdleBreakdown {
     };
     constexpr int64_t kNone = INT64_MIN;  // (sorts first, as SQLite's NULL)
     std::vector<Event> in;
-    double threshold_ns = 30e3;
+    Threshold threshold;
     while (st->step()) {
       sqlite3_stmt* q = st->get();
       auto integer = [&](int c) {
@@ -71,7 +103,7 @@ struct IdleBreakdown {
       };
       in.push_back(
           {sqlite3_column_int64(q, 0), integer(1), integer(2), integer(3), sqlite3_column_int64(q, 4), integer(5)});
-      threshold_ns = sqlite3_column_double(q, 6);
+      threshold = Threshold(q, 6);
     }
     // lag(end) OVER (PARTITION BY trace, stream ORDER BY ts, uid), then the report's CASE.
     std::sort(in.begin(), in.end(), [](const Event& a, const Event& b) {
@@ -87,10 +119,9 @@ struct IdleBreakdown {
         // (a NULL before it: no gap, as `WHERE prev_end IS NOT NULL`; a NULL ts: a NULL gap, which
         // sum() skips)
         if (prev.end == kNone || e.ts == kNone) continue;
-        int64_t gap;
-        if (__builtin_sub_overflow(e.ts, prev.end, &gap)) throw FunctionError("integer overflow in an idle gap");
-        const size_t c = e.launch != kNone && e.launch > prev.end ? 0 : (double)gap < threshold_ns ? 1 : 2;
-        if (__builtin_add_overflow(ns[c], gap, &ns[c])) throw FunctionError("integer overflow in a summed idle time");
+        const int64_t gap = sat_sub(e.ts, prev.end);
+        const size_t c = e.launch != kNone && e.launch > prev.end ? 0 : threshold.below(gap) ? 1 : 2;
+        ns[c] = sat_add(ns[c], gap);
       }
       for (size_t c = 0; c < kCategories.size(); ++c)
         out.push_back({first.trace, first.stream == kNone ? std::nullopt : std::optional<int64_t>(first.stream),

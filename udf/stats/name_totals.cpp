@@ -15,7 +15,6 @@
 
 #include "src/event_store.h"
 #include "src/kind.h"
-#include "udf/stats/dur_sum.h"
 #include "udf/table_function.h"
 #include "udf/tree/tree_access.h"
 
@@ -55,6 +54,14 @@ struct NameTotals {
   }
 
  private:
+  static void add_dur(Row& r, int64_t dur) {
+    if (dur == kNull) return;
+    if (!r.dur)
+      r.dur = dur;
+    else if (__builtin_add_overflow(*r.dur, dur, &*r.dur))
+      throw FunctionError("integer overflow in a summed duration");
+  }
+
   // One hash pass per trace over (step, kind, name id); the groups then sorted as GROUP BY's text
   // order would give them (kind and name compared as bytes, a NULL step first).
   static void from_store(const EventStore& s, std::vector<Row>& out) {
@@ -83,7 +90,7 @@ struct NameTotals {
         }
         Row& r = out[it->second];
         ++r.events;
-        add_dur(r.dur, e.dur);
+        add_dur(r, e.dur);
       }
       std::sort(out.begin() + (ptrdiff_t)first, out.end(), [](const Row& a, const Row& b) {
         return a.step != b.step ? a.step < b.step : a.kind != b.kind ? a.kind < b.kind : a.name < b.name;
