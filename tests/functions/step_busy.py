@@ -68,6 +68,29 @@ r = run([small], "SELECT * FROM step_busy()")
 want = ["0,1,3,50000", "0,2,2,20000"]
 check(r.returncode == 0 and r.stdout.splitlines()[1:] == want,
       f"by hand: {r.stdout.splitlines()[1:]} vs {want} ({r.stderr.strip()[:160]})")
+# What mfu's note makes of it: two traces (ranks 0 and 1), each with ProfilerStep#1 [0, 20) and #2
+# [100, 120) us whose kernel runs 40 us from 5 us into the step: busy longer than the step in all
+# four. The note lists the capped steps by step, then trace, loaded or saved.
+late = []
+for t in (0, 1):
+    ev2 = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{k}", "pid": 1, "tid": 1, "ts": 100 * (k - 1),
+            "dur": 20} for k in (1, 2)]
+    for k in (1, 2):
+        ev2.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                    "ts": 100 * (k - 1) + 1, "dur": 2, "args": {"correlation": k}})
+        ev2.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 100 * (k - 1) + 5, "dur": 40,
+                    "args": {"correlation": k, "device": 0, "stream": 7}})
+    late.append(os.path.join(tmp, f"step_busy_late{t}.json"))
+    json.dump({"traceEvents": ev2, "distributedInfo": {"rank": t}}, open(late[-1], "w"))
+late_db = os.path.join(tmp, "step_busy_late.db")
+check(run(late + ["-o", late_db], "SELECT 1").returncode == 0, "late: saved")
+notes = []
+for source in (late, [late_db]):
+    r = subprocess.run([tlsql, *source, "--report", "mfu"], capture_output=True, text=True, timeout=120)
+    notes.append([line for line in r.stderr.splitlines() if "capped at 100" in line])
+check(notes[0] and notes[0] == notes[1] and "in 4 step(s) (1, 1, 2, 2)" in notes[0][0],
+      f"mfu's capped steps by step, then trace, loaded and saved: {notes}")
+
 r = run([small], "SELECT * FROM step_busy('nowhere')")
 check(r.returncode == 1 and "step_busy" in r.stderr and "nowhere" in r.stderr,
       f"an unknown schema is refused by name ({r.stderr.strip()[:160]})")
