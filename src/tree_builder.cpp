@@ -53,7 +53,8 @@ int64_t forward_thread(std::string_view args) {
 }
 
 // A GPU event's time in the health checks' shares (a negative or absent duration counts 0), and
-// how they print a share of the GPU events' time.
+// how they print a share of the GPU events' time. Their sums are sat_add's: a file's durations
+// may add up past int64 (two kernels of 4.7e15 us did, undefined behaviour UBSan caught).
 int64_t gpu_ns_of(const EventRec& e) { return e.dur == kNull || e.dur < 0 ? int64_t{0} : e.dur; }
 std::string gpu_time_share(int64_t ns, int64_t all_ns) {
   return fmt::format("{:.3f} ms, {:.1f}% of the GPU events' time", (double)ns / 1e6,
@@ -462,7 +463,7 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
       if (!is_gpu_side(e.kind)) continue;
       bool counts = e.kind == Kind::kernel || e.kind == Kind::memcpy || e.kind == Kind::memset;
       l.gpu_work += counts;
-      if (counts) l.all_ns += gpu_ns_of(e);
+      if (counts) l.all_ns = sat_add(l.all_ns, gpu_ns_of(e));
       if (!e.correlation.null()) {
         if (!shared.empty() && counts && std::binary_search(shared.begin(), shared.end(), e.correlation)) ++l.on_shared;
         at = lower_bound_from(by_corr, e.correlation, at);
@@ -479,7 +480,8 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
   {
     std::vector<std::vector<int32_t>> parts;
     for (Linked& l : linked)
-      gpu_work += l.gpu_work, all_ns += l.all_ns, on_shared += l.on_shared, parts.push_back(std::move(l.unlinked));
+      gpu_work += l.gpu_work, all_ns = sat_add(all_ns, l.all_ns), on_shared += l.on_shared,
+                              parts.push_back(std::move(l.unlinked));
     unlinked = join_parts(parts);
   }
 
@@ -553,7 +555,7 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
   h.set_gpu_events("duplicate_correlation", on_shared);
   if (!unlinked.empty()) {
     int64_t unlinked_ns = 0;
-    for (int32_t g : unlinked) unlinked_ns += gpu_ns_of(ev_[g]);
+    for (int32_t g : unlinked) unlinked_ns = sat_add(unlinked_ns, gpu_ns_of(ev_[g]));
     h.add("gpu_without_launch", unlinked.front(),
           fmt::format("GPU events (kernel/memcpy/memset) with no runtime call of their correlation id in the trace"
                       "{}: {} of {} linked ({:.2f}%); the others, {}, are in no "
@@ -611,11 +613,11 @@ ProfileTreeBuilder::ReplayPlan ProfileTreeBuilder::plan_replays(const std::vecto
     for (int32_t i = (int32_t)begin; i < (int32_t)end; ++i) {
       const EventRec& e = ev_[i];
       if (!is_gpu_work(e.kind)) continue;
-      all_ns[part] += gpu_ns_of(e);
+      all_ns[part] = sat_add(all_ns[part], gpu_ns_of(e));
       if (e.parent >= 0 && is_graph_launch(name(ev_[e.parent]))) replayed[part].emplace_back(e.parent, e.ts, i);
     }
   });
-  for (int64_t ns : all_ns) plan.all_ns += ns;
+  for (int64_t ns : all_ns) plan.all_ns = sat_add(plan.all_ns, ns);
   plan.replayed = join_parts(replayed);
   if (plan.replayed.empty()) return plan;
   std::sort(plan.replayed.begin(), plan.replayed.end());
@@ -835,7 +837,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
   int32_t attributed_example = -1, left_example = -1, near_example = -1;
   std::set<int32_t> graphs_used;
   auto leave = [&](int32_t g) {
-    ++left, left_ns += gpu_ns_of(ev_[g]);
+    ++left, left_ns = sat_add(left_ns, gpu_ns_of(ev_[g]));
     if (left_example < 0 || g < left_example) left_example = g;
   };
   for (const ReplayPlan::Replay& r : plan.replays) {
@@ -876,7 +878,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
       const int32_t g = std::get<2>(plan.replayed[x]);
       const int32_t n = p.node_of[x - r.from];
       if (n < 0) {  // no node launched it: it stays under the graph launch
-        ++extra_here, ++extra_names[brief_name(name(ev_[g]))], extra_ns += gpu_ns_of(ev_[g]);
+        ++extra_here, ++extra_names[brief_name(name(ev_[g]))], extra_ns = sat_add(extra_ns, gpu_ns_of(ev_[g]));
         leave(g);
         continue;
       }
@@ -885,7 +887,7 @@ void ProfileTreeBuilder::attribute_graph_replays() {
       e.parent = base + (frames ? node.row : node.lean_row);
       e.depth = ev_[e.parent].depth + 1;
       graph_launch_of_.emplace(g, launch);
-      ++attributed, attributed_ns += gpu_ns_of(e);
+      ++attributed, attributed_ns = sat_add(attributed_ns, gpu_ns_of(e));
       if (attributed_example < 0 || g < attributed_example) attributed_example = g;
     }
     for (int32_t n : p.missing) {
@@ -990,7 +992,7 @@ void ProfileTreeBuilder::describe_capture_replays(const std::vector<CapturedGrap
   ReplayPlan plan = plan_replays(&graphs, false);
   if (plan.replayed.empty()) return;
   int64_t replayed_ns = 0, exact = 0, near = 0, tied = 0, none = 0;
-  for (const auto& r : plan.replayed) replayed_ns += gpu_ns_of(ev_[std::get<2>(r)]);
+  for (const auto& r : plan.replayed) replayed_ns = sat_add(replayed_ns, gpu_ns_of(ev_[std::get<2>(r)]));
   for (const ReplayPlan::Replay& r : plan.replays) {
     if (r.graph < 0) {
       ++none;

@@ -507,7 +507,7 @@ Groups groups_of(const TreeDiff& d) {
       Group& group = out.rows[(size_t)g];
       ++group.n[s];
       const int64_t dur = me.dur[i] != kNull ? me.dur[i] : 0;
-      group.t[s] += dur;
+      group.t[s] = sat_add(group.t[s], dur);  // (hostile durations may add up past int64)
       out.kernels.push_back({(uint32_t)g, (uint8_t)s, me.nodes[i].ts, me.nodes[i].uid, dur, me.raw[i], launcher[i]});
     }
   }
