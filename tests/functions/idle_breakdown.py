@@ -5,8 +5,9 @@ HTA's rule written as SQL gives (below: the gpu_steps view in scope, lag() over 
 CASE), for files loaded and saved, each scope and two thresholds; and, on a trace made here, the
 figures worked out by hand below.
 usage: idle_breakdown.py TLSQL DATA_DIR TMP_DIR [SHARED_DIR] (tests/CMakeLists.txt: every tests/functions/*.py)"""
-import json, os, subprocess, sys
+import json, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import function_cases  # noqa: E402
 from checks import check, finish  # noqa: E402
 
 tlsql, data, tmp = sys.argv[1:4]
@@ -32,19 +33,12 @@ FROM streams s, c ORDER BY 1, 2, 3"""
 
 
 def run(args, *sql):
-    cmd = [tlsql, "-q", "--csv"] + args
-    for s in sql:
-        cmd += ["-c", s]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return function_cases.run(tlsql, args, *sql)
 
 
 def both(args, steps, threshold):
-    r = run(args, f"SELECT * FROM idle_breakdown({steps}, {threshold}) ORDER BY 1, 2, 3",
-            RULE.format(steps=steps, threshold=threshold))
-    check(r.returncode == 0, f"{args}: runs ({r.stderr.strip()[:160]})")
-    out = r.stdout.splitlines()
-    cut = [i for i, line in enumerate(out) if line.startswith("trace,")]
-    return out[1:cut[1]] if len(cut) == 2 else [], out[cut[1] + 1:] if len(cut) == 2 else [None]
+    return function_cases.two_answers(tlsql, args, f"SELECT * FROM idle_breakdown({steps}, {threshold}) ORDER BY 1, 2, 3",
+                                      RULE.format(steps=steps, threshold=threshold))
 
 
 files = [os.path.join(data, n) for n in ("queue_steps.json", "hta_trace_compare_base.json.gz", "stragglers_rank0.json")]
@@ -52,10 +46,8 @@ if shared and os.path.isdir(os.path.join(shared, "traces")):  # several streams,
     files += [os.path.join(shared, "traces", "dlrm_8xv100", "rank0.pt.trace.json"),
               os.path.join(shared, "traces", "hta", "trace_diff", "control.json.gz")]
 for path in files:
-    saved = os.path.join(tmp, "idle_breakdown_" + os.path.basename(path).split(".")[0] + ".db")
-    check(run([path, "-o", saved], "SELECT 1").returncode == 0, f"{os.path.basename(path)}: saved")
     first = run([path], "SELECT min(step) FROM gpu").stdout.splitlines()[-1]  # a step as a number and as text
-    for source in (path, saved):
+    for source in function_cases.loaded_and_saved(tlsql, path, tmp, "idle_breakdown_"):
         for steps, threshold in (("NULL", "NULL"), ("'all'", "NULL"), ("'all'", "2.5"), (first, "'30'"),
                                  (f"'{first}'", "NULL")):
             mine, theirs = both([source], steps, threshold)

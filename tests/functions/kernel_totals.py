@@ -10,6 +10,7 @@ saved database as on the trace it was saved from.
 usage: kernel_totals.py TLSQL DATA_DIR TMP_DIR [SHARED_DIR] (tests/CMakeLists.txt: every tests/functions/*.py)"""
 import json, os, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import function_cases  # noqa: E402
 from checks import check, finish  # noqa: E402
 
 tlsql, data, tmp = sys.argv[1:4]
@@ -20,18 +21,12 @@ GROUP = ("SELECT trace, device, stream, gpu_class(uid, NULL, '{s}') AS class, na
 
 
 def run(args, *sql):
-    cmd = [tlsql, "-q", "--csv"] + args
-    for s in sql:
-        cmd += ["-c", s]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return function_cases.run(tlsql, args, *sql)
 
 
 def both(args, schema, *before):
-    r = run(args, *before, f"SELECT * FROM kernel_totals('{schema}')", GROUP.format(s=schema))
-    check(r.returncode == 0, f"{args}: runs ({r.stderr.strip()[:160]})")
-    out = r.stdout.splitlines()
-    cut = [i for i, line in enumerate(out) if line.startswith("trace,")]
-    return out[1:cut[1]] if len(cut) == 2 else [], out[cut[1] + 1:] if len(cut) == 2 else [None]
+    return function_cases.two_answers(tlsql, args, f"SELECT * FROM kernel_totals('{schema}')", GROUP.format(s=schema),
+                                      *before)
 
 
 files = [os.path.join(data, n) for n in ("custom_launches.json", "annotations_nested.json", "coll_rank0.json",
@@ -40,9 +35,7 @@ if shared and os.path.isdir(os.path.join(shared, "traces")):  # NCCL streams bes
     files += [os.path.join(shared, "traces", "dlrm_8xv100", "rank0.pt.trace.json"),
               os.path.join(shared, "traces", "tracelens", "mi300", "resnet_act_checkpoint.json.gz")]
 for path in files:
-    saved = os.path.join(tmp, "kernel_totals_" + os.path.basename(path).split(".")[0] + ".db")
-    check(run([path, "-o", saved], "SELECT 1").returncode == 0, f"{os.path.basename(path)}: saved")
-    for source in (path, saved):
+    for source in function_cases.loaded_and_saved(tlsql, path, tmp, "kernel_totals_"):
         mine, theirs = both([source], "main")
         check(len(mine) > 0 and mine == theirs, f"{os.path.basename(source)}: kernel_totals == GROUP BY ({len(mine)} rows)")
 # Two files in one schema (two traces), a diff's `other` schema, and a rule the user adds.
@@ -92,9 +85,7 @@ want = ["0,0,7,communication,mylib_step,1,5000,5000",  # the one c10d::allreduce
         "0,0,7,compute,neg_kernel,1,-4000,0",          # dur as recorded; nothing above 0
         "0,0,9,communication,ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*),1,40000,40000",
         "0,0,9,compute,no_dur_kernel,1,,0"]            # no dur: a NULL sum, as sum()'s
-for source in (small, os.path.join(tmp, "kernel_totals_small.db")):
-    if source.endswith(".db"):
-        check(run([small, "-o", source], "SELECT 1").returncode == 0, "small: saved")
+for source in function_cases.loaded_and_saved(tlsql, small, tmp, ""):
     r = run([source], "SELECT * FROM kernel_totals()")
     got = r.stdout.splitlines()[1:]
     check(r.returncode == 0 and got == want, f"by hand ({os.path.basename(source)}): {got} vs {want} "
@@ -136,10 +127,8 @@ for i, (cat, name, kname, ts, dur, stream) in enumerate([
                "args": {"correlation": 900 + i, "device": 0, "stream": stream}})
 side = os.path.join(tmp, "kernel_totals_side.json")
 json.dump({"traceEvents": ep}, open(side, "w"))
-side_db = os.path.join(tmp, "kernel_totals_side.db")
-check(run([side, "-o", side_db], "SELECT 1").returncode == 0, "side: saved")
 notes = []
-for source in (side, side_db):
+for source in function_cases.loaded_and_saved(tlsql, side, tmp, ""):
     r = subprocess.run([tlsql, source, "--report", "timeline"], capture_output=True, text=True, timeout=120)
     notes.append([line for line in r.stderr.splitlines() if "beside stream" in line])
 check(notes[0] and notes[0] == notes[1] and "0.400 ms of kernels (28% of trace 0's kernel time) ran on stream 30 "

@@ -5,8 +5,9 @@ BY gives (another path over the same rows), rows and order, for several files lo
 for a diff's second schema; and, on a trace made here, the rows worked out by hand below (a NULL
 name, durations missing, one name in two kinds and two steps).
 usage: name_totals.py TLSQL DATA_DIR TMP_DIR [SHARED_DIR] (tests/CMakeLists.txt: every tests/functions/*.py)"""
-import json, os, subprocess, sys
+import json, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import function_cases  # noqa: E402
 from checks import check, finish  # noqa: E402
 
 tlsql, data, tmp = sys.argv[1:4]
@@ -16,25 +17,15 @@ GROUP = ("SELECT trace, step, kind, name, count(*), sum(dur) FROM {s}.event "
 
 
 def run(args, *sql):
-    cmd = [tlsql, "-q", "--csv"] + args
-    for s in sql:
-        cmd += ["-c", s]
-    return subprocess.run(cmd, capture_output=True, text=True)
+    return function_cases.run(tlsql, args, *sql)
 
 
 def both(args, schema):
-    r = run(args, f"SELECT * FROM name_totals('{schema}')", GROUP.format(s=schema))
-    check(r.returncode == 0, f"{args}: runs ({r.stderr.strip()[:160]})")
-    out = r.stdout.splitlines()
-    cut = [i for i, line in enumerate(out) if line.startswith("trace,")]
-    return out[1:cut[1]] if len(cut) == 2 else [], out[cut[1] + 1:] if len(cut) == 2 else [None]
+    return function_cases.two_answers(tlsql, args, f"SELECT * FROM name_totals('{schema}')", GROUP.format(s=schema))
 
 
 for name in ("launch_small.json", "loader_rules.json", "hta_trace_compare_base.json.gz", "queue_steps.json"):
-    path = os.path.join(data, name)
-    saved = os.path.join(tmp, "name_totals_" + name.split(".")[0] + ".db")
-    check(run([path, "-o", saved], "SELECT 1").returncode == 0, f"{name}: saved")
-    for source in (path, saved):
+    for source in function_cases.loaded_and_saved(tlsql, os.path.join(data, name), tmp, "name_totals_"):
         mine, theirs = both([source], "main")
         check(len(mine) > 0 and mine == theirs, f"{os.path.basename(source)}: name_totals == GROUP BY ({len(mine)} rows)")
 # Two files in one schema (two traces) and a diff's `other` schema.

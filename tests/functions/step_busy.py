@@ -6,6 +6,7 @@ traces and a diff's second schema; and, on a trace made here, the figures worked
 usage: step_busy.py TLSQL DATA_DIR TMP_DIR [SHARED_DIR] (tests/CMakeLists.txt: every tests/functions/*.py)"""
 import json, os, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import function_cases  # noqa: E402
 from checks import check, finish  # noqa: E402
 
 tlsql, data, tmp = sys.argv[1:4]
@@ -16,18 +17,11 @@ GROUP = ("SELECT trace, step, count(*), union_ns(ts, end) FROM {s}.gpu WHERE ste
 
 
 def run(args, *sql):
-    cmd = [tlsql, "-q", "--csv"] + args
-    for s in sql:
-        cmd += ["-c", s]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return function_cases.run(tlsql, args, *sql)
 
 
 def both(args, schema):
-    r = run(args, f"SELECT * FROM step_busy('{schema}')", GROUP.format(s=schema))
-    check(r.returncode == 0, f"{args}: runs ({r.stderr.strip()[:160]})")
-    out = r.stdout.splitlines()
-    cut = [i for i, line in enumerate(out) if line.startswith("trace,")]
-    return out[1:cut[1]] if len(cut) == 2 else [], out[cut[1] + 1:] if len(cut) == 2 else [None]
+    return function_cases.two_answers(tlsql, args, f"SELECT * FROM step_busy('{schema}')", GROUP.format(s=schema))
 
 
 files = [os.path.join(data, n) for n in ("queue_steps.json", "hta_trace_compare_base.json.gz", "stragglers_rank0.json")]
@@ -35,9 +29,7 @@ if shared and os.path.isdir(os.path.join(shared, "traces")):  # overlapping stre
     files += [os.path.join(shared, "traces", "dlrm_8xv100", "rank0.pt.trace.json"),
               os.path.join(shared, "traces", "hta", "trace_diff", "control.json.gz")]
 for path in files:
-    saved = os.path.join(tmp, "step_busy_" + os.path.basename(path).split(".")[0] + ".db")
-    check(run([path, "-o", saved], "SELECT 1").returncode == 0, f"{os.path.basename(path)}: saved")
-    for source in (path, saved):
+    for source in function_cases.loaded_and_saved(tlsql, path, tmp, "step_busy_"):
         mine, theirs = both([source], "main")
         check(len(mine) > 0 and mine == theirs, f"{os.path.basename(source)}: step_busy == GROUP BY ({len(mine)} rows)")
 a, b = os.path.join(data, "queue_steps.json"), os.path.join(data, "hta_trace_compare_base.json.gz")
