@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -32,27 +33,27 @@ void radix_sort(std::vector<Key>& v, int low, int high) {
 // Sorts `v` by merging its ascending runs pairwise, level by level (no recursion; O(n log runs),
 // no worse than a merge sort when every element is a run). A thread's host events are nearly in
 // start order, so on the control trace this took under a third of the comparison sort's CPU. The
-// result is std::sort's wherever operator< is a total order (the tree's keys end in the row).
-template <typename T>
-void sort_runs(T* first, T* last) {
+// result is std::sort's wherever `less` is a total order (the tree's keys end in the row).
+template <typename T, typename Less = std::less<>>
+void sort_runs(T* first, T* last, Less less = {}) {
   const size_t n = (size_t)(last - first);
   std::vector<size_t> bounds{0};  // starts of the runs, then n
   for (size_t k = 1; k < n; ++k)
-    if (first[k] < first[k - 1]) bounds.push_back(k);
+    if (less(first[k], first[k - 1])) bounds.push_back(k);
   bounds.push_back(n);
   while (bounds.size() > 2) {
     std::vector<size_t> next{0};
     for (size_t r = 0; r + 2 < bounds.size(); r += 2) {
-      std::inplace_merge(first + bounds[r], first + bounds[r + 1], first + bounds[r + 2]);
+      std::inplace_merge(first + bounds[r], first + bounds[r + 1], first + bounds[r + 2], less);
       next.push_back(bounds[r + 2]);
     }
     if (next.back() != n) next.push_back(n);  // an odd run left over, as it is
     bounds.swap(next);
   }
 }
-template <typename T>
-void sort_runs(std::vector<T>& v) {
-  sort_runs(v.data(), v.data() + v.size());
+template <typename T, typename Less = std::less<>>
+void sort_runs(std::vector<T>& v, Less less = {}) {
+  sort_runs(v.data(), v.data() + v.size(), less);
 }
 
 // Bits needed to hold 0..range.

@@ -83,7 +83,15 @@ TEST_CASE("sort_runs sorts as std::sort does, from a few runs to none") {
     }
     std::vector<std::pair<int64_t, int32_t>> want = v;
     std::sort(want.begin(), want.end());
+    // and with a comparator of its own (descending value, then row): as std::sort with it
+    auto down = [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    };
+    std::vector<std::pair<int64_t, int32_t>> other = v, want_other = v;
+    std::sort(want_other.begin(), want_other.end(), down);
     sort_runs(v);
     CHECK(v == want);
+    sort_runs(other, down);
+    CHECK(other == want_other);
   }
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/event_store.h"
+#include "src/radix_sort.h"
 #include "src/sqlite_util.h"
 #include "udf/registry.h"
 #include "udf/table_function.h"
@@ -38,7 +39,7 @@ bool is_launch(std::string_view name) {
 
 // Sum over the spans of their overlap with [s, e) (spans may overlap each other: each counts), for
 // many queries: the integral of the coverage count, F(t) = ns of span time before t, so that
-// overlap(s, e) = F(e) - F(s). O(log spans) per query instead of a pass over every span.
+// overlap(s, e) = F(e) - F(s) (Walk). O(log spans) per query instead of a pass over every span.
 class Coverage {
  public:
   explicit Coverage(const std::vector<Span>& spans) {
@@ -56,13 +57,36 @@ class Coverage {
         at_.push_back(steps[i].first), area_.push_back(area), count_.push_back(count);
     }
   }
-  int64_t overlap(int64_t s, int64_t e) const { return e > s ? sat_sub(before(e), before(s)) : 0; }
+  // overlap(s, e) for queries whose starts never decrease (the host events by start): the start's
+  // breakpoint is reached by stepping on from the last query's, the end's by galloping on from the
+  // start's (most events end a few breakpoints later). The same answers as a binary search each,
+  // which was a fifth of the function's instructions on a trace of 10^5 host events.
+  class Walk {
+   public:
+    explicit Walk(const Coverage& c) : c_(c) {}
+    int64_t overlap(int64_t s, int64_t e) {
+      if (k_ > 0 && c_.at_[k_ - 1] > s)  // (a start before the last: found afresh)
+        k_ = (size_t)(std::upper_bound(c_.at_.begin(), c_.at_.end(), s) - c_.at_.begin());
+      while (k_ < c_.at_.size() && c_.at_[k_] <= s) ++k_;  // k_: breakpoints <= s
+      if (e <= s) return 0;
+      size_t lo = k_, step = 1;  // breakpoints <= e: at least lo; gallop to a bound past them
+      while (lo + step <= c_.at_.size() && c_.at_[lo + step - 1] <= e) lo += step, step *= 2;
+      const size_t hi = std::min(lo + step, c_.at_.size() + 1);
+      const auto at_e =
+          std::upper_bound(c_.at_.begin() + (std::ptrdiff_t)lo, c_.at_.begin() + (std::ptrdiff_t)hi - 1, e);
+      return sat_sub(c_.before(e, (size_t)(at_e - c_.at_.begin())), c_.before(s, k_));
+    }
+
+   private:
+    const Coverage& c_;
+    size_t k_ = 0;
+  };
 
  private:
-  int64_t before(int64_t t) const {
-    auto it = std::upper_bound(at_.begin(), at_.end(), t);
-    if (it == at_.begin()) return 0;
-    size_t k = (size_t)(it - at_.begin()) - 1;
+  // Span time before t, given how many breakpoints are <= t.
+  int64_t before(int64_t t, size_t upto) const {
+    if (upto == 0) return 0;
+    const size_t k = upto - 1;
     return sat_add(area_[k], sat_mul(count_[k], sat_sub(t, at_[k])));
   }
   std::vector<int64_t> at_, area_, count_;  // breakpoints; span time before each; spans open after it
@@ -164,10 +188,12 @@ std::vector<Ranked> rank_events(EventSource& source, int64_t trace, int64_t top)
     if (it != host.end() && it->uid == p) it->self = sat_sub(it->self, d);
   }
   rows.parent_dur = {};
-  std::sort(host.begin(), host.end(), by_start);
+  // (Merging the runs of start order the uid order holds, a few dozen on a trace: a comparison
+  // sort of every event was a tenth of the function. (start, uid) is a total order: the same list.)
+  sort_runs(host, by_start);
 
   // Kernels (not memcpy / memset) by start, and each launch call's kernel index.
-  std::sort(rows.kernels.begin(), rows.kernels.end(), by_start);
+  sort_runs(rows.kernels, by_start);
   std::vector<std::pair<int64_t, int64_t>> kernels;  // (start, end)
   UidIndex kernel_index;                             // kernel uid -> position
   for (const Rows::Kernel& x : rows.kernels)
@@ -189,7 +215,7 @@ std::vector<Ranked> rank_events(EventSource& source, int64_t trace, int64_t top)
     launches.push_back({l.uid, l.start, l.end, l.key, kid});
   }
   rows.launches = {};
-  std::sort(launches.begin(), launches.end(), by_start);
+  sort_runs(launches, by_start);
 
   // Queue depth: walk launches, kernels and host events by start (launch before kernel before host
   // event on ties); depth = index of the kernel spawned by the latest launch - kernels started + 1.
@@ -240,7 +266,8 @@ std::vector<Ranked> rank_events(EventSource& source, int64_t trace, int64_t top)
     if (p.depth > 0 && is_idle) idle.push_back({idle_start, p.start, 0}), is_idle = false;
   }
   const Coverage idle_cover(idle);
-  for (Host& e : host) e.idle = idle_cover.overlap(e.start, e.end);
+  Coverage::Walk idle_walk(idle_cover);
+  for (Host& e : host) e.idle = idle_walk.overlap(e.start, e.end);
 
   // Falling phases, walking the depth points backwards: from a point at depth 0 back to the highest
   // point (>= 4) of the run of non-zero depths before it.
@@ -269,8 +296,9 @@ std::vector<Ranked> rank_events(EventSource& source, int64_t trace, int64_t top)
 
   std::vector<size_t> chosen;
   const Coverage falling_cover(falling);
+  Coverage::Walk falling_walk(falling_cover);
   for (size_t i = 0; i < host.size(); ++i)
-    if (falling_cover.overlap(host[i].start, host[i].end) > 0) chosen.push_back(i);
+    if (falling_walk.overlap(host[i].start, host[i].end) > 0) chosen.push_back(i);
   auto fraction = [&](const Host& e) {
     return e.end > e.start ? (double)e.idle / ((double)e.end - (double)e.start) : 0.0;
   };
