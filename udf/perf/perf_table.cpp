@@ -20,6 +20,8 @@
 #include "src/args_text.h"
 #include "src/event_table.h"
 #include "src/kind.h"
+#include "src/parallel.h"
+#include "src/readers/pipeline.h"
 #include "src/serving_step.h"
 #include "src/sql_names.h"
 #include "src/sqlite_util.h"
@@ -138,13 +140,18 @@ class NameFacts {
     return f.classes[i];
   }
 
- private:
   struct Facts {
     bool known = false, has_model = false, per_step = false, marker = false, link_copy = false, tf32 = false;
     bool classes_known[3] = {false, false, false};  // by kind: kernel, memcpy, memset
     uint16_t classes[3] = {0, 0, 0};
     uint32_t family_bit = 0;
   };
+  // The facts of name n made now (warm), then read without a write (seen) by the threads of a pass
+  // over the tree. (The order names are first met in numbers their families: a serial pass warms.)
+  void warm(uint32_t n) { get(n); }
+  const Facts& seen(uint32_t n) const { return facts_[n]; }
+
+ private:
   Facts& get(uint32_t n) {
     if (n >= facts_.size()) facts_.resize(names_.size());
     Facts& f = facts_[n];
@@ -652,9 +659,6 @@ void compute(Input& in, PerfTable& t) {
   t.gpu_ns.assign(n, 0);
   t.flags.assign(n, 0);
   NameFacts facts(in.names, in.user);
-  t.gpu_classes.assign(n, 0);
-  for (size_t r = 0; r < n; ++r)
-    if (is_gpu_work(in.kind(r))) t.gpu_classes[r] = facts.gpu_classes(in.name(r), in.kind(r));
 
   // Children (CSR) and an order from the roots: parents before children.
   std::vector<uint32_t> made_start, made_kids;
@@ -676,13 +680,34 @@ void compute(Input& in, PerfTable& t) {
   order.reserve(n);
   for (size_t r = n; r-- > 0;)
     if (in.parent(r) < 0) stack.push_back((uint32_t)r);
+  // The passes over the tree run on the load's threads, each on whole subtrees: `order` cut at
+  // roots into parts of about n / threads rows (none under 32K: a thread costs more on a small
+  // trace). A row's children, and its parent, are then in its own part.
+  const size_t parts = split_rows(n, load_threads(), 32768).parts;
+  std::vector<size_t> cuts{0};  // order[cuts[p], cuts[p + 1]): part p
   while (!stack.empty()) {
     const uint32_t r = stack.back();
     stack.pop_back();
+    if (in.parent(r) < 0 && order.size() >= n * cuts.size() / parts && cuts.size() < parts)
+      cuts.push_back(order.size());
     order.push_back(r);
     for (uint32_t k = start[r + 1]; k-- > start[r];) stack.push_back(kids[k]);
   }
+  cuts.push_back(order.size());
+  auto for_parts = [&](auto&& pass) {  // pass(from, to) on each part, a thread each
+    const size_t p = cuts.size() - 1;
+    for_row_ranges(RowRanges{p, p}, [&](size_t part, size_t, size_t) { pass(cuts[part], cuts[part + 1]); });
+  };
   if (order.size() < n) find_loops(in, t, order);
+  // Each name a pass below reads made known first, in row order (NameFacts::warm): GPU events'
+  // (their classes too), ops' with a model of their own and every parent's.
+  t.gpu_classes.assign(n, 0);
+  for (size_t r = 0; r < n; ++r) {
+    if (is_gpu_work(in.kind(r)))
+      t.gpu_classes[r] = facts.gpu_classes(in.name(r), in.kind(r));
+    else if (in.own[r] != PerfTable::kNone || start[r + 1] > start[r])
+      facts.warm(in.name(r));
+  }
 
   // Bottom-up: GPU events below (0, 1, 2 = more), kernels below that are not copies or fills (the
   // same, counting only GpuClass compute and communication), the families of the ops modeled
@@ -693,30 +718,6 @@ void compute(Input& in, PerfTable& t) {
     return c == GpuClass::compute || c == GpuClass::communication;
   };
   std::vector<uint32_t> family_below(n, 0);
-  using Intervals = std::vector<std::pair<int64_t, int64_t>>;
-  // The rows come in reverse preorder, a postorder (each subtree whole, then its root): the kept
-  // lists not yet taken form a stack whose top holds exactly the lists of the current row's
-  // children, first child on top (a row map of them was 4 bytes a row of a save's peak).
-  std::vector<std::pair<uint32_t, uint32_t>> kept;  // (row, its list in `lists`)
-  std::vector<Intervals> lists;
-  std::vector<uint32_t> free_lists;
-  auto take_children = [&](uint32_t r, Intervals& into) {
-    for (; !kept.empty() && in.parent(kept.back().first) == (int32_t)r; kept.pop_back()) {
-      Intervals& l = lists[kept.back().second];
-      if (into.empty())
-        into.swap(l);
-      else
-        into.insert(into.end(), l.begin(), l.end());
-      l.clear();
-      free_lists.push_back(kept.back().second);
-    }
-  };
-  auto keep = [&](uint32_t r, Intervals& iv) {
-    if (free_lists.empty()) free_lists.push_back((uint32_t)lists.size()), lists.emplace_back();
-    kept.emplace_back(r, free_lists.back());
-    free_lists.pop_back();
-    lists[kept.back().second].swap(iv);
-  };
   // A GPU row's own interval goes in when the pass reaches the row (a kept list per GPU row was a
   // million small allocations). Until then the row's gpu_ns holds 1 + its entry in in.gpu: the
   // row's union includes that interval, so the pass overwrites it (a looped row, never reached,
@@ -727,30 +728,54 @@ void compute(Input& in, PerfTable& t) {
   enum : uint8_t { kLocal = 1, kLink = 2 };
   std::vector<uint8_t> work_below(n, 0);
   auto own_of = [&](uint32_t r) { return work_below[r] == kLink ? PerfTable::kNone : in.own[r]; };
-  auto own_bit = [&](uint32_t r) { return own_of(r) != PerfTable::kNone ? facts.family_bit(in.name(r)) : 0u; };
-  Intervals iv;  // (kept across rows: keep() swaps a pooled list's buffer in)
-  for (size_t i = order.size(); i-- > 0;) {
-    const uint32_t r = order[i];
-    iv.clear();
-    if (const int64_t g = t.gpu_ns[r]) iv.emplace_back(in.gpu[(size_t)g - 1].ts, in.gpu[(size_t)g - 1].end);
-    for (uint32_t k = start[r]; k < start[r + 1]; ++k) {
-      const uint32_t c = kids[k];
-      gpu_below[r] = (uint8_t)std::min(2, gpu_below[r] + gpu_below[c] + (is_gpu_work(in.kind(c)) ? 1 : 0));
-      kernels_below[r] = (uint8_t)std::min(2, kernels_below[r] + kernels_below[c] + (kernel_work(c) ? 1 : 0));
-      if (is_gpu_work(in.kind(c)))
-        work_below[r] |= in.kind(c) == Kind::memcpy && facts.link_copy(in.name(c)) ? kLink : kLocal;
-      work_below[r] |= work_below[c];
-      family_below[r] |= family_below[c] | own_bit(c);
+  auto own_bit = [&](uint32_t r) { return own_of(r) != PerfTable::kNone ? facts.seen(in.name(r)).family_bit : 0u; };
+  for_parts([&](size_t from, size_t to) {
+    using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+    // The rows come in reverse preorder, a postorder (each subtree whole, then its root): the kept
+    // lists not yet taken form a stack whose top holds exactly the lists of the current row's
+    // children, first child on top (a row map of them was 4 bytes a row of a save's peak). The
+    // lists are the part's own, and freed with it (the pass's live arrays on top of two stores
+    // are a diff's peak memory).
+    std::vector<std::pair<uint32_t, uint32_t>> kept;  // (row, its list in `lists`)
+    std::vector<Intervals> lists;
+    std::vector<uint32_t> free_lists;
+    auto take_children = [&](uint32_t r, Intervals& into) {
+      for (; !kept.empty() && in.parent(kept.back().first) == (int32_t)r; kept.pop_back()) {
+        Intervals& l = lists[kept.back().second];
+        if (into.empty())
+          into.swap(l);
+        else
+          into.insert(into.end(), l.begin(), l.end());
+        l.clear();
+        free_lists.push_back(kept.back().second);
+      }
+    };
+    auto keep = [&](uint32_t r, Intervals& iv) {
+      if (free_lists.empty()) free_lists.push_back((uint32_t)lists.size()), lists.emplace_back();
+      kept.emplace_back(r, free_lists.back());
+      free_lists.pop_back();
+      lists[kept.back().second].swap(iv);
+    };
+    Intervals iv;  // (kept across rows: keep() swaps a pooled list's buffer in)
+    for (size_t i = to; i-- > from;) {
+      const uint32_t r = order[i];
+      iv.clear();
+      if (const int64_t g = t.gpu_ns[r]) iv.emplace_back(in.gpu[(size_t)g - 1].ts, in.gpu[(size_t)g - 1].end);
+      for (uint32_t k = start[r]; k < start[r + 1]; ++k) {
+        const uint32_t c = kids[k];
+        gpu_below[r] = (uint8_t)std::min(2, gpu_below[r] + gpu_below[c] + (is_gpu_work(in.kind(c)) ? 1 : 0));
+        kernels_below[r] = (uint8_t)std::min(2, kernels_below[r] + kernels_below[c] + (kernel_work(c) ? 1 : 0));
+        if (is_gpu_work(in.kind(c)))
+          work_below[r] |= in.kind(c) == Kind::memcpy && facts.seen(in.name(c)).link_copy ? kLink : kLocal;
+        work_below[r] |= work_below[c];
+        family_below[r] |= family_below[c] | own_bit(c);
+      }
+      take_children(r, iv);
+      if (iv.empty()) continue;
+      t.gpu_ns[r] = merge_union(iv);
+      if (in.parent(r) >= 0) keep(r, iv);
     }
-    take_children(r, iv);
-    if (iv.empty()) continue;
-    t.gpu_ns[r] = merge_union(iv);
-    if (in.parent(r) >= 0) keep(r, iv);
-  }
-  // The intervals are done with: freed before the next arrays are made (the pass's live arrays
-  // on top of two stores are a diff's peak memory).
-  std::vector<uint32_t>().swap(free_lists), std::vector<std::pair<uint32_t, uint32_t>>().swap(kept);
-  std::vector<Intervals>().swap(lists), Intervals().swap(iv);
+  });
   if (order.size() < n)
     for (size_t r = 0; r < n; ++r)
       if (t.flags[r] & PerfTable::looped) t.gpu_ns[r] = 0;
@@ -854,16 +879,19 @@ void compute(Input& in, PerfTable& t) {
     return in.kind(r) == Kind::cpu_op && m &&
            ((m->has_flops && std::isfinite(m->flops)) || (m->has_bytes && std::isfinite(m->bytes)));
   };
-  std::vector<bool> taken_above(n, false);
-  for (uint32_t r : order) {
-    if (const int32_t p = in.parent(r); p >= 0) {
-      taken_above[r] = taken_above[(size_t)p] || modeled_op((size_t)p) || (t.flags[(size_t)p] & PerfTable::counted);
-      t.marker[r] = facts.marker(in.name((size_t)p)) ? (uint32_t)p : t.marker[(size_t)p];
+  std::vector<uint8_t> taken_above(n, 0);  // (bytes, not bits: the parts write rows side by side)
+  for_parts([&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      const uint32_t r = order[i];
+      if (const int32_t p = in.parent(r); p >= 0) {
+        taken_above[r] = taken_above[(size_t)p] || modeled_op((size_t)p) || (t.flags[(size_t)p] & PerfTable::counted);
+        t.marker[r] = facts.seen(in.name((size_t)p)).marker ? (uint32_t)p : t.marker[(size_t)p];
+      }
+      const Kind k = in.kind(r);  // (modeled_op is an op's alone)
+      const bool launcher = launches[r] && (k == Kind::cpu_op || k == Kind::runtime || k == Kind::driver);
+      if ((modeled_op(r) || launcher) && !taken_above[r]) t.flags[r] |= PerfTable::counted;
     }
-    const Kind k = in.kind(r);  // (modeled_op is an op's alone)
-    const bool launcher = launches[r] && (k == Kind::cpu_op || k == Kind::runtime || k == Kind::driver);
-    if ((modeled_op(r) || launcher) && !taken_above[r]) t.flags[r] |= PerfTable::counted;
-  }
+  });
   inclusive_models(in, t, order, start, kids, gpu_below);
 }
 
