@@ -401,15 +401,18 @@ FROM (SELECT o.uid, o.name, o.input_dims, o.input_types, o.input_strides, o.conc
       WHERE p.source IN ('model', 'inductor') AND p.flops IS NOT NULL AND p.gpu_ns > 0 AND o.kind = 'cpu_op')
 WHERE c LIKE 'GEMM%' OR c LIKE 'SDPA%' OR c LIKE 'CONV%'
 UNION ALL
-SELECT 'kernel', f.family, k.uid, NULL, NULL, NULL, NULL, NULL, NULL, k.dur, k.name, k.launcher,
+SELECT 'kernel', f.family, k.uid, NULL, NULL, NULL, NULL, NULL, NULL, k.dur, k.name, ll.launcher,
        CASE WHEN l.kind IN ('runtime', 'driver') THEN 'no model: no op encloses the launch (no Input Dims)'
             WHEN l.input_dims IS NULL OR l.input_dims IN ('[]', '') THEN 'no model: Input Dims missing'
             ELSE 'no model: ' || l.name || ' has no FLOPs formula' END
--- (CROSS JOINs: kernels outside, then the family by name, then the launcher. A report's `WHERE
--- family = ...` made SQLite loop over the family's names outside, each scanning every kernel; and
--- with the launcher read before the family, the launcher tests ran on every kernel.)
-FROM kernel k CROSS JOIN family_of f ON f.name = k.name CROSS JOIN event l ON l.uid = k.launcher
-WHERE k.dur > 0
+-- (CROSS JOINs: kernels outside, then the family by name, then the launch link and the launcher.
+-- A report's `WHERE family = ...` made SQLite loop over the family's names outside, each scanning
+-- every kernel; with the launcher read before the family, the launcher tests ran on every kernel;
+-- and through the kernel view, every kernel's launch link was looked up before its family, a
+-- third of a 200 MB trace's sheet. A kernel without a link has no launcher: out, as before.)
+FROM event k CROSS JOIN family_of f ON f.name = k.name CROSS JOIN launch_link ll ON ll.gpu = k.uid
+     CROSS JOIN event l ON l.uid = ll.launcher
+WHERE k.kind = 'kernel' AND k.dur > 0
   AND (l.kind IN ('runtime', 'driver')
        OR (l.kind = 'cpu_op' AND coalesce(perf_source(l.uid, (SELECT name FROM tlsql_schema)), '') NOT IN ('model', 'inductor')
            AND (op_category(l.name) = 'other' OR l.name NOT LIKE 'aten::%')));
