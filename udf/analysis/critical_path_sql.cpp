@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <compare>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -31,6 +33,24 @@ namespace tlsql {
 
 namespace {
 
+// A pid, tid, device or stream as a key: an integer, or text that reads as exactly one, by its
+// value; other text by its bytes. Two values are one key exactly when their texts (what
+// sqlite3_column_text makes of them) are equal, without making the text of each row's integers
+// (a serving trace's every launch: most of this function's time).
+struct KeyPart {
+  bool text = false;
+  int64_t i = 0;
+  std::string s;
+  auto operator<=>(const KeyPart&) const = default;
+};
+KeyPart text_part(std::string_view t) {
+  int64_t i = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), i);
+  if (ec == std::errc() && end == t.data() + t.size() && !t.empty() && fmt::format_int(i).str() == t)
+    return {false, i, {}};  // ("05", "-0", "+5" stay text: no integer's text reads so)
+  return {true, 0, std::string(t)};
+}
+
 // A statement of the EventSource's (`{s}`: the schema; errors thrown as SqlError) with the binds
 // and column reads used here.
 struct Query {
@@ -44,19 +64,29 @@ struct Query {
   }
   bool null(int c) const { return sqlite3_column_type(get(), c) == SQLITE_NULL; }
   int64_t i(int c) const { return sqlite3_column_int64(get(), c); }
-  std::string t(int c) const {
+  std::string t(int c) const { return std::string(view(c)); }
+  // The column's text, valid until the next step (no copy: a launch's kernel name is read a row).
+  std::string_view view(int c) const {
     const unsigned char* v = sqlite3_column_text(get(), c);
-    return v ? (const char*)v : "";
+    return v ? std::string_view((const char*)v, (size_t)sqlite3_column_bytes(get(), c)) : std::string_view();
+  }
+  KeyPart k(int c) const {
+    return sqlite3_column_type(get(), c) == SQLITE_INTEGER ? KeyPart{false, i(c), {}} : text_part(view(c));
   }
 };
 
-// Numbers for text keys: threads (pid, tid) and streams (device, stream).
+// Numbers for keys: threads (pid, tid) and streams (device, stream), in the order first met.
+// (The last key answered at once: rows in a row mostly name the same thread or stream.)
 struct Numbering {
-  std::map<std::pair<std::string, std::string>, int32_t> ids;
-  int32_t operator()(const std::string& a, const std::string& b) {
-    return ids.try_emplace({a, b}, (int32_t)ids.size()).first->second;
+  std::map<std::pair<KeyPart, KeyPart>, int32_t> ids;
+  const std::pair<const std::pair<KeyPart, KeyPart>, int32_t>* last = nullptr;
+  int32_t operator()(KeyPart a, KeyPart b) {
+    if (last && last->first.first == a && last->first.second == b) return last->second;
+    last = &*ids.try_emplace({std::move(a), std::move(b)}, (int32_t)ids.size()).first;
+    return last->second;
   }
 };
+const KeyPart kNoPart = text_part("");  // (the other half of a pid's or a tid's own key)
 
 // The window: the instance-th (by start) host event of the trace whose name contains
 // `annotation` (HTA matches the same way), or the whole trace for an empty annotation (uid -1).
@@ -104,9 +134,9 @@ CpInput read_input(EventSource& events, int64_t trace, int64_t start, int64_t en
           "'driver', 'annotation', 'python', 'other') AND ts BETWEEN ?2 AND ?3 AND dur > 0");
   h.bind(1, trace).bind(2, start).bind(3, end);
   while (h.step()) {
-    const std::string kind = h.t(1), name = h.t(2);
+    const std::string_view kind = h.view(1), name = h.view(2);
     const bool call = kind == "runtime" || kind == "driver";
-    in.host.push_back({h.i(0), pids(h.t(3), ""), tids("", h.t(4)), h.i(5), h.i(6), call || kind == "cpu_op",
+    in.host.push_back({h.i(0), pids(h.k(3), kNoPart), tids(kNoPart, h.k(4)), h.i(5), h.i(6), call || kind == "cpu_op",
                        call && blocking_host_call(name), call && runtime_lock_call(name), h.i(8) != 0, h.i(9) != 0});
     if (call && !h.null(7)) runtime_of.emplace(h.i(7), h.i(0));
   }
@@ -128,16 +158,23 @@ CpInput read_input(EventSource& events, int64_t trace, int64_t start, int64_t en
   // Whether GPU work of a kind and name is a collective, once per (kind, name): the kernel rules
   // lower-case and match every name they see, and the whole trace's GPU work repeats a few
   // hundred names (most of this function's time on a large trace when asked per row).
-  std::unordered_map<std::string, bool> communication;
+  // (Per kind, by name: looked up by the column's text, a name copied once, not per row.)
+  struct ByView {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::map<Kind, std::unordered_map<std::string, bool, ByView, std::equal_to<>>> communication;
   while (g.step()) {
     const bool in_window = g.i(8) >= start && g.i(8) <= end && g.i(9) > 0;
-    std::string key = g.t(1);
-    key += '\0';
-    key += g.t(2);
-    auto [it, fresh] = communication.try_emplace(std::move(key), false);
-    if (fresh) it->second = classify_gpu(kind_from_name(g.t(1)), g.t(2), GpuRule::tlsql) == GpuClass::communication;
-    in.gpu.push_back({g.i(0), g.i(7), g.i(8), threads(g.t(10), g.t(11)), g.i(5), g.i(6), streams(g.t(3), g.t(4)),
-                      in_window, it->second});
+    const Kind kind = kind_from_name(g.view(1));
+    auto& seen = communication[kind];
+    const std::string_view name = g.view(2);
+    auto it = seen.find(name);
+    if (it == seen.end())
+      it = seen.emplace(name, classify_gpu(kind, name, GpuRule::tlsql) == GpuClass::communication).first;
+    const bool comm = it->second;
+    in.gpu.push_back(
+        {g.i(0), g.i(7), g.i(8), threads(g.k(10), g.k(11)), g.i(5), g.i(6), streams(g.k(3), g.k(4)), in_window, comm});
   }
 
   // One scan of the trace's runtime and driver calls (in the order the two queries this replaces
@@ -156,7 +193,7 @@ CpInput read_input(EventSource& events, int64_t trace, int64_t start, int64_t en
   struct Candidate {               // a record or wait call, numbered once sorted
     int64_t ts, uid, correlation;  // correlation: -1 none
     bool wait, has_correlation;
-    std::string pid, tid;
+    KeyPart pid, tid;
   };
   std::vector<Candidate> candidates;
   {
@@ -184,9 +221,9 @@ CpInput read_input(EventSource& events, int64_t trace, int64_t start, int64_t en
       const bool record = name.find("EventRecord") != std::string_view::npos,
                  wait = name.find("StreamWaitEvent") != std::string_view::npos;
       if (!c.null(0) && (record || wait || has(name, "eventrecord") || has(name, "streamwaitevent")))
-        calls.emplace(c.i(0), Call{c.i(1), threads(c.t(2), c.t(3))});
+        calls.emplace(c.i(0), Call{c.i(1), threads(c.k(2), c.k(3))});
       if ((record || wait) && c.i(1) <= end)
-        candidates.push_back({c.i(1), c.i(4), c.null(0) ? -1 : c.i(0), wait, !c.null(0), c.t(2), c.t(3)});
+        candidates.push_back({c.i(1), c.i(4), c.null(0) ? -1 : c.i(0), wait, !c.null(0), c.k(2), c.k(3)});
     }
   }
 
@@ -220,7 +257,7 @@ CpInput read_input(EventSource& events, int64_t trace, int64_t start, int64_t en
   s.bind(1, trace);
   while (s.step()) {
     const std::string name = s.t(1);
-    CpSync x{CpSync::stream_sync, s.i(0), s.i(4), s.i(5), streams(s.t(2), s.t(3))};
+    CpSync x{CpSync::stream_sync, s.i(0), s.i(4), s.i(5), streams(s.k(2), s.k(3))};
     if (name == "Context Sync")
       x.what = CpSync::context_sync;
     else if (name == "Event Sync")
@@ -235,7 +272,7 @@ CpInput read_input(EventSource& events, int64_t trace, int64_t start, int64_t en
     }
     if (!s.null(7) && !s.null(8))
       if (auto r = calls.find(s.i(8)); r != calls.end())
-        x.record_ts = r->second.ts, x.record_stream = streams(s.t(2), s.t(7));
+        x.record_ts = r->second.ts, x.record_stream = streams(s.k(2), s.k(7));
     in.sync.push_back(x);
   }
   return in;
