@@ -124,6 +124,9 @@ class NameFacts {
     return !f.has_model ? kNoModel : f.per_step ? kStepModel : kOwnModel;
   }
   uint32_t family_bit(uint32_t n) { return get(n).family_bit; }
+  uint32_t family(uint32_t n) { return get(n).family; }
+  // The families numbered so far: while at most 32, no two share a bit.
+  size_t families() const { return families_.size(); }
   bool marker(uint32_t n) { return get(n).marker; }
   bool link_copy(uint32_t n) { return get(n).link_copy; }
   bool tf32(uint32_t n) { return get(n).tf32; }
@@ -144,7 +147,7 @@ class NameFacts {
     bool known = false, has_model = false, per_step = false, marker = false, link_copy = false, tf32 = false;
     bool classes_known[3] = {false, false, false};  // by kind: kernel, memcpy, memset
     uint16_t classes[3] = {0, 0, 0};
-    uint32_t family_bit = 0;
+    uint32_t family_bit = 0, family = 0;  // (family: its index, numbered in the order first met)
   };
   // The facts of name n made now (warm), then read without a write (seen) by the threads of a pass
   // over the tree. (The order names are first met in numbers their families: a serial pass warms.)
@@ -166,7 +169,8 @@ class NameFacts {
     // A copy_ below an op converts an operand (add_ of a long to a float tensor casts it first):
     // it never makes the op a wrapper. (The ops whose work is a copy_, to / clone / contiguous,
     // have no model of their own.)
-    f.family_bit = s == "aten::copy_" ? 0u : 1u << ((it - families_.begin()) % 32);
+    f.family = (uint32_t)(it - families_.begin());
+    f.family_bit = s == "aten::copy_" ? 0u : 1u << (f.family % 32);
     // SQL: name GLOB '## * ##'
     f.marker = s.size() >= 6 && s.substr(0, 3) == "## " && s.substr(s.size() - 3) == " ##";
     f.link_copy = memcpy_over_link(s);
@@ -797,10 +801,29 @@ void compute(Input& in, PerfTable& t) {
   // below is modeled: a wrapper (linear over addmm, layer_norm over native_layer_norm) launches
   // nothing and leaves the numbers to the op that does, while pow keeps its own beside the cast
   // of its exponent it calls.
+  // family_below holds a bit per family (its number mod 32): exact while there are at most 32
+  // families (the built-in categories are 12). Past that (a user's perf_model_user categories)
+  // two families share a bit, and a hit is confirmed by walking the op's subtree for a modeled op
+  // of its own family (an op was taken for a wrapper of another family's op).
+  std::vector<uint32_t> walk;
+  auto family_below_of = [&](uint32_t r) {
+    const uint32_t bit = facts.family_bit(in.name(r));
+    if (!(family_below[r] & bit)) return false;
+    if (facts.families() <= 32) return true;
+    const uint32_t family = facts.family(in.name(r));
+    walk.assign(kids.begin() + start[r], kids.begin() + start[r + 1]);
+    while (!walk.empty()) {
+      const uint32_t d = walk.back();
+      walk.pop_back();
+      if (own_of(d) != PerfTable::kNone && facts.family_bit(in.name(d)) && facts.family(in.name(d)) == family)
+        return true;
+      walk.insert(walk.end(), kids.begin() + start[d], kids.begin() + start[d + 1]);
+    }
+    return false;
+  };
   auto innermost = [&](uint32_t r) -> uint32_t {
     const uint32_t o = own_of(r);
-    if (o == PerfTable::kNone || ((family_below[r] & facts.family_bit(in.name(r))) && !launches[r]))
-      return PerfTable::kNone;
+    if (o == PerfTable::kNone || (family_below_of(r) && !launches[r])) return PerfTable::kNone;
     if (own_to_model[o] == PerfTable::kNone) {
       const OpPerf& m = in.own_models[o];
       PerfTable::Model x;
