@@ -291,28 +291,53 @@ void read_store(const EventStore& s, Input& in) {
   for (size_t i = 0; i < s.strings.size(); ++i) in.names.push_back(s.strings.get((uint32_t)i));
   const uint32_t no_name = in.no_name = (uint32_t)in.names.size();
   in.names.push_back({});
-  NameFacts facts(in.names);
   std::vector<uint8_t> modeled(n, kNoModel);  // of cpu_ops whose name has a model
-  size_t linked = 0;                          // rows with a parent
-  for (const auto& t : s.traces) {
-    const int64_t base = t->uid_base - s.first_uid;
-    TraceStats& stats = in.traces[t->id];
-    for (size_t local = 0; local < t->rows.size(); ++local) {
-      const EventRec& e = t->rows[local];
-      const auto r = (uint32_t)(base + (int64_t)local);
-      linked += e.parent >= 0;
-      if (!only) {
-        if (e.parent >= 0) in.parents[r] = (int32_t)(base + e.parent);
-        in.kinds[r] = e.kind;
-        in.name_ids[r] = e.name == StringPool::kNone ? no_name : e.name;
+  // The rows in ranges on the load's threads (none under 32K rows), what each collects joined in
+  // range order: the GPU intervals in row order, the traces' stats (sums, bounds and sets: merged
+  // as one walk adds them), the rows with a parent.
+  struct Head {
+    size_t linked = 0;  // rows with a parent
+    std::vector<Input::Interval> gpu;
+    std::map<int64_t, TraceStats> traces;
+  };
+  const RowRanges ranges = split_rows(n, load_threads(), 32768);
+  std::vector<Head> heads(ranges.parts);
+  for_row_ranges(ranges, [&](size_t part, size_t from, size_t to) {
+    NameFacts facts(in.names);  // (its own: `modeled` is a name's alone, whatever the order met)
+    Head& out = heads[part];
+    for (auto pos = (int64_t)from; pos < (int64_t)to;) {
+      int64_t local;
+      const LoadedTrace& t = s.trace_at(pos, local);
+      const int64_t base = t.uid_base - s.first_uid;
+      TraceStats& stats = out.traces[t.id];
+      for (; pos < (int64_t)to && local < (int64_t)t.rows.size(); ++pos, ++local) {
+        const EventRec& e = t.rows[(size_t)local];
+        const auto r = (uint32_t)pos;
+        out.linked += e.parent >= 0;
+        if (!only) {
+          if (e.parent >= 0) in.parents[r] = (int32_t)(base + e.parent);
+          in.kinds[r] = e.kind;
+          in.name_ids[r] = e.name == StringPool::kNone ? no_name : e.name;
+        }
+        const int64_t end = e.end();
+        if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) out.gpu.push_back({r, e.ts, end});
+        modeled[r] = e.kind == Kind::cpu_op ? facts.modeled(in.name(r)) : kNoModel;
+        stats.add(e.kind, e.ts == kNull ? std::nullopt : std::optional<int64_t>(e.ts),
+                  end == kNull ? std::nullopt : std::optional<int64_t>(end),
+                  e.step == EventRec::kNull32 ? std::nullopt : std::optional<int64_t>(e.step));
       }
-      const int64_t end = e.end();
-      if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) in.gpu.push_back({r, e.ts, end});
-      modeled[r] = e.kind == Kind::cpu_op ? facts.modeled(in.name(r)) : kNoModel;
-      stats.add(e.kind, e.ts == kNull ? std::nullopt : std::optional<int64_t>(e.ts),
-                end == kNull ? std::nullopt : std::optional<int64_t>(end),
-                e.step == EventRec::kNull32 ? std::nullopt : std::optional<int64_t>(e.step));
     }
+  });
+  size_t linked = 0;
+  for (const auto& t : s.traces) in.traces[t->id];  // (a trace without rows has its stats too)
+  size_t gpu_rows = 0;
+  for (const Head& h : heads) gpu_rows += h.gpu.size();
+  in.gpu.reserve(gpu_rows);
+  for (Head& h : heads) {
+    linked += h.linked;
+    in.gpu.insert(in.gpu.end(), h.gpu.begin(), h.gpu.end());
+    std::vector<Input::Interval>().swap(h.gpu);
+    for (const auto& [id, stats] : h.traces) in.traces[id].merge(stats);
   }
   // One trace: its tree's children (the tree builder's last step, each row's in row order) are the
   // pass's, not made again (8 bytes a row of a save's peak).
@@ -689,11 +714,14 @@ void compute(Input& in, PerfTable& t) {
   // trace). A row's children, and its parent, are then in its own part.
   const size_t parts = split_rows(n, load_threads(), 32768).parts;
   std::vector<size_t> cuts{0};  // order[cuts[p], cuts[p + 1]): part p
-  while (!stack.empty()) {
+  // (The roots lie at the bottom of the stack, below every child pushed: a row popped when the
+  // stack holds only roots is one, found without reading the row.)
+  for (size_t roots = stack.size(); !stack.empty();) {
     const uint32_t r = stack.back();
+    const bool root = stack.size() == roots;
     stack.pop_back();
-    if (in.parent(r) < 0 && order.size() >= n * cuts.size() / parts && cuts.size() < parts)
-      cuts.push_back(order.size());
+    roots -= root;
+    if (root && order.size() >= n * cuts.size() / parts && cuts.size() < parts) cuts.push_back(order.size());
     order.push_back(r);
     for (uint32_t k = start[r + 1]; k-- > start[r];) stack.push_back(kids[k]);
   }
