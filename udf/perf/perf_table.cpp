@@ -638,45 +638,66 @@ void find_loops(const Input& in, PerfTable& t, const std::vector<uint32_t>& orde
 // only when every contributor has them; dtype and units are those of the contributor with the
 // most FLOPs (then bytes), the peak the sum is read against.
 void inclusive_models(const Input& in, PerfTable& t, const std::vector<uint32_t>& order,
-                      std::span<const uint32_t> start, std::span<const uint32_t> kids,
+                      const std::vector<size_t>& cuts, std::span<const uint32_t> start, std::span<const uint32_t> kids,
                       const std::vector<uint8_t>& gpu_below) {
   std::vector<uint32_t> value(t.model);  // a runtime call passes its kernel's numbers up, keeping none
-  for (size_t i = order.size(); i-- > 0;) {
-    const uint32_t r = order[i];
-    const Kind k = in.kind(r);
-    if (value[r] != PerfTable::kNone || (t.flags[r] & PerfTable::looped) ||
-        !(k == Kind::cpu_op || k == Kind::python || k == Kind::annotation || k == Kind::runtime || k == Kind::driver))
-      continue;
-    uint32_t first = PerfTable::kNone, parts = 0;
-    PerfTable::Model sum;
-    sum.has_flops = sum.has_bytes = true;
-    const PerfTable::Model* top = nullptr;
-    const bool on_gpu = gpu_below[r] > 0;
-    bool whole = true;  // on the GPU: every child with GPU work has numbers
-    for (uint32_t c = start[r]; c < start[r + 1] && whole; ++c) {
-      const uint32_t k = kids[c], v = value[k];
-      if (on_gpu && gpu_below[k] == 0 && !is_gpu_work(in.kind(k))) continue;
-      if (v == PerfTable::kNone) {
-        whole = !on_gpu;  // (on the CPU a view op cannot be told from unmodeled work)
+  // Each part of the tree (compute: whole subtrees) on a thread of its own, the sums it makes kept
+  // apart and numbered from `base` until all are done.
+  const auto base = (uint32_t)t.models.size();
+  const size_t parts = cuts.size() - 1;
+  std::vector<std::vector<PerfTable::Model>> made(parts);
+  for_row_ranges(RowRanges{parts, parts}, [&](size_t part, size_t, size_t) {
+    std::vector<PerfTable::Model>& mine = made[part];
+    for (size_t i = cuts[part + 1]; i-- > cuts[part];) {
+      const uint32_t r = order[i];
+      const Kind k = in.kind(r);
+      if (value[r] != PerfTable::kNone || (t.flags[r] & PerfTable::looped) ||
+          !(k == Kind::cpu_op || k == Kind::python || k == Kind::annotation || k == Kind::runtime || k == Kind::driver))
         continue;
+      uint32_t first = PerfTable::kNone, terms = 0;
+      PerfTable::Model sum;
+      sum.has_flops = sum.has_bytes = true;
+      const PerfTable::Model* top = nullptr;
+      const bool on_gpu = gpu_below[r] > 0;
+      bool whole = true;  // on the GPU: every child with GPU work has numbers
+      for (uint32_t c = start[r]; c < start[r + 1] && whole; ++c) {
+        const uint32_t k = kids[c], v = value[k];
+        if (on_gpu && gpu_below[k] == 0 && !is_gpu_work(in.kind(k))) continue;
+        if (v == PerfTable::kNone) {
+          whole = !on_gpu;  // (on the CPU a view op cannot be told from unmodeled work)
+          continue;
+        }
+        const PerfTable::Model& m = v < base ? t.models[v] : mine[v - base];
+        if (terms++ == 0) first = v;
+        sum.has_flops = sum.has_flops && m.has_flops, sum.has_bytes = sum.has_bytes && m.has_bytes;
+        sum.flops += m.flops, sum.bytes += m.bytes;
+        if (!top || std::make_pair(m.flops, m.bytes) > std::make_pair(top->flops, top->bytes)) top = &m;
       }
-      const PerfTable::Model& m = t.models[v];
-      if (parts++ == 0) first = v;
-      sum.has_flops = sum.has_flops && m.has_flops, sum.has_bytes = sum.has_bytes && m.has_bytes;
-      sum.flops += m.flops, sum.bytes += m.bytes;
-      if (!top || std::make_pair(m.flops, m.bytes) > std::make_pair(top->flops, top->bytes)) top = &m;
+      if (terms == 0 || !whole) continue;
+      if (terms == 1) {
+        value[r] = first;  // one contributor: share its model
+      } else {
+        sum.matrix = top->matrix, sum.dtype = top->dtype;
+        if (!sum.has_flops) sum.flops = 0;
+        if (!sum.has_bytes) sum.bytes = 0;
+        value[r] = base + (uint32_t)mine.size();
+        mine.push_back(sum);
+      }
+      if (k != Kind::runtime && k != Kind::driver) t.model[r] = value[r], t.flags[r] |= PerfTable::inclusive;
     }
-    if (parts == 0 || !whole) continue;
-    if (parts == 1) {
-      value[r] = first;  // one contributor: share its model
-    } else {
-      sum.matrix = top->matrix, sum.dtype = top->dtype;
-      if (!sum.has_flops) sum.flops = 0;
-      if (!sum.has_bytes) sum.bytes = 0;
-      value[r] = (uint32_t)t.models.size();
-      t.models.push_back(sum);
-    }
-    if (k != Kind::runtime && k != Kind::driver) t.model[r] = value[r], t.flags[r] |= PerfTable::inclusive;
+  });
+  // The sums numbered as one walk from the last row of `order` to the first makes them: the last
+  // part's first (the table is the same bytes whatever the number of parts).
+  std::vector<uint32_t> offset(parts);
+  size_t count = 0;
+  for (size_t p = parts; p-- > 0;) offset[p] = (uint32_t)count, count += made[p].size();
+  t.models.reserve(base + count);
+  for (size_t p = parts; p-- > 0;) {
+    t.models.insert(t.models.end(), made[p].begin(), made[p].end());
+    std::vector<PerfTable::Model>().swap(made[p]);
+    if (offset[p] == 0) continue;
+    for (size_t i = cuts[p]; i < cuts[p + 1]; ++i)
+      if (const uint32_t m = t.model[order[i]]; m != PerfTable::kNone && m >= base) t.model[order[i]] = m + offset[p];
   }
 }
 
@@ -943,7 +964,7 @@ void compute(Input& in, PerfTable& t) {
       if ((modeled_op(r) || launcher) && !taken_above[r]) t.flags[r] |= PerfTable::counted;
     }
   });
-  inclusive_models(in, t, order, start, kids, gpu_below);
+  inclusive_models(in, t, order, cuts, start, kids, gpu_below);
 }
 
 struct Cached {
