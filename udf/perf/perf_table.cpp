@@ -343,11 +343,13 @@ void read_store(const EventStore& s, Input& in) {
   // pass's, not made again (8 bytes a row of a save's peak).
   if (only && only->child_start.size() == n + 1 && only->child_start[n] == linked && only->children.size() == linked)
     in.child_start = only->child_start, in.children = only->children;
-  // Parsing args is most of the pass: two threads, each on half the rows, merged in row order.
+  // Parsing args is most of the pass: on the load's threads (none under 10K rows), each on a
+  // range of rows, merged in row order.
   // Texts are decoded (args_text.h) only for ops with a model and for those that may hold
   // inductor's keys: as their tokens, or written out ("kernel_") in a text stored unkeyed or
   // where the dictionary refused them, which it does only once full (they are short).
-  Parsed halves[2];
+  const RowRanges arg_ranges = split_rows(n, load_threads(), 10000);
+  std::vector<Parsed> parsed(arg_ranges.parts);
   const std::string flop_token = args_text::key_token("kernel_flop", s.args.keys());
   const std::string gb_token = args_text::key_token("kernel_num_gb", s.args.keys());
   const bool refused = s.args.keys().size() >= args_text::kMaxKeys;
@@ -391,28 +393,9 @@ void read_store(const EventStore& s, Input& in) {
       }
     }
   };
-  const auto rows = (int64_t)n;
-  if (rows > 20000) {
-    std::exception_ptr failed;  // (a bad_alloc in the thread: the caller's error, not std::terminate)
-    std::thread second([&] {
-      try {
-        parse(rows / 2, rows, halves[1]);
-      } catch (...) {
-        failed = std::current_exception();
-      }
-    });
-    try {
-      parse(0, rows / 2, halves[0]);
-    } catch (...) {
-      second.join();
-      throw;
-    }
-    second.join();
-    if (failed) std::rethrow_exception(failed);
-  } else {
-    parse(0, rows, halves[0]);
-  }
-  for (Parsed& p : halves) add_parsed(in, p);
+  for_row_ranges(arg_ranges,
+                 [&](size_t part, size_t from, size_t to) { parse((int64_t)from, (int64_t)to, parsed[part]); });
+  for (Parsed& p : parsed) add_parsed(in, p);
   model_per_step(in);
 }
 
