@@ -294,7 +294,7 @@ void read_store(const EventStore& s, Input& in) {
   std::vector<uint8_t> modeled(n, kNoModel);  // of cpu_ops whose name has a model
   // The rows in ranges on the load's threads (none under 32K rows), what each collects joined in
   // range order: the GPU intervals in row order, the traces' stats (sums, bounds and sets: merged
-  // as one walk adds them), the rows with a parent.
+  // as one walk adds them), the rows with a parent. (`modeled` is set after, below.)
   struct Head {
     size_t linked = 0;  // rows with a parent
     std::vector<Input::Interval> gpu;
@@ -303,7 +303,6 @@ void read_store(const EventStore& s, Input& in) {
   const RowRanges ranges = split_rows(n, load_threads(), 32768);
   std::vector<Head> heads(ranges.parts);
   for_row_ranges(ranges, [&](size_t part, size_t from, size_t to) {
-    NameFacts facts(in.names);  // (its own: `modeled` is a name's alone, whatever the order met)
     Head& out = heads[part];
     for (auto pos = (int64_t)from; pos < (int64_t)to;) {
       int64_t local;
@@ -321,13 +320,17 @@ void read_store(const EventStore& s, Input& in) {
         }
         const int64_t end = e.end();
         if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) out.gpu.push_back({r, e.ts, end});
-        modeled[r] = e.kind == Kind::cpu_op ? facts.modeled(in.name(r)) : kNoModel;
         stats.add(e.kind, e.ts == kNull ? std::nullopt : std::optional<int64_t>(e.ts),
                   end == kNull ? std::nullopt : std::optional<int64_t>(end),
                   e.step == EventRec::kNull32 ? std::nullopt : std::optional<int64_t>(e.step));
       }
     }
   });
+  // Which ops have a model, by name: on one thread (a name's facts are a row of its own in a
+  // table as long as the trace's names; one per thread was that many times the memory).
+  NameFacts facts(in.names);
+  for (size_t r = 0; r < n; ++r)
+    if (in.kind(r) == Kind::cpu_op) modeled[r] = facts.modeled(in.name(r));
   size_t linked = 0;
   for (const auto& t : s.traces) in.traces[t->id];  // (a trace without rows has its stats too)
   size_t gpu_rows = 0;
