@@ -127,8 +127,6 @@ class NameFacts {
   uint32_t family(uint32_t n) { return get(n).family; }
   // The families numbered so far: while at most 32, no two share a bit.
   size_t families() const { return families_.size(); }
-  bool marker(uint32_t n) { return get(n).marker; }
-  bool link_copy(uint32_t n) { return get(n).link_copy; }
   bool tf32(uint32_t n) { return get(n).tf32; }
   // The row's gpu_classes bits for a GPU event of kind k (kernel, memcpy, memset) named n.
   uint16_t gpu_classes(uint32_t n, Kind k) {
