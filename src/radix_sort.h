@@ -1,5 +1,6 @@
 // Sorts the loader uses where a comparison sort of the whole input was the cost: radix sorts of
-// packed keys (the save's indexes, the tree's ids) and a merge of already-sorted runs.
+// packed keys (the save's indexes, the tree's ids) and a merge of already-sorted runs; and the
+// search onward from the last answer that walks such sorted lists in query order.
 #pragma once
 
 #include <algorithm>
@@ -54,6 +55,36 @@ void sort_runs(T* first, T* last, Less less = {}) {
 template <typename T, typename Less = std::less<>>
 void sort_runs(std::vector<T>& v, Less less = {}) {
   sort_runs(v.data(), v.data() + v.size(), less);
+}
+
+// std::partition_point over positions [0, n): the first k where pred(k) is false, for a pred true
+// on a prefix; found by galloping from `hint` (1, 2, 4, ... positions either way) and a binary
+// search of the last step. O(log distance from the hint): where queries come nearly in order (GPU
+// events by correlation, host events by start) the last answer is a hint a few probes away,
+// which replaced a binary search of the whole list per query.
+template <typename Pred>
+size_t partition_point_from(size_t n, size_t hint, Pred pred) {
+  size_t lo = 0, hi = n;  // the answer is in [lo, hi]
+  hint = std::min(hint, n);
+  if (hint < n && pred(hint)) {
+    lo = hint + 1;
+    size_t step = 1;
+    while (hint + step < n && pred(hint + step)) lo = hint + step + 1, step *= 2;
+    hi = std::min(n, hint + step);
+  } else {
+    hi = hint;
+    size_t step = 1;
+    while (step <= hint && !pred(hint - step)) hi = hint - step, step *= 2;
+    lo = step <= hint ? hint - step + 1 : 0;
+  }
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (pred(mid))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
 // Bits needed to hold 0..range.

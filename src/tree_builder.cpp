@@ -103,29 +103,6 @@ void sort_by_id(std::vector<std::pair<Id32, int32_t>>& v) {
     v[k] = {Id32{(int32_t)((int64_t)(keys[k] >> row_bits) + lo)}, (int32_t)(keys[k] & row_mask)};
 }
 
-size_t lower_bound_from(const std::vector<std::pair<Id32, int32_t>>& v, Id32 id, size_t hint) {
-  const size_t n = v.size();
-  auto less = [&](size_t k) { return v[k].first < id; };
-  // Gallop (1, 2, 4, ... positions away) to a range [lo, hi] holding the answer: everything
-  // before lo is less than id, v[hi] (when hi < n) is not.
-  size_t lo = 0, hi = n;
-  hint = std::min(hint, n);
-  if (hint < n && less(hint)) {
-    lo = hint + 1;
-    size_t step = 1;
-    while (hint + step < n && less(hint + step)) lo = hint + step + 1, step *= 2;
-    hi = std::min(n, hint + step);
-  } else {
-    hi = hint;
-    size_t step = 1;
-    while (step <= hint && !less(hint - step)) hi = hint - step, step *= 2;
-    lo = step <= hint ? hint - step + 1 : 0;
-  }
-  return (size_t)(std::partition_point(v.begin() + (ptrdiff_t)lo, v.begin() + (ptrdiff_t)hi,
-                                       [&](const std::pair<Id32, int32_t>& p) { return p.first < id; }) -
-                  v.begin());
-}
-
 // Stages that touch disjoint events or fields run in pairs: host nesting writes host parents
 // while GPU linking writes GPU parents, and so on. Within a stage, passes over the rows are cut
 // into ranges across the load's threads (src/parallel.h), what each range collects joined in row
@@ -466,7 +443,8 @@ void ProfileTreeBuilder::link_gpu_events(Health& h) {
       if (counts) l.all_ns = sat_add(l.all_ns, gpu_ns_of(e));
       if (!e.correlation.null()) {
         if (!shared.empty() && counts && std::binary_search(shared.begin(), shared.end(), e.correlation)) ++l.on_shared;
-        at = lower_bound_from(by_corr, e.correlation, at);
+        // GPU events come mostly in correlation order: search on from the last one's place.
+        at = partition_point_from(by_corr.size(), at, [&](size_t k) { return by_corr[k].first < e.correlation; });
         if (at < by_corr.size() && by_corr[at].first == e.correlation) {
           e.parent = by_corr[at].second;
           continue;

@@ -19,11 +19,6 @@ namespace tlsql {
 // comparison sort of a few hundred thousand pairs was the tree stage's largest sort.
 void sort_by_id(std::vector<std::pair<Id32, int32_t>>& v);
 
-// The first position of sorted `v` whose id is >= `id` (std::lower_bound's answer), searched
-// outward from `hint` (the previous answer): GPU events come mostly in correlation order, so a
-// few probes near the last one replace a binary search of every runtime call per GPU event.
-size_t lower_bound_from(const std::vector<std::pair<Id32, int32_t>>& v, Id32 id, size_t hint);
-
 // For each GPU event launched by a runtime call: the launch and TraceLens's "kernel launcher"
 // (the nearest cpu_op above the launch, skipping python frames and a pass-through `execute`
 // op, else the launch itself). Row indexes in the trace.

@@ -52,18 +52,27 @@ TEST_CASE("sort_by_id orders (id, row) pairs as std::sort does") {
   }
 }
 
-TEST_CASE("lower_bound_from answers as std::lower_bound does from any hint") {
+// The tree builder's use (the first runtime call of a correlation: lower bound on the id) and
+// optimizable's (breakpoints <= t: an upper bound), each against the standard search from every
+// kind of hint: at, before and after the answer, far off, past the end.
+TEST_CASE("partition_point_from answers as std::lower_bound / upper_bound do from any hint") {
   std::mt19937 rng(5);
   for (int round = 0; round < 30; ++round) {
     const int n = round < 3 ? round : 1 + (int)(rng() % 500);
     std::vector<std::pair<Id32, int32_t>> v;
     for (int i = 0; i < n; ++i) v.push_back({Id32{(int32_t)(rng() % 200) - 100}, i});
     std::sort(v.begin(), v.end());
+    std::vector<int64_t> at;
+    for (int i = 0; i < n; ++i) at.push_back((int64_t)(rng() % 100));
+    std::sort(at.begin(), at.end());
     for (int q = 0; q < 300; ++q) {
       const Id32 id{(int32_t)(rng() % 240) - 120};
       const size_t hint = rng() % (size_t)(n + 3);  // past the end too
       const size_t want = (size_t)(std::lower_bound(v.begin(), v.end(), std::make_pair(id, INT32_MIN)) - v.begin());
-      REQUIRE(lower_bound_from(v, id, hint) == want);
+      REQUIRE(partition_point_from(v.size(), hint, [&](size_t k) { return v[k].first < id; }) == want);
+      const int64_t t = (int64_t)(rng() % 120) - 10;
+      const size_t upto = (size_t)(std::upper_bound(at.begin(), at.end(), t) - at.begin());
+      REQUIRE(partition_point_from(at.size(), hint, [&](size_t k) { return at[k] <= t; }) == upto);
     }
   }
 }
