@@ -270,6 +270,20 @@ void add_launches(const LaunchUids& links, Input& in, const PerfTable& t) {
   }
 }
 
+// The store's positions [from, to) a trace's run at a time: f(trace, first position, end position,
+// the first position's row in the trace).
+template <typename F>
+void for_trace_runs(const EventStore& s, int64_t from, int64_t to, F&& f) {
+  for (int64_t pos = from; pos < to;) {
+    int64_t local;
+    const LoadedTrace& t = s.trace_at(pos, local);
+    const int64_t end = std::min(to, pos + ((int64_t)t.rows.size() - local));
+    if (end <= pos) break;  // (positions past the last trace's rows: none to read)
+    f(t, pos, end, local);
+    pos = end;
+  }
+}
+
 // The in-memory store: rows by position (uid - first_uid), names from its pool; its trace and
 // device columns after the pass (store_trace_device).
 void read_store(const EventStore& s, Input& in) {
@@ -302,12 +316,10 @@ void read_store(const EventStore& s, Input& in) {
   std::vector<Head> heads(ranges.parts);
   for_row_ranges(ranges, [&](size_t part, size_t from, size_t to) {
     Head& out = heads[part];
-    for (auto pos = (int64_t)from; pos < (int64_t)to;) {
-      int64_t local;
-      const LoadedTrace& t = s.trace_at(pos, local);
+    for_trace_runs(s, (int64_t)from, (int64_t)to, [&](const LoadedTrace& t, int64_t pos, int64_t end, int64_t local) {
       const int64_t base = t.uid_base - s.first_uid;
       TraceStats& stats = out.traces[t.id];
-      for (; pos < (int64_t)to && local < (int64_t)t.rows.size(); ++pos, ++local) {
+      for (; pos < end; ++pos, ++local) {
         const EventRec& e = t.rows[(size_t)local];
         const auto r = (uint32_t)pos;
         out.linked += e.parent >= 0;
@@ -316,13 +328,13 @@ void read_store(const EventStore& s, Input& in) {
           in.kinds[r] = e.kind;
           in.name_ids[r] = e.name == StringPool::kNone ? no_name : e.name;
         }
-        const int64_t end = e.end();
-        if (is_gpu_work(e.kind) && e.ts != kNull && end != kNull) out.gpu.push_back({r, e.ts, end});
+        const int64_t end_ns = e.end();
+        if (is_gpu_work(e.kind) && e.ts != kNull && end_ns != kNull) out.gpu.push_back({r, e.ts, end_ns});
         stats.add(e.kind, e.ts == kNull ? std::nullopt : std::optional<int64_t>(e.ts),
-                  end == kNull ? std::nullopt : std::optional<int64_t>(end),
+                  end_ns == kNull ? std::nullopt : std::optional<int64_t>(end_ns),
                   e.step == EventRec::kNull32 ? std::nullopt : std::optional<int64_t>(e.step));
       }
-    }
+    });
   });
   // Which ops have a model, by name: on one thread (a name's facts are a row of its own in a
   // table as long as the trace's names; one per thread was that many times the memory).
@@ -370,10 +382,8 @@ void read_store(const EventStore& s, Input& in) {
   auto parse = [&](int64_t from, int64_t to, Parsed& out) {
     std::string buf, values[3];
     std::array<std::string_view, 3> raw;
-    for (int64_t pos = from; pos < to;) {
-      int64_t local;
-      const LoadedTrace& t = s.trace_at(pos, local);
-      for (; pos < to && local < (int64_t)t.rows.size(); ++pos, ++local) {
+    for_trace_runs(s, from, to, [&](const LoadedTrace& t, int64_t pos, int64_t end, int64_t local) {
+      for (; pos < end; ++pos, ++local) {
         const EventRec& e = t.rows[(size_t)local];
         if (!e.is(EventRec::has_args)) continue;
         const std::string_view stored = s.args.get(e.args, e.args_len);
@@ -392,7 +402,7 @@ void read_store(const EventStore& s, Input& in) {
         }
         parse_args((uint32_t)pos, name, how, args_of(s.args, e, buf), out);
       }
-    }
+    });
   };
   for_row_ranges(arg_ranges,
                  [&](size_t part, size_t from, size_t to) { parse((int64_t)from, (int64_t)to, parsed[part]); });
