@@ -414,14 +414,15 @@ void read_store(const EventStore& s, Input& in) {
 // neither), not copied into the Input beside its scratch (8 bytes a row of a save's peak).
 void store_trace_device(const EventStore& s, PerfTable& t) {
   t.trace.resize(t.rows), t.device.resize(t.rows);
-  for (const auto& tr : s.traces) {
-    const auto base = (size_t)(tr->uid_base - s.first_uid);
-    for (size_t local = 0; local < tr->rows.size(); ++local) {
-      const EventRec& e = tr->rows[local];
-      t.trace[base + local] = (int32_t)tr->id;
-      t.device[base + local] = e.device == EventRec::kNull32 ? -1 : e.device;
-    }
-  }
+  for_row_ranges(split_rows(t.rows, load_threads(), 32768), [&](size_t, size_t from, size_t to) {
+    for_trace_runs(s, (int64_t)from, (int64_t)to, [&](const LoadedTrace& tr, int64_t pos, int64_t end, int64_t local) {
+      for (; pos < end; ++pos, ++local) {
+        t.trace[(size_t)pos] = (int32_t)tr.id;
+        const int32_t device = tr.rows[(size_t)local].device;
+        t.device[(size_t)pos] = device == EventRec::kNull32 ? -1 : device;
+      }
+    });
+  });
 }
 
 // A saved database is read in uid ranges, each by one thread on its own connection.
