@@ -59,11 +59,13 @@ void restart_with_huge_pages(char** argv) {
 // on another (the tree stage and the perf pass on the load's threads, the save's sorts). A fixed
 // threshold (glibc's starting one) keeps every block over 128 KiB a mapping of its own, given back
 // when freed: peak RSS of the 1 GB control trace's load 0.95x, of its save 0.92x, of a 24 MB Nsight
-// export's load 0.89x, for more minor faults (docs/performance.md, twelfth section). A
-// GLIBC_TUNABLES that names mmap_threshold is left as the user set it.
+// export's load 0.89x, for more minor faults (docs/performance.md, twelfth section). A threshold
+// the user set (GLIBC_TUNABLES naming mmap_threshold, or glibc's older MALLOC_MMAP_THRESHOLD_) is
+// left as it is.
 void fix_mmap_threshold() {
   const char* tunables = getenv("GLIBC_TUNABLES");
   if (tunables && std::strstr(tunables, "glibc.malloc.mmap_threshold")) return;
+  if (getenv("MALLOC_MMAP_THRESHOLD_")) return;
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 }
 
