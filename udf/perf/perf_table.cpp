@@ -621,6 +621,14 @@ void find_loops(const Input& in, PerfTable& t, const std::vector<uint32_t>& orde
   }
 }
 
+// pass(part, from, to) on each part of the tree, order[cuts[part], cuts[part + 1]) (compute cuts
+// the preorder at roots: whole subtrees), a thread each.
+template <typename Pass>
+void for_tree_parts(const std::vector<size_t>& cuts, Pass&& pass) {
+  const size_t parts = cuts.size() - 1;
+  for_row_ranges(RowRanges{parts, parts}, [&](size_t part, size_t, size_t) { pass(part, cuts[part], cuts[part + 1]); });
+}
+
 // Bottom-up, after the counted flags (which read only the models ops carry themselves): an op,
 // python frame or annotation with no numbers of its own gets the sum of those of its children,
 // so flops(aten::linear) is its addmm's and flops of a ProfilerStep is the step's. A kernel's
@@ -641,9 +649,9 @@ void inclusive_models(const Input& in, PerfTable& t, const std::vector<uint32_t>
   const auto base = (uint32_t)t.models.size();
   const size_t parts = cuts.size() - 1;
   std::vector<std::vector<PerfTable::Model>> made(parts);
-  for_row_ranges(RowRanges{parts, parts}, [&](size_t part, size_t, size_t) {
+  for_tree_parts(cuts, [&](size_t part, size_t from, size_t to) {
     std::vector<PerfTable::Model>& mine = made[part];
-    for (size_t i = cuts[part + 1]; i-- > cuts[part];) {
+    for (size_t i = to; i-- > from;) {
       const uint32_t r = order[i];
       const Kind k = in.kind(r);
       if (value[r] != PerfTable::kNone || (t.flags[r] & PerfTable::looped) ||
@@ -742,10 +750,6 @@ void compute(Input& in, PerfTable& t) {
     for (uint32_t k = start[r + 1]; k-- > start[r];) stack.push_back(kids[k]);
   }
   cuts.push_back(order.size());
-  auto for_parts = [&](auto&& pass) {  // pass(from, to) on each part, a thread each
-    const size_t p = cuts.size() - 1;
-    for_row_ranges(RowRanges{p, p}, [&](size_t part, size_t, size_t) { pass(cuts[part], cuts[part + 1]); });
-  };
   if (order.size() < n) find_loops(in, t, order);
   // Each name a pass below reads made known first, in row order (NameFacts::warm): GPU events'
   // (their classes too), ops' with a model of their own and every parent's.
@@ -777,7 +781,7 @@ void compute(Input& in, PerfTable& t) {
   std::vector<uint8_t> work_below(n, 0);
   auto own_of = [&](uint32_t r) { return work_below[r] == kLink ? PerfTable::kNone : in.own[r]; };
   auto own_bit = [&](uint32_t r) { return own_of(r) != PerfTable::kNone ? facts.seen(in.name(r)).family_bit : 0u; };
-  for_parts([&](size_t from, size_t to) {
+  for_tree_parts(cuts, [&](size_t, size_t from, size_t to) {
     using Intervals = std::vector<std::pair<int64_t, int64_t>>;
     // The rows come in reverse preorder, a postorder (each subtree whole, then its root): the kept
     // lists not yet taken form a stack whose top holds exactly the lists of the current row's
@@ -947,7 +951,7 @@ void compute(Input& in, PerfTable& t) {
            ((m->has_flops && std::isfinite(m->flops)) || (m->has_bytes && std::isfinite(m->bytes)));
   };
   std::vector<uint8_t> taken_above(n, 0);  // (bytes, not bits: the parts write rows side by side)
-  for_parts([&](size_t from, size_t to) {
+  for_tree_parts(cuts, [&](size_t, size_t from, size_t to) {
     for (size_t i = from; i < to; ++i) {
       const uint32_t r = order[i];
       if (const int32_t p = in.parent(r); p >= 0) {
