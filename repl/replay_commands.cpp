@@ -2,13 +2,14 @@
 // work happens in the replay worker; see src/replay_client.h).
 #include <fmt/format.h>
 #include <unistd.h>
-#include <zip.h>
 
 #include <chrono>
 #include <filesystem>
 #include <map>
 
+#include "repl/modules.h"
 #include "repl/shell.h"
+#include "repl/zip_bundle.h"
 #include "src/output_file.h"
 #include "src/sqlite_util.h"
 #include "udf/replay/replay_client.h"
@@ -46,23 +47,10 @@ Ops:
 void write_output(const std::string& path, const std::string& ir_text, const std::string& listing) {
   bool zip_it = path.size() > 4 && path.compare(path.size() - 4, 4, ".zip") == 0;
   if (!zip_it) return write_file_atomic(path, ir_text);
+  const auto write_zip = reinterpret_cast<WriteZip>(module_symbol(kZipLibrary, kZipEntry, "a .zip bundle"));
   TempFile tmp(path);
-  int err = 0;
-  zip_t* z = zip_open(tmp.path().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  if (!z) throw std::runtime_error(fmt::format("{}: cannot create the zip file", path));
   const std::string readme = kBundleReadme + listing;
-  bool ok = true;
-  for (auto [name, text] : {std::pair{"replay_ir.json", &ir_text}, std::pair{"README.md", &readme}}) {
-    zip_source_t* src = zip_source_buffer(z, text->data(), text->size(), 0);
-    if (!src || zip_file_add(z, name, src, ZIP_FL_ENC_UTF_8) < 0) {
-      if (src) zip_source_free(src);
-      ok = false;
-    }
-  }
-  if (!ok || zip_close(z) != 0) {
-    zip_discard(z);  // z is still open when zip_close fails
-    throw std::runtime_error(fmt::format("{}: cannot write the zip file", path));
-  }
+  write_zip(tmp.path(), {{"replay_ir.json", ir_text}, {"README.md", readme}}, path);
   tmp.commit();
 }
 

@@ -15,7 +15,7 @@ then compared with the same quantities computed another way:
 - diff: the bars are the top N rows of `.report diff` by |difference| (ProfilerStep* left out of
   the duration chart), computed here from the report's CSV; one SVG mark per non-zero bar.
 usage: check_charts.py TLSQL DATA_DIR SHARED_DIR WORK_DIR"""
-import csv, io, os, re, struct, subprocess, sys, zlib
+import csv, io, os, re, struct, subprocess, sys, zipfile, zlib
 import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
@@ -295,5 +295,28 @@ for args, msg in [([bert, "-c", ".plot diff /tmp/x.svg"], "no trace to compare w
     r = run(["-q"] + args)
     check(r.returncode == 1 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1 and
           not os.path.exists(f"{work}/x.svg"), f"error: {' '.join(args[1:])}: {r.stderr.strip()}")
+
+# ---------------------------------------------------------------------------------------------
+# cairo and libzip (with OpenSSL's libcrypto) are loaded when a command draws or writes a .zip,
+# not by every command (repl/modules.h): the dynamic loader's own record of what it loaded into
+# tlsql's process (LD_DEBUG=files) for a query, a chart and a replay bundle.
+def loaded(args):
+    r = subprocess.run([tlsql, "-q"] + args, capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, LD_DEBUG="files"))
+    check(r.returncode == 0, f"LD_DEBUG run of {' '.join(args[-1:])}: {r.stderr[-300:]}")
+    # (tlsql's own lines: the first pid; the replay worker it starts has its own libraries.)
+    lines = re.findall(r"^\s*(\d+):\s*file=(lib[a-z_0-9]+)\.so", r.stderr, re.M)
+    return {lib for pid, lib in lines if pid == lines[0][0]} if lines else set()
+
+
+libs = {"libtlsql_pictures", "libcairo", "libtlsql_zip", "libzip", "libcrypto"}
+got = loaded([bert, "-c", "SELECT count(*) FROM kernel"])
+check(not got & libs, f"a query loads none of {sorted(libs)}: {sorted(got & libs)}")
+got = loaded([bert, "-c", f".plot timeline {work}/lazy.svg"])
+check({"libtlsql_pictures", "libcairo"} <= got and not got & {"libzip", "libcrypto"},
+      f".plot loads the pictures and cairo, not libzip: {sorted(got & libs)}")
+got = loaded([bert, "-c", f".export-replay {work}/lazy.zip"])
+check({"libtlsql_zip", "libzip"} <= got and "libcairo" not in got and zipfile.is_zipfile(f"{work}/lazy.zip"),
+      f".export-replay FILE.zip loads libzip, not cairo, and writes a zip: {sorted(got & libs)}")
 
 finish()
