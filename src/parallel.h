@@ -108,8 +108,9 @@ void sort_runs_parallel(std::vector<T>& v, const RowRanges& r) {
   while (bounds.size() > 2) {
     const size_t merges = (bounds.size() - 1) / 2;
     for_row_ranges(RowRanges{merges, merges}, [&](size_t m, size_t, size_t) {
-      std::inplace_merge(v.begin() + (ptrdiff_t)bounds[2 * m], v.begin() + (ptrdiff_t)bounds[2 * m + 1],
-                         v.begin() + (ptrdiff_t)bounds[2 * m + 2]);
+      std::vector<T> buf;
+      merge_neighbours(v.data() + bounds[2 * m], v.data() + bounds[2 * m + 1], v.data() + bounds[2 * m + 2],
+                       std::less<>{}, buf);
     });
     std::vector<size_t> next;
     for (size_t k = 0; k < bounds.size(); k += 2) next.push_back(bounds[k]);

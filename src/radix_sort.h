@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,34 @@ void radix_sort(std::vector<Key>& v, int low, int high) {
   }
 }
 
+// Merges the sorted neighbours [first, mid) and [mid, last) in place, stably (as
+// std::inplace_merge), by moving the shorter one into `buf` and merging back into the gap. `buf`
+// keeps its capacity from call to call: std::inplace_merge takes a fresh buffer on every call, and
+// a sort's merges each faulted in fresh pages for it (docs/performance.md, fourteenth section).
+// Neighbours already in order are left as they are.
+template <typename T, typename Less>
+void merge_neighbours(T* first, T* mid, T* last, Less less, std::vector<T>& buf) {
+  if (first == mid || mid == last || !less(*mid, *(mid - 1))) return;
+  if (mid - first <= last - mid) {
+    buf.assign(std::make_move_iterator(first), std::make_move_iterator(mid));
+    T* out = first;
+    T* right = mid;
+    auto left = buf.begin();
+    // (A tie takes the left one first; `out` never passes `right`.)
+    while (left != buf.end() && right != last) *out++ = less(*right, *left) ? std::move(*right++) : std::move(*left++);
+    std::move(left, buf.end(), out);  // (what is left of the right one is in place)
+  } else {
+    buf.assign(std::make_move_iterator(mid), std::make_move_iterator(last));
+    T* out = last;
+    T* left = mid;
+    auto right = buf.end();
+    // (From the back: a tie takes the right one first.)
+    while (left != first && right != buf.begin())
+      *--out = less(*(right - 1), *(left - 1)) ? std::move(*--left) : std::move(*--right);
+    std::move_backward(buf.begin(), right, out);
+  }
+}
+
 // Sorts `v` by merging its ascending runs pairwise, level by level (no recursion; O(n log runs),
 // no worse than a merge sort when every element is a run). A thread's host events are nearly in
 // start order, so on the control trace this took under a third of the comparison sort's CPU. The
@@ -42,10 +71,11 @@ void sort_runs(T* first, T* last, Less less = {}) {
   for (size_t k = 1; k < n; ++k)
     if (less(first[k], first[k - 1])) bounds.push_back(k);
   bounds.push_back(n);
+  std::vector<T> buf;
   while (bounds.size() > 2) {
     std::vector<size_t> next{0};
     for (size_t r = 0; r + 2 < bounds.size(); r += 2) {
-      std::inplace_merge(first + bounds[r], first + bounds[r + 1], first + bounds[r + 2], less);
+      merge_neighbours(first + bounds[r], first + bounds[r + 1], first + bounds[r + 2], less, buf);
       next.push_back(bounds[r + 2]);
     }
     if (next.back() != n) next.push_back(n);  // an odd run left over, as it is

@@ -77,6 +77,29 @@ TEST_CASE("partition_point_from answers as std::lower_bound / upper_bound do fro
   }
 }
 
+TEST_CASE("merge_neighbours merges as std::inplace_merge does, ties in the same order") {
+  std::mt19937 rng(11);
+  std::vector<std::pair<int, int>> buf;  // (one buffer for every call, as sort_runs keeps it)
+  // Compared by value alone, so that equal values show whether the merge kept them stable: the
+  // second member is each element's place before the merge.
+  auto by_value = [](const std::pair<int, int>& a, const std::pair<int, int>& b) { return a.first < b.first; };
+  for (int round = 0; round < 300; ++round) {
+    const int n = round < 4 ? round : (int)(rng() % 300);
+    const int mid = n == 0 ? 0 : (int)(rng() % (n + 1));  // either side may be empty or the shorter
+    std::vector<std::pair<int, int>> v;
+    for (int i = 0; i < n; ++i) v.push_back({(int)(rng() % (round % 3 == 0 ? 4 : 50)), i});
+    std::sort(v.begin(), v.begin() + mid, by_value);
+    std::sort(v.begin() + mid, v.end(), by_value);
+    if (round % 7 == 6)  // neighbours already in order
+      std::sort(v.begin(), v.end(), by_value);
+    for (int i = 0; i < n; ++i) v[(size_t)i].second = i;
+    std::vector<std::pair<int, int>> want = v;
+    std::inplace_merge(want.begin(), want.begin() + mid, want.end(), by_value);
+    merge_neighbours(v.data(), v.data() + mid, v.data() + n, by_value, buf);
+    CHECK(v == want);
+  }
+}
+
 TEST_CASE("sort_runs sorts as std::sort does, from a few runs to none") {
   std::mt19937 rng(3);
   for (int round = 0; round < 40; ++round) {
