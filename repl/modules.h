@@ -8,9 +8,9 @@
 
 namespace tlsql {
 
-// The address of `symbol` in `library` (a file name, found as the binary's own libraries are:
-// through its RUNPATH, the build folder or PREFIX/lib), the library loaded on the first call and
-// kept. Throws std::runtime_error naming the library, `needed_for` and the loader's reason.
+// The address of `symbol` in `library` (a file name, looked for beside the libtlsql.so this
+// process runs: the build folder, or PREFIX/lib once installed), the library loaded on the first
+// call and kept. Throws std::runtime_error naming the library, `needed_for` and the loader's reason.
 void* module_symbol(const std::string& library, const char* symbol, const std::string& needed_for);
 
 }  // namespace tlsql

@@ -14,7 +14,7 @@ namespace tlsql {
 namespace {
 
 const PictureFunctions& pictures(const char* needed_for) {
-  using Entry = const PictureFunctions* (*)();
+  using Entry = decltype(&tlsql_picture_functions);
   return *reinterpret_cast<Entry>(module_symbol(kPicturesLibrary, kPicturesEntry, needed_for))();
 }
 

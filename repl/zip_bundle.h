@@ -16,11 +16,15 @@ struct ZipMember {
 
 inline constexpr const char* kZipLibrary = "libtlsql_zip.so";
 inline constexpr const char* kZipEntry = "tlsql_write_zip";
-// A new zip file at `path` (replaced if there) holding `members`, deflated; throws
-// std::runtime_error naming `shown` (the path the user gave) when it cannot be written.
-using WriteZip = void (*)(const std::string& path, const std::vector<ZipMember>& members, const std::string& shown);
 
 }  // namespace tlsql
 
+// The library's entry (named by kZipEntry): a new zip file at `path` (replaced if there) holding
+// `members`, deflated; throws std::runtime_error naming `shown` (the path the user gave) when it
+// cannot be written.
 extern "C" void tlsql_write_zip(const std::string& path, const std::vector<tlsql::ZipMember>& members,
                                 const std::string& shown);
+
+namespace tlsql {
+using WriteZip = decltype(&tlsql_write_zip);
+}  // namespace tlsql

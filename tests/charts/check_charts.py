@@ -305,7 +305,7 @@ def loaded(args):
                        env=dict(os.environ, LD_DEBUG="files"))
     check(r.returncode == 0, f"LD_DEBUG run of {' '.join(args[-1:])}: {r.stderr[-300:]}")
     # (tlsql's own lines: the first pid; the replay worker it starts has its own libraries.)
-    lines = re.findall(r"^\s*(\d+):\s*file=(lib[a-z_0-9]+)\.so", r.stderr, re.M)
+    lines = re.findall(r"^\s*(\d+):\s*file=(?:\S*/)?(lib[a-z_0-9]+)\.so", r.stderr, re.M)
     return {lib for pid, lib in lines if pid == lines[0][0]} if lines else set()
 
 
