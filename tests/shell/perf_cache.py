@@ -108,10 +108,28 @@ con = sqlite3.connect(saved)
 offset_model = 24 + 8 * n + 8  # the model array: count u64 + rows x u32
 bad_model = bytearray(raw)
 struct.pack_into("<I", bad_model, offset_model + 4 * (kernel - first_uid), 0x7FFFFFF0)
-for what, payload in (("a model index past the models", bad_model), ("a truncated table", raw[: len(raw) // 2]),
-                      ("trailing bytes", raw + b"\0"), ("a wrong row count", struct.pack("<Q", n + 1) + raw[8:])):
+# The trace runs after the flags (count u64, then (first row u64, trace i32) each): one trace, one
+# run from row 0. Its trace planted as one the file has no GPU for: the peaks then read none.
+offset_runs = offset_model + 4 * n + 8 + n
+runs, first_row, trace_id = struct.unpack_from("<QQi", raw, offset_runs)
+check((runs, first_row) == (1, 0), f"one trace run from row 0 ({runs}, {first_row})")
+peak = f"SELECT peak_tflops({kernel}) IS NOT NULL"
+check(run(saved, peak).split()[-1] == "1", "the kernel has a peak")
+planted_trace = bytearray(raw)
+struct.pack_into("<i", planted_trace, offset_runs + 16, trace_id + 1000)
+store(planted_trace)
+check(run(saved, peak).split()[-1] == "0", "the peaks read the stored trace runs (a planted trace has no GPU)")
+bad_runs = []
+for what, count, first in (("no trace run", 0, 0), ("a first run after row 0", 1, 1),
+                           ("more trace runs than rows", n + 1, 0)):
+    b = bytearray(raw)
+    struct.pack_into("<QQ", b, offset_runs, count, first)
+    bad_runs.append((what, b))
+for what, payload in [("a model index past the models", bad_model), ("a truncated table", raw[: len(raw) // 2]),
+                      ("trailing bytes", raw + b"\0"), ("a wrong row count", struct.pack("<Q", n + 1) + raw[8:])] + bad_runs:
     store(payload)
-    check(gpu_time() == truth and run(saved, ALL) == loaded, f"{what}: recomputed, same numbers")
+    check(gpu_time() == truth and run(saved, ALL) == loaded and run(saved, peak).split()[-1] == "1",
+          f"{what}: recomputed, same numbers")
 con.execute("UPDATE tlsql_perf SET data = x'00112233'")
 con.commit()
 check(gpu_time() == truth, "bytes that do not inflate: recomputed")

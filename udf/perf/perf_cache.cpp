@@ -144,7 +144,10 @@ PackedPerfTable pack_perf_table(const PerfTable& t) {
   Writer w;
   w.put<uint64_t>(t.rows);
   w.put<int64_t>(t.first_uid);
-  w.array(t.gpu_ns), w.array(t.model), w.array(t.flags), w.array(t.trace), w.array(t.device);
+  w.array(t.gpu_ns), w.array(t.model), w.array(t.flags);
+  w.put<uint64_t>(t.trace_runs.size());
+  for (auto [first, trace] : t.trace_runs) w.put(first), w.put(trace);
+  w.array(t.device);
   w.array(t.gpu_classes), w.array(t.marker);
   w.put<uint64_t>(t.models.size());
   for (const PerfTable::Model& m : t.models) {
@@ -175,9 +178,16 @@ bool deserialize(std::string_view bytes, uint64_t rows, int64_t first_uid, PerfT
   uint64_t n, count;
   if (!r.get(n) || n != rows || !r.get(t.first_uid) || t.first_uid != first_uid) return false;
   t.rows = n;
-  if (!r.array(t.gpu_ns, n) || !r.array(t.model, n) || !r.array(t.flags, n) || !r.array(t.trace, n) ||
-      !r.array(t.device, n) || !r.array(t.gpu_classes, n) || !r.array(t.marker, n) || !r.get(count) ||
-      count > bytes.size())
+  if (!r.array(t.gpu_ns, n) || !r.array(t.model, n) || !r.array(t.flags, n) || !r.get(count) || count > n) return false;
+  // The trace runs: the first at row 0 (when there are rows), each after the one before, within the rows.
+  t.trace_runs.resize(count);
+  for (size_t k = 0; k < count; ++k) {
+    auto& [first, trace] = t.trace_runs[k];
+    if (!r.get(first) || !r.get(trace) || first >= n || (k == 0 ? first != 0 : first <= t.trace_runs[k - 1].first))
+      return false;
+  }
+  if ((n > 0 && count == 0) || !r.array(t.device, n) || !r.array(t.gpu_classes, n) || !r.array(t.marker, n) ||
+      !r.get(count) || count > bytes.size())
     return false;
   t.models.resize(count);
   for (PerfTable::Model& m : t.models) {

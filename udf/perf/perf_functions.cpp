@@ -55,7 +55,7 @@ Measured measured(const PerfTable& t, int64_t r) {
     m.dtype = x->dtype;
   }
   m.gpu_ns = t.gpu_ns[(size_t)r];
-  m.trace = t.trace[(size_t)r];
+  m.trace = t.trace_of((size_t)r);
   m.device = t.device[(size_t)r];
   return m;
 }

@@ -51,6 +51,13 @@ void TraceStats::merge(const TraceStats& o) {
   steps.insert(o.steps.begin(), o.steps.end());
 }
 
+int32_t PerfTable::trace_of(size_t r) const {
+  // (the last run starting at or before r; the first starts at row 0)
+  auto it = std::upper_bound(trace_runs.begin(), trace_runs.end(), r,
+                             [](size_t row, const std::pair<uint64_t, int32_t>& run) { return row < run.first; });
+  return it == trace_runs.begin() ? 0 : std::prev(it)->second;
+}
+
 int64_t PerfTable::row(int64_t uid) const {
   if (uids.empty()) {
     // (unsigned: a saved database's uids may lie anywhere in int64)
@@ -84,7 +91,8 @@ struct Input {
     return n == StringPool::kNone ? no_name : n;
   }
   std::vector<std::string_view> names;
-  std::vector<int32_t> trace, device;
+  std::vector<std::pair<uint64_t, int32_t>> trace_runs;  // as PerfTable's (a saved database's rows)
+  std::vector<int32_t> device;
   struct Interval {
     uint32_t row;
     int64_t ts, end;
@@ -410,14 +418,22 @@ void read_store(const EventStore& s, Input& in) {
   model_per_step(in);
 }
 
-// The table's trace and device columns of the store's rows: filled after the pass (which reads
-// neither), not copied into the Input beside its scratch (8 bytes a row of a save's peak).
+// Appends row `r`'s trace to `runs` (rows in order): a run starts where the trace changes.
+void add_trace_run(std::vector<std::pair<uint64_t, int32_t>>& runs, uint64_t r, int32_t trace) {
+  if (runs.empty() || runs.back().second != trace) runs.emplace_back(r, trace);
+}
+
+// The table's trace runs and device column of the store's rows: filled after the pass (which
+// reads neither), not copied into the Input beside its scratch (a save's peak).
 void store_trace_device(const EventStore& s, PerfTable& t) {
-  t.trace.resize(t.rows), t.device.resize(t.rows);
+  t.trace_runs.clear();
+  for_trace_runs(s, 0, (int64_t)t.rows, [&](const LoadedTrace& tr, int64_t pos, int64_t, int64_t) {
+    add_trace_run(t.trace_runs, (uint64_t)pos, (int32_t)tr.id);
+  });
+  t.device.resize(t.rows);
   for_row_ranges(split_rows(t.rows, load_threads(), 32768), [&](size_t, size_t from, size_t to) {
     for_trace_runs(s, (int64_t)from, (int64_t)to, [&](const LoadedTrace& tr, int64_t pos, int64_t end, int64_t local) {
       for (; pos < end; ++pos, ++local) {
-        t.trace[(size_t)pos] = (int32_t)tr.id;
         const int32_t device = tr.rows[(size_t)local].device;
         t.device[(size_t)pos] = device == EventRec::kNull32 ? -1 : device;
       }
@@ -431,8 +447,9 @@ struct SavedPart {
   std::vector<Kind> kind;
   std::vector<uint32_t> name;  // in `names`
   std::vector<std::string_view> names;
-  std::deque<std::string> name_text;  // what `names` views
-  std::vector<int32_t> trace, device;
+  std::deque<std::string> name_text;                     // what `names` views
+  std::vector<std::pair<uint64_t, int32_t>> trace_runs;  // rows within the part
+  std::vector<int32_t> device;
   std::vector<Input::Interval> gpu;  // rows within the part
   Parsed parsed;                     // rows within the part
   std::map<int64_t, TraceStats> traces;
@@ -474,7 +491,7 @@ void scan_saved(sqlite3* db, const std::string& schema, int64_t lo, int64_t hi, 
       p.names.push_back(p.name_text.back());
     }
     p.name.push_back(it->second);
-    p.trace.push_back((int32_t)sqlite3_column_int64(s, 6));
+    add_trace_run(p.trace_runs, r, (int32_t)sqlite3_column_int64(s, 6));
     p.device.push_back(sqlite3_column_type(s, 7) == SQLITE_NULL ? -1 : (int32_t)sqlite3_column_int64(s, 7));
     auto opt = [&](int c) {
       return sqlite3_column_type(s, c) == SQLITE_NULL ? std::nullopt
@@ -571,7 +588,7 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
     parent_uid.insert(parent_uid.end(), p->parent_uid.begin(), p->parent_uid.end());
     in.kinds.insert(in.kinds.end(), p->kind.begin(), p->kind.end());
     for (uint32_t k : p->name) in.name_ids.push_back(id_of[k]);
-    in.trace.insert(in.trace.end(), p->trace.begin(), p->trace.end());
+    for (auto [r, trace] : p->trace_runs) add_trace_run(in.trace_runs, r + base, trace);
     in.device.insert(in.device.end(), p->device.begin(), p->device.end());
     for (auto g : p->gpu) in.gpu.push_back({g.row + base, g.ts, g.end});
     for (auto& [r, m] : p->parsed.own) merged.own.emplace_back(r + base, std::move(m));
@@ -1048,7 +1065,7 @@ void start_table(Input& in, PerfTable& t) {
   t.first_uid = in.first_uid;
   t.rows = in.size();
   t.uids = in.uids;
-  t.trace = std::move(in.trace);
+  t.trace_runs = std::move(in.trace_runs);
   t.device = std::move(in.device);
   t.traces = std::move(in.traces);
 }
