@@ -119,12 +119,22 @@ planted_trace = bytearray(raw)
 struct.pack_into("<i", planted_trace, offset_runs + 16, trace_id + 1000)
 store(planted_trace)
 check(run(saved, peak).split()[-1] == "0", "the peaks read the stored trace runs (a planted trace has no GPU)")
-bad_runs = []
-for what, count, first in (("no trace run", 0, 0), ("a first run after row 0", 1, 1),
-                           ("more trace runs than rows", n + 1, 0)):
-    b = bytearray(raw)
-    struct.pack_into("<QQ", b, offset_runs, count, first)
-    bad_runs.append((what, b))
+# Bad runs, each in a table that also holds the planted GPU time (which shows if one is read),
+# each laid out so that only the check it names can refuse it.
+run_bytes = 8 + 12 * runs  # the count and the one run
+check(struct.unpack_from("<Q", raw, offset_runs + run_bytes)[0] == n, "the device column follows the runs")
+
+
+def with_runs(*pairs, count=None):
+    head = struct.pack("<Q", len(pairs) if count is None else count)
+    body = b"".join(struct.pack("<Qi", first, trace) for first, trace in pairs)
+    return planted[:offset_runs] + head + body + planted[offset_runs + run_bytes:]
+
+
+bad_runs = [("no trace run", with_runs()), ("a first run after row 0", with_runs((1, trace_id))),
+            ("runs not ascending", with_runs((0, trace_id), (0, trace_id))),
+            ("a run past the rows", with_runs((0, trace_id), (n, trace_id))),
+            ("more trace runs than rows", with_runs((0, trace_id), count=1 << 62))]
 for what, payload in [("a model index past the models", bad_model), ("a truncated table", raw[: len(raw) // 2]),
                       ("trailing bytes", raw + b"\0"), ("a wrong row count", struct.pack("<Q", n + 1) + raw[8:])] + bad_runs:
     store(payload)

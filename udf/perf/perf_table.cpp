@@ -596,6 +596,7 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
     for (auto& [r, a] : p->parsed.per_step) merged.per_step.emplace_back(r + base, std::move(a));
     for (auto& [id, st] : p->traces) in.traces[id].merge(st);
     p->uids = {}, p->parent_uid = {}, p->kind = {}, p->name = {}, p->gpu = {}, p->parsed = {};
+    p->trace_runs = {}, p->device = {};
   }
   add_parsed(in, merged);
   bool dense = true;
