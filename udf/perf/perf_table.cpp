@@ -54,7 +54,7 @@ void TraceStats::merge(const TraceStats& o) {
 int32_t PerfTable::trace_of(size_t r) const {
   // (the last run starting at or before r; the first starts at row 0)
   auto it = std::upper_bound(trace_runs.begin(), trace_runs.end(), r,
-                             [](size_t row, const std::pair<uint64_t, int32_t>& run) { return row < run.first; });
+                             [](size_t row, const TraceRuns::value_type& run) { return row < run.first; });
   return it == trace_runs.begin() ? 0 : std::prev(it)->second;
 }
 
@@ -91,7 +91,7 @@ struct Input {
     return n == StringPool::kNone ? no_name : n;
   }
   std::vector<std::string_view> names;
-  std::vector<std::pair<uint64_t, int32_t>> trace_runs;  // as PerfTable's (a saved database's rows)
+  PerfTable::TraceRuns trace_runs;  // as PerfTable's (a saved database's rows)
   std::vector<int32_t> device;
   struct Interval {
     uint32_t row;
@@ -419,7 +419,7 @@ void read_store(const EventStore& s, Input& in) {
 }
 
 // Appends row `r`'s trace to `runs` (rows in order): a run starts where the trace changes.
-void add_trace_run(std::vector<std::pair<uint64_t, int32_t>>& runs, uint64_t r, int32_t trace) {
+void add_trace_run(PerfTable::TraceRuns& runs, uint64_t r, int32_t trace) {
   if (runs.empty() || runs.back().second != trace) runs.emplace_back(r, trace);
 }
 
@@ -447,8 +447,8 @@ struct SavedPart {
   std::vector<Kind> kind;
   std::vector<uint32_t> name;  // in `names`
   std::vector<std::string_view> names;
-  std::deque<std::string> name_text;                     // what `names` views
-  std::vector<std::pair<uint64_t, int32_t>> trace_runs;  // rows within the part
+  std::deque<std::string> name_text;  // what `names` views
+  PerfTable::TraceRuns trace_runs;    // rows within the part
   std::vector<int32_t> device;
   std::vector<Input::Interval> gpu;  // rows within the part
   Parsed parsed;                     // rows within the part

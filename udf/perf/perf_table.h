@@ -83,7 +83,8 @@ struct PerfTable {
   // Each row's trace, as runs of rows: (first row, trace), first rows ascending from 0. Rows come
   // in uid order and a trace's uids are one range (a store's) or nearly so (a saved database's):
   // a few runs where a column was 4 bytes a row of every table a session keeps.
-  std::vector<std::pair<uint64_t, int32_t>> trace_runs;
+  using TraceRuns = std::vector<std::pair<uint64_t, int32_t>>;
+  TraceRuns trace_runs;
   int32_t trace_of(size_t r) const;
   std::vector<int32_t> device;  // -1 when the event has none
   // The GpuClass of each row under each GpuRule (gpu_class.h): 3 bits per rule, none for events
