@@ -4,6 +4,8 @@
 #include <mutex>
 #include <vector>
 
+#include "src/event_store.h"
+
 namespace tlsql {
 
 namespace {
@@ -131,6 +133,16 @@ void* connection_part(sqlite3* db, const std::string& key, const std::function<s
   std::shared_ptr<void>& p = s->parts[key];
   if (!p) p = make();
   return p.get();
+}
+
+RowsVersion rows_version(sqlite3* db, const std::string& schema, const EventStore* store) {
+  RowsVersion v;
+  v.schema = schema;
+  v.store = store ? store->generation : 0;
+  if (const char* f = sqlite3_db_filename(db, schema.c_str())) v.file = f;
+  if (!store) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &v.data_version);
+  v.changes = sqlite3_total_changes64(db);
+  return v;
 }
 
 }  // namespace tlsql

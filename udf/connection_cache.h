@@ -24,6 +24,8 @@
 
 namespace tlsql {
 
+struct EventStore;
+
 // Makes `db`'s state. register_sql_functions hands it to SQLite as a module's client data with
 // close_connection_state as its destructor, so SQLite closes it with the connection.
 void* open_connection_state(sqlite3* db);
@@ -82,6 +84,21 @@ T* connection_statements(sqlite3* db, const std::string& key, const SchemaIdenti
                          const std::function<std::unique_ptr<T>()>& make) {
   return static_cast<T*>(connection_statements(db, key, made_for, [&]() -> std::shared_ptr<void> { return make(); }));
 }
+
+// What a result computed from a schema's rows was computed from, for a cache of the last result:
+// the schema, its loaded store's generation or its saved file (name and data version: a commit by
+// any connection), and the connection's own changes (launch_link edited in a loaded session
+// changes neither). Equal versions: the same rows. (The file's name, not schema_identity's
+// handle: a file closed and another opened may get the freed handle's address.)
+struct RowsVersion {
+  std::string schema, file;
+  uint64_t store = 0;
+  unsigned int data_version = 0;
+  int64_t changes = -1;
+  bool operator==(const RowsVersion&) const = default;
+};
+// `store`: the schema's loaded store, nullptr for a saved database.
+RowsVersion rows_version(sqlite3* db, const std::string& schema, const EventStore* store);
 
 // A part of the state a family keeps itself (under its own lock): made empty on first use, it
 // lives as long as the connection. nullptr when `db` has no tlsql state.

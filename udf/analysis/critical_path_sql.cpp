@@ -311,10 +311,9 @@ std::optional<std::string> waits_note(const CpInput& in, const CpWaits& w) {
 // critical_path report's note, the report and --overlay each ask for the same path in turn, and
 // reading a window (the whole trace's launches) is most of the work on a large trace.
 struct LastPath {
-  std::string schema, annotation, file;
-  int64_t trace = -1, instance = -1, changes = -1;
-  uint64_t store = 0;
-  unsigned int data_version = 0;
+  RowsVersion rows;
+  std::string annotation;
+  int64_t trace = -1, instance = -1;
   std::shared_ptr<const Computed> value;
 };
 
@@ -323,18 +322,11 @@ std::shared_ptr<const Computed> compute(EventSource& events, int64_t trace, cons
   sqlite3* db = events.db();
   const std::string& schema = events.schema();
   LastPath key;
-  key.schema = schema, key.annotation = annotation, key.trace = trace, key.instance = instance;
-  const EventStore* store = events.store();
-  key.store = store ? store->generation : 0;
-  if (const char* f = sqlite3_db_filename(db, schema.c_str())) key.file = f;
-  // A saved database changes with a commit by any connection; this connection's own writes (a
-  // launch_link edited in memory) count too.
-  if (!store) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &key.data_version);
-  key.changes = sqlite3_total_changes64(db);
+  key.rows = rows_version(db, schema, events.store());
+  key.annotation = annotation, key.trace = trace, key.instance = instance;
   LastPath* last = connection_cached<LastPath>(db, "critical_path", [] { return std::make_unique<LastPath>(); });
-  if (last && last->value && last->schema == key.schema && last->annotation == key.annotation &&
-      last->trace == key.trace && last->instance == key.instance && last->store == key.store &&
-      last->file == key.file && last->data_version == key.data_version && last->changes == key.changes)
+  if (last && last->value && last->rows == key.rows && last->annotation == key.annotation && last->trace == key.trace &&
+      last->instance == key.instance)
     return last->value;
 
   auto out = std::make_shared<Computed>();
