@@ -18,37 +18,21 @@ WITH steps AS (
   -- (GLOB first: writing every op's step as text to compare cost more than the rest of the scan)
   WHERE e.kind IN ('annotation', 'cpu_op') AND e.step IS NOT NULL AND e.name GLOB 'ProfilerStep#*'
     AND e.name = 'ProfilerStep#' || e.step),
--- (The ops' FLOPs summed per step, dtype and units in one grouping pass: the step's total and its
--- dominant dtype come from those few rows.)
-ops AS MATERIALIZED (
-  SELECT o.trace, o.step, p.peak_dtype AS dtype, p.peak_units AS units, sum(p.flops) AS f, max(p.peak_tflops) AS peak
-  FROM perf_rows('main') p CROSS JOIN op o ON o.uid = p.uid
-  WHERE p.counted = 1 AND o.step IS NOT NULL AND p.flops > 0
-  GROUP BY o.trace, o.step, p.peak_dtype, p.peak_units),
-total AS (SELECT trace, step, sum(f) AS f FROM ops GROUP BY trace, step),
-dominant AS (
-  SELECT * FROM (SELECT trace, step, dtype, units, f, peak,
-                        row_number() OVER (PARTITION BY trace, step ORDER BY f DESC, dtype, units) AS r
-                 FROM ops)
-  WHERE r = 1),
+-- (step_flops: the ops' FLOPs per step, dtype and units, the dominant dtype and the counted GPU
+-- time, from one pass over the perf table and the store; the GROUP BYs that did it sorted every
+-- modeled op's row.)
+f AS (SELECT trace, step, flops, dtype, units, dtype_flops, peak_tflops, gpu_ns, modeled_ns FROM step_flops('main')),
 -- (step_busy: the same union per step as a GROUP BY over gpu_steps, from one pass over the store)
-gpu AS (SELECT trace, step, busy_ns AS busy FROM step_busy('main')),
-cover AS (
-  SELECT o.trace, o.step, perf_sum(o.uid) AS s
-  FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
-  WHERE p.counted = 1 AND p.gpu_ns > 0 AND o.step IS NOT NULL
-  GROUP BY o.trace, o.step)
+gpu AS (SELECT trace, step, busy_ns AS busy FROM step_busy('main'))
 SELECT s.step, round(s.dur / 1e6, 3) AS wall_ms, round(g.busy / 1e6, 3) AS gpu_busy_ms,
-       round(100.0 * min(g.busy, s.dur) / s.dur, 2) AS gpu_busy_pct, round(t.f / 1e12, 6) AS model_tflop,
-       round(100.0 * (c.s ->> 'modeled_ns') / (c.s ->> 'gpu_ns'), 2) AS modeled_gpu_pct, d.dtype, d.units,
-       round(100.0 * d.f / t.f, 1) AS dtype_flops_pct, d.peak AS peak_tflops,
-       round(t.f / s.dur / 1e3, 3) AS achieved_tflops, round(100.0 * t.f / s.dur / 1e3 / d.peak, 2) AS mfu_pct,
-       round(t.f / g.busy / 1e3, 3) AS busy_tflops, round(100.0 * t.f / g.busy / 1e3 / d.peak, 2) AS busy_mfu_pct,
+       round(100.0 * min(g.busy, s.dur) / s.dur, 2) AS gpu_busy_pct, round(f.flops / 1e12, 6) AS model_tflop,
+       round(100.0 * f.modeled_ns / f.gpu_ns, 2) AS modeled_gpu_pct, f.dtype, f.units,
+       round(100.0 * f.dtype_flops / f.flops, 1) AS dtype_flops_pct, f.peak_tflops,
+       round(f.flops / s.dur / 1e3, 3) AS achieved_tflops, round(100.0 * f.flops / s.dur / 1e3 / f.peak_tflops, 2) AS mfu_pct,
+       round(f.flops / g.busy / 1e3, 3) AS busy_tflops, round(100.0 * f.flops / g.busy / 1e3 / f.peak_tflops, 2) AS busy_mfu_pct,
        r.rank, s.trace
 FROM steps s JOIN trace r ON r.id = s.trace
-LEFT JOIN total t ON t.trace = s.trace AND t.step = s.step
-LEFT JOIN dominant d ON d.trace = s.trace AND d.step = s.step
+LEFT JOIN f ON f.trace = s.trace AND f.step = s.step
 LEFT JOIN gpu g ON g.trace = s.trace AND g.step = s.step
-LEFT JOIN cover c ON c.trace = s.trace AND c.step = s.step
 WHERE @rank IS NULL OR r.rank = @rank
 ORDER BY s.trace, s.step;

@@ -43,6 +43,51 @@ got = [(r["step"], r["wall_ms"], r["gpu_busy_ms"], r["model_tflop"], r["dtype"],
 check(got == [("1", "1.0", "0.5", "0.002147", "fp32", "matrix", "8.1", "2.147", "26.51", "4.295", "53.02")],
       f"hand-made: one step, 2.147 TFLOP over 1 ms on a T4 ({got})")
 
+# Two dtypes and an op without a model, on the T4 (gpu_spec: fp32 matrix 8.1, fp16 matrix 65).
+# ProfilerStep#2 [0, 1000) µs: an fp32 aten::mm of [512, 512] x [512, 512] (2 * 512^3 = 268,435,456
+# FLOPs, its kernel 100 µs), an fp16 one of [1024, 1024] x [1024, 1024] (2,147,483,648 FLOPs, 200
+# µs) and my::op, no model, launching 300 µs. fp16 holds 2147483648 / 2415919104 = 88.9% of the
+# FLOPs: the step reads the fp16 matrix peak; modeled GPU time 300 / 600 µs = 50%.
+# ProfilerStep#3 [2000, 3000) µs: an fp32 and an fp16 mm of [1024, 1024] x [1024, 1024], 100 µs
+# each: equal FLOPs, the lower dtype by name (fp16) is the step's; all of its GPU time modeled.
+ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 2000, "dur": 1000}]
+corr = 0
+
+
+def op(name, ts, dims, dtype, kernel_ts, kernel_dur):
+    global corr
+    corr += 1
+    args = {"Input Dims": [dims, dims], "Input type": [dtype, dtype]} if dims else {}
+    return [{"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": 20, "args": args},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts + 5, "dur": 5,
+             "args": {"correlation": corr}},
+            {"ph": "X", "cat": "kernel", "name": f"gemm_kernel_{corr}", "pid": 0, "tid": 7, "ts": kernel_ts,
+             "dur": kernel_dur, "args": {"correlation": corr, "device": 0, "stream": 7}}]
+
+
+ev += op("aten::mm", 10, [512, 512], "float", 100, 100) + op("aten::mm", 40, [1024, 1024], "c10::Half", 300, 200)
+ev += op("my::op", 70, None, None, 600, 300)
+ev += op("aten::mm", 2010, [1024, 1024], "float", 2100, 100) + op("aten::mm", 2040, [1024, 1024], "c10::Half", 2300, 100)
+mixed = os.path.join(work, "mfu_dtypes.json")
+with open(mixed, "w") as f:
+    json.dump({"traceEvents": ev, "deviceProperties": [{"id": 0, "name": "Tesla T4", "computeMajor": 7,
+                                                          "computeMinor": 5, "numSms": 40}]}, f)
+f2, f3 = 268435456 + 2147483648, 2 * 2147483648
+want = [("2", "0.002416", "50.0", "fp16", "matrix", "88.9", "65.0", str(round(100 * f2 / 1e6 / 1e3 / 65, 2))),
+        ("3", "0.004295", "100.0", "fp16", "matrix", "50.0", "65.0", str(round(100 * f3 / 1e6 / 1e3 / 65, 2)))]
+got = [(r["step"], r["model_tflop"], r["modeled_gpu_pct"], r["dtype"], r["units"], r["dtype_flops_pct"],
+        r["peak_tflops"], r["mfu_pct"]) for r in rows(mixed, "--report", "mfu")]
+check(got == want, f"two dtypes in a step: the dominant dtype, its share and peak, the modeled GPU share {got} "
+      f"(by hand: {want})")
+saved = os.path.join(work, "mfu_dtypes.db")
+if os.path.exists(saved):
+    os.remove(saved)
+subprocess.run([tlsql, "-q", mixed, "-o", saved], check=True, capture_output=True)
+got = [(r["step"], r["model_tflop"], r["modeled_gpu_pct"], r["dtype"], r["units"], r["dtype_flops_pct"],
+        r["peak_tflops"], r["mfu_pct"]) for r in rows(saved, "--report", "mfu")]
+check(got == want, f"the same from the saved database {got}")
+
 t4 = os.path.join(shared, "traces", "t4_train_fp32.pt.trace.json")
 if os.path.exists(t4):
     with open(t4) as f:

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "args/op_args.h"
+#include "src/event_store.h"
 #include "src/event_table.h"
 #include "src/kind.h"
 #include "src/sql_names.h"
@@ -26,6 +27,7 @@
 #include "udf/perf/user_models.h"
 #include "udf/registry.h"
 #include "udf/sql_function.h"
+#include "udf/table_function.h"
 #include "udf/tree/tree_access.h"
 
 namespace tlsql {
@@ -495,6 +497,142 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
   sqlite3_int64 rowid() const { return (sqlite3_int64)at; }
 };
 
+// step_flops([schema]): per (trace, step), what the mfu report reads of the counted ops
+// (counted_op) in the step: the model FLOPs of the counted cpu_ops with FLOPs (flops), the
+// gpu_spec dtype and units holding most of them (dtype, units: the most FLOPs, then the lower
+// dtype and units by name), their FLOPs and peak TFLOP/s (dtype_flops, peak_tflops: the highest
+// of their ops'), and the counted events' GPU ns and the part in events with FLOPs (gpu_ns,
+// modeled_ns: perf_sum's). That is, over perf_rows p JOIN event o ON o.uid = p.uid WHERE
+// p.counted = 1 AND o.step IS NOT NULL: GROUP BY trace, step, peak_dtype, peak_units of the
+// cpu_ops with flops > 0, and perf_sum(uid) of the rows with gpu_ns > 0 GROUP BY trace, step.
+// Over a loaded trace one pass over the perf table and the store (the GROUP BY sorted every
+// modeled op's row: 0.11 s of the report's 0.4 s beyond a 200 MB trace's load); a saved database
+// runs those statements.
+struct StepFlops {
+  struct Row {
+    int64_t trace, step;
+    std::optional<double> flops;
+    std::optional<std::string> dtype, units;
+    std::optional<double> dtype_flops, peak_tflops;
+    std::optional<int64_t> gpu_ns, modeled_ns;
+  };
+  static constexpr TableArgument arguments[] = {{"arg_schema", "schema"}};
+  static auto columns() {
+    return std::to_array<TableColumn<StepFlops, Row>>({
+        {"trace", "INTEGER", field<&Row::trace>},
+        {"step", "INTEGER", field<&Row::step>},
+        {"flops", "REAL", field<&Row::flops>},
+        {"dtype", "TEXT", field<&Row::dtype>},
+        {"units", "TEXT", field<&Row::units>},
+        {"dtype_flops", "REAL", field<&Row::dtype_flops>},
+        {"peak_tflops", "REAL", field<&Row::peak_tflops>},
+        {"gpu_ns", "INTEGER", field<&Row::gpu_ns>},
+        {"modeled_ns", "INTEGER", field<&Row::modeled_ns>},
+    });
+  }
+
+  std::vector<Row> rows(const TableCall& call) {
+    std::unique_ptr<EventSource> own;
+    EventSource& events = event_source(call.db, call.arg(0), own);
+    if (!events.ok()) throw std::runtime_error(events.error());
+    // Per (trace, step): per (dtype, units) the FLOPs and highest peak, in name order (the order
+    // the grouping gave them, in which the step's total was summed), and the counted GPU time.
+    struct Step {
+      std::map<std::pair<std::string, std::string>, std::pair<double, std::optional<double>>> by_dtype;
+      std::optional<PerfSum> cover;
+    };
+    std::map<std::pair<int64_t, int64_t>, Step> steps;
+    if (const EventStore* s = events.store()) {
+      std::string why;
+      const std::shared_ptr<const PerfTable> t = perf_table(call.db, events.schema(), why);
+      if (!t) throw std::runtime_error(why);
+      for (size_t r = 0; r < t->rows; ++r)  // (as perf_rows: a parent loop is an error)
+        if (t->flags[r] & PerfTable::looped) throw std::runtime_error(cycle_at(t->loop_uid[r]));
+      std::unique_ptr<Peaks> own_peaks;
+      Peaks* peaks =
+          connection_statements<Peaks>(call.db, "peaks:" + events.schema(), schema_identity(call.db, events.schema()),
+                                       [&] { return std::make_unique<Peaks>(call.db, events.schema()); });
+      if (!peaks) peaks = (own_peaks = std::make_unique<Peaks>(call.db, events.schema())).get();
+      for (size_t r = 0; r < t->rows; ++r) {
+        if (!(t->flags[r] & PerfTable::counted)) continue;
+        const int64_t pos = t->uid_of(r) - s->first_uid;
+        if (pos < 0 || pos >= s->total_rows) continue;
+        int64_t local;
+        const LoadedTrace& trace = s->trace_at(pos, local);
+        const EventRec& e = trace.rows[(size_t)local];
+        if (e.step == EventRec::kNull32) continue;
+        Step& st = steps[{trace.id, e.step}];
+        const Measured m = measured(*t, (int64_t)r);
+        if (m.gpu_ns > 0) {
+          if (!st.cover) st.cover.emplace();
+          st.cover->add(sample(nullptr, t.get(), m));
+        }
+        if (e.kind != Kind::cpu_op || !m.flops || !std::isfinite(*m.flops) || !(*m.flops > 0)) continue;
+        auto& [flops, peak] = st.by_dtype[{peak_dtype(*t, m), m.matrix ? "matrix" : "vector"}];
+        flops += *m.flops;
+        if (const std::optional<double> p = evaluate(peaks, t.get(), m).peak_tflops; p && std::isfinite(*p))
+          peak = peak ? std::max(*peak, *p) : *p;
+      }
+    } else {
+      from_sql(events, steps);
+    }
+    std::vector<Row> out;
+    for (const auto& [key, st] : steps) {
+      Row row{key.first, key.second, {}, {}, {}, {}, {}, {}, {}};
+      const std::pair<const std::pair<std::string, std::string>, std::pair<double, std::optional<double>>>* top =
+          nullptr;
+      for (const auto& g : st.by_dtype) {
+        row.flops = row.flops.value_or(0) + g.second.first;
+        if (!top || g.second.first > top->second.first) top = &g;  // (ties: the first by name)
+      }
+      if (top) {
+        row.dtype = top->first.first, row.units = top->first.second;
+        row.dtype_flops = top->second.first, row.peak_tflops = top->second.second;
+      }
+      if (st.cover) {
+        const PerfFigures f = st.cover->figures();
+        row.gpu_ns = f.gpu_ns, row.modeled_ns = f.modeled_ns;
+      }
+      if (row.flops || row.gpu_ns) out.push_back(std::move(row));
+    }
+    return out;
+  }
+
+ private:
+  template <class Steps>
+  static void from_sql(EventSource& events, Steps& steps) {
+    const std::string& schema = events.schema();
+    auto ops = events.statement(
+        "SELECT o.trace, o.step, p.peak_dtype, p.peak_units, sum(p.flops), max(p.peak_tflops) "
+        "FROM perf_rows(?1) p CROSS JOIN {s}.event o ON o.uid = p.uid "
+        "WHERE p.counted = 1 AND o.kind = 'cpu_op' AND o.step IS NOT NULL AND p.flops > 0 "
+        "GROUP BY o.trace, o.step, p.peak_dtype, p.peak_units");
+    sqlite3_bind_text(ops->get(), 1, schema.c_str(), (int)schema.size(), SQLITE_TRANSIENT);
+    while (ops->step()) {
+      sqlite3_stmt* q = ops->get();
+      auto text = [&](int c) { return std::string((const char*)sqlite3_column_text(q, c)); };
+      std::optional<double> peak;
+      if (sqlite3_column_type(q, 5) != SQLITE_NULL) peak = sqlite3_column_double(q, 5);
+      steps[{sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1)}].by_dtype[{text(2), text(3)}] = {
+          sqlite3_column_double(q, 4), peak};
+    }
+    // (Each row's figures added to the step's sum one by one, as perf_sum adds them.)
+    auto cover = events.statement(
+        "SELECT o.trace, o.step, p.uid FROM perf_rows(?1) p CROSS JOIN {s}.event o ON o.uid = p.uid "
+        "WHERE p.counted = 1 AND p.gpu_ns > 0 AND o.step IS NOT NULL");
+    sqlite3_bind_text(cover->get(), 1, schema.c_str(), (int)schema.size(), SQLITE_TRANSIENT);
+    std::string why;
+    const std::shared_ptr<const PerfTable> t = perf_table(events.db(), schema, why);
+    if (!t) throw std::runtime_error(why);
+    while (cover->step()) {
+      sqlite3_stmt* q = cover->get();
+      auto& st = steps[{sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1)}];
+      if (!st.cover) st.cover.emplace();
+      st.cover->add(sample(nullptr, t.get(), measured(*t, t->row(sqlite3_column_int64(q, 2)))));
+    }
+  }
+};
+
 // The rule argument of gpu_class / gpu_class_of (NULL: tlsql's); false with the error set.
 bool rule_arg(sqlite3_context* ctx, sqlite3_value* v, const char* fn, GpuRule& rule) {
   rule = GpuRule::tlsql;
@@ -758,6 +896,10 @@ std::vector<SqlFunction> perf_functions() {
       "peak_tbps, achieved_pct, bound, source, peak_dtype, peak_units (the per-uid functions' values, in one scan)"};
   rows.kind = SqlFunction::table, rows.module = vtab_module<PerfCursor>();
   v.push_back(rows);
+  v.push_back(table_function<StepFlops>(
+      "step_flops",
+      "table: per (trace, step), the counted ops' model FLOPs, the dtype and units holding most (their FLOPs and "
+      "peak TFLOP/s), and the counted GPU ns and the part with FLOPs: what the mfu report reads"));
   SqlFunction changed{"tlsql_perf_models_changed", "()",
                       "internal: perf_model_user's triggers call it to check and publish the user's perf models"};
   changed.min_args = changed.max_args = 0, changed.fn = perf_models_changed_fn;
