@@ -380,8 +380,9 @@ std::vector<Ranked> rank_events(EventSource& source, int64_t trace, int64_t top)
 struct LastRankings {
   RowsVersion rows;
   std::map<std::pair<int64_t, int64_t>, std::vector<Ranked>> by_trace_top;
+  size_t kept = 0;  // rows in by_trace_top
 };
-constexpr size_t kKeptRanking = 1000;
+constexpr size_t kKeptRanking = 1000, kKeptRows = 1u << 20;  // (56 MiB of rows at most)
 
 std::vector<Ranked> rankings(EventSource& source, int64_t trace, int64_t top) {
   sqlite3* db = source.db();
@@ -392,8 +393,10 @@ std::vector<Ranked> rankings(EventSource& source, int64_t trace, int64_t top) {
     if (auto it = last->by_trace_top.find({trace, top}); it != last->by_trace_top.end()) return it->second;
   std::vector<Ranked> out = rank_events(source, trace, top);
   if (last && out.size() <= kKeptRanking) {
-    if (!(last->rows == rows)) last->rows = rows, last->by_trace_top.clear();
+    if (!(last->rows == rows) || last->kept + out.size() > kKeptRows)
+      last->rows = rows, last->by_trace_top.clear(), last->kept = 0;
     last->by_trace_top[{trace, top}] = out;
+    last->kept += out.size();
   }
   return out;
 }
