@@ -1,10 +1,13 @@
 #include "udf/connection_cache.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <mutex>
 #include <vector>
 
 #include "src/event_store.h"
+#include "src/sql_names.h"
 
 namespace tlsql {
 
@@ -140,8 +143,25 @@ RowsVersion rows_version(sqlite3* db, const std::string& schema, const EventStor
   v.schema = schema;
   v.store = store ? store->generation : 0;
   if (const char* f = sqlite3_db_filename(db, schema.c_str())) v.file = f;
-  if (!store) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &v.data_version);
   v.changes = sqlite3_total_changes64(db);
+  // Through the pragmas, which read the file's header: SQLITE_FCNTL_DATA_VERSION gives the count
+  // as of the schema's last read, and an attached database no statement has read since another
+  // process committed still shows the count before (the review's finding: a stale critical path).
+  // (The schema's name quoted by sql_names.h, never spliced as given.)
+  auto pragma = [&](const char* name) -> int64_t {
+    int64_t out = -1;
+    sqlite3_stmt* q = nullptr;
+    try {
+      const std::string sql = fmt::format("PRAGMA {}.{}", schema_sql(db, schema), name);
+      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        out = sqlite3_column_int64(q, 0);
+    } catch (const SchemaError&) {  // (no such schema: -1, a version that equals none)
+    }
+    sqlite3_finalize(q);
+    return out;
+  };
+  v.data_version = pragma("data_version");
+  v.schema_version = pragma("schema_version");
   return v;
 }
 

@@ -86,16 +86,20 @@ T* connection_statements(sqlite3* db, const std::string& key, const SchemaIdenti
 }
 
 // What a result computed from a schema's rows was computed from, for a cache of the last result:
-// the schema, its loaded store's generation or its saved file (name and data version: a commit by
-// any connection), and the connection's own changes (launch_link edited in a loaded session
-// changes neither). Equal versions: the same rows. (The file's name, not schema_identity's
-// handle: a file closed and another opened may get the freed handle's address.)
+// the schema, its loaded store's generation or its saved file's name, and three counters: the
+// file's data version (a commit by another connection), its schema version (a table created,
+// dropped or renamed on this connection) and the connection's changes (rows it wrote: launch_link
+// edited in a loaded session). Equal versions: the same rows. (The file's name, not
+// schema_identity's handle: a file closed and another opened may get the freed handle's address.)
+// A version that cannot be read (the schema gone) equals none.
 struct RowsVersion {
   std::string schema, file;
   uint64_t store = 0;
-  unsigned int data_version = 0;
-  int64_t changes = -1;
-  bool operator==(const RowsVersion&) const = default;
+  int64_t data_version = -1, schema_version = -1, changes = -1;
+  bool operator==(const RowsVersion& o) const {
+    return data_version >= 0 && schema == o.schema && file == o.file && store == o.store &&
+           data_version == o.data_version && schema_version == o.schema_version && changes == o.changes;
+  }
 };
 // `store`: the schema's loaded store, nullptr for a saved database.
 RowsVersion rows_version(sqlite3* db, const std::string& schema, const EventStore* store);

@@ -203,14 +203,16 @@ std::vector<Ranked> rank_events(EventSource& source, int64_t trace, int64_t top)
   if (!std::is_sorted(host.begin(), host.end(), by_uid)) std::sort(host.begin(), host.end(), by_uid);
   // Each parent found by its uid: a trace's uids are one range, so an array over the range (4
   // bytes a uid) finds it at once, where a binary search per child was a fifth of the function
-  // (an array would be too large only for uids spread far apart: a database written by hand).
-  const int64_t lo = host.empty() ? 0 : host.front().uid, span = host.empty() ? 0 : host.back().uid - lo;
-  if (!host.empty() && span < (int64_t)(4 * host.size() + 4096)) {
-    std::vector<int32_t> at((size_t)span + 1, -1);
-    for (size_t i = 0; i < host.size(); ++i) at[(size_t)(host[i].uid - lo)] = (int32_t)i;
+  // (an array would be too large only for uids spread far apart: a database written by hand,
+  // whose uids may lie more than 2^63 apart: the differences are unsigned).
+  const int64_t lo = host.empty() ? 0 : host.front().uid;
+  const uint64_t span = host.empty() ? 0 : (uint64_t)host.back().uid - (uint64_t)lo;
+  if (!host.empty() && span < 4 * host.size() + 4096) {
+    std::vector<int32_t> at(span + 1, -1);
+    for (size_t i = 0; i < host.size(); ++i) at[(uint64_t)host[i].uid - (uint64_t)lo] = (int32_t)i;
     for (auto [p, d] : rows.parent_dur)
-      if (p >= lo && p - lo <= span && at[(size_t)(p - lo)] >= 0) {
-        int64_t& self = host[(size_t)at[(size_t)(p - lo)]].self;
+      if (const uint64_t k = (uint64_t)p - (uint64_t)lo; k <= span && at[k] >= 0) {
+        int64_t& self = host[(size_t)at[k]].self;
         self = sat_sub(self, d);
       }
   } else {
@@ -375,8 +377,8 @@ std::vector<Ranked> rank_events(EventSource& source, int64_t trace, int64_t top)
 
 // The rankings last computed on a connection, per (trace, top), kept while the schema holds the
 // same rows: the optimizable report's note asks for each trace's ranking the report reads (the
-// function was half of the report's time beyond its load). Only short rankings are kept (a top
-// of 10^9 lists every chosen event: 10^5 on a 200 MB trace).
+// function was half of the report's time beyond its load). Rankings of over 1,000 rows are not
+// kept (a large top lists every chosen event: 10^5 on a 200 MB trace), nor over 2^20 rows in all.
 struct LastRankings {
   RowsVersion rows;
   std::map<std::pair<int64_t, int64_t>, std::vector<Ranked>> by_trace_top;

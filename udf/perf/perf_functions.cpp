@@ -122,6 +122,24 @@ class Peaks {
   std::pair<int64_t, const PerfTable*> epoch_{-1, nullptr};
 };
 
+// The schema's Peaks: the connection's, kept while the schema holds what it did (`identity`),
+// else one of the caller's in `own` (a connection that keeps no statements).
+Peaks* schema_peaks(sqlite3* db, const std::string& schema, const SchemaIdentity& identity,
+                    std::unique_ptr<Peaks>& own) {
+  if (Peaks* p = connection_statements<Peaks>(db, "peaks:" + schema, identity,
+                                              [&] { return std::make_unique<Peaks>(db, schema); }))
+    return p;
+  return (own = std::make_unique<Peaks>(db, schema)).get();
+}
+
+// The first row of a parent loop in the table (a database edited by hand), as cycle_at says it.
+std::optional<std::string> loop_in(const PerfTable& t) {
+  if (!t.loop_uid.empty())
+    for (size_t r = 0; r < t.rows; ++r)
+      if (t.flags[r] & PerfTable::looped) return cycle_at(t.loop_uid[r]);
+  return std::nullopt;
+}
+
 enum class Fn {
   flops,
   bytes,
@@ -206,10 +224,7 @@ void perf_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (fn == Fn::peak_tflops || fn == Fn::peak_tbps || fn == Fn::achieved_pct || fn == Fn::bound || fn == Fn::perf) {
     sqlite3* db = sqlite3_context_db_handle(ctx);
     std::unique_ptr<Peaks> own;
-    Peaks* peaks = connection_statements<Peaks>(db, "peaks:" + schema, identity,
-                                                [&] { return std::make_unique<Peaks>(db, schema); });
-    if (!peaks) peaks = (own = std::make_unique<Peaks>(db, schema)).get();
-    p = evaluate(peaks, table.get(), m);
+    p = evaluate(schema_peaks(db, schema, identity, own), table.get(), m);
   } else {
     p = evaluate(nullptr, table.get(), m);
   }
@@ -262,9 +277,7 @@ void perf_sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     st.table = perf_row(ctx, argc, argv, "perf_sum", uid, r, &schema);
     if (!st.table) return;
     sqlite3* db = sqlite3_context_db_handle(ctx);
-    st.peaks = connection_statements<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
-                                            [&] { return std::make_unique<Peaks>(db, schema); });
-    if (!st.peaks) st.peaks = (st.own = std::make_unique<Peaks>(db, schema)).get();
+    st.peaks = schema_peaks(db, schema, schema_identity(db, schema), st.own);
   } else {
     if (!uid_arg(ctx, argv[0], "perf_sum", uid)) return;
     r = st.table->row(uid);
@@ -428,13 +441,8 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
     std::string why;
     perf_rows = perf_table(db, schema, why);
     if (!perf_rows) return error("perf_rows: " + why);
-    if (!perf_rows->loop_uid.empty())
-      for (size_t r = 0; r < perf_rows->rows; ++r)
-        if (perf_rows->flags[r] & PerfTable::looped)
-          return error(fmt::format("perf_rows: {}", cycle_at(perf_rows->loop_uid[r])));
-    peaks = connection_statements<Peaks>(db, "peaks:" + schema, schema_identity(db, schema),
-                                         [&] { return std::make_unique<Peaks>(db, schema); });
-    if (!peaks) peaks = (own_peaks = std::make_unique<Peaks>(db, schema)).get();
+    if (const std::optional<std::string> loop = loop_in(*perf_rows)) return error("perf_rows: " + *loop);
+    peaks = schema_peaks(db, schema, schema_identity(db, schema), own_peaks);
     dtype_text.clear();  // (indexes of this table's dtypes)
     at = 0;
     settle();
@@ -546,13 +554,9 @@ struct StepFlops {
       std::string why;
       const std::shared_ptr<const PerfTable> t = perf_table(call.db, events.schema(), why);
       if (!t) throw std::runtime_error(why);
-      for (size_t r = 0; r < t->rows; ++r)  // (as perf_rows: a parent loop is an error)
-        if (t->flags[r] & PerfTable::looped) throw std::runtime_error(cycle_at(t->loop_uid[r]));
+      if (const std::optional<std::string> loop = loop_in(*t)) throw std::runtime_error(*loop);  // (as perf_rows)
       std::unique_ptr<Peaks> own_peaks;
-      Peaks* peaks =
-          connection_statements<Peaks>(call.db, "peaks:" + events.schema(), schema_identity(call.db, events.schema()),
-                                       [&] { return std::make_unique<Peaks>(call.db, events.schema()); });
-      if (!peaks) peaks = (own_peaks = std::make_unique<Peaks>(call.db, events.schema())).get();
+      Peaks* peaks = schema_peaks(call.db, events.schema(), schema_identity(call.db, events.schema()), own_peaks);
       for (size_t r = 0; r < t->rows; ++r) {
         if (!(t->flags[r] & PerfTable::counted)) continue;
         const int64_t pos = t->uid_of(r) - s->first_uid;
@@ -579,13 +583,12 @@ struct StepFlops {
     std::vector<Row> out;
     for (const auto& [key, st] : steps) {
       Row row{key.first, key.second, {}, {}, {}, {}, {}, {}, {}};
-      const std::pair<const std::pair<std::string, std::string>, std::pair<double, std::optional<double>>>* top =
-          nullptr;
-      for (const auto& g : st.by_dtype) {
-        row.flops = row.flops.value_or(0) + g.second.first;
-        if (!top || g.second.first > top->second.first) top = &g;  // (ties: the first by name)
+      auto top = st.by_dtype.end();
+      for (auto g = st.by_dtype.begin(); g != st.by_dtype.end(); ++g) {
+        row.flops = row.flops.value_or(0) + g->second.first;
+        if (top == st.by_dtype.end() || g->second.first > top->second.first) top = g;  // (ties: the first by name)
       }
-      if (top) {
+      if (top != st.by_dtype.end()) {
         row.dtype = top->first.first, row.units = top->first.second;
         row.dtype_flops = top->second.first, row.peak_tflops = top->second.second;
       }
