@@ -97,7 +97,7 @@ struct RowsVersion {
   uint64_t store = 0;
   int64_t data_version = -1, schema_version = -1, changes = -1;
   bool operator==(const RowsVersion& o) const {
-    return data_version >= 0 && schema == o.schema && file == o.file && store == o.store &&
+    return data_version >= 0 && schema_version >= 0 && schema == o.schema && file == o.file && store == o.store &&
            data_version == o.data_version && schema_version == o.schema_version && changes == o.changes;
   }
 };

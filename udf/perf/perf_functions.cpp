@@ -613,7 +613,10 @@ struct StepFlops {
     sqlite3_bind_text(ops->get(), 1, schema.c_str(), (int)schema.size(), SQLITE_TRANSIENT);
     while (ops->step()) {
       sqlite3_stmt* q = ops->get();
-      auto text = [&](int c) { return std::string((const char*)sqlite3_column_text(q, c)); };
+      auto text = [&](int c) {  // (never NULL where flops > 0; a NULL reads as "")
+        const unsigned char* t = sqlite3_column_text(q, c);
+        return t ? std::string((const char*)t) : std::string();
+      };
       std::optional<double> peak;
       if (sqlite3_column_type(q, 5) != SQLITE_NULL) peak = sqlite3_column_double(q, 5);
       steps[{sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1)}].by_dtype[{text(2), text(3)}] = {
@@ -629,9 +632,11 @@ struct StepFlops {
     if (!t) throw std::runtime_error(why);
     while (cover->step()) {
       sqlite3_stmt* q = cover->get();
+      const int64_t r = t->row(sqlite3_column_int64(q, 2));  // (perf_rows' own table: always found)
+      if (r < 0) continue;
       auto& st = steps[{sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1)}];
       if (!st.cover) st.cover.emplace();
-      st.cover->add(sample(nullptr, t.get(), measured(*t, t->row(sqlite3_column_int64(q, 2)))));
+      st.cover->add(sample(nullptr, t.get(), measured(*t, r)));
     }
   }
 };
