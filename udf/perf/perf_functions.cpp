@@ -550,10 +550,10 @@ struct StepFlops {
       std::optional<PerfSum> cover;
     };
     std::map<std::pair<int64_t, int64_t>, Step> steps;
+    std::string why;
+    const std::shared_ptr<const PerfTable> t = perf_table(call.db, events.schema(), why);
+    if (!t) throw std::runtime_error(why);
     if (const EventStore* s = events.store()) {
-      std::string why;
-      const std::shared_ptr<const PerfTable> t = perf_table(call.db, events.schema(), why);
-      if (!t) throw std::runtime_error(why);
       if (const std::optional<std::string> loop = loop_in(*t)) throw std::runtime_error(*loop);  // (as perf_rows)
       std::unique_ptr<Peaks> own_peaks;
       Peaks* peaks = schema_peaks(call.db, events.schema(), schema_identity(call.db, events.schema()), own_peaks);
@@ -578,7 +578,7 @@ struct StepFlops {
           peak = peak ? std::max(*peak, *p) : *p;
       }
     } else {
-      from_sql(events, steps);
+      from_sql(events, *t, steps);
     }
     std::vector<Row> out;
     for (const auto& [key, st] : steps) {
@@ -603,7 +603,7 @@ struct StepFlops {
 
  private:
   template <class Steps>
-  static void from_sql(EventSource& events, Steps& steps) {
+  static void from_sql(EventSource& events, const PerfTable& t, Steps& steps) {
     const std::string& schema = events.schema();
     auto ops = events.statement(
         "SELECT o.trace, o.step, p.peak_dtype, p.peak_units, sum(p.flops), max(p.peak_tflops) "
@@ -627,16 +627,13 @@ struct StepFlops {
         "SELECT o.trace, o.step, p.uid FROM perf_rows(?1) p CROSS JOIN {s}.event o ON o.uid = p.uid "
         "WHERE p.counted = 1 AND p.gpu_ns > 0 AND o.step IS NOT NULL");
     sqlite3_bind_text(cover->get(), 1, schema.c_str(), (int)schema.size(), SQLITE_TRANSIENT);
-    std::string why;
-    const std::shared_ptr<const PerfTable> t = perf_table(events.db(), schema, why);
-    if (!t) throw std::runtime_error(why);
     while (cover->step()) {
       sqlite3_stmt* q = cover->get();
-      const int64_t r = t->row(sqlite3_column_int64(q, 2));  // (perf_rows' own table: always found)
+      const int64_t r = t.row(sqlite3_column_int64(q, 2));  // (perf_rows' own table: always found)
       if (r < 0) continue;
       auto& st = steps[{sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1)}];
       if (!st.cover) st.cover.emplace();
-      st.cover->add(sample(nullptr, t.get(), measured(*t, r)));
+      st.cover->add(sample(nullptr, &t, measured(t, r)));
     }
   }
 };
