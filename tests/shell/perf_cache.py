@@ -209,6 +209,41 @@ for side in ("main", "other"):
 for target in ([saved, "--diff", trace], [trace, "--diff", saved]):
     check(run_args(target, "SELECT perf_tables('main', 'other') AS n").split() == ["n", "2"],
           f"perf_tables over {os.path.basename(target[0])} --diff {os.path.basename(target[2])}: 2")
+
+# Markers (marker / marker_path): the array is stored only where some event is named "## ... ##"
+# (fx_markers.json: "## fwd ##" above "## 3 ##"), and a stored array whose markers loop, which only
+# a hand-made file can hold, is refused rather than walked forever.
+def marker_offset(raw, n):
+    """Where the marker array's count lies: after gpu_ns, model, flags, the trace runs, device and
+    gpu_classes (perf_cache.cpp's order)."""
+    at = 16 + 8 + 8 * n + 8 + 4 * n + 8 + n
+    at += 8 + 12 * struct.unpack_from("<Q", raw, at)[0]
+    return at + 8 + 4 * n + 8 + 2 * n
+
+
+check(struct.unpack_from("<Q", raw, marker_offset(raw, n))[0] == 0, "no marker names (BERT): no marker array stored")
+fx = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "fx_markers.json")
+fx_saved = os.path.join(work, "fx.db")
+if os.path.exists(fx_saved):
+    os.remove(fx_saved)
+MARKERS = "SELECT uid, marker(uid), marker_path(uid) FROM event ORDER BY uid"
+r = subprocess.run([tlsql, "-q", fx, "-o", fx_saved, "--csv", "-c", MARKERS], capture_output=True, text=True, timeout=300)
+check(r.returncode == 0 and "## fwd ## > ## 3 ##" in r.stdout, f"fx_markers: marker_path loaded ({r.stderr.strip()[:200]})")
+fx_loaded = r.stdout
+con = sqlite3.connect(fx_saved)
+fx_n, fx_blob = con.execute("SELECT rows, data FROM tlsql_perf").fetchone()
+fx_raw = bytearray(zlib.decompress(fx_blob, -15))
+at = marker_offset(fx_raw, fx_n)
+check(struct.unpack_from("<Q", fx_raw, at)[0] == fx_n, "marker names: one marker per row stored")
+# Row 2 (aten::mm) has marker 1 ("## 3 ##"), whose marker is 0 ("## fwd ##"): plant 0 -> 2 -> 1 -> 0.
+check(struct.unpack_from("<II", fx_raw, at + 8 + 4 * 1) == (0, 1), "rows 1 and 2: markers 0 and 1")
+struct.pack_into("<I", fx_raw, at + 8, 2)
+c = zlib.compressobj(1, zlib.DEFLATED, -15)
+con.execute("UPDATE tlsql_perf SET data = ?", (c.compress(bytes(fx_raw)) + c.flush(),))
+con.commit()
+con.close()
+r = subprocess.run([tlsql, fx_saved, "--csv", "-c", MARKERS], capture_output=True, text=True, timeout=60)
+check(r.returncode == 0 and r.stdout == fx_loaded, f"markers that loop: refused, recomputed ({r.stdout[-200:]!r})")
 r = subprocess.run([tlsql, "-q", trace, "-c", "SELECT perf_tables('main', 'nope')"], capture_output=True, text=True,
                    timeout=300)
 check(r.returncode == 1 and r.stderr.count("\n") == 1 and "nope" in r.stderr,

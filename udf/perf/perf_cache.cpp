@@ -100,9 +100,9 @@ class Reader {
     return true;
   }
   template <class T>
-  bool array(std::vector<T>& v, uint64_t expect) {
+  bool array(std::vector<T>& v, uint64_t expect, bool or_empty = false) {
     uint64_t n;
-    if (!get(n) || n != expect || (in_.size() - at_) / sizeof(T) < n) return false;
+    if (!get(n) || (n != expect && !(or_empty && n == 0)) || (in_.size() - at_) / sizeof(T) < n) return false;
     v.resize(n);
     std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));
     at_ += n * sizeof(T);
@@ -186,7 +186,7 @@ bool deserialize(std::string_view bytes, uint64_t rows, int64_t first_uid, PerfT
     if (!r.get(first) || !r.get(trace) || first >= n || (k == 0 ? first != 0 : first <= t.trace_runs[k - 1].first))
       return false;
   }
-  if ((n > 0 && count == 0) || !r.array(t.device, n) || !r.array(t.gpu_classes, n) || !r.array(t.marker, n) ||
+  if ((n > 0 && count == 0) || !r.array(t.device, n) || !r.array(t.gpu_classes, n) || !r.array(t.marker, n, true) ||
       !r.get(count) || count > bytes.size())
     return false;
   t.models.resize(count);
@@ -232,6 +232,17 @@ bool deserialize(std::string_view bytes, uint64_t rows, int64_t first_uid, PerfT
     if (m.dtype >= t.dtypes.size()) return false;
   for (uint32_t m : t.marker)
     if (m != PerfTable::kNone && m >= n) return false;
+  // Markers that loop (only a hand-made row holds them) would keep marker_path walking: each
+  // row's chain is followed until it ends or meets a row already known to end.
+  std::vector<uint8_t> state(t.marker.size(), 0);  // 0 not seen, 1 on the chain now, 2 ends
+  std::vector<uint32_t> chain;
+  for (size_t r = 0; r < t.marker.size(); ++r) {
+    chain.clear();
+    uint32_t m = (uint32_t)r;
+    for (; m != PerfTable::kNone && state[m] == 0; m = t.marker[m]) state[m] = 1, chain.push_back(m);
+    if (m != PerfTable::kNone && state[m] == 1) return false;
+    for (uint32_t c : chain) state[c] = 2;
+  }
   for (uint8_t f : t.flags)
     if (f & PerfTable::looped) return false;  // (a table with loops is never stored)
   return true;

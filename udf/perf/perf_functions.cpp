@@ -758,7 +758,7 @@ void marker_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto t = perf_row(ctx, argc, argv, path ? "marker_path" : "marker", uid, r, &schema);
   if (!t) return;
   std::vector<int64_t> chain;
-  for (uint32_t m = t->marker[(size_t)r]; m != PerfTable::kNone && (path || chain.empty()); m = t->marker[m])
+  for (uint32_t m = t->marker_of((size_t)r); m != PerfTable::kNone && (path || chain.empty()); m = t->marker_of(m))
     chain.push_back(t->uid_of(m));
   if (chain.empty()) return sqlite3_result_null(ctx);
   // The names live in the event table: read them from there (markers are few per op).

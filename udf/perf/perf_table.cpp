@@ -98,9 +98,16 @@ struct Input {
     int64_t ts, end;
   };
   std::vector<Interval> gpu;  // GPU work with a start and an end
-  // Per row: the op's own model (index in own_models), or kNone.
+  // Per row: the op's own model (index in own_models), or kNone. Made with the first model (4 bytes
+  // a row at a save's peak, for nothing on a trace without shapes: an Nsight export's NVTX ops).
   std::vector<uint32_t> own;
   std::vector<OpPerf> own_models;
+  uint32_t own_of(size_t r) const { return own.empty() ? PerfTable::kNone : own[r]; }
+  void add_own(size_t r, OpPerf m) {
+    if (own.empty()) own.assign(rows, PerfTable::kNone);
+    own[r] = (uint32_t)own_models.size();
+    own_models.push_back(std::move(m));
+  }
   // Inductor-augmented rows and their numbers.
   std::vector<std::tuple<uint32_t, std::optional<double>, std::optional<double>>> augmented;
   std::vector<std::pair<uint32_t, uint32_t>> launches;  // (GPU row, launcher row)
@@ -117,6 +124,11 @@ struct Input {
 // How an op's own model is computed: none; from its args (parse_args); from its args and its
 // serving step's lengths (model_per_step, once the rows' parents are known).
 constexpr uint8_t kNoModel = 0, kOwnModel = 1, kStepModel = 2;
+
+// An FX / record_function marker's name (SQL: name GLOB '## * ##').
+bool is_marker(std::string_view s) {
+  return s.size() >= 6 && s.substr(0, 3) == "## " && s.substr(s.size() - 3) == " ##";
+}
 
 // Per name: does it have a model, its family, is it an FX marker. Names repeat millions of times.
 class NameFacts {
@@ -177,8 +189,7 @@ class NameFacts {
     // have no model of their own.)
     f.family = (uint32_t)(it - families_.begin());
     f.family_bit = s == "aten::copy_" ? 0u : 1u << (f.family % 32);
-    // SQL: name GLOB '## * ##'
-    f.marker = s.size() >= 6 && s.substr(0, 3) == "## " && s.substr(s.size() - 3) == " ##";
+    f.marker = is_marker(s);
     f.link_copy = memcpy_over_link(s);
     f.tf32 = tf32_kernel(s);
     return f;
@@ -215,10 +226,7 @@ void parse_args(uint32_t row, std::string_view name, uint8_t modeled, std::strin
     if (auto m = out.memo.model(name, args)) out.own.emplace_back(row, std::move(*m));
 }
 void add_parsed(Input& in, Parsed& p) {
-  for (auto& [r, m] : p.own) {
-    in.own[r] = (uint32_t)in.own_models.size();
-    in.own_models.push_back(std::move(m));
-  }
+  for (auto& [r, m] : p.own) in.add_own(r, std::move(m));
   in.augmented.insert(in.augmented.end(), p.augmented.begin(), p.augmented.end());
   in.per_step.insert(in.per_step.end(), std::make_move_iterator(p.per_step.begin()),
                      std::make_move_iterator(p.per_step.end()));
@@ -251,10 +259,7 @@ void model_per_step(Input& in) {
       path.push_back(p);
     }
     for (int32_t p : path) seen[p] = lengths;
-    if (auto m = memo.model(in.names[in.name(r)], args, lengths ? &*lengths : nullptr)) {
-      in.own[r] = (uint32_t)in.own_models.size();
-      in.own_models.push_back(std::move(*m));
-    }
+    if (auto m = memo.model(in.names[in.name(r)], args, lengths ? &*lengths : nullptr)) in.add_own(r, std::move(*m));
   }
   in.per_step = {};
 }
@@ -306,7 +311,6 @@ void read_store(const EventStore& s, Input& in) {
     in.lent = only->rows.begin();
   else
     in.parents.assign(n, -1), in.kinds.resize(n), in.name_ids.resize(n);
-  in.own.assign(n, PerfTable::kNone);
   in.names.reserve(s.strings.size() + 1);
   for (size_t i = 0; i < s.strings.size(); ++i) in.names.push_back(s.strings.get((uint32_t)i));
   const uint32_t no_name = in.no_name = (uint32_t)in.names.size();
@@ -574,7 +578,6 @@ bool read_saved(sqlite3* db, const std::string& schema, Input& in, std::vector<s
   std::vector<int64_t> parent_uid;
   parent_uid.reserve(n), in.uids.reserve(n), in.kinds.reserve(n), in.name_ids.reserve(n);
   in.rows = n;
-  in.own.assign(n, PerfTable::kNone);
   Parsed merged;
   for (auto& p : parts) {
     const auto base = (uint32_t)in.uids.size();
@@ -661,6 +664,7 @@ void for_tree_parts(const std::vector<size_t>& cuts, Pass&& pass) {
 void inclusive_models(const Input& in, PerfTable& t, const std::vector<uint32_t>& order,
                       const std::vector<size_t>& cuts, std::span<const uint32_t> start, std::span<const uint32_t> kids,
                       const std::vector<uint8_t>& gpu_below) {
+  if (t.models.empty()) return;          // (no numbers to sum: an Nsight export's ops without shapes)
   std::vector<uint32_t> value(t.model);  // a runtime call passes its kernel's numbers up, keeping none
   // Each part of the tree (compute: whole subtrees) on a thread of its own, the sums it makes kept
   // apart and numbered from `base` until all are done.
@@ -768,6 +772,7 @@ void compute(Input& in, PerfTable& t) {
     for (uint32_t k = start[r + 1]; k-- > start[r];) stack.push_back(kids[k]);
   }
   cuts.push_back(order.size());
+  std::vector<uint32_t>().swap(stack);
   if (order.size() < n) find_loops(in, t, order);
   // Each name a pass below reads made known first, in row order (NameFacts::warm): GPU events'
   // (their classes too), ops' with a model of their own and every parent's.
@@ -775,7 +780,7 @@ void compute(Input& in, PerfTable& t) {
   for (size_t r = 0; r < n; ++r) {
     if (is_gpu_work(in.kind(r)))
       t.gpu_classes[r] = facts.gpu_classes(in.name(r), in.kind(r));
-    else if (in.own[r] != PerfTable::kNone || start[r + 1] > start[r])
+    else if (in.own_of(r) != PerfTable::kNone || start[r + 1] > start[r])
       facts.warm(in.name(r));
   }
 
@@ -787,7 +792,8 @@ void compute(Input& in, PerfTable& t) {
     const GpuClass c = t.gpu_class(r, GpuRule::tlsql);
     return c == GpuClass::compute || c == GpuClass::communication;
   };
-  std::vector<uint32_t> family_below(n, 0);
+  // (None without models: every bit would be 0, and family_below_of is asked only of a modeled op.)
+  std::vector<uint32_t> family_below(in.own_models.empty() ? 0 : n, 0);
   // A GPU row's own interval goes in when the pass reaches the row (a kept list per GPU row was a
   // million small allocations). Until then the row's gpu_ns holds 1 + its entry in in.gpu: the
   // row's union includes that interval, so the pass overwrites it (a looped row, never reached,
@@ -797,7 +803,7 @@ void compute(Input& in, PerfTable& t) {
   // (copies over a link: host <-> device, peer). An op with only kLink below keeps no model.
   enum : uint8_t { kLocal = 1, kLink = 2 };
   std::vector<uint8_t> work_below(n, 0);
-  auto own_of = [&](uint32_t r) { return work_below[r] == kLink ? PerfTable::kNone : in.own[r]; };
+  auto own_of = [&](uint32_t r) { return work_below[r] == kLink ? PerfTable::kNone : in.own_of(r); };
   auto own_bit = [&](uint32_t r) { return own_of(r) != PerfTable::kNone ? facts.seen(in.name(r)).family_bit : 0u; };
   for_tree_parts(cuts, [&](size_t, size_t from, size_t to) {
     using Intervals = std::vector<std::pair<int64_t, int64_t>>;
@@ -838,7 +844,7 @@ void compute(Input& in, PerfTable& t) {
         if (is_gpu_work(in.kind(c)))
           work_below[r] |= in.kind(c) == Kind::memcpy && facts.seen(in.name(c)).link_copy ? kLink : kLocal;
         work_below[r] |= work_below[c];
-        family_below[r] |= family_below[c] | own_bit(c);
+        if (!family_below.empty()) family_below[r] |= family_below[c] | own_bit(c);
       }
       take_children(r, iv);
       if (iv.empty()) continue;
@@ -954,7 +960,8 @@ void compute(Input& in, PerfTable& t) {
   for (auto* v : {&kernels_below, &work_below}) std::vector<uint8_t>().swap(*v);
   std::vector<uint32_t>().swap(family_below), std::vector<uint32_t>().swap(in.own);
   std::vector<OpPerf>().swap(in.own_models);
-  t.marker.assign(n, PerfTable::kNone);
+  const bool markers = std::any_of(in.names.begin(), in.names.end(), is_marker);
+  if (markers) t.marker.assign(n, PerfTable::kNone);
 
   // Top-down: whether an op above is counted or modeled (for counted_op) and the nearest marker
   // above. An op under a counted one is not counted: a custom op that launches kernels itself and
@@ -974,7 +981,7 @@ void compute(Input& in, PerfTable& t) {
       const uint32_t r = order[i];
       if (const int32_t p = in.parent(r); p >= 0) {
         taken_above[r] = taken_above[(size_t)p] || modeled_op((size_t)p) || (t.flags[(size_t)p] & PerfTable::counted);
-        t.marker[r] = facts.seen(in.name((size_t)p)).marker ? (uint32_t)p : t.marker[(size_t)p];
+        if (markers) t.marker[r] = facts.seen(in.name((size_t)p)).marker ? (uint32_t)p : t.marker[(size_t)p];
       }
       const Kind k = in.kind(r);  // (modeled_op is an op's alone)
       const bool launcher = launches[r] && (k == Kind::cpu_op || k == Kind::runtime || k == Kind::driver);
@@ -1099,10 +1106,7 @@ std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& sche
     const bool ok = apply_user_models(
         db, schema, *k.user,
         [&](int64_t uid, OpPerf m) {
-          if (const int64_t r = t->row(uid); r >= 0) {
-            in.own[(size_t)r] = (uint32_t)in.own_models.size();
-            in.own_models.push_back(std::move(m));
-          }
+          if (const int64_t r = t->row(uid); r >= 0) in.add_own((size_t)r, std::move(m));
         },
         error);
     if (!ok) return nullptr;

@@ -93,8 +93,11 @@ struct PerfTable {
   GpuClass gpu_class(size_t r, GpuRule rule) const {
     return static_cast<GpuClass>((gpu_classes[r] >> (3 * static_cast<int>(rule))) & 7);
   }
-  std::vector<uint32_t> marker;   // the nearest ancestor named "## ... ##" (FX / record_function markers), or kNone
-  std::vector<int64_t> loop_uid;  // for looped rows: a uid on the loop (by row; empty when no row loops)
+  // The nearest ancestor named "## ... ##" (FX / record_function markers), or kNone; empty when no
+  // event has such a name (most traces: 4 bytes a row of a save's peak for nothing).
+  std::vector<uint32_t> marker;
+  uint32_t marker_of(size_t r) const { return marker.empty() ? kNone : marker[r]; }
+  std::vector<int64_t> loop_uid;         // for looped rows: a uid on the loop (by row; empty when no row loops)
   std::map<int64_t, TraceStats> traces;  // by trace id
 };
 
