@@ -9,12 +9,16 @@
 // must have no auto-vacuum and no reserved bytes per page (SQLite's defaults; checked).
 #pragma once
 
+#include <sys/types.h>
+
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <future>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace tlsql {
@@ -116,6 +120,8 @@ class BtreeFile {
   uint32_t append(const uint8_t* page);
   void write_page(uint32_t pgno, const uint8_t* page);
   void flush();
+  void wait_written();  // until the writer holds no run; throws its error
+  void write_runs();    // the writer's loop
   // One interior level over children split into `groups` (first, last): per group a page with a
   // cell for each child but the last (its page number `child(i)`, then `tail(i, cell)`) and the
   // last as the right-most pointer. A level of one page is the tree's top: written at `root`, and
@@ -136,7 +142,15 @@ class BtreeFile {
   uint32_t page_size_ = 0, pages_ = 0;  // pages_: the file's page count, appended ones included
   uint32_t flushed_ = 0;                // pages on disk or being written; the rest are in buf_
   std::vector<uint8_t> buf_, writing_, header_;
-  std::future<void> write_;  // writing_ to disk, while the next pages are encoded
+  // writing_ goes to disk at writing_at_ on a thread of the file's own (started by the first
+  // flush) while the next pages are encoded. (A thread started for each run cost ~4% of a 200 MB
+  // save's wall time at 256 KiB runs.)
+  std::thread writer_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool busy_ = false, stop_ = false;  // busy_: writing_ handed to the writer, not yet written
+  off_t writing_at_ = 0;
+  std::string error_;  // the writer's, thrown by the next flush or finish
 };
 
 }  // namespace tlsql
