@@ -1,0 +1,76 @@
+// estimated_input_bytes (src/input.h), which decides huge pages before anything is read
+// (repl/main.cpp): a file's size, a gzip file's inflated size from its trailer (the ISIZE field,
+// little-endian, modulo 2^32: written by hand below), a folder's files summed, and 0 without
+// opening anything that is not a regular file (a FIFO's open would wait for a writer).
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "src/input.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Folder {
+  fs::path path = fs::temp_directory_path() / fmt::format("tlsql-input-size-test-{}", getpid());
+  Folder() { fs::create_directories(path); }
+  ~Folder() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    const std::string p = (path / name).string();
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+};
+
+// A gzip member's first bytes (magic 1f 8b), `body` padding, then CRC32 (zeros) and ISIZE.
+std::string gzip_like(size_t body, uint32_t isize) {
+  std::string s = "\x1f\x8b";
+  s += std::string(body, '\0');
+  s += std::string(4, '\0');
+  for (int i = 0; i < 4; ++i) s += (char)((isize >> (8 * i)) & 0xff);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("estimated_input_bytes: a plain file is its size") {
+  Folder f;
+  CHECK(tlsql::estimated_input_bytes(f.write("t.json", std::string(1000, 'x'))) == 1000);
+  CHECK(tlsql::estimated_input_bytes(f.write("empty.json", "")) == 0);
+}
+
+TEST_CASE("estimated_input_bytes: gzip by its trailer, never below the compressed size") {
+  Folder f;
+  // 2 + 100 + 8 = 110 bytes compressed; ISIZE 5,000,000: inflates to 5,000,000 bytes.
+  CHECK(tlsql::estimated_input_bytes(f.write("a.gz", gzip_like(100, 5000000))) == 5000000);
+  // ISIZE 10 < 110 bytes compressed: it wrapped past 2^32 once, 10 + 4,294,967,296.
+  CHECK(tlsql::estimated_input_bytes(f.write("b", gzip_like(100, 10))) == 4294967306ull);
+  // Magic without room for a trailer (under 18 bytes) is not read as gzip: its size.
+  CHECK(tlsql::estimated_input_bytes(f.write("c.gz", "\x1f\x8b" + std::string(10, 'z'))) == 12);
+}
+
+TEST_CASE("estimated_input_bytes: a folder sums its files, not its subfolders") {
+  Folder f;
+  f.write("rank0.json", std::string(300, 'a'));
+  f.write("rank1.json.gz", gzip_like(20, 7000));
+  fs::create_directories(f.path / "sub");
+  std::ofstream((f.path / "sub" / "deep.json").string()) << std::string(5000, 'b');
+  CHECK(tlsql::estimated_input_bytes(f.path.string()) == 300 + 7000);
+}
+
+TEST_CASE("estimated_input_bytes: 0 for what is missing or not a regular file, without opening it") {
+  Folder f;
+  CHECK(tlsql::estimated_input_bytes((f.path / "missing.json").string()) == 0);
+  CHECK(tlsql::estimated_input_bytes("SELECT count(*) FROM event") == 0);
+  const std::string fifo = (f.path / "fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(tlsql::estimated_input_bytes(fifo) == 0);  // (an open would block here: no writer)
+  CHECK(tlsql::estimated_input_bytes("/dev/zero") == 0);
+}
