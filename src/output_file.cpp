@@ -39,7 +39,7 @@ void remove_temp_files_and_die(int sig) {
 void install_handlers() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
       struct sigaction old {};
       if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
         struct sigaction sa {};

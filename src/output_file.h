@@ -25,8 +25,8 @@ void unwatch_connection(sqlite3* db);
 // The temporary file a target is written through. Refuses an empty name and targets that are
 // inputs (refuse_input) or not regular files (a device node or FIFO would be replaced, not written). The temporary name
 // is the target's with ".tmp-PID" added, shortened to fit the file system's name limit. Removed unless commit() renamed
-// it over the target: by the destructor, and by a handler when SIGINT / SIGTERM / SIGHUP end the process while it
-// exists (handlers installed only where the signal still has its default action).
+// it over the target: by the destructor, and by a handler when SIGINT / SIGTERM / SIGHUP / SIGPIPE end the process
+// while it exists (handlers installed only where the signal still has its default action).
 class TempFile {
  public:
   explicit TempFile(const std::string& target);

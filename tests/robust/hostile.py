@@ -405,8 +405,11 @@ import signal  # noqa: E402
 big_trace = os.path.join(work, "sig.json")
 with open(big_trace, "w") as f:
     f.write('{"traceEvents":[' + ",".join(ev(ts=i, name=f"n{i}", args={"k": "v" * 200}) for i in range(150000)) + "]}")
-for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
     out = os.path.join(work, f"sig{int(sig)}.db")
+    for f in os.listdir(work):  # (an earlier run's, in this reused folder)
+        if f.startswith(f"sig{int(sig)}.db"):
+            os.remove(os.path.join(work, f))
     p = subprocess.Popen([tlsql, big_trace, "-o", out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while time.time() < deadline and not any(f.startswith(f"sig{int(sig)}.db.tmp-") for f in os.listdir(work)) and p.poll() is None:
