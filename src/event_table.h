@@ -40,6 +40,13 @@ struct SchemaIdentity {
 };
 SchemaIdentity schema_identity(sqlite3* db, const std::string& schema);
 
+// The data version of the database open as `schema` (SQLITE_FCNTL_DATA_VERSION: it changes with
+// any commit, by this connection or another), as of now. The pager reads the file's change
+// counter only when a read transaction starts, so a schema the running statement does not read
+// (a function asked about another schema) showed the count of its last read, and a commit by
+// another process since went unseen: there a pragma reads it first. 0 for no such schema.
+unsigned int data_version(sqlite3* db, const char* schema);
+
 // Why `schema`'s saved `event` table cannot be read as tlsql wrote it, or "" when it can: tlsql
 // declares `uid INTEGER PRIMARY KEY` (one row per uid), and every tree walk and per-uid lookup
 // relies on that. "" too when the schema has no `event` table (the caller says so in its words).

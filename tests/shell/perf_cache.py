@@ -170,6 +170,28 @@ session = run(saved, f"SELECT gpu_time({kernel}, 'x') FROM (SELECT 1) WHERE 0; "
 answers = [v for v in session if v.lstrip("-").isdigit()]
 check(answers == ["123456789", "123456789", "987654321", str(int(truth) + 1000), "123456789"],
       f"one session: each call answers for the database the schema holds then ({answers})")
+# A change by another process to an attached file that the calling statement does not read: the
+# next call sees it (SQLite's data version counter reads the file only when a read transaction
+# starts; data_version in src/event_table.h starts one). The session waits on `.read` of a FIFO
+# while this process changes the file.
+shutil.copyfile(backup, saved)
+script = os.path.join(work, "script.sql")
+if os.path.exists(script):
+    os.remove(script)
+os.mkfifo(script)
+p = subprocess.Popen([tlsql, "-q", "--csv", "-c", f"ATTACH '{saved}' AS x", "-c", f"SELECT gpu_time({kernel}, 'x') AS g",
+                      "-c", f".read {script}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+fd = os.open(script, os.O_WRONLY)  # (returns once tlsql reads the script: the first call has answered)
+con = sqlite3.connect(saved)
+con.execute("UPDATE event SET dur = dur + 1000, end = end + 1000 WHERE uid = ?", (kernel,))
+con.commit()
+con.close()
+os.write(fd, f"SELECT gpu_time({kernel}, 'x') AS g;\n".encode())
+os.close(fd)
+out, err = p.communicate(timeout=300)
+answers = [v for v in out.split() if v.lstrip("-").isdigit()]
+check(answers == ["123456789", str(int(truth) + 1000)],
+      f"a file changed by another process between two calls: the second sees it ({answers}; {err.strip()[:200]})")
 # A 'db:TOKEN' argument is resolved on every call: once a second attached file holds the token,
 # the call fails (which file was meant is not known), as in a fresh session.
 token = sqlite3.connect(backup).execute("SELECT token FROM tlsql_self").fetchone()[0]

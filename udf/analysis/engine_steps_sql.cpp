@@ -193,8 +193,7 @@ struct Steps {
 // saved database's data version included: a change by any connection), else made into `own`.
 // Throws SqlError / std::runtime_error.
 const Steps& steps_for(sqlite3* db, const std::string& schema, std::unique_ptr<Steps>& own) {
-  unsigned int version = 0;
-  sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &version);
+  const unsigned int version = data_version(db, schema.c_str());
   std::string error;
   auto make = [&]() -> std::unique_ptr<Steps> {
     try {

@@ -1041,7 +1041,7 @@ Key key_of(sqlite3* db, const std::string& schema) {
   sqlite3_file* handle = nullptr;
   if (sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_FILE_POINTER, &handle) == SQLITE_OK) k.handle = handle;
   // A saved database's table is valid until that database changes (a commit by any connection).
-  if (!k.store && k.file) sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_DATA_VERSION, &k.version);
+  if (!k.store && k.file) k.version = data_version(db, schema.c_str());
   k.user = user_models(db);
   k.models = k.user ? k.user->generation : 0;
   return k;

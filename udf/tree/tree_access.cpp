@@ -76,9 +76,7 @@ DatabaseList database_list(sqlite3* db) {
   DatabaseList l;
   for (int i = 0; const char* name = sqlite3_db_name(db, i); ++i) {
     l.schemas.emplace_back(name, schema_identity(db, name));
-    unsigned int v = 0;
-    sqlite3_file_control(db, name, SQLITE_FCNTL_DATA_VERSION, &v);
-    l.versions.push_back(v);
+    l.versions.push_back(data_version(db, name));
   }
   return l;
 }
