@@ -35,18 +35,34 @@ namespace {
 // tunables are read only at startup: so the process starts itself once more with it set. A
 // GLIBC_TUNABLES that already names hugetlb (hugetlb=0 turns this off) is left as the user set it;
 // when /proc/self/exe cannot be run, tlsql goes on as it is.
-// Only when the files and folders named on the command line hold kHugeFrom bytes or more: glibc's
-// huge pages round its heaps and partly used blocks up to 2 MiB, a fixed 3-6 MiB that is a small
-// input's largest cost past its rows (a 24 MB Nsight export saved: peak 72.5-72.8 MiB without,
-// 73.4-78.1 with, its .db 73.1 MiB), while the faults they save grow with the input. Below it, a
-// host where 4 KiB faults are dear (1-3.5 s per fresh GB measured) loads a small trace up to
-// ~0.1-0.3 s slower. A large trace opened later from the prompt gets 4 KiB pages; set
-// GLIBC_TUNABLES=glibc.malloc.hugetlb=1 to have huge pages whatever the input.
+// Only when the traces the command loads (its TRACE arguments, the files tlsql loads from a
+// folder, --diff, --capture) hold kHugeFrom bytes or more, or one is a stream (a pipe or FIFO:
+// `<(zcat big.json.gz)`, whose size is not known): glibc's huge pages round its heaps and partly
+// used blocks up to 2 MiB, a fixed 1-6 MiB that is a small input's largest cost past its rows (a
+// 24 MB Nsight export saved: peak 72.5-72.8 MiB without, 73.4-78.1 with, its .db 73.1 MiB),
+// while the faults they save grow with the input (on this VM a few ms at that size; where 4 KiB
+// faults are dear, 1-3.5 s per fresh GB measured, up to ~0.1-0.3 s). A large trace opened later
+// from the prompt gets 4 KiB pages; GLIBC_TUNABLES=glibc.malloc.hugetlb=1 gives huge pages always.
 constexpr uint64_t kHugeFrom = 32u << 20;
-void restart_with_huge_pages(int argc, char** argv) {
-  uint64_t input = 0;
-  for (int i = 1; i < argc; ++i) input += tlsql::estimated_input_bytes(argv[i]);
-  if (input < kHugeFrom) return;
+bool large_input(const std::vector<std::string>& paths) {
+  uint64_t sum = 0;
+  for (const std::string& path : paths) {
+    if (path.empty()) continue;
+    std::vector<std::string> files;
+    try {
+      files = tlsql::trace_files(path);  // (a folder: the traces tlsql loads from it)
+    } catch (const std::exception&) {
+      continue;  // (the load says why)
+    }
+    for (const std::string& f : files) {
+      const std::optional<uint64_t> bytes = tlsql::estimated_input_bytes(f);
+      if (!bytes) return true;
+      if ((sum += *bytes) >= kHugeFrom) return true;
+    }
+  }
+  return false;
+}
+void restart_with_huge_pages(char** argv, const std::vector<std::string>& inputs) {
   std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string modes;
   std::getline(thp, modes);
@@ -54,6 +70,7 @@ void restart_with_huge_pages(int argc, char** argv) {
   const char* old = getenv("GLIBC_TUNABLES");
   std::string tunables = old ? old : "";
   if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return;
+  if (!large_input(inputs)) return;  // (after the cheap checks: the restarted process stops above)
   tunables += std::string(tunables.empty() ? "" : ":") + "glibc.malloc.hugetlb=1";
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);
@@ -209,6 +226,10 @@ int tlsql_main(int argc, char** argv) {
       return 1;
     }
 
+  std::vector<std::string> inputs = traces;
+  inputs.push_back(diff);
+  inputs.insert(inputs.end(), captures.begin(), captures.end());
+  restart_with_huge_pages(argv, inputs);
   tlsql::Shell shell;
   shell.quiet = quiet;
   auto read_file = [&shell](const std::string& path) {
@@ -336,7 +357,6 @@ int tlsql_main(int argc, char** argv) {
 // memory or address-space limit reached: `ulimit -v`, a cgroup) says what was being done.
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "fleet") return run_fleet(argc, argv);
-  restart_with_huge_pages(argc, argv);
   fix_mmap_threshold();
   try {
     return tlsql_main(argc, argv);

@@ -266,13 +266,18 @@ void BtreeFile::write_runs() {
     if (!busy_) return;  // stopped, nothing handed over
     lock.unlock();
     std::string error;
-    for (size_t done = 0; done < writing_.size();) {
-      const ssize_t n = ::pwrite(fd_, writing_.data() + done, writing_.size() - done, writing_at_ + (off_t)done);
-      if (n <= 0) {
-        error = fmt::format("{}: cannot write: {}", path_, std::strerror(errno));
-        break;
+    try {  // (nothing may leave this thread: an exception here would end the process)
+      for (size_t done = 0; done < writing_.size();) {
+        const ssize_t n = ::pwrite(fd_, writing_.data() + done, writing_.size() - done, writing_at_ + (off_t)done);
+        if (n <= 0) {
+          error = fmt::format("{}: cannot write: {}", path_, n < 0 ? std::strerror(errno) : "nothing written");
+          break;
+        }
+        done += (size_t)n;
       }
-      done += (size_t)n;
+    } catch (const std::exception& e) {
+      error = e.what();
+      if (error.empty()) error = "cannot write";
     }
     lock.lock();
     if (error_.empty()) error_ = std::move(error);

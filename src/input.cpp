@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <new>
 
 #include "src/output_file.h"
@@ -54,11 +53,11 @@ void wait_for_writer(int fd, const std::string& path) {
 
 }  // namespace
 
-namespace {
-
-uint64_t estimated_file_bytes(const std::string& path) {
+std::optional<uint64_t> estimated_input_bytes(const std::string& path) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  if (S_ISFIFO(st.st_mode)) return std::nullopt;
+  if (!S_ISREG(st.st_mode)) return 0;
   const auto size = (uint64_t)st.st_size;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // (replaced by a FIFO since: no wait)
   if (fd < 0) return size;
@@ -71,17 +70,6 @@ uint64_t estimated_file_bytes(const std::string& path) {
       trailer[0] | (uint64_t)trailer[1] << 8 | (uint64_t)trailer[2] << 16 | (uint64_t)trailer[3] << 24;
   // The least n >= size with n = isize (mod 2^32).
   return isize >= size ? isize : isize + ((size - isize + 0xffffffffull) >> 32 << 32);
-}
-
-}  // namespace
-
-uint64_t estimated_input_bytes(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(path, ec)) return estimated_file_bytes(path);
-  uint64_t sum = 0;  // (increment(ec), not ++, which throws)
-  for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
-    sum += estimated_file_bytes(it->path().string());
-  return sum;
 }
 
 std::string read_sidecar(const std::string& path, std::string_view what) {

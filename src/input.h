@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -47,12 +48,12 @@ constexpr size_t kMetadataMaxBytes = 16u << 20;
 // LoadError naming the file and `what` it should be when it is larger, a device or unreadable.
 std::string read_sidecar(const std::string& path, std::string_view what);
 
-// About how many bytes `path` holds for the reader, for a choice made before any is read (huge
-// pages, repl/main.cpp): a regular file's size; for gzip (by magic), the smallest size its
+// About how many bytes of text the trace file `path` holds, for a choice made before any is read
+// (huge pages, repl/main.cpp): a regular file's size; for gzip (by magic), the smallest size its
 // trailer allows (ISIZE is the inflated size modulo 2^32, and no trace inflates to less than its
-// compressed size); a folder, the sum over the files in it (a rank folder, not its subfolders);
-// 0 for anything else (missing, a pipe, unreadable). Never throws.
-uint64_t estimated_input_bytes(const std::string& path);
+// compressed size); nullopt for a pipe or FIFO (a stream: not known until read); 0 for anything
+// else (missing, a folder, a device). Never blocks or throws.
+std::optional<uint64_t> estimated_input_bytes(const std::string& path);
 
 // A heap buffer with the zero padding simdjson needs past the end of the text.
 class TextBuffer {

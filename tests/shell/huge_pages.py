@@ -1,45 +1,55 @@
 #!/usr/bin/env python3
 """Huge pages by input size (repl/main.cpp, docs/performance.md): tlsql starts itself again with
-glibc.malloc.hugetlb=1 only when the files named on its command line hold 32 MiB or more in all, and
-only where transparent huge pages are given on request ("[madvise]"); a GLIBC_TUNABLES naming
-hugetlb is left as set. Seen from outside: the environment of the running process, read from
-/proc while it waits for its first trace on a FIFO.
+glibc.malloc.hugetlb=1 only when the traces it loads (TRACE arguments, the trace files of a
+folder, --diff) hold 32 MiB or more in all, or one is a stream (a FIFO), and only where
+transparent huge pages are given on request ("[madvise]"); other files on the command line (an
+-o target, a folder's other files) do not count, and a GLIBC_TUNABLES naming hugetlb is left as
+set. Seen from outside: the environment of the running process, read from /proc while it waits on
+a FIFO (its -f script, or its trace), which it opens only once past its start and restart.
 usage: huge_pages.py TLSQL DATA_DIR WORK_DIR"""
-import os, subprocess, sys, time
+import os, shutil, subprocess, sys, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
 tlsql, data, work = sys.argv[1:4]
 work = os.path.join(work, "huge_pages")
-os.makedirs(work, exist_ok=True)
+shutil.rmtree(work, ignore_errors=True)
+big, fifo_dir = os.path.join(work, "big"), os.path.join(work, "fifo")
+os.makedirs(big)
+os.makedirs(fifo_dir)
 small = os.path.join(data, "fx_markers.json")
-# The same events padded to 20 MiB with whitespace between the array's values (valid JSON), twice.
-big = os.path.join(work, "big")
-fifo_dir = os.path.join(work, "fifo")
-os.makedirs(big, exist_ok=True)
-os.makedirs(fifo_dir, exist_ok=True)
-halves = [os.path.join(big, f"padded_20m_{i}.json") for i in (0, 1)]
 with open(small) as f:
     text = f.read()
+# The same events padded to 20 MiB with whitespace between the array's values (valid JSON), twice;
+# a 40 MiB file that is no trace beside them (a folder loads only its .json / .json.gz files).
+halves = [os.path.join(big, f"padded_20m_{i}.json") for i in (0, 1)]
 cut = text.index("[") + 1
 for half in halves:
     with open(half, "w") as f:
         f.write(text[:cut] + " " * (20 << 20) + text[cut:])
+one_half = os.path.join(work, "one_half")
+os.makedirs(one_half)
+os.link(halves[0], os.path.join(one_half, "padded_20m.json"))
+with open(os.path.join(one_half, "old.db"), "wb") as f:
+    f.truncate(40 << 20)
+large_out = os.path.join(work, "large_out.db")
+with open(large_out, "wb") as f:
+    f.truncate(40 << 20)
 
 
-def tunables(args, env_tunables=None):
-    """GLIBC_TUNABLES of tlsql (None when unset) once it has started: its first trace is a FIFO,
-    which it opens only past its start (and restart); this side's open for writing returns then."""
+def tunables(args, env_tunables=None, stream=False):
+    """GLIBC_TUNABLES of tlsql (None when unset), read while it waits on a FIFO: its -f script, or
+    with `stream` its first trace (then written the small trace's text)."""
     env = dict(os.environ)
     env.pop("GLIBC_TUNABLES", None)
     if env_tunables is not None:
         env["GLIBC_TUNABLES"] = env_tunables
-    fifo = os.path.join(fifo_dir, "trace.json")
+    fifo = os.path.join(fifo_dir, "trace.json" if stream else "script.sql")
     if os.path.exists(fifo):
         os.remove(fifo)
     os.mkfifo(fifo)
-    p = subprocess.Popen([tlsql, "-q", "--csv", fifo, *args, "-c", "SELECT count(*) AS n FROM trace"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    cmd = [tlsql, "-q", "--csv", fifo, *args] if stream else [tlsql, "-q", "--csv", *args, "-f", fifo]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     fd = None
     for _ in range(6000):  # (ENXIO until a reader has it open; 60 s at most)
         try:
@@ -55,26 +65,27 @@ def tunables(args, env_tunables=None):
             env_now = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
         value = env_now.get(b"GLIBC_TUNABLES")
         os.set_blocking(fd, True)
-        os.write(fd, text.encode())
+        os.write(fd, (text if stream else "SELECT count(*) AS n FROM trace;\n").encode())
         os.close(fd)
     out, err = p.communicate(timeout=120)
-    check(fd is not None and p.returncode == 0, f"{args}: loaded ({err.strip()[:200]})")
+    check(fd is not None and p.returncode == 0, f"{args}: ran ({err.strip()[:200]})")
     return None if value is None else value.decode()
 
 
 with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
     on_request = "[madvise]" in f.read()
 check(tunables([small]) is None, "a small trace: no restart with huge pages")
-check(tunables([]) is None, "a FIFO alone (0 bytes known): none")
 check(tunables([halves[0]]) is None, "a 20 MiB trace: none (under 32 MiB)")
+check(tunables([one_half]) is None, "a folder of a 20 MiB trace and a 40 MiB file that is no trace: none")
+check(tunables([small, "-o", large_out]) is None, "a small trace saved over a 40 MiB file: none (an output)")
 if on_request:
     check(tunables([halves[0], "--diff", halves[1]]) == "glibc.malloc.hugetlb=1",
           "two 20 MiB traces (a diff): summed, restarted with glibc.malloc.hugetlb=1")
-    check(tunables([big]) == "glibc.malloc.hugetlb=1", "a folder of the two: its files summed")
+    check(tunables([big]) == "glibc.malloc.hugetlb=1", "a folder of the two: its traces summed")
+    check(tunables([], stream=True) == "glibc.malloc.hugetlb=1", "a trace read from a FIFO (size unknown): restarted")
 else:
     print("skip: transparent huge pages are not given on request here (the restart never happens)")
 check(tunables([big], "glibc.malloc.hugetlb=0") == "glibc.malloc.hugetlb=0", "a hugetlb the user set is kept")
 check(tunables([small], "glibc.malloc.hugetlb=1") == "glibc.malloc.hugetlb=1", "(either way)")
-for half in halves:
-    os.remove(half)
+shutil.rmtree(work, ignore_errors=True)
 finish()
