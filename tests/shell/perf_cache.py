@@ -4,7 +4,7 @@ recomputing, gives the loaded trace's numbers, and is used only while it certain
 file. The stored format is read and rewritten here with Python's zlib (raw deflate) to prove which
 path answered: a planted value shows through only while the table is valid.
 usage: perf_cache.py TLSQL DATA_DIR WORK_DIR"""
-import csv, io, os, shutil, sqlite3, struct, subprocess, sys, zlib
+import csv, io, os, shutil, sqlite3, struct, subprocess, sys, time, zlib
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
 
@@ -181,13 +181,23 @@ if os.path.exists(script):
 os.mkfifo(script)
 p = subprocess.Popen([tlsql, "-q", "--csv", "-c", f"ATTACH '{saved}' AS x", "-c", f"SELECT gpu_time({kernel}, 'x') AS g",
                       "-c", f".read {script}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-fd = os.open(script, os.O_WRONLY)  # (returns once tlsql reads the script: the first call has answered)
-con = sqlite3.connect(saved)
-con.execute("UPDATE event SET dur = dur + 1000, end = end + 1000 WHERE uid = ?", (kernel,))
-con.commit()
-con.close()
-os.write(fd, f"SELECT gpu_time({kernel}, 'x') AS g;\n".encode())
-os.close(fd)
+fd = None
+for _ in range(30000):  # (ENXIO until tlsql opens the script, once the first call has answered; 5 min at most)
+    try:
+        fd = os.open(script, os.O_WRONLY | os.O_NONBLOCK)
+        break
+    except OSError:
+        if p.poll() is not None:
+            break
+        time.sleep(0.01)
+if fd is not None:
+    con = sqlite3.connect(saved)
+    con.execute("UPDATE event SET dur = dur + 1000, end = end + 1000 WHERE uid = ?", (kernel,))
+    con.commit()
+    con.close()
+    os.set_blocking(fd, True)
+    os.write(fd, f"SELECT gpu_time({kernel}, 'x') AS g;\n".encode())
+    os.close(fd)
 out, err = p.communicate(timeout=300)
 answers = [v for v in out.split() if v.lstrip("-").isdigit()]
 check(answers == ["123456789", str(int(truth) + 1000)],
