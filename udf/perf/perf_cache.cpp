@@ -104,7 +104,7 @@ class Reader {
     uint64_t n;
     if (!get(n) || (n != expect && !(or_empty && n == 0)) || (in_.size() - at_) / sizeof(T) < n) return false;
     v.resize(n);
-    std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));  // (an empty array's data() may be null)
     at_ += n * sizeof(T);
     return true;
   }
