@@ -7,9 +7,10 @@ transparent huge pages are given on request ("[madvise]"); other files on the co
 set. Seen from outside: the environment of the running process, read from /proc while it waits on
 a FIFO (its -f script, or its trace), which it opens only once past its start and restart.
 usage: huge_pages.py TLSQL DATA_DIR WORK_DIR"""
-import os, shutil, subprocess, sys, time
+import os, shutil, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from fifo import new_fifo, open_when_read  # noqa: E402
 
 tlsql, data, work = sys.argv[1:4]
 work = os.path.join(work, "huge_pages")
@@ -44,27 +45,15 @@ def tunables(args, env_tunables=None, stream=False):
     env.pop("GLIBC_TUNABLES", None)
     if env_tunables is not None:
         env["GLIBC_TUNABLES"] = env_tunables
-    fifo = os.path.join(fifo_dir, "trace.json" if stream else "script.sql")
-    if os.path.exists(fifo):
-        os.remove(fifo)
-    os.mkfifo(fifo)
+    fifo = new_fifo(os.path.join(fifo_dir, "trace.json" if stream else "script.sql"))
     cmd = [tlsql, "-q", "--csv", fifo, *args] if stream else [tlsql, "-q", "--csv", *args, "-f", fifo]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
-    fd = None
-    for _ in range(6000):  # (ENXIO until a reader has it open; 60 s at most)
-        try:
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            break
-        except OSError:
-            if p.poll() is not None:
-                break
-            time.sleep(0.01)
+    fd = open_when_read(fifo, p, 60)
     value = None
     if fd is not None:
         with open(f"/proc/{p.pid}/environ", "rb") as f:
             env_now = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
         value = env_now.get(b"GLIBC_TUNABLES")
-        os.set_blocking(fd, True)
         os.write(fd, (text if stream else "SELECT count(*) AS n FROM trace;\n").encode())
         os.close(fd)
     out, err = p.communicate(timeout=120)

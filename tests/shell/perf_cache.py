@@ -4,9 +4,10 @@ recomputing, gives the loaded trace's numbers, and is used only while it certain
 file. The stored format is read and rewritten here with Python's zlib (raw deflate) to prove which
 path answered: a planted value shows through only while the table is valid.
 usage: perf_cache.py TLSQL DATA_DIR WORK_DIR"""
-import csv, io, os, shutil, sqlite3, struct, subprocess, sys, time, zlib
+import csv, io, os, shutil, sqlite3, struct, subprocess, sys, zlib
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from checks import check, finish  # noqa: E402
+from fifo import new_fifo, open_when_read  # noqa: E402
 
 tlsql, data, work = sys.argv[1:4]
 work = os.path.join(work, "perf_cache")
@@ -175,27 +176,15 @@ check(answers == ["123456789", "123456789", "987654321", str(int(truth) + 1000),
 # starts; data_version in src/event_table.h starts one). The session waits on `.read` of a FIFO
 # while this process changes the file.
 shutil.copyfile(backup, saved)
-script = os.path.join(work, "script.sql")
-if os.path.exists(script):
-    os.remove(script)
-os.mkfifo(script)
+script = new_fifo(os.path.join(work, "script.sql"))
 p = subprocess.Popen([tlsql, "-q", "--csv", "-c", f"ATTACH '{saved}' AS x", "-c", f"SELECT gpu_time({kernel}, 'x') AS g",
                       "-c", f".read {script}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-fd = None
-for _ in range(30000):  # (ENXIO until tlsql opens the script, once the first call has answered; 5 min at most)
-    try:
-        fd = os.open(script, os.O_WRONLY | os.O_NONBLOCK)
-        break
-    except OSError:
-        if p.poll() is not None:
-            break
-        time.sleep(0.01)
+fd = open_when_read(script, p, 300)  # (once tlsql reads the script: the first call has answered)
 if fd is not None:
     con = sqlite3.connect(saved)
     con.execute("UPDATE event SET dur = dur + 1000, end = end + 1000 WHERE uid = ?", (kernel,))
     con.commit()
     con.close()
-    os.set_blocking(fd, True)
     os.write(fd, f"SELECT gpu_time({kernel}, 'x') AS g;\n".encode())
     os.close(fd)
 out, err = p.communicate(timeout=300)
