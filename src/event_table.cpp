@@ -777,15 +777,8 @@ SchemaIdentity schema_identity(sqlite3* db, const std::string& schema) {
 unsigned int data_version(sqlite3* db, const char* schema) {
   // (Only a file can change under another process: an in-memory schema's count is always current.)
   const char* file = sqlite3_db_filename(db, schema);
-  if (file && *file && sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE) {
-    sqlite3_stmt* q = nullptr;
-    try {  // (the schema's name quoted by sql_names.h, never spliced as given)
-      const std::string sql = fmt::format("PRAGMA {}.data_version", schema_sql(db, schema));
-      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK) sqlite3_step(q);
-    } catch (const SchemaError&) {
-    }
-    sqlite3_finalize(q);
-  }
+  if (file && *file && sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE)
+    schema_pragma(db, schema, "data_version");  // (its value is another count: the read is what it is for)
   unsigned int v = 0;
   sqlite3_file_control(db, schema, SQLITE_FCNTL_DATA_VERSION, &v);
   return v;

@@ -46,6 +46,19 @@ std::string schema_sql(sqlite3* db, std::string_view name) {
   throw SchemaError(fmt::format("no database is attached as '{}'", name));
 }
 
+int64_t schema_pragma(sqlite3* db, std::string_view schema, const char* pragma) {
+  int64_t out = -1;
+  sqlite3_stmt* q = nullptr;
+  try {
+    const std::string sql = fmt::format("PRAGMA {}.{}", schema_sql(db, schema), pragma);
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+      out = sqlite3_column_int64(q, 0);
+  } catch (const SchemaError&) {  // (no such schema: -1)
+  }
+  sqlite3_finalize(q);
+  return out;
+}
+
 void attach_database(sqlite3* db, const std::string& path, const std::string& name) {
   Statement s(db, "ATTACH ?1 AS ?2");
   sqlite3_bind_text(s.get(), 1, path.c_str(), (int)path.size(), SQLITE_TRANSIENT);

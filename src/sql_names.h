@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,11 @@ struct SchemaError : SqlError {
 // The schema `name` of `db` as SQL text: resolved with attached_schema, then quoted. Throws
 // SchemaError naming `name` when no database is attached under it.
 std::string schema_sql(sqlite3* db, std::string_view name);
+
+// The integer a schema's pragma (`PRAGMA schema.data_version`, `schema_version`: their names are
+// literals; the schema is quoted by schema_sql) answers, or -1 when there is no such schema or no
+// answer. Running it starts a read on that schema where none is open (data_version's reason).
+int64_t schema_pragma(sqlite3* db, std::string_view schema, const char* pragma);
 
 // ATTACH the database file `path` (":memory:" for a new one) as `name`, and DETACH `name`: SQLite
 // takes both as bound values, so neither is spliced into SQL. attach throws SqlError; detach_quietly

@@ -147,21 +147,9 @@ RowsVersion rows_version(sqlite3* db, const std::string& schema, const EventStor
   // Through the pragmas, which read the file's header: SQLITE_FCNTL_DATA_VERSION gives the count
   // as of the schema's last read, and an attached database no statement has read since another
   // process committed still shows the count before (the review's finding: a stale critical path).
-  // (The schema's name quoted by sql_names.h, never spliced as given.)
-  auto pragma = [&](const char* name) -> int64_t {
-    int64_t out = -1;
-    sqlite3_stmt* q = nullptr;
-    try {
-      const std::string sql = fmt::format("PRAGMA {}.{}", schema_sql(db, schema), name);
-      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
-        out = sqlite3_column_int64(q, 0);
-    } catch (const SchemaError&) {  // (no such schema: -1, a version that equals none)
-    }
-    sqlite3_finalize(q);
-    return out;
-  };
-  v.data_version = pragma("data_version");
-  v.schema_version = pragma("schema_version");
+  // (-1 for no such schema: a version that equals none.)
+  v.data_version = schema_pragma(db, schema, "data_version");
+  v.schema_version = schema_pragma(db, schema, "schema_version");
   return v;
 }
 

@@ -75,8 +75,11 @@ struct DatabaseList {
 DatabaseList database_list(sqlite3* db) {
   DatabaseList l;
   for (int i = 0; const char* name = sqlite3_db_name(db, i); ++i) {
-    l.schemas.emplace_back(name, schema_identity(db, name));
-    l.versions.push_back(data_version(db, name));
+    const SchemaIdentity id = schema_identity(db, name);
+    // (A file's version is the identity's own; a loaded store's in-memory tables, tlsql_self
+    // among them, have theirs read here.)
+    l.versions.push_back(id.store ? data_version(db, name) : 0);
+    l.schemas.emplace_back(name, id);
   }
   return l;
 }
