@@ -38,6 +38,12 @@ constexpr size_t kWindow = 64u << 20;    // text window
 constexpr size_t kInBlock = 4u << 20;    // compressed bytes read at a time
 constexpr size_t kFirstFill = 1u << 20;  // a random-access file's first read (see the constructor)
 
+// Gzip is told by its magic, never by the file's name: its first two bytes (n of them read).
+bool gzip_magic(const void* first, size_t n) {
+  const auto* b = static_cast<const unsigned char*>(first);
+  return n >= 2 && b[0] == 0x1f && b[1] == 0x8b;
+}
+
 // A FIFO opened for reading blocks open(2) until a writer appears, forever if none does: it is
 // opened non-blocking instead and waited for here (Ctrl-C interrupts the wait, 60 s end it).
 void wait_for_writer(int fd, const std::string& path) {
@@ -62,7 +68,7 @@ std::optional<uint64_t> estimated_input_bytes(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // (replaced by a FIFO since: no wait)
   if (fd < 0) return size;
   unsigned char magic[2] = {0, 0}, trailer[4] = {0, 0, 0, 0};
-  const bool gzip = size >= 18 && ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b &&
+  const bool gzip = size >= 18 && ::pread(fd, magic, 2, 0) == 2 && gzip_magic(magic, 2) &&
                     ::pread(fd, trailer, 4, (off_t)size - 4) == 4;
   ::close(fd);
   if (!gzip) return size;
@@ -141,7 +147,7 @@ InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_
   }
   buffer_.resize(kWindow);
   window_ = buffer_.data();
-  if (in_len_ >= 2 && (unsigned char)in_[0] == 0x1f && (unsigned char)in_[1] == 0x8b) {
+  if (gzip_magic(in_.get(), in_len_)) {
     gzip_ = true;
     inflater_ = std::make_unique<Inflater>();
     isal_inflate_init(&inflater_->state);
