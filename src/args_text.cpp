@@ -44,7 +44,7 @@ uint32_t key_id(std::string_view key, StringPool::Cache& keys) {
 
 // p at a string's opening quote: its closing quote, or nullptr when the text ends first or a
 // byte below 0x20 is met (16 bytes a step; only quotes, backslashes and control bytes stop it).
-const char* string_end(const char* p, const char* end) {
+const char* string_end(const char* p, const char* end, bool& escaped) {
   const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1F);
   ++p;
   for (;;) {
@@ -64,6 +64,7 @@ const char* string_end(const char* p, const char* end) {
   special:
     if (*p == '"') return p;
     if (*p != '\\') return nullptr;  // a control byte
+    escaped = true;
     p += 2;
     if (p > end) return nullptr;
   }
@@ -73,30 +74,45 @@ bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; 
 
 }  // namespace
 
-bool minify_encode(std::string_view json, StringPool::Cache& keys, std::string& out) {
-  const char* p = json.data();
-  const char* end = p + json.size();
-  size_t opens = 0;
+namespace {
+
+// minify_encode's walk from `p`: the whole text, or with `one_value` only the object or array at
+// `p` (its end is found by the walk: the caller need not know it). Returns where the walk stopped, or
+// nullptr where it cannot decide. `members`, when given, gets the members of the outer object.
+const char* walk(const char* p, const char* end, bool one_value, StringPool::Cache& keys, std::string& out,
+                 std::vector<Member>* members) {
+  size_t opens = 0, depth = 0;
   std::string joined;  // a key whose closing quote and colon have whitespace between them
   while (p < end) {
     const char c = *p;
     if (c != '"') {
       if (!is_space(c)) {
-        if ((unsigned char)c < 0x20) return false;
-        opens += c == '{' || c == '[';
+        if ((unsigned char)c < 0x20) return nullptr;
+        if (c == '{' || c == '[') {
+          ++opens, ++depth;
+        } else if ((c == '}' || c == ']') && depth > 0 && --depth == 0 && one_value) {
+          out.push_back(c);
+          return opens > 1000 ? nullptr : p + 1;
+        }
         out.push_back(c);
       }
       ++p;
       continue;
     }
     const char* open = p;
-    const char* close = string_end(p, end);
-    if (!close) return false;
+    bool escaped = false;
+    const char* close = string_end(p, end, escaped);
+    if (!close) return nullptr;
     p = close + 1;
     const char* colon = p;
     while (colon < end && is_space(*colon)) ++colon;
     // A string followed by ':' is an object key: as encode() takes it from the minified text.
     if (colon < end && *colon == ':') {
+      if (members && depth == 1) {
+        const char* value = colon + 1;
+        while (value < end && is_space(*value)) ++value;
+        members->push_back({{open + 1, (size_t)(close - open - 1)}, value, escaped});
+      }
       std::string_view key{open, (size_t)(close + 2 - open)};
       if (colon != p) key = joined.assign(open, close + 1).append(1, ':');
       const uint32_t id = key_id(key, keys);
@@ -108,7 +124,21 @@ bool minify_encode(std::string_view json, StringPool::Cache& keys, std::string& 
     }
     out.append(open, p);
   }
-  return opens <= 1000;
+  if (opens > 1000) return nullptr;
+  return one_value ? nullptr : p;  // (one value: its text ended before the value did)
+}
+
+}  // namespace
+
+bool minify_encode(std::string_view json, StringPool::Cache& keys, std::string& out) {
+  return walk(json.data(), json.data() + json.size(), false, keys, out, nullptr) != nullptr;
+}
+
+size_t minify_encode_object(const char* p, const char* end, StringPool::Cache& keys, std::string& out,
+                            std::vector<Member>& members) {
+  if (p >= end || *p != '{') return 0;
+  const char* stop = walk(p, end, true, keys, out, &members);
+  return stop ? (size_t)(stop - p) : 0;
 }
 
 bool encode(std::string_view json, StringPool::Cache& keys, std::string& out) {

@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/event_store.h"
 
@@ -47,6 +48,20 @@ void encode_key(std::string_view key, StringPool::Cache& keys, std::string& out)
 // than 1000 brackets (the reader's depth limit must look). Keys met before it gave up may be in
 // the dictionary already: harmless, as a key's presence is store-wide (see above).
 bool minify_encode(std::string_view json, StringPool::Cache& keys, std::string& out);
+
+// A member of an args object as the walk below met it: its key as written between the quotes,
+// whether that holds an escape, and where its value starts in the text.
+struct Member {
+  std::string_view key;
+  const char* value;
+  bool escaped_key;
+};
+// minify_encode of the object that starts at `p` (where a trace's event has its "args"), its end
+// found by the same walk, so that no other walk of its members is needed: the reader takes the
+// keys it knows from `members` (the outer object's, in order). Returns the object's length in the
+// text, or 0 where minify_encode would return false (then the caller takes its other path).
+size_t minify_encode_object(const char* p, const char* end, StringPool::Cache& keys, std::string& out,
+                            std::vector<Member>& members);
 
 // The text `stored` encodes, written into `buf` followed by kSlack readable spaces (simdjson
 // parses it in place). `stored` must come from encode() with the same dictionary.

@@ -135,6 +135,12 @@ void store_args(TextArena::Writer& args, EventRec& ev, std::string_view raw, Hea
   ev.flags |= EventRec::has_args | (keyed ? EventRec::keyed_args : 0);
 }
 
+void store_encoded_args(TextArena::Writer& args, EventRec& ev, std::string_view encoded) {
+  ev.args = args.add(encoded);
+  ev.args_len = (uint32_t)encoded.size();
+  ev.flags |= EventRec::has_args | EventRec::keyed_args;
+}
+
 Kind kind_for(std::vector<int8_t>& cache, char ph, uint32_t cat, std::string_view cat_text) {
   if (ph != 'X' && ph != 'B' && ph != 'E' && ph != 0) return normalize_kind(ph, cat_text);
   if (cat == StringPool::kNone) return normalize_kind(ph, {});

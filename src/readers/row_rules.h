@@ -49,6 +49,8 @@ void set_arg(EventRec& ev, ArgKey key, int64_t value, WideIds& ids, Health& heal
 // (counted). `scratch` is the caller's buffer, reused.
 void store_args(TextArena::Writer& args, EventRec& ev, std::string_view raw, Health& health, size_t idx,
                 std::string& scratch);
+// Args text args_text::minify_encode wrote (minified, keys as tokens), stored for `ev`.
+void store_encoded_args(TextArena::Writer& args, EventRec& ev, std::string_view encoded);
 
 // The row's kind from its phase and category (normalize_kind), cached per category string id in
 // `cache` (one per parser thread) for X / B / E events and those without a phase.

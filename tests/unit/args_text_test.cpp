@@ -214,3 +214,49 @@ TEST_CASE("minify_encode: the same stored bytes as json_scan::minify then encode
   CHECK(args_text::minify_encode(ok, a, out));
   CHECK(out == ok);
 }
+
+// minify_encode_object reads one object from where it starts, its end found by the walk, with the
+// text after it (the rest of a trace's event, the next events) left unread: the bytes
+// minify_encode writes for the object alone, its length, and its outer members where they lie.
+TEST_CASE("minify_encode_object: one object's bytes, length and outer members") {
+  StringPool keys_a, keys_b;
+  StringPool::Cache a(keys_a), b(keys_b);
+  const std::vector<std::string> objects = {
+      "{}",
+      "{\n      \"External id\": 1, \"Input Dims\": [[2, 3], []],\n      \"Input type\": [\"float\", \"}\"]\n    }",
+      R"({"a" : "b:c", "d":{"e"	:[1,{"f":"g\"h:}"}]}, "s":"x\\", "t": "\\\"" })",
+      R"({"n\u0061me": 1, "": {"inner": 2}, "last" :  -3.5 })",
+  };
+  const std::vector<std::vector<std::string>> keys = {
+      {}, {"External id", "Input Dims", "Input type"}, {"a", "d", "s", "t"}, {"n\\u0061me", "", "last"}};
+  const std::vector<std::vector<std::string>> values = {
+      {}, {"1", "[", "["}, {"\"b:c\"", "{", "\"x", "\""}, {"1", "{", "-3.5"}};
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const std::string& o = objects[i];
+    CAPTURE(o);
+    const std::string text = o + ",\"dur\": 5}, {\"ph\": \"X\"}]";  // what follows args in a chunk
+    std::string one, two;
+    std::vector<args_text::Member> members;
+    CHECK(args_text::minify_encode_object(text.data(), text.data() + text.size(), a, one, members) == o.size());
+    REQUIRE(args_text::minify_encode(o, b, two));
+    CHECK(one == two);
+    REQUIRE(members.size() == keys[i].size());
+    for (size_t m = 0; m < members.size(); ++m) {
+      CHECK(members[m].key == keys[i][m]);
+      CHECK(members[m].escaped_key == (keys[i][m].find('\\') != std::string::npos));
+      CHECK(std::string_view(members[m].value, values[i][m].size()) == values[i][m]);
+    }
+  }
+  std::vector<args_text::Member> members;
+  std::string out;
+  for (std::string bad : {std::string("[1]"), std::string("\"s\""), std::string("{\"a\":\"\x01\"}"),
+                          std::string("{\"a\": [1, 2"), std::string("{\"a\":\"open")}) {
+    CAPTURE(bad);
+    CHECK(args_text::minify_encode_object(bad.data(), bad.data() + bad.size(), a, out, members) == 0);
+  }
+  std::string deep = "{\"a\":" + std::string(1000, '[') + std::string(1000, ']') + "}";
+  CHECK(args_text::minify_encode_object(deep.data(), deep.data() + deep.size(), a, out, members) == 0);
+  std::string ok = "{\"a\":" + std::string(999, '[') + std::string(999, ']') + "}, 1";
+  out.clear();
+  CHECK(args_text::minify_encode_object(ok.data(), ok.data() + ok.size(), a, out, members) == ok.size() - 3);
+}

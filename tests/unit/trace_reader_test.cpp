@@ -368,3 +368,63 @@ TEST_CASE("speculative cuts: errors as the serial scan reports them, first in fi
     std::remove(path.c_str());
   }
 }
+
+// The args members a row takes columns from ("correlation", "External id", ...) are read in the
+// walk that minifies the args (args_text::minify_encode_object) unless a member needs simdjson's
+// iteration: a top-level key written with an escape sends the whole object there. Each args text
+// below is loaded as it is and with such a key added ("\u0078" spells "x"): the columns and every
+// health count but escaped_key (the added key's) must agree, and they are checked against what the
+// rules say (row_rules::set_arg, Reader::int_of) as well.
+TEST_CASE("args: members read in the minifying walk as simdjson's iteration reads them (issue 51)") {
+  struct Case {
+    const char* args;
+    const char* columns;  // correlation|external_id|seq|stream|device, then the backward op's fwd
+    const char* health;   // check:count, sorted, escaped_key left out
+  };
+  const Case cases[] = {
+      // (The backward op, uid 1, is linked to the forward op, uid 0, by their Sequence number when
+      // its "Fwd thread id" is not 0.)
+      {R"({"correlation": 123, "External id": 45})", "123|45|||;", ""},
+      {"{\n  \"External id\" :  \"45\" ,\n  \"Sequence number\": 7.0\n}", "|45|7||;", "number_as_string:1"},
+      {R"({"stream": 7.5, "device": null, "correlation": true})", "|||||;", "number_not_integer:2"},
+      {R"({"Fwd thread id": 1, "stream": "abc", "device": -3, "Sequence number": 5})", "||5||-3;0",
+       "number_not_integer:1"},
+      {R"({"External id": 18446744073709551615})", "|-1|||;", "id_over_int64:1"},
+      {R"({"device": -9223372036854775808, "seq": 1})", "|||||;", "int64_min:1"},
+      {R"({"correlation": 1, "nested": {"correlation": 9}, "correlation": 2})", "2||||;", ""},
+      {R"({"External id": {"a": 1}, "device": [1], "stream": 3})", "|||3|;", "number_not_integer:2"},
+      {R"({"correlation": "\u0031\u0032", "Fwd thread id": 0, "Sequence number": 5})", "12||5||;",
+       "number_as_string:1"},
+      {R"({"": 1, "c": 2, "correlatio": 3, "correlations": 4})", "|||||;", ""},
+  };
+  auto load = [](const std::string& args) {
+    const std::string path =
+        write_file("args.json",
+                   "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"fwd\", \"pid\": 1, \"tid\": 1, "
+                   "\"ts\": 1, \"dur\": 2, \"args\": {\"Sequence number\": 5}},\n"
+                   "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 2, \"ts\": 10, "
+                   "\"dur\": 2, \"args\": " +
+                       args + "}]}");
+    Session session;
+    session.load(path, LoadOptions{});
+    session.finish();
+    std::remove(path.c_str());
+    const std::string columns =
+        rows_of(session.db(),
+                "SELECT ifnull(correlation, '') || '|' || ifnull(external_id, '') || '|' || ifnull(seq, '') || '|' || "
+                "ifnull(stream, '') || '|' || ifnull(device, '') || ';' || ifnull(fwd, '') FROM event WHERE uid = 1");
+    const std::string health = rows_of(session.db(),
+                                       "SELECT ifnull(group_concat(\"check\" || ':' || count, ' '), '') FROM (SELECT * "
+                                       "FROM health WHERE \"check\" <> 'escaped_key' ORDER BY 1)");
+    return std::make_pair(columns, health);
+  };
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.args));
+    const auto walked = load(c.args);
+    std::string iterated_args = c.args;
+    iterated_args.insert(1, "\"\\u0078\": 0, ");
+    const auto iterated = load(iterated_args);
+    CHECK(walked == iterated);
+    CHECK(walked.second == c.health);
+  }
+}

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 
+#include "src/args_text.h"
 #include "src/decimal.h"
 #include "src/json_scan.h"
 #include "src/kind.h"
@@ -146,9 +147,19 @@ class Reader {
 
   // A number or numeric string as int64; counts repairs. Returns false when absent / not numeric.
   bool int_of(ondemand::value& v, int64_t& out, size_t idx) {
-    std::string_view tok = trim_right(v.raw_json_token());
+    const std::string_view tok = trim_right(v.raw_json_token());
+    std::string_view s;
+    const bool str = !is_number_start(tok) && string_of(v, s);
+    return int_of_text(tok, str ? &s : nullptr, out, idx);
+  }
+  static bool is_number_start(std::string_view tok) {
+    return !tok.empty() && (tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9'));
+  }
+  // int_of of a value given as its token (`tok`, as it lies without the whitespace after it) and,
+  // when it is a string, its content (`str`, unescaped).
+  bool int_of_text(std::string_view tok, const std::string_view* str, int64_t& out, size_t idx) {
     bool wrapped = false;
-    if (!tok.empty() && (tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9'))) {
+    if (is_number_start(tok)) {
       if (auto r = parse_int64(tok, &wrapped)) {
         if (*r == kNull) return at_null_marker(idx);
         out = *r;
@@ -163,9 +174,8 @@ class Reader {
       h_.add("number_not_integer", idx, "a field that should be an integer is not one; stored as NULL");
       return false;
     }
-    std::string_view s;
-    if (string_of(v, s)) {
-      if (auto r = parse_int64(s, &wrapped)) {
+    if (str) {
+      if (auto r = parse_int64(*str, &wrapped)) {
         if (*r == kNull) return at_null_marker(idx);
         out = *r;
         h_.add("number_as_string", idx, "numbers written as strings, converted");
@@ -228,6 +238,7 @@ class Reader {
     const char* start = v.raw_json_token().data();
     ondemand::json_type type;
     if (auto e = v.type().get(type)) return fail(e, "expected a value in \"args\"");
+    if (type == ondemand::json_type::object && read_args_walked(start, ev, idx)) return {};
     if (type != ondemand::json_type::object) {  // keep whatever JSON it is, whole
       std::string_view raw;
       if (auto st = span_of(v, raw); st.code != ReadStatus::ok) return st;
@@ -258,6 +269,54 @@ class Reader {
     if (auto st = end_span(start, '}', span); st.code != ReadStatus::ok) return st;
     set_args(ev, span, idx);
     return {};
+  }
+
+  // An args object read in the one walk that minifies and keys it (args_text::
+  // minify_encode_object), which finds its members too: the known keys' integers are read from
+  // where that walk found their values, and simdjson skips the object unread (iterating its
+  // members here was most of the reader's time in args). False, `ev` unchanged, where that walk
+  // cannot decide or a member needs the iteration's path: a key with an escape (known_unescaped),
+  // a known key whose value is an object, an array or a string with an escape.
+  bool read_args_walked(const char* start, EventRec& ev, size_t idx) {
+    encoded_.clear();
+    members_.clear();
+    if (!args_text::minify_encode_object(start, text_ + size_, sink_.args.keys(), encoded_, members_)) return false;
+    for (args_text::Member& m : members_) {
+      if (m.escaped_key) return false;
+      row_rules::ArgKey k;
+      if (m.key.empty() || m.key != row_rules::arg_key_named(m.key[0], k)) {
+        m.value = nullptr;  // (not a key a column takes)
+        continue;
+      }
+      const char* v = m.value;
+      if (*v == '{' || *v == '[') return false;
+      if (*v == '"') {
+        const char* close = v + 1;
+        while (*close != '"' && *close != '\\') ++close;  // (the text is valid JSON: a quote comes)
+        if (*close == '\\') return false;
+      }
+    }
+    for (const args_text::Member& m : members_) {
+      if (!m.value) continue;
+      row_rules::ArgKey k;
+      row_rules::arg_key_named(m.key[0], k);
+      const char* v = m.value;
+      std::string_view tok, str;
+      if (*v == '"') {
+        const char* close = v + 1;
+        while (*close != '"') ++close;
+        str = std::string_view(v + 1, (size_t)(close - v - 1));
+        tok = std::string_view(v, (size_t)(close + 1 - v));
+      } else {
+        const char* e = v;
+        while (*e != ',' && *e != '}' && !json_scan::is_ws(*e)) ++e;
+        tok = std::string_view(v, (size_t)(e - v));
+      }
+      if (int64_t i = kNull; int_of_text(tok, *v == '"' ? &str : nullptr, i, idx))
+        row_rules::set_arg(ev, k, i, sink_.ids, h_, idx);
+    }
+    row_rules::store_encoded_args(sink_.args, ev, encoded_);
+    return true;
   }
 
   // A key no reader knew, written with escapes ("n\u0061me"): the same key unescaped, tried again
@@ -358,6 +417,8 @@ class Reader {
   Health& h_;
   ondemand::document* doc_ = nullptr;
   std::string minified_;  // set_args' buffer
+  std::string encoded_;   // read_args_walked's buffers
+  std::vector<args_text::Member> members_;
 };
 
 }  // namespace
