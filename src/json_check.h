@@ -1,5 +1,6 @@
-// What the loader accepts as JSON, in one place. simdjson's on-demand parser reads only the members
-// tlsql uses and skips the rest unchecked, so every piece of text is checked whole here first:
+// What the loader accepts as JSON, in one place. The readers read only the members tlsql uses and
+// skip the rest unchecked (the Kineto reader's walk checks nothing), so every piece of text is
+// checked whole here first:
 // anything that is not JSON (RFC 8259) is an error with its offset; the string defects real
 // traces carry are repaired by repair_json() and counted in health, never dropped silently.
 #pragma once

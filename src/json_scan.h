@@ -293,16 +293,12 @@ inline std::string minify(std::string_view v) {
   return out;
 }
 
-// An object key with escapes, as the key it names: `raw` is the text between its quotes (from
-// the opening quote's next byte on; it ends at the first quote not escaped). JSON lets a writer
-// escape any character of a key ("n\u0061me" is "name"), and an escaped key is the same key.
-// Returns the unescaped key when `raw` holds a backslash and the key is plain text (no control
-// character, quote or backslash: it can be written back without escapes, and every key tlsql
-// reads is such); nullopt otherwise (no escape to undo, or a key no reader looks for). Surrogate
-// pairs become one UTF-8 character; a lone surrogate makes the key not plain.
-inline std::optional<std::string> plain_key(const char* raw, const char* end) {
-  std::string out;
-  bool escaped = false;
+// The content of the JSON string whose text starts at `raw` (past its opening quote), its escapes
+// undone, appended to `out`; sets *escaped when it held one. False when the text ends before its
+// closing quote or holds an escape JSON does not have or half a surrogate pair (check_json() calls
+// such text repairable, and repair_json() mends it before a reader sees it). Surrogate pairs
+// become one UTF-8 character.
+inline bool unescape(const char* raw, const char* end, std::string& out, bool* escaped = nullptr) {
   auto hex4 = [&](const char* p, uint32_t& v) {
     if (end - p < 4) return false;
     v = 0;
@@ -318,37 +314,41 @@ inline std::optional<std::string> plain_key(const char* raw, const char* end) {
     return true;
   };
   for (const char* p = raw; p < end;) {
-    const char c = *p;
-    if (c == '"') return escaped ? std::optional<std::string>(std::move(out)) : std::nullopt;
-    if (c != '\\') {
-      if ((unsigned char)c < 0x20) return std::nullopt;
-      out += c, ++p;
-      continue;
-    }
-    escaped = true;
-    if (end - p < 2) return std::nullopt;
+    const char* run = p;  // the bytes up to the next quote or backslash are the content itself
+    while (p < end && *p != '"' && *p != '\\') ++p;
+    out.append(run, p);
+    if (p >= end) return false;
+    if (*p == '"') return true;
+    if (escaped) *escaped = true;
+    if (end - p < 2) return false;
     const char e = p[1];
     p += 2;
     uint32_t cp = 0;
     switch (e) {
+      case '"': cp = '"'; break;
+      case '\\': cp = '\\'; break;
       case '/': cp = '/'; break;
+      case 'b': cp = '\b'; break;
+      case 'f': cp = '\f'; break;
+      case 'n': cp = '\n'; break;
+      case 'r': cp = '\r'; break;
+      case 't': cp = '\t'; break;
       case 'u': {
-        if (!hex4(p, cp)) return std::nullopt;
+        if (!hex4(p, cp)) return false;
         p += 4;
         if (cp >= 0xD800 && cp < 0xDC00) {  // a high surrogate: its low half must follow
           uint32_t lo = 0;
           if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !hex4(p + 2, lo) || lo < 0xDC00 || lo >= 0xE000)
-            return std::nullopt;
+            return false;
           cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
           p += 6;
         } else if (cp >= 0xDC00 && cp < 0xE000) {
-          return std::nullopt;
+          return false;
         }
         break;
       }
-      default: return std::nullopt;  // \" \\ (not plain) and \b \f \n \r \t (controls)
+      default: return false;
     }
-    if (cp < 0x20 || cp == '"' || cp == '\\') return std::nullopt;
     if (cp < 0x80) {
       out += (char)cp;
     } else if (cp < 0x800) {
@@ -360,7 +360,23 @@ inline std::optional<std::string> plain_key(const char* raw, const char* end) {
       out += (char)(0x80 | ((cp >> 6) & 63)), out += (char)(0x80 | (cp & 63));
     }
   }
-  return std::nullopt;  // no closing quote
+  return false;  // no closing quote
+}
+
+// An object key with escapes, as the key it names: `raw` is the text between its quotes (from
+// the opening quote's next byte on; it ends at the first quote not escaped). JSON lets a writer
+// escape any character of a key ("n\u0061me" is "name"), and an escaped key is the same key.
+// Returns the unescaped key when `raw` holds a backslash and the key is plain text (no control
+// character, quote or backslash: it can be written back without escapes, and every key tlsql
+// reads is such); nullopt otherwise (no escape to undo, or a key no reader looks for). A lone
+// surrogate makes the key not plain.
+inline std::optional<std::string> plain_key(const char* raw, const char* end) {
+  std::string out;
+  bool escaped = false;
+  if (!unescape(raw, end, out, &escaped) || !escaped) return std::nullopt;
+  for (const char c : out)
+    if ((unsigned char)c < 0x20 || c == '"' || c == '\\') return std::nullopt;
+  return out;
 }
 
 }  // namespace tlsql::json_scan

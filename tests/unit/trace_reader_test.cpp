@@ -369,13 +369,14 @@ TEST_CASE("speculative cuts: errors as the serial scan reports them, first in fi
   }
 }
 
-// The args members a row takes columns from ("correlation", "External id", ...) are read in the
-// walk that minifies the args (args_text::minify_encode_object) unless a member needs simdjson's
-// iteration: a top-level key written with an escape sends the whole object there. Each args text
-// below is loaded as it is and with such a key added ("\u0078" spells "x"): the columns and every
-// health count but escaped_key (the added key's) must agree, and they are checked against what the
-// rules say (row_rules::set_arg, Reader::int_of) as well.
-TEST_CASE("args: members read in the minifying walk as simdjson's iteration reads them (issue 51)") {
+// The args members a row takes columns from ("correlation", "External id", ...) are read where
+// the walk that minifies the args (args_text::minify_encode_object) found them, and where that
+// walk gives up (more than 1000 brackets) where json_scan::for_each_member finds them. Each args
+// text below is loaded as it is, with a key written with an escape added ("\u0078" spells "x":
+// escaped keys are read as the key they spell) and with a member nested 1001 deep added (the other
+// path): the columns and every health count but escaped_key and args_too_deep (the added members')
+// must agree, and be what the rules say (row_rules::set_arg, the reader's int_of).
+TEST_CASE("args: the members a row reads, from the minifying walk or json_scan's (issue 51)") {
   struct Case {
     const char* args;
     const char* columns;  // correlation|external_id|seq|stream|device, then the backward op's fwd
@@ -413,18 +414,20 @@ TEST_CASE("args: members read in the minifying walk as simdjson's iteration read
         rows_of(session.db(),
                 "SELECT ifnull(correlation, '') || '|' || ifnull(external_id, '') || '|' || ifnull(seq, '') || '|' || "
                 "ifnull(stream, '') || '|' || ifnull(device, '') || ';' || ifnull(fwd, '') FROM event WHERE uid = 1");
-    const std::string health = rows_of(session.db(),
-                                       "SELECT ifnull(group_concat(\"check\" || ':' || count, ' '), '') FROM (SELECT * "
-                                       "FROM health WHERE \"check\" <> 'escaped_key' ORDER BY 1)");
+    const std::string health =
+        rows_of(session.db(),
+                "SELECT ifnull(group_concat(\"check\" || ':' || count, ' '), '') FROM (SELECT * "
+                "FROM health WHERE \"check\" NOT IN ('escaped_key', 'args_too_deep') ORDER BY 1)");
     return std::make_pair(columns, health);
   };
   for (const Case& c : cases) {
     CAPTURE(std::string(c.args));
     const auto walked = load(c.args);
-    std::string iterated_args = c.args;
-    iterated_args.insert(1, "\"\\u0078\": 0, ");
-    const auto iterated = load(iterated_args);
-    CHECK(walked == iterated);
     CHECK(walked.second == c.health);
+    std::string escaped = c.args, deep = c.args;
+    escaped.insert(1, "\"\\u0078\": 0, ");
+    deep.insert(1, "\"deep\": " + std::string(1001, '[') + std::string(1001, ']') + ", ");
+    CHECK(load(escaped) == walked);
+    CHECK(load(deep) == walked);
   }
 }

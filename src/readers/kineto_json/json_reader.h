@@ -1,5 +1,5 @@
-// Parses one chunk of events (a JSON array cut out by TraceScanner) with simdjson's on-demand API
-// into EventRec rows: names interned, args text copied once into the store's arena.
+// Parses one chunk of events (a JSON array cut out by TraceScanner) into EventRec rows: names
+// interned, args text minified and keyed once into the store's arena.
 #pragma once
 
 #include <cstddef>
@@ -26,17 +26,8 @@ struct ChunkSink : RowSink {
   size_t first_row = 0, events = 0;      // set per chunk
 };
 
-// `text` must have `capacity` >= size + 64 readable bytes and be valid JSON (check_json() says so
-// first: this parser skips what it does not read). Compiled once per CPU target
-// (see CMakeLists.txt); read_event_chunk() picks the fastest this CPU runs.
-#define TLSQL_DECLARE_READER(ns)                                                                \
-  namespace ns {                                                                                \
-  ReadStatus read_event_chunk(const char* text, size_t size, size_t capacity, ChunkSink& sink); \
-  }
-TLSQL_DECLARE_READER(reader_generic)
-TLSQL_DECLARE_READER(reader_avx2)
-#undef TLSQL_DECLARE_READER
-
-ReadStatus read_event_chunk(const char* text, size_t size, size_t capacity, ChunkSink& sink);
+// `text` is "[" + events + "]" and valid JSON (check_json() says so first, repair_json() mends
+// what it calls repairable): the reader walks it once without checking it again.
+ReadStatus read_event_chunk(const char* text, size_t size, ChunkSink& sink);
 
 }  // namespace tlsql

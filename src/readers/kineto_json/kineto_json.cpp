@@ -38,14 +38,14 @@ class ChunkParserImpl : public ChunkParser {
     return true;
   }
 
-  // Checks the chunk whole (the on-demand parser skips what it does not read), repairs its
-  // strings if they need it, then parses it. Offsets in errors are the file's: chunk text = "["
+  // Checks the chunk whole (the reader's walk trusts the text), repairs its strings if they need
+  // it, then parses it. Offsets in errors are the file's: chunk text = "["
   // + file bytes.
   void parse(const Chunk& chunk) override {
     sink_.first_row = chunk.first_row;
     sink_.events = chunk.rows;
     const char* text = chunk.text.data();
-    size_t size = chunk.text.size(), capacity = chunk.text.capacity();
+    size_t size = chunk.text.size();
     auto file_offset = [&](size_t at) { return chunk.source_offset + (at > 0 ? at - 1 : 0); };
     // (A proved chunk was checked by prove(), on this thread, just before.)
     JsonCheck check = chunk.speculative() && proved_text_ == text ? std::move(proved_) : check_json(text, size);
@@ -55,9 +55,9 @@ class ChunkParserImpl : public ChunkParser {
     TextBuffer repaired;
     if (check.result == JsonCheck::repairable) {
       repaired = repair_json(text, size, sink_.health);
-      text = repaired.data(), size = repaired.size(), capacity = repaired.capacity();
+      text = repaired.data(), size = repaired.size();
     }
-    ReadStatus rs = read_event_chunk(text, size, capacity, sink_);
+    ReadStatus rs = read_event_chunk(text, size, sink_);
     if (rs.code != ReadStatus::ok)  // offsets of a repaired chunk stay close to the original's
       throw LoadError(fmt::format("{}: at byte {}: {}", path_, file_offset(rs.offset), rs.message));
   }
