@@ -23,30 +23,69 @@ uint32_t StringPool::intern(std::string_view s, size_t cap) {
   return id;
 }
 
+namespace {
+
+uint64_t load8(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+uint32_t load4(const char* p) {
+  uint32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+// A string of at most 16 bytes as two words that hold all of its bytes: its first and last 8
+// (overlapping), 4, or its first, middle and last byte. With the length, they tell it from every
+// other string of its length.
+void short_words(const char* p, size_t n, uint64_t& a, uint64_t& b) {
+  if (n >= 8) {
+    a = load8(p), b = load8(p + n - 8);
+  } else if (n >= 4) {
+    a = load4(p), b = load4(p + n - 4);
+  } else {
+    a = n ? (uint64_t)(uint8_t)p[0] | (uint64_t)(uint8_t)p[n / 2] << 8 | (uint64_t)(uint8_t)p[n - 1] << 16 : 0;
+    b = 0;
+  }
+}
+bool same_bytes(const char* x, const char* y, size_t n) {
+  if (n > 16) return std::memcmp(x, y, n) == 0;
+  uint64_t xa, xb, ya, yb;
+  short_words(x, n, xa, xb);
+  short_words(y, n, ya, yb);
+  return ((xa ^ ya) | (xb ^ yb)) == 0;
+}
+
+}  // namespace
+
 uint64_t StringPool::Cache::hash(std::string_view s) {
   // Multiply-xorshift over 8-byte words (splitmix64's constants): a hash for a private table of
   // a few thousand names, not for hostile input (a collision costs a probe, never a wrong id:
-  // slots compare the bytes).
+  // slots compare the bytes). Most of what a trace interns (categories, args keys, short names)
+  // is 16 bytes or less: two words and one 128-bit product, without a loop.
   constexpr uint64_t kMul = 0xbf58476d1ce4e5b9ull;
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ s.size();
   const char* p = s.data();
   size_t n = s.size();
+  if (n <= 16) {
+    uint64_t a, b;
+    short_words(p, n, a, b);
+    const unsigned __int128 m = (unsigned __int128)(a ^ 0x9e3779b97f4a7c15ull ^ n) * (b ^ kMul);
+    const uint64_t h = (uint64_t)m ^ (uint64_t)(m >> 64);
+    return (h ^ (h >> 29)) * 0x94d049bb133111ebull;
+  }
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
   if (n >= 32) {  // kernel names run to hundreds of bytes: four independent lanes, 32 bytes a step
     uint64_t lane[4] = {h, h ^ 0x6a09e667f3bcc909ull, h ^ 0xbb67ae8584caa73bull, h ^ 0x3c6ef372fe94f82bull};
     for (; n >= 32; p += 32, n -= 32)
       for (int k = 0; k < 4; ++k) {
-        uint64_t w;
-        std::memcpy(&w, p + 8 * k, 8);
-        lane[k] = (lane[k] ^ w) * kMul;
+        lane[k] = (lane[k] ^ load8(p + 8 * k)) * kMul;
         lane[k] ^= lane[k] >> 31;
       }
     h = lane[0];
     for (int k = 1; k < 4; ++k) h = (h ^ lane[k]) * kMul, h ^= h >> 31;
   }
   for (; n >= 8; p += 8, n -= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * kMul;
+    h = (h ^ load8(p)) * kMul;
     h ^= h >> 31;
   }
   if (n) {
@@ -71,7 +110,7 @@ uint32_t StringPool::Cache::intern(std::string_view s, size_t cap) {
     const size_t mask = slots_.size() - 1;
     for (size_t i = h & mask; slots_[i].data; i = (i + 1) & mask) {
       const Slot& e = slots_[i];
-      if (e.hash == h && e.size == s.size() && std::memcmp(e.data, s.data(), s.size()) == 0) return e.id;
+      if (e.hash == h && e.size == s.size() && same_bytes(e.data, s.data(), s.size())) return e.id;
     }
   }
   uint32_t id = pool_.intern(s, cap);

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,4 +114,40 @@ TEST_CASE("string pool: caches on several threads agree on every id") {
   CHECK(pool.size() == 3000);
   for (size_t t = 0; t < got.size(); ++t)
     for (int i = 0; i < 3000; ++i) CHECK(pool.get(got[t][i]) == "name " + std::to_string((i * 7 + t * 13) % 3000));
+}
+
+// StringPool::Cache hashes strings of up to 16 bytes as two words that cover all their bytes and
+// compares them the same way: every byte must still tell one string from another. Strings of
+// every length to 40 that differ from a base in one byte (at each place), with embedded NULs and
+// bytes past 0x7F, interned through two caches of one pool (two parser threads) in two orders:
+// one id per distinct string, the string it names.
+TEST_CASE("StringPool::Cache: one id per string, whichever bytes differ") {
+  using tlsql::StringPool;
+  std::vector<std::string> strings;
+  for (size_t len = 0; len <= 40; ++len) {
+    const std::string base(len, 'a');
+    strings.push_back(base);
+    for (size_t i = 0; i < len; ++i)
+      for (char c : {'b', '\0', '\xff'}) {
+        std::string s = base;
+        s[i] = c;
+        strings.push_back(s);
+      }
+  }
+  StringPool pool;
+  StringPool::Cache one(pool), two(pool);
+  std::map<std::string, uint32_t> ids;
+  for (const std::string& s : strings) ids.emplace(s, one.intern(s));
+  for (size_t k = strings.size(); k-- > 0;) {
+    CAPTURE(strings[k].size());
+    CHECK(two.intern(strings[k]) == ids.at(strings[k]));
+    CHECK(one.intern(strings[k]) == ids.at(strings[k]));
+  }
+  std::set<uint32_t> distinct;
+  for (const auto& [s, id] : ids) {
+    distinct.insert(id);
+    CHECK(pool.get(id) == s);
+  }
+  CHECK(distinct.size() == ids.size());
+  CHECK(pool.size() == ids.size());
 }
