@@ -72,13 +72,9 @@ const char* string_end(const char* p, const char* end, bool& escaped) {
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-}  // namespace
-
-namespace {
-
 // minify_encode's walk from `p`: the whole text, or with `one_value` only the object or array at
-// `p` (its end is found by the walk: the caller need not know it). Returns where the walk stopped, or
-// nullptr where it cannot decide. `members`, when given, gets the members of the outer object.
+// `p` (its end is found by the walk: the caller need not know it). Returns where the walk
+// stopped, or nullptr where it cannot decide. `members`, when given, gets the outer object's.
 const char* walk(const char* p, const char* end, bool one_value, StringPool::Cache& keys, std::string& out,
                  std::vector<Member>* members) {
   size_t opens = 0, depth = 0;

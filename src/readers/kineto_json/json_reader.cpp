@@ -23,10 +23,10 @@ struct Token {
 };
 
 // Reads the events of one chunk in one walk of its text. The text is valid JSON (check_json()
-// proved it, repair_json() mended what it could not take), so the walk needs no error paths: it
-// only finds where each key and value starts and ends, and reads the values the row keeps. (It
-// took simdjson's on-demand API before, whose own pass over the chunk and per-value navigation
-// were a fifth of the load's CPU on top of the check's walk: issue 51.)
+// proved it, repair_json() mended what it called repairable), so the walk needs no error paths:
+// it only finds where each key and value starts and ends, and reads the values the row keeps.
+// (It took simdjson's on-demand API before, whose own pass over the chunk and per-value
+// navigation were about a fifth of the parse's CPU on top of the check's walk: issue 51.)
 class Reader {
  public:
   Reader(const char* text, size_t size, ChunkSink& sink, std::string (&buffers)[2],
