@@ -25,6 +25,7 @@ struct Token {
 // Reads the events of one chunk in one walk of its text. The text is valid JSON (check_json()
 // proved it, repair_json() mended what it called repairable), so the walk needs no error paths:
 // it only finds where each key and value starts and ends, and reads the values the row keeps.
+// (Given other text it still reads nothing past the text's end: an error or rows, never a crash.)
 // (It took simdjson's on-demand API before, whose own pass over the chunk and per-value
 // navigation were about a fifth of the parse's CPU on top of the check's walk: issue 51.)
 class Reader {
@@ -43,6 +44,7 @@ class Reader {
       for (;;) {
         // The scanner counted the commas between elements: one more element means a missing comma.
         if (idx >= last) return {ReadStatus::error, "malformed JSON: expected ',' between events", p};
+        if (p >= n_) return {ReadStatus::error, "malformed JSON: expected an event", p};
         EventRec& ev = *new (sink_.rows.slot(idx)) EventRec();
         if (d_[p] == '{') {
           p = read_event(p, ev, idx);
@@ -114,11 +116,13 @@ class Reader {
   // (valid until `buf` is used again).
   Token token_at(size_t p, std::string& buf) const {
     Token t;
+    if (p >= n_) return t.end = n_, t;
     const char c = d_[p];
     if (c == '"') {
       bool escaped = false;
       const size_t close = string_close(p, escaped);
       t.is_string = true;
+      if (close >= n_) return t.tok = {d_ + p, n_ - p}, t.end = n_, t;
       t.tok = {d_ + p, close + 1 - p};
       t.str = {d_ + p + 1, close - p - 1};
       t.end = close + 1;
@@ -223,6 +227,7 @@ class Reader {
   // must look) its members are found by json_scan and the text stored by store_args. Anything
   // else is kept whole as its JSON text. Returns the index past the value.
   size_t read_args(size_t p, EventRec& ev, size_t idx) {
+    if (p >= n_) return n_;
     if (d_[p] != '{') {
       const Token t = token_at(p, buf_);
       if (t.tok != "null") {
@@ -285,7 +290,9 @@ class Reader {
       bool escaped = false;
       const size_t close = string_close(p, escaped);
       const std::string_view key(d_ + p + 1, close - p - 1);
-      const size_t at = ws(ws(close + 1) + 1);  // past the ':'
+      const size_t colon = ws(close + 1);
+      if (colon >= n_ || d_[colon] != ':') break;  // (only text check_json refuses: never read past it)
+      const size_t at = ws(colon + 1);
       size_t end = json_scan::npos;
       // The index past the value when `key` is one the row takes, else npos.
       auto known = [&](std::string_view key) -> size_t {
@@ -353,7 +360,7 @@ class Reader {
     }
     row_rules::check_row(ev, seen & kPh, seen & kName, seen & kTs, h_, idx);
     ev.kind = row_rules::kind_for(sink_.kind_of_cat, ev.ph, ev.cat, cat_text);
-    return p + 1;  // (past the '}')
+    return p < n_ ? p + 1 : n_;  // (past the '}')
   }
 
   size_t read_time(size_t p, int64_t& out, size_t idx) {
