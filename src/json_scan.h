@@ -1,6 +1,7 @@
 // Minimal string-aware JSON skipping over trusted-enough text: used to split traceEvents into
-// chunks (so the parser's memory stays bounded) and to pull one member out of an args object.
-// Validation is check_json()'s job (json_check.h); these only find where values start and end.
+// chunks (so the parser's memory stays bounded), by the Kineto reader's walk of a checked chunk,
+// and to pull one member out of an args object. Validation is check_json()'s job (json_check.h);
+// these only find where values start and end, and undo a string's escapes.
 #pragma once
 
 #include <emmintrin.h>
