@@ -31,7 +31,8 @@ inline size_t text_start(std::string_view head) {
 }
 
 // p at the opening quote; returns the index after the closing quote, or npos if the text ends.
-inline size_t skip_string(const char* d, size_t n, size_t p) {
+// Sets *escaped when the string holds a backslash.
+inline size_t skip_string(const char* d, size_t n, size_t p, bool* escaped = nullptr) {
   const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
   ++p;
   for (;;) {
@@ -48,6 +49,7 @@ inline size_t skip_string(const char* d, size_t n, size_t p) {
     if (p >= n) return npos;
   found:
     if (d[p] == '\\') {
+      if (escaped) *escaped = true;
       p += 2;
       if (p > n) return npos;
       continue;

@@ -73,27 +73,11 @@ class Reader {
     const size_t e = json_scan::skip_value(d_, n_, p);
     return e == json_scan::npos ? n_ : e;
   }
-  // p at a string's opening quote: the index of its closing quote; `escaped` set when the string
-  // holds a backslash.
+  // p at a string's opening quote: the index of its closing quote (n_ when the text ends first);
+  // `escaped` set when the string holds a backslash.
   size_t string_close(size_t p, bool& escaped) const {
-    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-    ++p;
-    for (;;) {
-      while (p + 16 <= n_) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d_ + p));
-        if (const int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)))) {
-          p += __builtin_ctz(m);
-          goto found;
-        }
-        p += 16;
-      }
-      while (p < n_ && d_[p] != '"' && d_[p] != '\\') ++p;
-      if (p >= n_) return n_;
-    found:
-      if (d_[p] == '"') return p;
-      escaped = true;
-      p += 2;
-    }
+    const size_t e = json_scan::skip_string(d_, n_, p, &escaped);
+    return e == json_scan::npos ? n_ : e - 1;
   }
 
   // p at a number or a literal: the index past it (white space, ',', '}' or ']' ends it in valid
