@@ -368,21 +368,43 @@ SELECT family, name, input_dims, input_types, count, gflop_per_call, gpu_us, mea
 FROM (SELECT family, name, input_dims, input_types, count(*) AS count, round(max(f) / 1e9, 6) AS gflop_per_call,
              sum(ns) AS ns, round(sum(ns) / 1e3, 3) AS gpu_us, round(avg(ns) / 1e3, 3) AS mean_us,
              perf_sum(uid, (SELECT name FROM tlsql_schema)) AS s, min(uid) AS ex_uid
-      FROM op_sheet_work WHERE part = 'op'
+      FROM op_sheet_ops
       GROUP BY family, name, input_dims, input_types, input_strides, concrete_inputs)
 UNION ALL
 SELECT family, work_name(launcher, (SELECT name FROM tlsql_schema)) AS name, NULL, NULL, count(*), NULL,
        round(sum(ns) / 1e3, 3), round(avg(ns) / 1e3, 3), NULL, NULL, NULL, NULL, min(launcher), kernel, min(note),
        sum(ns)
-FROM op_sheet_work WHERE part = 'kernel'
+FROM op_sheet_kernels
 GROUP BY family, work_name(launcher, (SELECT name FROM tlsql_schema)), kernel;
 
 -- What op_sheet groups, one row per op or kernel: part 'op', a modeled op of the three families
 -- that ran GPU work (uid the op, f its FLOPs, ns its GPU time); part 'kernel', a kernel of a
 -- family under a custom op or no op (uid the kernel, launcher its launcher, ns its duration, note
 -- why it has no FLOPs). Ungrouped, so that asking whether a sheet has rows (about_report.sql)
--- stops at the first instead of grouping them all.
+-- stops at the first instead of grouping them all. Its two parts are views of their own, which
+-- op_sheet groups: read through this one, each of op_sheet's arms also computed the other part's
+-- CTE (the kernels' names), though a constant `part` left it no rows.
 CREATE VIEW IF NOT EXISTS @schema.op_sheet_work AS
+SELECT 'op' AS part, family, uid, name, input_dims, input_types, input_strides, concrete_inputs, f, ns, NULL AS kernel,
+       NULL AS launcher, NULL AS note
+FROM op_sheet_ops
+UNION ALL
+SELECT 'kernel', family, uid, NULL, NULL, NULL, NULL, NULL, NULL, ns, kernel, launcher, note
+FROM op_sheet_kernels;
+
+-- op_sheet_work's part 'op'. (perf_rows drives: one scan of the perf table picks the modeled ops
+-- that ran GPU work, a few percent of the ops, and only those are read and classified by name.)
+CREATE VIEW IF NOT EXISTS @schema.op_sheet_ops AS
+SELECT CASE WHEN c LIKE 'GEMM%' THEN 'GEMM' WHEN c LIKE 'SDPA%' THEN 'SDPA' ELSE 'CONV' END AS family,
+       uid, name, input_dims, input_types, input_strides, concrete_inputs, f, ns
+FROM (SELECT o.uid, o.name, o.input_dims, o.input_types, o.input_strides, o.concrete_inputs,
+             op_category(o.name) AS c, p.flops AS f, p.gpu_ns AS ns
+      FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
+      WHERE p.source IN ('model', 'inductor') AND p.flops IS NOT NULL AND p.gpu_ns > 0 AND o.kind = 'cpu_op')
+WHERE c LIKE 'GEMM%' OR c LIKE 'SDPA%' OR c LIKE 'CONV%';
+
+-- op_sheet_work's part 'kernel': uid the kernel, kernel its name, ns its duration.
+CREATE VIEW IF NOT EXISTS @schema.op_sheet_kernels AS
 WITH family_of(name, family) AS MATERIALIZED (
   -- (Each distinct name classified, not each kernel: LIMIT -1 keeps SQLite from pushing `family IS
   -- NOT NULL` down into the DISTINCT, where kernel_family ran on every kernel row; it runs once or
@@ -390,21 +412,10 @@ WITH family_of(name, family) AS MATERIALIZED (
   SELECT name, family FROM (SELECT name, kernel_family(name) AS family
                             FROM (SELECT DISTINCT name FROM event WHERE kind = 'kernel' LIMIT -1))
   WHERE family IS NOT NULL)
-SELECT 'op' AS part, CASE WHEN c LIKE 'GEMM%' THEN 'GEMM' WHEN c LIKE 'SDPA%' THEN 'SDPA' ELSE 'CONV' END AS family,
-       uid, name, input_dims, input_types, input_strides, concrete_inputs, f, ns, NULL AS kernel, NULL AS launcher,
-       NULL AS note
--- (perf_rows drives: one scan of the perf table picks the modeled ops that ran GPU work, a few
--- percent of the ops, and only those are read and classified by name.)
-FROM (SELECT o.uid, o.name, o.input_dims, o.input_types, o.input_strides, o.concrete_inputs,
-             op_category(o.name) AS c, p.flops AS f, p.gpu_ns AS ns
-      FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
-      WHERE p.source IN ('model', 'inductor') AND p.flops IS NOT NULL AND p.gpu_ns > 0 AND o.kind = 'cpu_op')
-WHERE c LIKE 'GEMM%' OR c LIKE 'SDPA%' OR c LIKE 'CONV%'
-UNION ALL
-SELECT 'kernel', f.family, k.uid, NULL, NULL, NULL, NULL, NULL, NULL, k.dur, k.name, ll.launcher,
+SELECT f.family, k.uid, k.dur AS ns, k.name AS kernel, ll.launcher,
        CASE WHEN l.kind IN ('runtime', 'driver') THEN 'no model: no op encloses the launch (no Input Dims)'
             WHEN l.input_dims IS NULL OR l.input_dims IN ('[]', '') THEN 'no model: Input Dims missing'
-            ELSE 'no model: ' || l.name || ' has no FLOPs formula' END
+            ELSE 'no model: ' || l.name || ' has no FLOPs formula' END AS note
 -- (CROSS JOINs: kernels outside, then the family by name, then the launch link and the launcher.
 -- A report's `WHERE family = ...` made SQLite loop over the family's names outside, each scanning
 -- every kernel; with the launcher read before the family, the launcher tests ran on every kernel;
