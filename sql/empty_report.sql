@@ -4,8 +4,9 @@
 WITH gpu_work AS (SELECT EXISTS (SELECT 1 FROM event WHERE kind IN ('kernel', 'memcpy', 'memset')) AS yes),
 shapes AS (SELECT EXISTS (SELECT 1 FROM op WHERE input_dims IS NOT NULL AND input_dims NOT IN ('[]', '')) AS yes),
 family(cat) AS (SELECT CASE @report WHEN 'gemm' THEN 'GEMM' WHEN 'sdpa' THEN 'SDPA' WHEN 'conv' THEN 'CONV' END),
--- (Each op name classified once: a trace without the family's ops had every op classified.)
-op_names(name) AS (SELECT DISTINCT name FROM op LIMIT -1)
+-- (Each op name classified once: a trace without the family's ops had every op classified. The
+-- names from kind_names: a DISTINCT over a loaded trace's ops took 37 ms of a 200 MB trace.)
+op_names(name) AS (SELECT name FROM kind_names('cpu_op'))
 SELECT CASE
   WHEN NOT EXISTS (SELECT 1 FROM event) THEN 'the trace has no events'
   WHEN @report IN ('gemm', 'sdpa', 'conv') THEN

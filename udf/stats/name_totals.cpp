@@ -119,11 +119,62 @@ struct NameTotals {
   }
 };
 
+// kind_names(kind [, schema]): the distinct names of one kind's events, i.e. `SELECT DISTINCT name
+// FROM event WHERE kind = ?`, a NULL name first, then the names as bytes. The sheets classify each
+// distinct kernel name, and empty_report each op name, once: over a loaded trace SQLite's DISTINCT
+// went through every row's name text (15 ms of a 200 MB trace's 60K kernels, 37 ms of its 284K
+// ops), where the kind's rows (EventStore::rows_of_kind) marked by interned id take 1 ms. A saved
+// database runs the DISTINCT on its (kind, trace) index.
+struct KindNames {
+  struct Row {
+    std::optional<std::string> name;
+  };
+  static constexpr TableArgument arguments[] = {{"arg_kind", "kind", true}, {"arg_schema", "schema"}};
+  static auto columns() { return std::to_array<TableColumn<KindNames, Row>>({{"name", "TEXT", field<&Row::name>}}); }
+
+  std::vector<Row> rows(const TableCall& call) {
+    const std::optional<std::string> kind = optional_text_arg(call.arg(0));
+    std::unique_ptr<EventSource> own;
+    EventSource& events = event_source(call.db, call.arg(1), own);
+    std::vector<Row> out;
+    if (!kind) return out;  // (kind = NULL holds for no row)
+    if (const EventStore* s = events.store()) {
+      const Kind k = kind_from_name(*kind);
+      if (kind_name(k) != *kind || (size_t)k >= s->rows_of_kind.size()) return out;  // no event has it
+      std::vector<bool> seen(s->strings.size() + 1, false);                          // per name id; the last: no name
+      for (const uint32_t pos : s->rows_of_kind[(size_t)k]) {
+        int64_t local = 0;
+        const uint32_t name = s->trace_at((int64_t)pos, local).rows[(size_t)local].name;
+        seen[name == StringPool::kNone ? seen.size() - 1 : name] = true;
+      }
+      if (seen.back()) out.push_back({std::nullopt});
+      const size_t named = out.size();
+      for (size_t id = 0; id + 1 < seen.size(); ++id)
+        if (seen[id]) out.push_back({std::string(s->strings.get((uint32_t)id))});
+      std::sort(out.begin() + (ptrdiff_t)named, out.end(),
+                [](const Row& a, const Row& b) { return *a.name < *b.name; });
+      return out;
+    }
+    auto st = events.statement("SELECT DISTINCT name FROM {s}.event WHERE kind = ?1");
+    sqlite3_bind_text(st->get(), 1, kind->data(), (int)kind->size(), SQLITE_TRANSIENT);
+    while (st->step()) {
+      const char* v = (const char*)sqlite3_column_text(st->get(), 0);
+      out.push_back(
+          {v ? std::optional<std::string>(std::string(v, (size_t)sqlite3_column_bytes(st->get(), 0))) : std::nullopt});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Row& a, const Row& b) { return !a.name ? (bool)b.name : b.name && *a.name < *b.name; });
+    return out;
+  }
+};
+
 }  // namespace
 
 std::vector<SqlFunction> name_total_functions() {
   return {table_function<NameTotals>(
-      "name_totals", "table: events and summed dur per (trace, step, kind, name): event's GROUP BY, from the store")};
+              "name_totals",
+              "table: events and summed dur per (trace, step, kind, name): event's GROUP BY, from the store"),
+          table_function<KindNames>("kind_names", "table: the distinct names of one kind's events")};
 }
 TLSQL_FUNCTIONS(name_total_functions);
 
