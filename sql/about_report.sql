@@ -5,12 +5,14 @@
 WITH model_cover(note) AS (
   -- (The counted ops' names, work_name, only for the unmodeled ones, and only when the note is
   -- said: the share alone needs none, and naming every op was most of the `ops` report's work.)
+  -- (The event row is read for mfu's steps and rank only: perf_rows' uids are the events'.)
   WITH c AS MATERIALIZED (
-             SELECT o.uid, p.gpu_ns, p.flops IS NOT NULL AS modeled
-             FROM perf_rows('main') p CROSS JOIN event o ON o.uid = p.uid
+             SELECT p.uid, p.gpu_ns, p.flops IS NOT NULL AS modeled
+             FROM perf_rows('main') p
              WHERE p.counted = 1 AND p.gpu_ns > 0
-               AND (@report IS NOT 'mfu' OR (o.step IS NOT NULL AND (@rank IS NULL OR o.trace IN
-                                              (SELECT id FROM trace WHERE rank = @rank))))),
+               AND (@report IS NOT 'mfu'
+                    OR EXISTS (SELECT 1 FROM event o WHERE o.uid = p.uid AND o.step IS NOT NULL
+                                 AND (@rank IS NULL OR o.trace IN (SELECT id FROM trace WHERE rank = @rank))))),
   total AS (SELECT 100.0 * total(gpu_ns) FILTER (WHERE modeled) / total(gpu_ns) AS pct, total(gpu_ns) AS ns FROM c),
   gap AS (SELECT work_name(uid, 'main') AS name, total(gpu_ns) AS ns, min(uid) AS uid FROM c WHERE NOT modeled
           GROUP BY name ORDER BY total(gpu_ns) DESC LIMIT 1)

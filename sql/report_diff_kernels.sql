@@ -7,10 +7,11 @@
 -- its launching op's model (see perf). speedup = main mean / other mean.
 -- (Each side grouped by itself: its event table hands the kernels over grouped by name. Both
 -- sides' perf tables made at once first, `ready`: one after the other, each when perf_sum first
--- read it, they were most of the report's time. `ready` is a WHERE term that reads no table,
--- which SQLite evaluates once before the scan: as the outer loop of a CROSS JOIN it kept the scan
--- from handing the kernels over in name order, and each side sorted its kernels' names again,
--- 39 ms a side of a 200 MB trace.)
+-- read it, they were most of the report's time. `ready` is a WHERE term: SQLite evaluates it once,
+-- on a side's first kernel row, before that row's perf_sum; the kernel scan itself reads no perf
+-- table (counted_op's does: report_diff_shapes.sql keeps `ready` its outer loop). As the outer
+-- loop of a CROSS JOIN here it kept the scan from handing the kernels over in name order, and
+-- each side sorted its kernels' names again, 39 ms a side of a 200 MB trace.)
 WITH ready AS MATERIALIZED (SELECT perf_tables('main', 'other') AS n),
 ms AS (SELECT name, count(*) AS n, sum(dur) AS total, avg(dur) / 1e3 AS mean_us, perf_sum(uid) AS p
        FROM main.kernel WHERE (SELECT n FROM ready) IS NOT NULL AND (@name IS NULL OR name LIKE @name) GROUP BY name),

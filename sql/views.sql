@@ -382,8 +382,8 @@ GROUP BY family, work_name(launcher, (SELECT name FROM tlsql_schema)), kernel;
 -- family under a custom op or no op (uid the kernel, launcher its launcher, ns its duration, note
 -- why it has no FLOPs). Ungrouped, so that asking whether a sheet has rows (about_report.sql)
 -- stops at the first instead of grouping them all. Its two parts are views of their own, which
--- op_sheet groups: read through this one, each of op_sheet's arms also computed the other part's
--- CTE (the kernels' names), though a constant `part` left it no rows.
+-- op_sheet groups: read through this one, op_sheet's op arm also materialized the kernel part's
+-- CTE (the kernels' names), though a constant `part` left it no kernel rows.
 CREATE VIEW IF NOT EXISTS @schema.op_sheet_work AS
 SELECT 'op' AS part, family, uid, name, input_dims, input_types, input_strides, concrete_inputs, f, ns, NULL AS kernel,
        NULL AS launcher, NULL AS note
@@ -440,7 +440,7 @@ FROM (SELECT w.name, op_category(w.name) AS category, count(*) AS count, round(s
              round(100.0 * sum(w.gpu_ns) / sum(sum(w.gpu_ns)) OVER (), 2) AS gpu_pct,
              perf_sum(w.uid, (SELECT name FROM tlsql_schema)) AS s,
              min(CASE WHEN w.flops IS NULL THEN w.uid END) AS gap_uid
-      FROM (SELECT o.uid, work_name(o.uid, (SELECT name FROM tlsql_schema)) AS name, p.gpu_ns, p.flops
-            FROM perf_rows((SELECT name FROM tlsql_schema)) p CROSS JOIN event o ON o.uid = p.uid
+      FROM (SELECT p.uid, work_name(p.uid, (SELECT name FROM tlsql_schema)) AS name, p.gpu_ns, p.flops
+            FROM perf_rows((SELECT name FROM tlsql_schema)) p
             WHERE p.counted = 1 AND p.gpu_ns > 0) w
-      GROUP BY w.name, category);
+      GROUP BY w.name);

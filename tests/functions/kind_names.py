@@ -12,7 +12,9 @@ from checks import check, finish  # noqa: E402
 
 tlsql, data, tmp = sys.argv[1:4]
 os.makedirs(tmp, exist_ok=True)
-KINDS = ("kernel", "cpu_op", "runtime", "memcpy", "annotation", "python", "other")
+# Every kind the event table has (src/trace_model.h, kind_name).
+KINDS = ("cpu_op", "python", "annotation", "runtime", "driver", "kernel", "memcpy", "memset", "sync", "gpu_annotation",
+         "instant", "counter", "flow", "meta", "other")
 
 
 def run(args, *sql):
@@ -34,11 +36,17 @@ for name in ("launch_small.json", "loader_rules.json", "hta_trace_compare_base.j
             total += len(mine)
             check(mine == theirs, f"{os.path.basename(source)} {kind}: kind_names == DISTINCT ({len(mine)} names)")
         check(total > 0, f"{os.path.basename(source)}: names found ({total})")
-a, b = os.path.join(data, "coll_rank0.json"), os.path.join(data, "coll_rank1.json")
+# Two traces in one schema whose kernels are named apart (NCCL kernels; k_a .. k_e): the list
+# holds both traces' names, so a fast path that read one trace, or placed the second's rows
+# wrongly, fails it. And a diff's second schema.
+a, b = os.path.join(data, "coll_rank0.json"), os.path.join(data, "launch_small.json")
 mine, theirs = both([a, b], "main", "kernel")
-check(len(mine) > 0 and mine == theirs, f"two traces: one list ({len(mine)} names)")
-mine, theirs = both([a, "--diff", b], "other", "kernel")
-check(len(mine) > 0 and mine == theirs, "the diff's other schema")
+check(len(mine) > 5 and mine == theirs and "'k_e'" in mine and any("nccl" in m for m in mine),
+      f"two traces: one list of both ({len(mine)} names)")
+for source in function_cases.loaded_and_saved(tlsql, b, tmp, "kind_names_b_"):
+    mine, theirs = both([a, "--diff", source], "other", "kernel")
+    check(mine == theirs and mine == ["'k_a'", "'k_b'", "'k_c'", "'k_d'", "'k_e'"],
+          f"the diff's other schema ({os.path.basename(source)}): {mine}")
 
 # By hand: two ops named aten::mm and one aten::add (so aten::mm once), an op with no name, a
 # runtime call named aten::mm (another kind), names that sort by bytes ("B" before "a", "é" after).

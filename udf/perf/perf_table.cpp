@@ -225,8 +225,9 @@ void parse_args(uint32_t row, std::string_view name, uint8_t modeled, std::strin
   else if (modeled == kOwnModel)
     if (auto m = out.memo.model(name, args)) out.own.emplace_back(row, std::move(*m));
 }
-// The parts' models, in part order. (Moved into one array reserved once: grown as they came, the
-// moves and fresh pages of each doubling took 6-24 ms of a 200 MB trace's pass, serially.)
+// The parts' models, in part order. (Moved into one array reserved for all of them: grown as they
+// came, the moves and fresh pages of each doubling took 6-24 ms of a 200 MB trace's pass,
+// serially. model_per_step may add a serving step's few after.)
 void add_parsed(Input& in, std::span<Parsed> parts) {
   size_t owns = in.own_models.size();
   for (const Parsed& p : parts) owns += p.own.size();
