@@ -93,4 +93,19 @@ for where in ("roots", "children"):
         if r.returncode != 0 or r.stdout.splitlines()[1:] != ["my::B,0,50.0,model", "my::W,1,100.0,model"]:
             bad.append((k, r.stdout.splitlines()[1:], r.stderr.strip()[:120]))
     check(not bad, f"{where}: W keeps its model beside 26..41 other categories ({bad[:2]})")
+# The hidden column marker_uid: the event marker(uid) names (fx_markers.json: "## fwd ##" above
+# "## 3 ##", and ops under neither), loaded and saved. Each row's marker_uid is NULL exactly where
+# marker(uid) is, and names the event whose name marker(uid) gives; SELECT * leaves it out.
+for source in function_cases.loaded_and_saved(tlsql, os.path.join(data, "fx_markers.json"), tmp, "perf_rows_fx_"):
+    r = function_cases.run(tlsql, [source],
+                           "SELECT count(*), count(p.marker_uid), "
+                           "sum((p.marker_uid IS NULL) <> (marker(p.uid) IS NULL)), "
+                           "sum(p.marker_uid IS NOT NULL AND (SELECT name FROM event WHERE uid = p.marker_uid) "
+                           "IS NOT marker(p.uid)) FROM perf_rows() p",
+                           "SELECT * FROM perf_rows() LIMIT 1")
+    lines = r.stdout.splitlines()
+    n, marked, null_apart, named_apart = (lines[1].split(",") + ["?"] * 4)[:4] if len(lines) > 1 else ("?",) * 4
+    check(r.returncode == 0 and int(marked or 0) > 0 and int(marked) < int(n) and null_apart == "0" and named_apart == "0"
+          and "marker_uid" not in lines[2], f"{os.path.basename(source)}: marker_uid is marker()'s event "
+          f"({marked} of {n} rows marked; {r.stderr.strip()[:160]})")
 finish()

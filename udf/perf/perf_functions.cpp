@@ -359,7 +359,8 @@ enum PerfCol {
   kPSource,
   kPPeakDtype,
   kPPeakUnits,
-  kPSchema
+  kPSchema,
+  kPMarkerUid
 };
 enum PerfPlan { kPlanSchema = 1, kPlanCounted = 2, kPlanFlops = 4 };
 
@@ -395,7 +396,7 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
   static std::string declaration() {
     return "CREATE TABLE x(uid INTEGER, counted INTEGER, gpu_ns INTEGER, flops REAL, bytes REAL, tflops REAL, tbps "
            "REAL, intensity REAL, peak_tflops REAL, peak_tbps REAL, achieved_pct REAL, bound TEXT, source TEXT, "
-           "peak_dtype TEXT, peak_units TEXT, schema HIDDEN)";
+           "peak_dtype TEXT, peak_units TEXT, schema HIDDEN, marker_uid INTEGER HIDDEN)";
   }
   static int best_index(ConnectionTable&, sqlite3_index_info* info) {
     int plan = 0, arg = 0;
@@ -464,6 +465,9 @@ struct PerfCursor : VtabCursor<ConnectionTable> {
         if (const char* s = perf_source(t, r)) return sqlite3_result_text(ctx, s, -1, SQLITE_STATIC);
         return sqlite3_result_null(ctx);
       case kPSchema: return sqlite3_result_null(ctx);
+      case kPMarkerUid:  // (hidden: marker(uid)'s event, read in the scan; the fx report skips rows without one)
+        if (const uint32_t m = t.marker_of(at); m != PerfTable::kNone) return sqlite3_result_int64(ctx, t.uid_of(m));
+        return sqlite3_result_null(ctx);
       default: break;
     }
     const Measured& x = row();
