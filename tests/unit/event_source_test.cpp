@@ -1,6 +1,7 @@
 // EventSource scans (udf/tree/tree_access.h) give the rows the event table holds, in the order
 // asked, from the loaded store and from a saved database alike: uid order, (ts, uid) order, and
-// any_order (the same rows, in no promised order), each checked against SQL over the event table.
+// any_order (the same rows, in no promised order), each checked against SQL over the event table;
+// and event(uid)'s texts, which outlive the call either way.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,20 @@ void check_scans(sqlite3* db) {
   std::vector<int64_t> any = scanned(events, false, true);
   std::sort(any.begin(), any.end());
   CHECK(any == by_uid);  // the same rows, each once
+  // event(uid): its texts outlive the call (a saved database's row is gone by then: they were
+  // left pointing into it) and stay valid until the next one.
+  sqlite3_stmt* q = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT uid, name, cat FROM event ORDER BY uid", -1, &q, nullptr) == SQLITE_OK);
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    const std::optional<EventView> e = events.event(sqlite3_column_int64(q, 0));
+    REQUIRE(e);
+    const std::string name = (const char*)sqlite3_column_text(q, 1), cat = (const char*)sqlite3_column_text(q, 2);
+    events.row(sqlite3_column_int64(q, 0));  // (other statements of the source run between)
+    CHECK(std::string(e->name) == name);
+    CHECK(std::string(e->cat) == cat);
+  }
+  sqlite3_finalize(q);
+  CHECK(!events.event(1000));
 }
 
 }  // namespace

@@ -771,7 +771,10 @@ void marker_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   TreeAccess* tree = tree_for(db, schema, own);
   std::string out;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-    if (auto row = tree->ok() ? tree->row(*it) : std::nullopt) out += (out.empty() ? "" : " > ") + row->name;
+    if (auto e = tree->ok() ? tree->event(*it) : std::nullopt) {  // (a view: no copy of the row's texts)
+      if (!out.empty()) out += " > ";
+      out += e->name;
+    }
   sqlite3_result_text(ctx, out.c_str(), -1, SQLITE_TRANSIENT);
 }
 

@@ -480,7 +480,15 @@ std::optional<EventView> EventSource::event(int64_t uid) {
   }
   auto st = statement(std::string(kEventViewColumns) + " FROM {s}.event WHERE uid = ?");
   sqlite3_bind_int64(st->get(), 1, uid);
-  if (st->step()) found = sql_event(st->get());
+  if (st->step()) {
+    found = sql_event(st->get());
+    // The row's texts die with the statement, here: copied, valid until the next call (as a
+    // store's are while it lives). A NULL stays a view with no data.
+    auto keep = [](std::string_view& v, std::string& into) {
+      if (v.data()) into.assign(v), v = into;
+    };
+    keep(found->name, event_name_), keep(found->cat, event_cat_);
+  }
   return found;
 }
 

@@ -68,6 +68,7 @@ class EventSource {
   // Calls `fn` for each event `what` selects, in its order. Throws SqlError when the saved table
   // cannot be read.
   void scan(const EventScan& what, const std::function<void(const EventView&)>& fn);
+  // One event; its texts valid until the next call (a store's: while the store lives).
   std::optional<EventView> event(int64_t uid);
   // launch_link's (runtime uid, GPU event uid) pairs, sorted.
   std::vector<std::pair<int64_t, int64_t>> launch_links();
@@ -104,6 +105,7 @@ class EventSource {
   const EventStore* store_ = nullptr;  // the in-memory rows, when the schema has them
   sqlite3* db_;
   std::string schema_, error_, walk_error_;
+  std::string event_name_, event_cat_;  // event()'s texts from a saved database's row
   sqlite3_stmt *row_ = nullptr, *children_ = nullptr, *arg_ = nullptr;
 };
 
