@@ -106,6 +106,7 @@ class EventSource {
   sqlite3* db_;
   std::string schema_, error_, walk_error_;
   std::string event_name_, event_cat_;  // event()'s texts from a saved database's row
+  std::unique_ptr<Statement> event_;    // event()'s statement there
   sqlite3_stmt *row_ = nullptr, *children_ = nullptr, *arg_ = nullptr;
 };
 
