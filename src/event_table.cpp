@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -770,6 +771,8 @@ SchemaIdentity schema_identity(sqlite3* db, const std::string& schema) {
   SchemaIdentity id;
   if (const EventStore* s = loaded_store(db, schema)) id.store = s->generation;
   id.file = schema_handle(db, schema.c_str());
+  if (const char* path = sqlite3_db_filename(db, schema.c_str()); path && *path)
+    id.path = std::hash<std::string_view>{}(path);
   if (!id.store && id.file) id.version = data_version(db, schema.c_str());
   return id;
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "src/event_store.h"
 
@@ -29,12 +30,17 @@ void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(v
 const EventStore* loaded_store(sqlite3* db, const std::string& schema);
 
 // What schema `schema` of `db` holds now: its loaded store's generation (0 for none) and the
-// database SQLite has open under that name (its file handle, unique while attached). What a
-// connection caches per schema name is valid only for the identity it was made for: a name can be
-// detached and attached again holding another trace or file (or a copy of the first).
+// database SQLite has open under that name (its file handle, unique while attached, and its path).
+// What a connection caches per schema name is valid only for the identity it was made for: a name
+// can be detached and attached again holding another trace or file (or a copy of the first).
+// The path too, because a handle is unique only while attached: DETACH frees it and the next
+// ATTACH's may get its address (seen: plain.db attached where ep.db was read as ep.db). What is
+// left: the same path attached again at the freed address after another process changed the file
+// while it was detached reads as unchanged (a new handle's data version starts again at 1).
 struct SchemaIdentity {
   uint64_t store = 0;
   const void* file = nullptr;
+  uint64_t path = 0;         // a hash of the file's path (sqlite3_db_filename); 0 for none or in memory
   unsigned int version = 0;  // a saved database's data version (a change by any connection); 0 for a store
   bool operator==(const SchemaIdentity&) const = default;
 };

@@ -318,7 +318,7 @@ TreeDiff* diff_for(sqlite3* db, std::unique_ptr<TreeDiff>& own, std::string& err
     return nullptr;
   }
   const SchemaIdentity a = schema_identity(db, "main");
-  const std::string key = fmt::format("tree_diff:{}:{}:{}", a.store, a.file, a.version);
+  const std::string key = fmt::format("tree_diff:{}:{}:{}:{}", a.store, a.file, a.path, a.version);
   TreeDiff* d = connection_cached<TreeDiff>(db, key, schema_identity(db, "other"), [&] { return make_diff(db); });
   if (!d) d = (own = make_diff(db)).get();
   if (!d->error.empty()) return error = d->error, nullptr;
