@@ -282,7 +282,10 @@ void destroy_aux(void* p) {
   auto* aux = static_cast<ModuleAux*>(p);
   {
     std::lock_guard<std::mutex> l(g_connections_mu);
-    g_connections.erase(aux->db);
+    // Only its own entry: registering the module again (the extension loaded twice) replaces this
+    // aux after g_connections holds the new one's stores, which must stay found.
+    if (auto it = g_connections.find(aux->db); it != g_connections.end() && it->second == aux->stores)
+      g_connections.erase(it);
   }
   if (aux->destroy) aux->destroy(aux->stores);
   delete aux;

@@ -117,6 +117,21 @@ for q, msg in [("SELECT gpu_time(1)", "gpu_time: no tlsql event table in schema 
 check(empty.execute("SELECT op_category('aten::mm'), short_name('void f<1>(int)')").fetchone() == ("GEMM", "f"),
       "pure functions work without tables")
 
+# The extension loaded twice on one connection (a notebook cell run again): the second load's
+# trace registry is the one found. (The first load's, destroyed when the module was replaced,
+# used to erase the connection's entry, so a trace loaded after the second load went unfound.)
+twice = sqlite3.connect(":memory:")
+twice.enable_load_extension(True)
+twice.load_extension(lib)
+twice.load_extension(lib)
+try:
+    n = twice.execute("SELECT tlsql_load(?, 'b')", (trace,)).fetchone()[0]
+    got = twice.execute("SELECT count(*), sum(gpu_time(uid, 'b') IS NOT NULL) FROM b.event").fetchone()
+    check(n == 2551 and got == (2551, 2551), f"loaded twice: tlsql_load then gpu_time on its schema ({n}, {got})")
+except sqlite3.Error as e:
+    check(False, f"loaded twice: tlsql_load then gpu_time on its schema: {e}")
+twice.close()
+
 # ---- Reports as tables -----------------------------------------------------------------------
 def as_text(con, v):
     """A value as tlsql's CSV writes it: SQLite's own text of it (a REAL's 15 digits), NULL as ''."""
