@@ -122,7 +122,6 @@ Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
   }
   sqlite3_busy_timeout(db_, 10000);  // another process writing it: wait, do not fail at once
   harden_connection(db_);
-  watch_connection(db_);  // its files are inputs no output of this process may replace
   if (saved_) {
     try {
       // A fleet database is a plain SQLite file tlsql fleet wrote with Python's sqlite3: the same
@@ -149,6 +148,10 @@ Session::Session(const std::string& saved_db) : saved_(!saved_db.empty()) {
       throw LoadError(fmt::format("{}: cannot open: {}", saved_db, e.what()));
     }
   }
+  // Its files are inputs no output of this process may replace. Last, once nothing above can throw:
+  // a connection closed on a failure path above was left watched, and refuse_input read the freed
+  // connection (or whichever one malloc gave its address next).
+  watch_connection(db_);
 }
 
 // A saved database holds the views of the tlsql that wrote it: a report of this build reading
