@@ -1,6 +1,7 @@
 #include "src/event_table.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
@@ -770,14 +771,26 @@ const EventStore* loaded_store(sqlite3* db, const std::string& schema) {
   return live ? store : nullptr;
 }
 
-SchemaIdentity schema_identity(sqlite3* db, const std::string& schema) {
+SchemaIdentity schema_identity(sqlite3* db, const std::string& schema, const SchemaIdentity* known) {
   SchemaIdentity id;
   if (const EventStore* s = loaded_store(db, schema)) id.store = s->generation;
   id.file = schema_handle(db, schema.c_str());
-  if (const char* path = sqlite3_db_filename(db, schema.c_str()); path && *path)
-    id.path = std::hash<std::string_view>{}(path);
+  const char* path = sqlite3_db_filename(db, schema.c_str());
+  if (path && *path) id.path = std::hash<std::string_view>{}(path);
   if (!id.store && id.file) id.version = data_version(db, schema.c_str());
+  if (!id.store && id.path) {
+    id.stamp = known ? known->stamp : 0;
+    if (!known || !(id == *known)) id.stamp = file_stamp(path);
+  }
   return id;
+}
+
+uint64_t file_stamp(const char* path) {
+  struct stat st {};
+  if (::stat(path, &st) != 0) return 0;
+  const uint64_t parts[] = {(uint64_t)st.st_dev,         (uint64_t)st.st_ino,          (uint64_t)st.st_size,
+                            (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_ctim.tv_nsec};
+  return std::hash<std::string_view>{}(std::string_view((const char*)parts, sizeof parts)) | 1;
 }
 
 unsigned int data_version(sqlite3* db, const char* schema) {

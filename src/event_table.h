@@ -30,21 +30,31 @@ void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(v
 const EventStore* loaded_store(sqlite3* db, const std::string& schema);
 
 // What schema `schema` of `db` holds now: its loaded store's generation (0 for none) and the
-// database SQLite has open under that name (its file handle, unique while attached, and its path).
-// What a connection caches per schema name is valid only for the identity it was made for: a name
-// can be detached and attached again holding another trace or file (or a copy of the first).
-// The path too, because a handle is unique only while attached: DETACH frees it and the next
-// ATTACH's may get its address (seen: plain.db attached where ep.db was read as ep.db). What is
-// left: the same path attached again at the freed address after another process changed the file
-// while it was detached reads as unchanged (a new handle's data version starts again at 1).
+// database SQLite has open under that name (its file handle, unique while attached, its path, and
+// for a file the file itself as stat gives it). What a connection caches per schema name is valid
+// only for the identity it was made for: a name can be detached and attached again holding another
+// trace or file (or a copy of the first). The handle is unique only while attached: DETACH frees it
+// and the next ATTACH's often gets its address (seen in CI: plain.db attached where ep.db had been
+// read as ep.db's), and a new handle's data version starts again at 1. So the path, and the file's
+// stamp for the same path attached again after the file was rewritten (`tlsql t.json -o a.db`
+// between a DETACH and an ATTACH of a.db). Not seen: a write to a WAL-mode file, while detached,
+// that is still in its -wal file (tlsql saves in rollback mode).
 struct SchemaIdentity {
   uint64_t store = 0;
   const void* file = nullptr;
   uint64_t path = 0;         // a hash of the file's path (sqlite3_db_filename); 0 for none or in memory
+  uint64_t stamp = 0;        // file_stamp(path); 0 for a store or a database in memory
   unsigned int version = 0;  // a saved database's data version (a change by any connection); 0 for a store
   bool operator==(const SchemaIdentity&) const = default;
 };
-SchemaIdentity schema_identity(sqlite3* db, const std::string& schema);
+// `known`: an identity of the same schema taken earlier in the running statement (a memo's). Where
+// all else is as it was then, its stamp is taken as still good, not stat'ed again: a stat costs more
+// than a per-row call. (What that leaves: between two steps of a statement its host detaching the
+// file, rewriting it and attaching it again under the freed handle's address.)
+SchemaIdentity schema_identity(sqlite3* db, const std::string& schema, const SchemaIdentity* known = nullptr);
+
+// A file's device, inode, size and modification time, hashed; 0 where stat fails.
+uint64_t file_stamp(const char* path);
 
 // The data version of the database open as `schema` (SQLITE_FCNTL_DATA_VERSION: it changes with
 // any commit, by this connection or another), as of now. The pager reads the file's change

@@ -143,6 +143,7 @@ RowsVersion rows_version(sqlite3* db, const std::string& schema, const EventStor
   v.schema = schema;
   v.store = store ? store->generation : 0;
   if (const char* f = sqlite3_db_filename(db, schema.c_str())) v.file = f;
+  if (!store && !v.file.empty()) v.stamp = file_stamp(v.file.c_str());
   v.changes = sqlite3_total_changes64(db);
   // Through the pragmas, which read the file's header: SQLITE_FCNTL_DATA_VERSION gives the count
   // as of the schema's last read, and an attached database no statement has read since another

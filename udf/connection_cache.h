@@ -90,15 +90,17 @@ T* connection_statements(sqlite3* db, const std::string& key, const SchemaIdenti
 // file's data version (a commit by another connection), its schema version (a table created,
 // dropped or renamed on this connection) and the connection's changes (rows it wrote: launch_link
 // edited in a loaded session). Equal versions: the same rows. (The file's name, not
-// schema_identity's handle: a file closed and another opened may get the freed handle's address.)
+// schema_identity's handle: a file closed and another opened may get the freed handle's address;
+// and its stamp, file_stamp: the same file rewritten and attached again counts its versions anew.)
 // A version that cannot be read (the schema gone) equals none.
 struct RowsVersion {
   std::string schema, file;
-  uint64_t store = 0;
+  uint64_t store = 0, stamp = 0;
   int64_t data_version = -1, schema_version = -1, changes = -1;
   bool operator==(const RowsVersion& o) const {
     return data_version >= 0 && schema_version >= 0 && schema == o.schema && file == o.file && store == o.store &&
-           data_version == o.data_version && schema_version == o.schema_version && changes == o.changes;
+           stamp == o.stamp && data_version == o.data_version && schema_version == o.schema_version &&
+           changes == o.changes;
   }
 };
 // `store`: the schema's loaded store, nullptr for a saved database.

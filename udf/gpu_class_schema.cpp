@@ -140,7 +140,7 @@ SchemaGpuClasses& gpu_classes_arg(sqlite3_context* ctx, sqlite3_value* schema, s
     k.classes = shared_classes(db, k.at.schema, k.at.id);  // (nullptr without the connection's state)
   });
   // (what `fresh` holds the connection's cache holds too, alive past this call)
-  if (tree) *tree = kept.at.tree ? kept.at.tree.get() : tree_for(db, kept.at.schema, *own_tree);
+  if (tree) *tree = kept.at.tree ? kept.at.tree.get() : tree_for(db, kept.at.schema, *own_tree, &kept.at.id);
   if (kept.classes) return *kept.classes;
   own = std::make_unique<SchemaGpuClasses>(db, kept.at.schema);
   return *own;

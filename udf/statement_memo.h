@@ -31,6 +31,7 @@ namespace tlsql {
 enum StatementMemoCode : int {
   kSchemaTreeMemo = -5101,  // tree_access.h: tree_arg
   kGpuClassesMemo = -5102,  // gpu_class_schema.h: gpu_classes_arg
+  kPerfRowMemo = -5103,     // perf_table.cpp: last_row_table's checked answers
 };
 
 // The statement's memo of type T under `code`, made empty on the first call; nullptr where SQLite

@@ -27,6 +27,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -68,6 +69,9 @@ struct TableCall {
   std::span<const TableArgument> arguments;
   sqlite3_value* given[8] = {};  // per argument, nullptr when not given
   sqlite3_value* arg(size_t k) const { return k < 8 ? given[k] : nullptr; }
+  // A slot the cursor keeps from one call to the next of the statement's run (a lateral join calls
+  // once per outer row): what a call worked out that holds for the run (kept_for_run).
+  std::shared_ptr<void>* run = nullptr;
 };
 
 // Results of a column, by type: an empty optional is NULL.
@@ -189,6 +193,7 @@ struct Cursor : VtabCursor<TableOf<Impl>> {
   std::optional<Impl> impl;
   Rows rows{};
   size_t at = 0;
+  std::shared_ptr<void> run;  // TableCall::run
 
   static std::string declaration() {
     std::vector<std::tuple<const char*, const char*, bool>> cols;
@@ -208,6 +213,7 @@ struct Cursor : VtabCursor<TableOf<Impl>> {
     rows = Rows{};
     at = 0;
     TableCall call{t.db, t.info->name, t.info->data, Impl::arguments};
+    call.run = &run;
     int given = 0;
     for (size_t k = 0; k < std::size(Impl::arguments) && k < 8; ++k) {
       if (plan & (1 << k)) call.given[k] = argv[given++];

@@ -236,6 +236,48 @@ check("mystery" in got[0][1] and "renamed" in got[-1][1] and got[-1][2] == "comp
       f"x reloaded between two steps: the later rows read the new trace: {got}")
 con.close()
 
+# The same path attached again after another process rewrote it (`tlsql t.json -o swap.db` between
+# a DETACH and an ATTACH): the new handle often has the old one's address and its data version
+# starts again at 1, so only the file's stamp tells them apart (schema_identity). Kernel classes,
+# the perf table and critical_path (each cached per connection) read the new file, as a fresh
+# connection does. (Each asked on a connection of its own: the sequence that reused the handle.)
+def saved(*args):
+    r = run(*args, "-o", "swap.db", "-c", "SELECT 1")
+    check(r.returncode == 0, f"saved {args}: {r.stderr.strip()[:200]}")
+
+
+def ask(con, q):
+    try:
+        return con.execute(q).fetchall()
+    except sqlite3.Error as e:
+        return str(e)
+
+
+def connection():
+    c = sqlite3.connect(":memory:")
+    c.enable_load_extension(True)
+    c.load_extension(lib)
+    return c
+
+
+for q in ["SELECT gpu_class(uid, NULL, 'b') FROM b.kernel ORDER BY uid LIMIT 2",
+          "SELECT sum(gpu_time(uid, 'b')) FROM b.event", "SELECT count(*) FROM critical_path('', 0, 0, 'b')"]:
+    saved("two_gpus_side.json")
+    con = connection()
+    con.execute("ATTACH 'swap.db' AS b")
+    before = ask(con, q)
+    con.execute("DETACH b")
+    saved("ep_step.json", "--rules", "rules.sql")
+    con.execute("ATTACH 'swap.db' AS b")
+    after = ask(con, q)
+    fresh = connection()
+    fresh.execute("ATTACH 'swap.db' AS b")
+    want = ask(fresh, q)
+    check(after == want and want != before, f"{q}: swap.db rewritten while detached: {after}, as a fresh "
+                                             f"connection's {want} (before: {before})")
+    con.close()
+    fresh.close()
+
 # Hostile rules in a file: refused with a clear error, at once.
 for name, edit, msg in [
         ("bad_class.db", "INSERT INTO kernel_rule VALUES ('*x*', 'compute', NULL, 'user', 100)", None),

@@ -312,14 +312,22 @@ std::unique_ptr<TreeDiff> make_diff(sqlite3* db) {
 // Whether main and other both hold a tlsql database (what diff_for needs first).
 bool both_sides(sqlite3* db) { return !token(db, "main").empty() && !token(db, "other").empty(); }
 
-TreeDiff* diff_for(sqlite3* db, std::unique_ptr<TreeDiff>& own, std::string& error) {
+// `run`: a table function's slot for its statement's run (TableCall::run), where the two schemas'
+// identities are kept from one call to the next (matched() is called once a row).
+TreeDiff* diff_for(sqlite3* db, std::unique_ptr<TreeDiff>& own, std::string& error,
+                   std::shared_ptr<void>* run = nullptr) {
   if (!both_sides(db)) {
     error = "needs two traces: the second attached as other (--diff OTHER, or .attach FILE AS other)";
     return nullptr;
   }
-  const SchemaIdentity a = schema_identity(db, "main");
-  const std::string key = fmt::format("tree_diff:{}:{}:{}:{}", a.store, a.file, a.path, a.version);
-  TreeDiff* d = connection_cached<TreeDiff>(db, key, schema_identity(db, "other"), [&] { return make_diff(db); });
+  using Pair = std::array<SchemaIdentity, 2>;
+  const Pair* known = run && *run ? static_cast<const Pair*>(run->get()) : nullptr;
+  const Pair now{schema_identity(db, "main", known ? &(*known)[0] : nullptr),
+                 schema_identity(db, "other", known ? &(*known)[1] : nullptr)};
+  if (run) *run = std::make_shared<Pair>(now);
+  const SchemaIdentity& a = now[0];
+  const std::string key = fmt::format("tree_diff:{}:{}:{}:{}:{}", a.store, a.file, a.path, a.stamp, a.version);
+  TreeDiff* d = connection_cached<TreeDiff>(db, key, now[1], [&] { return make_diff(db); });
   if (!d) d = (own = make_diff(db)).get();
   if (!d->error.empty()) return error = d->error, nullptr;
   return d;
@@ -721,12 +729,21 @@ struct Matched {
     sqlite3* db = call.db;
     if (sqlite3_value_numeric_type(call.arg(0)) != SQLITE_INTEGER) throw FunctionError("uid must be an event uid");
     const int64_t uid = sqlite3_value_int64(call.arg(0));
-    const std::string schema = schema_arg(db, call.arg(1));
+    // (resolved once a statement's run, checked on each call: matched is called once a row)
+    struct Run {
+      std::shared_ptr<void> schema, diff;  // kept_for_run's and diff_for's slots
+    };
+    if (!*call.run) *call.run = std::make_shared<Run>();
+    Run& run = *static_cast<Run*>(call.run->get());
+    struct KeptArg {
+      KeptSchema at;
+    } fresh;
+    const std::string schema = kept_for_run(&run.schema, db, call.arg(1), fresh, [](KeptArg&) {}).at.schema;
     if (schema != "main" && schema != "other")
       throw FunctionError(fmt::format("matched: schema must be main or other, not '{}'", schema));
     std::unique_ptr<TreeDiff> own;
     std::string why;
-    TreeDiff* d = diff_for(db, own, why);
+    TreeDiff* d = diff_for(db, own, why, &run.diff);
     if (!d) throw FunctionError("matched: " + why);
     const int s = schema == "main" ? 0 : 1;
     const Side &me = d->side[s], &them = d->side[1 - s];

@@ -759,7 +759,8 @@ void marker_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   const bool path = function_data(ctx) != nullptr;
   int64_t uid, r;
   std::string schema;
-  auto t = perf_row(ctx, argc, argv, path ? "marker_path" : "marker", uid, r, &schema);
+  SchemaIdentity id;
+  auto t = perf_row(ctx, argc, argv, path ? "marker_path" : "marker", uid, r, &schema, &id);
   if (!t) return;
   std::vector<int64_t> chain;
   for (uint32_t m = t->marker_of((size_t)r); m != PerfTable::kNone && (path || chain.empty()); m = t->marker_of(m))
@@ -768,7 +769,7 @@ void marker_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   // The names live in the event table: read them from there (markers are few per op).
   sqlite3* db = sqlite3_context_db_handle(ctx);
   std::unique_ptr<TreeAccess> own;
-  TreeAccess* tree = tree_for(db, schema, own);
+  TreeAccess* tree = tree_for(db, schema, own, &id);  // (id: this call's, from perf_row)
   std::string out;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it)
     if (auto e = tree->ok() ? tree->event(*it) : std::nullopt) {  // (a view: no copy of the row's texts)

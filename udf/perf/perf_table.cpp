@@ -30,6 +30,7 @@
 #include "udf/perf/perf_cache.h"
 #include "udf/perf/perf_model.h"
 #include "udf/perf/user_models.h"
+#include "udf/statement_memo.h"
 #include "udf/tree/tree_access.h"
 
 namespace tlsql {
@@ -1001,17 +1002,14 @@ void compute(Input& in, PerfTable& t) {
 
 struct Cached {
   std::shared_ptr<const PerfTable> table;
-  uint64_t store;   // generation, 0 for a saved database
-  uint64_t models;  // the user models' generation, 0 for none
-  std::string file;
-  const void* handle;  // the database SQLite has open under the name (schema_identity)
-  uint32_t data_version;
+  SchemaIdentity id;  // what the schema held (a store's generation, a file's handle, path and stamp)
+  uint64_t models;    // the user models' generation, 0 for none
 };
 // perf_row's last answer: the schema argument as written, the schema it named, and what the table
 // was valid for then. A scalar perf function runs once a row, each row naming the same schema:
 // resolving the argument and finding the table took ~3,000 instructions a call (0.8 us).
 struct LastRow {
-  std::string arg, schema, file;
+  std::string arg, schema;
   SchemaIdentity id;
   uint64_t models = 0;
   std::shared_ptr<const PerfTable> table;
@@ -1034,22 +1032,16 @@ namespace {
 // What a table is valid for, and the table cached for it, if any.
 struct Key {
   const EventStore* store = nullptr;
-  const char* file = nullptr;  // NULL: no such schema
-  const void* handle = nullptr;
-  unsigned int version = 0;
+  bool exists = false;  // whether a database is attached under the name
+  SchemaIdentity id;    // (a saved database's table is valid until it changes: a commit by any connection)
   std::shared_ptr<const UserModels> user;
   uint64_t models = 0;
 };
-Key key_of(sqlite3* db, const std::string& schema) {
+Key key_of(sqlite3* db, const std::string& schema, const SchemaIdentity* known = nullptr) {
   Key k;
   k.store = loaded_store(db, schema);
-  k.file = sqlite3_db_filename(db, schema.c_str());
-  // Another database attached under the name since (a copy of the file, another trace) is another
-  // handle.
-  sqlite3_file* handle = nullptr;
-  if (sqlite3_file_control(db, schema.c_str(), SQLITE_FCNTL_FILE_POINTER, &handle) == SQLITE_OK) k.handle = handle;
-  // A saved database's table is valid until that database changes (a commit by any connection).
-  if (!k.store && k.file) k.version = data_version(db, schema.c_str());
+  k.exists = sqlite3_db_filename(db, schema.c_str()) != nullptr;
+  k.id = schema_identity(db, schema, known);
   k.user = user_models(db);
   k.models = k.user ? k.user->generation : 0;
   return k;
@@ -1061,18 +1053,13 @@ std::shared_ptr<const PerfTable> cached(sqlite3* db, const std::string& schema, 
   auto it = tables->by_schema.find(schema);
   if (it == tables->by_schema.end()) return nullptr;
   const Cached& c = it->second;
-  // (file compared in place: this runs on every function call)
-  if (c.store == (k.store ? k.store->generation : 0) && c.models == k.models && c.file == (k.file ? k.file : "") &&
-      c.handle == k.handle && (k.store || c.data_version == k.version))
-    return c.table;
-  return nullptr;
+  return c.id == k.id && c.models == k.models ? c.table : nullptr;
 }
 void remember(sqlite3* db, const std::string& schema, const Key& k, std::shared_ptr<const PerfTable> t) {
   Tables* tables = tables_of(db);
   if (!tables) return;  // (a connection without tlsql's functions registered: nothing kept)
   std::lock_guard<std::mutex> lock(tables->mu);
-  tables->by_schema[schema] =
-      Cached{std::move(t), k.store ? k.store->generation : 0, k.models, k.file ? k.file : "", k.handle, k.version};
+  tables->by_schema[schema] = Cached{std::move(t), k.id, k.models};
 }
 
 // Moves what the table keeps of the rows read into `in` (uids, traces, devices, trace stats) into
@@ -1088,10 +1075,11 @@ void start_table(Input& in, PerfTable& t) {
 
 }  // namespace
 
-std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error) {
-  const Key k = key_of(db, schema);
+std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error,
+                                            const SchemaIdentity* known) {
+  const Key k = key_of(db, schema, known);
   if (auto t = cached(db, schema, k)) return t;
-  if (!k.file) {
+  if (!k.exists) {
     error = fmt::format("no tlsql event table in schema '{}' (no such database)", schema);
     return nullptr;
   }
@@ -1169,11 +1157,18 @@ uint64_t models_generation(sqlite3* db) {
   return user ? user->generation : 0;
 }
 
+// The LastRow answers a statement's run has checked against a file's stamp (schema_identity's
+// `known`): its later calls compare the rest, not stat'ing the file once a row.
+struct CheckedRows {
+  std::vector<std::shared_ptr<const LastRow>> checked;
+};
+
 // The table perf_row found last for this argument, if it still holds: the same database under the
-// schema's name (its identity and file name, as `cached` checks) and the same user models. What
-// schema_arg checked of that database (its event key) holds while its identity does.
-std::shared_ptr<const PerfTable> last_row_table(sqlite3* db, std::string_view arg, std::string& schema,
+// schema's name (its identity) and the same user models. What schema_arg checked of that database
+// (its event key) holds while its identity does.
+std::shared_ptr<const PerfTable> last_row_table(sqlite3_context* ctx, std::string_view arg, std::string& schema,
                                                 SchemaIdentity& id) {
+  sqlite3* db = sqlite3_context_db_handle(ctx);
   Tables* tables = tables_of(db);
   if (!tables) return nullptr;
   std::shared_ptr<const LastRow> last;
@@ -1183,12 +1178,11 @@ std::shared_ptr<const PerfTable> last_row_table(sqlite3* db, std::string_view ar
       if (l && l->arg == arg) last = l;
   }
   if (!last) return nullptr;
-  id = schema_identity(db, last->schema);
+  CheckedRows* run = statement_memo<CheckedRows>(ctx, kPerfRowMemo);
+  const bool checked = run && std::find(run->checked.begin(), run->checked.end(), last) != run->checked.end();
+  id = schema_identity(db, last->schema, checked ? &last->id : nullptr);
   if (!(id == last->id) || last->models != models_generation(db)) return nullptr;
-  if (!id.store) {  // (a loaded store's generation is never reused; a saved file's handle may be)
-    const char* file = sqlite3_db_filename(db, last->schema.c_str());
-    if (!file || last->file != file) return nullptr;
-  }
+  if (run && !checked) run->checked.push_back(last);
   schema = last->schema;
   return last->table;
 }
@@ -1196,9 +1190,8 @@ std::shared_ptr<const PerfTable> last_row_table(sqlite3* db, std::string_view ar
 void remember_row_table(sqlite3* db, std::string_view arg, const std::string& schema, const SchemaIdentity& id,
                         uint64_t models, std::shared_ptr<const PerfTable> table) {
   Tables* tables = tables_of(db);
-  const char* file = sqlite3_db_filename(db, schema.c_str());
-  if (!tables || !file) return;
-  auto last = std::make_shared<const LastRow>(LastRow{std::string(arg), schema, file, id, models, std::move(table)});
+  if (!tables || !sqlite3_db_filename(db, schema.c_str())) return;
+  auto last = std::make_shared<const LastRow>(LastRow{std::string(arg), schema, id, models, std::move(table)});
   std::lock_guard<std::mutex> lock(tables->mu);
   for (auto& l : tables->last)
     if (l && l->arg == arg) {
@@ -1221,14 +1214,13 @@ std::shared_ptr<const PerfTable> perf_row(sqlite3_context* ctx, int argc, sqlite
   SchemaIdentity id;
   // (A "db:TOKEN" argument is resolved each time: whether one schema alone holds the token can
   // change between calls without the schema's identity changing.)
-  std::shared_ptr<const PerfTable> t = arg.starts_with("db:") ? nullptr : last_row_table(db, arg, name, id);
+  std::shared_ptr<const PerfTable> t = arg.starts_with("db:") ? nullptr : last_row_table(ctx, arg, name, id);
   if (!t) {
     std::string error;
-    name = schema_arg(db, argc > 1 ? argv[1] : nullptr);
     // (identity and models before the table: a change while it is computed is then seen next call)
-    id = schema_identity(db, name);
+    name = schema_arg(db, argc > 1 ? argv[1] : nullptr, &id);
     const uint64_t models = models_generation(db);
-    t = perf_table(db, name, error);
+    t = perf_table(db, name, error, &id);
     if (!t) {
       sqlite3_result_error(ctx, fmt::format("{}: {}", fn, error).c_str(), -1);
       return nullptr;
@@ -1257,12 +1249,14 @@ void share_perf_tables(sqlite3* from, sqlite3* to) {
     std::lock_guard<std::mutex> lock(theirs->mu);
     copy = theirs->by_schema;
   }
+  // A loaded trace's table only (a saved database's stays its own connection's), under what the
+  // schema is on `to` (its own handle): the same store there, the same rows.
+  std::vector<std::pair<std::string, Cached>> shared;
+  for (auto& [schema, c] : copy)
+    if (const SchemaIdentity there = schema_identity(to, schema); c.id.store && there.store == c.id.store)
+      c.id = there, shared.emplace_back(schema, std::move(c));
   std::lock_guard<std::mutex> lock(mine->mu);
-  for (const auto& [schema, c] : copy) {
-    // Under its own file name: a copy made with sqlite3_deserialize is "x" where ":memory:" is "".
-    const char* file = sqlite3_db_filename(to, schema.c_str());
-    if (c.store && file) (mine->by_schema[schema] = c).file = file;  // (a saved database's table stays its own)
-  }
+  for (auto& [schema, c] : shared) mine->by_schema[schema] = std::move(c);
 }
 
 }  // namespace tlsql

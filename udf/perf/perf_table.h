@@ -103,7 +103,9 @@ struct PerfTable {
 
 // The table for `schema` on `db`: computed on first use and kept until the connection closes or
 // the schema holds another database. nullptr with `error` set when the schema has no tlsql tables.
-std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error);
+// `known`: the schema's identity taken in this call (schema_identity's).
+std::shared_ptr<const PerfTable> perf_table(sqlite3* db, const std::string& schema, std::string& error,
+                                            const SchemaIdentity* known = nullptr);
 
 // perf_table in two halves, for a caller that computes the table on another thread while it uses
 // the connection itself (a save, the HTML report): what needs the connection happens in this call;

@@ -128,7 +128,7 @@ struct EventKey {
 
 }  // namespace
 
-std::string schema_arg(sqlite3* db, sqlite3_value* v) {
+std::string schema_arg(sqlite3* db, sqlite3_value* v, SchemaIdentity* identity) {
   const unsigned char* t = v ? sqlite3_value_text(v) : nullptr;
   const std::string arg = t ? std::string((const char*)t, (size_t)sqlite3_value_bytes(v)) : "main";
   std::string shown;  // (a NUL would end the message SQLite keeps)
@@ -153,6 +153,7 @@ std::string schema_arg(sqlite3* db, sqlite3_value* v) {
     const std::string problem = key ? key->problem : event_key_problem(db, schema);
     if (!problem.empty()) throw SchemaError(fmt::format("schema '{}': {}", schema, problem));
   }
+  if (identity) *identity = id;
   return schema;
 }
 
@@ -169,10 +170,11 @@ std::shared_ptr<TreeAccess> store_tree(sqlite3* db, const std::string& schema, c
   return connection_cached_shared<TreeAccess>(db, "tree:" + schema, id, [&] { return made_tree(db, schema); });
 }
 
-TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own) {
+TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own,
+                     const SchemaIdentity* known) {
   // A loaded trace's tree holds no statement: computed data, kept on every connection; a saved
   // database's holds three, kept where the connection's owner keeps statements.
-  const SchemaIdentity id = schema_identity(db, schema);
+  const SchemaIdentity id = schema_identity(db, schema, known);
   if (id.store) {
     if (std::shared_ptr<TreeAccess> t = store_tree(db, schema, id)) return t.get();  // (the cache holds it)
   } else if (auto* t =
@@ -185,13 +187,14 @@ TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<Tre
 
 KeptSchema keep_schema(sqlite3* db, sqlite3_value* arg) {
   KeptSchema k;
-  k.schema = schema_arg(db, arg);
-  k.id = schema_identity(db, k.schema);
+  k.schema = schema_arg(db, arg, &k.id);
   k.tree = store_tree(db, k.schema, k.id);
   return k;
 }
 
-bool still_holds(sqlite3* db, const KeptSchema& kept) { return schema_identity(db, kept.schema) == kept.id; }
+bool still_holds(sqlite3* db, const KeptSchema& kept) {
+  return schema_identity(db, kept.schema, &kept.id) == kept.id;  // (kept.id: this run's)
+}
 
 bool memo_may_keep(sqlite3_value* arg) {
   const unsigned char* t = arg ? sqlite3_value_text(arg) : nullptr;
@@ -204,7 +207,7 @@ TreeAccess* tree_arg(sqlite3_context* ctx, sqlite3_value* schema, std::unique_pt
   } fresh;
   const KeptTree& kept = kept_for_call(ctx, kSchemaTreeMemo, schema, fresh, [](KeptTree&) {});
   // (a tree shared here is the connection's too, alive past this call)
-  return kept.at.tree ? kept.at.tree.get() : tree_for(sqlite3_context_db_handle(ctx), kept.at.schema, own);
+  return kept.at.tree ? kept.at.tree.get() : tree_for(sqlite3_context_db_handle(ctx), kept.at.schema, own, &kept.at.id);
 }
 
 EventSource::EventSource(sqlite3* db, const std::string& schema)

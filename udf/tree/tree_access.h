@@ -119,8 +119,10 @@ std::string cycle_at(int64_t uid);
 
 // The TreeAccess for `schema`: the connection's cached one (connection_cache.h: a loaded trace's
 // on every connection, a saved database's where statements are kept), else one made into `own`.
-// Check ok() either way.
-TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own);
+// Check ok() either way. `known`: the schema's identity taken earlier in this statement's run
+// (schema_identity's), for a call made once a row.
+TreeAccess* tree_for(sqlite3* db, const std::string& schema, std::unique_ptr<TreeAccess>& own,
+                     const SchemaIdentity* known = nullptr);
 // A loaded trace's tree as tree_for keeps it, shared; nullptr for a saved database or where the
 // connection keeps nothing.
 std::shared_ptr<TreeAccess> store_tree(sqlite3* db, const std::string& schema, const SchemaIdentity& id);
@@ -145,15 +147,29 @@ bool memo_may_keep(sqlite3_value* arg);
 // into `fresh.at`, then add(fresh) for what the caller keeps beside it, kept for the calls after
 // it where the memo may. `Kept` has a KeptSchema `at`. Throws as schema_arg.
 template <class Kept, class Add>
-const Kept& kept_for_call(sqlite3_context* ctx, StatementMemoCode code, sqlite3_value* arg, Kept& fresh, Add&& add) {
-  sqlite3* db = sqlite3_context_db_handle(ctx);
-  using Memo = ArgMemo<Kept>;
-  Memo* memo = memo_may_keep(arg) ? statement_memo<Memo>(ctx, code) : nullptr;
+const Kept& kept_in(ArgMemo<Kept>* memo, sqlite3* db, sqlite3_value* arg, Kept& fresh, Add&& add) {
   if (const Kept* kept = memo ? memo->find(arg) : nullptr; kept && still_holds(db, kept->at)) return *kept;
   fresh.at = keep_schema(db, arg);
   add(fresh);
   if (Kept* put = memo ? memo->put(arg, fresh) : nullptr) return *put;
   return fresh;
+}
+template <class Kept, class Add>
+const Kept& kept_for_call(sqlite3_context* ctx, StatementMemoCode code, sqlite3_value* arg, Kept& fresh, Add&& add) {
+  ArgMemo<Kept>* memo = memo_may_keep(arg) ? statement_memo<ArgMemo<Kept>>(ctx, code) : nullptr;
+  return kept_in(memo, sqlite3_context_db_handle(ctx), arg, fresh, add);
+}
+// The same for a table function called once a row (a lateral join: xFilter per outer row), its
+// memo in `run`, the slot its cursor keeps for the statement's run (TableCall::run); one Kept type
+// per slot.
+template <class Kept, class Add>
+const Kept& kept_for_run(std::shared_ptr<void>* run, sqlite3* db, sqlite3_value* arg, Kept& fresh, Add&& add) {
+  ArgMemo<Kept>* memo = nullptr;
+  if (run && memo_may_keep(arg)) {
+    if (!*run) *run = std::make_shared<ArgMemo<Kept>>();
+    memo = static_cast<ArgMemo<Kept>*>(run->get());
+  }
+  return kept_in(memo, db, arg, fresh, add);
 }
 
 // The tree of the schema a scalar function's `schema` argument names (nullptr: "main"), for one
@@ -168,7 +184,8 @@ EventSource& event_source(sqlite3_context* ctx, sqlite3_value* schema, std::uniq
 // The schema a function's optional `schema` argument names: "main" when absent, else the name
 // given, except "db:TOKEN" (what tlsql's own views pass, from their schema's tlsql_self table),
 // which names whichever attached schema holds that database, so a view works under any name.
-std::string schema_arg(sqlite3* db, sqlite3_value* v);
+// `identity`: set to the schema's (schema_identity), as this call read it.
+std::string schema_arg(sqlite3* db, sqlite3_value* v, SchemaIdentity* identity = nullptr);
 
 // The uid argument of a tlsql scalar function. False when the result is already set: NULL for a
 // NULL uid (NULL in, NULL out), an error naming `fn` for anything but an integer.

@@ -41,7 +41,8 @@ struct TreeWalk {
   static constexpr TableArgument arguments[] = {{"arg_uid", "uid", true}, {"arg_schema", "schema"}};
   static constexpr double cost = 10, estimated_rows = 10;
 
-  std::unique_ptr<TreeAccess> own;  // when the connection keeps no tree
+  std::unique_ptr<TreeAccess> own;   // when the connection keeps no tree
+  std::shared_ptr<TreeAccess> kept;  // a loaded trace's, shared (alive while the rows are read)
   TreeAccess* tree = nullptr;
   std::optional<TreeRow> current;  // the row last read, for its columns
 
@@ -52,7 +53,13 @@ struct TreeWalk {
       throw FunctionError(fmt::format("{}(uid): uid must be an integer event uid, got '{}'", fn,
                                       sqlite3_value_text(u) ? (const char*)sqlite3_value_text(u) : "NULL"));
     const int64_t uid = sqlite3_value_int64(u);
-    tree = tree_for(call.db, schema_arg(call.db, call.arg(1)), own);
+    // (resolved once a statement's run: called once per row of a lateral join)
+    struct KeptTree {
+      KeptSchema at;
+    } fresh;
+    const KeptTree& k = kept_for_run(call.run, call.db, call.arg(1), fresh, [](KeptTree&) {});
+    kept = k.at.tree;
+    tree = kept ? kept.get() : tree_for(call.db, k.at.schema, own, &k.at.id);
     if (!tree->ok()) throw FunctionError(fmt::format("{}: {}", fn, tree->error()));
     tree->take_walk_error();
     if (!tree->row(uid)) throw FunctionError(fmt::format("{}({}): no event has uid {}", fn, uid, uid));
