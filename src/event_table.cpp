@@ -740,7 +740,7 @@ void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(v
 
 namespace {
 // The store registered under `schema` for `db`, and whether a table is connected to it.
-const EventStore* registered_store(sqlite3* db, const std::string& schema, bool& live) {
+const EventStore* registered_store(sqlite3* db, const std::string& schema, bool& live, bool check_table = true) {
   std::lock_guard<std::mutex> l(g_connections_mu);
   live = false;
   auto c = g_connections.find(db);
@@ -750,13 +750,19 @@ const EventStore* registered_store(sqlite3* db, const std::string& schema, bool&
   const void* now = schema_handle(db, schema.c_str());
   auto [from, to] = g_live_tables.equal_range({db, it->second.get()});
   live = now && std::any_of(from, to, [&](const auto& t) { return t.second == now; });
+  // A table a statement not yet finalized holds outlives DETACH, and an empty database attached
+  // in its place may get its handle's address: the schema must still have an event table (a
+  // lookup in SQLite's schema, ~50 ns; not `check_table` for a call that knows the schema's identity
+  // from earlier in its statement's run, which compares the handle).
+  live = live && (!check_table || sqlite3_table_column_metadata(db, schema.c_str(), "event", nullptr, nullptr, nullptr,
+                                                                nullptr, nullptr, nullptr) == SQLITE_OK);
   return it->second.get();
 }
 }  // namespace
 
-const EventStore* loaded_store(sqlite3* db, const std::string& schema) {
+const EventStore* loaded_store(sqlite3* db, const std::string& schema, bool check_table) {
   bool live = false;
-  const EventStore* store = registered_store(db, schema, live);
+  const EventStore* store = registered_store(db, schema, live, check_table);
   if (!store || live) return store;
   // No table connected to it: SQLite connects a schema's virtual tables lazily (after a schema
   // reset, on a second connection). Preparing a statement over the table connects it, if the
@@ -773,7 +779,7 @@ const EventStore* loaded_store(sqlite3* db, const std::string& schema) {
 
 SchemaIdentity schema_identity(sqlite3* db, const std::string& schema, const SchemaIdentity* known) {
   SchemaIdentity id;
-  if (const EventStore* s = loaded_store(db, schema)) id.store = s->generation;
+  if (const EventStore* s = loaded_store(db, schema, !known)) id.store = s->generation;
   id.file = schema_handle(db, schema.c_str());
   const char* path = sqlite3_db_filename(db, schema.c_str());
   if (path && *path) id.path = std::hash<std::string_view>{}(path);

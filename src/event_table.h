@@ -26,8 +26,8 @@ void register_event_module(sqlite3* db, StoreRegistry* stores, void (*destroy)(v
 // The in-memory store whose rows `schema`'s event table serves on `db`, or nullptr (a saved
 // database's real table, or no tlsql table; a schema detached since, whatever now has its name).
 // The SQL functions read it directly instead of querying the table row by row. Valid until the
-// connection closes.
-const EventStore* loaded_store(sqlite3* db, const std::string& schema);
+// connection closes. (`check_table`: false only for schema_identity's `known`.)
+const EventStore* loaded_store(sqlite3* db, const std::string& schema, bool check_table = true);
 
 // What schema `schema` of `db` holds now: its loaded store's generation (0 for none) and the
 // database SQLite has open under that name (its file handle, unique while attached, its path, and

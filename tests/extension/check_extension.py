@@ -132,6 +132,32 @@ except sqlite3.Error as e:
     check(False, f"loaded twice: tlsql_load then gpu_time on its schema: {e}")
 twice.close()
 
+# A loaded trace's schema detached while a statement Python keeps prepared still holds its event
+# table, and an empty database attached under the name (often given the freed handle's address):
+# the functions find no trace there, and once it is detached a trace loads under the name.
+small = os.path.join(data, "custom_launches.json")  # (a small load: the sequence that reused the handle)
+swap = sqlite3.connect(":memory:")
+swap.enable_load_extension(True)
+swap.load_extension(lib)
+swap.execute("SELECT tlsql_load(?, 'b')", (small,))
+swap.execute("SELECT count(*) FROM b.event").fetchall()  # (kept prepared in Python's statement cache)
+swap.execute("DETACH b")
+swap.execute("ATTACH ':memory:' AS b")
+for q, msg in [("SELECT gpu_time(1, 'b')", "no tlsql event table in schema 'b'"),
+               ("SELECT count(*) FROM descendants(1, 'b')", "no tlsql event table in schema 'b'")]:
+    try:
+        got = swap.execute(q).fetchall()
+        check(False, f"{q} on an empty database attached in a loaded trace's place: {got}, expected an error")
+    except sqlite3.Error as e:
+        check(msg in str(e), f"{q} on an empty database attached in a loaded trace's place: {e}")
+swap.execute("DETACH b")
+try:
+    n = swap.execute("SELECT tlsql_load(?, 'b')", (small,)).fetchone()[0]
+    check(n == 45, f"then a trace loads under the name: {n}")
+except sqlite3.Error as e:
+    check(False, f"then a trace loads under the name: {e}")
+swap.close()
+
 # ---- Reports as tables -----------------------------------------------------------------------
 def as_text(con, v):
     """A value as tlsql's CSV writes it: SQLite's own text of it (a REAL's 15 digits), NULL as ''."""
