@@ -151,6 +151,7 @@ RowsVersion rows_version(sqlite3* db, const std::string& schema, const EventStor
   // (-1 for no such schema: a version that equals none.)
   v.data_version = schema_pragma(db, schema, "data_version");
   v.schema_version = schema_pragma(db, schema, "schema_version");
+  if (sqlite3_txn_state(db, nullptr) == SQLITE_TXN_WRITE) v.data_version = -1;
   return v;
 }
 

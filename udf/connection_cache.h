@@ -89,7 +89,8 @@ T* connection_statements(sqlite3* db, const std::string& key, const SchemaIdenti
 // the schema, its loaded store's generation or its saved file's name, and three counters: the
 // file's data version (a commit by another connection), its schema version (a table created,
 // dropped or renamed on this connection) and the connection's changes (rows it wrote: launch_link
-// edited in a loaded session). Equal versions: the same rows. (The file's name, not
+// edited in a loaded session). Equal versions: the same rows; none while a write transaction is
+// open (ChangesSeen: a ROLLBACK leaves the counters as they were). (The file's name, not
 // schema_identity's handle: a file closed and another opened may get the freed handle's address;
 // and its stamp, file_stamp: the same file rewritten and attached again counts its versions anew.)
 // A version that cannot be read (the schema gone) equals none.
@@ -105,6 +106,27 @@ struct RowsVersion {
 };
 // `store`: the schema's loaded store, nullptr for a saved database.
 RowsVersion rows_version(sqlite3* db, const std::string& schema, const EventStore* store);
+
+// Whether what a connection read of its own rows at mark() may still be used: its total_changes
+// count is the same, and no write transaction open then has ended since. ROLLBACK leaves the count
+// as it was, so rows read inside a transaction (an INSERT INTO kernel_rule, an UPDATE of gpu_spec,
+// a perf_model_user row, then ROLLBACK) are read again once it ends, committed or not.
+class ChangesSeen {
+ public:
+  bool current(sqlite3* db) const {
+    return sqlite3_total_changes64(db) == changes_ &&
+           !(in_write_ && sqlite3_txn_state(db, nullptr) != SQLITE_TXN_WRITE);
+  }
+  void mark(sqlite3* db) {
+    changes_ = sqlite3_total_changes64(db);
+    in_write_ = sqlite3_txn_state(db, nullptr) == SQLITE_TXN_WRITE;
+  }
+  bool in_write() const { return in_write_; }
+
+ private:
+  int64_t changes_ = -1;
+  bool in_write_ = false;
+};
 
 // A part of the state a family keeps itself (under its own lock): made empty on first use, it
 // lives as long as the connection. nullptr when `db` has no tlsql state.

@@ -15,11 +15,10 @@ SchemaGpuClasses::SchemaGpuClasses(sqlite3* db, std::string schema) : db_(db), s
 
 void SchemaGpuClasses::refresh() {
   // Rules are rows the user may INSERT at any time: a change on this connection shows in
-  // total_changes, a cheap counter, and the table is read again only then.
-  const int64_t now = sqlite3_total_changes64(db_);
-  if (now == changes_) return;
+  // total_changes, a cheap counter, and the table is read again only then (ChangesSeen).
+  if (seen_.current(db_)) return;
   KernelRules rules = KernelRules::read(db_, schema_);
-  changes_ = now;
+  seen_.mark(db_);
   if (rules == rules_ && !rules_.rules().empty()) return;
   rules_ = std::move(rules);
   rule_of_ = {};

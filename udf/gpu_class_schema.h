@@ -12,6 +12,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "udf/connection_cache.h"
 #include "udf/gpu_class.h"
 #include "udf/perf/name_memo.h"
 #include "udf/tree/tree_access.h"
@@ -39,7 +40,7 @@ class SchemaGpuClasses {
 
   sqlite3* db_;
   std::string schema_;
-  int64_t changes_ = -1;
+  ChangesSeen seen_;  // when rules_ was read
   KernelRules rules_;
   NameMemo<int> rule_of_;               // index in rules_, -1 for none
   StoredNameMemo<int> stored_rule_of_;  // the same, by place

@@ -85,8 +85,7 @@ class Peaks {
   std::pair<std::optional<double>, std::optional<double>> get(const Measured& m, const PerfTable* table) {
     // Remembered until the connection changes any row (an UPDATE of gpu_spec must show at once)
     // or the schema holds another database (another perf table, whose dtype indexes differ).
-    std::pair<int64_t, const PerfTable*> epoch{sqlite3_total_changes64(db_), table};
-    if (epoch != epoch_) seen_.clear(), epoch_ = epoch;
+    if (!changes_.current(db_) || table != table_) seen_.clear(), changes_.mark(db_), table_ = table;
     auto key = std::make_tuple(m.dtype, m.matrix, m.trace, m.device);
     if (auto it = seen_.find(key); it != seen_.end()) return it->second;
     auto& out = seen_[key];
@@ -119,7 +118,8 @@ class Peaks {
   sqlite3* db_;
   sqlite3_stmt* peaks_ = nullptr;
   std::map<std::tuple<uint16_t, bool, int64_t, int64_t>, std::pair<std::optional<double>, std::optional<double>>> seen_;
-  std::pair<int64_t, const PerfTable*> epoch_{-1, nullptr};
+  ChangesSeen changes_;  // when seen_ was emptied
+  const PerfTable* table_ = nullptr;
 };
 
 // The schema's Peaks: the connection's, kept while the schema holds what it did (`identity`),

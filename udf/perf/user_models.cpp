@@ -14,23 +14,32 @@ namespace {
 
 std::mutex g_mutex;
 uint64_t g_generation = 0;  // under g_mutex
-// Connections with models: while there are none (the usual case), user_models() answers without
+// Connections with models (or with models published in a transaction not yet seen to end): while
+// there are none (the usual case), user_models() answers without
 // the lock (the perf functions ask on every call).
 std::atomic<int> g_with_models{0};
 
 // A connection's models: a part of its state (connection_cache.h), closed with the connection.
 struct Models {
   std::shared_ptr<const UserModels> current;
+  ChangesSeen published;  // in a write transaction: read again once it ends (a ROLLBACK fires no trigger)
+  bool counted() const { return current || published.in_write(); }  // (in g_with_models)
   ~Models() {
-    if (current) --g_with_models;
+    if (counted()) --g_with_models;
   }
 };
 
-void publish(sqlite3* db, std::shared_ptr<const UserModels> models) {  // under g_mutex
+void publish(sqlite3* db, std::shared_ptr<UserModels> models) {  // under g_mutex
   auto* mine = connection_part<Models>(db, "user_models");
   if (!mine) return;
-  g_with_models += (models ? 1 : 0) - (mine->current ? 1 : 0);
+  if (models->by_name.empty())
+    models = nullptr;
+  else
+    models->generation = ++g_generation;
+  const bool before = mine->counted();
   mine->current = std::move(models);
+  mine->published.mark(db);
+  g_with_models += (mine->counted() ? 1 : 0) - (before ? 1 : 0);
 }
 
 // The expressions of one model, each as a column over the op's columns.
@@ -43,15 +52,17 @@ std::string columns(const UserModel& m) {
 
 }  // namespace
 
-// tlsql_perf_models_changed(): called by the table's triggers. Reads the table again, checks that
-// every formula compiles (the error names the op and fails the statement), and publishes it.
-void perf_models_changed_fn(sqlite3_context* ctx, int, sqlite3_value**) {
-  sqlite3* db = sqlite3_context_db_handle(ctx);
+// The table's models, each formula compiled once (the error names the op); nullptr and `error` set
+// when one does not.
+std::shared_ptr<UserModels> read_models(sqlite3* db, std::string& error) {
   auto models = std::make_shared<UserModels>();
   sqlite3_stmt* s = nullptr;
   if (sqlite3_prepare_v2(db, "SELECT name, category, flops, bytes, matrix, dtype FROM temp.perf_model_user", -1, &s,
-                         nullptr) != SQLITE_OK)
-    return sqlite3_result_error(ctx, sqlite3_errmsg(db), -1);
+                         nullptr) != SQLITE_OK) {
+    error = sqlite3_errmsg(db);
+    sqlite3_finalize(s);
+    return nullptr;
+  }
   auto text = [&](int c) {
     const unsigned char* t = sqlite3_column_text(s, c);
     return t ? std::string((const char*)t) : std::string();
@@ -68,15 +79,24 @@ void perf_models_changed_fn(sqlite3_context* ctx, int, sqlite3_value**) {
         "NULL AS concrete_inputs, NULL AS args)",
         columns(m));
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &check, nullptr) != SQLITE_OK) {
-      const std::string e = fmt::format("perf_model_user '{}': {}", name, sqlite3_errmsg(db));
+      error = fmt::format("perf_model_user '{}': {}", name, sqlite3_errmsg(db));
       sqlite3_finalize(check);
-      return sqlite3_result_error(ctx, e.c_str(), -1);
+      return nullptr;
     }
     sqlite3_finalize(check);
   }
+  return models;
+}
+
+// tlsql_perf_models_changed(): called by the table's triggers. Reads the table again, checks that
+// every formula compiles (the error fails the statement), and publishes it.
+void perf_models_changed_fn(sqlite3_context* ctx, int, sqlite3_value**) {
+  sqlite3* db = sqlite3_context_db_handle(ctx);
+  std::string error;
+  std::shared_ptr<UserModels> models = read_models(db, error);
+  if (!models) return sqlite3_result_error(ctx, error.c_str(), -1);
   std::lock_guard<std::mutex> lock(g_mutex);
-  models->generation = ++g_generation;
-  publish(db, models->by_name.empty() ? nullptr : std::move(models));
+  publish(db, std::move(models));
   sqlite3_result_null(ctx);
 }
 
@@ -107,7 +127,13 @@ std::shared_ptr<const UserModels> user_models(sqlite3* db) {
   if (g_with_models.load(std::memory_order_relaxed) == 0) return nullptr;
   std::lock_guard<std::mutex> lock(g_mutex);
   auto* mine = connection_part<Models>(db, "user_models");
-  return mine ? mine->current : nullptr;
+  if (!mine) return nullptr;
+  // Published inside a transaction since ended (a ROLLBACK may have taken the rows back): read again.
+  if (mine->published.in_write() && sqlite3_txn_state(db, nullptr) != SQLITE_TXN_WRITE) {
+    std::string error;  // (formulas that compiled when published compile now)
+    if (std::shared_ptr<UserModels> models = read_models(db, error)) publish(db, std::move(models));
+  }
+  return mine->current;
 }
 
 bool apply_user_models(sqlite3* db, const std::string& schema, const UserModels& models,
