@@ -779,7 +779,9 @@ const EventStore* loaded_store(sqlite3* db, const std::string& schema, bool chec
 
 SchemaIdentity schema_identity(sqlite3* db, const std::string& schema, const SchemaIdentity* known) {
   SchemaIdentity id;
-  if (const EventStore* s = loaded_store(db, schema, !known)) id.store = s->generation;
+  // (the table check skipped only for a trace this run saw there: `known` a saved file's, or none,
+  // a detached trace's table a statement still holds would pass as the schema's by its handle)
+  if (const EventStore* s = loaded_store(db, schema, !known || !known->store)) id.store = s->generation;
   id.file = schema_handle(db, schema.c_str());
   const char* path = sqlite3_db_filename(db, schema.c_str());
   if (path && *path) id.path = std::hash<std::string_view>{}(path);
@@ -794,8 +796,8 @@ SchemaIdentity schema_identity(sqlite3* db, const std::string& schema, const Sch
 uint64_t file_stamp(const char* path) {
   struct stat st {};
   if (::stat(path, &st) != 0) return 0;
-  const uint64_t parts[] = {(uint64_t)st.st_dev,         (uint64_t)st.st_ino,          (uint64_t)st.st_size,
-                            (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_ctim.tv_nsec};
+  const uint64_t parts[] = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
+                            (uint64_t)st.st_mtim.tv_nsec};
   return std::hash<std::string_view>{}(std::string_view((const char*)parts, sizeof parts)) | 1;
 }
 

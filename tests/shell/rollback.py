@@ -46,4 +46,22 @@ for what, question, change, inside in cases:
     check(after == before, f"{what}: after ROLLBACK the rows as they were answer: {after!r}, want {before!r}")
     r, values = answers(question, change, "COMMIT")
     check(len(values) == 3 and values[2] == values[1], f"{what}: after COMMIT the changed rows still answer: {values}")
+
+# Models published inside a transaction are read again from their table once it ends, outside the
+# models' lock and once: a table whose reading calls a perf function (here a view put in its place,
+# naming aten::mul only) neither hangs nor loops, and what it names is what answers (aten::addmm by
+# the shipped model again, as in a session that never had a user model).
+view = ("CREATE TEMP VIEW perf_model_user AS SELECT 'aten::mul' AS name, 'other' AS category, "
+        "CAST((SELECT flops(uid) FROM event WHERE name = 'aten::addmm' LIMIT 1) AS TEXT) AS flops, NULL AS bytes, "
+        "0 AS matrix, NULL AS dtype")
+question = "SELECT min(flops(uid)) FROM event WHERE name = 'aten::addmm'"
+shipped = subprocess.run([tlsql, trace, "-c", question], capture_output=True, text=True, timeout=60).stdout
+try:
+    r = subprocess.run([tlsql, trace, "-c", "INSERT INTO perf_model_user(name, flops) VALUES ('aten::addmm', '42')",
+                        "-c", "DROP TABLE temp.perf_model_user", "-c", view,
+                        "-c", question], capture_output=True, text=True, timeout=60)
+    check(r.stdout.strip().split("\n")[-1:] == shipped.strip().split("\n")[-1:] and shipped.strip(),
+          f"models read again through a table that calls flops(): {r.stdout!r} {r.stderr.strip()[:200]}")
+except subprocess.TimeoutExpired:
+    check(False, "models read again through a table that calls flops(): no answer in 60 s (a deadlock)")
 finish()

@@ -733,8 +733,10 @@ struct Matched {
     struct Run {
       std::shared_ptr<void> schema, diff;  // kept_for_run's and diff_for's slots
     };
-    if (!*call.run) *call.run = std::make_shared<Run>();
-    Run& run = *static_cast<Run*>(call.run->get());
+    std::shared_ptr<void> once;  // (a call without a cursor's slot)
+    std::shared_ptr<void>& slot = call.run ? *call.run : once;
+    if (!slot) slot = std::make_shared<Run>();
+    Run& run = *static_cast<Run*>(slot.get());
     struct KeptArg {
       KeptSchema at;
     } fresh;

@@ -1039,9 +1039,9 @@ struct Key {
 };
 Key key_of(sqlite3* db, const std::string& schema, const SchemaIdentity* known = nullptr) {
   Key k;
-  k.store = loaded_store(db, schema);
   k.exists = sqlite3_db_filename(db, schema.c_str()) != nullptr;
   k.id = schema_identity(db, schema, known);
+  k.store = k.id.store ? loaded_store(db, schema, false) : nullptr;  // (the store schema_identity found)
   k.user = user_models(db);
   k.models = k.user ? k.user->generation : 0;
   return k;
@@ -1182,7 +1182,10 @@ std::shared_ptr<const PerfTable> last_row_table(sqlite3_context* ctx, std::strin
   const bool checked = run && std::find(run->checked.begin(), run->checked.end(), last) != run->checked.end();
   id = schema_identity(db, last->schema, checked ? &last->id : nullptr);
   if (!(id == last->id) || last->models != models_generation(db)) return nullptr;
-  if (run && !checked) run->checked.push_back(last);
+  if (run && !checked) {
+    if (run->checked.size() >= 8) run->checked.clear();  // (a statement naming many schemas: checked again)
+    run->checked.push_back(last);
+  }
   schema = last->schema;
   return last->table;
 }

@@ -15,8 +15,8 @@ namespace {
 std::mutex g_mutex;
 uint64_t g_generation = 0;  // under g_mutex
 // Connections with models (or with models published in a transaction not yet seen to end): while
-// there are none (the usual case), user_models() answers without
-// the lock (the perf functions ask on every call).
+// there are none (the usual case), user_models() answers without the lock (the perf functions ask
+// on every call).
 std::atomic<int> g_with_models{0};
 
 // A connection's models: a part of its state (connection_cache.h), closed with the connection.
@@ -24,6 +24,14 @@ struct Models {
   std::shared_ptr<const UserModels> current;
   ChangesSeen published;  // in a write transaction: read again once it ends (a ROLLBACK fires no trigger)
   bool counted() const { return current || published.in_write(); }  // (in g_with_models)
+  // Marks the models as read now, and `models` (given) as what they are, keeping this
+  // connection's place in g_with_models. Under g_mutex.
+  void mark(sqlite3* db, std::shared_ptr<const UserModels>* models = nullptr) {
+    const bool before = counted();
+    if (models) current = std::move(*models);
+    published.mark(db);
+    g_with_models += (counted() ? 1 : 0) - (before ? 1 : 0);
+  }
   ~Models() {
     if (counted()) --g_with_models;
   }
@@ -36,10 +44,8 @@ void publish(sqlite3* db, std::shared_ptr<UserModels> models) {  // under g_mute
     models = nullptr;
   else
     models->generation = ++g_generation;
-  const bool before = mine->counted();
-  mine->current = std::move(models);
-  mine->published.mark(db);
-  g_with_models += (mine->counted() ? 1 : 0) - (before ? 1 : 0);
+  std::shared_ptr<const UserModels> now = std::move(models);
+  mine->mark(db, &now);
 }
 
 // The expressions of one model, each as a column over the op's columns.
@@ -125,14 +131,21 @@ void install_user_models(sqlite3* db) {
 
 std::shared_ptr<const UserModels> user_models(sqlite3* db) {
   if (g_with_models.load(std::memory_order_relaxed) == 0) return nullptr;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto* mine = connection_part<Models>(db, "user_models");
-  if (!mine) return nullptr;
-  // Published inside a transaction since ended (a ROLLBACK may have taken the rows back): read again.
-  if (mine->published.in_write() && sqlite3_txn_state(db, nullptr) != SQLITE_TXN_WRITE) {
-    std::string error;  // (formulas that compiled when published compile now)
-    if (std::shared_ptr<UserModels> models = read_models(db, error)) publish(db, std::move(models));
+  Models* mine = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    mine = connection_part<Models>(db, "user_models");
+    if (!mine) return nullptr;
+    // Published inside a transaction since ended (a ROLLBACK may have taken the rows back): read
+    // again, once. Marked first, so that a call the read makes (a perf function in what the table
+    // reads) and the calls after a read that fails (the table dropped) do not read again.
+    if (!mine->published.in_write() || sqlite3_txn_state(db, nullptr) == SQLITE_TXN_WRITE) return mine->current;
+    mine->mark(db);
   }
+  std::string error;                                            // (models that fail now stay as they were published)
+  std::shared_ptr<UserModels> models = read_models(db, error);  // (SQL: not under the lock)
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (models) publish(db, std::move(models));
   return mine->current;
 }
 
