@@ -34,8 +34,8 @@ const EventStore* loaded_store(sqlite3* db, const std::string& schema, bool chec
 // for a file the file itself as stat gives it). What a connection caches per schema name is valid
 // only for the identity it was made for: a name can be detached and attached again holding another
 // trace or file (or a copy of the first). The handle is unique only while attached: DETACH frees it
-// and the next ATTACH's often gets its address (seen in CI: plain.db attached where ep.db had been
-// read as ep.db's), and a new handle's data version starts again at 1. So the path, and the file's
+// and the next ATTACH's often gets its address (seen in CI: plain.db, attached where ep.db had been,
+// read with ep.db's kernel rules), and a new handle's data version starts again at 1. So the path, and the file's
 // stamp for the same path attached again after the file was rewritten (`tlsql t.json -o a.db`
 // between a DETACH and an ATTACH of a.db). Not seen: a write to a WAL-mode file, while detached,
 // that is still in its -wal file (tlsql saves in rollback mode).
