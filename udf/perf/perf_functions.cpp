@@ -83,8 +83,9 @@ class Peaks {
 
   // gpu_spec figures for the event's GPU and dtype: (peak TFLOP/s, TB/s).
   std::pair<std::optional<double>, std::optional<double>> get(const Measured& m, const PerfTable* table) {
-    // Remembered until the connection changes any row (an UPDATE of gpu_spec must show at once)
-    // or the schema holds another database (another perf table, whose dtype indexes differ).
+    // Remembered until the connection changes any row (an UPDATE of gpu_spec must show at once,
+    // and a ROLLBACK of one: ChangesSeen) or the schema holds another database (another perf
+    // table, whose dtype indexes differ).
     if (!changes_.current(db_) || table != table_) seen_.clear(), changes_.mark(db_), table_ = table;
     auto key = std::make_tuple(m.dtype, m.matrix, m.trace, m.device);
     if (auto it = seen_.find(key); it != seen_.end()) return it->second;
