@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "src/json_check.h"
 #include "src/json_scan.h"
 
 namespace tlsql::args_text {
@@ -75,20 +76,58 @@ bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; 
 // minify_encode's walk from `p`: the whole text, or with `one_value` only the object or array at
 // `p` (its end is found by the walk: the caller need not know it). Returns where the walk
 // stopped, or nullptr where it cannot decide. `members`, when given, gets the outer object's.
+// `Checked`: the text is not known to be JSON, and the walk checks it as check_json would (its
+// grammar, each scalar, each string's escapes; json_check.h), giving up (nullptr) on anything
+// check_json would not call valid: the bytes of an args value are then walked once, not twice.
+// (UTF-8 is the caller's: checked for a whole chunk at once.)
+template <bool Checked>
 const char* walk(const char* p, const char* end, bool one_value, StringPool::Cache& keys, std::string& out,
                  std::vector<Member>* members) {
   size_t opens = 0, depth = 0;
   std::string joined;  // a key whose closing quote and colon have whitespace between them
+  // Checked: what JSON lets come next, and whether each open container is an object.
+  enum Next : uint8_t { value, value_or_close, key, key_or_close, colon, after };
+  [[maybe_unused]] Next next = value;
+  [[maybe_unused]] bool object[kMaxBrackets];
   while (p < end) {
     const char c = *p;
     if (c != '"') {
       if (!is_space(c)) {
         if ((unsigned char)c < 0x20) return nullptr;
         if (c == '{' || c == '[') {
+          if constexpr (Checked) {
+            if ((next != value && next != value_or_close) || depth == kMaxBrackets) return nullptr;
+            object[depth] = c == '{';
+            next = c == '{' ? key_or_close : value_or_close;
+          }
           ++opens, ++depth;
-        } else if ((c == '}' || c == ']') && depth > 0 && --depth == 0 && one_value) {
-          out.push_back(c);
-          return opens > 1000 ? nullptr : p + 1;
+        } else if (c == '}' || c == ']') {
+          if constexpr (Checked) {
+            const bool brace = c == '}';
+            if (depth == 0 || object[depth - 1] != brace ||
+                (next != after && next != (brace ? key_or_close : value_or_close)))
+              return nullptr;
+            next = after;
+          }
+          if (depth > 0 && --depth == 0 && one_value) {
+            out.push_back(c);
+            return opens > kMaxBrackets ? nullptr : p + 1;
+          }
+        } else if constexpr (Checked) {
+          if (c == ',') {
+            if (next != after || depth == 0) return nullptr;
+            next = object[depth - 1] ? key : value;
+          } else if (c == ':') {
+            if (next != colon) return nullptr;
+            next = value;
+          } else {  // a number or a literal, checked whole
+            const size_t len = json_check::scalar_end(p, (size_t)(end - p), 0);
+            if ((next != value && next != value_or_close) || len == json_check::npos) return nullptr;
+            out.append(p, len);
+            p += len;
+            next = after;
+            continue;
+          }
         }
         out.push_back(c);
       }
@@ -100,6 +139,18 @@ const char* walk(const char* p, const char* end, bool one_value, StringPool::Cac
     const char* close = string_end(p, end, escaped);
     if (!close) return nullptr;
     p = close + 1;
+    if constexpr (Checked) {
+      bool repair = false, any = false;
+      if (escaped && (json_check::string_end(open, (size_t)(p - open), 1, repair, any) != (size_t)(p - open) || repair))
+        return nullptr;
+      if (next == value || next == value_or_close) {  // a value, never a key (even before ':')
+        out.append(open, (size_t)(p - open));
+        next = after;
+        continue;
+      }
+      if (next != key && next != key_or_close) return nullptr;
+      next = colon;
+    }
     const char* colon = p;
     while (colon < end && is_space(*colon)) ++colon;
     // A string followed by ':' is an object key: as encode() takes it from the minified text.
@@ -115,25 +166,29 @@ const char* walk(const char* p, const char* end, bool one_value, StringPool::Cac
       if (id != StringPool::kNone) {
         put_token(id, out);
         p = colon + 1;
+        if constexpr (Checked) next = value;
         continue;
       }
     }
-    out.append(open, p);
+    out.append(open, (size_t)(p - open));  // (the (pointer, length) form: the pointer pair is a slow replace())
   }
-  if (opens > 1000) return nullptr;
+  if (opens > kMaxBrackets) return nullptr;
+  if constexpr (Checked)
+    if (depth != 0 || next != after) return nullptr;
   return one_value ? nullptr : p;  // (one value: its text ended before the value did)
 }
 
 }  // namespace
 
 bool minify_encode(std::string_view json, StringPool::Cache& keys, std::string& out) {
-  return walk(json.data(), json.data() + json.size(), false, keys, out, nullptr) != nullptr;
+  return walk<false>(json.data(), json.data() + json.size(), false, keys, out, nullptr) != nullptr;
 }
 
 size_t minify_encode_object(const char* p, const char* end, StringPool::Cache& keys, std::string& out,
-                            std::vector<Member>& members) {
+                            std::vector<Member>& members, bool checked) {
   if (p >= end || *p != '{') return 0;
-  const char* stop = walk(p, end, true, keys, out, &members);
+  const char* stop =
+      checked ? walk<true>(p, end, true, keys, out, &members) : walk<false>(p, end, true, keys, out, &members);
   return stop ? (size_t)(stop - p) : 0;
 }
 

@@ -30,6 +30,9 @@ namespace tlsql::args_text {
 constexpr char kToken = 0x01;
 constexpr size_t kMaxKeys = 1 << 16;  // a hostile trace with a new key per event stays bounded
 constexpr size_t kMaxKeyBytes = 256;
+// An args value with more brackets than this is not walked as one (minify_encode gives up): the
+// reader's depth rule must look at it.
+constexpr size_t kMaxBrackets = 1000;
 
 // Appends `json` (minified) to `out` with its keys as tokens, adding new keys to `keys`. False,
 // with `out` unchanged, when `json` holds a byte below 0x20: it must be stored as it is.
@@ -45,7 +48,7 @@ void encode_key(std::string_view key, StringPool::Cache& keys, std::string& out)
 // read once rather than three times (minify, the control-byte check, encode's quote search).
 // False, `out` then partly written, where the one walk cannot decide and the caller takes the
 // two-step path: a byte below 0x20 in a string (encode() refuses it), a string left open, or more
-// than 1000 brackets (the reader's depth limit must look). Keys met before it gave up may be in
+// than kMaxBrackets brackets (the reader's depth limit must look). Keys met before it gave up may be in
 // the dictionary already: harmless, as a key's presence is store-wide (see above).
 bool minify_encode(std::string_view json, StringPool::Cache& keys, std::string& out);
 
@@ -60,8 +63,10 @@ struct Member {
 // found by the same walk, so that no other walk of its members is needed: the reader takes the
 // keys it knows from `members` (the outer object's, in order). Returns the object's length in the
 // text, or 0 where minify_encode would return false (then the caller takes its other path).
+// `checked`: the text is not known to be JSON; the walk checks what it walks as check_json would
+// and returns 0 for anything check_json would not call valid (repairable text too).
 size_t minify_encode_object(const char* p, const char* end, StringPool::Cache& keys, std::string& out,
-                            std::vector<Member>& members);
+                            std::vector<Member>& members, bool checked = false);
 
 // The text `stored` encodes, written into `buf` followed by kSlack readable spaces (simdjson
 // parses it in place). `stored` must come from encode() with the same dictionary.

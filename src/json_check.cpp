@@ -1,6 +1,5 @@
 #include "src/json_check.h"
 
-#include <emmintrin.h>
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -32,68 +31,6 @@ int hex4(const char* d, size_t n, size_t p) {
 }
 bool starts(const char* d, size_t n, size_t p, std::string_view lit) {
   return p + lit.size() <= n && std::memcmp(d + p, lit.data(), lit.size()) == 0;
-}
-
-// What one escape at d[p] == '\\' (inside a string) is, and how many bytes it spans.
-struct Escape {
-  enum Kind { plain, bad, lone_surrogate, nul } kind;
-  size_t len;
-};
-Escape classify_escape(const char* d, size_t n, size_t p) {
-  if (p + 1 >= n) return {Escape::bad, 1};
-  switch (d[p + 1]) {
-    case '"':
-    case '\\':
-    case '/':
-    case 'b':
-    case 'f':
-    case 'n':
-    case 'r':
-    case 't': return {Escape::plain, 2};
-    case 'u': break;
-    default: return {Escape::bad, 1};
-  }
-  int u = hex4(d, n, p + 2);
-  if (u < 0) return {Escape::bad, 1};
-  if (u == 0) return {Escape::nul, 6};
-  if (u >= 0xDC00 && u <= 0xDFFF) return {Escape::lone_surrogate, 6};
-  if (u >= 0xD800 && u <= 0xDBFF) {
-    int lo = p + 7 < n && d[p + 6] == '\\' && d[p + 7] == 'u' ? hex4(d, n, p + 8) : -1;
-    if (lo >= 0xDC00 && lo <= 0xDFFF) return {Escape::plain, 12};
-    return {Escape::lone_surrogate, 6};
-  }
-  return {Escape::plain, 6};
-}
-
-// p just past the opening quote; returns the index after the closing quote, or npos when the text
-// ends first. Sets `repair` for control characters and escapes that repair_json() rewrites.
-size_t scan_string(const char* d, size_t n, size_t p, bool& repair) {
-  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1F);
-  for (;;) {
-    while (p + 16 <= n) {
-      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
-      // v <= 0x1F (unsigned) <=> max(v, 0x1F) == 0x1F
-      __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-                                     _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
-      if (int m = _mm_movemask_epi8(special)) {
-        p += __builtin_ctz(m);
-        goto special;
-      }
-      p += 16;
-    }
-    while (p < n && d[p] != '"' && d[p] != '\\' && (unsigned char)d[p] >= 0x20) ++p;
-    if (p >= n) return std::string_view::npos;
-  special:
-    if (d[p] == '"') return p + 1;
-    if (d[p] == '\\') {
-      Escape e = classify_escape(d, n, p);
-      if (e.kind != Escape::plain) repair = true;
-      p += e.len;
-    } else {
-      repair = true;  // a raw control character
-      ++p;
-    }
-  }
 }
 
 // p at '-' or a digit; returns the index past the number, or npos with `why` set.
@@ -134,15 +71,16 @@ std::string found(const char* d, size_t n, size_t p) {
   return c >= 0x20 && c < 0x7F ? fmt::format(", found '{}'", (char)c) : fmt::format(", found byte 0x{:02x}", c);
 }
 
-}  // namespace
+constexpr size_t npos = std::string_view::npos;
 
-JsonCheck check_json(const char* d, size_t n) {
-  bool repair = !simdjson::validate_utf8(d, n);  // bytes outside strings are checked as grammar below
-  std::vector<char> open;                        // '{' or '[' per nesting level
-  size_t p = 0, commas = 0;                      // commas: between the top-level array's elements
-  bool filled = false;                           // the top-level value is a non-empty array
+// check_json's walk of the value starting at or after p (white space first): p past it, or the
+// error in `err`. `commas` counts the commas between the outermost array's elements and `filled`
+// says it has some, when the value is an array. Never recurses: nesting costs a byte of heap a level.
+bool walk_value(const char* d, size_t n, size_t& p, bool& repair, size_t& commas, bool& filled, JsonCheck& err) {
+  std::vector<char> open;  // '{' or '[' per nesting level
   auto fail = [&](size_t at, std::string what) {
-    return JsonCheck{JsonCheck::invalid, at, "malformed JSON: " + what + found(d, n, at)};
+    err = JsonCheck{JsonCheck::invalid, at, "malformed JSON: " + what + found(d, n, at)};
+    return false;
   };
   auto skip_ws = [&] {
     while (p < n && is_ws(d[p])) ++p;
@@ -167,8 +105,9 @@ value:
       goto value;
     }
     case '"': {
-      size_t e = scan_string(d, n, p + 1, repair);
-      if (e == std::string_view::npos) return JsonCheck{JsonCheck::invalid, p, "unclosed string"};
+      bool escaped = false;
+      const size_t e = json_check::string_end(d, n, p + 1, repair, escaped);
+      if (e == npos) return err = JsonCheck{JsonCheck::invalid, p, "unclosed string"}, false;
       p = e;
       goto after;
     }
@@ -189,8 +128,8 @@ value:
       }
       if (d[p] == '-' || is_digit(d[p])) {
         const char* why = nullptr;
-        size_t e = scan_number(d, n, p, why);
-        if (e == std::string_view::npos) return JsonCheck{JsonCheck::invalid, p, why};
+        const size_t e = scan_number(d, n, p, why);
+        if (e == npos) return err = JsonCheck{JsonCheck::invalid, p, why}, false;
         p = e;
         goto after;
       }
@@ -200,8 +139,9 @@ key:
   skip_ws();
   if (p >= n || d[p] != '"') return fail(p, "expected a string key");
   {
-    size_t e = scan_string(d, n, p + 1, repair);
-    if (e == std::string_view::npos) return JsonCheck{JsonCheck::invalid, p, "unclosed string"};
+    bool escaped = false;
+    const size_t e = json_check::string_end(d, n, p + 1, repair, escaped);
+    if (e == npos) return err = JsonCheck{JsonCheck::invalid, p, "unclosed string"}, false;
     p = e;
   }
   skip_ws();
@@ -209,11 +149,8 @@ key:
   ++p;
   goto value;
 after:
+  if (open.empty()) return true;
   skip_ws();
-  if (open.empty()) {
-    if (p < n) return fail(p, "expected the end of the value");
-    return JsonCheck{repair ? JsonCheck::repairable : JsonCheck::ok, 0, {}, filled ? commas + 1 : 0};
-  }
   if (p < n && d[p] == ',') {
     ++p;
     if (open.back() == '{') goto key;
@@ -228,6 +165,56 @@ after:
   return fail(p, open.back() == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
 }
 
+}  // namespace
+
+JsonCheck check_json(const char* d, size_t n) {
+  bool repair = !simdjson::validate_utf8(d, n);  // bytes outside strings are checked as grammar below
+  size_t p = 0, commas = 0;                      // commas: between the top-level array's elements
+  bool filled = false;                           // the top-level value is a non-empty array
+  JsonCheck err;
+  if (!walk_value(d, n, p, repair, commas, filled, err)) return err;
+  while (p < n && is_ws(d[p])) ++p;
+  if (p < n) return JsonCheck{JsonCheck::invalid, p, "malformed JSON: expected the end of the value" + found(d, n, p)};
+  return JsonCheck{repair ? JsonCheck::repairable : JsonCheck::ok, 0, {}, filled ? commas + 1 : 0};
+}
+
+namespace json_check {
+
+Escape classify_escape(const char* d, size_t n, size_t p) {
+  if (p + 1 >= n) return {Escape::bad, 1};
+  switch (d[p + 1]) {
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't': return {Escape::plain, 2};
+    case 'u': break;
+    default: return {Escape::bad, 1};
+  }
+  int u = hex4(d, n, p + 2);
+  if (u < 0) return {Escape::bad, 1};
+  if (u == 0) return {Escape::nul, 6};
+  if (u >= 0xDC00 && u <= 0xDFFF) return {Escape::lone_surrogate, 6};
+  if (u >= 0xD800 && u <= 0xDBFF) {
+    int lo = p + 7 < n && d[p + 6] == '\\' && d[p + 7] == 'u' ? hex4(d, n, p + 8) : -1;
+    if (lo >= 0xDC00 && lo <= 0xDFFF) return {Escape::plain, 12};
+    return {Escape::lone_surrogate, 6};
+  }
+  return {Escape::plain, 6};
+}
+
+size_t value_end(const char* d, size_t n, size_t p, bool& repair) {
+  size_t commas = 0;
+  bool filled = false;
+  JsonCheck err;
+  return walk_value(d, n, p, repair, commas, filled, err) ? p : npos;
+}
+
+}  // namespace json_check
+
 TextBuffer repair_json(const char* p, size_t n, Health& health) {
   std::string out;
   out.reserve(n + n / 16);
@@ -237,7 +224,8 @@ TextBuffer repair_json(const char* p, size_t n, Health& health) {
     unsigned char c = (unsigned char)p[i];
     if (c < 0x80) {
       if (in_string && c == '\\') {
-        Escape e = classify_escape(p, n, i);
+        using json_check::Escape;
+        const Escape e = json_check::classify_escape(p, n, i);
         switch (e.kind) {
           case Escape::plain: out.append(p + i, e.len); break;
           case Escape::bad: out += "\\\\", ++bad_escapes; break;  // the backslash becomes a character

@@ -1,11 +1,13 @@
 #include "src/readers/kineto_json/json_reader.h"
 
 #include <emmintrin.h>
+#include <simdjson.h>
 
 #include <new>
 
 #include "src/args_text.h"
 #include "src/decimal.h"
+#include "src/json_check.h"
 #include "src/json_scan.h"
 #include "src/kind.h"
 #include "src/readers/row_rules.h"
@@ -22,21 +24,35 @@ struct Token {
   size_t end = 0;  // the index past the value
 };
 
-// Reads the events of one chunk in one walk of its text. The text is valid JSON (check_json()
+// Reads the events of one chunk in one walk of its text. Trusted text is valid JSON (check_json()
 // proved it, repair_json() mended what it called repairable), so the walk needs no error paths:
 // it only finds where each key and value starts and ends, and reads the values the row keeps.
 // (Given other text it still reads nothing past the text's end: an error or rows, never a crash.)
+// Checked (issue 51: the bytes walked once), it also checks every byte it passes as check_json
+// would, with json_check.h's rules (the grammar between values, each string, each scalar, each
+// value it skips; UTF-8 for the whole text at once), and gives up (`unchecked`) on anything
+// check_json would not call valid: the caller then checks the text and reads it trusted. So a
+// checked read's rows are a trusted read's, and its errors are check_json's.
 // (It took simdjson's on-demand API before, whose own pass over the chunk and per-value
 // navigation were about a fifth of the parse's CPU on top of the check's walk: issue 51.)
 class Reader {
  public:
   Reader(const char* text, size_t size, ChunkSink& sink, std::string (&buffers)[2],
-         std::vector<args_text::Member>& members)
-      : d_(text), n_(size), sink_(sink), h_(sink.health), buf_(buffers[0]), cat_buf_(buffers[1]), members_(members) {}
+         std::vector<args_text::Member>& members, bool checked)
+      : d_(text),
+        n_(size),
+        sink_(sink),
+        h_(sink.health),
+        buf_(buffers[0]),
+        cat_buf_(buffers[1]),
+        members_(members),
+        checked_(checked) {}
 
   ReadStatus run() {
+    if (checked_ && !simdjson::validate_utf8(d_, n_)) return unchecked();
     size_t p = ws(0);
-    if (p >= n_ || d_[p] != '[') return {ReadStatus::error, "expected an array of events", p};
+    if (p >= n_ || d_[p] != '[')
+      return checked_ ? unchecked() : ReadStatus{ReadStatus::error, "expected an array of events", p};
     p = ws(p + 1);
     size_t idx = sink_.first_row;
     const size_t last = sink_.first_row + sink_.events;
@@ -48,7 +64,9 @@ class Reader {
         EventRec& ev = *new (sink_.rows.slot(idx)) EventRec();
         if (d_[p] == '{') {
           p = read_event(p, ev, idx);
+          if (refused_) return unchecked();
         } else {
+          if (checked_) return unchecked();  // (rare: a trusted read keeps it whole)
           const size_t end = value_end(p);
           set_args(ev, {d_ + p, end - p}, idx);  // kept whole (minified) so nothing is lost
           h_.add("element_not_object", idx,
@@ -60,29 +78,65 @@ class Reader {
         if (p >= n_ || d_[p] != ',') break;  // (the array's ']')
         p = ws(p + 1);
       }
+    if (checked_) {  // the array's ']' and nothing after it
+      if (p >= n_ || d_[p] != ']' || ws(p + 1) != n_) return unchecked();
+      sink_.events = idx - sink_.first_row;
+      return {};
+    }
     if (idx != last) return {ReadStatus::error, "malformed JSON: expected an event", p};
     return {};
   }
 
  private:
+  ReadStatus unchecked() { return {ReadStatus::unchecked, {}, 0}; }
+  // A checked read met text it does not vouch for: it reads on to the event's end harmlessly (as a
+  // trusted read of any text does) and stops there.
+  size_t refuse() {
+    refused_ = true;
+    return n_;
+  }
+
   size_t ws(size_t p) const {
     while (p < n_ && json_scan::is_ws(d_[p])) ++p;
     return p;
   }
-  size_t value_end(size_t p) const {
+  size_t value_end(size_t p) {
+    if (checked_) {
+      if (p < n_ && d_[p] == '"') {
+        bool escaped = false;
+        const size_t close = string_close(p, escaped);
+        return close < n_ ? close + 1 : n_;
+      }
+      if (p < n_ && d_[p] != '{' && d_[p] != '[') return scalar_end(p);
+      bool repair = false;
+      const size_t e = json_check::value_end(d_, n_, p, repair);
+      return e == json_check::npos || repair ? refuse() : e;
+    }
     const size_t e = json_scan::skip_value(d_, n_, p);
     return e == json_scan::npos ? n_ : e;
   }
   // p at a string's opening quote: the index of its closing quote (n_ when the text ends first);
   // `escaped` set when the string holds a backslash.
-  size_t string_close(size_t p, bool& escaped) const {
+  size_t string_close(size_t p, bool& escaped) {
+    if (checked_) {
+      bool repair = false;
+      const size_t e = json_check::string_end(d_, n_, p + 1, repair, escaped);
+      return e == json_check::npos || repair ? refuse() : e - 1;
+    }
     const size_t e = json_scan::skip_string(d_, n_, p, &escaped);
     return e == json_scan::npos ? n_ : e - 1;
   }
 
   // p at a number or a literal: the index past it (white space, ',', '}' or ']' ends it in valid
-  // JSON), 16 bytes a step: ts and ids run to 16-20 characters.
-  size_t scalar_end(size_t p) const {
+  // JSON; checked, it must be one), 16 bytes a step: ts and ids run to 16-20 characters.
+  size_t scalar_end(size_t p) {
+    if (checked_) {
+      const size_t e = json_check::scalar_end(d_, n_, p);
+      return e == json_check::npos ? refuse() : e;
+    }
+    return scalar_span(p);
+  }
+  size_t scalar_span(size_t p) const {
     const __m128i space = _mm_set1_epi8(' '), comma = _mm_set1_epi8(','), brace = _mm_set1_epi8('}');
     for (; p + 16 <= n_; p += 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d_ + p));
@@ -98,7 +152,7 @@ class Reader {
 
   // The value at p as a Token; a string's content unescaped into `buf` when it has escapes
   // (valid until `buf` is used again).
-  Token token_at(size_t p, std::string& buf) const {
+  Token token_at(size_t p, std::string& buf) {
     Token t;
     if (p >= n_) return t.end = n_, t;
     const char c = d_[p];
@@ -223,9 +277,12 @@ class Reader {
     encoded_.clear();
     members_.clear();
     size_t end;
-    if (const size_t len = args_text::minify_encode_object(d_ + p, d_ + n_, sink_.args.keys(), encoded_, members_)) {
+    if (const size_t len =
+            args_text::minify_encode_object(d_ + p, d_ + n_, sink_.args.keys(), encoded_, members_, checked_)) {
       end = p + len;
       row_rules::store_encoded_args(sink_.args, ev, encoded_);
+    } else if (checked_) {
+      return refuse();
     } else {
       end = value_end(p);
       members_.clear();
@@ -275,7 +332,10 @@ class Reader {
       const size_t close = string_close(p, escaped);
       const std::string_view key(d_ + p + 1, close - p - 1);
       const size_t colon = ws(close + 1);
-      if (colon >= n_ || d_[colon] != ':') break;  // (only text check_json refuses: never read past it)
+      if (colon >= n_ || d_[colon] != ':') {  // (only text check_json refuses: never read past it)
+        if (checked_) refuse();
+        break;
+      }
       const size_t at = ws(colon + 1);
       size_t end = json_scan::npos;
       // The index past the value when `key` is one the row takes, else npos.
@@ -340,8 +400,14 @@ class Reader {
         }
       if (end == json_scan::npos) end = value_end(at);
       p = ws(end);
-      if (p < n_ && d_[p] == ',') p = ws(p + 1);
+      if (p < n_ && d_[p] == ',') {
+        p = ws(p + 1);
+        if (checked_ && (p >= n_ || d_[p] != '"')) refuse();  // (a key must follow)
+      } else if (checked_ && (p >= n_ || d_[p] != '}')) {
+        refuse();  // (the object's end must)
+      }
     }
+    if (checked_ && (p >= n_ || d_[p] != '}')) refuse();
     row_rules::check_row(ev, seen & kPh, seen & kName, seen & kTs, h_, idx);
     ev.kind = row_rules::kind_for(sink_.kind_of_cat, ev.ph, ev.cat, cat_text);
     return p < n_ ? p + 1 : n_;  // (past the '}')
@@ -366,15 +432,19 @@ class Reader {
   std::string& cat_buf_;  // the same for "cat", kept until the event's kind is decided
   std::vector<args_text::Member>& members_;
   std::string minified_, encoded_;  // store_args' and minify_encode_object's buffers
+  const bool checked_;
+  bool refused_ = false;  // checked: text check_json would not call valid was met
 };
 
 }  // namespace
 
-ReadStatus read_event_chunk(const char* text, size_t size, ChunkSink& sink) {
+ReadStatus read_event_chunk(const char* text, size_t size, ChunkSink& sink, bool checked) {
   thread_local std::string buffers[2];
   thread_local std::vector<args_text::Member> members;
-  Reader r(text, size, sink, buffers, members);
-  return r.run();
+  Reader r(text, size, sink, buffers, members, checked);
+  ReadStatus s = r.run();
+  if (checked && s.code == ReadStatus::error) s = {ReadStatus::unchecked, {}, 0};  // (check_json's error is the one)
+  return s;
 }
 
 }  // namespace tlsql

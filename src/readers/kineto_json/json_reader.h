@@ -13,7 +13,9 @@
 namespace tlsql {
 
 struct ReadStatus {
-  enum Code { ok, error } code = ok;
+  // unchecked: a checked read met text check_json would not call valid (it may be repairable, or
+  // an error whose exact offset and message check_json gives): check it and read it trusted.
+  enum Code { ok, error, unchecked } code = ok;
   std::string message;  // what was expected / found (for `error`)
   size_t offset = 0;    // byte offset of the problem in the chunk text
 };
@@ -26,8 +28,11 @@ struct ChunkSink : RowSink {
   size_t first_row = 0, events = 0;      // set per chunk
 };
 
-// `text` is "[" + events + "]" and valid JSON (check_json() says so first, repair_json() mends
-// what it calls repairable): the reader walks it once without checking it again.
-ReadStatus read_event_chunk(const char* text, size_t size, ChunkSink& sink);
+// `text` is "[" + events + "]". Trusted (`checked` false), it is valid JSON (check_json() said so
+// first, repair_json() mended what it called repairable) and the reader walks it once without
+// checking it again. Checked, it may be anything: the one walk checks it as it reads it and
+// answers `unchecked` unless check_json would call it valid (no row or health count it made then
+// is to be kept); on `ok` it sets sink.events to the events it read (not more than sink.events).
+ReadStatus read_event_chunk(const char* text, size_t size, ChunkSink& sink, bool checked = false);
 
 }  // namespace tlsql
