@@ -7,13 +7,16 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 
 #include "src/input.h"
 #include "src/readers/reader.h"
@@ -103,14 +106,20 @@ class ChunkQueue {
 };
 
 // Where each chunk's rows go, in file order. A chunk the scan counted is placed as it is cut (every
-// chunk before it is placed by then); a speculative one (Chunk::speculative) by the thread that
-// proved it, once every chunk before it is placed: rows are placed at a prefix sum published in
-// chunk order, so each row's index (its uid) is its place in the file whichever thread parsed it.
-// A chunk that fails its proof drops itself and every later speculative chunk, before any of
-// their rows or health counts are kept; the scan re-cuts from its start (settle()).
+// chunk before it is placed by then); a speculative one (Chunk::speculative) once every chunk
+// before it is placed: rows are placed at a prefix sum published in chunk order, so each row's
+// index (its uid) is its place in the file whichever thread parsed it. A speculative chunk is read
+// whole before its place is known (ChunkParser::prove, into StagedRows); one proved before its
+// turn is parked and its thread goes on with the next chunk, and whichever thread places the chunk
+// before it places it too (waiting for its turn idled a thread for the rest of another's chunk:
+// 8-10% of the parse's thread time on 2 threads). A chunk that fails its proof drops itself and
+// every later speculative chunk, before any of their rows or health counts are kept; the scan
+// re-cuts from its start (settle()).
 class Placement : public CutProof {
  public:
-  Placement(RowArray& rows, std::shared_mutex& rows_mu) : array_(rows), rows_mu_(rows_mu) {}
+  // At most `parked` chunks wait for their turn (their rows held); a thread with one more waits.
+  Placement(RowArray& rows, std::shared_mutex& rows_mu, size_t parked)
+      : array_(rows), rows_mu_(rows_mu), max_parked_(parked) {}
   // Called by the scanner for a chunk it counted, as it cuts it (`seq`: its place among the chunks).
   void place_counted(Chunk& c, size_t seq) {
     std::lock_guard<std::mutex> l(m_);
@@ -124,24 +133,60 @@ class Placement : public CutProof {
     std::lock_guard<std::mutex> l(m_);
     issued_ = seq + 1;
   }
-  // A speculative chunk, proved or not: waits for its turn. False when it is dropped.
-  bool place_speculative(Chunk& c, size_t seq, bool proved) {
-    std::unique_lock<std::mutex> l(m_);
-    cv_.wait(l, [&] { return seq == next_seq_ || dropped(seq); });
-    if (dropped(seq)) return false;
-    if (!proved) {
-      fail_seq_ = seq, fail_offset_ = c.source_offset;
-      failed_ = true;
-      cv_.notify_all();
-      return false;
+  // A speculative chunk's rows, read by a thread, to be copied to their place by the one that
+  // places them.
+  struct Ready {
+    size_t first_row = 0, rows = 0;
+    std::unique_ptr<StagedRows> staged;
+  };
+  std::unique_ptr<StagedRows> staging() {
+    std::unique_ptr<StagedRows> s;
+    {
+      std::lock_guard<std::mutex> l(m_);
+      if (!spare_.empty()) s = std::move(spare_.back()), spare_.pop_back();
     }
-    c.first_row = rows_;
-    rows_ += c.rows;
-    ++next_seq_;
-    ++guessed_;
-    grow();
+    if (!s) return std::make_unique<StagedRows>();
+    s->health = Health();
+    return s;
+  }
+  void recycle(std::unique_ptr<StagedRows> s) {
+    std::lock_guard<std::mutex> l(m_);
+    spare_.push_back(std::move(s));
+  }
+  // A speculative chunk read into `staged`, proved (`rows`: its rows) or not (SIZE_MAX). Places it
+  // if its turn has come, and after it every parked chunk whose turn follows; else parks it. The
+  // caller copies what is returned (outside this lock: grow() here waits for copies).
+  std::vector<Ready> place_speculative(size_t seq, size_t source_offset, size_t rows,
+                                       std::unique_ptr<StagedRows> staged) {
+    std::vector<Ready> ready;
+    std::unique_lock<std::mutex> l(m_);
+    // (The chunk whose turn it is never waits: a thread holds it, so waiting here ends.)
+    if (seq != next_seq_ && !dropped(seq) && parked_.size() >= max_parked_)
+      cv_.wait(l, [&] { return seq == next_seq_ || dropped(seq); });
+    if (dropped(seq)) {
+      spare_.push_back(std::move(staged));
+      return ready;
+    }
+    parked_.emplace(seq, Parked{source_offset, rows, std::move(staged)});
+    while (!parked_.empty() && parked_.begin()->first == next_seq_) {
+      Parked p = std::move(parked_.begin()->second);
+      parked_.erase(parked_.begin());
+      if (p.rows == SIZE_MAX) {  // not proved: it and the guesses after it are dropped
+        fail_seq_ = next_seq_, fail_offset_ = p.source_offset;
+        failed_ = true;
+        spare_.push_back(std::move(p.staged));
+        for (auto& [s, q] : parked_) spare_.push_back(std::move(q.staged));
+        parked_.clear();
+        break;
+      }
+      ready.push_back({rows_, p.rows, std::move(p.staged)});
+      rows_ += p.rows;
+      ++next_seq_;
+      ++guessed_;
+    }
+    if (!ready.empty()) grow();
     cv_.notify_all();
-    return true;
+    return ready;
   }
   size_t rows() {
     std::lock_guard<std::mutex> l(m_);
@@ -201,8 +246,15 @@ class Placement : public CutProof {
     std::unique_lock<std::shared_mutex> l(rows_mu_);
     array_.reserve(std::max(array_.capacity() * 2, rows_));
   }
+  struct Parked {
+    size_t source_offset = 0, rows = 0;
+    std::unique_ptr<StagedRows> staged;
+  };
   RowArray& array_;
   std::shared_mutex& rows_mu_;
+  const size_t max_parked_;
+  std::map<size_t, Parked> parked_;  // by seq: proved before their turn
+  std::vector<std::unique_ptr<StagedRows>> spare_;
   std::mutex m_;
   std::condition_variable cv_;
   size_t rows_ = 0, next_seq_ = 0, issued_ = 0, guessed_ = 0;
@@ -219,17 +271,33 @@ struct Worker {
   std::unique_ptr<ChunkParser> parser;
   std::exception_ptr error;
   size_t error_seq = SIZE_MAX;  // the failed chunk's place in the file (errors: the first wins)
+  RowArray& rows;
   Worker(LoadedTrace& t, EventStore& s, TraceReader& reader)
-      : strings(s.strings), args(s.args), parser(reader.parser(RowSink{t.rows, strings, args, health, s.ids})) {}
+      : strings(s.strings),
+        args(s.args),
+        parser(reader.parser(RowSink{t.rows, strings, args, health, s.ids})),
+        rows(t.rows) {}
   // False (the error kept) when the chunk fails; a speculative chunk dropped is no failure.
   bool parse(Numbered& c, std::shared_mutex& mu, Placement& placement) {
     if (c.chunk.speculative()) {
+      std::unique_ptr<StagedRows> staged = placement.staging();
       bool proved = false;
       try {
-        proved = parser->prove(c.chunk);
+        proved = parser->prove(c.chunk, *staged);
       } catch (...) {  // (a chunk not proved: the serial re-cut meets the error again)
       }
-      if (!placement.place_speculative(c.chunk, c.seq, proved)) return true;
+      for (Placement::Ready& r : placement.place_speculative(c.seq, c.chunk.source_offset,
+                                                             proved ? c.chunk.rows : SIZE_MAX, std::move(staged))) {
+        {
+          std::shared_lock<std::shared_mutex> l(mu);
+          static_assert(std::is_trivially_copyable_v<EventRec>);
+          std::memcpy(static_cast<void*>(rows.slot(r.first_row)), r.staged->rows.slot(0), r.rows * sizeof(EventRec));
+        }
+        for (const auto& [check, row] : r.staged->health.rows())
+          health.add(check, row.example < 0 ? -1 : row.example + (int64_t)r.first_row, row.detail, row.count);
+        placement.recycle(std::move(r.staged));
+      }
+      return true;
     }
     try {
       std::shared_lock<std::shared_mutex> l(mu);
@@ -314,7 +382,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   std::exception_ptr scan_error;  // the scan's own (truncation, a gzip bomb, ...)
   size_t seq = 0;                 // chunks cut so far
   double scan_parse_s = 0;        // the scanner thread's time parsing chunks itself
-  Placement placement(trace->rows, rows_mu);
+  Placement placement(trace->rows, rows_mu, 2 * threads);
   placement.help = [&] {  // while the scan settles its guesses: parse a queued chunk
     Numbered n;
     if (!queue.try_pop(n)) return false;

@@ -26,8 +26,9 @@ struct Chunk {
   size_t rows = 0;           // rows the run holds: known before parsing, so chunks parse in any order
   size_t first_row = 0;      // set by the pipeline: rows of the chunks before this one
   // A speculative chunk (issue 51): not 0 when the run is still in the file, bytes [source_offset,
-  // source_offset + source_bytes), cut at a guessed boundary. The parse thread reads and counts it
-  // (ChunkParser::prove); the pipeline sets rows and first_row once every chunk before it is proved.
+  // source_offset + source_bytes), cut at a guessed boundary. The parse thread reads it into rows
+  // of their own (ChunkParser::prove); the pipeline copies them to their place once every chunk
+  // before it is proved.
   size_t source_bytes = 0;
   bool speculative() const { return source_bytes != 0; }
 };
@@ -55,6 +56,14 @@ struct RowSink {
   WideIds& ids;
 };
 
+// A speculative chunk's rows, read before their place among the trace's rows is known
+// (ChunkParser::prove): rows[0, chunk.rows), and what reading them counted (examples are indexes
+// into these rows). The pipeline keeps a few per thread and reuses them.
+struct StagedRows {
+  RowArray rows;
+  Health health;
+};
+
 // One thread's parser (its caches are its own): made by TraceReader::parser(), fed chunks.
 class ChunkParser {
  public:
@@ -63,11 +72,14 @@ class ChunkParser {
   // into RowArray::slot), or throws LoadError naming the file and the input's byte offset: on an
   // error the pipeline discards the whole trace.
   virtual void parse(const Chunk& chunk) = 0;
-  // A speculative chunk (Chunk::speculative): reads its text from the input and says whether it is
-  // a run of whole rows, setting chunk.rows. False when it is not (a misguessed cut, a read error or
-  // an error the serial re-cut will meet and report). Counts nothing in health. Formats whose scan
-  // never cuts speculatively keep this default.
-  virtual bool prove(Chunk& /*chunk*/) { return false; }
+  // A speculative chunk (Chunk::speculative), never given to parse(): reads its text from the input
+  // and its rows into `out` (rows from 0, counts in out.health, both empty on entry), and says
+  // whether it is a run of whole rows, setting chunk.rows. False when it is not (a misguessed cut,
+  // a read error or an error the serial re-cut will meet and report): then nothing of `out` is
+  // kept. The pipeline places the rows and keeps the counts once the chunks before it are proved,
+  // while this thread goes on with the next chunk. Formats whose scan never cuts speculatively
+  // keep this default.
+  virtual bool prove(Chunk& /*chunk*/, StagedRows& /*out*/) { return false; }
 };
 
 // One format's reader of one input. The pipeline calls scan() on one thread while chunks are

@@ -339,6 +339,46 @@ TEST_CASE("speculative cuts: rows in file order whichever guesses were wrong (is
   }
 }
 
+// A speculative chunk is read whole before its place is known, into rows of its own (the
+// checked read, or check_json, a repair and a trusted read where the checked read gives up), and
+// parked while a chunk before it is still being read. Its health counts must still name their
+// rows by uid, and its repairs be counted once: event 150's dur written as a string (the checked
+// read counts it) and event 200's name holding an escape JSON does not have (the checked read
+// gives up there, after counting event 150 when they share a chunk; check_json calls the chunk
+// repairable), at chunk sizes that put them in many chunks, on 1-8 threads, as the .gz (read
+// serially, counted chunks) gives them.
+TEST_CASE("speculative cuts: health counts name their rows, repairs counted once (issue 51)") {
+  constexpr int n = 300;
+  std::string text = kineto_events(n, plain, "\"7\"");
+  text.insert(text.find("\"e200\"") + 3, "\\q");
+  const std::string path = write_file("health_spec.json", text);
+  const std::string gz = gzip_copy(path);
+  const std::string expected = "invalid_escape 1 -1|number_as_string 1 150";
+  const char* sql =
+      "SELECT group_concat(c, '|') FROM (SELECT check_name || ' ' || count || ' ' || coalesce(example_uid - "
+      "(SELECT min(uid) FROM event), -1) AS c FROM (SELECT \"check\" AS check_name, count, example_uid FROM health) "
+      "ORDER BY c)";
+  for (const std::string& file : {path, gz})
+    for (size_t chunk_bytes : {size_t{97}, size_t{1000}, size_t{4096}, size_t{20011}})
+      for (size_t threads : {size_t{1}, size_t{2}, size_t{3}, size_t{8}}) {
+        CAPTURE(file);
+        CAPTURE(chunk_bytes);
+        CAPTURE(threads);
+        Session session;
+        LoadOptions opt;
+        opt.chunk_bytes = chunk_bytes;
+        opt.threads = threads;
+        LoadStats st = session.load(file, opt);
+        session.finish();
+        CHECK(st.events == (size_t)n);
+        CHECK(rows_of(session.db(), sql) == expected);
+        CHECK(rows_of(session.db(), "SELECT dur FROM event WHERE name = 'e150'") == "7000");
+        CHECK(rows_of(session.db(), "SELECT count(*) FROM event WHERE name = 'e2\\q00'") == "1");
+      }
+  std::remove(gz.c_str());
+  std::remove(path.c_str());
+}
+
 TEST_CASE("speculative cuts: errors as the serial scan reports them, first in file order") {
   constexpr int n = 300;
   // A bad literal in event 150 (JSON the check refuses: that chunk fails its proof and is re-cut

@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <new>
+#include <utility>
 
 #include "src/args_text.h"
 #include "src/decimal.h"
@@ -291,6 +292,7 @@ class Reader {
       });
       set_args(ev, {d_ + p, end - p}, idx);
     }
+    const bool checked = std::exchange(checked_, false);  // (the args walk checked the members' values)
     for (const args_text::Member& m : members_) {
       auto known = [&](std::string_view key) {
         row_rules::ArgKey k;
@@ -301,6 +303,7 @@ class Reader {
       };
       if (!known(m.key) && m.escaped_key) known_unescaped(m.key, idx, known);
     }
+    checked_ = checked;
     return end;
   }
 
@@ -432,7 +435,7 @@ class Reader {
   std::string& cat_buf_;  // the same for "cat", kept until the event's kind is decided
   std::vector<args_text::Member>& members_;
   std::string minified_, encoded_;  // store_args' and minify_encode_object's buffers
-  const bool checked_;
+  bool checked_;
   bool refused_ = false;  // checked: text check_json would not call valid was met
 };
 
