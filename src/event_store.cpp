@@ -220,7 +220,7 @@ void RowArray::reserve(size_t n) {
   if (p == MAP_FAILED) throw std::bad_alloc();
   // 2 MiB pages where the system gives them on request: the rows are written once, in order, and
   // 4 KiB page faults cost more than the writing (a hint; mremap keeps it for the grown mapping).
-  if (!data_) ::madvise(p, bytes, MADV_HUGEPAGE);
+  if (!data_ && huge_pages_) ::madvise(p, bytes, MADV_HUGEPAGE);
   data_ = static_cast<EventRec*>(p);
   capacity_ = n;
   bytes_ = bytes;

@@ -167,7 +167,9 @@ std::string_view args_of(const TextArena& arena, const EventRec& e, std::string&
 // threads fill disjoint ranges at once. Growth (mremap) happens only while no parser holds a row.
 class RowArray {
  public:
-  RowArray() = default;
+  // `huge_pages`: asks for 2 MiB pages (a trace's rows); a small array reused many times (a
+  // chunk's staged rows) keeps 4 KiB ones, so that it holds only the pages its rows fill.
+  explicit RowArray(bool huge_pages = true) : huge_pages_(huge_pages) {}
   ~RowArray();
   RowArray(const RowArray&) = delete;
   RowArray& operator=(const RowArray&) = delete;
@@ -193,6 +195,7 @@ class RowArray {
  private:
   EventRec* data_ = nullptr;
   size_t size_ = 0, capacity_ = 0, bytes_ = 0;
+  bool huge_pages_ = true;
 };
 
 // One loaded file.

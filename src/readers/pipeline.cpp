@@ -382,7 +382,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   std::exception_ptr scan_error;  // the scan's own (truncation, a gzip bomb, ...)
   size_t seq = 0;                 // chunks cut so far
   double scan_parse_s = 0;        // the scanner thread's time parsing chunks itself
-  Placement placement(trace->rows, rows_mu, 2 * threads);
+  Placement placement(trace->rows, rows_mu, threads);
   placement.help = [&] {  // while the scan settles its guesses: parse a queued chunk
     Numbered n;
     if (!queue.try_pop(n)) return false;

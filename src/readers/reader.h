@@ -60,7 +60,7 @@ struct RowSink {
 // (ChunkParser::prove): rows[0, chunk.rows), and what reading them counted (examples are indexes
 // into these rows). The pipeline keeps a few per thread and reuses them.
 struct StagedRows {
-  RowArray rows;
+  RowArray rows{false};
   Health health;
 };
 
