@@ -586,9 +586,10 @@ TEST_CASE("read_event_chunk checked: ok only for what check_json calls valid, ro
       R"([{"name":"tab\tin \"quotes\" \\ \u00e9\ud83d\ude00 /","ph":"i","s":"t","ts":0,"pid":"Spans","tid":"PyTorch Profiler","unknown":{"a":[{}, [], [1, {"b": "c"}]], "d": {}}}, {}, {"args": "not an object", "ph": "M"}, {"args": null}, {"n\u0061me": "escaped key", "args": {"Extern\u0061l id": 5, "k": 0, "l": -0.0}}])",
       "[]",
       "[ ]",
+      "[{\"args\": {\n                    \"a\": 1,\n                                      \"b\": [\n  2\n]\n}\n}]",
       " [ {\"ts\" : 1 , \"dur\" :2 ,\"args\" : { \"a\" : [ 1 , 2 ] , \"b\" : { } } } ] \n",
   };
-  const std::string edits = std::string("\"\\,:{}[] 0-e.xn\t") + '\x01' + '\xff';
+  const std::string edits = std::string("\"\\,:{}[] 0-e.xn\t\n") + '\x01' + '\xff';
   size_t vouched = 0, valid = 0;
   auto try_text = [&](const std::string& t) {
     const JsonCheck check = check_json(t.data(), t.size());
