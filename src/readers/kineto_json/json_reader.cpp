@@ -152,8 +152,14 @@ class Reader {
   }
 
   // The value at p as a Token; a string's content unescaped into `buf` when it has escapes
-  // (valid until `buf` is used again).
+  // (valid until `buf` is used again). Checked, an empty token past the text's end once the read
+  // gives up: the text there is not to be stored (a name or args would take the rest of the chunk).
   Token token_at(size_t p, std::string& buf) {
+    Token t = token_of(p, buf);
+    if (refused_) return Token{{}, {}, false, n_};
+    return t;
+  }
+  Token token_of(size_t p, std::string& buf) {
     Token t;
     if (p >= n_) return t.end = n_, t;
     const char c = d_[p];
@@ -269,6 +275,7 @@ class Reader {
     if (p >= n_) return n_;
     if (d_[p] != '{') {
       const Token t = token_at(p, buf_);
+      if (refused_) return n_;
       if (t.tok != "null") {
         set_args(ev, t.tok, idx);
         h_.add("args_not_object", idx, "\"args\" that is not an object: kept as its JSON text, no fields read from it");

@@ -136,6 +136,14 @@ size_t TraceScanner::cut_speculatively(size_t start, const std::function<bool(Ch
   TextBuffer probe;
   size_t s = start;
   size_t walked = SIZE_MAX;  // where the last chunk cut by walk_cut starts
+  // A wrong guess costs the chunks read after it (each is read whole to prove it, and dropped)
+  // and leaves what they added to the store's string pool and args arena. Where guesses mislead
+  // (args holding arrays of objects: "},{" inside an event), every later chunk is cut by a walk
+  // (walk_cut: a true boundary, never wrong; the file still read a chunk at a time, not through
+  // the serial scan's 64 MiB window): after the third wrong guess, when there was one for every
+  // eight chunks' worth of the text cut so far.
+  size_t wrong = 0;
+  bool walk_only = false;
   auto emit_run = [&](size_t from, size_t cut) {
     Chunk c{spare(), from, 0};
     c.source_bytes = cut - from;
@@ -153,10 +161,19 @@ size_t TraceScanner::cut_speculatively(size_t start, const std::function<bool(Ch
       emit_run(failed, cut);
       walked = failed;
       s = cut + 1;
+      walk_only = walk_only || (++wrong >= 3 && wrong * 8 * chunk_bytes >= s - start);
       continue;
     }
     const size_t guess = s + chunk_bytes;
     if (guess + chunk_bytes >= end) break;
+    if (walk_only) {
+      const size_t cut = walk_cut(s, probe);
+      if (cut == json_scan::npos) break;
+      emit_run(s, cut);
+      walked = s;
+      s = cut + 1;
+      continue;
+    }
     size_t cut = json_scan::npos;
     for (size_t span : {kNear, kFar}) {
       probe.resize(span);
