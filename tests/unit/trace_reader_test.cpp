@@ -625,3 +625,30 @@ TEST_CASE("read_event_chunk checked: ok only for what check_json calls valid, ro
   CHECK(vouched > 1000);
   CHECK(vouched <= valid);
 }
+
+// A checked read that gives up keeps nothing of the rest of the chunk: a value it refused (NaN,
+// a bad literal, an escape JSON lacks) is read as an empty token, not as the text to the chunk's
+// end, which a name would intern and args would copy into the store-wide arena (the load then
+// falls back to check_json, but the pool and the arena are the store's).
+TEST_CASE("read_event_chunk checked: a refused value stores nothing of the chunk's rest") {
+  const std::string pad(1 << 16, 'x');
+  for (const std::string value : {"NaN", "nulx", "\"a\\qb\"", "-Infinity"})
+    for (const char* key : {"name", "cat", "ph", "args", "pid"}) {
+      const std::string t = fmt::format(R"([{{"{}": {}, "pad": "{}"}}, {{"name": "{}"}}])", key, value, pad, pad);
+      CAPTURE(key);
+      CAPTURE(value);
+      RowArray rows;
+      rows.reserve(16);
+      StringPool pool;
+      StringPool::Cache strings(pool);
+      TextArena arena;
+      TextArena::Writer args(arena);
+      Health health;
+      WideIds ids;
+      ChunkSink sink{{rows, strings, args, health, ids}};
+      sink.events = 16;
+      CHECK(read_event_chunk(t.data(), t.size(), sink, true).code == ReadStatus::unchecked);
+      for (size_t i = 0; i < pool.size(); ++i) CHECK(pool.get((uint32_t)i).size() < 16);
+      CHECK(rows[0].args_len < 16);
+    }
+}
