@@ -129,7 +129,8 @@ class Reader {
   }
 
   // p at a number or a literal: the index past it (white space, ',', '}' or ']' ends it in valid
-  // JSON; checked, it must be one), 16 bytes a step: ts and ids run to 16-20 characters.
+  // JSON). Checked, json_check::scalar_end finds it and checks it; trusted, scalar_span, 16 bytes a
+  // step: ts and ids run to 16-20 characters.
   size_t scalar_end(size_t p) {
     if (checked_) {
       const size_t e = json_check::scalar_end(d_, n_, p);
