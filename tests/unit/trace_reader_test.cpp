@@ -133,6 +133,19 @@ std::string rows_of(sqlite3* db, const char* sql) {
   return out;
 }
 
+// Loads `path` into `session` in chunks of about `chunk_bytes` on `threads` threads, finished (its
+// views made, ready to query).
+LoadStats load_chunked(Session& session, const std::string& path, size_t chunk_bytes, size_t threads,
+                       std::span<const ReaderFormat> formats = builtin_formats()) {
+  LoadOptions opt;
+  opt.formats = formats;
+  opt.chunk_bytes = chunk_bytes;
+  opt.threads = threads;
+  LoadStats st = session.load(path, opt);
+  session.finish();
+  return st;
+}
+
 std::string load_error(const std::string& path, size_t chunk_bytes = size_t{8} << 20, size_t threads = 0) {
   Session session;
   LoadOptions opt;
@@ -163,12 +176,7 @@ TEST_CASE("reader seam: a test-only format loads rows through the shared pipelin
       CAPTURE(threads);
       CAPTURE(chunk_bytes);
       Session session;
-      LoadOptions opt;
-      opt.formats = kFormats;
-      opt.chunk_bytes = chunk_bytes;
-      opt.threads = threads;
-      LoadStats st = session.load(path, opt);
-      session.finish();
+      const LoadStats st = load_chunked(session, path, chunk_bytes, threads, kFormats);
       CHECK(st.events == 4);
       CHECK(st.json_bytes == kRowsText.size());
       CHECK(rows_of(session.db(), "SELECT uid, name, ts, dur, parent, depth FROM event ORDER BY uid") == kExpected);
@@ -304,11 +312,7 @@ TEST_CASE("speculative cuts: rows in file order whichever guesses were wrong (is
           CAPTURE(chunk_bytes);
           CAPTURE(threads);
           Session session;
-          LoadOptions opt;
-          opt.chunk_bytes = chunk_bytes;
-          opt.threads = threads;
-          LoadStats st = session.load(file, opt);
-          session.finish();
+          const LoadStats st = load_chunked(session, file, chunk_bytes, threads);
           CHECK(st.events == (size_t)n);
           CHECK(st.json_bytes == text.size());
           if (file == gz) CHECK(st.chunks_guessed == 0);
@@ -369,11 +373,7 @@ TEST_CASE("speculative cuts: health counts name their rows, repairs counted once
         CAPTURE(chunk_bytes);
         CAPTURE(threads);
         Session session;
-        LoadOptions opt;
-        opt.chunk_bytes = chunk_bytes;
-        opt.threads = threads;
-        LoadStats st = session.load(file, opt);
-        session.finish();
+        const LoadStats st = load_chunked(session, file, chunk_bytes, threads);
         CHECK(st.events == (size_t)n);
         CHECK(rows_of(session.db(), sql) == expected);
         CHECK(rows_of(session.db(), "SELECT dur FROM event WHERE name = 'e150'") == "7000");
