@@ -37,11 +37,13 @@ class Health {
     if (auto it = rows_.find(check); it != rows_.end()) it->second.gpu_events = n;
   }
   // Adds another Health's rows (a stage that counted on its own thread), impacts summed.
-  void merge(const Health& other) {
+  // `example_offset` is added to its examples: rows it counted by their index in a part read
+  // before its place among the trace's rows was known (a speculative chunk's staged rows).
+  void merge(const Health& other, int64_t example_offset = 0) {
     for (const auto& [check, row] : other.rows()) {
       const bool had = rows_.count(check) && rows_[check].count > 0;
       const int64_t mine = had ? rows_[check].gpu_events : -1;
-      add(check, row.example, row.detail, row.count);
+      add(check, row.example < 0 ? -1 : row.example + example_offset, row.detail, row.count);
       Row& r = rows_[check];
       r.gpu_events = row.gpu_events < 0 ? mine : mine < 0 ? row.gpu_events : mine + row.gpu_events;
     }

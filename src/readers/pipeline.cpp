@@ -293,8 +293,7 @@ struct Worker {
           static_assert(std::is_trivially_copyable_v<EventRec>);
           std::memcpy(static_cast<void*>(rows.slot(r.first_row)), r.staged->rows.slot(0), r.rows * sizeof(EventRec));
         }
-        for (const auto& [check, row] : r.staged->health.rows())
-          health.add(check, row.example < 0 ? -1 : row.example + (int64_t)r.first_row, row.detail, row.count);
+        health.merge(r.staged->health, (int64_t)r.first_row);
         placement.recycle(std::move(r.staged));
       }
       return true;

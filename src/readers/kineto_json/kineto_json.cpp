@@ -76,11 +76,7 @@ class ChunkParserImpl : public ChunkParser {
     const bool vouched =
         read_event_chunk(text, size, counted_, true).code == ReadStatus::ok && counted_.events == chunk.rows;
     counted_.kind_of_cat.swap(sink_.kind_of_cat);
-    if (vouched) {
-      for (const auto& [check, row] : checked_health_.rows())
-        sink_.health.add(check, row.example, row.detail, row.count);
-      return;
-    }
+    if (vouched) return sink_.health.merge(checked_health_);
     auto file_offset = [&](size_t at) { return chunk.source_offset + (at > 0 ? at - 1 : 0); };
     const JsonCheck check = check_json(text, size);
     if (check.result == JsonCheck::invalid)
