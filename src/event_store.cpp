@@ -227,15 +227,18 @@ void RowArray::reserve(size_t n) {
 }
 
 const LoadedTrace& EventStore::trace_at(int64_t pos, int64_t& local) const {
-  // Few traces: a linear walk from the back is as fast as a binary search.
-  int64_t uid = first_uid + pos;
-  for (size_t t = traces.size(); t-- > 0;)
-    if (uid >= traces[t]->uid_base) {
-      local = uid - traces[t]->uid_base;
-      return *traces[t];
-    }
-  local = pos;
-  return *traces.front();
+  // Binary: a folder of hundreds of traces asks this for every uid a join looks up, and a walk
+  // over the traces from the back made each lookup O(traces).
+  const int64_t uid = first_uid + pos;
+  auto after = std::upper_bound(traces.begin(), traces.end(), uid,
+                                [](int64_t u, const std::unique_ptr<LoadedTrace>& t) { return u < t->uid_base; });
+  if (after == traces.begin()) {
+    local = pos;
+    return *traces.front();
+  }
+  const LoadedTrace& t = **(after - 1);
+  local = uid - t.uid_base;
+  return t;
 }
 
 EventStore::EventStore()
@@ -244,11 +247,17 @@ EventStore::EventStore()
         return next++;
       }()) {}
 
-void EventStore::rebuild_kind_index() {
-  rows_of_kind.assign(kKindCount, {});
-  for (const auto& t : traces)
-    for (size_t i = 0; i < t->rows.size(); ++i)
-      rows_of_kind[(size_t)t->rows[i].kind].push_back((uint32_t)(t->uid_base - first_uid + (int64_t)i));
+void EventStore::index_new_kinds() {
+  // Only the traces added since the last call: each trace's positions follow every earlier one's
+  // (uid_base is the next free uid), so appending keeps the lists ascending. Indexing every trace
+  // again on each load made a folder of N traces cost N^2/2 trace walks (400 traces of 7,000
+  // rows: 2.4 s of a 7.5 s load).
+  rows_of_kind.resize(kKindCount);
+  for (; kind_indexed_traces_ < traces.size(); ++kind_indexed_traces_) {
+    const LoadedTrace& t = *traces[kind_indexed_traces_];
+    for (size_t i = 0; i < t.rows.size(); ++i)
+      rows_of_kind[(size_t)t.rows[i].kind].push_back((uint32_t)(t.uid_base - first_uid + (int64_t)i));
+  }
 }
 
 }  // namespace tlsql

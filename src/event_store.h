@@ -223,7 +223,12 @@ struct EventStore {
 
   // The trace holding global row position `pos` (0 <= pos < total_rows).
   const LoadedTrace& trace_at(int64_t pos, int64_t& local) const;
-  void rebuild_kind_index();
+  // Adds the rows of the traces pushed since the last call to rows_of_kind (a trace's rows are
+  // final once pushed).
+  void index_new_kinds();
+
+ private:
+  size_t kind_indexed_traces_ = 0;  // traces[0, this) are in rows_of_kind
 };
 
 }  // namespace tlsql

@@ -48,7 +48,7 @@ LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, con
   st.events = (int64_t)trace->rows.size();
   store.total_rows += st.events;
   store.traces.push_back(std::move(trace));
-  store.rebuild_kind_index();
+  store.index_new_kinds();
   st.insert_s = seconds_since(t);
   done("insert");
   st.total_s = seconds_since(t0);

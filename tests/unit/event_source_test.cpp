@@ -107,4 +107,53 @@ TEST_CASE("EventSource scans: uid, (ts, uid) and any order, loaded and saved, as
   std::remove(trace.c_str());
 }
 
+// A folder's traces load one after another into one store: the kind lists (EventStore::rows_of_kind,
+// which `WHERE kind = ...` reads) and the uid lookups (EventStore::trace_at, which a join on uid
+// reads) must give each trace's rows, whichever trace holds them. Each is checked against the same
+// question asked so that SQLite scans every row (`kind || ''` and `+uid` use no index).
+TEST_CASE("EventStore over several traces: kind lists and uid lookups find each trace's rows") {
+  // Kinds differ between the traces (the second has no annotation, the third only annotations),
+  // and names say which trace a row came from.
+  const std::vector<std::string> traces = {kTrace,
+                                           R"({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "b_op", "pid": 1, "tid": 1, "ts": 10, "dur": 50},
+  {"ph": "X", "cat": "kernel", "name": "b_kernel", "pid": 0, "tid": 7, "ts": 20, "dur": 5,
+   "args": {"device": 0, "stream": 7}}]})",
+                                           R"({"traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "c_outer", "pid": 1, "tid": 1, "ts": 10, "dur": 50},
+  {"ph": "X", "cat": "user_annotation", "name": "c_inner", "pid": 1, "tid": 1, "ts": 20, "dur": 5}]})"};
+  std::vector<std::string> paths;
+  Session s;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    paths.push_back(fmt::format("/tmp/tlsql-event-source-{}-{}.json", getpid(), i));
+    std::ofstream(paths.back()) << traces[i];
+    s.load(paths.back());
+  }
+  s.finish();
+  auto text = [&](const std::string& sql) {
+    sqlite3_stmt* q = nullptr;
+    REQUIRE(sqlite3_prepare_v2(s.db(), sql.c_str(), -1, &q, nullptr) == SQLITE_OK);
+    std::string out;
+    while (sqlite3_step(q) == SQLITE_ROW)
+      for (int c = 0; c < sqlite3_column_count(q); ++c)
+        out += fmt::format("{}{}", sqlite3_column_text(q, c) ? (const char*)sqlite3_column_text(q, c) : "",
+                           c + 1 < sqlite3_column_count(q) ? "," : ";");
+    sqlite3_finalize(q);
+    return out;
+  };
+  CHECK(text("SELECT count(*) FROM event") == "11;");  // 7 + 2 + 2
+  CHECK(text("SELECT count(DISTINCT trace) FROM event") == "3;");
+  for (const char* kind : {"cpu_op", "annotation", "runtime", "kernel"}) {
+    CAPTURE(kind);
+    const std::string listed = text(fmt::format("SELECT uid, name FROM event WHERE kind = '{}' ORDER BY uid", kind));
+    CHECK(!listed.empty());
+    CHECK(listed == text(fmt::format("SELECT uid, name FROM event WHERE kind || '' = '{}' ORDER BY uid", kind)));
+  }
+  // Every uid looked up on its own: the row found is the row the scan has at that uid.
+  const std::string all = text("SELECT uid, name, trace FROM event ORDER BY +uid");
+  CHECK(text("SELECT e.uid, e.name, e.trace FROM (SELECT uid FROM event ORDER BY +uid) k "
+             "JOIN event e ON e.uid = k.uid") == all);
+  for (const std::string& p : paths) std::remove(p.c_str());
+}
+
 }  // namespace tlsql
