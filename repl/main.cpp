@@ -252,8 +252,10 @@ int tlsql_main(int argc, char** argv) {
                  "with -o to update it)\n",
                  traces[0], n);
     for (const std::string& c : captures) shell.session->add_captures(c);
-    if (!open_saved)
-      for (const std::string& path : traces) shell.load(path);
+    if (!open_saved) {
+      tlsql::ReadBuffers reuse;  // (the traces load one after another: see Shell::load)
+      for (const std::string& path : traces) shell.load(path, "main", traces.size() > 1 ? &reuse : nullptr);
+    }
     shell.session->finish();
     if (!diff.empty()) {
       if (tlsql::is_sqlite_file(diff))

@@ -165,7 +165,7 @@ std::string history_path() {
 
 bool interrupted() { return g_interrupted; }
 
-void Shell::load(const std::string& path, const std::string& schema) {
+void Shell::load(const std::string& path, const std::string& schema, ReadBuffers* reuse) {
   std::vector<std::string> links_skipped;
   if (const auto files = trace_files(path, &links_skipped); files.size() != 1 || files[0] != path) {
     // A directory: its traces (one level, no deeper). A file in it that is no trace at all (a
@@ -173,12 +173,14 @@ void Shell::load(const std::string& path, const std::string& schema) {
     // in health; the load fails only when none is a trace. A broken trace fails it as always.
     size_t loaded = 0;
     std::string first_skip;
+    ReadBuffers own;  // (dropped after the folder's last file: a load after it need not hold them)
+    if (!reuse) reuse = &own;
     for (const std::string& why : links_skipped) {
       say(stderr, fmt::format("tlsql: warning: {}: skipped\n", why));
       session->skip_file(schema, "folder_link_skipped", why);
     }
     for (const std::string& f : files) try {
-        load(f, schema);
+        load(f, schema, reuse);
         ++loaded;
       } catch (const NotATrace& e) {
         say(stderr, fmt::format("tlsql: warning: {}: skipped\n", e.what()));
@@ -220,6 +222,7 @@ void Shell::load(const std::string& path, const std::string& schema) {
     });
   LoadOptions opt;
   opt.schema = schema;
+  opt.reuse = reuse;
   opt.progress = [&](size_t d, size_t t) { done = d, total = t; };
   opt.stage_done = [&](const char* stage) { parsed = parsed || std::string_view(stage) == "parse"; };
   auto stop_bar = [&] {

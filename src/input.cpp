@@ -117,8 +117,8 @@ struct InputSource::Inflater {
   inflate_state state;
 };
 
-InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_only)
-    : path_(path), max_kept_(max_kept) {
+InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_only, ReadBuffers* reuse)
+    : path_(path), max_kept_(max_kept), reuse_(reuse) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
@@ -139,24 +139,25 @@ InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_
     ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
   // The first bytes tell gzip from text (a regular file's first read is small: see kFirstFill).
-  in_.reset(new char[kInBlock]);
-  while (in_len_ < 2) {
-    size_t n = read_some(in_.get() + in_len_, std::min(kInBlock, regular_ ? kFirstFill : kInBlock) - in_len_);
-    if (n == 0) break;
-    in_len_ += n;
-  }
+  // They are read into the window, where text stays; only gzip needs a block for compressed bytes
+  // (a block touched and freed for every plain file cost a folder of small traces a page clear each).
+  if (reuse_) buffer_ = std::move(reuse_->window);
   buffer_.resize(kWindow);
   window_ = buffer_.data();
-  if (gzip_magic(in_.get(), in_len_)) {
+  while (avail_ < 2) {
+    size_t n = read_some(buffer_.data() + avail_, std::min(kInBlock, regular_ ? kFirstFill : kInBlock) - avail_);
+    if (n == 0) break;
+    avail_ += n;
+  }
+  if (gzip_magic(buffer_.data(), avail_)) {
     gzip_ = true;
+    in_.reset(new char[kInBlock]);
+    std::memcpy(in_.get(), buffer_.data(), avail_);
+    in_len_ = avail_;
+    avail_ = 0;
     inflater_ = std::make_unique<Inflater>();
     isal_inflate_init(&inflater_->state);
     inflater_->state.crc_flag = ISAL_GZIP;
-  } else {
-    std::memcpy(buffer_.data(), in_.get(), in_len_);
-    avail_ = in_len_;
-    in_.reset();
-    in_len_ = 0;
   }
   // Only the text's head is read here (what the formats' claims and the top-level members before
   // the events need), not a whole window: a regular uncompressed file's traceEvents is cut
@@ -169,6 +170,8 @@ InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_
 
 InputSource::~InputSource() {
   if (fd_ >= 0) ::close(fd_);
+  // A window grown for one long value is not kept: the next load would hold all of it.
+  if (reuse_ && buffer_.size() == kWindow) reuse_->window = std::move(buffer_);
 }
 
 size_t InputSource::read_some(char* to, size_t n) {

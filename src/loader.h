@@ -48,6 +48,8 @@ struct LoadOptions {
   const std::vector<CapturedGraph>* captured = nullptr;
   // The input formats asked, in order (src/readers/reader.h); a test adds its own here.
   std::span<const ReaderFormat> formats = builtin_formats();
+  // Buffers to take and leave for the next load (src/input.h); nullptr: the load's own.
+  ReadBuffers* reuse = nullptr;
 };
 
 // Loads `path` into `store` and the schema's small tables. Throws LoadError with a one-line

@@ -40,7 +40,15 @@ struct Numbered {
 // at most `limit` chunks wait, each about LoadOptions::chunk_bytes).
 class ChunkQueue {
  public:
-  explicit ChunkQueue(size_t limit) : limit_(limit) {}
+  // `keep`: buffers an earlier load left, taken now and given back, with this load's, at the end.
+  ChunkQueue(size_t limit, std::vector<TextBuffer>* keep) : limit_(limit), keep_(keep) {
+    if (keep_) spares_ = std::move(*keep_);
+  }
+  ~ChunkQueue() {
+    if (keep_) *keep_ = std::move(spares_);
+  }
+  ChunkQueue(const ChunkQueue&) = delete;
+  ChunkQueue& operator=(const ChunkQueue&) = delete;
   // Parsed chunks' buffers come back here and are reused: fresh chunk buffers would cost a page
   // fault and a kernel page clear for every 4 KB of the file.
   TextBuffer spare() {
@@ -102,6 +110,7 @@ class ChunkQueue {
   std::deque<Numbered> q_;
   std::vector<TextBuffer> spares_;
   size_t limit_;
+  std::vector<TextBuffer>* keep_;
   bool closed_ = false, cancelled_ = false;
 };
 
@@ -350,7 +359,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
     if (opt.stage_done) opt.stage_done(stage);
   };
   auto t = clock::now();
-  InputSource in(path);
+  InputSource in(path, InputSource::kMaxKept, false, opt.reuse);
   st.file_bytes = in.file_bytes();
   st.read_s = seconds_since(t);
   done("read");
@@ -371,7 +380,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   const size_t threads = std::max<size_t>(1, opt.threads ? opt.threads : load_threads());
   reader->use_threads(threads);
   size_t parsers = threads - 1;  // besides the scanner (0 when no thread could be started)
-  ChunkQueue queue(parsers + 1);
+  ChunkQueue queue(parsers + 1, opt.reuse ? &opt.reuse->chunks : nullptr);
   std::shared_mutex rows_mu;   // held shared while parsing; exclusively to grow the row array
   std::deque<Worker> workers;  // [0]: the scanner thread's; [1]: the main thread's; then the others
   for (size_t i = 0; i < threads; ++i) workers.emplace_back(*trace, store, *reader);

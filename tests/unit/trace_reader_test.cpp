@@ -347,6 +347,49 @@ TEST_CASE("speculative cuts: rows in file order whichever guesses were wrong (is
   }
 }
 
+// A folder's traces load one after another, each taking the buffers the one before left
+// (ReadBuffers: the input window and the chunk buffers, still holding that trace's text). Each
+// file must load as it does alone: gzip (the whole window written), speculative cuts, another
+// format, a file that fails, and small files after large ones, on 2 threads in small chunks (several
+// chunk buffers).
+TEST_CASE("ReadBuffers: a load given the buffers of the loads before it reads what it reads alone") {
+  const std::string big = write_file("reuse-big.json", kineto_events(2000, traps));
+  const std::string files[] = {gzip_copy(big),
+                               big,
+                               write_file("reuse-strings.json", kineto_events(300, strings)),
+                               write_file("reuse-small.json", kineto_events(3, plain)),
+                               write_file("reuse.rows", kRowsText),
+                               write_file("reuse-cut.json", kineto_events(300, plain).substr(0, 20000)),
+                               write_file("reuse-bad.json", kineto_events(300, plain, "\"x\"")),
+                               write_file("reuse-tiny.json", kineto_events(1, plain))};
+  auto load = [](const std::string& path, ReadBuffers* reuse) {
+    Session session;
+    LoadOptions opt;
+    opt.formats = kFormats;
+    opt.chunk_bytes = 4096;
+    opt.threads = 2;
+    opt.reuse = reuse;
+    try {
+      session.load(path, opt);
+    } catch (const LoadError& e) {
+      return std::string("error: ") + e.what();
+    }
+    session.finish();
+    return rows_of(session.db(), "SELECT uid, name, ts, dur, args, parent, depth FROM event ORDER BY uid") + "|" +
+           rows_of(session.db(), "SELECT \"check\", count, example_uid FROM health ORDER BY 1");
+  };
+  ReadBuffers reuse;
+  for (const std::string& f : files) {
+    CAPTURE(f);
+    const std::string alone = load(f, nullptr);
+    CHECK(alone.size() > 10);
+    CHECK(load(f, &reuse) == alone);
+    CHECK(reuse.window.capacity() > 0);  // (the loads do leave their buffers)
+  }
+  CHECK(!reuse.chunks.empty());
+  for (const std::string& f : files) std::remove(f.c_str());
+}
+
 // A speculative chunk is read whole before its place is known, into rows of its own (the
 // checked read, or check_json, a repair and a trusted read where the checked read gives up), and
 // parked while a chunk before it is still being read. Its health counts must still name their
