@@ -42,7 +42,8 @@ struct LoadOptions {
   // Events are parsed in runs of about this much text (the fuzz target sets it small). 2 MB: a
   // chunk read into a buffer the size of a core's L2 is still in cache when its proof and its parse
   // walk it (docs/performance.md, "Chunk size"); 8 MB chunks were copied and walked at DRAM speed,
-  // and the chunks in flight held ~35 MB more.
+  // and the chunks in flight held ~35 MB more. A file too small to give each thread four such
+  // chunks is read in smaller ones (src/readers/pipeline.h, chunk_size).
   size_t chunk_bytes = 2u << 20;
   // Graphs from capture traces (read_capture_file): the trace's graph replays are attributed to them.
   const std::vector<CapturedGraph>* captured = nullptr;

@@ -352,6 +352,16 @@ size_t load_threads() {
   return std::max(1u, std::thread::hardware_concurrency() ? std::thread::hardware_concurrency() : 2u);
 }
 
+size_t chunk_size(size_t asked, size_t file_bytes, size_t threads) {
+  // Every thread gets four chunks or more of a file that is read at any offset, chunks no smaller
+  // than 256 KB: a file of under two chunks was cut by the serial scan alone (a speculative cut
+  // needs a chunk after the guess), and a 2.6 MB file's two 2 MB chunks gave a second thread
+  // at most 0.6 MB of it.
+  constexpr size_t kSmallest = 256u << 10;
+  if (file_bytes) asked = std::min(asked, std::max(kSmallest, file_bytes / (4 * threads)));
+  return std::max<size_t>(1, asked);
+}
+
 std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& path, const LoadOptions& opt,
                                         Health& health, LoadStats& st) {
   using clock = std::chrono::steady_clock;
@@ -370,14 +380,14 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   trace->uid_base = store.first_uid + store.total_rows;
   // Reserved for small events (~100 bytes of JSON each); pages never written are never resident.
   trace->rows.reserve((in.gzip() ? in.file_bytes() * 8 : in.file_bytes()) / 100 + 16);
-  const ReaderFormat& format = choose_format(opt.formats, head_of(in), path);
-  std::unique_ptr<TraceReader> reader = format.open(in, path, std::max<size_t>(1, opt.chunk_bytes));
-
   // `threads` threads: the scanner cuts chunks and, whenever the parsers have enough waiting,
   // parses one itself; the main thread and threads - 2 more parse. Each has its own health
   // counts, string cache and arena blocks; rows go to disjoint ranges of one array. One thread:
   // the scanner parses every chunk as it cuts it.
   const size_t threads = std::max<size_t>(1, opt.threads ? opt.threads : load_threads());
+  const ReaderFormat& format = choose_format(opt.formats, head_of(in), path);
+  std::unique_ptr<TraceReader> reader =
+      format.open(in, path, chunk_size(opt.chunk_bytes, in.random_access() ? in.file_bytes() : 0, threads));
   reader->use_threads(threads);
   size_t parsers = threads - 1;  // besides the scanner (0 when no thread could be started)
   ChunkQueue queue(parsers + 1, opt.reuse ? &opt.reuse->chunks : nullptr);

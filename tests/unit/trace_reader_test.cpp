@@ -20,6 +20,7 @@
 #include "src/readers/kineto_json/json_reader.h"
 #include "src/readers/kineto_json/kineto_json.h"
 #include "src/readers/memory_timeline/memory_timeline.h"
+#include "src/readers/pipeline.h"
 #include "src/readers/reader.h"
 
 namespace {
@@ -345,6 +346,37 @@ TEST_CASE("speculative cuts: rows in file order whichever guesses were wrong (is
     std::remove(gz.c_str());
     std::remove(path.c_str());
   }
+}
+
+TEST_CASE("chunk_size: four chunks a thread of a small file read at any offset, none under 256 KB") {
+  constexpr size_t MB2 = size_t{2} << 20, KB256 = size_t{256} << 10;
+  CHECK(chunk_size(MB2, 2600000, 2) == 325000);  // 2.6 MB / (4 x 2 threads)
+  CHECK(chunk_size(MB2, 2600000, 16) == KB256);  // 40,625 B a chunk: the floor
+  CHECK(chunk_size(MB2, size_t{1} << 30, 2) == MB2);
+  CHECK(chunk_size(MB2, 16 * MB2, 2) == MB2);  // (exactly four 2 MB chunks a thread)
+  CHECK(chunk_size(MB2, 0, 2) == MB2);         // a pipe or a .gz: its size is not the text's
+  CHECK(chunk_size(97, size_t{1} << 30, 8) == 97);
+  CHECK(chunk_size(0, 0, 1) == 1);
+  // Loaded with the default chunk size: a 2.4 MB file is cut speculatively into 300 KB chunks
+  // (before: two chunks, both cut by the serial scan), with its rows in file order.
+  constexpr int n = 20000;
+  const std::string text = kineto_events(n, plain);
+  const std::string path = write_file("small-cut.json", text);
+  Session session;
+  LoadOptions opt;
+  opt.threads = 2;
+  const LoadStats st = session.load(path, opt);
+  session.finish();
+  // Each chunk but the last runs from a cut to the first event boundary past `c` bytes on (an
+  // event here is under 200 bytes).
+  const size_t c = chunk_size(opt.chunk_bytes, text.size(), 2);
+  CHECK(c < text.size() / 7);
+  CHECK(st.chunks >= text.size() / (c + 200));
+  CHECK(st.chunks <= text.size() / c + 1);
+  CHECK(st.chunks_guessed > 0);
+  CHECK(rows_of(session.db(), "SELECT count(*) FROM event WHERE ts = 10000 * uid AND name = 'e' || uid") ==
+        std::to_string(n));
+  std::remove(path.c_str());
 }
 
 // A folder's traces load one after another, each taking the buffers the one before left
