@@ -167,6 +167,20 @@ void WideIds::grow() {
   slot_bits_ = bits;
 }
 
+TextArena::Writer::Writer(TextArena& arena) : arena_(arena), keys_(arena.keys_) {
+  std::lock_guard<std::mutex> l(arena_.mu_);
+  if (arena_.unfilled_.empty()) return;
+  const Unfilled u = arena_.unfilled_.back();
+  arena_.unfilled_.pop_back();
+  data_ = u.data, size_ = u.size, used_ = u.used, block_ = u.block;
+}
+
+TextArena::Writer::~Writer() {
+  if (!data_ || used_ + kSlack >= size_) return;
+  std::lock_guard<std::mutex> l(arena_.mu_);
+  arena_.unfilled_.push_back({data_, size_, used_, block_});
+}
+
 uint64_t TextArena::Writer::add(std::string_view s) {
   constexpr size_t kBlock = 16u << 20;
   if (!data_ || used_ + s.size() + kSlack > size_) {

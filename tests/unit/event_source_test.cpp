@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,32 @@ TEST_CASE("EventSource scans: uid, (ts, uid) and any order, loaded and saved, as
   }
   std::remove(saved.c_str());
   std::remove(trace.c_str());
+}
+
+// Each load's parse threads write args through writers of their own; a writer left its 16 MB block
+// part-filled, and a folder of small traces held one such block's last page per writer per trace.
+TEST_CASE("TextArena: a writer goes on in the block an earlier writer left unfilled") {
+  TextArena arena;
+  uint64_t a = 0, b = 0;
+  {
+    TextArena::Writer w1(arena), w2(arena);
+    a = w1.add("first");
+    b = w2.add("second");
+  }
+  CHECK((a >> 32) != (b >> 32));  // (a block a writer)
+  TextArena::Writer w3(arena), w4(arena), w5(arena);
+  const uint64_t c = w3.add("third"), d = w4.add("fourth"), e = w5.add("fifth");
+  // w3 and w4 go on after "first" (5 bytes) and "second" (6) in those blocks; w5 takes a new one.
+  const std::set<uint64_t> went_on = {c, d}, after = {(a >> 32) << 32 | 5, (b >> 32) << 32 | 6};
+  CHECK(went_on == after);
+  CHECK((e >> 32) == 2);
+  CHECK(arena.get(a, 5) == "first");
+  CHECK(arena.get(b, 6) == "second");
+  CHECK(arena.get(c, 5) == "third");
+  CHECK(arena.get(d, 6) == "fourth");
+  // kSlack readable bytes still follow each text written last in its block
+  const std::string slack(arena.get(c, 5 + TextArena::kSlack).substr(5));
+  CHECK(slack == std::string(TextArena::kSlack, ' '));
 }
 
 // A folder's traces load one after another into one store: the kind lists (EventStore::rows_of_kind,
