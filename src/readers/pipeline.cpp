@@ -352,13 +352,14 @@ size_t load_threads() {
   return std::max(1u, std::thread::hardware_concurrency() ? std::thread::hardware_concurrency() : 2u);
 }
 
-size_t chunk_size(size_t asked, size_t file_bytes, size_t threads) {
-  // Every thread gets four chunks or more of a file that is read at any offset, chunks no smaller
-  // than 256 KB: a file of under two chunks was cut by the serial scan alone (a speculative cut
-  // needs a chunk after the guess), and a 2.6 MB file's two 2 MB chunks gave a second thread
-  // at most 0.6 MB of it.
+size_t chunk_size(size_t asked, size_t text_bytes, size_t threads) {
+  // Every thread gets four chunks or more of a text whose size is known, chunks no smaller than
+  // 256 KB. A plain file of under two chunks was cut by the serial scan alone (a speculative cut
+  // needs a chunk after the guess), and a 2.6 MB file's two 2 MB chunks gave a second thread at
+  // most 0.6 MB of it; a small .gz (always cut by the serial scan, which inflates it) handed the
+  // parsers its first chunk only once 2 MB were inflated and walked.
   constexpr size_t kSmallest = 256u << 10;
-  if (file_bytes) asked = std::min(asked, std::max(kSmallest, file_bytes / (4 * threads)));
+  if (text_bytes) asked = std::min(asked, std::max(kSmallest, text_bytes / (4 * threads)));
   return std::max<size_t>(1, asked);
 }
 
@@ -385,9 +386,12 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   // counts, string cache and arena blocks; rows go to disjoint ranges of one array. One thread:
   // the scanner parses every chunk as it cuts it.
   const size_t threads = std::max<size_t>(1, opt.threads ? opt.threads : load_threads());
+  // The text's size where it is known before it is read: a plain file's, a .gz's by its trailer.
+  const size_t text_bytes = in.random_access()                 ? in.file_bytes()
+                            : in.gzip() && in.file_bytes() > 0 ? (size_t)estimated_input_bytes(path).value_or(0)
+                                                               : 0;
   const ReaderFormat& format = choose_format(opt.formats, head_of(in), path);
-  std::unique_ptr<TraceReader> reader =
-      format.open(in, path, chunk_size(opt.chunk_bytes, in.random_access() ? in.file_bytes() : 0, threads));
+  std::unique_ptr<TraceReader> reader = format.open(in, path, chunk_size(opt.chunk_bytes, text_bytes, threads));
   reader->use_threads(threads);
   size_t parsers = threads - 1;  // besides the scanner (0 when no thread could be started)
   ChunkQueue queue(parsers + 1, opt.reuse ? &opt.reuse->chunks : nullptr);

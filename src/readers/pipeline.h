@@ -20,10 +20,9 @@ size_t load_threads();
 // For the whole process (0: back to the machine's count).
 void set_load_threads(size_t n);
 
-// The chunk size a load uses: `asked` (LoadOptions::chunk_bytes), smaller for a file of
-// `file_bytes` (0: not read at any offset, or unknown) too small to give `threads` threads
-// four chunks each.
-size_t chunk_size(size_t asked, size_t file_bytes, size_t threads);
+// The chunk size a load uses: `asked` (LoadOptions::chunk_bytes), smaller for a text of
+// `text_bytes` (0: unknown, a pipe) too small to give `threads` threads four chunks each.
+size_t chunk_size(size_t asked, size_t text_bytes, size_t threads);
 
 std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& path, const LoadOptions& opt,
                                         Health& health, LoadStats& st);

@@ -348,13 +348,13 @@ TEST_CASE("speculative cuts: rows in file order whichever guesses were wrong (is
   }
 }
 
-TEST_CASE("chunk_size: four chunks a thread of a small file read at any offset, none under 256 KB") {
+TEST_CASE("chunk_size: four chunks a thread of a small text, none under 256 KB") {
   constexpr size_t MB2 = size_t{2} << 20, KB256 = size_t{256} << 10;
   CHECK(chunk_size(MB2, 2600000, 2) == 325000);  // 2.6 MB / (4 x 2 threads)
   CHECK(chunk_size(MB2, 2600000, 16) == KB256);  // 40,625 B a chunk: the floor
   CHECK(chunk_size(MB2, size_t{1} << 30, 2) == MB2);
   CHECK(chunk_size(MB2, 16 * MB2, 2) == MB2);  // (exactly four 2 MB chunks a thread)
-  CHECK(chunk_size(MB2, 0, 2) == MB2);         // a pipe or a .gz: its size is not the text's
+  CHECK(chunk_size(MB2, 0, 2) == MB2);         // a pipe: the text's size is not known
   CHECK(chunk_size(97, size_t{1} << 30, 8) == 97);
   CHECK(chunk_size(0, 0, 1) == 1);
   // Loaded with the default chunk size: a 2.4 MB file is cut speculatively into 300 KB chunks
@@ -376,6 +376,18 @@ TEST_CASE("chunk_size: four chunks a thread of a small file read at any offset, 
   CHECK(st.chunks_guessed > 0);
   CHECK(rows_of(session.db(), "SELECT count(*) FROM event WHERE ts = 10000 * uid AND name = 'e' || uid") ==
         std::to_string(n));
+  // Its .gz: the text's size from the gzip trailer, the same chunk size, every chunk cut by the
+  // serial scan (it inflates the text), none guessed.
+  const std::string gz = gzip_copy(path);
+  Session unzipped;
+  const LoadStats zst = unzipped.load(gz, opt);
+  unzipped.finish();
+  CHECK(zst.chunks >= text.size() / (c + 200));
+  CHECK(zst.chunks <= text.size() / c + 1);
+  CHECK(zst.chunks_guessed == 0);
+  CHECK(rows_of(unzipped.db(), "SELECT count(*) FROM event WHERE ts = 10000 * uid AND name = 'e' || uid") ==
+        std::to_string(n));
+  std::remove(gz.c_str());
   std::remove(path.c_str());
 }
 
