@@ -184,10 +184,14 @@ TextArena::Writer::~Writer() {
 uint64_t TextArena::Writer::add(std::string_view s) {
   constexpr size_t kBlock = 16u << 20;
   if (!data_ || used_ + s.size() + kSlack > size_) {
-    size_ = std::max(kBlock, s.size() + kSlack);
+    // (the writer's state changes only once the block is the arena's: a writer left half-changed
+    // by a failed allocation would leave a block it does not hold to the next writer)
+    const size_t size = std::max(kBlock, s.size() + kSlack);
+    std::unique_ptr<char[]> block(new char[size]);
     std::lock_guard<std::mutex> l(arena_.mu_);
-    arena_.blocks_.emplace_back(new char[size_]);
+    arena_.blocks_.push_back(std::move(block));
     data_ = arena_.blocks_.back().get();
+    size_ = size;
     block_ = arena_.blocks_.size() - 1;
     used_ = 0;
   }

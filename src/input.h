@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/health.h"
@@ -62,6 +63,17 @@ class TextBuffer {
   static constexpr size_t kPadding = 64;  // >= SIMDJSON_PADDING
   TextBuffer() = default;
   explicit TextBuffer(size_t size) { resize(size); }
+  // A buffer moved from is empty: the default move kept its size and capacity without its bytes,
+  // and a later resize within that capacity wrote through a null pointer (a folder load whose
+  // window had not been given back took such a one).
+  TextBuffer(TextBuffer&& o) noexcept
+      : data_(std::move(o.data_)), size_(std::exchange(o.size_, 0)), capacity_(std::exchange(o.capacity_, 0)) {}
+  TextBuffer& operator=(TextBuffer&& o) noexcept {
+    data_ = std::move(o.data_);
+    size_ = std::exchange(o.size_, 0);
+    capacity_ = std::exchange(o.capacity_, 0);
+    return *this;
+  }
   void resize(size_t size);  // keeps the content up to min(old, new) size
   char* data() { return data_.get(); }
   const char* data() const { return data_.get(); }

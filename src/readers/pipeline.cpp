@@ -40,12 +40,18 @@ struct Numbered {
 // at most `limit` chunks wait, each about LoadOptions::chunk_bytes).
 class ChunkQueue {
  public:
-  // `keep`: buffers an earlier load left, taken now and given back, with this load's, at the end.
-  ChunkQueue(size_t limit, std::vector<TextBuffer>* keep) : limit_(limit), keep_(keep) {
+  // `keep`: buffers an earlier load left, taken now and given back, with this load's, at the end;
+  // only those of up to `keep_capacity` bytes (a chunk grown for one huge event is not held for
+  // the rest of a folder).
+  ChunkQueue(size_t limit, std::vector<TextBuffer>* keep, size_t keep_capacity)
+      : limit_(limit), keep_(keep), keep_capacity_(keep_capacity) {
     if (keep_) spares_ = std::move(*keep_);
   }
   ~ChunkQueue() {
-    if (keep_) *keep_ = std::move(spares_);
+    if (!keep_) return;
+    keep_->clear();
+    for (TextBuffer& b : spares_)
+      if (b.capacity() <= keep_capacity_) keep_->push_back(std::move(b));
   }
   ChunkQueue(const ChunkQueue&) = delete;
   ChunkQueue& operator=(const ChunkQueue&) = delete;
@@ -111,6 +117,7 @@ class ChunkQueue {
   std::vector<TextBuffer> spares_;
   size_t limit_;
   std::vector<TextBuffer>* keep_;
+  size_t keep_capacity_;
   bool closed_ = false, cancelled_ = false;
 };
 
@@ -386,7 +393,8 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   // counts, string cache and arena blocks; rows go to disjoint ranges of one array. One thread:
   // the scanner parses every chunk as it cuts it.
   const size_t threads = std::max<size_t>(1, opt.threads ? opt.threads : load_threads());
-  // The text's size where it is known before it is read: a plain file's, a .gz's by its trailer.
+  // The text's size where it is known before it is read: a plain file's, a .gz's by its trailer
+  // (a multi-member .gz's trailer gives its last member's size: smaller chunks, the same rows).
   const size_t text_bytes = in.random_access()                 ? in.file_bytes()
                             : in.gzip() && in.file_bytes() > 0 ? (size_t)estimated_input_bytes(path).value_or(0)
                                                                : 0;
@@ -394,7 +402,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   std::unique_ptr<TraceReader> reader = format.open(in, path, chunk_size(opt.chunk_bytes, text_bytes, threads));
   reader->use_threads(threads);
   size_t parsers = threads - 1;  // besides the scanner (0 when no thread could be started)
-  ChunkQueue queue(parsers + 1, opt.reuse ? &opt.reuse->chunks : nullptr);
+  ChunkQueue queue(parsers + 1, opt.reuse ? &opt.reuse->chunks : nullptr, 2 * opt.chunk_bytes + (1u << 20));
   std::shared_mutex rows_mu;   // held shared while parsing; exclusively to grow the row array
   std::deque<Worker> workers;  // [0]: the scanner thread's; [1]: the main thread's; then the others
   for (size_t i = 0; i < threads; ++i) workers.emplace_back(*trace, store, *reader);

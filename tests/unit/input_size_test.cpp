@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #include "src/input.h"
 
@@ -65,4 +67,24 @@ TEST_CASE("estimated_input_bytes: a FIFO is a stream of unknown size; 0 for what
   CHECK(tlsql::estimated_input_bytes("SELECT count(*) FROM event") == 0);
   CHECK(tlsql::estimated_input_bytes(f.path.string()) == 0);  // (a folder: its traces are counted one by one)
   CHECK(tlsql::estimated_input_bytes("/dev/zero") == 0);
+}
+
+TEST_CASE("TextBuffer: a buffer moved from is empty, and grows again from nothing") {
+  tlsql::TextBuffer a(1000);
+  std::memcpy(a.data(), "text", 4);
+  tlsql::TextBuffer b(std::move(a));
+  CHECK(std::string_view(b.data(), 4) == "text");
+  CHECK(b.size() == 1000);
+  CHECK(a.data() == nullptr);  // NOLINT(bugprone-use-after-move): what is left is the point
+  CHECK(a.size() == 0);
+  CHECK(a.capacity() == 0);
+  a.resize(2000);  // (with the capacity kept, this wrote padding through a null pointer)
+  CHECK(a.data() != nullptr);
+  CHECK(a.capacity() >= 2000 + tlsql::TextBuffer::kPadding);
+  tlsql::TextBuffer c;
+  c = std::move(b);
+  CHECK(std::string_view(c.data(), 4) == "text");
+  CHECK(b.capacity() == 0);  // NOLINT(bugprone-use-after-move)
+  b.resize(10);
+  CHECK(b.size() == 10);
 }
