@@ -57,6 +57,19 @@ void wait_for_writer(int fd, const std::string& path) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 }
 
+// The text bytes of the regular file open as `fd`, `size` bytes long: its size, or for gzip (by
+// magic) the smallest size its trailer allows (estimated_input_bytes says why).
+uint64_t text_bytes_of(int fd, uint64_t size) {
+  unsigned char magic[2] = {0, 0}, trailer[4] = {0, 0, 0, 0};
+  const bool gzip = size >= 18 && ::pread(fd, magic, 2, 0) == 2 && gzip_magic(magic, 2) &&
+                    ::pread(fd, trailer, 4, (off_t)size - 4) == 4;
+  if (!gzip) return size;
+  const uint64_t isize =
+      trailer[0] | (uint64_t)trailer[1] << 8 | (uint64_t)trailer[2] << 16 | (uint64_t)trailer[3] << 24;
+  // The least n >= size with n = isize (mod 2^32).
+  return isize >= size ? isize : isize + ((size - isize + 0xffffffffull) >> 32 << 32);
+}
+
 }  // namespace
 
 std::optional<uint64_t> estimated_input_bytes(const std::string& path) {
@@ -67,15 +80,9 @@ std::optional<uint64_t> estimated_input_bytes(const std::string& path) {
   const auto size = (uint64_t)st.st_size;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // (replaced by a FIFO since: no wait)
   if (fd < 0) return size;
-  unsigned char magic[2] = {0, 0}, trailer[4] = {0, 0, 0, 0};
-  const bool gzip = size >= 18 && ::pread(fd, magic, 2, 0) == 2 && gzip_magic(magic, 2) &&
-                    ::pread(fd, trailer, 4, (off_t)size - 4) == 4;
+  const uint64_t bytes = text_bytes_of(fd, size);
   ::close(fd);
-  if (!gzip) return size;
-  const uint64_t isize =
-      trailer[0] | (uint64_t)trailer[1] << 8 | (uint64_t)trailer[2] << 16 | (uint64_t)trailer[3] << 24;
-  // The least n >= size with n = isize (mod 2^32).
-  return isize >= size ? isize : isize + ((size - isize + 0xffffffffull) >> 32 << 32);
+  return bytes;
 }
 
 std::string read_sidecar(const std::string& path, std::string_view what) {
@@ -173,6 +180,8 @@ InputSource::~InputSource() {
   // A window grown for one long value is not kept: the next load would hold all of it.
   if (reuse_ && buffer_.size() == kWindow) reuse_->window = std::move(buffer_);
 }
+
+size_t InputSource::known_text_bytes() const { return regular_ ? (size_t)text_bytes_of(fd_, file_bytes_) : 0; }
 
 size_t InputSource::read_some(char* to, size_t n) {
   for (;;) {

@@ -143,6 +143,10 @@ class InputSource {
   void note_done(size_t done) { read_ = std::max(read_, std::min(done, file_bytes_)); }
 
   size_t file_bytes() const { return file_bytes_; }  // 0 for a pipe
+  // The text's size where it is known before it is read (estimated_input_bytes's rule, on the open
+  // file): a plain file's size, a .gz's by its trailer (a multi-member .gz's gives its last member's
+  // size); 0 for a pipe.
+  size_t known_text_bytes() const;
   bool gzip() const { return gzip_; }
   // How far through the file reading has come (compressed bytes for gzip), for progress bars.
   size_t progress() const { return read_; }

@@ -393,13 +393,9 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   // counts, string cache and arena blocks; rows go to disjoint ranges of one array. One thread:
   // the scanner parses every chunk as it cuts it.
   const size_t threads = std::max<size_t>(1, opt.threads ? opt.threads : load_threads());
-  // The text's size where it is known before it is read: a plain file's, a .gz's by its trailer
-  // (a multi-member .gz's trailer gives its last member's size: smaller chunks, the same rows).
-  const size_t text_bytes = in.random_access()                 ? in.file_bytes()
-                            : in.gzip() && in.file_bytes() > 0 ? (size_t)estimated_input_bytes(path).value_or(0)
-                                                               : 0;
   const ReaderFormat& format = choose_format(opt.formats, head_of(in), path);
-  std::unique_ptr<TraceReader> reader = format.open(in, path, chunk_size(opt.chunk_bytes, text_bytes, threads));
+  std::unique_ptr<TraceReader> reader =
+      format.open(in, path, chunk_size(opt.chunk_bytes, in.known_text_bytes(), threads));
   reader->use_threads(threads);
   size_t parsers = threads - 1;  // besides the scanner (0 when no thread could be started)
   ChunkQueue queue(parsers + 1, opt.reuse ? &opt.reuse->chunks : nullptr, 2 * opt.chunk_bytes + (1u << 20));
