@@ -14,6 +14,7 @@
 
 #include "repl/shell.h"
 #include "session/session.h"
+#include "src/event_store.h"
 #include "src/input.h"
 #include "src/output_file.h"
 #include "src/readers/pipeline.h"
@@ -85,16 +86,25 @@ void restart_with_huge_pages(char** argv, const std::vector<std::string>& inputs
 // then on blocks of that size come from its arenas, where freed memory stays with the process:
 // scratch a stage frees on one thread's arena stays resident beside what the next stage allocates
 // on another (the tree stage and the perf pass on the load's threads, the save's sorts). A fixed
-// threshold (glibc's starting one) keeps every block over 128 KiB a mapping of its own, given back
-// when freed: peak RSS of the 1 GB control trace's load 0.95x, of its save 0.92x, of a 24 MB Nsight
-// export's load 0.89x, for more minor faults (docs/performance.md, twelfth section). A threshold
-// the user set (GLIBC_TUNABLES naming mmap_threshold, or glibc's older MALLOC_MMAP_THRESHOLD_) is
-// left as it is.
-void fix_mmap_threshold() {
+// threshold keeps every block over it a mapping of its own, given back when freed
+// (docs/performance.md, twelfth section): glibc's starting 128 KiB, for the least memory. For a
+// large load (the process restarted with malloc's huge pages, above, or the user asked for them)
+// 4 MiB: at 128 KiB every scratch array of the tree stage and the perf pass was a fresh mapping,
+// each 4 KiB page of it a page fault (a GB load took ~50,000, at 10-15 us each on a VM, a fifth of
+// its CPU), where at 4 MiB the arrays of a few MB (per-thread parts, a stage's lists) are reused
+// from the heap, stage after stage, for 2-4% more peak (twenty-second section); a small input's
+// faults are a few ms, and its peak is what counts (a 24 MB Nsight export's save stays within its
+// .db). The store's args blocks take 2 MiB pages where malloc does (src/event_store.h). A
+// threshold the user set (GLIBC_TUNABLES naming mmap_threshold, or glibc's older
+// MALLOC_MMAP_THRESHOLD_) is left as it is.
+void tune_memory() {
   const char* tunables = getenv("GLIBC_TUNABLES");
+  const char* hugetlb = tunables ? std::strstr(tunables, "glibc.malloc.hugetlb=") : nullptr;
+  const bool huge = hugetlb && hugetlb[std::strlen("glibc.malloc.hugetlb=")] != '0';
+  tlsql::TextArena::use_huge_pages(huge);
   if (tunables && std::strstr(tunables, "glibc.malloc.mmap_threshold")) return;
   if (getenv("MALLOC_MMAP_THRESHOLD_")) return;
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  mallopt(M_MMAP_THRESHOLD, huge ? 4 << 20 : 128 << 10);
 }
 
 // `tlsql fleet ...` (docs/fleet.md): the fleet layer is Python on Dask (Debian's python3-distributed,
@@ -359,7 +369,7 @@ int tlsql_main(int argc, char** argv) {
 // memory or address-space limit reached: `ulimit -v`, a cgroup) says what was being done.
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "fleet") return run_fleet(argc, argv);
-  fix_mmap_threshold();
+  tune_memory();
   try {
     return tlsql_main(argc, argv);
   } catch (const std::bad_alloc&) {

@@ -167,6 +167,41 @@ void WideIds::grow() {
   slot_bits_ = bits;
 }
 
+// An arena block is written once, front to back, and kept: on 4 KiB pages each of its pages cost a
+// fault (~10-15 us on a VM), and a block from malloc (its own mmap, placed anywhere) got 2 MiB
+// pages only for the whole 2 MiB ranges inside it, seven of a 16 MB block's eight. Mapped here on a
+// 2 MiB boundary, the whole block takes 2 MiB pages where the system gives them on request
+// (`madvise`), when the process asks malloc for them (use_huge_pages: repl/main.cpp decides, by the
+// input's size, since a 2 MiB page a writer is a small trace's largest cost); else, and under
+// AddressSanitizer (where reads past a heap block are caught), a block is a heap allocation.
+std::atomic<bool> TextArena::huge_pages_{false};
+
+TextArena::Block TextArena::new_block(size_t bytes, bool huge_pages) {
+#if defined(__SANITIZE_ADDRESS__)
+  huge_pages = false;
+#endif
+  if (!huge_pages) return Block(new char[bytes], Unmap{0});
+  constexpr size_t kHuge = 2u << 20;
+  bytes = (bytes + kHuge - 1) & ~(kHuge - 1);
+  void* p = ::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  // (the mapping's ends outside the 2 MiB boundaries go back at once)
+  char* const start = static_cast<char*>(p);
+  char* const aligned =
+      reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(start) + kHuge - 1) & ~uintptr_t(kHuge - 1));
+  if (aligned > start) ::munmap(start, (size_t)(aligned - start));
+  ::munmap(aligned + bytes, (size_t)(start + kHuge - aligned));
+  ::madvise(aligned, bytes, MADV_HUGEPAGE);
+  return Block(aligned, Unmap{bytes});
+}
+
+void TextArena::Unmap::operator()(char* p) const {
+  if (!bytes)
+    delete[] p;  // (a heap block)
+  else
+    ::munmap(p, bytes);
+}
+
 TextArena::Writer::Writer(TextArena& arena) : arena_(arena), keys_(arena.keys_) {
   std::lock_guard<std::mutex> l(arena_.mu_);
   if (arena_.unfilled_.empty()) return;
@@ -187,7 +222,7 @@ uint64_t TextArena::Writer::add(std::string_view s) {
     // (the writer's state changes only once the block is the arena's: a writer left half-changed
     // by a failed allocation would leave a block it does not hold to the next writer)
     const size_t size = std::max(kBlock, s.size() + kSlack);
-    std::unique_ptr<char[]> block(new char[size]);
+    Block block = new_block(size, huge_pages_);
     std::lock_guard<std::mutex> l(arena_.mu_);
     arena_.blocks_.push_back(std::move(block));
     data_ = arena_.blocks_.back().get();
@@ -271,6 +306,17 @@ void EventStore::index_new_kinds() {
   // again on each load made a folder of N traces cost N^2/2 trace walks (400 traces of 7,000
   // rows: 2.4 s of a 7.5 s load).
   rows_of_kind.resize(kKindCount);
+  // A list is grown once a load, to its final size: grown by push_back, a GB trace's lists took 26
+  // allocations (46 MB, each a fresh mapping, its pages faulted in and the list so far copied).
+  std::vector<size_t> adds(kKindCount, 0);
+  for (size_t k = kind_indexed_traces_; k < traces.size(); ++k)
+    for (const EventRec& e : traces[k]->rows) ++adds[(size_t)e.kind];
+  for (size_t kind = 0; kind < kKindCount; ++kind) {
+    std::vector<uint32_t>& list = rows_of_kind[kind];
+    // (geometric past the first trace: a folder's loads each add a little)
+    if (const size_t need = list.size() + adds[kind]; need > list.capacity())
+      list.reserve(std::max(need, list.capacity() + list.capacity() / 2));
+  }
   for (; kind_indexed_traces_ < traces.size(); ++kind_indexed_traces_) {
     const LoadedTrace& t = *traces[kind_indexed_traces_];
     for (size_t i = 0; i < t.rows.size(); ++i)

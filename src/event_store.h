@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -95,15 +96,25 @@ class TextArena {
     return {blocks_[handle >> 32].get() + (handle & 0xffffffffu), len};
   }
   const StringPool& keys() const { return keys_; }
+  // Blocks taken from now on ask for 2 MiB pages (for the whole process: where malloc asks for
+  // them too, repl/main.cpp).
+  static void use_huge_pages(bool on) { huge_pages_ = on; }
 
  private:
+  static std::atomic<bool> huge_pages_;
   struct Unfilled {  // a block a writer left: data[used, size) is free
     char* data;
     size_t size, used;
     uint64_t block;
   };
+  struct Unmap {  // a block of 2 MiB pages is a mapping of its own (event_store.cpp, new_block)
+    size_t bytes = 0;
+    void operator()(char* p) const;
+  };
+  using Block = std::unique_ptr<char, Unmap>;
+  static Block new_block(size_t bytes, bool huge_pages);
   std::mutex mu_;
-  std::deque<std::unique_ptr<char[]>> blocks_;
+  std::deque<Block> blocks_;
   std::vector<Unfilled> unfilled_;
   StringPool keys_;  // the args keys' dictionary
 };

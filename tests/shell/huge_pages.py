@@ -38,9 +38,27 @@ with open(large_out, "wb") as f:
     f.truncate(40 << 20)
 
 
+def huge_arena_block(smaps):
+    """Whether /proc/PID/smaps shows a block of the store's args as 2 MiB pages asked for: a 16 MiB
+    mapping on a 2 MiB boundary marked MADV_HUGEPAGE ("hg"; src/event_store.cpp, new_block)."""
+    start = size = None
+    for line in smaps.splitlines():
+        head = line.split()[0] if line.split() else ""
+        if "-" in head and not head.endswith(":"):
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            start, size = lo, hi - lo
+        elif head == "VmFlags:" and size == 16 << 20 and start % (2 << 20) == 0 and "hg" in line.split()[1:]:
+            return True
+    return False
+
+
+arena_huge = {}  # (args tuple, GLIBC_TUNABLES given) -> what huge_arena_block said of that run
+
+
 def tunables(args, env_tunables=None, stream=False):
     """GLIBC_TUNABLES of tlsql (None when unset), read while it waits on a FIFO: its -f script, or
-    with `stream` its first trace (then written the small trace's text)."""
+    with `stream` its first trace (then written the small trace's text). Its smaps, read then,
+    go to arena_huge."""
     env = dict(os.environ)
     env.pop("GLIBC_TUNABLES", None)
     if env_tunables is not None:
@@ -54,6 +72,8 @@ def tunables(args, env_tunables=None, stream=False):
         with open(f"/proc/{p.pid}/environ", "rb") as f:
             env_now = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
         value = env_now.get(b"GLIBC_TUNABLES")
+        with open(f"/proc/{p.pid}/smaps") as f:
+            arena_huge[(tuple(args), env_tunables)] = huge_arena_block(f.read())
         os.write(fd, (text if stream else "SELECT count(*) AS n FROM trace;\n").encode())
         os.close(fd)
     out, err = p.communicate(timeout=120)
@@ -78,6 +98,14 @@ if on_request:
 else:
     print("skip: transparent huge pages are not given on request here (the restart never happens)")
 check(tunables([big], "glibc.malloc.hugetlb=0") == "glibc.malloc.hugetlb=0", "a hugetlb the user set is kept")
+check(not arena_huge[((big,), "glibc.malloc.hugetlb=0")], "... and with it the args blocks take no 2 MiB pages")
 check(tunables([small], "glibc.malloc.hugetlb=1") == "glibc.malloc.hugetlb=1", "(either way)")
+# The store's args blocks ask for 2 MiB pages where malloc does (the restart's, or the user's), on
+# a 2 MiB boundary; not under AddressSanitizer, where a block stays a heap allocation.
+if "asan" not in os.environ.get("LD_PRELOAD", ""):
+    check(arena_huge[((small,), "glibc.malloc.hugetlb=1")], "the user's hugetlb=1: the args blocks ask for 2 MiB pages")
+    check(not arena_huge[((halves[0],), None)], "a 20 MiB trace, no restart: the args blocks do not")
+    if on_request:
+        check(arena_huge[((big,), None)], "restarted with huge pages: the args blocks ask for them too")
 shutil.rmtree(work, ignore_errors=True)
 finish()

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "session/session.h"
+#include "src/event_store.h"
 #include "src/kind.h"
 #include "udf/tree/tree_access.h"
 
@@ -132,6 +133,68 @@ TEST_CASE("TextArena: a writer goes on in the block an earlier writer left unfil
   // kSlack readable bytes still follow each text written last in its block
   const std::string slack(arena.get(c, 5 + TextArena::kSlack).substr(5));
   CHECK(slack == std::string(TextArena::kSlack, ' '));
+}
+
+// A block of 2 MiB pages (TextArena::use_huge_pages, as a large load's process asks) starts on a
+// 2 MiB boundary, so that every page of it can be one; a text longer than a block gets a block of
+// its own, rounded up to whole pages. Texts, their slack and the blocks of 4 KiB pages before
+// them read back as written either way.
+TEST_CASE("TextArena: blocks of 2 MiB pages start on a 2 MiB boundary and keep their texts") {
+  TextArena arena;
+  const std::string big(17u << 20, 'x');  // (over a 16 MB block)
+  uint64_t before = 0, first = 0, second = 0, large = 0;
+  {
+    TextArena::Writer w(arena);
+    before = w.add("small pages");
+  }
+  TextArena::use_huge_pages(true);
+  {
+    TextArena::Writer w1(arena), w2(arena);
+    w1.add(std::string(100, 'a'));  // (goes on in the block the first writer left)
+    first = w2.add("huge pages");
+    second = w2.add("and more");
+    large = w2.add(big);
+  }
+  TextArena::use_huge_pages(false);
+  CHECK(arena.get(before, 11) == "small pages");
+  CHECK(arena.get(first, 10) == "huge pages");
+  CHECK(arena.get(second, 8) == "and more");
+  CHECK(arena.get(large, (uint32_t)big.size()) == big);
+  CHECK(std::string(arena.get(large, (uint32_t)big.size() + TextArena::kSlack).substr(big.size())) ==
+        std::string(TextArena::kSlack, ' '));
+  CHECK((first & 0xffffffffu) == 0);  // (a block's first text)
+#if !defined(__SANITIZE_ADDRESS__)    // (there a block is a heap allocation: reads past it are caught)
+  CHECK(reinterpret_cast<uintptr_t>(arena.get(first, 0).data()) % (2u << 20) == 0);
+  CHECK(reinterpret_cast<uintptr_t>(arena.get(large, 0).data()) % (2u << 20) == 0);
+#endif
+}
+
+// A kind list grows to its size once a load (EventStore::index_new_kinds), geometrically from one
+// load to the next: a folder of many traces must not copy the lists whole on every load.
+TEST_CASE("EventStore: kind lists take their size once a load, and grow geometrically across loads") {
+  EventStore store;
+  size_t grown = 0;
+  for (int t = 0; t < 200; ++t) {
+    auto trace = std::make_unique<LoadedTrace>();
+    trace->uid_base = store.first_uid + store.total_rows;
+    trace->rows.reserve(6);
+    for (int i = 0; i < 6; ++i) {
+      new (trace->rows.slot(i)) EventRec();
+      trace->rows[i].kind = i == 0 ? Kind::kernel : Kind::cpu_op;
+    }
+    trace->rows.set_size(6);
+    store.total_rows += 6;
+    store.traces.push_back(std::move(trace));
+    const size_t capacity = store.rows_of_kind.empty() ? 0 : store.rows_of_kind[(size_t)Kind::cpu_op].capacity();
+    store.index_new_kinds();
+    const std::vector<uint32_t>& ops = store.rows_of_kind[(size_t)Kind::cpu_op];
+    if (ops.capacity() != capacity) ++grown;
+    if (t == 0) CHECK(ops.capacity() == 5);  // (the first load's exact size; by push_back, 8)
+    REQUIRE(ops.size() == 5 * (size_t)(t + 1));
+    CHECK(ops.back() == (uint32_t)(6 * t + 5));
+    CHECK(store.rows_of_kind[(size_t)Kind::kernel].back() == (uint32_t)(6 * t));
+  }
+  CHECK(grown < 20);  // (geometric: ~log1.5(200); a list grown by exactly each load's rows: 200)
 }
 
 // A folder's traces load one after another into one store: the kind lists (EventStore::rows_of_kind,
