@@ -82,29 +82,33 @@ void restart_with_huge_pages(char** argv, const std::vector<std::string>& inputs
     unsetenv("GLIBC_TUNABLES");
 }
 
-// glibc raises its mmap threshold to the size of each large block freed (up to 32 MiB), and from
-// then on blocks of that size come from its arenas, where freed memory stays with the process:
-// scratch a stage frees on one thread's arena stays resident beside what the next stage allocates
-// on another (the tree stage and the perf pass on the load's threads, the save's sorts). A fixed
-// threshold keeps every block over it a mapping of its own, given back when freed
-// (docs/performance.md, twelfth section): glibc's starting 128 KiB, for the least memory. For a
-// large load (the process restarted with malloc's huge pages, above, or the user asked for them)
-// 4 MiB: at 128 KiB every scratch array of the tree stage and the perf pass was a fresh mapping,
-// each 4 KiB page of it a page fault (a GB load took ~50,000, at 10-15 us each on a VM, a fifth of
-// its CPU), where at 4 MiB the arrays of a few MB (per-thread parts, a stage's lists) are reused
-// from the heap, stage after stage, for 2-4% more peak (twenty-second section); a small input's
-// faults are a few ms, and its peak is what counts (a 24 MB Nsight export's save stays within its
-// .db). The store's args blocks take 2 MiB pages where malloc does (src/event_store.h). A
-// threshold the user set (GLIBC_TUNABLES naming mmap_threshold, or glibc's older
-// MALLOC_MMAP_THRESHOLD_) is left as it is.
+// malloc's settings for a load's memory (docs/performance.md, twelfth and twenty-second sections),
+// each left as it is where the user set it (GLIBC_TUNABLES, or glibc's older MALLOC_..._ variables):
+// - One arena for every thread. The load's stages run on its threads in turn (the parse, the tree
+//   stage, the perf pass), and with an arena per thread the scratch one stage freed on a worker's
+//   arena was neither given back nor reused by the next stage's allocations on another: resident
+//   twice, and every page of the new allocations a fresh fault. The threads' hot loops do not
+//   allocate (~0.2 mallocs an event, most on the main thread), so one arena's lock costs nothing
+//   measurable; the 200 MB control's load took 12,000 faults with an arena a thread, 2,500 with one.
+// - A fixed mmap threshold. glibc raises it to the size of each large block freed (up to 32 MiB),
+//   after which blocks of that size stay in the heap once freed; fixed, every block over it is a
+//   mapping of its own, given back when freed: glibc's starting 128 KiB, for the least memory. For a
+//   large load (the process restarted with malloc's huge pages, above, or the user asked for them) 4
+//   MiB: at 128 KiB every scratch array of a few MB of the tree stage and the perf pass was a fresh
+//   mapping, each 4 KiB page of it a fault (~10-15 us each on a VM); at 4 MiB they are reused from
+//   the heap, stage after stage. A small input's faults are a few ms, and its peak is what counts.
+// - The store's args blocks take 2 MiB pages where malloc does (src/event_store.h).
 void tune_memory() {
   const char* tunables = getenv("GLIBC_TUNABLES");
+  auto user_set = [&](const char* tunable, const char* variable) {
+    return (tunables && std::strstr(tunables, tunable)) || getenv(variable);
+  };
   const char* hugetlb = tunables ? std::strstr(tunables, "glibc.malloc.hugetlb=") : nullptr;
   const bool huge = hugetlb && hugetlb[std::strlen("glibc.malloc.hugetlb=")] != '0';
   tlsql::TextArena::use_huge_pages(huge);
-  if (tunables && std::strstr(tunables, "glibc.malloc.mmap_threshold")) return;
-  if (getenv("MALLOC_MMAP_THRESHOLD_")) return;
-  mallopt(M_MMAP_THRESHOLD, huge ? 4 << 20 : 128 << 10);
+  if (!user_set("glibc.malloc.arena_max", "MALLOC_ARENA_MAX")) mallopt(M_ARENA_MAX, 1);
+  if (!user_set("glibc.malloc.mmap_threshold", "MALLOC_MMAP_THRESHOLD_"))
+    mallopt(M_MMAP_THRESHOLD, huge ? 4 << 20 : 128 << 10);
 }
 
 // `tlsql fleet ...` (docs/fleet.md): the fleet layer is Python on Dask (Debian's python3-distributed,

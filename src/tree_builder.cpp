@@ -186,7 +186,9 @@ void ProfileTreeBuilder::group_threads() {
       if (e.kind == Kind::meta || e.kind == Kind::counter) continue;
       uint8_t text = e.flags & (EventRec::pid_text | EventRec::tid_text);
       if (e.pid != last_pid || e.tid != last_tid || text != last_text) {
-        auto [it, fresh] = index[text].emplace(std::make_pair(e.pid.v, e.tid.v), (int32_t)threads.size());
+        // (try_emplace: emplace made and freed a node each time the thread changed, most events
+        // of a trace whose CPU and GPU events interleave)
+        auto [it, fresh] = index[text].try_emplace(std::make_pair(e.pid.v, e.tid.v), (int32_t)threads.size());
         if (fresh) threads.push_back({e.pid, e.tid, text, {}});
         last = it->second, last_pid = e.pid, last_tid = e.tid, last_text = text;
       }

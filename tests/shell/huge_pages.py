@@ -5,7 +5,10 @@ folder, --diff) hold 32 MiB or more in all, or one is a stream (a FIFO), and onl
 transparent huge pages are given on request ("[madvise]"); other files on the command line (an
 -o target, a folder's other files) do not count, and a GLIBC_TUNABLES naming hugetlb is left as
 set. Seen from outside: the environment of the running process, read from /proc while it waits on
-a FIFO (its -f script, or its trace), which it opens only once past its start and restart.
+a FIFO (its -f script, or its trace), which it opens only once past its start and restart; and
+from its /proc smaps then, what follows from those settings (repl/main.cpp, tune_memory): the
+store's args blocks on 2 MiB pages where malloc takes them, and one malloc arena for every thread
+unless the user set their number.
 usage: huge_pages.py TLSQL DATA_DIR WORK_DIR"""
 import os, shutil, subprocess, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
@@ -52,7 +55,28 @@ def huge_arena_block(smaps):
     return False
 
 
+def malloc_arenas(smaps):
+    """How many heaps of threads' malloc arenas /proc/PID/smaps shows: glibc maps each as 64 MiB on
+    a 64 MiB boundary, anonymous, its unused part PROT_NONE (the main arena's heap is brk's)."""
+    maps = []
+    for line in smaps.splitlines():
+        fields = line.split()
+        if fields and "-" in fields[0] and not fields[0].endswith(":"):
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            maps.append((lo, hi, fields[1], fields[5] if len(fields) > 5 else ""))
+    heap, n = 64 << 20, 0
+    for i, (lo, hi, perms, path) in enumerate(maps):
+        if path or perms != "rw-p" or lo % heap:
+            continue
+        nxt = maps[i + 1] if i + 1 < len(maps) else None
+        if nxt and nxt[0] == hi and nxt[2] == "---p" and not nxt[3]:
+            hi = nxt[1]
+        n += hi - lo == heap
+    return n
+
+
 arena_huge = {}  # (args tuple, GLIBC_TUNABLES given) -> what huge_arena_block said of that run
+arenas = {}  # the same -> malloc_arenas of that run
 
 
 def tunables(args, env_tunables=None, stream=False):
@@ -73,7 +97,9 @@ def tunables(args, env_tunables=None, stream=False):
             env_now = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
         value = env_now.get(b"GLIBC_TUNABLES")
         with open(f"/proc/{p.pid}/smaps") as f:
-            arena_huge[(tuple(args), env_tunables)] = huge_arena_block(f.read())
+            smaps = f.read()
+            arena_huge[(tuple(args), env_tunables)] = huge_arena_block(smaps)
+            arenas[(tuple(args), env_tunables)] = malloc_arenas(smaps)
         os.write(fd, (text if stream else "SELECT count(*) AS n FROM trace;\n").encode())
         os.close(fd)
     out, err = p.communicate(timeout=120)
@@ -107,5 +133,14 @@ if "asan" not in os.environ.get("LD_PRELOAD", ""):
     check(not arena_huge[((halves[0],), None)], "a 20 MiB trace, no restart: the args blocks do not")
     if on_request:
         check(arena_huge[((big,), None)], "restarted with huge pages: the args blocks ask for them too")
+# One malloc arena for every thread (repl/main.cpp, tune_memory), unless the user set their number:
+# the load's threads (two or more) leave no heaps of arenas of their own.
+if "asan" not in os.environ.get("LD_PRELOAD", ""):
+    check(arenas[((halves[0],), None)] == 0, "one malloc arena: the load's threads add none")
+    if on_request:
+        check(arenas[((big,), None)] == 0, "(restarted with huge pages too)")
+    many = tunables([halves[0], "--threads", "4"], "glibc.malloc.arena_max=8")
+    check(many == "glibc.malloc.arena_max=8", "an arena_max the user set is kept")
+    check(arenas[((halves[0], "--threads", "4"), "glibc.malloc.arena_max=8")] > 0, "... and the threads take arenas")
 shutil.rmtree(work, ignore_errors=True)
 finish()
