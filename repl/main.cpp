@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 #include "repl/shell.h"
@@ -103,8 +106,21 @@ void tune_memory() {
   auto user_set = [&](const char* tunable, const char* variable) {
     return (tunables && std::strstr(tunables, tunable)) || getenv(variable);
   };
-  const char* hugetlb = tunables ? std::strstr(tunables, "glibc.malloc.hugetlb=") : nullptr;
-  const bool huge = hugetlb && hugetlb[std::strlen("glibc.malloc.hugetlb=")] != '0';
+  // malloc takes huge pages where the last hugetlb named holds a number over 0 (glibc reads an
+  // empty or malformed value as 0)
+  bool huge = false;
+  constexpr std::string_view kHugetlb = "glibc.malloc.hugetlb=";
+  std::string_view rest = tunables ? tunables : "";
+  while (!rest.empty()) {
+    const size_t colon = std::min(rest.find(':'), rest.size());
+    const std::string_view one = rest.substr(0, colon);
+    rest.remove_prefix(std::min(colon + 1, rest.size()));
+    if (one.substr(0, kHugetlb.size()) != kHugetlb) continue;
+    const std::string_view value = one.substr(kHugetlb.size());
+    unsigned n = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    huge = ec == std::errc() && end == value.data() + value.size() && n > 0;
+  }
   tlsql::TextArena::use_huge_pages(huge);
   if (!user_set("glibc.malloc.arena_max", "MALLOC_ARENA_MAX")) mallopt(M_ARENA_MAX, 1);
   if (!user_set("glibc.malloc.mmap_threshold", "MALLOC_MMAP_THRESHOLD_"))

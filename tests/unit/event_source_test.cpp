@@ -147,15 +147,18 @@ TEST_CASE("TextArena: blocks of 2 MiB pages start on a 2 MiB boundary and keep t
     TextArena::Writer w(arena);
     before = w.add("small pages");
   }
-  TextArena::use_huge_pages(true);
+  struct HugePages {  // (process-wide: off again for the tests after this one, whatever happens)
+    HugePages() { TextArena::use_huge_pages(true); }
+    ~HugePages() { TextArena::use_huge_pages(false); }
+  };
   {
+    HugePages on;
     TextArena::Writer w1(arena), w2(arena);
     w1.add(std::string(100, 'a'));  // (goes on in the block the first writer left)
     first = w2.add("huge pages");
     second = w2.add("and more");
     large = w2.add(big);
   }
-  TextArena::use_huge_pages(false);
   CHECK(arena.get(before, 11) == "small pages");
   CHECK(arena.get(first, 10) == "huge pages");
   CHECK(arena.get(second, 8) == "and more");
