@@ -91,7 +91,7 @@ void restart_with_huge_pages(char** argv, const std::vector<std::string>& inputs
 //   stage, the perf pass), and with an arena per thread the scratch one stage freed on a worker's
 //   arena was neither given back nor reused by the next stage's allocations on another: resident
 //   twice, and every page of the new allocations a fresh fault. The threads' hot loops do not
-//   allocate (~0.2 mallocs an event, most on the main thread), so one arena's lock costs nothing
+//   allocate (~0.06 mallocs an event on the 200 MB control), so one arena's lock costs nothing
 //   measurable; the 200 MB control's load took 12,000 faults with an arena a thread, 2,500 with one.
 // - A fixed mmap threshold. glibc raises it to the size of each large block freed (up to 32 MiB),
 //   after which blocks of that size stay in the heap once freed; fixed, every block over it is a
