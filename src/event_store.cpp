@@ -180,8 +180,8 @@ TextArena::Block TextArena::new_block(size_t bytes, bool huge_pages) {
 #if defined(__SANITIZE_ADDRESS__)
   huge_pages = false;
 #endif
-  if (!huge_pages) return Block(new char[bytes], Unmap{0});
   constexpr size_t kHuge = 2u << 20;
+  if (!huge_pages || bytes < kHuge) return Block(new char[bytes], Unmap{0});  // (an arena's first blocks)
   bytes = (bytes + kHuge - 1) & ~(kHuge - 1);
   void* p = ::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
@@ -217,13 +217,14 @@ TextArena::Writer::~Writer() {
 }
 
 uint64_t TextArena::Writer::add(std::string_view s) {
-  constexpr size_t kBlock = 16u << 20;
   if (!data_ || used_ + s.size() + kSlack > size_) {
     // (the writer's state changes only once the block is the arena's: a writer left half-changed
     // by a failed allocation would leave a block it does not hold to the next writer)
-    const size_t size = std::max(kBlock, s.size() + kSlack);
+    const size_t next = arena_.next_block_.load(std::memory_order_relaxed);
+    const size_t size = std::max(next, s.size() + kSlack);
     Block block = new_block(size, huge_pages_);
     std::lock_guard<std::mutex> l(arena_.mu_);
+    arena_.next_block_.store(std::min(kLargestBlock, std::max(arena_.next_block_.load(), 2 * next)));
     arena_.blocks_.push_back(std::move(block));
     data_ = arena_.blocks_.back().get();
     size_ = size;

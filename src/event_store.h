@@ -113,6 +113,11 @@ class TextArena {
   };
   using Block = std::unique_ptr<char, Unmap>;
   static Block new_block(size_t bytes, bool huge_pages);
+  // Blocks double from 64 KiB to 16 MB: a store of a few events (a small trace, each of a test's
+  // thousands of one-chunk reads) takes a small one, where a 16 MB allocation each cost 25 ms
+  // under AddressSanitizer on a VM whose page faults are dear.
+  static constexpr size_t kLargestBlock = 16u << 20;
+  std::atomic<size_t> next_block_{64u << 10};
   std::mutex mu_;
   std::deque<Block> blocks_;
   std::vector<Unfilled> unfilled_;

@@ -31,6 +31,13 @@ cut = text.index("[") + 1
 for half in halves:
     with open(half, "w") as f:
         f.write(text[:cut] + " " * (20 << 20) + text[cut:])
+# A trace with 3.2 MB of args (an arena's blocks double from 64 KiB: its sixth, of 2 MiB, is the
+# first that may take 2 MiB pages), in the folder too.
+with_args = os.path.join(big, "args_3m.json")
+with open(with_args, "w") as f:
+    f.write('{"traceEvents": [' + ",".join(
+        f'{{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": {i}, "dur": 1, '
+        f'"args": {{"note": "{i:08d}{"x" * 60}"}}}}' for i in range(40000)) + "]}")
 one_half = os.path.join(work, "one_half")
 os.makedirs(one_half)
 os.link(halves[0], os.path.join(one_half, "padded_20m.json"))
@@ -42,15 +49,16 @@ with open(large_out, "wb") as f:
 
 
 def huge_arena_block(smaps):
-    """Whether /proc/PID/smaps shows a block of the store's args as 2 MiB pages asked for: a 16 MiB
-    mapping on a 2 MiB boundary marked MADV_HUGEPAGE ("hg"; src/event_store.cpp, new_block)."""
+    """Whether /proc/PID/smaps shows a block of the store's args as 2 MiB pages asked for: an
+    anonymous 2 MiB mapping on a 2 MiB boundary marked MADV_HUGEPAGE ("hg"; src/event_store.cpp,
+    new_block; malloc's own mappings there are 4 MiB and more, the rows' a multiple of 4 KiB)."""
     start = size = None
     for line in smaps.splitlines():
         head = line.split()[0] if line.split() else ""
         if "-" in head and not head.endswith(":"):
             lo, hi = (int(x, 16) for x in head.split("-"))
-            start, size = lo, hi - lo
-        elif head == "VmFlags:" and size == 16 << 20 and start % (2 << 20) == 0 and "hg" in line.split()[1:]:
+            start, size = lo, (hi - lo if len(line.split()) == 5 else None)  # (anonymous: no path)
+        elif head == "VmFlags:" and size == 2 << 20 and start % (2 << 20) == 0 and "hg" in line.split()[1:]:
             return True
     return False
 
@@ -131,10 +139,12 @@ check(tunables([small], "glibc.malloc.hugetlb=1") == "glibc.malloc.hugetlb=1", "
 # the kernel has no transparent huge pages to ask for (smaps then marks no mapping "hg").
 sanitized = "asan" in os.environ.get("LD_PRELOAD", "")
 if not sanitized and os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled"):
-    check(arena_huge.get(((small,), "glibc.malloc.hugetlb=1")), "the user's hugetlb=1: the args blocks ask for 2 MiB pages")
-    check(tunables([small], "glibc.malloc.hugetlb=") == "glibc.malloc.hugetlb=", "an empty hugetlb is kept")
-    check(arena_huge.get(((small,), "glibc.malloc.hugetlb=")) is False, "... and read as glibc reads it, 0: none asked")
-    check(arena_huge.get(((halves[0],), None)) is False, "a 20 MiB trace, no restart: the args blocks do not")
+    check(tunables([with_args], "glibc.malloc.hugetlb=1") == "glibc.malloc.hugetlb=1", "(a trace with args)")
+    check(arena_huge.get(((with_args,), "glibc.malloc.hugetlb=1")), "the user's hugetlb=1: the args blocks ask for 2 MiB pages")
+    check(tunables([with_args], "glibc.malloc.hugetlb=") == "glibc.malloc.hugetlb=", "an empty hugetlb is kept")
+    check(arena_huge.get(((with_args,), "glibc.malloc.hugetlb=")) is False, "... and read as glibc reads it, 0: none asked")
+    check(tunables([with_args]) is None and arena_huge.get(((with_args,), None)) is False,
+          "a trace under 32 MiB, no restart: the args blocks do not")
     if on_request:
         check(arena_huge.get(((big,), None)), "restarted with huge pages: the args blocks ask for them too")
 # One malloc arena for every thread (repl/main.cpp, tune_memory), unless the user set their number:

@@ -135,10 +135,10 @@ TEST_CASE("TextArena: a writer goes on in the block an earlier writer left unfil
   CHECK(slack == std::string(TextArena::kSlack, ' '));
 }
 
-// A block of 2 MiB pages (TextArena::use_huge_pages, as a large load's process asks) starts on a
-// 2 MiB boundary, so that every page of it can be one; a text longer than a block gets a block of
-// its own, rounded up to whole pages. Texts, their slack and the blocks of 4 KiB pages before
-// them read back as written either way.
+// A block of 2 MiB pages (TextArena::use_huge_pages, as a large load's process asks; blocks of 2 MiB
+// and more) starts on a 2 MiB boundary, so that every page of it can be one; a text longer than a
+// block gets a block of its own, rounded up to whole pages. Texts, their slack and the blocks of
+// 4 KiB pages before them read back as written either way.
 TEST_CASE("TextArena: blocks of 2 MiB pages start on a 2 MiB boundary and keep their texts") {
   TextArena arena;
   const std::string big(17u << 20, 'x');  // (over a 16 MB block)
@@ -154,13 +154,13 @@ TEST_CASE("TextArena: blocks of 2 MiB pages start on a 2 MiB boundary and keep t
   {
     HugePages on;
     TextArena::Writer w1(arena), w2(arena);
-    w1.add(std::string(100, 'a'));  // (goes on in the block the first writer left)
-    first = w2.add("huge pages");
+    w1.add(std::string(100, 'a'));               // (goes on in the block the first writer left)
+    first = w2.add(std::string(3u << 20, 'h'));  // (a block of 3 MB and more: 2 MiB pages)
     second = w2.add("and more");
     large = w2.add(big);
   }
   CHECK(arena.get(before, 11) == "small pages");
-  CHECK(arena.get(first, 10) == "huge pages");
+  CHECK(arena.get(first, 3u << 20) == std::string(3u << 20, 'h'));
   CHECK(arena.get(second, 8) == "and more");
   CHECK(arena.get(large, (uint32_t)big.size()) == big);
   CHECK(std::string(arena.get(large, (uint32_t)big.size() + TextArena::kSlack).substr(big.size())) ==
