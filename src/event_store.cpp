@@ -183,7 +183,9 @@ TextArena::Block TextArena::new_block(size_t bytes, bool huge_pages) {
   constexpr size_t kHuge = 2u << 20;
   if (!huge_pages || bytes < kHuge) return Block(new char[bytes], Unmap{0});  // (an arena's first blocks)
   bytes = (bytes + kHuge - 1) & ~(kHuge - 1);
-  void* p = ::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  // (not MAP_NORESERVE, unlike RowArray's: the kernel would merge a block with a trace's rows mapped
+  // beside it, and smaps, where shell/huge_pages looks for the block, would show one mapping)
+  void* p = ::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   // (the mapping's ends outside the 2 MiB boundaries go back at once)
   char* const start = static_cast<char*>(p);

@@ -50,15 +50,16 @@ with open(large_out, "wb") as f:
 
 def huge_arena_block(smaps):
     """Whether /proc/PID/smaps shows a block of the store's args as 2 MiB pages asked for: an
-    anonymous 2 MiB mapping on a 2 MiB boundary marked MADV_HUGEPAGE ("hg"; src/event_store.cpp,
-    new_block; malloc's own mappings there are 4 MiB and more, the rows' a multiple of 4 KiB)."""
+    anonymous mapping of whole 2 MiB pages on a 2 MiB boundary marked MADV_HUGEPAGE ("hg";
+    src/event_store.cpp, new_block; blocks mapped side by side show as one mapping; the rows' and
+    malloc's mappings are no multiple of 2 MiB)."""
     start = size = None
     for line in smaps.splitlines():
         head = line.split()[0] if line.split() else ""
         if "-" in head and not head.endswith(":"):
             lo, hi = (int(x, 16) for x in head.split("-"))
             start, size = lo, (hi - lo if len(line.split()) == 5 else None)  # (anonymous: no path)
-        elif head == "VmFlags:" and size == 2 << 20 and start % (2 << 20) == 0 and "hg" in line.split()[1:]:
+        elif head == "VmFlags:" and size and size % (2 << 20) == 0 and start % (2 << 20) == 0 and "hg" in line.split()[1:]:
             return True
     return False
 
