@@ -48,33 +48,35 @@ with open(large_out, "wb") as f:
     f.truncate(40 << 20)
 
 
+def mappings(smaps):
+    """The mappings /proc/PID/smaps lists: (start, end, perms, path ("" when anonymous), VmFlags)."""
+    found = []
+    for line in smaps.splitlines():
+        fields = line.split()
+        if fields and "-" in fields[0] and not fields[0].endswith(":"):
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            found.append([lo, hi, fields[1], fields[5] if len(fields) > 5 else "", []])
+        elif fields and fields[0] == "VmFlags:" and found:
+            found[-1][4] = fields[1:]
+    return found
+
+
 def huge_arena_block(smaps):
     """Whether /proc/PID/smaps shows a block of the store's args as 2 MiB pages asked for: an
     anonymous mapping of whole 2 MiB pages on a 2 MiB boundary marked MADV_HUGEPAGE ("hg";
     src/event_store.cpp, new_block; blocks mapped side by side show as one mapping; the rows' and
     malloc's mappings are no multiple of 2 MiB)."""
-    start = size = None
-    for line in smaps.splitlines():
-        head = line.split()[0] if line.split() else ""
-        if "-" in head and not head.endswith(":"):
-            lo, hi = (int(x, 16) for x in head.split("-"))
-            start, size = lo, (hi - lo if len(line.split()) == 5 else None)  # (anonymous: no path)
-        elif head == "VmFlags:" and size and size % (2 << 20) == 0 and start % (2 << 20) == 0 and "hg" in line.split()[1:]:
-            return True
-    return False
+    page = 2 << 20
+    return any(not path and lo % page == 0 and (hi - lo) % page == 0 and "hg" in flags
+               for lo, hi, _, path, flags in mappings(smaps))
 
 
 def malloc_arenas(smaps):
     """How many heaps of threads' malloc arenas /proc/PID/smaps shows: glibc maps each as 64 MiB on
     a 64 MiB boundary, anonymous, its unused part PROT_NONE (the main arena's heap is brk's)."""
-    maps = []
-    for line in smaps.splitlines():
-        fields = line.split()
-        if fields and "-" in fields[0] and not fields[0].endswith(":"):
-            lo, hi = (int(x, 16) for x in fields[0].split("-"))
-            maps.append((lo, hi, fields[1], fields[5] if len(fields) > 5 else ""))
+    maps = mappings(smaps)
     heap, n = 64 << 20, 0
-    for i, (lo, hi, perms, path) in enumerate(maps):
+    for i, (lo, hi, perms, path, _) in enumerate(maps):
         if path or perms != "rw-p" or lo % heap:
             continue
         nxt = maps[i + 1] if i + 1 < len(maps) else None
@@ -86,6 +88,7 @@ def malloc_arenas(smaps):
 
 arena_huge = {}  # (args tuple, GLIBC_TUNABLES given) -> what huge_arena_block said of that run
 arenas = {}  # the same -> malloc_arenas of that run
+sanitized_runs = []  # per run: whether AddressSanitizer's runtime was mapped in the process
 
 
 def tunables(args, env_tunables=None, stream=False):
@@ -109,6 +112,10 @@ def tunables(args, env_tunables=None, stream=False):
             smaps = f.read()
             arena_huge[(tuple(args), env_tunables)] = huge_arena_block(smaps)
             arenas[(tuple(args), env_tunables)] = malloc_arenas(smaps)
+            # (ASan's runtime as a library (GCC), or its shadow memory at x86-64's offset, 0x7fff8000,
+            # where it is linked in (Clang))
+            sanitized_runs.append(any("libasan" in path or (not path and lo <= 0x7fff8000 < hi)
+                                      for lo, hi, _, path, _ in mappings(smaps)))
         os.write(fd, (text if stream else "SELECT count(*) AS n FROM trace;\n").encode())
         os.close(fd)
     out, err = p.communicate(timeout=120)
@@ -136,9 +143,11 @@ check(tunables([big], "glibc.malloc.hugetlb=0") == "glibc.malloc.hugetlb=0", "a 
 check(arena_huge.get(((big,), "glibc.malloc.hugetlb=0")) is False, "... and with it the args blocks take no 2 MiB pages")
 check(tunables([small], "glibc.malloc.hugetlb=1") == "glibc.malloc.hugetlb=1", "(either way)")
 # The store's args blocks ask for 2 MiB pages where malloc does (the restart's, or the user's), on
-# a 2 MiB boundary; not under AddressSanitizer, where a block stays a heap allocation, nor where
-# the kernel has no transparent huge pages to ask for (smaps then marks no mapping "hg").
-sanitized = "asan" in os.environ.get("LD_PRELOAD", "")
+# a 2 MiB boundary; not under AddressSanitizer, where a block stays a heap allocation and ASan's
+# allocator stands for malloc's arenas (seen in the process's own mappings: the test's environment
+# says nothing of how tlsql was built), nor where the kernel has no transparent huge pages to ask
+# for (smaps then marks no mapping "hg").
+sanitized = any(sanitized_runs)
 if not sanitized and os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled"):
     check(tunables([with_args], "glibc.malloc.hugetlb=1") == "glibc.malloc.hugetlb=1", "(a trace with args)")
     check(arena_huge.get(((with_args,), "glibc.malloc.hugetlb=1")), "the user's hugetlb=1: the args blocks ask for 2 MiB pages")
