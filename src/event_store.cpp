@@ -220,14 +220,13 @@ TextArena::Writer::~Writer() {
 
 uint64_t TextArena::Writer::add(std::string_view s) {
   if (!data_ || used_ + s.size() + kSlack > size_) {
-    // (the writer's state changes only once the block is the arena's: a writer left half-changed
-    // by a failed allocation would leave a block it does not hold to the next writer)
-    const size_t next = arena_.next_block_.load(std::memory_order_relaxed);
-    const size_t size = std::max(next, s.size() + kSlack);
-    Block block = new_block(size, huge_pages_);
+    // The arena's nth block is 64 KiB << n, up to 16 MB, taken under the lock (only writers that
+    // need a new block wait on it). The writer's state changes only once the block is the
+    // arena's: a writer left half-changed by a failed allocation would leave a block it does not
+    // hold to the next writer.
     std::lock_guard<std::mutex> l(arena_.mu_);
-    arena_.next_block_.store(std::min(kLargestBlock, std::max(arena_.next_block_.load(), 2 * next)));
-    arena_.blocks_.push_back(std::move(block));
+    const size_t size = std::max(kFirstBlock << std::min<size_t>(arena_.blocks_.size(), kDoublings), s.size() + kSlack);
+    arena_.blocks_.push_back(new_block(size, huge_pages_));
     data_ = arena_.blocks_.back().get();
     size_ = size;
     block_ = arena_.blocks_.size() - 1;

@@ -116,8 +116,7 @@ class TextArena {
   // Blocks double from 64 KiB to 16 MB: a store of a few events (a small trace, each of a test's
   // thousands of one-chunk reads) takes a small one, where a 16 MB allocation each cost 25 ms
   // under AddressSanitizer on a VM whose page faults are dear.
-  static constexpr size_t kLargestBlock = 16u << 20;
-  std::atomic<size_t> next_block_{64u << 10};
+  static constexpr size_t kFirstBlock = 64u << 10, kDoublings = 8;  // (16 MB: 64 KiB << 8)
   std::mutex mu_;
   std::deque<Block> blocks_;
   std::vector<Unfilled> unfilled_;
