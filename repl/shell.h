@@ -29,7 +29,7 @@ class Shell {
   Parameters parameters;  // .parameter set @k v
 
   // Loads a trace into `schema`, with the one-line summary and, on a terminal, a progress bar.
-  // Loads of several files share `reuse` (src/input.h's ReadBuffers; a folder's files share one
+  // Loads of several files share `reuse` (src/readers/reader.h's ReadBuffers; a folder's files share one
   // of their own), which the caller drops after the last.
   void load(const std::string& path, const std::string& schema = "main", ReadBuffers* reuse = nullptr);
   // Loads a trace into a new in-memory schema `name` (with the same feedback as load).

@@ -124,7 +124,7 @@ struct InputSource::Inflater {
   inflate_state state;
 };
 
-InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_only, ReadBuffers* reuse)
+InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_only, TextBuffer* reuse)
     : path_(path), max_kept_(max_kept), reuse_(reuse) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) throw LoadError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
@@ -148,7 +148,7 @@ InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_
   // The first bytes tell gzip from text (a regular file's first read is small: see kFirstFill).
   // They are read into the window, where text stays; only gzip needs a block for compressed bytes
   // (a block touched and freed for every plain file cost a folder of small traces a page clear each).
-  if (reuse_) buffer_ = std::move(reuse_->window);
+  if (reuse_) buffer_ = std::move(*reuse_);
   buffer_.resize(kWindow);
   window_ = buffer_.data();
   while (avail_ < 2) {
@@ -178,7 +178,7 @@ InputSource::InputSource(const std::string& path, size_t max_kept, bool regular_
 InputSource::~InputSource() {
   if (fd_ >= 0) ::close(fd_);
   // A window grown for one long value is not kept: the next load would hold all of it.
-  if (reuse_ && buffer_.size() == kWindow) reuse_->window = std::move(buffer_);
+  if (reuse_ && buffer_.size() == kWindow) *reuse_ = std::move(buffer_);
 }
 
 size_t InputSource::known_text_bytes() const { return regular_ ? (size_t)text_bytes_of(fd_, file_bytes_) : 0; }

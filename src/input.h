@@ -88,16 +88,6 @@ class TextBuffer {
   size_t size_ = 0, capacity_ = 0;
 };
 
-// Buffers one load leaves to the next (a folder's traces load one after another): a fresh buffer
-// costs a page fault and a kernel page clear for every page the load touches, which for a folder
-// of 400 traces of 2.6 MB was a quarter of the load (docs/performance.md, "A folder of many
-// traces"). Whoever loads several files owns one and drops it after the last (repl/shell.cpp: a
-// folder's files, or the command line's traces).
-struct ReadBuffers {
-  TextBuffer window;               // an InputSource's window, never grown past its first size
-  std::vector<TextBuffer> chunks;  // the load pipeline's chunk buffers (src/readers/pipeline.cpp)
-};
-
 // The JSON text of a trace file, seen through a window that moves forward. The file is read as a
 // stream with read(2), never mapped: a file truncated or rewritten while loading (torch.profiler
 // rewrites in place) ends the text early instead of raising SIGBUS, and pipes and FIFOs
@@ -109,10 +99,10 @@ class InputSource {
   // Opens `path`; throws LoadError. A single value the reader must keep whole past `max_kept`
   // bytes of text is refused (a gzip bomb, or a file that is not a trace). A device is refused;
   // with `regular_only` a pipe too (a path read from a database, not given by the user). With
-  // `reuse`, the window is taken from it and given back to it.
+  // `reuse`, the window is taken from it and given back to it (a folder's loads: ReadBuffers).
   static constexpr size_t kMaxKept = 256u << 20;
   explicit InputSource(const std::string& path, size_t max_kept = kMaxKept, bool regular_only = false,
-                       ReadBuffers* reuse = nullptr);
+                       TextBuffer* reuse = nullptr);
   ~InputSource();
   InputSource(const InputSource&) = delete;
   InputSource& operator=(const InputSource&) = delete;
@@ -165,7 +155,7 @@ class InputSource {
   size_t fill_to_ = SIZE_MAX;  // a refill reads to the window's size or this many bytes of it
   size_t read_ahead_ = SIZE_MAX;
   TextBuffer buffer_;
-  ReadBuffers* reuse_;
+  TextBuffer* reuse_;
   // gzip streaming state: compressed bytes [in_pos_, in_len_) of in_ are not inflated yet
   struct Inflater;
   std::unique_ptr<Inflater> inflater_;

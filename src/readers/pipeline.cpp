@@ -134,8 +134,21 @@ class ChunkQueue {
 class Placement : public CutProof {
  public:
   // At most `parked` chunks wait for their turn (their rows held); a thread with one more waits.
-  Placement(RowArray& rows, std::shared_mutex& rows_mu, size_t parked)
-      : array_(rows), rows_mu_(rows_mu), max_parked_(parked) {}
+  // With `keep`, staged rows are taken from it and given back to it (ReadBuffers: a folder's
+  // loads), but for those whose rows took more than `keep_bytes`.
+  Placement(RowArray& rows, std::shared_mutex& rows_mu, size_t parked, std::vector<std::unique_ptr<StagedRows>>* keep,
+            size_t keep_bytes)
+      : array_(rows), rows_mu_(rows_mu), max_parked_(parked), keep_(keep), keep_bytes_(keep_bytes) {
+    if (keep_) spare_ = std::move(*keep_);
+  }
+  ~Placement() {
+    if (!keep_) return;
+    keep_->clear();
+    for (auto& s : spare_)
+      if (s->most_rows * sizeof(EventRec) <= keep_bytes_) keep_->push_back(std::move(s));
+  }
+  Placement(const Placement&) = delete;
+  Placement& operator=(const Placement&) = delete;
   // Called by the scanner for a chunk it counted, as it cuts it (`seq`: its place among the chunks).
   void place_counted(Chunk& c, size_t seq) {
     std::lock_guard<std::mutex> l(m_);
@@ -269,6 +282,8 @@ class Placement : public CutProof {
   RowArray& array_;
   std::shared_mutex& rows_mu_;
   const size_t max_parked_;
+  std::vector<std::unique_ptr<StagedRows>>* const keep_;
+  const size_t keep_bytes_;
   std::map<size_t, Parked> parked_;  // by seq: proved before their turn
   std::vector<std::unique_ptr<StagedRows>> spare_;
   std::mutex m_;
@@ -302,6 +317,8 @@ struct Worker {
         proved = parser->prove(c.chunk, *staged);
       } catch (...) {  // (a chunk not proved: the serial re-cut meets the error again)
       }
+      // (what it wrote: a chunk not proved may have written rows up to its capacity)
+      staged->most_rows = std::max(staged->most_rows, proved ? c.chunk.rows : staged->rows.capacity());
       for (Placement::Ready& r : placement.place_speculative(c.seq, c.chunk.source_offset,
                                                              proved ? c.chunk.rows : SIZE_MAX, std::move(staged))) {
         {
@@ -377,7 +394,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
     if (opt.stage_done) opt.stage_done(stage);
   };
   auto t = clock::now();
-  InputSource in(path, InputSource::kMaxKept, false, opt.reuse);
+  InputSource in(path, InputSource::kMaxKept, false, opt.reuse ? &opt.reuse->window : nullptr);
   st.file_bytes = in.file_bytes();
   st.read_s = seconds_since(t);
   done("read");
@@ -398,7 +415,10 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
       format.open(in, path, chunk_size(opt.chunk_bytes, in.known_text_bytes(), threads));
   reader->use_threads(threads);
   size_t parsers = threads - 1;  // besides the scanner (0 when no thread could be started)
-  ChunkQueue queue(parsers + 1, opt.reuse ? &opt.reuse->chunks : nullptr, 2 * opt.chunk_bytes + (1u << 20));
+  // (What a folder's next load is given: chunk buffers of up to two chunks and 1 MB, and staged
+  // rows that took no more; rows take ~88 bytes an event, less than a Kineto event's text.)
+  const size_t keep_bytes = 2 * opt.chunk_bytes + (1u << 20);
+  ChunkQueue queue(parsers + 1, opt.reuse ? &opt.reuse->chunks : nullptr, keep_bytes);
   std::shared_mutex rows_mu;   // held shared while parsing; exclusively to grow the row array
   std::deque<Worker> workers;  // [0]: the scanner thread's; [1]: the main thread's; then the others
   for (size_t i = 0; i < threads; ++i) workers.emplace_back(*trace, store, *reader);
@@ -408,7 +428,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   std::exception_ptr scan_error;  // the scan's own (truncation, a gzip bomb, ...)
   size_t seq = 0;                 // chunks cut so far
   double scan_parse_s = 0;        // the scanner thread's time parsing chunks itself
-  Placement placement(trace->rows, rows_mu, threads);
+  Placement placement(trace->rows, rows_mu, threads, opt.reuse ? &opt.reuse->staged : nullptr, keep_bytes);
   placement.help = [&] {  // while the scan settles its guesses: parse a queued chunk
     Numbered n;
     if (!queue.try_pop(n)) return false;

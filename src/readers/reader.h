@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/event_store.h"
 #include "src/health.h"
@@ -62,6 +63,19 @@ struct RowSink {
 struct StagedRows {
   RowArray rows{false};
   Health health;
+  size_t most_rows = 0;  // the most rows a chunk has left here (its pages that were written)
+};
+
+// Buffers one load leaves to the next (a folder's traces load one after another): a fresh buffer
+// costs a page fault and a kernel page clear for every page the load touches, which for a folder
+// of 400 traces of 2.6 MB was a quarter of the load (docs/performance.md, "A folder of many
+// traces"), and the speculative chunks' staged rows, made afresh for each file, were still half
+// of such a folder's page faults. Whoever loads several files owns one and drops it after the last
+// (repl/shell.cpp: a folder's files, or the command line's traces).
+struct ReadBuffers {
+  TextBuffer window;                                // an InputSource's window, never grown past its first size
+  std::vector<TextBuffer> chunks;                   // the load pipeline's chunk buffers (pipeline.cpp)
+  std::vector<std::unique_ptr<StagedRows>> staged;  // its speculative chunks' rows (pipeline.cpp, Placement)
 };
 
 // One thread's parser (its caches are its own): made by TraceReader::parser(), fed chunks.

@@ -392,10 +392,10 @@ TEST_CASE("chunk_size: four chunks a thread of a small text, none under 256 KB")
 }
 
 // A folder's traces load one after another, each taking the buffers the one before left
-// (ReadBuffers: the input window and the chunk buffers, still holding that trace's text). Each
-// file must load as it does alone: gzip (the whole window written), speculative cuts, another
-// format, a file that fails, and small files after large ones, on 2 threads in small chunks (several
-// chunk buffers).
+// (ReadBuffers: the input window and the chunk buffers, still holding that trace's text, and the
+// speculative chunks' staged rows, still holding its rows). Each file must load as it does alone:
+// gzip (the whole window written), speculative cuts, another format, a file that fails, and small
+// files after large ones, on 2 threads in small chunks (several chunk buffers).
 TEST_CASE("ReadBuffers: a load given the buffers of the loads before it reads what it reads alone") {
   const std::string big = write_file("reuse-big.json", kineto_events(2000, traps));
   // One event of a 72 MB string, gzipped: read through the window (a .gz is), which grows past
@@ -442,6 +442,7 @@ TEST_CASE("ReadBuffers: a load given the buffers of the loads before it reads wh
     CHECK((reuse.window.capacity() > 0) == (f != files[1]));
   }
   CHECK(!reuse.chunks.empty());
+  CHECK(!reuse.staged.empty());
   for (const std::string& f : files) std::remove(f.c_str());
   std::remove(huge.c_str());
 }
