@@ -176,15 +176,15 @@ void WideIds::grow() {
 // AddressSanitizer (where reads past a heap block are caught), a block is a heap allocation.
 std::atomic<bool> TextArena::huge_pages_{false};
 
-TextArena::Block TextArena::new_block(size_t bytes, bool huge_pages) {
-#if defined(__SANITIZE_ADDRESS__)
-  huge_pages = false;
-#endif
-  constexpr size_t kHuge = 2u << 20;
-  if (!huge_pages || bytes < kHuge) return Block(new char[bytes], Unmap{0});  // (an arena's first blocks)
-  bytes = (bytes + kHuge - 1) & ~(kHuge - 1);
-  // (not MAP_NORESERVE, unlike RowArray's: the kernel would merge a block with a trace's rows mapped
-  // beside it, and smaps, where shell/huge_pages looks for the block, would show one mapping)
+namespace {
+
+constexpr size_t kHuge = 2u << 20;
+
+// `bytes` (a multiple of kHuge) mapped on a 2 MiB boundary, asking for 2 MiB pages. (Not
+// MAP_NORESERVE, unlike RowArray's own mappings: the kernel would merge one with a trace's rows
+// mapped beside it, and smaps, where shell/huge_pages looks for an args block, would show one
+// mapping.)
+char* map_huge(size_t bytes) {
   void* p = ::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   // (the mapping's ends outside the 2 MiB boundaries go back at once)
@@ -194,7 +194,18 @@ TextArena::Block TextArena::new_block(size_t bytes, bool huge_pages) {
   if (aligned > start) ::munmap(start, (size_t)(aligned - start));
   ::munmap(aligned + bytes, (size_t)(start + kHuge - aligned));
   ::madvise(aligned, bytes, MADV_HUGEPAGE);
-  return Block(aligned, Unmap{bytes});
+  return aligned;
+}
+
+}  // namespace
+
+TextArena::Block TextArena::new_block(size_t bytes, bool huge_pages) {
+#if defined(__SANITIZE_ADDRESS__)
+  huge_pages = false;
+#endif
+  if (!huge_pages || bytes < kHuge) return Block(new char[bytes], Unmap{0});  // (an arena's first blocks)
+  bytes = (bytes + kHuge - 1) & ~(kHuge - 1);
+  return Block(map_huge(bytes), Unmap{bytes});
 }
 
 void TextArena::Unmap::operator()(char* p) const {
@@ -261,24 +272,72 @@ std::string_view args_of(const TextArena& arena, const EventRec& e, std::string&
   return e.is(EventRec::keyed_args) ? args_text::decode(stored, arena.keys(), buf) : stored;
 }
 
+RowSpace::~RowSpace() {
+  for (char* b : blocks_) ::munmap(b, kBlock);
+}
+
+char* RowSpace::take(size_t bytes) {
+  if (bytes > kLargest) return nullptr;
+  if ((size_t)(end_ - next_) < bytes) {  // (the rest of the block is left: never touched, never resident)
+    blocks_.reserve(blocks_.size() + 1);
+    blocks_.push_back(next_ = map_huge(kBlock));
+    end_ = next_ + kBlock;
+  }
+  char* const p = next_;
+  next_ += bytes;
+  return p;
+}
+
+bool RowSpace::resize_last(const char* end, char* new_end) {
+  if (end != next_ || new_end > end_) return false;
+  next_ = new_end;
+  return true;
+}
+
 RowArray::~RowArray() {
-  if (data_) ::munmap(data_, bytes_);
+  if (in_space_)
+    space_->resize_last(reinterpret_cast<char*>(data_) + bytes_, reinterpret_cast<char*>(data_));
+  else if (data_)
+    ::munmap(data_, bytes_);
 }
 
 void RowArray::reserve(size_t n) {
   if (n <= capacity_) return;
+  char* const at = reinterpret_cast<char*>(data_);
+  if (space_ && (!data_ || in_space_)) {  // a new range, or the last one grown in place
+    const size_t bytes = (n * sizeof(EventRec) + 63) & ~size_t{63};
+    if (char* p = !data_ ? space_->take(bytes) : space_->resize_last(at + bytes_, at + bytes) ? at : nullptr) {
+      data_ = reinterpret_cast<EventRec*>(p);
+      capacity_ = n, bytes_ = bytes, in_space_ = true;
+      return;
+    }
+  }
   size_t bytes = (n * sizeof(EventRec) + 4095) & ~(size_t)4095;
   // Parser threads fill slots out of order and size_ is set only at the end, so growth must keep
-  // every page of the old mapping, not the first size_ rows: mremap moves the pages themselves.
-  void* p = data_ ? ::mremap(data_, bytes_, bytes, MREMAP_MAYMOVE)
-                  : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  // every page of the old mapping, not the first size_ rows: mremap moves the pages themselves (a
+  // range of a RowSpace is copied whole to a mapping of its own, and given back).
+  void* p = data_ && !in_space_
+                ? ::mremap(data_, bytes_, bytes, MREMAP_MAYMOVE)
+                : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   // 2 MiB pages where the system gives them on request: the rows are written once, in order, and
   // 4 KiB page faults cost more than the writing (a hint; mremap keeps it for the grown mapping).
-  if (!data_ && huge_pages_) ::madvise(p, bytes, MADV_HUGEPAGE);
+  if ((!data_ || in_space_) && huge_pages_) ::madvise(p, bytes, MADV_HUGEPAGE);
+  if (in_space_) {
+    std::memcpy(p, at, bytes_);
+    space_->resize_last(at + bytes_, at);
+    in_space_ = false;
+  }
   data_ = static_cast<EventRec*>(p);
   capacity_ = n;
   bytes_ = bytes;
+}
+
+void RowArray::fit() {
+  char* const at = reinterpret_cast<char*>(data_);
+  const size_t bytes = (size_ * sizeof(EventRec) + 63) & ~size_t{63};
+  if (in_space_ && bytes < bytes_ && space_->resize_last(at + bytes_, at + bytes))
+    capacity_ = bytes / sizeof(EventRec), bytes_ = bytes;
 }
 
 const LoadedTrace& EventStore::trace_at(int64_t pos, int64_t& local) const {

@@ -404,6 +404,9 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   trace->id = (int64_t)store.traces.size();
   trace->uid_base = store.first_uid + store.total_rows;
   // Reserved for small events (~100 bytes of JSON each); pages never written are never resident.
+  // Where the process takes 2 MiB pages (a large input: repl/main.cpp), a small trace's rows lie in
+  // the store's RowSpace, beside the traces loaded before it, fitted once read.
+  if (TextArena::huge_pages()) trace->rows.take_from(&store.row_space);
   trace->rows.reserve((in.gzip() ? in.file_bytes() * 8 : in.file_bytes()) / 100 + 16);
   // `threads` threads: the scanner cuts chunks and, whenever the parsers have enough waiting,
   // parses one itself; the main thread and threads - 2 more parse. Each has its own health
@@ -507,6 +510,7 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   if (failed) std::rethrow_exception(failed->error);
   if (scan_error) std::rethrow_exception(scan_error);
   trace->rows.set_size(placement.rows());
+  trace->rows.fit();
   st.chunks = placement.placed();
   st.chunks_guessed = placement.guessed();
   st.wrong_guesses = placement.wrong();

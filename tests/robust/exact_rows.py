@@ -3,7 +3,7 @@
 large enough to cross every growth and chunk boundary of the loader: many small events (more rows
 than the loader reserves up front, so its row array must grow while parser threads are filling
 it), events larger than a chunk, and both .json and .json.gz. usage: exact_rows.py TLSQL WORK_DIR"""
-import csv, gzip, io, json, os, random, subprocess, sys
+import csv, gzip, io, json, os, random, shutil, subprocess, sys
 csv.field_size_limit(1 << 30)
 from decimal import Decimal
 
@@ -123,17 +123,26 @@ def as_value(text):
         return text
 
 
-def loaded_rows(path):
-    q = ("SELECT uid, ph, name, pid, tid, ts, dur, end, correlation, external_id, seq, stream, flow_id, args "
-         "FROM event ORDER BY uid")
-    r = subprocess.run([tlsql, path, "--csv", "-c", q], capture_output=True, text=True, timeout=600)
+COLUMNS = "ph, name, pid, tid, ts, dur, end, correlation, external_id, seq, stream, flow_id, args"
+
+
+def loaded_rows(path, env=None, by_trace=False):
+    """The rows tlsql loads from `path`; with `by_trace` (a folder), {trace file: its rows}, each
+    uid counted from its trace's first."""
+    q = (f"SELECT t.path, e.uid - t.uid_base, {', '.join('e.' + c for c in COLUMNS.split(', '))} "
+         "FROM event e JOIN trace t ON t.id = e.trace ORDER BY e.uid" if by_trace else
+         f"SELECT uid, {COLUMNS} FROM event ORDER BY uid")
+    r = subprocess.run([tlsql, path, "--csv", "-c", q], capture_output=True, text=True, timeout=600, env=env)
     check(r.returncode == 0, f"{os.path.basename(path)}: loads ({r.stderr.strip()})")
-    rows = []
+    rows, traces = [], {}
     for rec in list(csv.reader(io.StringIO(r.stdout)))[1:]:
+        if by_trace:
+            rows = traces.setdefault(os.path.basename(rec[0]), [])
+            rec = rec[1:]
         row = [as_value(x) for x in rec[:-1]]
         row.append(json.loads(rec[-1], parse_float=Decimal, object_pairs_hook=pairs) if rec[-1] else None)
         rows.append(row)
-    return rows
+    return traces if by_trace else rows
 
 
 def compare(path, json_bytes):
@@ -166,6 +175,26 @@ for name, threads in (("mixed", "3"), ("keyed", "1")):
           f" ({len(got)} rows, {sum(w != g for w, g in zip(want, got))} differ)")
 wide, _ = write("wide", wide_events(), False)
 compare(wide, 0)
+# A folder loaded with 2 MiB pages asked for (the user's glibc.malloc.hugetlb=1; tlsql asks so
+# itself for 32 MiB of input and more): its small traces' rows lie side by side in the store's
+# RowSpace (src/event_store.h), each fitted once read, grown in place while it is the last one
+# (small events: more rows than reserved), or moved to a mapping of its own (past a 64 MiB block
+# of the space; larger traces have one from the start). Each trace's rows as its file's parse.
+folder = os.path.join(work, "folder")
+shutil.rmtree(folder, ignore_errors=True)
+os.makedirs(folder)
+# (In load order, rows of ~65 bytes of JSON: a, b, d, e, f, g in the space's first block, a and e
+# grown in place; c a mapping of its own (17 MB reserved); h grown past the block's end, moved out.)
+parts = [("a", small[:60000]), ("b", big[:6]), ("c", small[:300000]), ("d", keyed_events()[:3000]),
+         ("e", small[:250000]), ("f", wide_events()), ("g", small[100000:350000]), ("h", small[200000:400000])]
+for name, events in parts:
+    os.replace(write(name, events, False)[0], os.path.join(folder, name + ".json"))
+env = dict(os.environ, GLIBC_TUNABLES="glibc.malloc.hugetlb=1")
+got = loaded_rows(folder, env, by_trace=True)
+for name, _ in parts:
+    want = expected_rows(os.path.join(folder, name + ".json"))
+    check(got.get(name + ".json") == want, f"folder with 2 MiB pages, {name}.json: every row as its parse "
+          f"({len(got.get(name + '.json', []))} rows of {len(want)})")
 r = subprocess.run([tlsql, wide, "--csv", "-c",
                     "SELECT k.correlation, r.correlation FROM event k JOIN event r ON r.uid = k.parent "
                     "WHERE k.kind = 'kernel' AND r.kind = 'runtime' ORDER BY k.uid"], capture_output=True, text=True)

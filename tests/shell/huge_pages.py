@@ -32,10 +32,12 @@ for half in halves:
     with open(half, "w") as f:
         f.write(text[:cut] + " " * (20 << 20) + text[cut:])
 # A trace with 3.2 MB of args (an arena's blocks double from 64 KiB: its sixth, of 2 MiB, is the
-# first that may take 2 MiB pages), in the folder too.
+# first that may take 2 MiB pages), in the folder too; padded by 20 MiB, so that its rows, reserved
+# by the file's size, take a mapping of their own, not the store's RowSpace (whose 64 MiB blocks
+# take 2 MiB pages too, src/event_store.h).
 with_args = os.path.join(big, "args_3m.json")
 with open(with_args, "w") as f:
-    f.write('{"traceEvents": [' + ",".join(
+    f.write('{"traceEvents": [' + " " * (20 << 20) + ",".join(
         f'{{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": {i}, "dur": 1, '
         f'"args": {{"note": "{i:08d}{"x" * 60}"}}}}' for i in range(40000)) + "]}")
 one_half = os.path.join(work, "one_half")
@@ -64,8 +66,9 @@ def mappings(smaps):
 def huge_arena_block(smaps):
     """Whether /proc/PID/smaps shows a block of the store's args as 2 MiB pages asked for: an
     anonymous mapping of whole 2 MiB pages on a 2 MiB boundary marked MADV_HUGEPAGE ("hg";
-    src/event_store.cpp, new_block; blocks mapped side by side show as one mapping; the rows' and
-    malloc's mappings are no multiple of 2 MiB)."""
+    src/event_store.cpp, new_block; blocks mapped side by side show as one mapping; a trace's own
+    rows' and malloc's mappings are no multiple of 2 MiB; the traces here are too large for the
+    store's RowSpace)."""
     page = 2 << 20
     return any(not path and lo % page == 0 and (hi - lo) % page == 0 and "hg" in flags
                for lo, hi, _, path, flags in mappings(smaps))

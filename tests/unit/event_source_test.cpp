@@ -172,6 +172,88 @@ TEST_CASE("TextArena: blocks of 2 MiB pages start on a 2 MiB boundary and keep t
 #endif
 }
 
+// A folder's small traces' rows lie side by side in the store's RowSpace (src/event_store.h), on
+// 2 MiB pages: ranges follow each other from a 2 MiB boundary; the last range grows and shrinks
+// in place (fit) and is given back when its array goes; an array that is no longer the last one, or
+// that outgrows its block, moves to a mapping of its own with every row; ranges past kLargest are
+// never taken.
+TEST_CASE("RowSpace: small traces' rows side by side, grown in place while last, moved out with their rows") {
+  auto fill = [](RowArray& a, size_t from, size_t to, int64_t tag) {
+    for (size_t i = from; i < to; ++i) {
+      new (a.slot(i)) EventRec();
+      a.slot(i)->ts = tag * 1000000 + (int64_t)i;
+    }
+    a.set_size(to);
+  };
+  auto intact = [](const RowArray& a, int64_t tag) {
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].ts != tag * 1000000 + (int64_t)i) return false;
+    return true;
+  };
+  auto bytes_of = [](size_t rows) { return (rows * sizeof(EventRec) + 63) & ~size_t{63}; };  // (a range's)
+  RowSpace space;
+  CHECK(space.take(RowSpace::kLargest + 64) == nullptr);
+  auto first = std::make_unique<RowArray>();
+  first->take_from(&space);
+  first->reserve(1000);
+  fill(*first, 0, 1000, 1);
+  const EventRec* at = first->begin();
+  CHECK(reinterpret_cast<uintptr_t>(at) % (2u << 20) == 0);  // (a block's first range)
+  first->reserve(5000);                                      // (the last range: grown where it is)
+  CHECK(first->begin() == at);
+  fill(*first, 1000, 3000, 1);
+  first->fit();  // (3000 rows of 88 bytes: 264,000 bytes, a multiple of 64)
+  CHECK(first->capacity() == 3000);
+  RowArray second;
+  second.take_from(&space);
+  second.reserve(10);
+  CHECK(reinterpret_cast<const char*>(second.begin()) == reinterpret_cast<const char*>(at) + bytes_of(3000));
+  fill(second, 0, 10, 2);
+  const EventRec* second_at = second.begin();
+  first->reserve(6000);  // (no longer the last: moved to a mapping of its own)
+  CHECK(first->begin() != at);
+  CHECK(first->size() == 3000);
+  CHECK(intact(*first, 1));
+  fill(*first, 3000, 6000, 1);
+  CHECK(intact(*first, 1));
+  CHECK(intact(second, 2));
+  // The last range grown past its block's end: moved out too, its rows kept, its range given back.
+  second.reserve(RowSpace::kBlock / sizeof(EventRec));
+  CHECK(second.begin() != second_at);
+  CHECK(intact(second, 2));
+  RowArray third;
+  third.take_from(&space);
+  third.reserve(100);
+  CHECK(third.begin() == second_at);
+  // A range given back when its array goes, and taken again by the next.
+  const char* after_third = reinterpret_cast<const char*>(third.begin()) + bytes_of(100);
+  {
+    RowArray fourth;
+    fourth.take_from(&space);
+    fourth.reserve(100);
+    CHECK(reinterpret_cast<const char*>(fourth.begin()) == after_third);
+  }
+  RowArray fifth;
+  fifth.take_from(&space);
+  fifth.reserve(100);
+  CHECK(reinterpret_cast<const char*>(fifth.begin()) == after_third);
+  // Ranges of kLargest: three more fit the first block's rest, a fourth starts a new block from a
+  // 2 MiB boundary.
+  std::vector<std::unique_ptr<RowArray>> large;
+  for (int i = 0; i < 4; ++i) {
+    large.push_back(std::make_unique<RowArray>());
+    large.back()->take_from(&space);
+    large.back()->reserve(RowSpace::kLargest / sizeof(EventRec));
+  }
+  CHECK(reinterpret_cast<const char*>(large[2]->begin()) ==
+        reinterpret_cast<const char*>(large[1]->begin()) + bytes_of(large[1]->capacity()));
+  CHECK(reinterpret_cast<uintptr_t>(large[3]->begin()) % (2u << 20) == 0);
+  CHECK(reinterpret_cast<const char*>(large[3]->begin()) !=
+        reinterpret_cast<const char*>(large[2]->begin()) + bytes_of(large[2]->capacity()));
+  first.reset();
+  CHECK(intact(second, 2));
+}
+
 // A kind list grows to its size once a load (EventStore::index_new_kinds), geometrically from one
 // load to the next: a folder of many traces must not copy the lists whole on every load.
 TEST_CASE("EventStore: kind lists take their size once a load, and grow geometrically across loads") {
