@@ -1,6 +1,7 @@
 #include "src/readers/pipeline.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -385,6 +386,15 @@ size_t chunk_size(size_t asked, size_t text_bytes, size_t threads) {
   constexpr size_t kSmallest = 256u << 10;
   if (text_bytes) asked = std::min(asked, std::max(kSmallest, text_bytes / (4 * threads)));
   return std::max<size_t>(1, asked);
+}
+
+ReadBuffers::~ReadBuffers() {
+  // The loads that shared these are over: what they left in malloc's heaps goes back to the
+  // system, these buffers too, as after a load that shares none (src/loader.cpp).
+  window = TextBuffer();
+  chunks.clear();
+  staged.clear();
+  malloc_trim(0);
 }
 
 std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& path, const LoadOptions& opt,

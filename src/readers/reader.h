@@ -73,6 +73,10 @@ struct StagedRows {
 // of such a folder's page faults. Whoever loads several files owns one and drops it after the last
 // (repl/shell.cpp: a folder's files, or the command line's traces).
 struct ReadBuffers {
+  ReadBuffers() = default;
+  ~ReadBuffers();  // (the loads' scratch given back to the system: src/loader.cpp)
+  ReadBuffers(const ReadBuffers&) = delete;
+  ReadBuffers& operator=(const ReadBuffers&) = delete;
   TextBuffer window;                                // an InputSource's window, never grown past its first size
   std::vector<TextBuffer> chunks;                   // the load pipeline's chunk buffers (pipeline.cpp)
   std::vector<std::unique_ptr<StagedRows>> staged;  // its speculative chunks' rows (pipeline.cpp, Placement)
