@@ -194,7 +194,7 @@ std::string_view args_of(const TextArena& arena, const EventRec& e, std::string&
 // own under 2 MiB (a 2.2 MB file's: 860 KB) get no 2 MiB page and fault in 4 KiB at a time: 84,000
 // faults for 400 such files, two thirds of that folder's (~10-15 us each on a VM). Ranges are taken
 // front to back from blocks of 64 MiB mapped on a 2 MiB boundary; the last range taken can grow or
-// shrink in place (a trace's rows, reserved by its file's size, are fitted once read). One
+// shrink in place (a trace's rows, reserved by its file's size, are fitted once final). One
 // store's: its loads run one after another, and a RowArray grows only while no parser holds a row.
 class RowSpace {
  public:

@@ -34,6 +34,9 @@ LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, con
   ProfileTreeBuilder tree(*trace, store.strings, health, &store.args, opt.captured);
   tree.set_threads(opt.threads ? opt.threads : load_threads());  // the load's threads
   tree.build();
+  // (The rows are final: a range of the store's RowSpace gives back what it holds past them, for
+  // the next trace to start right after them.)
+  trace->rows.fit();
   st.tree_s = seconds_since(t);
   done("tree");
 

@@ -18,6 +18,7 @@
 #include <system_error>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "src/input.h"
 #include "src/readers/reader.h"
@@ -48,11 +49,10 @@ class ChunkQueue {
       : limit_(limit), keep_(keep), keep_capacity_(keep_capacity) {
     if (keep_) spares_ = std::move(*keep_);
   }
-  ~ChunkQueue() {
+  ~ChunkQueue() {  // (allocates nothing: it also runs as a bad_alloc unwinds the load)
     if (!keep_) return;
-    keep_->clear();
-    for (TextBuffer& b : spares_)
-      if (b.capacity() <= keep_capacity_) keep_->push_back(std::move(b));
+    std::erase_if(spares_, [&](const TextBuffer& b) { return b.capacity() > keep_capacity_; });
+    *keep_ = std::move(spares_);
   }
   ChunkQueue(const ChunkQueue&) = delete;
   ChunkQueue& operator=(const ChunkQueue&) = delete;
@@ -142,11 +142,10 @@ class Placement : public CutProof {
       : array_(rows), rows_mu_(rows_mu), max_parked_(parked), keep_(keep), keep_bytes_(keep_bytes) {
     if (keep_) spare_ = std::move(*keep_);
   }
-  ~Placement() {
+  ~Placement() {  // (allocates nothing, as ~ChunkQueue)
     if (!keep_) return;
-    keep_->clear();
-    for (auto& s : spare_)
-      if (s->most_rows * sizeof(EventRec) <= keep_bytes_) keep_->push_back(std::move(s));
+    std::erase_if(spare_, [&](const auto& s) { return s->most_rows * sizeof(EventRec) > keep_bytes_; });
+    *keep_ = std::move(spare_);
   }
   Placement(const Placement&) = delete;
   Placement& operator=(const Placement&) = delete;
@@ -415,7 +414,8 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   trace->uid_base = store.first_uid + store.total_rows;
   // Reserved for small events (~100 bytes of JSON each); pages never written are never resident.
   // Where the process takes 2 MiB pages (a large input: repl/main.cpp), a small trace's rows lie in
-  // the store's RowSpace, beside the traces loaded before it, fitted once read.
+  // the store's RowSpace, beside the traces loaded before it (fitted after the tree stage, which
+  // may add rows: src/loader.cpp).
   if (TextArena::huge_pages()) trace->rows.take_from(&store.row_space);
   trace->rows.reserve((in.gzip() ? in.file_bytes() * 8 : in.file_bytes()) / 100 + 16);
   // `threads` threads: the scanner cuts chunks and, whenever the parsers have enough waiting,
@@ -520,7 +520,6 @@ std::unique_ptr<LoadedTrace> read_trace(EventStore& store, const std::string& pa
   if (failed) std::rethrow_exception(failed->error);
   if (scan_error) std::rethrow_exception(scan_error);
   trace->rows.set_size(placement.rows());
-  trace->rows.fit();
   st.chunks = placement.placed();
   st.chunks_guessed = placement.guessed();
   st.wrong_guesses = placement.wrong();
