@@ -6,6 +6,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "src/kind.h"
 #include "src/sql_assets.h"
@@ -123,10 +127,125 @@ bool Statement::step() {
   throw SqlError(sqlite3_errmsg(db_));
 }
 
+namespace {
+
+constexpr const char* kSchemaScripts[] = {"schema", "gpu_spec", "kernel_rules"};
+
+// What create_schema's scripts do, read from their own text once. Each statement either creates an
+// object unless one of its name is there (CREATE [VIRTUAL] TABLE / VIEW IF NOT EXISTS @schema.x) or
+// seeds a table while it is empty (INSERT INTO @schema.t ... WHERE NOT EXISTS (SELECT 1 FROM
+// @schema.t)). Any other statement sets `other`: the scripts then always run.
+struct SchemaScripts {
+  std::set<std::string> objects, seeded;  // lower case, as SQLite compares names
+  bool other = false;
+};
+
+// `text`'s words in lower case, each '(', ')' and ';' a word of its own, comments and whitespace
+// dropped: enough to read the head and the tail of our own scripts' statements.
+std::vector<std::string> words_of(std::string_view text) {
+  std::vector<std::string> out;
+  std::string word;
+  auto flush = [&] {
+    if (!word.empty()) out.push_back(std::exchange(word, {}));
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '-' && i + 1 < text.size() && text[i + 1] == '-') {
+      flush();
+      i = std::min(text.find('\n', i), text.size());
+    } else if (std::isspace((unsigned char)c)) {
+      flush();
+    } else if (c == '(' || c == ')' || c == ';') {
+      flush();
+      out.emplace_back(1, c);
+    } else {
+      word += (char)std::tolower((unsigned char)c);
+    }
+  }
+  flush();
+  return out;
+}
+
+// The object `w` names from position `at` on ("@schema.name"), or "" when it is not one.
+std::string schema_object(const std::vector<std::string>& w, size_t at) {
+  if (at >= w.size() || !w[at].starts_with("@schema.")) return "";
+  std::string name = w[at].substr(8);
+  for (char c : name)
+    if (!std::isalnum((unsigned char)c) && c != '_') return "";
+  return name;
+}
+
+void read_statement(std::string_view statement, SchemaScripts& out) {
+  const std::vector<std::string> w = words_of(statement);
+  auto is = [&](size_t at, std::initializer_list<const char*> words) {
+    for (const char* word : words)
+      if (at >= w.size() || w[at++] != word) return false;
+    return true;
+  };
+  if (w.size() == 1 && w[0] == ";") return;  // (nothing but comments before the ';')
+  size_t at = is(0, {"create", "virtual"}) ? 2 : is(0, {"create"}) ? 1 : 0;
+  if (at > 0 && (is(at, {"table"}) || (at == 1 && is(at, {"view"}))) && is(at + 1, {"if", "not", "exists"})) {
+    if (std::string name = schema_object(w, at + 4); !name.empty()) return (void)out.objects.insert(name);
+  }
+  if (is(0, {"insert", "into"}) && w.size() >= 13) {  // ... where not exists ( select 1 from @schema.t ) ;
+    const std::string table = schema_object(w, 2);
+    const size_t tail = w.size() - 10;
+    if (!table.empty() && is(tail, {"where", "not", "exists", "(", "select", "1", "from"}) &&
+        schema_object(w, tail + 7) == table && is(tail + 8, {")", ";"}))
+      return (void)out.seeded.insert(table);
+  }
+  out.other = true;
+}
+
+const SchemaScripts& schema_scripts() {
+  static const SchemaScripts scripts = [] {
+    SchemaScripts out;
+    for (const char* name : kSchemaScripts) {
+      const std::string text(sql_asset(name));
+      // Statements end at a ';' that completes one (sqlite3_complete: not inside a string,
+      // comment or trigger body).
+      size_t start = 0;
+      for (size_t semi = text.find(';'); semi != std::string::npos; semi = text.find(';', semi + 1))
+        if (const std::string statement = text.substr(start, semi + 1 - start); sqlite3_complete(statement.c_str()))
+          read_statement(statement, out), start = semi + 1;
+      if (!words_of(text.substr(start)).empty()) out.other = true;  // (text after the last statement)
+    }
+    return out;
+  }();
+  return scripts;
+}
+
+}  // namespace
+
+bool schema_complete(sqlite3* db, const std::string& schema) {
+  const SchemaScripts& s = schema_scripts();
+  if (s.other) return false;
+  try {
+    const std::string q = schema_sql(db, schema);
+    std::string names;
+    for (const std::string& name : s.objects) {
+      if (!names.empty()) names += ',';
+      names += quote_literal(name);
+    }
+    Statement have(db, fmt::format("SELECT count(*) FROM {}.sqlite_schema WHERE type IN ('table', 'view') AND "
+                                   "lower(name) IN ({})",
+                                   q, names));
+    if (!have.step() || sqlite3_column_int64(have.get(), 0) != (int64_t)s.objects.size()) return false;
+    std::string seeded = "SELECT 1";
+    for (const std::string& table : s.seeded)
+      seeded += fmt::format(" AND EXISTS (SELECT 1 FROM {}.{})", q, quote_identifier(table));
+    Statement rows(db, seeded);
+    return rows.step() && sqlite3_column_int64(rows.get(), 0) == 1;
+  } catch (const SqlError&) {  // (an object of another kind under a seeded table's name, say)
+    return false;
+  }
+}
+
 void create_schema(sqlite3* db, const std::string& schema) {
-  exec_sql(db, sql_for("schema", schema));
-  exec_sql(db, sql_for("gpu_spec", schema));
-  exec_sql(db, sql_for("kernel_rules", schema));
+  // A folder's every file is loaded into one schema: parsing the scripts again for each (the
+  // seeded tables' VALUES) was a tenth of a folder of 400 small traces' CPU.
+  if (schema_complete(db, schema)) return;
+  for (const char* name : kSchemaScripts) exec_sql(db, sql_for(name, schema));
 }
 
 namespace {

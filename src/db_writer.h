@@ -15,6 +15,9 @@ namespace tlsql {
 // All take the schema (main, or an attached one) the trace goes to.
 // Creates the small tables if missing.
 void create_schema(sqlite3* db, const std::string& schema);
+// Whether create_schema would change nothing on `schema` (every object its scripts create there,
+// every table they seed holding a row): it then skips them.
+bool schema_complete(sqlite3* db, const std::string& schema);
 void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trace, const std::string& path,
                  size_t json_bytes, const std::vector<LaunchLink>& launches,
                  const std::vector<ProfileTreeBuilder::ReplayedGraph>& replayed_graphs, const Health& health);
