@@ -294,6 +294,11 @@ bool RowSpace::resize_last(const char* end, char* new_end) {
   return true;
 }
 
+namespace {
+// The bytes of a RowSpace range holding `rows` rows: whole 64-byte lines (RowSpace::take's unit).
+size_t range_bytes(size_t rows) { return (rows * sizeof(EventRec) + 63) & ~size_t{63}; }
+}  // namespace
+
 RowArray::~RowArray() {
   if (in_space_)
     space_->resize_last(reinterpret_cast<char*>(data_) + bytes_, reinterpret_cast<char*>(data_));
@@ -305,7 +310,7 @@ void RowArray::reserve(size_t n) {
   if (n <= capacity_) return;
   char* const at = reinterpret_cast<char*>(data_);
   if (space_ && (!data_ || in_space_)) {  // a new range, or the last one grown in place
-    const size_t bytes = (n * sizeof(EventRec) + 63) & ~size_t{63};
+    const size_t bytes = range_bytes(n);
     if (char* p = !data_ ? space_->take(bytes) : space_->resize_last(at + bytes_, at + bytes) ? at : nullptr) {
       data_ = reinterpret_cast<EventRec*>(p);
       capacity_ = n, bytes_ = bytes, in_space_ = true;
@@ -335,7 +340,7 @@ void RowArray::reserve(size_t n) {
 
 void RowArray::fit() {
   char* const at = reinterpret_cast<char*>(data_);
-  const size_t bytes = (size_ * sizeof(EventRec) + 63) & ~size_t{63};
+  const size_t bytes = range_bytes(size_);
   if (in_space_ && bytes < bytes_ && space_->resize_last(at + bytes_, at + bytes))
     capacity_ = bytes / sizeof(EventRec), bytes_ = bytes;
 }
