@@ -195,6 +195,7 @@ int Session::use_current_views(sqlite3* db) {
 // The connection goes first: its virtual tables read the stores.
 // The functions' cached statements go before it.
 Session::~Session() {
+  writers_.clear();  // (their statements finalized: sqlite3_close fails while one is not)
   drop_connection_cache(db_);
   unwatch_connection(db_);
   sqlite3_close(db_);
@@ -241,9 +242,11 @@ std::unique_ptr<Session::Twin> Session::twin() {
 LoadStats Session::load(const std::string& path, const LoadOptions& opt) {
   auto& store = stores_[opt.schema];
   if (!store) store = std::make_unique<EventStore>();
-  if (opt.schema != "main" || captured_.empty() || opt.captured) return load_trace_file(db_, *store, path, opt);
+  auto& writer = writers_[opt.schema];
+  if (!writer) writer = std::make_unique<TraceWriter>(db_, opt.schema);
   LoadOptions with = opt;
-  with.captured = &captured_;
+  with.writer = writer.get();
+  if (opt.schema == "main" && !captured_.empty() && !opt.captured) with.captured = &captured_;
   return load_trace_file(db_, *store, path, with);
 }
 

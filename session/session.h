@@ -5,10 +5,12 @@
 #include <sqlite3.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "session/report.h"
+#include "src/db_writer.h"
 #include "src/event_table.h"
 #include "src/loader.h"
 
@@ -81,6 +83,8 @@ class Session {
   StoreRegistry stores_;                 // read by the connection's virtual tables: ~Session closes db_ first
   std::vector<CapturedGraph> captured_;  // from add_captures; their strings live in main's store
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> skipped_;  // skip_file: (check, why)
+  // Per schema, the statements its loads write with (~Session drops them before closing db_).
+  std::map<std::string, std::unique_ptr<TraceWriter>> writers_;
 };
 
 // Writes `trace_path` (loaded as trace 0 of `session`) to `out_path` with kernel_flop /

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <memory>
 #include <set>
 #include <utility>
 #include <vector>
@@ -266,97 +267,137 @@ bool table_exists(sqlite3* db, const std::string& schema, const char* table) {
 }
 }  // namespace
 
-void write_trace(sqlite3* db, const std::string& schema, const LoadedTrace& trace, const std::string& path,
-                 size_t json_bytes, const std::vector<LaunchLink>& launches,
-                 const std::vector<ProfileTreeBuilder::ReplayedGraph>& replayed_graphs, const Health& health) {
-  const std::string q = schema_sql(db, schema);
-  exec_sql(db, "BEGIN");
+namespace {
+// The statements of `sql` (several, ';' between them), each prepared; comments alone make none.
+std::vector<std::unique_ptr<Statement>> prepare_all(sqlite3* db, const std::string& sql) {
+  std::vector<std::unique_ptr<Statement>> out;
+  for (const char* at = sql.c_str(); *at;) {
+    const char* tail = nullptr;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v3(db, at, -1, SQLITE_PREPARE_PERSISTENT, &stmt, &tail) != SQLITE_OK)
+      throw SqlError(sqlite3_errmsg(db));
+    if (!stmt) break;                                      // (only comments or whitespace left)
+    out.push_back(std::make_unique<Statement>(db, stmt));  // (owns it from here)
+    at = tail;
+  }
+  return out;
+}
+
+// kBatch links a statement: a step per row was ~400 ns of SQLite's per-statement work a link,
+// serial after the parallel stages (a tenth of a second on a 1 GB trace).
+constexpr size_t kLinkBatch = 64;
+std::string link_sql(const std::string& q, size_t rows) {
+  std::string s = fmt::format("INSERT INTO {}.launch_link(gpu, runtime, launcher) VALUES(?,?,?)", q);
+  for (size_t i = 1; i < rows; ++i) s += ",(?,?,?)";
+  return s;
+}
+}  // namespace
+
+struct TraceWriter::Statements {
+  Statements(sqlite3* db, const std::string& schema, const std::string& q)
+      : links(db, link_sql(q, kLinkBatch)),
+        link(db, link_sql(q, 1)),
+        replay(db, fmt::format("INSERT INTO {}.replay_graph(launch, graph, eager_start, rule, tied, missing_nodes, "
+                               "extra_events) VALUES(?,?,?,?,?,?,?)",
+                               q)),
+        trace(db,
+              fmt::format("INSERT INTO {}.trace(id, path, uid_base, events, bytes, metadata) VALUES(?,?,?,?,?,?)", q)),
+        health(db, fmt::format("INSERT INTO {}.health(trace, \"check\", count, example_uid, detail, "
+                               "gpu_events_affected) VALUES(?,?,?,?,?,?)",
+                               q)),
+        load_ms(db, fmt::format("UPDATE {}.trace SET load_ms = ? WHERE id = ?", q)),
+        post_load(prepare_all(db, sql_for("post_load", schema))) {}
+  // Each reset (a statement that failed keeps its error until then) and its texts unbound (they
+  // are the caller's).
+  void done() {
+    for (Statement* s : {&links, &link, &replay, &trace, &health, &load_ms})
+      s->reset(), sqlite3_clear_bindings(s->get());
+    for (const std::unique_ptr<Statement>& s : post_load) s->reset();
+  }
+  Statement links, link, replay, trace, health, load_ms;
+  std::vector<std::unique_ptr<Statement>> post_load;
+};
+
+TraceWriter::TraceWriter(sqlite3* db, std::string schema) : db_(db), schema_(std::move(schema)) {}
+TraceWriter::~TraceWriter() = default;
+
+void TraceWriter::write(const LoadedTrace& trace, const std::string& path, size_t json_bytes,
+                        const std::vector<LaunchLink>& launches,
+                        const std::vector<ProfileTreeBuilder::ReplayedGraph>& replayed_graphs, const Health& health) {
+  // (Checked each time: a session's user may have dropped a table since its last load.)
+  create_schema(db_, schema_);
+  if (!s_) s_ = std::make_unique<Statements>(db_, schema_, schema_sql(db_, schema_));
+  Statements& s = *s_;
+  exec_sql(db_, "BEGIN");
   try {
-    {
-      // kBatch links a statement: a step per row was ~400 ns of SQLite's per-statement work a link,
-      // serial after the parallel stages (a tenth of a second on a 1 GB trace).
-      constexpr size_t kBatch = 64;
-      auto sql = [&](size_t rows) {
-        std::string s = fmt::format("INSERT INTO {}.launch_link(gpu, runtime, launcher) VALUES(?,?,?)", q);
-        for (size_t i = 1; i < rows; ++i) s += ",(?,?,?)";
-        return s;
-      };
-      size_t at = 0;
-      auto insert = [&](Statement& ins, size_t rows) {
-        for (size_t i = 0; i < rows; ++i, ++at) {
-          const LaunchLink& l = launches[at];
-          sqlite3_bind_int64(ins.get(), (int)(3 * i + 1), trace.uid_base + l.gpu);
-          sqlite3_bind_int64(ins.get(), (int)(3 * i + 2), trace.uid_base + l.runtime);
-          sqlite3_bind_int64(ins.get(), (int)(3 * i + 3), trace.uid_base + l.launcher);
-        }
-        ins.step();
-        ins.reset();
-      };
-      if (launches.size() >= kBatch) {
-        Statement batch(db, sql(kBatch));
-        while (launches.size() - at >= kBatch) insert(batch, kBatch);
+    size_t at = 0;
+    auto insert = [&](Statement& ins, size_t rows) {
+      for (size_t i = 0; i < rows; ++i, ++at) {
+        const LaunchLink& l = launches[at];
+        sqlite3_bind_int64(ins.get(), (int)(3 * i + 1), trace.uid_base + l.gpu);
+        sqlite3_bind_int64(ins.get(), (int)(3 * i + 2), trace.uid_base + l.runtime);
+        sqlite3_bind_int64(ins.get(), (int)(3 * i + 3), trace.uid_base + l.launcher);
       }
-      if (at < launches.size()) {
-        Statement tail(db, sql(launches.size() - at));
-        insert(tail, launches.size() - at);
-      }
-    }
-    {
-      Statement ins(db,
-                    fmt::format("INSERT INTO {}.replay_graph(launch, graph, eager_start, rule, tied, missing_nodes, "
-                                "extra_events) VALUES(?,?,?,?,?,?,?)",
-                                q));
-      for (const auto& r : replayed_graphs) {
-        sqlite3_bind_int64(ins.get(), 1, trace.uid_base + r.launch);
-        bind_int(ins.get(), 2, r.graph >= 0 ? r.graph : kNull);
-        bind_int(ins.get(), 3, r.eager_start >= 0 ? trace.uid_base + r.eager_start : kNull);
-        sqlite3_bind_text(ins.get(), 4, r.rule, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(ins.get(), 5, r.tied);
-        sqlite3_bind_int64(ins.get(), 6, r.missing);
-        sqlite3_bind_int64(ins.get(), 7, r.extra);
-        ins.step();
-        ins.reset();
-      }
-    }
-    {
-      Statement ins(
-          db, fmt::format("INSERT INTO {}.trace(id, path, uid_base, events, bytes, metadata) VALUES(?,?,?,?,?,?)", q));
-      sqlite3_bind_int64(ins.get(), 1, trace.id);
-      bind_text(ins.get(), 2, path);
-      sqlite3_bind_int64(ins.get(), 3, trace.uid_base);
-      sqlite3_bind_int64(ins.get(), 4, (int64_t)trace.rows.size());
-      sqlite3_bind_int64(ins.get(), 5, (int64_t)json_bytes);
-      if (trace.metadata.empty())
-        sqlite3_bind_null(ins.get(), 6);
-      else
-        bind_text(ins.get(), 6, trace.metadata);
       ins.step();
+      ins.reset();
+    };
+    while (launches.size() - at >= kLinkBatch) insert(s.links, kLinkBatch);
+    while (at < launches.size()) insert(s.link, 1);  // (the last < 64: one statement for every file)
+    for (const auto& r : replayed_graphs) {
+      sqlite3_bind_int64(s.replay.get(), 1, trace.uid_base + r.launch);
+      bind_int(s.replay.get(), 2, r.graph >= 0 ? r.graph : kNull);
+      bind_int(s.replay.get(), 3, r.eager_start >= 0 ? trace.uid_base + r.eager_start : kNull);
+      sqlite3_bind_text(s.replay.get(), 4, r.rule, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(s.replay.get(), 5, r.tied);
+      sqlite3_bind_int64(s.replay.get(), 6, r.missing);
+      sqlite3_bind_int64(s.replay.get(), 7, r.extra);
+      s.replay.step();
+      s.replay.reset();
     }
-    {
-      Statement ins(
-          db, fmt::format("INSERT INTO {}.health(trace, \"check\", count, example_uid, detail, gpu_events_affected) "
-                          "VALUES(?,?,?,?,?,?)",
-                          q));
-      for (const auto& [check, row] : health.rows()) {
-        sqlite3_bind_int64(ins.get(), 1, trace.id);
-        bind_text(ins.get(), 2, check);
-        sqlite3_bind_int64(ins.get(), 3, row.count);
-        bind_int(ins.get(), 4, row.example >= 0 ? trace.uid_base + row.example : kNull);
-        bind_text(ins.get(), 5, row.detail);
-        bind_int(ins.get(), 6, row.gpu_events >= 0 ? row.gpu_events : kNull);
-        ins.step();
-        ins.reset();
+    sqlite3_bind_int64(s.trace.get(), 1, trace.id);
+    bind_text(s.trace.get(), 2, path);
+    sqlite3_bind_int64(s.trace.get(), 3, trace.uid_base);
+    sqlite3_bind_int64(s.trace.get(), 4, (int64_t)trace.rows.size());
+    sqlite3_bind_int64(s.trace.get(), 5, (int64_t)json_bytes);
+    if (trace.metadata.empty())
+      sqlite3_bind_null(s.trace.get(), 6);
+    else
+      bind_text(s.trace.get(), 6, trace.metadata);
+    s.trace.step();
+    s.trace.reset();
+    for (const auto& [check, row] : health.rows()) {
+      sqlite3_bind_int64(s.health.get(), 1, trace.id);
+      bind_text(s.health.get(), 2, check);
+      sqlite3_bind_int64(s.health.get(), 3, row.count);
+      bind_int(s.health.get(), 4, row.example >= 0 ? trace.uid_base + row.example : kNull);
+      bind_text(s.health.get(), 5, row.detail);
+      bind_int(s.health.get(), 6, row.gpu_events >= 0 ? row.gpu_events : kNull);
+      s.health.step();
+      s.health.reset();
+    }
+    // @trace is post_load.sql's one parameter.
+    for (const std::unique_ptr<Statement>& post : s.post_load) {
+      if (const int at_trace = sqlite3_bind_parameter_index(post->get(), "@trace"))
+        sqlite3_bind_int64(post->get(), at_trace, trace.id);
+      while (post->step()) {
       }
+      post->reset();
     }
-    std::string post = sql_for("post_load", schema);
-    // @trace is the only parameter of post_load.sql; substitute it textually (an integer).
-    for (size_t p; (p = post.find("@trace")) != std::string::npos;) post.replace(p, 6, std::to_string(trace.id));
-    exec_sql(db, post);
-    exec_sql(db, "COMMIT");
+    exec_sql(db_, "COMMIT");
   } catch (...) {
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    s.done();
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+  s.done();
+}
+
+void TraceWriter::set_load_ms(int64_t trace_id, double ms) {
+  if (!s_) s_ = std::make_unique<Statements>(db_, schema_, schema_sql(db_, schema_));
+  sqlite3_bind_double(s_->load_ms.get(), 1, ms);
+  sqlite3_bind_int64(s_->load_ms.get(), 2, trace_id);
+  s_->load_ms.step();
+  s_->load_ms.reset();
 }
 
 void write_captured_graphs(sqlite3* db, const std::string& schema, const std::vector<CapturedGraph>& graphs,
@@ -391,13 +432,6 @@ void write_captured_graphs(sqlite3* db, const std::string& schema, const std::ve
     ins.step();
     ins.reset();
   }
-}
-
-void set_load_ms(sqlite3* db, const std::string& schema, int64_t trace_id, double ms) {
-  Statement s(db, fmt::format("UPDATE {}.trace SET load_ms = ? WHERE id = ?", schema_sql(db, schema)));
-  sqlite3_bind_double(s.get(), 1, ms);
-  sqlite3_bind_int64(s.get(), 2, trace_id);
-  s.step();
 }
 
 void finish_schema(sqlite3* db, const std::string& schema, const EventStore* loaded) {

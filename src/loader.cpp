@@ -4,6 +4,7 @@
 #include <malloc.h>
 
 #include <chrono>
+#include <optional>
 
 #include "src/db_writer.h"
 #include "src/input.h"
@@ -41,9 +42,10 @@ LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, con
   done("tree");
 
   t = clock::now();
+  std::optional<TraceWriter> own;
+  TraceWriter& writer = opt.writer ? *opt.writer : own.emplace(db, opt.schema);
   try {
-    create_schema(db, opt.schema);
-    write_trace(db, opt.schema, *trace, path, st.json_bytes, tree.launches(), tree.replayed_graphs(), health);
+    writer.write(*trace, path, st.json_bytes, tree.launches(), tree.replayed_graphs(), health);
   } catch (const SqlError& e) {
     throw LoadError(fmt::format("{}: cannot store the trace: {}", path, e.what()));
   }
@@ -55,7 +57,7 @@ LoadStats load_file(sqlite3* db, EventStore& store, const std::string& path, con
   st.insert_s = seconds_since(t);
   done("insert");
   st.total_s = seconds_since(t0);
-  set_load_ms(db, opt.schema, st.trace_id, st.total_s * 1e3);
+  writer.set_load_ms(st.trace_id, st.total_s * 1e3);
   for (const auto& [check, row] : health.rows()) st.health.emplace_back(check, row.count);
   return st;
 }

@@ -17,6 +17,8 @@
 
 namespace tlsql {
 
+class TraceWriter;
+
 struct LoadStats {
   std::string path;
   int64_t trace_id = 0, events = 0;
@@ -51,6 +53,9 @@ struct LoadOptions {
   std::span<const ReaderFormat> formats = builtin_formats();
   // Buffers to take and leave for the next load (src/input.h); nullptr: the load's own.
   ReadBuffers* reuse = nullptr;
+  // The schema's writer (src/db_writer.h) kept across a session's loads into it; nullptr: the
+  // load's own.
+  TraceWriter* writer = nullptr;
 };
 
 // Loads `path` into `store` and the schema's small tables. Throws LoadError with a one-line

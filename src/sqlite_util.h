@@ -53,6 +53,7 @@ sqlite3* open_foreign_database(const std::string& path, std::string& error);
 class Statement {
  public:
   Statement(sqlite3* db, std::string_view sql);
+  Statement(sqlite3* db, sqlite3_stmt* prepared) : db_(db), stmt_(prepared) {}  // (takes it: finalized here)
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;

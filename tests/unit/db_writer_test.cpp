@@ -4,7 +4,10 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -102,4 +105,87 @@ TEST_CASE("create_schema skips its scripts exactly where they would change nothi
       }
     }
   }
+}
+
+namespace {
+
+// A Kineto trace of `launches` ops each launching one kernel, with `metadata` (top-level keys).
+std::string trace_text(int launches, const std::string& metadata) {
+  std::string events;
+  for (int i = 0; i < launches; ++i) {
+    const int ts = 100 * i;
+    events += fmt::format(
+        R"({}{{"ph":"X","cat":"cpu_op","name":"aten::op{}","pid":1,"tid":1,"ts":{},"dur":20}},)"
+        R"({{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,"args":{{"correlation":{}}}}},)"
+        R"({{"ph":"X","cat":"kernel","name":"k{}","pid":0,"tid":7,"ts":{},"dur":30,"args":{{"correlation":{},"device":0,"stream":7}}}})",
+        i ? "," : "", i % 3, ts, ts + 2, i + 1, i % 2, ts + 10, i + 1);
+  }
+  return fmt::format(R"({{"traceEvents":[{}]{}}})", events, metadata);
+}
+
+// Per trace: what the writer put in each small table, uids relative to the trace's first.
+std::string written(sqlite3* db, int64_t trace) {
+  std::string out;
+  auto add = [&](const std::string& sql) {
+    Statement q(db, sql);
+    sqlite3_bind_int64(q.get(), 1, trace);
+    while (q.step()) {
+      for (int c = 0; c < sqlite3_column_count(q.get()); ++c) {
+        const auto* text = (const char*)sqlite3_column_text(q.get(), c);
+        out += text ? text : "NULL";
+        out += '|';
+      }
+      out += '\n';
+    }
+  };
+  add("SELECT rank, world_size, events, bytes, metadata, schema_version, load_ms > 0 FROM trace WHERE id = ?1");
+  add("SELECT id, name, vendor, sm_count, properties FROM device WHERE trace = ?1 ORDER BY id");
+  add("SELECT \"check\", count, example_uid - (SELECT uid_base FROM trace WHERE id = ?1), detail, "
+      "gpu_events_affected FROM health WHERE trace = ?1 ORDER BY 1");
+  add("SELECT gpu - t.uid_base, runtime - t.uid_base, launcher - t.uid_base FROM launch_link, trace t WHERE t.id = ?1 "
+      "AND gpu BETWEEN t.uid_base AND t.uid_base + t.events - 1 ORDER BY gpu");
+  return out;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = fmt::format("/tmp/tlsql-db-writer-{}-{}", getpid(), name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("A session's loads into one schema share its writer: each trace's rows as when loaded alone") {
+  // 70 launches: a batch statement's 64 rows and 6 single ones; none; other metadata each.
+  const std::vector<std::string> files = {
+      write_file("a.json",
+                 trace_text(70, R"(,"distributedInfo":{"rank":3,"world_size":8},"schemaVersion":1,)"
+                                R"("deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3","numSms":132}])")),
+      write_file("b.json", trace_text(0, "")),
+      write_file("c.json", trace_text(5, R"(,"deviceProperties":[1,{"id":0,"name":"AMD Instinct MI300X"}])")),
+      write_file("d.json", trace_text(64, R"(,"distributedInfo":{"rank":5})"))};
+  std::vector<std::string> alone;
+  for (const std::string& f : files) {
+    Session s;
+    s.load(f);
+    alone.push_back(written(s.db(), 0));
+    if (f == files[0]) CHECK(column(s.db(), "SELECT count(*) FROM launch_link")[0] == "70");  // (links read)
+  }
+  Session together;
+  for (size_t k = 0; k < files.size(); ++k) {
+    together.load(files[k]);
+    if (k == 1) exec_sql(together.db(), "DROP VIEW device_gpu");  // (the next load makes it again)
+  }
+  for (size_t k = 0; k < files.size(); ++k) {
+    CAPTURE(files[k]);
+    CHECK(written(together.db(), (int64_t)k) == alone[k]);
+  }
+  CHECK(column(together.db(), "SELECT count(*) FROM sqlite_schema WHERE name = 'device_gpu'")[0] == "1");
+  // (The comparison reads something: post_load's columns, and the last link, past the batch of 64:
+  // launch i's op, call and kernel are uids 3i, 3i + 1 and 3i + 2.)
+  CHECK(alone[0].starts_with("3|8|210|"));
+  CHECK(alone[0].find("NVIDIA H100 80GB HBM3") != std::string::npos);
+  CHECK(alone[0].find("\n209|208|207|\n") != std::string::npos);
+  CHECK(alone[2].find("odd_metadata") != std::string::npos);
+  for (const std::string& f : files) std::remove(f.c_str());
 }
