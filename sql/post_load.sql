@@ -1,4 +1,6 @@
--- Run after a trace's rows are in: derived trace/device columns, then the indexes queries need.
+-- Run after a trace's rows are in: its derived trace and device columns, and odd_metadata's health row.
+-- @trace (the trace's id) is a bound parameter: the statements are prepared once for a
+-- session's loads into a schema (TraceWriter, src/db_writer.h).
 UPDATE @schema.trace SET
   metadata = json(metadata),
   rank = json_extract(metadata, '$.distributedInfo.rank'),
