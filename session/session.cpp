@@ -242,10 +242,12 @@ std::unique_ptr<Session::Twin> Session::twin() {
 LoadStats Session::load(const std::string& path, const LoadOptions& opt) {
   auto& store = stores_[opt.schema];
   if (!store) store = std::make_unique<EventStore>();
-  auto& writer = writers_[opt.schema];
-  if (!writer) writer = std::make_unique<TraceWriter>(db_, opt.schema);
   LoadOptions with = opt;
-  with.writer = writer.get();
+  if (!with.writer) {
+    auto& writer = writers_[opt.schema];
+    if (!writer) writer = std::make_unique<TraceWriter>(db_, opt.schema);
+    with.writer = writer.get();
+  }
   if (opt.schema == "main" && !captured_.empty() && !opt.captured) with.captured = &captured_;
   return load_trace_file(db_, *store, path, with);
 }
@@ -439,6 +441,7 @@ bool Session::schema_taken(const std::string& name) {
   // nothing any more (loaded_store), and goes.
   if (loaded_store(db_, name)) return true;
   stores_.erase(it);
+  writers_.erase(name);
   return false;
 }
 
@@ -451,6 +454,7 @@ void Session::begin_attach(const std::string& name) {
 void Session::abandon_attach(const std::string& name) {
   detach_quietly(db_, name);
   stores_.erase(name);
+  writers_.erase(name);
 }
 
 void Session::attach(const std::string& file, const std::string& name, const LoadOptions& opt) {

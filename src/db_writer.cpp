@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/ascii_case.h"
 #include "src/kind.h"
 #include "src/sql_assets.h"
 #include "src/sql_names.h"
@@ -135,7 +136,10 @@ constexpr const char* kSchemaScripts[] = {"schema", "gpu_spec", "kernel_rules"};
 // What create_schema's scripts do, read from their own text once. Each statement either creates an
 // object unless one of its name is there (CREATE [VIRTUAL] TABLE / VIEW IF NOT EXISTS @schema.x) or
 // seeds a table while it is empty (INSERT INTO @schema.t ... WHERE NOT EXISTS (SELECT 1 FROM
-// @schema.t)). Any other statement sets `other`: the scripts then always run.
+// @schema.t)). Any other statement sets `other`: the scripts then always run. Only the head and
+// the tail of an INSERT are read (a compound SELECT's WHERE covers its last arm alone): what keeps
+// the reading right is the unit test that runs the scripts wherever the check says they would do
+// nothing (tests/unit/db_writer_test.cpp).
 struct SchemaScripts {
   std::set<std::string> objects, seeded;  // lower case, as SQLite compares names
   bool other = false;
@@ -160,7 +164,7 @@ std::vector<std::string> words_of(std::string_view text) {
       flush();
       out.emplace_back(1, c);
     } else {
-      word += (char)std::tolower((unsigned char)c);
+      word += ascii_lower(c);  // (as SQLite folds keywords and names: not the locale's)
     }
   }
   flush();
@@ -232,9 +236,15 @@ bool schema_complete(sqlite3* db, const std::string& schema) {
                                    "lower(name) IN ({})",
                                    q, names));
     if (!have.step() || sqlite3_column_int64(have.get(), 0) != (int64_t)s.objects.size()) return false;
+    // (A seeded name must be a table: the INSERT into a view of the name fails, even with a row.
+    // A seeded table altered by hand so that the INSERT no longer compiles is not caught: the
+    // scripts failed there, the skip loads; the save's own checks read such a table.)
     std::string seeded = "SELECT 1";
     for (const std::string& table : s.seeded)
-      seeded += fmt::format(" AND EXISTS (SELECT 1 FROM {}.{})", q, quote_identifier(table));
+      seeded += fmt::format(
+          " AND EXISTS (SELECT 1 FROM {0}.sqlite_schema WHERE type = 'table' AND lower(name) = {1}) "
+          "AND EXISTS (SELECT 1 FROM {0}.{2})",
+          q, quote_literal(table), quote_identifier(table));
     Statement rows(db, seeded);
     return rows.step() && sqlite3_column_int64(rows.get(), 0) == 1;
   } catch (const SqlError&) {  // (an object of another kind under a seeded table's name, say)
@@ -276,8 +286,10 @@ std::vector<std::unique_ptr<Statement>> prepare_all(sqlite3* db, const std::stri
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v3(db, at, -1, SQLITE_PREPARE_PERSISTENT, &stmt, &tail) != SQLITE_OK)
       throw SqlError(sqlite3_errmsg(db));
-    if (!stmt) break;                                      // (only comments or whitespace left)
-    out.push_back(std::make_unique<Statement>(db, stmt));  // (owns it from here)
+    if (!stmt) break;  // (only comments or whitespace left)
+    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> held(stmt, sqlite3_finalize);  // (should the next throw)
+    out.push_back(std::make_unique<Statement>(db, held.get()));
+    held.release();
     at = tail;
   }
   return out;

@@ -54,6 +54,24 @@ std::vector<std::string> snapshot(sqlite3* db, const std::string& schema) {
   return out;
 }
 
+// The statements `f` runs on `db` that create or insert (sqlite3_trace_v2).
+template <class F>
+int statements_run(sqlite3* db, F&& f) {
+  int n = 0;
+  sqlite3_trace_v2(
+      db, SQLITE_TRACE_STMT,
+      [](unsigned, void* count, void* stmt, void*) {
+        const std::string sql = sqlite3_sql(static_cast<sqlite3_stmt*>(stmt));
+        if (sql.find("CREATE") != std::string::npos || sql.find("INSERT") != std::string::npos)
+          ++*static_cast<int*>(count);
+        return 0;
+      },
+      &n);
+  f();
+  sqlite3_trace_v2(db, 0, nullptr, nullptr);
+  return n;
+}
+
 // The rule, run rather than read: the scripts change nothing on the schema.
 bool scripts_change_nothing(sqlite3* db, const std::string& schema) {
   const std::vector<std::string> before = snapshot(db, schema);
@@ -75,6 +93,9 @@ TEST_CASE("create_schema skips its scripts exactly where they would change nothi
     // run them)
     REQUIRE(schema_complete(db, schema));
     CHECK(scripts_change_nothing(db, schema));
+    // On a complete schema create_schema runs none of the scripts' statements (their CREATEs and
+    // INSERTs are no-ops there, so only a trace of what runs tells).
+    CHECK(statements_run(db, [&] { create_schema(db, schema); }) == 0);
     // A rule the user added stays, and the schema is still complete.
     exec_sql(db, fmt::format("INSERT INTO {}.kernel_rule(pattern, class) VALUES ('*mine*', 'compute')",
                              schema_sql(db, schema)));
@@ -172,10 +193,22 @@ TEST_CASE("A session's loads into one schema share its writer: each trace's rows
     if (f == files[0]) CHECK(column(s.db(), "SELECT count(*) FROM launch_link")[0] == "70");  // (links read)
   }
   Session together;
+  // The connection's prepared statements: the writer's stay from the first load on, the same ones.
+  auto prepared = [&] {
+    std::vector<sqlite3_stmt*> out;
+    for (sqlite3_stmt* p = sqlite3_next_stmt(together.db(), nullptr); p; p = sqlite3_next_stmt(together.db(), p))
+      out.push_back(p);
+    return out;
+  };
+  const size_t before = prepared().size();
+  std::vector<sqlite3_stmt*> after_first;
   for (size_t k = 0; k < files.size(); ++k) {
     together.load(files[k]);
+    if (k == 0) after_first = prepared();
     if (k == 1) exec_sql(together.db(), "DROP VIEW device_gpu");  // (the next load makes it again)
   }
+  CHECK(after_first.size() > before);
+  CHECK(prepared() == after_first);
   for (size_t k = 0; k < files.size(); ++k) {
     CAPTURE(files[k]);
     CHECK(written(together.db(), (int64_t)k) == alone[k]);
