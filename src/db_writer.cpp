@@ -333,13 +333,17 @@ struct TraceWriter::Statements {
 TraceWriter::TraceWriter(sqlite3* db, std::string schema) : db_(db), schema_(std::move(schema)) {}
 TraceWriter::~TraceWriter() = default;
 
+TraceWriter::Statements& TraceWriter::statements() {
+  if (!s_) s_ = std::make_unique<Statements>(db_, schema_, schema_sql(db_, schema_));
+  return *s_;
+}
+
 void TraceWriter::write(const LoadedTrace& trace, const std::string& path, size_t json_bytes,
                         const std::vector<LaunchLink>& launches,
                         const std::vector<ProfileTreeBuilder::ReplayedGraph>& replayed_graphs, const Health& health) {
   // (Checked each time: a session's user may have dropped a table since its last load.)
   create_schema(db_, schema_);
-  if (!s_) s_ = std::make_unique<Statements>(db_, schema_, schema_sql(db_, schema_));
-  Statements& s = *s_;
+  Statements& s = statements();
   exec_sql(db_, "BEGIN");
   try {
     size_t at = 0;
@@ -405,11 +409,11 @@ void TraceWriter::write(const LoadedTrace& trace, const std::string& path, size_
 }
 
 void TraceWriter::set_load_ms(int64_t trace_id, double ms) {
-  if (!s_) s_ = std::make_unique<Statements>(db_, schema_, schema_sql(db_, schema_));
-  sqlite3_bind_double(s_->load_ms.get(), 1, ms);
-  sqlite3_bind_int64(s_->load_ms.get(), 2, trace_id);
-  s_->load_ms.step();
-  s_->load_ms.reset();
+  Statement& update = statements().load_ms;
+  sqlite3_bind_double(update.get(), 1, ms);
+  sqlite3_bind_int64(update.get(), 2, trace_id);
+  update.step();
+  update.reset();
 }
 
 void write_captured_graphs(sqlite3* db, const std::string& schema, const std::vector<CapturedGraph>& graphs,

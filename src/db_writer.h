@@ -45,10 +45,11 @@ class TraceWriter {
   void set_load_ms(int64_t trace_id, double ms);
 
  private:
-  struct Statements;  // (src/db_writer.cpp)
+  struct Statements;         // (src/db_writer.cpp)
+  Statements& statements();  // prepared by the first call
   sqlite3* db_;
   std::string schema_;
-  std::unique_ptr<Statements> s_;  // prepared by the first write
+  std::unique_ptr<Statements> s_;
 };
 
 // The event table (virtual, over `loaded` when traces were loaded: nullptr for none), views and
